@@ -1,0 +1,227 @@
+"""MIME detection: content first, extension second.
+
+Magic bytes decide where they exist (PDF, images, RTF, OLE2, zip); zip containers are told
+apart by what is inside (ODF's ``mimetype`` member, OOXML's part names, EPUB's container);
+text is sniffed for HTML, XML roots, e-mail headers and mbox. Only when the content says
+nothing specific does the extension decide. A ``.pdf`` that is really HTML is HTML.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from engine import mimes as M
+
+HEAD_BYTES = 8192
+
+_EXT: dict[str, str] = {
+    ".txt": M.PLAIN, ".text": M.PLAIN, ".log": M.PLAIN, ".md": "text/markdown",
+    ".rst": "text/x-rst", ".org": "text/x-org", ".ini": M.PLAIN, ".cfg": M.PLAIN,
+    ".conf": M.PLAIN, ".vtt": "text/vtt", ".srt": M.PLAIN, ".tex": "text/x-tex",
+    ".json": M.JSON, ".ndjson": "application/x-ndjson", ".jsonl": "application/x-ndjson",
+    ".yaml": "application/x-yaml", ".yml": "application/x-yaml", ".toml": "application/toml",
+    ".xml": M.XML, ".sql": "application/sql", ".svg": M.SVG, ".pem": "application/x-pem-file",
+    ".crt": "application/x-pem-file", ".key": "application/x-pem-file",
+    ".py": "text/x-python", ".js": "application/javascript", ".ts": "text/x-typescript",
+    ".c": "text/x-c", ".h": "text/x-c", ".cpp": "text/x-c++", ".java": "text/x-java",
+    ".go": "text/x-go", ".rs": "text/x-rust", ".rb": "text/x-ruby", ".sh": "application/x-sh",
+    ".css": "text/css", ".ics": "text/calendar",
+    ".html": M.HTML, ".htm": M.HTML, ".xhtml": M.XHTML,
+    ".csv": M.CSV, ".tsv": M.TSV, ".tab": M.TSV,
+    ".eml": M.EML, ".mbox": M.MBOX, ".msg": M.MSG, ".rtf": M.RTF, ".pdf": M.PDF,
+    ".docx": M.DOCX, ".docm": M.DOCX, ".dotx": M.DOCX, ".dotm": M.DOCX,
+    ".xlsx": M.XLSX, ".xlsm": M.XLSX, ".xltx": M.XLSX, ".xltm": M.XLSX,
+    ".pptx": M.PPTX, ".pptm": M.PPTX, ".ppsx": M.PPTX, ".ppsm": M.PPTX, ".potx": M.PPTX,
+    ".potm": M.PPTX,
+    ".odt": M.ODT, ".ods": M.ODS, ".odp": M.ODP, ".odg": M.ODG,
+    ".fodt": M.FODT, ".fods": M.FODS, ".fodp": M.FODP,
+    ".epub": M.EPUB, ".fb2": M.FB2,
+    ".doc": M.DOC, ".dot": M.DOC, ".xls": M.XLS, ".xlt": M.XLS, ".ppt": M.PPT, ".pps": M.PPT,
+    ".png": M.PNG, ".jpg": M.JPEG, ".jpeg": M.JPEG, ".tif": M.TIFF, ".tiff": M.TIFF,
+    ".bmp": M.BMP, ".gif": M.GIF, ".webp": M.WEBP,
+    ".zip": M.ZIP, ".gz": "application/gzip", ".bz2": "application/x-bzip2",
+    ".7z": "application/x-7z-compressed", ".rar": "application/vnd.rar",
+    ".tar": "application/x-tar", ".mp3": "audio/mpeg", ".wav": "audio/wav",
+    ".heic": "image/heic", ".jp2": "image/jp2",
+}  # fmt: skip
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", M.PNG),
+    (b"\xff\xd8\xff", M.JPEG),
+    (b"II*\x00", M.TIFF),
+    (b"MM\x00*", M.TIFF),
+    (b"GIF87a", M.GIF),
+    (b"GIF89a", M.GIF),
+    (b"{\\rtf", M.RTF),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"BZh", "application/x-bzip2"),
+    (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
+    (b"Rar!\x1a\x07", "application/vnd.rar"),
+    (b"ID3", "audio/mpeg"),
+    (b"\x00\x00\x00\x0cjP  ", "image/jp2"),
+)
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_MAIL_HEADER = re.compile(
+    rb"^(?:From|To|Subject|Date|Received|Return-Path|Message-ID|MIME-Version|Delivered-To|"
+    rb"X-[\w-]+|Reply-To|Sender|Content-Type):[ \t]",
+    re.IGNORECASE,
+)
+_XML_ROOT = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s>/]")
+
+
+def detect(path: Path, head: bytes | None = None) -> str:
+    """Return the MIME type of the file at ``path`` (``head`` = its first bytes, if read)."""
+    if head is None:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        except OSError:
+            return _by_extension(path) or M.OCTET
+    if not head:
+        return M.EMPTY
+    by_content = _by_magic(path, head)
+    if by_content:
+        return by_content
+    if _looks_binary(head):
+        return _by_extension(path) or M.OCTET
+    return _sniff_text(path, head)
+
+
+def _by_extension(path: Path) -> str | None:
+    return _EXT.get(path.suffix.lower())
+
+
+def _by_magic(path: Path, head: bytes) -> str | None:
+    for magic, mime in _MAGIC:
+        if head.startswith(magic):
+            return mime
+    if head.startswith(b"BM") and len(head) > 14 and head[6:10] == b"\x00\x00\x00\x00":
+        return M.BMP
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return M.WEBP
+    if b"%PDF-" in head[:1024]:
+        return M.PDF
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return _zip_kind(path)
+    if head.startswith(_OLE_MAGIC):
+        return _ole_kind(path)
+    return None
+
+
+def _zip_kind(path: Path) -> str:
+    """Tell ODF, OOXML and EPUB apart by their members; a plain zip otherwise."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            if "mimetype" in names:
+                info = zf.getinfo("mimetype")
+                if info.file_size < 200:
+                    declared = zf.read("mimetype").decode("ascii", "replace").strip()
+                    if declared.startswith(("application/vnd.oasis", "application/epub")):
+                        return declared
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, NotImplementedError):
+        return _by_extension(path) or M.ZIP
+    nameset = set(names)
+    if "word/document.xml" in nameset:
+        return M.DOCX
+    if "xl/workbook.xml" in nameset:
+        return M.XLSX
+    if "ppt/presentation.xml" in nameset:
+        return M.PPTX
+    if "META-INF/container.xml" in nameset and any(n.endswith(".opf") for n in names):
+        return M.EPUB
+    if "content.xml" in nameset and "META-INF/manifest.xml" in nameset:
+        return _by_extension(path) or M.ODT
+    return M.ZIP
+
+
+def _ole_kind(path: Path) -> str:
+    """Tell Word, Excel, PowerPoint and Outlook OLE2 files apart by their streams."""
+    try:
+        import olefile
+
+        with olefile.OleFileIO(str(path)) as ole:
+            streams = {"/".join(s) for s in ole.listdir(streams=True, storages=True)}
+    except Exception:  # olefile raises bare OSError/IndexError/etc. on junk: any is "unknown"
+        return _by_extension(path) or M.OLE
+    if "WordDocument" in streams:
+        return M.DOC
+    if "Workbook" in streams or "Book" in streams:
+        return M.XLS
+    if "PowerPoint Document" in streams:
+        return M.PPT
+    if any(s.startswith("__substg1.0_") or s.startswith("__properties") for s in streams):
+        return M.MSG
+    return _by_extension(path) or M.OLE
+
+
+def _looks_binary(head: bytes) -> bool:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        return False
+    nul = head.count(0)
+    if nul == 0:
+        control = sum(1 for b in head[:4096] if b < 9 or 13 < b < 32)
+        return control > len(head[:4096]) * 0.1
+    # BOM-less UTF-16: NULs on one side of nearly every pair.
+    even = head[0::2].count(0)
+    odd = head[1::2].count(0)
+    half = len(head) / 2
+    return not (max(even, odd) > half * 0.3 and min(even, odd) < half * 0.05)
+
+
+def _sniff_text(path: Path, head: bytes) -> str:
+    text = _ascii_view(head)
+    lower = text.lstrip()[:2048].lower()
+    ext = _by_extension(path)
+    if lower.startswith(("<!doctype html", "<html")) or (
+        lower.startswith("<") and re.search(r"<(html|head|body)[\s>]", lower[:1024])
+    ):
+        return M.XHTML if ext == M.XHTML else M.HTML
+    if lower.startswith("<?xml") or lower.startswith("<"):
+        root = _xml_root(text)
+        if root is not None:
+            return root
+    if text.startswith("From ") and b"\n" in head and _MAIL_HEADER.search(
+        head.split(b"\n", 2)[1] if head.count(b"\n") >= 2 else b""
+    ):
+        return M.MBOX
+    if _MAIL_HEADER.match(head.lstrip()) and re.search(rb"^(From|Subject|Date):", head, re.M | re.I):
+        if ext in (None, M.EML, M.PLAIN) or ext == M.MBOX:
+            return ext if ext == M.MBOX else M.EML
+    if ext and (ext.startswith("text/") or ext in M.TEXTUAL_APPLICATION):
+        return ext
+    if ext in (M.EML, M.MBOX, M.CSV, M.TSV, M.RTF):
+        return ext
+    return M.PLAIN
+
+
+def _ascii_view(head: bytes) -> str:
+    """Decode enough of ``head`` to sniff markup, whatever the encoding."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or head.count(0) > len(head) // 4:
+        enc = "utf-16-be" if head.startswith(b"\xfe\xff") or head[:1] == b"\x00" else "utf-16-le"
+        return head.decode(enc, "ignore").lstrip("\ufeff")
+    return head.decode("latin-1")
+
+
+def _xml_root(text: str) -> str | None:
+    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(\[.*?\])?\s*>", "", text, flags=re.S)
+    match = _XML_ROOT.search(body.encode("utf-8", "ignore"))
+    if match is None:
+        return M.XML if text.lstrip().startswith("<?xml") else None
+    root = match.group(1).decode().lower()
+    local = root.split(":")[-1]
+    if local == "svg":
+        return M.SVG
+    if local == "fictionbook":
+        return M.FB2
+    if local == "html":
+        return M.XHTML
+    if root == "office:document":
+        m = re.search(r'office:mimetype="([^"]+)"', text)
+        return (m.group(1) + "-flat-xml") if m else M.FODT
+    return M.XML

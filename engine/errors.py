@@ -1,0 +1,102 @@
+"""The engine's exceptions.
+
+::
+
+    QuarryError                   root: anything the engine raises on purpose
+    ├── UsageError                a bad flag, a missing folder: exit 1 with one line
+    ├── StoreLocked               another writer holds the store's lock: exit 1
+    ├── StoreCorrupt              extract.jsonl or the summary cannot be parsed
+    └── ReadFailure               one file could not be read; becomes data on its record
+        ├── CorruptFile           the bytes are not what the format says (error/corrupt)
+        ├── EncryptedFile         needs a password we do not have (error/encrypted)
+        ├── Refused               DTD / entity declarations, disallowed encodings (error/refused)
+        ├── LimitExceeded         a named bound was hit and nothing useful was kept (error/<limit>)
+        ├── ToolFailed            an external tool exited badly or timed out (error/tool_failed)
+        ├── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
+        └── NoReader              no reader handles this type (unsupported/no_reader)
+
+A :class:`ReadFailure` never escapes a sweep: the sweep turns it into a record. Library
+exceptions are wrapped at the reader boundary (``raise CorruptFile(...) from exc``).
+"""
+
+from __future__ import annotations
+
+
+class QuarryError(Exception):
+    """Root of every exception the engine raises on purpose."""
+
+
+class UsageError(QuarryError):
+    """Raised for a bad command line or a folder that does not exist; the CLI exits 1."""
+
+
+class StoreLocked(QuarryError):
+    """Raised when a second writer tries to open a store whose lock is held."""
+
+
+class StoreCorrupt(QuarryError):
+    """Raised when the store's files cannot be parsed (never for a missing store)."""
+
+
+class ReadFailure(QuarryError):
+    """Raised by a reader for one file; carries the status and reason for its record."""
+
+    status = "error"
+    reason = "corrupt"
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.reason = reason
+
+
+class CorruptFile(ReadFailure):
+    """Raised when a file's bytes do not parse as its format."""
+
+    reason = "corrupt"
+
+
+class EncryptedFile(ReadFailure):
+    """Raised when a document needs a password."""
+
+    reason = "encrypted"
+
+
+class Refused(ReadFailure):
+    """Raised for input the engine refuses by policy (DTDs, entities, odd XML encodings)."""
+
+    reason = "refused"
+
+
+class LimitExceeded(ReadFailure):
+    """Raised when a named bound (zip ratio, member count, XML size...) stops a read."""
+
+    reason = "limit"
+
+    def __init__(self, limit: str, message: str) -> None:
+        super().__init__(f"{limit}: {message}")
+        self.limit = limit
+
+
+class ToolFailed(ReadFailure):
+    """Raised when an external tool fails, crashes or times out."""
+
+    reason = "tool_failed"
+
+
+class NeedsTool(ReadFailure):
+    """Raised when a reader needs an external tool that is not available."""
+
+    status = "unsupported"
+    reason = "needs_tool"
+
+    def __init__(self, *tools: str, message: str | None = None) -> None:
+        super().__init__(message or f"needs {' or '.join(tools)} on this machine")
+        self.tools = tools
+
+
+class NoReader(ReadFailure):
+    """Raised when no reader handles a MIME type."""
+
+    status = "unsupported"
+    reason = "no_reader"

@@ -1,0 +1,1 @@
+"""Readers: one module per format family, found through :mod:`engine.readers.registry`."""

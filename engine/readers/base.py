@@ -1,0 +1,141 @@
+"""The reader interface: what a format family implements and what it is given.
+
+A reader is a small object with a name, a version, the MIME types it handles and the external
+tools it can use. ``read`` writes text into a :class:`TextSink` and returns a :class:`ReadInfo`;
+any failure is a :class:`engine.errors.ReadFailure` subclass. Readers run inside worker
+processes (``engine.isolate``), so they may be killed at any time and must not write anywhere
+but the sink.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from engine.errors import NeedsTool, ToolFailed
+from engine.limits import DEFAULT_LIMITS, Limits
+from engine.tools import ToolSet
+
+
+class TextCapReached(Exception):
+    """Raised by :meth:`TextSink.write` once ``max_chars`` have been kept."""
+
+
+class TextSink:
+    """Collects a reader's text up to a character cap.
+
+    Reaching the cap raises :class:`TextCapReached`; the harness catches it, keeps what was
+    written and appends a line naming the cap.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._parts: list[str] = []
+        self._n = 0
+        self.capped = False
+
+    def write(self, text: str) -> None:
+        """Append ``text``; raises TextCapReached once the cap is reached."""
+        if not text:
+            return
+        room = self.max_chars - self._n
+        if len(text) > room:
+            if room > 0:
+                self._parts.append(text[:room])
+                self._n += room
+            self.capped = True
+            raise TextCapReached
+        self._parts.append(text)
+        self._n += len(text)
+
+    def line(self, text: str) -> None:
+        """Append ``text`` and a newline."""
+        self.write(text + "\n")
+
+    def __len__(self) -> int:
+        return self._n
+
+    def getvalue(self) -> str:
+        """Everything written so far."""
+        return "".join(self._parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadInfo:
+    """What a reader says about a finished read, besides the text."""
+
+    extractor: str
+    """What produced the text: ``text:cp1252``, ``pdftotext``, ``pypdf``, ``tesseract``..."""
+    pages: int | None = None
+    """Pages, slides or sheets, when the format has them."""
+    scanned: bool = False
+    """True when the document has pages but no text layer (needs OCR)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """Everything a reader may use besides the file: bounds, tools and the deadline."""
+
+    mime: str
+    """The detected MIME type."""
+    limits: Limits = DEFAULT_LIMITS
+    """Bounds of this read."""
+    tools: ToolSet = field(default_factory=ToolSet.empty)
+    """External tools this read may use (already filtered by --no-external / --without)."""
+    deadline: float = float("inf")
+    """``time.monotonic()`` value after which the read is over."""
+
+    def remaining(self) -> float:
+        """Seconds left of this read's budget."""
+        return self.deadline - time.monotonic()
+
+    def run_tool(self, tool: str, args: Sequence[str], *, stdin: bytes | None = None) -> bytes:
+        """Run ``tool`` with ``args``; return stdout. Timeout clipped to the read's budget.
+
+        Raises NeedsTool when the tool is not in the tool set and ToolFailed when it exits
+        non-zero or times out. The tool runs in its own process group so a kill reaches its
+        children too.
+        """
+        exe = self.tools.path(tool)
+        if exe is None:
+            raise NeedsTool(tool)
+        timeout = max(0.1, min(self.limits.tool_timeout_s, self.remaining()))
+        try:
+            proc = subprocess.run(
+                [exe, *args],
+                input=stdin,
+                capture_output=True,
+                timeout=timeout,
+                start_new_session=True,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ToolFailed(f"{tool} timed out after {timeout:.0f} s") from exc
+        except OSError as exc:
+            raise ToolFailed(f"{tool} could not start: {exc.strerror or exc}") from exc
+        if proc.returncode != 0:
+            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise ToolFailed(f"{tool} exited {proc.returncode}: {tail[0][:200]}")
+        return proc.stdout
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """A format family's reader."""
+
+    name: str
+    """Short family name recorded in ``Record.reader`` (``text``, ``pdf``, ``docx``...)."""
+    version: int
+    """Bumped whenever the reader's output changes; redoes only this reader's records."""
+    mimes: frozenset[str]
+    """MIME types this reader handles."""
+    tools: tuple[str, ...]
+    """External tools this reader can use (possibly none)."""
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write the text of ``path`` into ``sink``; raise a ReadFailure on failure."""
+        ...

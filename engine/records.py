@@ -1,0 +1,193 @@
+"""Records: one per walked file, the unit of ``extract.jsonl``.
+
+A :class:`Record` is immutable; the sweep makes a new one whenever anything about a file
+changes. ``to_json`` / ``from_json`` fix the field order so that a store written twice from the
+same state is byte-identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+
+class Status(StrEnum):
+    """The five public verdicts of the extract stage."""
+
+    OK = "ok"
+    EMPTY = "empty"
+    UNSUPPORTED = "unsupported"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class Reason(StrEnum):
+    """Machine codes that refine a status, for grouping and retry policy."""
+
+    # error
+    CORRUPT = "corrupt"
+    ENCRYPTED = "encrypted"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    CRASHED = "crashed"
+    TOOL_FAILED = "tool_failed"
+    REFUSED = "refused"
+    LIMIT = "limit"
+    QUARANTINED = "quarantined"
+    # empty
+    NO_TEXT = "no_text"
+    SCANNED = "scanned"
+    # unsupported
+    NO_READER = "no_reader"
+    NEEDS_TOOL = "needs_tool"
+    # skipped
+    TOO_LARGE = "too_large"
+    UNREADABLE = "unreadable"
+    LINK = "link"
+    SPECIAL = "special"
+
+
+class Why(StrEnum):
+    """Why a record was (re)extracted in the sweep that made it."""
+
+    NEW = "new"
+    CHANGED = "changed"
+    READER_CHANGED = "reader-changed"
+    TOOLS_CHANGED = "tools-changed"
+    RETRY_ERROR = "retry-error"
+    FORCED = "forced"
+
+
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What the engine knows about one file after a sweep."""
+
+    root: str
+    """Absolute path of the root folder the file was found under."""
+    path: str
+    """Path relative to ``root``, with ``/`` separators."""
+    size: int
+    """Size in bytes at the time of the sweep."""
+    mtime_ns: int
+    """Modification time in nanoseconds, as ``os.stat`` gave it."""
+    status: str
+    """One of :class:`Status`."""
+    sha256: str | None = None
+    """Hex SHA-256 of the content; None for skipped files."""
+    mime: str = ""
+    """Detected MIME type (content first, extension second)."""
+    reason: str | None = None
+    """A :class:`Reason` code refining the status; None for ok."""
+    extractor: str | None = None
+    """What produced the text: ``text:utf-8``, ``pdftotext``, ``pypdf``, ``tesseract``..."""
+    reader: str | None = None
+    """The reader family that handled the file (``text``, ``pdf``, ``docx``...)."""
+    v: int = 0
+    """Version of that reader; a bump redoes only its records."""
+    chars: int = 0
+    """Characters in the stored text (after normalisation)."""
+    pages: int | None = None
+    """Pages, slides or sheets, for paged formats."""
+    error: str | None = None
+    """Human-readable verdict for error, unsupported and skipped records. Never file text."""
+    needs: tuple[str, ...] = ()
+    """Tools that would unlock an ``unsupported/needs_tool`` record (any one of them)."""
+    tools: str | None = None
+    """Tool-set fingerprint at the time of an unsupported verdict; retried when it changes."""
+    reused: bool = False
+    """True when this sweep kept an earlier verdict without reading the file."""
+    why: str | None = None
+    """A :class:`Why` code: why the file was last read."""
+    ms: int = 0
+    """Wall time of the last read, in milliseconds."""
+    crashes: int = 0
+    """Consecutive sweeps in which reading this content crashed a worker."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Sort key of ``extract.jsonl``: (root, path)."""
+        return (self.root, self.path)
+
+    @property
+    def has_text(self) -> bool:
+        """Whether a text file exists in the store for this record."""
+        return self.status == Status.OK and self.sha256 is not None
+
+    def evolve(self, **changes: Any) -> Record:
+        """Return a copy with ``changes`` applied."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict in field order, tuples as lists."""
+        d = asdict(self)
+        d["needs"] = list(self.needs)
+        return d
+
+    def to_json(self) -> bytes:
+        """One ``extract.jsonl`` line, without the newline."""
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Record:
+        """Build a record from a parsed JSON object, ignoring unknown keys."""
+        kw = {k: d[k] for k in _FIELD_NAMES if k in d}
+        if "needs" in kw:
+            kw["needs"] = tuple(kw["needs"] or ())
+        return cls(**kw)
+
+    @classmethod
+    def from_json(cls, line: bytes | str) -> Record:
+        """Parse one ``extract.jsonl`` line."""
+        return cls.from_dict(orjson.loads(line))
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Record))
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The contents of ``extract.summary.json``."""
+
+    roots: tuple[str, ...]
+    """Absolute root folders of the sweep."""
+    files: int
+    """Records in the store."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Records per status."""
+    reasons: dict[str, int] = field(default_factory=dict)
+    """Records per ``status/reason``."""
+    reused: int = 0
+    """Records whose verdict was kept without reading."""
+    chars: int = 0
+    """Total characters of text in the store."""
+    tools_found: dict[str, str] = field(default_factory=dict)
+    """External tool name -> version string."""
+    tools_missing: dict[str, int] = field(default_factory=dict)
+    """Missing tool name -> files it would unlock."""
+    readers: dict[str, int] = field(default_factory=dict)
+    """Reader name -> version."""
+    started: str = ""
+    """ISO-8601 UTC start of the sweep."""
+    finished: str = ""
+    """ISO-8601 UTC end of the sweep."""
+    seconds: float = 0.0
+    """Duration of the sweep."""
+
+    def to_json(self) -> bytes:
+        """Pretty, key-sorted JSON for the summary file."""
+        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Summary:
+        """Parse ``extract.summary.json``."""
+        d = orjson.loads(data)
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["roots"] = tuple(kw.get("roots", ()))
+        return cls(**kw)

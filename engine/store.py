@@ -1,0 +1,218 @@
+"""The store: content-addressed texts, ``extract.jsonl`` and ``extract.summary.json``.
+
+Layout under the output folder (default ``<root>/.quarry``)::
+
+    extract/<aa>/<sha256>.txt   one normalised UTF-8 text per distinct content hash
+    extract.jsonl               one record per walked file, sorted by (root, path)
+    extract.summary.json        counts, tools, readers, timing
+    lock                        held (flock) by the one writer
+    tmp/                        workers' texts before they are renamed into place
+
+Every file is written atomically (temp file, fsync, rename, fsync of the folder), so a crash
+leaves the last good store. Readers never take the lock and never block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import orjson
+
+from engine.errors import StoreCorrupt, StoreLocked
+from engine.records import Record, Summary
+
+STORE_DIRNAME = ".quarry"
+JSONL = "extract.jsonl"
+SUMMARY = "extract.summary.json"
+
+
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if isinstance(data, bytes | bytearray):
+                fh.write(data)
+            else:
+                for chunk in data:
+                    fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class Store:
+    """One output folder: read freely, write only while holding :meth:`writer`."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        self.extract_dir = self.out / "extract"
+        self.jsonl_path = self.out / JSONL
+        self.summary_path = self.out / SUMMARY
+        self.tmp_dir = self.out / "tmp"
+        self._lock_fd: int | None = None
+
+    # -- reading ------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """Whether a store has been written here."""
+        return self.jsonl_path.exists()
+
+    def load_records(self) -> list[Record]:
+        """Every record of ``extract.jsonl`` (empty for a new store)."""
+        try:
+            data = self.jsonl_path.read_bytes()
+        except FileNotFoundError:
+            return []
+        return parse_jsonl(data, str(self.jsonl_path))
+
+    def load_summary(self) -> Summary | None:
+        """The summary, or None for a new store."""
+        try:
+            return Summary.from_json(self.summary_path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (orjson.JSONDecodeError, TypeError) as exc:
+            raise StoreCorrupt(f"{self.summary_path}: {exc}") from exc
+
+    def text_path(self, sha256: str) -> Path:
+        """Where the text of content ``sha256`` lives."""
+        return self.extract_dir / sha256[:2] / f"{sha256}.txt"
+
+    def has_text(self, sha256: str) -> bool:
+        """Whether the text of ``sha256`` is in the store."""
+        return self.text_path(sha256).exists()
+
+    def read_text(self, sha256: str) -> str:
+        """The stored text of ``sha256`` (raises FileNotFoundError when absent)."""
+        return self.text_path(sha256).read_text(encoding="utf-8")
+
+    def text_hashes(self) -> Iterator[str]:
+        """Hashes of every stored text."""
+        if not self.extract_dir.is_dir():
+            return
+        for sub in self.extract_dir.iterdir():
+            if sub.is_dir():
+                for f in sub.iterdir():
+                    if f.suffix == ".txt" and not f.name.startswith("."):
+                        yield f.stem
+
+    # -- writing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[Store]:
+        """Hold the store's exclusive lock; a second writer gets StoreLocked at once."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.out / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise StoreLocked(
+                f"store {self.out} is in use by another quarry process (pid {_pid_in(fd, self)})"
+            ) from exc
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+        try:
+            self._clean_tmp()
+            yield self
+        finally:
+            self._lock_fd = None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _clean_tmp(self) -> None:
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.tmp_dir.iterdir():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+    def put_text_file(self, sha256: str, tmp: Path) -> None:
+        """Move a finished (already fsynced) text file into place."""
+        dest = self.text_path(sha256)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, dest)
+
+    def put_text(self, sha256: str, text: str) -> None:
+        """Write ``text`` as the text of ``sha256``."""
+        atomic_write(self.text_path(sha256), text.encode("utf-8"))
+
+    def drop_text(self, sha256: str) -> None:
+        """Remove the text of ``sha256`` if present."""
+        with contextlib.suppress(FileNotFoundError):
+            self.text_path(sha256).unlink()
+
+    def write_records(self, records: Iterable[Record]) -> None:
+        """Replace ``extract.jsonl`` with ``records`` sorted by (root, path)."""
+        ordered = sorted(records, key=lambda r: r.key)
+        atomic_write(self.jsonl_path, _jsonl_chunks(ordered))
+
+    def write_summary(self, summary: Summary) -> None:
+        """Replace ``extract.summary.json``."""
+        atomic_write(self.summary_path, summary.to_json() + b"\n")
+
+    def gc(self, keep: set[str]) -> int:
+        """Remove every stored text whose hash is not in ``keep``; return how many went."""
+        gone = 0
+        for sha in list(self.text_hashes()):
+            if sha not in keep:
+                self.drop_text(sha)
+                gone += 1
+        return gone
+
+
+def _jsonl_chunks(records: list[Record], per_chunk: int = 4096) -> Iterator[bytes]:
+    for i in range(0, len(records), per_chunk):
+        chunk = records[i : i + per_chunk]
+        yield b"".join(r.to_json() + b"\n" for r in chunk)
+
+
+def parse_jsonl(data: bytes, name: str = "extract.jsonl") -> list[Record]:
+    """Parse the bytes of an ``extract.jsonl``."""
+    out: list[Record] = []
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Record.from_dict(orjson.loads(line)))
+        except (orjson.JSONDecodeError, TypeError) as exc:
+            raise StoreCorrupt(f"{name}:{n}: {exc}") from exc
+    return out
+
+
+def _pid_in(_fd: int, store: Store) -> str:
+    try:
+        return (store.out / "lock").read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def default_out(root: Path) -> Path:
+    """The default output folder for one root."""
+    return root / STORE_DIRNAME

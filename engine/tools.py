@@ -1,0 +1,168 @@
+"""External tools: found on PATH at run time, with versions, never required.
+
+:data:`KNOWN_TOOLS` lists every tool a reader can use, how to ask its version and how to
+install it. :func:`discover` looks them up and returns a :class:`ToolSet`, whose
+``fingerprint`` is recorded on unsupported records so they are retried when it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool a reader can use."""
+
+    name: str
+    """Executable name looked up on PATH."""
+    version_args: tuple[str, ...]
+    """Arguments that make it print its version."""
+    unlocks: str
+    """What it gives the user, in a few words."""
+    install: dict[str, str] = field(default_factory=dict)
+    """Platform -> install command (debian, fedora, macos, windows)."""
+
+
+def _hints(debian: str, fedora: str, brew: str, windows: str) -> dict[str, str]:
+    return {
+        "debian": f"sudo apt install {debian}",
+        "fedora": f"sudo dnf install {fedora}",
+        "macos": f"brew install {brew}",
+        "windows": windows,
+    }
+
+
+_POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
+_TESS = _hints("tesseract-ocr", "tesseract", "tesseract", "choco install tesseract")
+
+KNOWN_TOOLS: dict[str, ToolSpec] = {
+    t.name: t
+    for t in (
+        ToolSpec("pdftotext", ("-v",), "PDF text with layout (poppler)", _POPPLER),
+        ToolSpec("pdftoppm", ("-v",), "OCR of scanned PDFs, with tesseract", _POPPLER),
+        ToolSpec("tesseract", ("--version",), "text from images and scans (OCR)", _TESS),
+        ToolSpec(
+            "antiword",
+            ("-h",),
+            "legacy Word .doc",
+            _hints("antiword", "antiword", "antiword", "not packaged; use catdoc via WSL"),
+        ),
+        ToolSpec(
+            "catdoc",
+            ("-V",),
+            "legacy Word .doc (fallback)",
+            _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
+        ),
+        ToolSpec(
+            "xls2csv",
+            ("-V",),
+            "legacy Excel .xls",
+            _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
+        ),
+        ToolSpec(
+            "catppt",
+            ("-V",),
+            "legacy PowerPoint .ppt",
+            _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
+        ),
+    )
+}
+
+_VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool found on this machine."""
+
+    name: str
+    """Executable name."""
+    path: str
+    """Absolute path it was found at."""
+    version: str
+    """Version as the tool printed it, or ``unknown``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSet:
+    """The tools a sweep may use: found on PATH, minus --without / --no-external."""
+
+    found: tuple[Tool, ...] = ()
+    """Tools available, sorted by name."""
+
+    @classmethod
+    def empty(cls) -> ToolSet:
+        """No external tools (``--no-external``)."""
+        return cls(())
+
+    def path(self, name: str) -> str | None:
+        """Executable path of ``name``, or None when it is not available."""
+        for tool in self.found:
+            if tool.name == name:
+                return tool.path
+        return None
+
+    def has(self, name: str) -> bool:
+        """Whether ``name`` is available."""
+        return self.path(name) is not None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of the available tools."""
+        return tuple(t.name for t in self.found)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Known tools that are not available."""
+        have = set(self.names)
+        return tuple(n for n in KNOWN_TOOLS if n not in have)
+
+    @property
+    def fingerprint(self) -> str:
+        """Short stable digest of names and versions; changes when a tool comes or goes."""
+        text = ";".join(f"{t.name}={t.version}" for t in self.found)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def without(self, names: Iterable[str]) -> ToolSet:
+        """This set minus ``names``."""
+        drop = set(names)
+        return ToolSet(tuple(t for t in self.found if t.name not in drop))
+
+
+def probe_version(exe: str, args: tuple[str, ...], timeout: float = 10.0) -> str:
+    """Run ``exe args`` and pull a version number out of what it prints."""
+    try:
+        proc = subprocess.run(
+            [exe, *args], capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    match = _VERSION_RE.search(out)
+    return match.group(1) if match else "unknown"
+
+
+def discover(
+    *, no_external: bool = False, without: Iterable[str] = (), path: str | None = None
+) -> ToolSet:
+    """Look up every known tool on PATH (or ``path``) and probe its version."""
+    if no_external:
+        return ToolSet.empty()
+    skip = set(without)
+    search = path if path is not None else os.environ.get("PATH", "")
+    found = []
+    for name, spec in sorted(KNOWN_TOOLS.items()):
+        if name in skip:
+            continue
+        exe = shutil.which(name, path=search)
+        if exe is None:
+            continue
+        found.append(Tool(name, exe, probe_version(exe, spec.version_args)))
+    return ToolSet(tuple(found))
