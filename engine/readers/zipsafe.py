@@ -1,0 +1,207 @@
+"""Zip containers opened on a budget: the checks every zip-based reader goes through.
+
+:class:`SafeZip` refuses a container before it is parsed when its end record declares more
+than ``limits.zip_members`` members, and again after parsing. Each member is read through
+:class:`MemberStream`, which counts the decompressed bytes as they come (declared sizes are
+never trusted): past ``limits.zip_member_bytes`` the read stops, and past 1 MiB a member whose
+output exceeds ``limits.zip_ratio`` times its compressed size is refused. Encrypted members
+raise :class:`EncryptedFile`; compression other than stored or deflate (bzip2 and LZMA inflate
+a whole chunk in one call, unbounded) and any damage raise :class:`CorruptFile`. Every limit
+error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
+from engine.limits import Limits, MiB
+
+CHUNK = 64 * 1024
+"""Decompressed bytes asked of zipfile per read."""
+RATIO_FLOOR = 1 * MiB
+"""Members smaller than this are never refused for their ratio (tiny XML compresses well)."""
+_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+_EOCD = struct.Struct("<4s4H2LH")
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error)
+
+
+def declared_members(path: Path) -> int | None:
+    """Members the end-of-central-directory record declares, read without parsing the rest."""
+    with open(path, "rb") as fh:
+        fh.seek(0, io.SEEK_END)
+        size = fh.tell()
+        start = max(0, size - (65535 + _EOCD.size + _ZIP64_LOCATOR.size))
+        fh.seek(start)
+        tail = fh.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < _EOCD.size:
+            return None
+        count = _EOCD.unpack_from(tail, at)[4]
+        loc = at - _ZIP64_LOCATOR.size
+        if count != 0xFFFF or loc < 0 or tail[loc : loc + 4] != b"PK\x06\x07":
+            return int(count)
+        fh.seek(_ZIP64_LOCATOR.unpack_from(tail, loc)[2])
+        record = fh.read(_ZIP64_EOCD.size)
+    if len(record) < _ZIP64_EOCD.size or not record.startswith(b"PK\x06\x06"):
+        return int(count)
+    return int(_ZIP64_EOCD.unpack(record)[6])
+
+
+class MemberStream(io.RawIOBase):
+    """One member's decompressed bytes, counted against the member and ratio caps."""
+
+    def __init__(self, raw: IO[bytes], info: zipfile.ZipInfo, limits: Limits) -> None:
+        super().__init__()
+        self._raw = raw
+        self._name = info.filename
+        self._packed = max(info.compress_size, 1)
+        self._limits = limits
+        self.count = 0
+        """Decompressed bytes read so far."""
+
+    def readable(self) -> bool:
+        """Always: this is a read-only stream."""
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        """Fill ``buffer`` with the next decompressed bytes; 0 at the end."""
+        data = self.read_chunk(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def read_chunk(self, size: int = CHUNK) -> bytes:
+        """The next at most ``size`` decompressed bytes (b"" at the end), checked."""
+        try:
+            data = self._raw.read(min(size, CHUNK))
+        except _ZIP_ERRORS as exc:
+            raise CorruptFile(f"zip member {self._name!r} is damaged: {exc}") from exc
+        self.count += len(data)
+        self._check()
+        return data
+
+    def _check(self) -> None:
+        limits = self._limits
+        if self.count > limits.zip_member_bytes:
+            raise LimitExceeded(
+                "zip_member_bytes",
+                f"member {self._name!r} inflates past {limits.zip_member_bytes} bytes",
+            )
+        if self.count > RATIO_FLOOR and self.count > limits.zip_ratio * self._packed:
+            raise LimitExceeded(
+                "zip_ratio",
+                f"member {self._name!r} inflates more than {limits.zip_ratio}:1",
+            )
+
+    def close(self) -> None:
+        """Close the underlying zip member."""
+        self._raw.close()
+        super().close()
+
+
+class SafeZip:
+    """A zip container whose member count was checked; members are read under the caps."""
+
+    def __init__(self, path: Path, limits: Limits) -> None:
+        self.limits = limits
+        try:
+            declared = declared_members(path)
+            if declared is not None:
+                self._check_count(declared)
+            self._zf = zipfile.ZipFile(path)
+        except _ZIP_ERRORS as exc:
+            raise CorruptFile(f"not a readable zip: {exc}") from exc
+        infos = self._zf.infolist()
+        self._check_count(len(infos))
+        self._infos = {info.filename: info for info in infos}
+
+    def _check_count(self, count: int) -> None:
+        if count > self.limits.zip_members:
+            self._close_quietly()
+            raise LimitExceeded(
+                "zip_members", f"{count} members, more than {self.limits.zip_members}"
+            )
+
+    def _close_quietly(self) -> None:
+        zf = getattr(self, "_zf", None)
+        if zf is not None:
+            zf.close()
+
+    def __enter__(self) -> SafeZip:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._zf.close()
+
+    def names(self) -> list[str]:
+        """Member names in central-directory order (directories included)."""
+        return list(self._infos)
+
+    def has(self, name: str) -> bool:
+        """Whether the container holds a member called ``name``."""
+        return name in self._infos
+
+    def info(self, name: str) -> zipfile.ZipInfo:
+        """The member's entry; CorruptFile when it is missing."""
+        try:
+            return self._infos[name]
+        except KeyError:
+            raise CorruptFile(f"zip member {name!r} is missing") from None
+
+    def check(self, info: zipfile.ZipInfo) -> None:
+        """Refuse a member before reading it: encrypted, odd method, declared too big."""
+        if info.flag_bits & 0x1:
+            raise EncryptedFile(f"zip member {info.filename!r} is encrypted")
+        if info.compress_type not in _METHODS:
+            raise CorruptFile(
+                f"zip member {info.filename!r} uses compression method {info.compress_type}"
+            )
+        limits = self.limits
+        if info.file_size > limits.zip_member_bytes:
+            raise LimitExceeded(
+                "zip_member_bytes",
+                f"member {info.filename!r} declares {info.file_size} bytes",
+            )
+        packed = max(info.compress_size, 1)
+        if info.file_size > RATIO_FLOOR and info.file_size > limits.zip_ratio * packed:
+            raise LimitExceeded(
+                "zip_ratio", f"member {info.filename!r} declares more than {limits.zip_ratio}:1"
+            )
+
+    def check_all(self) -> None:
+        """Run :meth:`check` on every member (before a library inflates them all)."""
+        for info in self._infos.values():
+            self.check(info)
+
+    def open(self, name: str) -> MemberStream:
+        """A checked, counting stream over one member."""
+        info = self.info(name)
+        self.check(info)
+        try:
+            raw = self._zf.open(info)
+        except NotImplementedError as exc:
+            raise CorruptFile(f"zip member {name!r}: {exc}") from exc
+        except _ZIP_ERRORS as exc:
+            raise CorruptFile(f"zip member {name!r} is damaged: {exc}") from exc
+        return MemberStream(raw, info, self.limits)
+
+    def read(self, name: str) -> bytes:
+        """A member's whole content, read in counted chunks."""
+        parts: list[bytes] = []
+        with self.open(name) as stream:
+            while chunk := stream.read_chunk():
+                parts.append(chunk)
+        return b"".join(parts)
