@@ -1,0 +1,182 @@
+"""The ``quarry`` subcommands, one function each, called by :func:`engine.cli.main`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from engine.cli import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    default_dirs,
+    dump_json,
+    options_from,
+    tool_rows,
+)  # fmt: skip
+from engine.console import SweepReporter, record_line, summary_table
+from engine.errors import UsageError
+from engine.records import Record, Summary
+from engine.store import STORE_DIRNAME, Store
+from engine.sweep import Sweeper
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Sweep once; print a summary table (or JSON); exit 2 when errors remain."""
+    options = options_from(args)
+    reporter = SweepReporter(quiet=args.quiet or args.json)
+    with Sweeper(args.dirs, options, reporter) as sweeper:
+        result = sweeper.run()
+    summary = result.summary
+    assert isinstance(summary, Summary)
+    if args.json:
+        sys.stdout.write(summary.to_json().decode() + "\n")
+    elif not args.quiet:
+        Console().print(summary_table(summary, result.extracted))
+    return EXIT_ERRORS if result.errors else EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Sweep, then follow the folders until Ctrl-C / SIGTERM."""
+    from engine.watch import WatchOptions, watch_forever
+
+    options = options_from(args)
+    watch_options = WatchOptions(poll=args.poll, rescan_s=args.rescan)
+    return int(watch_forever(args.dirs, options, watch_options, SweepReporter()))
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """Sweep, watch and show the dashboard."""
+    from engine.session import Session
+    from engine.watch import WatchOptions
+
+    try:
+        from tui.app import QuarryApp
+    except ImportError as exc:  # the engine works without the dashboard's dependencies
+        raise UsageError(f"the dashboard is not available: {exc}") from exc
+    dirs = default_dirs(args.dirs)
+    options = options_from(args)
+    app: QuarryApp | None = None
+
+    def forward(event: object) -> None:
+        if app is not None:
+            app.engine_event(event)
+
+    session = Session(
+        dirs, options, forward, watch_options=WatchOptions(poll=args.poll, rescan_s=args.rescan)
+    )
+    try:
+        app = QuarryApp(session.store.out, session, read_only=args.read_only)
+        app.run()
+    finally:
+        session.close()
+    return EXIT_OK
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """The dashboard over an existing store (read-only unless it is ours to write)."""
+    from tui.app import QuarryApp
+
+    store = Store(_store_dir(args.store))
+    if not store.exists():
+        raise UsageError(f"no store at {args.store} (run 'quarry sweep DIR' first)")
+    QuarryApp(store.out, None, read_only=args.read_only).run()
+    return EXIT_OK
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    """Read the named files again."""
+    paths = [p.expanduser().resolve() for p in args.paths]
+    store = Store(_store_dir(args.store)) if args.store else _find_store(paths[0])
+    records = store.load_records()
+    keys = [_key_for(p, records) for p in paths]
+    roots = sorted({Path(root) for root, _ in keys})
+    options = options_from(args)
+    if options.out is None:
+        from dataclasses import replace
+
+        options = replace(options, out=store.out)
+    only: dict[str, list[str]] = {}
+    for root, rel in keys:
+        only.setdefault(root, []).append(rel)
+    with Sweeper(roots, options, SweepReporter()) as sweeper:
+        result = sweeper.run(only=only, force=keys, full=False)
+        for key in keys:
+            rec = sweeper.records.get(key)
+            print(record_line(rec) if rec else f"gone {key[1]}: the file no longer exists")
+    return EXIT_ERRORS if result.errors else EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print one record (and its text)."""
+    path = args.path.expanduser().resolve()
+    store = Store(_store_dir(args.store)) if args.store else _find_store(path)
+    records = store.load_records()
+    root, rel = _key_for(path, records)
+    rec = next(r for r in records if r.key == (root, rel))
+    for name, value in rec.to_dict().items():
+        print(f"{name:>9}: {value}")
+    if rec.has_text and not args.no_text and rec.sha256:
+        print("-" * 40)
+        sys.stdout.write(store.read_text(rec.sha256))
+    return EXIT_OK
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    """List the external tools, found and missing, with what each would unlock."""
+    missing: dict[str, int] | None = None
+    store_dir = args.store or (args.dir / STORE_DIRNAME if args.dir else None)
+    if store_dir is not None:
+        summary = Store(_store_dir(store_dir)).load_summary()
+        missing = summary.tools_missing if summary else None
+    rows = tool_rows(missing)
+    if args.json:
+        print(dump_json(rows))
+        return EXIT_OK
+    from rich.table import Table
+
+    table = Table(title="external tools")
+    for col in ("tool", "status", "version", "gives", "files waiting", "install (Debian)"):
+        table.add_column(col)
+    for r in rows:
+        status = "[green]found[/]" if r["found"] else "[red]missing[/]"
+        hint = r["install"]["debian"] if isinstance(r["install"], dict) else ""
+        table.add_row(
+            str(r["tool"]),
+            status,
+            str(r["version"] or "-"),
+            str(r["gives"]),
+            str(r["files_waiting"]) if missing is not None else "-",
+            "" if r["found"] else hint,
+        )
+    Console().print(table)
+    return EXIT_OK
+
+
+def _store_dir(path: Path) -> Path:
+    path = path.expanduser().resolve()
+    if (path / STORE_DIRNAME).is_dir() and not (path / "extract.jsonl").exists():
+        return path / STORE_DIRNAME
+    return path
+
+
+def _find_store(path: Path) -> Store:
+    for folder in [path, *path.parents]:
+        if (folder / STORE_DIRNAME / "extract.jsonl").exists():
+            return Store(folder / STORE_DIRNAME)
+    raise UsageError(f"no store found above {path} (use --store)")
+
+
+def _key_for(path: Path, records: list[Record]) -> tuple[str, str]:
+    for root in sorted({r.root for r in records}, key=len, reverse=True):
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        return (root, rel)
+    raise UsageError(f"{path} is not under any root of the store")
+
+
+__all__ = ["cmd_open", "cmd_retry", "cmd_show", "cmd_sweep", "cmd_tools", "cmd_ui", "cmd_watch"]

@@ -1,0 +1,145 @@
+"""Terminal output for the command line: a rich progress bar on a terminal, log lines otherwise.
+
+Never prints a file's text (except ``quarry show``, which is asked for it).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)  # fmt: skip
+from rich.table import Table
+
+from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
+from engine.events import Progress as ProgressEvent
+from engine.records import Record, Status, Summary
+
+STATUS_STYLE = {
+    "ok": "green", "empty": "yellow", "unsupported": "magenta", "error": "red",
+    "skipped": "bright_black",
+}  # fmt: skip
+
+
+class SweepReporter:
+    """Listener that shows a sweep: progress bar on a TTY, one line per read otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.console = Console(file=self.stream, highlight=False)
+        self.tty = self.stream.isatty()
+        self.quiet = quiet
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, SweepStarted):
+            self._start(event)
+        elif isinstance(event, ProgressEvent):
+            self._advance(event)
+        elif isinstance(event, RecordsChanged):
+            self._records(event.records, event.removed)
+        elif isinstance(event, SweepFinished):
+            self._stop()
+        elif isinstance(event, Notice | ToolsChanged):
+            self._line(describe(event))
+
+    def _start(self, e: SweepStarted) -> None:
+        if self.tty and not self.quiet and e.full:
+            self._progress = Progress(
+                TextColumn("[bold]sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[current]}", style="dim"),
+                console=self.console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("sweep", total=max(e.bytes, 1), current="")
+        elif not self.quiet:
+            self._line(f"sweep: {e.files} files, {e.bytes} bytes")
+
+    def _advance(self, e: ProgressEvent) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=e.bytes_done, current=e.current[-50:])
+
+    def _records(self, records: Iterable[Record], removed: Iterable[tuple[str, str]]) -> None:
+        if self.tty or self.quiet:
+            return
+        for r in records:
+            if not r.reused:
+                self._line(record_line(r))
+        for _root, path in removed:
+            self._line(f"removed  {path}")
+
+    def _stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def _line(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            self.console.print(text, markup=False)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+
+def record_line(r: Record) -> str:
+    """One log line for a record: status/reason, path, how."""
+    verdict = r.status if not r.reason else f"{r.status}/{r.reason}"
+    how = r.extractor or r.mime
+    tail = f" ({how}, {r.chars} chars)" if r.status == Status.OK else f" ({r.error or r.mime})"
+    return f"{verdict:<24} {r.path}{tail}"
+
+
+def describe(event: Event) -> str:
+    """A log line for a non-record event."""
+    stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
+    if isinstance(event, Notice):
+        return f"{stamp} {event.level}: {event.message}"
+    if isinstance(event, ToolsChanged):
+        parts = []
+        if event.appeared:
+            parts.append("found " + ", ".join(event.appeared))
+        if event.vanished:
+            parts.append("lost " + ", ".join(event.vanished))
+        return f"{stamp} tools: " + "; ".join(parts)
+    return f"{stamp} {type(event).__name__}"
+
+
+def summary_table(summary: Summary, extracted: int) -> Table:
+    """The table printed after a sweep."""
+    table = Table(
+        title=f"quarry: {summary.files} files in {summary.seconds:.1f} s", title_justify="left"
+    )
+    table.add_column("status")
+    table.add_column("files", justify="right")
+    table.add_column("reasons")
+    for status in Status:
+        n = summary.counts.get(status.value, 0)
+        reasons = ", ".join(
+            f"{k.split('/', 1)[1]} {v}"
+            for k, v in summary.reasons.items()
+            if k.startswith(status.value + "/")
+        )
+        table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
+    table.caption = f"read {extracted}, reused {summary.reused}, {summary.chars:,} characters" + (
+        f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""
+    )
+    return table

@@ -1,0 +1,179 @@
+"""One read, as it runs inside a worker process: detect, pick the reader, read, normalise.
+
+:func:`read_one` never raises for anything a file does: every failure comes back as an
+:class:`Outcome` with a status and reason. The text goes to a temporary file in the store's
+``tmp/`` folder (written and fsynced here), so the engine's own process never holds a
+document's text: it only renames the file into place.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine import mimes
+from engine.detect import detect
+from engine.errors import NeedsTool, ReadFailure
+from engine.limits import Limits
+from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
+from engine.readers.registry import reader_for
+from engine.records import Reason, Status
+from engine.tools import ToolSet
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTask:
+    """Everything a worker needs to read one file."""
+
+    path: str
+    """Absolute path of the file."""
+    sha256: str
+    """Content hash (names the text file)."""
+    limits: Limits
+    """Bounds of the read."""
+    tools: ToolSet
+    """Tools the read may use."""
+    tmp_dir: str
+    """Folder for the finished text file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a read produced (the record's fields that come from reading)."""
+
+    status: str
+    """One of :class:`Status`."""
+    mime: str
+    """Detected MIME type."""
+    reason: str | None = None
+    """Reason code refining the status."""
+    reader: str | None = None
+    """Reader family used."""
+    v: int = 0
+    """Its version."""
+    extractor: str | None = None
+    """What produced the text."""
+    chars: int = 0
+    """Characters of normalised text."""
+    pages: int | None = None
+    """Pages, slides or sheets."""
+    error: str | None = None
+    """The verdict, for anything not ok."""
+    needs: tuple[str, ...] = ()
+    """Tools that would unlock it."""
+    ms: int = 0
+    """Wall time of the read."""
+    text_file: str | None = None
+    """Temporary file holding the text (ok records)."""
+
+
+def normalise(text: str) -> str:
+    """CRLF and lone CR become LF, NUL is removed, then NFC."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return unicodedata.normalize("NFC", text)
+
+
+def cap_line(limits: Limits) -> str:
+    """The line that ends a text cut at the character cap."""
+    return f"\n[quarry: text cut at the max_chars cap of {limits.max_chars} characters]\n"
+
+
+def read_one(task: ReadTask) -> Outcome:
+    """Read one file; every failure is an Outcome, never an exception."""
+    started = time.monotonic()
+    path = Path(task.path)
+    mime = detect(path)
+    outcome = _read_detected(task, path, mime, started)
+    ms = int((time.monotonic() - started) * 1000)
+    return _with_ms(outcome, ms)
+
+
+def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Outcome:
+    if mime == mimes.EMPTY:
+        return Outcome(Status.EMPTY, mime, Reason.NO_TEXT, error="the file is empty")
+    reader = reader_for(mime)
+    if reader is None:
+        return Outcome(Status.UNSUPPORTED, mime, Reason.NO_READER, error=f"no reader for {mime}")
+    ctx = ReadContext(
+        mime=mime,
+        limits=task.limits,
+        tools=task.tools,
+        deadline=started + task.limits.timeout_s,
+    )
+    sink = TextSink(task.limits.max_chars)
+    base = Outcome(Status.OK, mime, reader=reader.name, v=reader.version)
+    try:
+        info = reader.read(path, ctx, sink)
+    except TextCapReached:
+        info = ReadInfo(extractor=reader.name)
+    except NeedsTool as exc:
+        return _fail(base, exc, needs=exc.tools)
+    except ReadFailure as exc:
+        return _fail(base, exc)
+    except MemoryError:
+        return _replace(
+            base,
+            status=Status.ERROR,
+            reason=Reason.MEMORY,
+            error=f"ran out of memory (limit {task.limits.memory_bytes} bytes)",
+        )
+    except RecursionError:
+        return _replace(
+            base,
+            status=Status.ERROR,
+            reason=Reason.CORRUPT,
+            error="structure nested too deeply to read",
+        )
+    except Exception as exc:  # a reader bug must cost one record, not the sweep
+        return _replace(
+            base,
+            status=Status.ERROR,
+            reason=Reason.CRASHED,
+            error=f"reader {reader.name} failed: {type(exc).__name__}: {str(exc)[:200]}",
+        )
+    return _finish(task, base, info, sink)
+
+
+def _finish(task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink) -> Outcome:
+    text = normalise(sink.getvalue())
+    if sink.capped:
+        text += cap_line(task.limits)
+    base = _replace(base, extractor=info.extractor, pages=info.pages)
+    if not text.strip():
+        if info.scanned:
+            return _replace(
+                base,
+                status=Status.EMPTY,
+                reason=Reason.SCANNED,
+                error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
+                needs=("pdftoppm", "tesseract"),
+            )
+        return _replace(
+            base, status=Status.EMPTY, reason=Reason.NO_TEXT, error="the reader found no text"
+        )
+    tmp = Path(task.tmp_dir) / f"{task.sha256}.{os.getpid()}.{time.monotonic_ns()}.txt"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return _replace(base, chars=len(text), text_file=str(tmp))
+
+
+def _fail(base: Outcome, exc: ReadFailure, needs: tuple[str, ...] = ()) -> Outcome:
+    return _replace(base, status=exc.status, reason=exc.reason, error=str(exc)[:500], needs=needs)
+
+
+def _replace(o: Outcome, **kw: object) -> Outcome:
+    from dataclasses import replace
+
+    return replace(o, **kw)  # type: ignore[arg-type]
+
+
+def _with_ms(o: Outcome, ms: int) -> Outcome:
+    return _replace(o, ms=ms)

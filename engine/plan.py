@@ -1,0 +1,104 @@
+"""Per file: reuse the earlier verdict, or read it again, and why. Pure: no I/O.
+
+The rules of the extract stage, per reader: unchanged content with the same reader version is
+never read again; ``unsupported`` is retried when the tool set changes (or a reader for its
+type appears); ``error`` is retried on every full sweep; a reader's version bump redoes just
+that reader's records; an operator's retry forces a read. A file whose content crashed a
+worker three sweeps running is left alone until its content or reader changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.records import Reason, Record, Status, Why
+
+RACY_NS = 1_000_000_000
+"""A file modified this close before the previous sweep started is re-hashed (git's racy rule)."""
+CRASH_QUARANTINE = 3
+"""Sweeps in a row a content may crash a worker before it is left alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with one file whose content hash is known."""
+
+    read: bool
+    """True to read the file; False to keep ``base``'s verdict."""
+    why: str | None = None
+    """A :class:`Why` code when ``read``."""
+    base: Record | None = None
+    """The earlier record whose verdict is kept (or that the read replaces)."""
+
+
+def needs_hash(
+    prior: Record | None, size: int, mtime_ns: int, prev_started_ns: int, rehash: bool
+) -> bool:
+    """Whether a file must be hashed, or its earlier record's hash can be trusted."""
+    if rehash or prior is None or prior.sha256 is None:
+        return True
+    if prior.size != size or prior.mtime_ns != mtime_ns:
+        return True
+    # The earlier hash was taken after this mtime; a write within the clock's granularity of
+    # that moment could have left the mtime unchanged, so such a file is not trusted.
+    return mtime_ns >= prev_started_ns - RACY_NS
+
+
+def decide(
+    sha256: str,
+    prior: Record | None,
+    same_content: Record | None,
+    *,
+    reader_versions: Mapping[str, int],
+    reader_for_mime: Mapping[str, str | None],
+    tools_fingerprint: str,
+    full: bool,
+    forced: bool,
+) -> Decision:
+    """Reuse or read a file with content ``sha256``.
+
+    ``prior`` is the file's own earlier record (same path); ``same_content`` any earlier record
+    with the same hash (a move or a copy). ``reader_for_mime`` maps MIME -> current reader name.
+    """
+    if forced:
+        return Decision(True, Why.FORCED, prior)
+    if prior is not None and prior.sha256 == sha256:
+        base = prior
+    elif same_content is not None:
+        base = same_content
+    else:
+        why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
+        return Decision(True, why, prior)
+    stale = _stale(base, reader_versions, reader_for_mime, tools_fingerprint, full)
+    if stale is not None:
+        return Decision(True, stale, base)
+    return Decision(False, None, base)
+
+
+def _stale(
+    base: Record,
+    reader_versions: Mapping[str, int],
+    reader_for_mime: Mapping[str, str | None],
+    tools_fingerprint: str,
+    full: bool,
+) -> str | None:
+    """Why ``base``'s verdict can no longer be kept, or None when it can."""
+    current = reader_for_mime.get(base.mime)
+    if base.status == Status.SKIPPED:
+        return Why.CHANGED
+    if base.reason == Reason.NO_READER:
+        return Why.READER_CHANGED if current is not None else None
+    if base.reader is not None and (
+        current != base.reader or reader_versions.get(base.reader) != base.v
+    ):
+        return Why.READER_CHANGED
+    if base.status == Status.UNSUPPORTED:
+        return Why.TOOLS_CHANGED if base.tools != tools_fingerprint else None
+    if base.status == Status.ERROR:
+        if base.reason == Reason.QUARANTINED:
+            return None
+        return Why.RETRY_ERROR if full else None
+    if base.status == Status.EMPTY and base.reason == Reason.SCANNED:
+        return Why.TOOLS_CHANGED if base.tools not in (None, tools_fingerprint) else None
+    return None

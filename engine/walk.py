@@ -1,0 +1,186 @@
+"""Walk roots into file entries: size, mtime, and what kind of thing each path is.
+
+Never follows symlinks (a link is recorded as ``skipped/link``), never enters the store folder,
+and applies ignore rules: ``--exclude`` globs and ``.quarryignore`` files (gitignore syntax,
+relative to the folder that holds them). Special files (FIFOs, sockets, devices) are recorded,
+never opened: opening a FIFO would block forever.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+IGNORE_FILE = ".quarryignore"
+
+# Editor, office and OS droppings: never worth a record.
+DEFAULT_IGNORES: tuple[str, ...] = (
+    "*~", ".#*", "#*#", "*.swp", "*.swx", "*.swo", "~$*", ".~lock.*#", "*.tmp", "*.part",
+    "*.crdownload", ".goutputstream-*", "*___jb_tmp___", "*___jb_old___", "4913",
+    ".DS_Store", "._*", "Thumbs.db", "desktop.ini", ".git/", ".hg/", ".svn/",
+    "__MACOSX/", ".Trashes/", ".Spotlight-V100/", "@eaDir/", ".stversions/", IGNORE_FILE,
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One path found by the walk."""
+
+    root: str
+    """Absolute root folder."""
+    path: str
+    """Relative path with ``/`` separators."""
+    size: int
+    """Bytes (0 for anything not a regular file)."""
+    mtime_ns: int
+    """Modification time in nanoseconds."""
+    kind: str
+    """``file``, ``link``, ``special``, ``unreadable`` or ``too_large``."""
+    detail: str = ""
+    """Why a non-file kind was given, for the record's ``error`` field."""
+
+    @property
+    def abspath(self) -> Path:
+        """Absolute path on disk."""
+        return Path(self.root, self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkRules:
+    """What the walk leaves out and what it refuses to read."""
+
+    excludes: tuple[str, ...] = ()
+    """Extra gitignore-style patterns (``--exclude``)."""
+    skip_dirs: tuple[str, ...] = ()
+    """Absolute folders never entered (the store)."""
+    max_bytes: int = 1 << 30
+    """Files larger than this are ``skipped/too_large``."""
+
+
+class Ignorer:
+    """Decides whether a path under one root is ignored; caches each folder's rules."""
+
+    def __init__(self, root: Path, rules: WalkRules) -> None:
+        self.root = root
+        self.base = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_IGNORES, *rules.excludes])
+        self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._specs:
+            try:
+                text = (self.root / rel_dir / IGNORE_FILE).read_text("utf-8", "replace")
+                self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+            except OSError:
+                self._specs[rel_dir] = None
+        return self._specs[rel_dir]
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``rel`` (relative to the root) is left out."""
+        if is_dir and os.path.normpath(self.root / rel) in self.skip:
+            return True
+        probe = rel + "/" if is_dir else rel
+        if self.base.match_file(probe):
+            return True
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            spec = self._spec("/".join(parts[:depth]))
+            if spec is not None and spec.match_file(
+                "/".join(parts[depth:]) + ("/" if is_dir else "")
+            ):
+                return True
+        return False
+
+
+def walk(root: Path, rules: WalkRules) -> Iterator[Entry]:
+    """Every entry under ``root``, depth first, in sorted order."""
+    ignorer = Ignorer(root, rules)
+    yield from _walk_dir(root, "", ignorer, rules)
+
+
+def walk_paths(root: Path, rels: Iterable[str], rules: WalkRules) -> Iterator[Entry]:
+    """Entries for the given relative paths: a folder walked whole, a gone path none."""
+    ignorer = Ignorer(root, rules)
+    for rel in sorted(set(rels)):
+        full = root / rel
+        try:
+            st = full.lstat()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            yield Entry(str(root), rel, 0, 0, "unreadable", exc.strerror or str(exc))
+            continue
+        if any(
+            ignorer.ignored("/".join(rel.split("/")[: i + 1]), True) for i in range(rel.count("/"))
+        ):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if not ignorer.ignored(rel, True):
+                yield from _walk_dir(full, rel, ignorer, rules)
+        elif not ignorer.ignored(rel, False):
+            yield _entry(str(root), rel, st, rules)
+
+
+def _walk_dir(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) -> Iterator[Entry]:
+    root = str(ignorer.root)
+    try:
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        if rel_dir:
+            yield Entry(root, rel_dir, 0, 0, "unreadable", f"folder: {exc.strerror or exc}")
+        return
+    for item in items:
+        rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+        try:
+            is_dir = item.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if ignorer.ignored(rel, is_dir):
+            continue
+        if is_dir:
+            yield from _walk_dir(Path(item.path), rel, ignorer, rules)
+            continue
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError as exc:
+            yield Entry(root, rel, 0, 0, "unreadable", exc.strerror or str(exc))
+            continue
+        yield _entry(root, rel, st, rules)
+
+
+def _entry(root: str, rel: str, st: os.stat_result, rules: WalkRules) -> Entry:
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return Entry(root, rel, 0, st.st_mtime_ns, "link", "symbolic link (not followed)")
+    if not stat.S_ISREG(mode):
+        return Entry(root, rel, 0, st.st_mtime_ns, "special", _special_name(mode))
+    if st.st_size > rules.max_bytes:
+        detail = f"{st.st_size} bytes is over --max-bytes {rules.max_bytes}"
+        return Entry(root, rel, st.st_size, st.st_mtime_ns, "too_large", detail)
+    return Entry(root, rel, st.st_size, st.st_mtime_ns, "file")
+
+
+def _special_name(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "named pipe"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
+        if test(mode):
+            return f"{name} (not opened)"
+    return "special file (not opened)"
+
+
+def walk_all(roots: Sequence[Path], rules: WalkRules) -> list[Entry]:
+    """Every entry under every root."""
+    out: list[Entry] = []
+    for root in roots:
+        out.extend(walk(root, rules))
+    return out
