@@ -1,0 +1,207 @@
+"""PDF: pdftotext when poppler is installed, pypdf otherwise, OCR for scans.
+
+Pages are separated by a form feed and counted in ``ReadInfo.pages``. A document that opens
+with the empty password is read like any other; one that needs a password is
+``error/encrypted``. Pages without any text layer are a scan: with pdftoppm and tesseract
+available each page is rendered at 300 dpi and OCR'd, otherwise the read reports
+``scanned`` and no text. Text that is less than 90% printable (a font without a usable
+Unicode map) is never stored: pypdf's output is refused as needing pdftotext, pdftotext's as
+a corrupt text layer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from engine import mimes as M
+from engine.errors import (
+    CorruptFile,
+    EncryptedFile,
+    LimitExceeded,
+    NeedsTool,
+    ReadFailure,
+    ToolFailed,
+)
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.image import ocr_image, tool_exit_code
+
+MIN_PRINTABLE = 0.9
+"""Smallest share of printable characters among the non-blank ones that is kept."""
+OCR_DPI = 300
+"""Resolution scanned pages are rendered at for OCR."""
+
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\U000f0000-\U0010ffff]"
+)
+_BLANK = re.compile(r"\s")
+
+
+def printable_share(text: str) -> float:
+    """Share of the non-blank characters of ``text`` that are printable (1.0 when none)."""
+    visible = len(text) - sum(1 for _ in _BLANK.finditer(text))
+    if visible <= 0:
+        return 1.0
+    bad = sum(1 for _ in _UNPRINTABLE.finditer(text))
+    return 1.0 - bad / visible
+
+
+def _src(path: Path) -> str:
+    """An absolute path, so a file named ``-x.pdf`` is never taken for an option."""
+    return os.fspath(path.absolute())
+
+
+# --- pdftotext -------------------------------------------------------------------------------
+
+
+def pdftotext_pages(path: Path, ctx: ReadContext) -> list[str]:
+    """Text of each page by ``pdftotext -layout``; a corrupt text layer is refused."""
+    try:
+        out = ctx.run_tool("pdftotext", ["-layout", "-enc", "UTF-8", _src(path), "-"])
+    except ToolFailed as exc:
+        raise _pdftotext_verdict(exc) from exc
+    pages = out.decode("utf-8", "replace").split("\f")
+    pages.pop()  # pdftotext ends every page, the last one too, with a form feed
+    share = printable_share("".join(pages[:200]))
+    if share < MIN_PRINTABLE:
+        raise CorruptFile(f"text layer is {share:.0%} printable: a font without a Unicode map")
+    return pages
+
+
+def _pdftotext_verdict(exc: ToolFailed) -> Exception:
+    """Exit 1 is pdftotext's "could not open the PDF": a password or a broken file."""
+    message = str(exc)
+    if "password" in message.lower():
+        return EncryptedFile("needs a password")
+    if tool_exit_code(exc) in (1, 3):
+        return CorruptFile(f"pdftotext could not open it: {message.partition(': ')[2]}")
+    return exc
+
+
+# --- pypdf -----------------------------------------------------------------------------------
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """pypdf warns and logs about every oddity of a file; none of it is our diagnostic."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def pypdf_pages(path: Path, ctx: ReadContext) -> list[str]:
+    """Text of each page by pypdf; every pypdf exception becomes a ReadFailure."""
+    from pypdf import errors as pe
+
+    with _quiet():
+        try:
+            return _pypdf_extract(path, ctx)
+        except pe.LimitReachedError as exc:
+            raise LimitExceeded("pdf", f"pypdf limit reached: {exc}"[:200]) from exc
+        except (pe.FileNotDecryptedError, pe.WrongPasswordError) as exc:
+            raise EncryptedFile("needs a password") from exc
+        except pe.DependencyError as exc:
+            raise NeedsTool("pdftotext", message="encryption pypdf cannot undo here") from exc
+        except (ReadFailure, MemoryError):
+            raise
+        except RecursionError as exc:
+            raise CorruptFile("pypdf: objects nested too deeply") from exc
+        # pypdf's maintainers call its other exceptions bugs for the caller to catch: any of
+        # them means this file could not be read. The message may quote the file: not kept.
+        except Exception as exc:
+            raise CorruptFile(f"pypdf could not read it ({type(exc).__name__})") from exc
+
+
+def _pypdf_extract(path: Path, ctx: ReadContext) -> list[str]:
+    from pypdf import PasswordType, PdfReader
+
+    reader = PdfReader(path, strict=False)
+    if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+        raise EncryptedFile("needs a password")
+    pages: list[str] = []
+    kept = 0
+    for page in reader.pages:
+        # Past the text cap the sink stops anyway; the rest only counts as pages.
+        text = page.extract_text() if kept <= ctx.limits.max_chars else ""
+        kept += len(text)
+        pages.append(text)
+    share = printable_share("".join(pages[:200]))
+    if share < MIN_PRINTABLE:
+        raise NeedsTool(
+            "pdftotext", message=f"pypdf text is {share:.0%} printable: needs pdftotext (poppler)"
+        )
+    return pages
+
+
+# --- OCR -------------------------------------------------------------------------------------
+
+
+def can_ocr(ctx: ReadContext) -> bool:
+    """Whether scanned pages can be rendered and OCR'd on this machine."""
+    return ctx.tools.has("pdftoppm") and ctx.tools.has("tesseract")
+
+
+def ocr_pages(path: Path, ctx: ReadContext, count: int) -> list[str]:
+    """Render each page with pdftoppm and read it with tesseract, one page at a time."""
+    pages: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="quarry-ocr-") as tmp:
+        stem = os.path.join(tmp, "page")
+        for number in range(1, count + 1):
+            n = str(number)
+            args = ["-r", str(OCR_DPI), "-png", "-f", n, "-l", n, "-singlefile", _src(path), stem]
+            ctx.run_tool("pdftoppm", args)
+            image = Path(stem + ".png")
+            pages.append(ocr_image(ctx, image))
+            image.unlink()
+    return pages
+
+
+# --- the reader ------------------------------------------------------------------------------
+
+
+def _write_pages(sink: TextSink, pages: list[str]) -> None:
+    for i, page in enumerate(pages):
+        if i:
+            sink.write("\f")
+        body = page.rstrip()
+        if body:
+            sink.write(body + "\n")
+
+
+class PdfReader:
+    """PDF text by pdftotext or pypdf, with OCR of scanned documents."""
+
+    name = "pdf"
+    version = 1
+    mimes = frozenset({M.PDF})
+    tools = ("pdftotext", "pdftoppm", "tesseract")
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write the pages of ``path`` separated by form feeds."""
+        if ctx.tools.has("pdftotext"):
+            extractor, pages = "pdftotext", pdftotext_pages(path, ctx)
+        else:
+            extractor, pages = "pypdf", pypdf_pages(path, ctx)
+        if not pages:
+            raise CorruptFile("no pages")
+        if not any(p.strip() for p in pages):
+            if not can_ocr(ctx):
+                return ReadInfo(extractor, pages=len(pages), scanned=True)
+            extractor, pages = "pdftoppm+tesseract", ocr_pages(path, ctx, len(pages))
+        _write_pages(sink, pages)
+        return ReadInfo(extractor, pages=len(pages))
+
+
+READERS = (PdfReader(),)
