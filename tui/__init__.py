@@ -1,0 +1,1 @@
+"""textquarry's Textual dashboard over the engine's store and events."""
