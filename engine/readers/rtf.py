@@ -1,0 +1,256 @@
+"""RTF: a small reader of its own, no library.
+
+It tokenises the file once with one regular expression and keeps a stack of group states.
+Text comes from plain characters, ``\\'hh`` bytes (decoded in the document's code page:
+``\\ansicpgN``, or a font's ``\\fcharsetN``, cp1252 by default), ``\\uN`` code points (their
+``\\ucN`` fallback characters skipped) and the control words that stand for characters
+(``\\par``, ``\\line``, ``\\tab``, ``\\cell``, quotes, dashes). Groups that hold no body text
+(font and colour tables, style sheets, document info, pictures, objects, headers, footers,
+field instructions and every ``\\*`` destination) are discarded. Group depth is bounded and
+``\\binN`` data is skipped without being looked at.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine import mimes as M
+from engine.errors import CorruptFile, LimitExceeded
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+
+MAX_DEPTH = 1000
+"""Deepest group nesting read; deeper is refused as a limit."""
+FLUSH_CHARS = 65536
+"""Text is handed to the sink in pieces of about this many characters."""
+
+_TOKEN = re.compile(
+    rb"\\([a-zA-Z]{1,32})(-?\d{1,10})? ?"  # 1, 2: control word and its parameter
+    rb"|\\'([0-9a-fA-F]{2})"  # 3: a byte in the current code page
+    rb"|\\(.)"  # 4: control symbol
+    rb"|([{}])"  # 5: group start or end
+    rb"|[\r\n]+"  # line breaks in the file are not text
+    rb"|([^\\{}\r\n]+)",  # 6: plain text
+    re.S,
+)
+
+_SKIP_WORDS = (
+    "fonttbl colortbl stylesheet info pict object objdata objclass header headerl "
+    "headerr headerf footer footerl footerr footerf listtable listoverridetable revtbl "
+    "rsidtbl generator xmlnstbl themedata colorschememapping datastore latentstyles "
+    "filetbl pgdsctbl fldinst bkmkstart bkmkend sp nonshppict pn xe tc txe ftnsep "
+    "ftnsepc aftnsep aftnsepc ftncn aftncn docvar userprops protusertbl passwordhash "
+    "wgrffmtfilter mmathPr listpicture panose falt fname private"
+)
+SKIP_DESTINATIONS = frozenset(_SKIP_WORDS.split())
+"""Destinations whose groups hold no body text."""
+
+CHAR_WORDS = {
+    "par": "\n", "line": "\n", "sect": "\n", "page": "\n", "row": "\n", "nestrow": "\n",
+    "tab": "\t", "cell": "\t", "nestcell": "\t", "emdash": "\u2014", "endash": "\u2013",
+    "bullet": "\u2022", "lquote": "\u2018", "rquote": "\u2019", "ldblquote": "\u201c",
+    "rdblquote": "\u201d", "emspace": " ", "enspace": " ", "qmspace": " ",
+}  # fmt: skip
+
+CHAR_SYMBOLS = {"~": "\u00a0", "_": "\u2011", "-": "", "\\": "\\", "{": "{", "}": "}"}
+CHAR_SYMBOLS["\n"] = CHAR_SYMBOLS["\r"] = "\n"  # a backslash before a line break is \par
+
+CHARSET_CODECS = {
+    0: "cp1252", 77: "mac_roman", 128: "cp932", 129: "cp949", 130: "johab", 134: "gbk",
+    136: "cp950", 161: "cp1253", 162: "cp1254", 163: "cp1258", 177: "cp1255", 178: "cp1256",
+    186: "cp1257", 204: "cp1251", 222: "cp874", 238: "cp1250", 255: "cp437",
+}  # fmt: skip
+
+
+def _codec(name: str) -> str | None:
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """What a group inherits from its parent and may change for its children."""
+
+    skip: bool = False
+    uc: int = 1
+    codec: str = "cp1252"
+    dest: str = ""
+    """The destination this group belongs to (``fonttbl`` inside the font table...)."""
+
+
+class _Parser:
+    """One pass over an RTF document's bytes, writing text to a sink."""
+
+    def __init__(self, data: bytes, sink: TextSink) -> None:
+        self.data = data
+        self.sink = sink
+        self.stack: list[_Group] = []
+        self.state = _Group()
+        self.out: list[str] = []
+        self.size = 0
+        self.pending = bytearray()  # \'hh bytes not yet decoded (multi-byte code pages)
+        self.fallback = 0  # \uN fallback characters still to skip
+        self.ignorable = False  # the last token was \*
+        self.fonts: dict[int, str] = {}
+        self.font = -1  # font being defined in the font table
+        self.deff = 0  # the document's default font
+        self.default = "cp1252"
+
+    def run(self) -> None:
+        pos, end = 0, len(self.data)
+        while pos < end:
+            m = _TOKEN.match(self.data, pos)
+            if m is None:  # a lone backslash at the very end
+                break
+            pos = m.end()
+            if m.group(3) is None:
+                self._decode_pending()
+            if m.group(1) is not None:
+                pos = self._word(m.group(1).decode("ascii"), m.group(2), pos)
+            elif m.group(3) is not None:
+                self._hex(int(m.group(3), 16))
+            elif m.group(4) is not None:
+                self._symbol(m.group(4).decode("latin-1"))
+            elif m.group(5) is not None:
+                self._brace(m.group(5))
+            elif m.group(6) is not None:
+                self._text(m.group(6))
+        self._decode_pending()
+        self._flush(final=True)
+
+    # --- tokens ----------------------------------------------------------------------------
+
+    def _brace(self, brace: bytes) -> None:
+        self.fallback = 0
+        self.ignorable = False
+        if brace == b"{":
+            if len(self.stack) >= MAX_DEPTH:
+                raise LimitExceeded("rtf_depth", f"groups nested deeper than {MAX_DEPTH}")
+            self.stack.append(self.state)
+            self.state = replace(self.state, dest="") if not self.state.skip else self.state
+        elif self.stack:
+            self.state = self.stack.pop()
+
+    def _word(self, word: str, param: bytes | None, pos: int) -> int:
+        """Handle one control word; returns where reading goes on (past \\bin data)."""
+        arg = int(param) if param is not None else None
+        if word == "bin":
+            return min(len(self.data), pos + max(0, arg or 0))
+        ignorable, self.ignorable = self.ignorable, False
+        if word in SKIP_DESTINATIONS or ignorable:
+            self.state = replace(self.state, skip=True, dest=self.state.dest or word)
+        if self.state.skip:
+            self._table_word(word, arg)
+            return pos
+        if word == "u" and arg is not None:
+            self._emit(chr(arg % 65536) if arg < 0 else chr(min(arg, 0x10FFFF)))
+            self.fallback = self.state.uc
+        elif self.fallback:
+            self.fallback -= 1
+        elif word in CHAR_WORDS:
+            self._emit(CHAR_WORDS[word])
+        else:
+            self._format_word(word, arg)
+        return pos
+
+    def _format_word(self, word: str, arg: int | None) -> None:
+        """Control words that change how later bytes are read."""
+        if word == "uc" and arg is not None:
+            self.state = replace(self.state, uc=max(0, min(arg, 10)))
+        elif word == "ansicpg" and arg is not None:
+            self.default = _codec(f"cp{arg}") or self.default
+            self.state = replace(self.state, codec=self.default)
+        elif word in ("mac", "pc", "pca"):
+            self.default = {"mac": "mac_roman", "pc": "cp437", "pca": "cp850"}[word]
+            self.state = replace(self.state, codec=self.default)
+        elif word == "f" and arg is not None:
+            self.state = replace(self.state, codec=self.fonts.get(arg, self.default))
+        elif word == "deff" and arg is not None:
+            self.deff = arg
+        elif word == "plain":
+            self.state = replace(self.state, codec=self.fonts.get(self.deff, self.default))
+
+    def _table_word(self, word: str, arg: int | None) -> None:
+        """Inside the font table, remember each font's character set."""
+        if self.state.dest != "fonttbl" or arg is None:
+            return
+        if word == "f":
+            self.font = arg
+        elif word == "fcharset" and arg in CHARSET_CODECS:
+            self.fonts[self.font] = CHARSET_CODECS[arg]
+        elif word == "cpg":
+            self.fonts[self.font] = _codec(f"cp{arg}") or self.default
+
+    def _symbol(self, sym: str) -> None:
+        if sym == "*":
+            self.ignorable = True
+        elif self.state.skip:
+            return
+        elif self.fallback:
+            self.fallback -= 1
+        elif sym in CHAR_SYMBOLS:
+            self._emit(CHAR_SYMBOLS[sym])
+
+    def _hex(self, byte: int) -> None:
+        if self.state.skip:
+            return
+        if self.fallback:
+            self.fallback -= 1
+            return
+        self.pending.append(byte)
+
+    def _text(self, raw: bytes) -> None:
+        self.ignorable = False
+        if self.state.skip:
+            return
+        if self.fallback:
+            cut = min(self.fallback, len(raw))
+            raw, self.fallback = raw[cut:], self.fallback - cut
+        if raw:
+            self._emit(raw.decode(self.state.codec, "replace"))
+
+    # --- output ----------------------------------------------------------------------------
+
+    def _decode_pending(self) -> None:
+        if self.pending:
+            self._emit(self.pending.decode(self.state.codec, "replace"))
+            self.pending.clear()
+
+    def _emit(self, text: str) -> None:
+        self.out.append(text)
+        self.size += len(text)
+        if self.size >= FLUSH_CHARS:
+            self._flush(final=False)
+
+    def _flush(self, *, final: bool) -> None:
+        text = "".join(self.out)
+        carry = ""
+        if not final and text and "\ud800" <= text[-1] <= "\udbff":
+            text, carry = text[:-1], text[-1]  # the low half of the pair is still to come
+        self.out, self.size = [carry] if carry else [], len(carry)
+        # \uN gives UTF-16 halves for characters past the BMP: pair them, drop strays.
+        self.sink.write(text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
+
+
+class RtfReader:
+    """Rich Text Format by a built-in tokenizer."""
+
+    name = "rtf"
+    version = 1
+    mimes = frozenset({M.RTF, "text/rtf"})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write the body text of the RTF document at ``path``."""
+        data = path.read_bytes()
+        if not data.lstrip()[:5] == b"{\\rtf":
+            raise CorruptFile("does not start with {\\rtf")
+        _Parser(data.lstrip(), sink).run()
+        return ReadInfo("rtf")
+
+
+READERS = (RtfReader(),)
