@@ -64,7 +64,7 @@ class Rules:
     """What one parse keeps and where it goes."""
 
     ns: Mapping[str, str]
-    """Namespace URI -> prefix used in tag names (``w`` gives ``w:p``)."""
+    """Namespace URI -> prefix used in tag names (``w`` gives ``w:p``; ``""`` gives ``p``)."""
     blocks: frozenset[str] = frozenset()
     """Tags built whole and handed to ``on_block`` when they end (outermost ones only)."""
     on_block: BlockHandler | None = None
@@ -118,7 +118,10 @@ class _Stream:
                 known = raw
             else:
                 prefix = self.rules.ns.get(uri)
-                known = f"{prefix}:{local}" if prefix is not None else f"{{{uri}}}{local}"
+                if prefix is None:
+                    known = f"{{{uri}}}{local}"
+                else:
+                    known = f"{prefix}:{local}" if prefix else local
             self.names[raw] = known
         return known
 

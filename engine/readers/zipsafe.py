@@ -5,9 +5,10 @@ than ``limits.zip_members`` members, and again after parsing. Each member is rea
 :class:`MemberStream`, which counts the decompressed bytes as they come (declared sizes are
 never trusted): past ``limits.zip_member_bytes`` the read stops, and past 1 MiB a member whose
 output exceeds ``limits.zip_ratio`` times its compressed size is refused. Encrypted members
-raise :class:`EncryptedFile`; compression other than stored or deflate (bzip2 and LZMA inflate
-a whole chunk in one call, unbounded) and any damage raise :class:`CorruptFile`. Every limit
-error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
+raise :class:`EncryptedFile`, as does a password-protected OOXML file (an OLE2 container
+holding an ``EncryptedPackage`` stream); compression other than stored or deflate (bzip2 and
+LZMA inflate a whole chunk in one call, unbounded) and any damage raise :class:`CorruptFile`.
+Every limit error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ _METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error)
 
 
@@ -54,6 +57,26 @@ def declared_members(path: Path) -> int | None:
     if len(record) < _ZIP64_EOCD.size or not record.startswith(b"PK\x06\x06"):
         return int(count)
     return int(_ZIP64_EOCD.unpack(record)[6])
+
+
+def is_encrypted_ole(path: Path) -> bool:
+    """Whether ``path`` is an OLE2 file holding an ``EncryptedPackage`` stream.
+
+    That is what Office writes for a password-protected DOCX, XLSX or PPTX: the zip is inside,
+    encrypted. The stream name is looked for in the raw bytes, a chunk at a time.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(_OLE_MAGIC)) != _OLE_MAGIC:
+                return False
+            tail = b""
+            while chunk := fh.read(1 * MiB):
+                if _ENCRYPTED_PACKAGE in tail + chunk:
+                    return True
+                tail = chunk[-len(_ENCRYPTED_PACKAGE) :]
+    except OSError:
+        return False
+    return False
 
 
 class MemberStream(io.RawIOBase):
@@ -118,6 +141,8 @@ class SafeZip:
                 self._check_count(declared)
             self._zf = zipfile.ZipFile(path)
         except _ZIP_ERRORS as exc:
+            if is_encrypted_ole(path):
+                raise EncryptedFile("a password-protected Office document") from exc
             raise CorruptFile(f"not a readable zip: {exc}") from exc
         infos = self._zf.infolist()
         self._check_count(len(infos))
@@ -180,11 +205,6 @@ class SafeZip:
             raise LimitExceeded(
                 "zip_ratio", f"member {info.filename!r} declares more than {limits.zip_ratio}:1"
             )
-
-    def check_all(self) -> None:
-        """Run :meth:`check` on every member (before a library inflates them all)."""
-        for info in self._infos.values():
-            self.check(info)
 
     def open(self, name: str) -> MemberStream:
         """A checked, counting stream over one member."""

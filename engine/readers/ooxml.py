@@ -1,0 +1,294 @@
+"""Word (DOCX) and Excel (XLSX) documents, streamed out of their zip with bounded parts.
+
+DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks; text
+boxes after the paragraph that holds them), then headers, footers, footnotes and endnotes;
+deleted and moved-from text, field codes and the fallback copy of alternate content are left
+out. Blank paragraphs are dropped.
+
+XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
+tab-separated at their column (shared strings, inline strings, values as stored; booleans as
+TRUE/FALSE); rows without a value are dropped. ``pages`` is the number of sheets.
+
+Both formats are transitional or strict OOXML; every part goes through :mod:`zipsafe` and
+:mod:`xmlsafe`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree.ElementTree import Element
+
+from engine import mimes as M
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
+from engine.readers.zipsafe import SafeZip
+
+_PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_R_STRICT = "http://purl.oclc.org/ooxml/officeDocument/relationships"
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_W_STRICT = "http://purl.oclc.org/ooxml/wordprocessingml/main"
+_X = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_X_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+_MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+_NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _W: "w", _W_STRICT: "w"}
+_NS |= {_X: "x", _X_STRICT: "x", _MC: "mc"}
+
+_W_SKIP = frozenset(
+    {
+        *("w:del", "w:moveFrom", "w:instrText", "w:delInstrText", "mc:Fallback"),
+        *("w:pPr", "w:rPr", "w:sectPr", "w:tblPr", "w:tcPr", "w:trPr", "w:tblGrid"),
+    }
+)
+_W_EXTRA_PART = re.compile(r"(header|footer)(\d*)\.xml|footnotes\.xml|endnotes\.xml")
+_CELL_ROOM = 16_384
+"""Columns a sheet can have; a cell reference past it is placed after the previous cell."""
+
+
+def relationships(zf: SafeZip, part: str, budget: XmlBudget) -> dict[str, tuple[str, str]]:
+    """Id -> (type, member name) of ``part``'s internal relationships ({} if it has none)."""
+    folder, name = posixpath.split(part)
+    rels_name = posixpath.join(folder, "_rels", name + ".rels")
+    found: dict[str, tuple[str, str]] = {}
+    if not zf.has(rels_name):
+        return found
+
+    def on_start(_tag: str, attrs: dict[str, str]) -> None:
+        target = attrs.get("Target", "")
+        if attrs.get("TargetMode") != "External" and target:
+            found[attrs.get("Id", "")] = (attrs.get("Type", ""), resolve(folder, target))
+
+    with zf.open(rels_name) as stream:
+        parse(stream, Rules(_NS, starts=frozenset({"pr:Relationship"}), on_start=on_start), budget)
+    return found
+
+
+def resolve(folder: str, target: str) -> str:
+    """A relationship target as a member name."""
+    if target.startswith("/"):
+        return posixpath.normpath(target.lstrip("/"))
+    return posixpath.normpath(posixpath.join(folder, target))
+
+
+def main_part(zf: SafeZip, budget: XmlBudget, default: str) -> str:
+    """The package's office document part (``_rels/.rels``), or ``default``."""
+    for rel_type, target in relationships(zf, "", budget).values():
+        if rel_type.endswith("/officeDocument") and zf.has(target):
+            return target
+    return default
+
+
+# ---- DOCX -------------------------------------------------------------------------------
+
+
+def _runs(paragraph: Element) -> tuple[str, list[Element]]:
+    """A paragraph's own text and the text boxes it holds, in order."""
+    parts: list[str] = []
+    boxes: list[Element] = []
+    stack = list(reversed(paragraph))
+    while stack:
+        el = stack.pop()
+        tag = el.tag
+        if tag == "w:t":
+            parts.append(el.text or "")
+        elif tag in ("w:tab", "w:ptab"):
+            parts.append("\t")
+        elif tag in ("w:br", "w:cr"):
+            parts.append("\n")
+        elif tag == "w:noBreakHyphen":
+            parts.append("-")
+        elif tag == "w:txbxContent":
+            boxes.append(el)
+        else:
+            stack.extend(reversed(el))
+    return "".join(parts), boxes
+
+
+def _paragraphs_in(box: Element) -> list[Element]:
+    """The outermost ``w:p`` elements inside ``box``, in document order."""
+    found: list[Element] = []
+    stack = list(reversed(box))
+    while stack:
+        el = stack.pop()
+        if el.tag == "w:p":
+            found.append(el)
+        else:
+            stack.extend(reversed(el))
+    return found
+
+
+def _docx_paragraph(sink: TextSink, paragraph: Element) -> None:
+    """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion)."""
+    pending = [paragraph]
+    while pending:
+        text, boxes = _runs(pending.pop())
+        if text.strip():
+            sink.line(text)
+        inner = [p for box in boxes for p in _paragraphs_in(box)]
+        pending.extend(reversed(inner))
+
+
+def _docx_parts(zf: SafeZip, main: str) -> list[str]:
+    """The main part, then headers, footers, footnotes and endnotes beside it."""
+    folder = posixpath.dirname(main)
+    extra: list[tuple[str, int, str]] = []
+    for name in zf.names():
+        head, base = posixpath.split(name)
+        match = _W_EXTRA_PART.fullmatch(base)
+        if head == folder and match:
+            kind = match.group(1) or base
+            extra.append((kind, int(match.group(2) or 0), name))
+    order = {"header": 0, "footer": 1, "footnotes.xml": 2, "endnotes.xml": 3}
+    extra.sort(key=lambda item: (order[item[0]], item[1]))
+    return [main, *(name for _, _, name in extra)]
+
+
+@dataclass(frozen=True, slots=True)
+class DocxReader:
+    """Reads Word documents (DOCX, DOCM, DOTX)."""
+
+    name: str = "docx"
+    version: int = 1
+    mimes: frozenset[str] = frozenset({M.DOCX})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write the document's paragraphs into ``sink``."""
+        budget = XmlBudget(ctx.limits)
+        rules = Rules(
+            _NS,
+            blocks=frozenset({"w:p"}),
+            on_block=lambda p: _docx_paragraph(sink, p),
+            skip=_W_SKIP,
+        )
+        with SafeZip(path, ctx.limits) as zf:
+            main = main_part(zf, budget, "word/document.xml")
+            for part in _docx_parts(zf, main):
+                with zf.open(part) as stream:
+                    parse(stream, rules, budget)
+        return ReadInfo(extractor=self.name)
+
+
+# ---- XLSX -------------------------------------------------------------------------------
+
+
+def _shared_strings(zf: SafeZip, name: str | None, budget: XmlBudget) -> list[str]:
+    strings: list[str] = []
+    if name is None or not zf.has(name):
+        return strings
+    skip = frozenset({"x:rPh", "x:phoneticPr"})
+    rules = Rules(
+        _NS, blocks=frozenset({"x:si"}), on_block=lambda si: strings.append(element_text(si, skip))
+    )
+    with zf.open(name) as stream:
+        parse(stream, rules, budget)
+    return strings
+
+
+def _column(ref: str | None) -> int | None:
+    """0-based column of a cell reference like ``AB12``; None when absent or odd."""
+    if not ref:
+        return None
+    col = 0
+    for ch in ref:
+        if "A" <= ch <= "Z":
+            col = col * 26 + ord(ch) - 64
+        elif "a" <= ch <= "z":
+            col = col * 26 + ord(ch) - 96
+        else:
+            break
+        if col > _CELL_ROOM:
+            return None
+    return col - 1 if col else None
+
+
+def _child(elem: Element, tag: str) -> Element | None:
+    """The first child called ``tag`` (ElementPath would read the prefix as a namespace)."""
+    return next((child for child in elem if child.tag == tag), None)
+
+
+def _cell_value(cell: Element, strings: list[str]) -> str:
+    kind = cell.get("t", "n")
+    if kind == "inlineStr":
+        inline = _child(cell, "x:is")
+        return element_text(inline, frozenset({"x:rPh"})) if inline is not None else ""
+    value = _child(cell, "x:v")
+    raw = (value.text or "") if value is not None else ""
+    if kind == "s":
+        index = int(raw) if raw.strip().isdigit() else -1
+        return strings[index] if 0 <= index < len(strings) else ""
+    if kind == "b":
+        return "TRUE" if raw.strip() in ("1", "true") else "FALSE"
+    return raw
+
+
+def _row_line(row: Element, strings: list[str]) -> str:
+    cells: list[str] = []
+    for cell in row:
+        if cell.tag != "x:c":
+            continue
+        value = _cell_value(cell, strings)
+        if not value:
+            continue
+        col = _column(cell.get("r"))
+        if col is not None and col > len(cells):
+            cells.extend([""] * (col - len(cells)))
+        cells.append(value.replace("\t", " ").replace("\n", " "))
+    return "\t".join(cells)
+
+
+def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str | None]:
+    """Member names of the sheets in workbook order (None for one that cannot be found)."""
+    ids: list[str] = []
+    rules = Rules(
+        _NS, starts=frozenset({"x:sheet"}), on_start=lambda _t, a: ids.append(a.get("r:id", ""))
+    )
+    with zf.open(workbook) as stream:
+        parse(stream, rules, budget)
+    rels = relationships(zf, workbook, budget)
+    return [rels[i][1] if i in rels and zf.has(rels[i][1]) else None for i in ids]
+
+
+def _shared_strings_part(zf: SafeZip, workbook: str, budget: XmlBudget) -> str | None:
+    for rel_type, target in relationships(zf, workbook, budget).values():
+        if rel_type.endswith("/sharedStrings"):
+            return target
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class XlsxReader:
+    """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
+
+    name: str = "xlsx"
+    version: int = 1
+    mimes: frozenset[str] = frozenset({M.XLSX})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write each sheet's rows into ``sink``."""
+        budget = XmlBudget(ctx.limits)
+        with SafeZip(path, ctx.limits) as zf:
+            workbook = main_part(zf, budget, "xl/workbook.xml")
+            sheets = _sheet_targets(zf, workbook, budget)
+            strings = _shared_strings(zf, _shared_strings_part(zf, workbook, budget), budget)
+
+            def on_row(row: Element) -> None:
+                line = _row_line(row, strings)
+                if line.strip():
+                    sink.line(line)
+
+            rules = Rules(_NS, blocks=frozenset({"x:row"}), on_block=on_row)
+            for number, sheet in enumerate(sheets, start=1):
+                sink.line(f"# sheet{number}")
+                if sheet is not None:
+                    with zf.open(sheet) as stream:
+                        parse(stream, rules, budget)
+        return ReadInfo(extractor=self.name, pages=len(sheets))
+
+
+READERS = (DocxReader(), XlsxReader())
