@@ -177,11 +177,16 @@ def _sniff_text(path: Path, head: bytes) -> str:
     lower = text.lstrip()[:2048].lower()
     ext = _by_extension(path)
     if lower.startswith(("<!doctype html", "<html")) or (
-        lower.startswith("<") and re.search(r"<(html|head|body)[\s>]", lower[:1024])
+        lower.startswith("<")
+        and re.search(r"<(html|head|body)[\s>]", lower[:1024])
+        and _xml_root(text) != M.FB2  # FictionBook has its own <body> near the top
     ):
         return M.XHTML if ext == M.XHTML else M.HTML
     if lower.startswith("<?xml") or lower.startswith("<"):
         root = _xml_root(text)
+        # A fragment such as "<p>..." parses as generic XML; a .html name says what it is.
+        if root == M.XML and ext in (M.HTML, M.XHTML):
+            return ext
         if root is not None:
             return root
     if text.startswith("From ") and b"\n" in head and _MAIL_HEADER.search(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import multiprocessing
 import os
 import resource
 import signal
@@ -54,6 +55,10 @@ class ReadPool:
                 max_tasks=max_tasks,
                 initializer=_init_worker,
                 initargs=(limits.memory_bytes,),
+                # Not fork: a forked worker would inherit the store's lock (so a killed engine's
+                # orphans would lock out the next writer) and the engine's whole heap (which
+                # counts against the worker's RLIMIT_AS).
+                context=multiprocessing.get_context("forkserver"),
             )
         except OSError as exc:
             raise MachineFailure(f"cannot start worker processes: {exc}") from exc

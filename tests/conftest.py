@@ -1,0 +1,84 @@
+"""Suite-wide guards: no leaked threads, no network, no user configuration, quiet tools."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests never read or write the user's home configuration."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to reach another host fails the test; loopback and Unix sockets are fine."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> object:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0] if isinstance(address, tuple) else address
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                raise AssertionError(f"test tried to reach the network: {address!r}")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_threads() -> Iterator[None]:
+    """A test must stop every thread it starts (observers, consumers, pools)."""
+    before = set(threading.enumerate())
+    yield
+    deadline = 5.0
+    import time
+
+    end = time.monotonic() + deadline
+    leaked: list[threading.Thread] = []
+    while time.monotonic() < end:
+        leaked = [
+            t
+            for t in threading.enumerate()
+            if t not in before and t.is_alive() and not t.daemon and not _is_infra(t)
+        ]
+        if not leaked:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"threads leaked by the test: {[t.name for t in leaked]}")
+
+
+def _is_infra(t: threading.Thread) -> bool:
+    # asyncio's default executor and pytest-timeout's helper belong to the harness.
+    return t.name.startswith(("asyncio_", "ThreadPoolExecutor"))
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    """A private copy of the bundled fixtures folder (tests may change it)."""
+    dest = tmp_path / "sample"
+    shutil.copytree(
+        FIXTURES, dest, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".quarry")
+    )
+    return dest
+
+
+def pytest_report_header() -> str:
+    tools = [
+        t for t in ("pdftotext", "pdftoppm", "tesseract", "antiword", "catdoc") if shutil.which(t)
+    ]
+    return f"external tools on PATH: {', '.join(tools) or 'none'}; cores: {os.cpu_count()}"

@@ -1,0 +1,121 @@
+"""The plan's reuse rules, with no I/O."""
+
+from __future__ import annotations
+
+from engine.plan import RACY_NS, decide, needs_hash
+from engine.records import Reason, Record, Status, Why
+
+SHA = "a" * 64
+OTHER = "b" * 64
+VERSIONS = {"text": 1, "pdf": 2, "image": 1}
+READERS = {"text/plain": "text", "application/pdf": "pdf", "image/png": "image", "x/none": None}
+
+
+def rec(**kw: object) -> Record:
+    base: dict[str, object] = dict(
+        root="/r",
+        path="p",
+        size=10,
+        mtime_ns=100,
+        status=Status.OK,
+        sha256=SHA,
+        mime="text/plain",
+        reader="text",
+        v=1,
+        tools=None,
+    )
+    base.update(kw)
+    return Record(**base)  # type: ignore[arg-type]
+
+
+def d(
+    prior: Record | None,
+    sha: str = SHA,
+    same: Record | None = None,
+    *,
+    full: bool = True,
+    forced: bool = False,
+    fp: str = "tools1",
+):
+    return decide(
+        sha,
+        prior,
+        same,
+        reader_versions=VERSIONS,
+        reader_for_mime=READERS,
+        tools_fingerprint=fp,
+        full=full,
+        forced=forced,
+    )
+
+
+def test_stat_cache_trusts_matching_size_and_mtime() -> None:
+    prior = rec()
+    assert not needs_hash(prior, 10, 100, prev_started_ns=100 + 2 * RACY_NS, rehash=False)
+    assert needs_hash(prior, 11, 100, prev_started_ns=10**18, rehash=False)
+    assert needs_hash(prior, 10, 101, prev_started_ns=10**18, rehash=False)
+    assert needs_hash(prior, 10, 100, prev_started_ns=10**18, rehash=True)
+    assert needs_hash(None, 10, 100, prev_started_ns=10**18, rehash=False)
+
+
+def test_racy_mtime_is_rehashed() -> None:
+    prior = rec(mtime_ns=10**18)
+    assert needs_hash(prior, 10, 10**18, prev_started_ns=10**18 + RACY_NS // 2, rehash=False)
+
+
+def test_new_changed_and_unchanged() -> None:
+    assert d(None) == d(None) and d(None).why == Why.NEW and d(None).read
+    assert d(rec(sha256=OTHER)).why == Why.CHANGED
+    assert not d(rec()).read
+
+
+def test_move_or_copy_reuses_same_content() -> None:
+    decision = d(None, same=rec(path="elsewhere"))
+    assert not decision.read and decision.base is not None and decision.base.path == "elsewhere"
+
+
+def test_reader_version_bump_and_reader_change() -> None:
+    assert d(rec(v=0)).why == Why.READER_CHANGED
+    assert d(rec(reader="other")).why == Why.READER_CHANGED
+
+
+def test_unsupported_retried_only_when_tools_change() -> None:
+    needs = rec(
+        status=Status.UNSUPPORTED,
+        reason=Reason.NEEDS_TOOL,
+        mime="image/png",
+        reader="image",
+        tools="tools1",
+    )
+    assert not d(needs).read
+    assert d(needs, fp="tools2").why == Why.TOOLS_CHANGED
+
+
+def test_no_reader_retried_when_a_reader_appears() -> None:
+    none = rec(status=Status.UNSUPPORTED, reason=Reason.NO_READER, mime="x/none", reader=None)
+    assert not d(none).read
+    now_readable = none.evolve(mime="text/plain")
+    assert d(now_readable).why == Why.READER_CHANGED
+
+
+def test_errors_retried_on_full_sweeps_only() -> None:
+    err = rec(status=Status.ERROR, reason=Reason.CORRUPT)
+    assert d(err).why == Why.RETRY_ERROR
+    assert not d(err, full=False).read
+
+
+def test_forced_always_reads() -> None:
+    assert d(rec(), forced=True).why == Why.FORCED
+
+
+def test_scanned_retried_when_tools_change() -> None:
+    scanned = rec(
+        status=Status.EMPTY,
+        reason=Reason.SCANNED,
+        mime="application/pdf",
+        reader="pdf",
+        v=2,
+        tools="tools1",
+    )
+    assert not d(scanned).read
+    assert d(scanned, fp="tools2").why == Why.TOOLS_CHANGED

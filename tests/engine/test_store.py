@@ -1,0 +1,105 @@
+"""The store survives crashes and refuses a second writer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.errors import StoreLocked
+from engine.records import Record, Summary
+from engine.store import Store, atomic_write, parse_jsonl
+from engine.sweep import SweepOptions, sweep
+from engine.tools import ToolSet
+
+QUARRY = [sys.executable, "-m", "engine"]
+
+
+def _run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*QUARRY, *args], capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload]
+
+
+def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
+    target = tmp_path / "f.json"
+    atomic_write(target, b"one")
+    atomic_write(target, [b"tw", b"o"])
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.json"]
+
+
+def test_records_round_trip_through_jsonl(tmp_path: Path) -> None:
+    rec = Record(
+        root="/r",
+        path="a b/ü.txt",
+        size=3,
+        mtime_ns=5,
+        status="error",
+        reason="corrupt",
+        error='bad "quote"\nline',
+        needs=("pdftotext",),
+    )
+    store = Store(tmp_path)
+    with store.writer():
+        store.write_records([rec])
+    assert store.load_records() == [rec]
+
+
+def test_summary_round_trips(tmp_path: Path) -> None:
+    summary = Summary(roots=("/r",), files=2, counts={"ok": 2}, tools_missing={"tesseract": 1})
+    store = Store(tmp_path)
+    with store.writer():
+        store.write_summary(summary)
+    assert store.load_summary() == summary
+
+
+def test_second_writer_in_process_is_refused(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.writer(), pytest.raises(StoreLocked, match="in use"), Store(tmp_path).writer():
+        pass
+
+
+def test_second_writer_gets_exit_1_and_a_clear_message(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    store = Store(tmp_path / ".quarry")
+    with store.writer():
+        proc = _run("sweep", str(tmp_path))
+    assert proc.returncode == 1
+    assert "in use by another quarry process" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_sigkill_mid_sweep_leaves_the_previous_store(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(20):
+        (root / f"first{i}.txt").write_text(f"first {i}\n")
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    out = root / ".quarry"
+    jsonl_before = (out / "extract.jsonl").read_bytes()
+    summary_before = (out / "extract.summary.json").read_bytes()
+    texts_before = len(list((out / "extract").rglob("*.txt")))
+    for i in range(1500):
+        (root / f"more{i:04}.txt").write_text(f"more text {i}\n" * 5)
+    proc = subprocess.Popen([*QUARRY, "sweep", "-q", str(root)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list((out / "extract").rglob("*.txt"))) > texts_before + 50:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert (out / "extract.jsonl").read_bytes() == jsonl_before
+    assert (out / "extract.summary.json").read_bytes() == summary_before
+    assert len(parse_jsonl(jsonl_before)) == 20
+    # The next sweep takes the lock again and finishes the job, leaving no orphan texts.
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = Store(out).load_records()
+    assert len(records) == 1520 and result.summary.files == 1520  # type: ignore[attr-defined]
+    shas = {r.sha256 for r in records if r.has_text}
+    assert {p.stem for p in (out / "extract").rglob("*.txt")} == shas

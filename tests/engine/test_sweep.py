@@ -1,0 +1,213 @@
+"""End-to-end sweeps: statuses over the fixtures, reuse, change, rename, determinism."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import engine.sweep as sweep_mod
+from engine.records import Record, Status, Why
+from engine.store import Store
+from engine.sweep import Sweeper, SweepOptions, sweep
+from engine.tools import ToolSet, discover
+from fixtures.generate import expected_all
+
+
+def _records(root: Path) -> dict[str, Record]:
+    return {r.path: r for r in Store(root / ".quarry").load_records()}
+
+
+def _store_bytes(root: Path) -> dict[str, bytes]:
+    out = root / ".quarry"
+    files = {"extract.jsonl": (out / "extract.jsonl").read_bytes()}
+    for p in sorted((out / "extract").rglob("*.txt")):
+        files[str(p.relative_to(out))] = p.read_bytes()
+    return files
+
+
+def test_fixtures_sweep_gives_every_file_its_expected_verdict(sample: Path) -> None:
+    tools = discover()
+    result = sweep([sample], SweepOptions(tools=tools))
+    records = _records(sample)
+    expected = expected_all(tools)
+    assert sorted(records) == sorted(expected), "one record per fixture file, no more"
+    store = Store(sample / ".quarry")
+    wrong = []
+    for path, exp in expected.items():
+        rec = records[path]
+        got = (rec.status, rec.reason, rec.extractor if exp.extractor else None)
+        want = (exp.status, exp.reason, exp.extractor)
+        if got != want or (exp.mime and rec.mime != exp.mime):
+            wrong.append(f"{path}: got {got} {rec.mime} ({rec.error}), want {want} {exp.mime}")
+            continue
+        if rec.status == Status.OK:
+            assert rec.sha256
+            text = store.read_text(rec.sha256)
+            assert len(text) == rec.chars, path
+            missing = [s for s in exp.contains if s not in text]
+            if missing:
+                wrong.append(f"{path}: text lacks {missing}")
+        if exp.pages is not None and rec.pages != exp.pages:
+            wrong.append(f"{path}: pages {rec.pages}, want {exp.pages}")
+    assert not wrong, "\n".join(wrong)
+    assert result.summary.files == len(expected)  # type: ignore[attr-defined]
+
+
+def test_second_sweep_reads_and_hashes_nothing(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sweep([sample], SweepOptions(tools=ToolSet.empty()))
+    hashed = _arm_no_reads(monkeypatch)
+    result = sweep([sample], SweepOptions(tools=ToolSet.empty()))
+    assert hashed == []
+    assert result.extracted == 0
+    records = _records(sample)
+    assert records and all(r.reused for r in records.values() if r.sha256)
+
+
+def _arm_no_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    hashed: list[str] = []
+    real_hash = sweep_mod._hash_file
+
+    def counting_hash(entry: object) -> object:
+        hashed.append(str(getattr(entry, "path", entry)))
+        return real_hash(entry)  # type: ignore[arg-type]
+
+    def no_pool(self: Sweeper) -> object:
+        raise AssertionError("the sweep tried to read a file")
+
+    monkeypatch.setattr(sweep_mod, "_hash_file", counting_hash)
+    monkeypatch.setattr(Sweeper, "pool", property(no_pool))
+    return hashed
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("alpha\n")
+    (root / "b.txt").write_text("bravo\n")
+    (root / "sub" / "c.html").write_text("<p>charlie &amp; delta</p>")
+    for p in root.rglob("*"):
+        os.utime(p, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    return root
+
+
+def test_changed_content_is_read_again_alone(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    (root / "a.txt").write_text("alpha two\n")
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert result.extracted == 1
+    assert records["a.txt"].why == Why.CHANGED and not records["a.txt"].reused
+    assert records["b.txt"].reused and records["sub/c.html"].reused
+    assert Store(root / ".quarry").read_text(records["a.txt"].sha256 or "") == "alpha two\n"
+
+
+def test_touched_but_unchanged_file_is_hashed_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    os.utime(root / "b.txt", ns=(1_600_000_001_000_000_000, 1_600_000_001_000_000_000))
+    hashed = _arm_no_reads(monkeypatch)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert hashed == ["b.txt"]
+    assert _records(root)["b.txt"].mtime_ns == 1_600_000_001_000_000_000
+
+
+def test_rename_reuses_text_without_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    before = _records(root)["sub/c.html"]
+    (root / "sub" / "c.html").rename(root / "moved.html")
+    _arm_no_reads(monkeypatch)
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert "sub/c.html" not in records
+    moved = records["moved.html"]
+    assert moved.reused and moved.sha256 == before.sha256 and moved.chars == before.chars
+    assert result.removed == 1
+
+
+def test_sweeps_are_byte_identical(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    second = _store_bytes(root)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert _store_bytes(root) == second
+
+
+def test_fresh_stores_of_one_folder_agree_but_for_timing(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    a, b = tmp_path / "store-a", tmp_path / "store-b"
+    sweep([root], SweepOptions(out=a, tools=ToolSet.empty()))
+    sweep([root], SweepOptions(out=b, tools=ToolSet.empty()))
+    ra = [r.evolve(ms=0) for r in Store(a).load_records()]
+    rb = [r.evolve(ms=0) for r in Store(b).load_records()]
+    assert ra == rb
+    texts = lambda s: {p.name: p.read_bytes() for p in (s / "extract").rglob("*.txt")}  # noqa: E731
+    assert texts(a) == texts(b)
+
+
+def test_deleted_file_loses_record_and_orphan_text(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    sha = _records(root)["a.txt"].sha256 or ""
+    (root / "a.txt").unlink()
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert "a.txt" not in _records(root)
+    assert not Store(root / ".quarry").has_text(sha)
+
+
+def test_copies_share_one_text(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (root / "copy.txt").write_text("alpha\n")
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert records["copy.txt"].sha256 == records["a.txt"].sha256
+    assert len(list((root / ".quarry" / "extract").rglob("*.txt"))) == 3
+
+
+def test_reader_version_bump_redoes_only_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    real = sweep_mod.reader_versions
+    monkeypatch.setattr(sweep_mod, "reader_versions", lambda: {**real(), "html": 99})
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert result.extracted == 1
+    assert records["sub/c.html"].why == Why.READER_CHANGED
+    assert records["a.txt"].reused and records["b.txt"].reused
+
+
+def test_errors_are_retried_every_full_sweep(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog")
+    first = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert _records(root)["broken.pdf"].status == Status.ERROR
+    assert first.errors == 1
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    rec = _records(root)["broken.pdf"]
+    assert rec.why == Why.RETRY_ERROR and not rec.reused
+
+
+def test_forced_retry_reads_one_record(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    before = _records(root)
+    with Sweeper([root], SweepOptions(tools=ToolSet.empty())) as s:
+        key = (str(root), "b.txt")
+        result = s.run(only={str(root): ["b.txt"]}, force=[key], full=False)
+    records = _records(root)
+    assert result.extracted == 1
+    assert records["b.txt"].why == Why.FORCED
+    assert records["a.txt"] == before["a.txt"] and len(records) == 3
