@@ -236,6 +236,14 @@ class _Parser:
         self.sink.write(text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
 
 
+def rtf_to_text(data: bytes, sink: TextSink) -> None:
+    """Write the body text of the RTF document ``data``; CorruptFile when it is not RTF."""
+    data = data.lstrip()
+    if not data.startswith(b"{\\rtf"):
+        raise CorruptFile("does not start with {\\rtf")
+    _Parser(data, sink).run()
+
+
 class RtfReader:
     """Rich Text Format by a built-in tokenizer."""
 
@@ -246,10 +254,7 @@ class RtfReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the body text of the RTF document at ``path``."""
-        data = path.read_bytes()
-        if not data.lstrip()[:5] == b"{\\rtf":
-            raise CorruptFile("does not start with {\\rtf")
-        _Parser(data.lstrip(), sink).run()
+        rtf_to_text(path.read_bytes(), sink)
         return ReadInfo("rtf")
 
 

@@ -1,0 +1,179 @@
+"""Outlook .msg files through extract-msg.
+
+The text is the message's From/To/Cc/Date/Subject lines, an empty line, then the body: the
+plain-text body when there is one, else the HTML body through the HTML reader, else the
+compressed RTF body through the RTF reader. Attachments are listed by name after the body;
+their contents are not read. extract-msg's own exceptions, warnings and log lines never leave
+the reader: a file it cannot parse is ``error/corrupt``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+from engine import mimes as M
+from engine.errors import CorruptFile, ReadFailure
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.html import decode_html, html_to_text
+from engine.readers.rtf import rtf_to_text
+
+MESSAGE_CODEPAGE = "3FFD0003"
+INTERNET_CPID = "3FDE0003"
+HEADERS = (("From", "sender"), ("To", "to"), ("Cc", "cc"), ("Date", "date"), ("Subject", "subject"))
+"""Header line label and the extract-msg attribute it comes from, in output order."""
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """extract-msg logs and warns about every odd property; none of it is our diagnostic."""
+    logger = logging.getLogger("extract_msg")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _get(msg: Any, attr: str) -> Any:
+    """A property of ``msg``, or None when extract-msg cannot decode it."""
+    try:
+        return getattr(msg, attr, None)
+    except (ReadFailure, MemoryError):
+        raise
+    # Properties decode lazily and any of them can fail on a damaged stream: that part is
+    # missing, the rest of the message is still worth reading.
+    except Exception:
+        return None
+
+
+def _header_value(value: Any) -> str:
+    if isinstance(value, datetime):
+        # 1601-01-01 is a FILETIME of zero: no date at all.
+        return format_datetime(value) if value.year > 1601 else ""
+    text = " ".join(str(value).replace("\x00", " ").split())
+    return "" if text == "<>" else text
+
+
+def _internet_codepage(msg: Any) -> str | None:
+    """The code page of 8-bit strings when only PR_INTERNET_CPID names it.
+
+    extract-msg reads 8-bit strings by PR_MESSAGE_CODEPAGE and falls back to a Latin
+    encoding without it, which turns a Big5 or Shift-JIS message into mojibake.
+    """
+    if _get(msg, "areStringsUnicode") is not False:
+        return None
+    props = _get(msg, "props")
+    if props is None or props.get(MESSAGE_CODEPAGE) is not None:
+        return None
+    cpid = props.get(INTERNET_CPID)
+    value = getattr(cpid, "value", None)
+    if not isinstance(value, int) or value in (0, 1200, 1252, 28591, 28605, 65001):
+        return None
+    try:
+        return codecs.lookup(f"cp{value}").name
+    except LookupError:
+        return None
+
+
+def write_headers(msg: Any, sink: TextSink) -> None:
+    """The header lines that have a value."""
+    for label, attr in HEADERS:
+        value = _get(msg, attr)
+        if value:
+            text = _header_value(value)
+            if text:
+                sink.line(f"{label}: {text}")
+
+
+def write_body(msg: Any, sink: TextSink) -> None:
+    """Plain body, else HTML body, else RTF body."""
+    body = _get(msg, "body")
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.strip():
+        sink.write(body.replace("\r\n", "\n").strip("\n") + "\n")
+        return
+    html = _get(msg, "htmlBody")
+    if isinstance(html, bytes):
+        html = decode_html(html)[0]
+    if isinstance(html, str) and html.strip():
+        html_to_text(html, sink)
+        return
+    rtf = _get(msg, "rtfBody")
+    if isinstance(rtf, bytes) and rtf.strip():
+        rtf_to_text(rtf, sink)
+
+
+def attachment_names(msg: Any) -> list[str]:
+    """Names of the attachments, in order."""
+    names = []
+    for att in _get(msg, "attachments") or ():
+        name = None
+        for attr in ("longFilename", "shortFilename", "displayName", "name"):
+            name = _get(att, attr)
+            if isinstance(name, str) and name.strip():
+                break
+        names.append(name.strip() if isinstance(name, str) and name.strip() else "(unnamed)")
+    return names
+
+
+def _write(msg: Any, sink: TextSink) -> None:
+    write_headers(msg, sink)
+    sink.write("\n")
+    write_body(msg, sink)
+    names = attachment_names(msg)
+    if names:
+        sink.line("\nAttachments:")
+        for name in names:
+            sink.line(f"- {name}")
+
+
+def _open(path: Path, encoding: str | None) -> Any:
+    import extract_msg
+
+    try:
+        return extract_msg.openMsg(os.fspath(path), overrideEncoding=encoding)
+    except (ReadFailure, MemoryError):
+        raise
+    # Any failure to open is this file's problem; extract-msg's messages can quote the
+    # file, so only the exception's type is kept.
+    except Exception as exc:
+        raise CorruptFile(f"extract-msg could not open it ({type(exc).__name__})") from exc
+
+
+class MsgReader:
+    """Outlook messages (and other .msg items) by extract-msg."""
+
+    name = "msg"
+    version = 1
+    mimes = frozenset({M.MSG})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write headers, body and attachment names of the message at ``path``."""
+        with _quiet():
+            msg = _open(path, None)
+            encoding = _internet_codepage(msg)
+            if encoding is not None:
+                msg.close()
+                msg = _open(path, encoding)
+            try:
+                _write(msg, sink)
+            finally:
+                msg.close()
+        return ReadInfo("msg")
+
+
+READERS = (MsgReader(),)
