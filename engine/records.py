@@ -136,10 +136,15 @@ class Record:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
         """Build a record from a parsed JSON object, ignoring unknown keys."""
-        kw = {k: d[k] for k in _FIELD_NAMES if k in d}
-        if "needs" in kw:
-            kw["needs"] = tuple(kw["needs"] or ())
-        return cls(**kw)
+        needs = d.get("needs")
+        if needs:
+            d = {**d, "needs": tuple(needs)}
+        elif needs is not None:
+            d = {**d, "needs": ()}
+        try:
+            return cls(**d)
+        except TypeError:  # unknown keys from a newer writer: keep the ones we know
+            return cls(**{k: d[k] for k in _FIELD_NAMES if k in d})
 
     @classmethod
     def from_json(cls, line: bytes | str) -> Record:

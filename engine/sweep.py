@@ -129,12 +129,14 @@ class Sweeper:
         self._stack = contextlib.ExitStack()
         self._pool: ReadPool | None = None
         self._prev_started_ns = 0
+        self._killed_before = False
 
     def _discover(self) -> ToolSet:
         return discover(no_external=self.options.no_external, without=self.options.without)
 
     def __enter__(self) -> Sweeper:
         self._stack.enter_context(self.store.writer())
+        self._killed_before = self.store.dirty_path.exists()
         self.records = {r.key: r for r in self.store.load_records()}
         summary = self.store.load_summary()
         if summary is not None and summary.started:
@@ -251,12 +253,18 @@ class Sweeper:
         keep = {r.sha256 for r in self.records.values() if r.has_text}
         if changed or not self.store.exists():
             self.store.write_records(self.records.values())
-        if full:
+        if full and (changed or self._killed_before or self.store.dirty_path.exists()):
+            # Scanning every text is only needed when records changed or a sweep was killed
+            # after adding texts (its marker was still there when we took the lock).
             self.store.gc({s for s in keep if s})
-        else:
+            self.store.mark_clean()
+            self._killed_before = False
+        elif not full:
             for sha in old_shas:
                 if sha and sha not in keep:
                     self.store.drop_text(sha)
+            if not self._killed_before:
+                self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
 
 
@@ -365,11 +373,7 @@ class _Run:
                 )
             else:
                 self.reused += 1
-                self.emit(
-                    base.evolve(
-                        root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True
-                    )
-                )
+                self.emit(_reused(base, e))
                 return
         self._reads.setdefault(sha, []).append((e, d.why or "new", d.base))
 
@@ -409,6 +413,7 @@ class _Run:
     def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> None:
         if o.text_file is not None:
             try:
+                self.s.store.mark_dirty()
                 self.s.store.put_text_file(sha, Path(o.text_file))
             except OSError as exc:
                 self.s.on_event(
@@ -506,6 +511,19 @@ class _LazyReaders(Mapping[str, str | None]):
 
     def __len__(self) -> int:
         return len(self.run.mime_reader)
+
+
+def _reused(base: Record, e: Entry) -> Record:
+    """``base``'s verdict for the file at ``e``; the same object when nothing differs."""
+    if (
+        base.reused
+        and base.path == e.path
+        and base.root == e.root
+        and base.size == e.size
+        and base.mtime_ns == e.mtime_ns
+    ):
+        return base
+    return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
 
 
 def _hash_file(e: Entry) -> str | OSError:

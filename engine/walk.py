@@ -8,7 +8,9 @@ never opened: opening a FIFO would block forever.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,13 +20,30 @@ import pathspec
 
 IGNORE_FILE = ".quarryignore"
 
-# Editor, office and OS droppings: never worth a record.
-DEFAULT_IGNORES: tuple[str, ...] = (
+# Editor, office and OS droppings: never worth a record. Matched against the file's name
+# (folders: their name) with one compiled regex, since the walk asks for every path.
+DEFAULT_IGNORED_FILES: tuple[str, ...] = (
     "*~", ".#*", "#*#", "*.swp", "*.swx", "*.swo", "~$*", ".~lock.*#", "*.tmp", "*.part",
     "*.crdownload", ".goutputstream-*", "*___jb_tmp___", "*___jb_old___", "4913",
-    ".DS_Store", "._*", "Thumbs.db", "desktop.ini", ".git/", ".hg/", ".svn/",
-    "__MACOSX/", ".Trashes/", ".Spotlight-V100/", "@eaDir/", ".stversions/", IGNORE_FILE,
+    ".DS_Store", "._*", "Thumbs.db", "desktop.ini", IGNORE_FILE,
 )  # fmt: skip
+DEFAULT_IGNORED_DIRS: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    "__MACOSX",
+    ".Trashes",
+    ".Spotlight-V100",
+    "@eaDir",
+    ".stversions",
+)
+_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DEFAULT_IGNORED_FILES))
+_DIR_NAMES = frozenset(DEFAULT_IGNORED_DIRS)
+
+
+def is_default_ignored(name: str, is_dir: bool = False) -> bool:
+    """Whether a file or folder name is one of the droppings every sweep leaves out."""
+    return name in _DIR_NAMES if is_dir else _FILE_RE.match(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +86,7 @@ class Ignorer:
 
     def __init__(self, root: Path, rules: WalkRules) -> None:
         self.root = root
-        self.base = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_IGNORES, *rules.excludes])
+        self.base = pathspec.GitIgnoreSpec.from_lines(rules.excludes) if rules.excludes else None
         self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
@@ -84,10 +103,11 @@ class Ignorer:
         """Whether ``rel`` (relative to the root) is left out."""
         if is_dir and os.path.normpath(self.root / rel) in self.skip:
             return True
-        probe = rel + "/" if is_dir else rel
-        if self.base.match_file(probe):
-            return True
         parts = rel.split("/")
+        if is_default_ignored(parts[-1], is_dir):
+            return True
+        if self.base is not None and self.base.match_file(rel + "/" if is_dir else rel):
+            return True
         for depth in range(len(parts)):
             spec = self._spec("/".join(parts[:depth]))
             if spec is not None and spec.match_file(
