@@ -1,0 +1,351 @@
+"""QuarryApp: the dashboard over one store, either following a live Session or polling files.
+
+``QuarryApp(store_out, session)`` sweeps then watches through ``session`` in a thread worker;
+``QuarryApp(store_out)`` (``quarry ui --store PATH``) reads the store and re-reads it when
+another process rewrites ``extract.jsonl``. Either way the store is parsed in a thread worker
+and the first screen shows at once, filling as chunks arrive.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from engine.events import (
+    Event,
+    Notice,
+    Progress,
+    RecordsChanged,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
+from engine.records import Summary
+from engine.store import Store
+from tui.bridge import EventBridge
+from tui.loader import Chunk, jsonl_stamp, load_rows, read_jsonl
+from tui.messages import EngineEvents, RowsLoaded, SessionStage, StoreChanged, StoreLoaded
+from tui.model import TABS, RecordModel
+from tui.poll import diff_store
+from tui.screens.help import HelpScreen
+from tui.screens.inspector import InspectorScreen
+from tui.screens.records import RecordsScreen
+
+if TYPE_CHECKING:
+    from engine.session import Session
+
+POLL_SECONDS = 1.0
+"""How often a store opened without a session is checked for changes."""
+
+
+class QuarryApp(App[None]):
+    """The textquarry dashboard."""
+
+    TITLE = "textquarry"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("p", "pause", "Pause live"),
+    ]
+
+    state: reactive[str] = reactive("loading", init=False)
+    """What the engine side is doing: loading, sweeping, watching, following, idle, failed."""
+    paused: reactive[bool] = reactive(False, init=False)
+    """Whether live changes are held back (they queue and apply on resume)."""
+
+    def __init__(
+        self, store_out: Path, session: Session | None = None, *, read_only: bool = False
+    ) -> None:
+        super().__init__()
+        self.store = session.store if session is not None else Store(Path(store_out))
+        self.session = session
+        self.read_only = read_only
+        self.model = RecordModel()
+        self.summary: Summary | None = None
+        self.progress: tuple[int, int] | None = (0, 1)
+        self.last_event: float | None = None
+        self.pending: list[Event] = []
+        self._stamp: tuple[int, int] | None = None
+        self._polling = False
+        self._closing = False
+        self._watching = False
+        self.bridge: EventBridge | None = None
+        if session is not None:
+            self.bridge = EventBridge(lambda batch: self.post_message(EngineEvents(batch)))
+            session.on_event = self.bridge
+
+    # -- state shown in the header ---------------------------------------------------------
+
+    @property
+    def folder(self) -> str:
+        """The folder(s) swept, or the store's own folder."""
+        if self.session is not None:
+            return ", ".join(map(str, self.session.roots))
+        if self.summary is not None and self.summary.roots:
+            return ", ".join(self.summary.roots)
+        return str(self.store.out)
+
+    @property
+    def state_text(self) -> str:
+        """The live state in words."""
+        if self.paused:
+            return f"paused · {len(self.pending)} pending"
+        if self.state == "sweeping" and self.progress:
+            return f"sweeping {self.progress[0]:,}/{self.progress[1]:,}"
+        return self.state
+
+    @property
+    def tools_missing(self) -> set[str]:
+        """Tools the last summary reported missing."""
+        return set(self.summary.tools_missing) if self.summary else set()
+
+    def get_default_screen(self) -> Screen[None]:
+        """The records screen is the home screen."""
+        return RecordsScreen()
+
+    @property
+    def records_screen(self) -> RecordsScreen:
+        """The home screen, wherever the user is."""
+        screen = self.screen_stack[0]
+        assert isinstance(screen, RecordsScreen)
+        return screen
+
+    def watch_state(self) -> None:
+        """Redraw the header."""
+        self._header()
+
+    def watch_paused(self) -> None:
+        """Redraw the header."""
+        self._header()
+
+    def _header(self) -> None:
+        if self.screen_stack and isinstance(self.screen_stack[0], RecordsScreen):
+            self.records_screen.refresh_header()
+
+    # -- start-up --------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        """Load the store; then sweep and watch, or poll."""
+        self._load()
+        if self.session is None:
+            self.set_interval(POLL_SECONDS, self._poll)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load(self) -> None:
+        """Parse ``extract.jsonl`` in chunks (thread) and then start the session, if any."""
+        stamp = jsonl_stamp(self.store)
+        data = read_jsonl(self.store)
+        first = True
+        for chunk in load_rows(data):
+            self.post_message(RowsLoaded(chunk, data, first))
+            first = False
+        if first:  # an empty or missing store: still start afresh
+            self.post_message(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
+        self.post_message(StoreLoaded(self.store.load_summary(), stamp))
+        if self.session is not None:
+            self._run_session()
+
+    def _run_session(self) -> None:
+        assert self.session is not None
+        try:
+            self.session.sweep()
+            if not self._closing:
+                self.session.start_watch()
+                self.post_message(SessionStage("watching"))
+        except Exception as exc:  # the engine failed: say so on screen, keep browsing
+            self.post_message(SessionStage("failed", f"{type(exc).__name__}: {exc}"))
+
+    @on(RowsLoaded)
+    def _rows_loaded(self, message: RowsLoaded) -> None:
+        if message.first:
+            self.model.clear()
+            self.model.data = message.data
+        self.model.extend(message.chunk.rows, message.chunk.starts)
+        self.progress = (message.chunk.done, message.chunk.total)
+        self.records_screen.refresh_data()
+        self._header()
+
+    @on(StoreLoaded)
+    def _store_loaded(self, message: StoreLoaded) -> None:
+        self.summary = message.summary
+        self._stamp = message.stamp
+        self.progress = None
+        self.state = "sweeping" if self.session is not None else "following"
+        if self.summary is not None and self.session is None:
+            self.last_event = _parse_iso(self.summary.finished)
+        self.records_screen.refresh_data(keep=self.records_screen.table.rid)
+        self._header()
+
+    @on(SessionStage)
+    def _session_stage(self, message: SessionStage) -> None:
+        self._watching = message.stage == "watching"
+        self.state = message.stage
+        if message.detail:
+            self.notify(message.detail, title="engine failed", severity="error", timeout=30)
+
+    # -- polling another process's store ---------------------------------------------------
+
+    def _poll(self) -> None:
+        if self._polling or self.state == "loading":
+            return
+        if jsonl_stamp(self.store) != self._stamp:
+            self._polling = True
+            self._reread()
+
+    @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
+    def _reread(self) -> None:
+        """Read the rewritten store and work out which records changed."""
+        try:
+            self.post_message(diff_store(self.store, self.model))
+        finally:
+            self._polling = False
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        self._stamp = message.stamp
+        self.summary = message.summary or self.summary
+        if self.summary is not None:
+            self.last_event = _parse_iso(self.summary.finished) or time.time()
+        screen = self.records_screen
+        keep = self.model.key(screen.table.rid) if screen.table.rid is not None else None
+        self.model.clear()
+        self.model.data = message.data
+        self.model.extend(message.chunk.rows, message.chunk.starts)
+        changed = {self.model.ids[k] for k in message.changed if k in self.model.ids}
+        screen.refresh_data(changed, self.model.ids.get(keep) if keep else None)
+        self._header()
+
+    # -- live engine events ----------------------------------------------------------------
+
+    @on(EngineEvents)
+    def _engine_events(self, message: EngineEvents) -> None:
+        self.last_event = message.events[-1].at
+        if self.paused:
+            self.pending.extend(message.events)
+            self._header()
+            return
+        self.apply_events(message.events)
+
+    def apply_events(self, events: Iterable[Event]) -> None:
+        """Apply a batch of engine events to the model and the screens."""
+        records: dict[tuple[str, str], object] = {}
+        removed: list[tuple[str, str]] = []
+        for event in events:
+            if isinstance(event, RecordsChanged):
+                for key in event.removed:
+                    records.pop(key, None)
+                    removed.append(key)
+                records.update((r.key, r) for r in event.records)
+            elif isinstance(event, SweepStarted):
+                self.state = "sweeping" if event.full else "updating"
+                self.progress = (0, event.files)
+            elif isinstance(event, Progress):
+                self.progress = (event.done, event.total)
+            elif isinstance(event, SweepFinished):
+                self.summary, self.progress = event.summary, None
+                self.state = "watching" if self._watching else "idle"
+            elif isinstance(event, ToolsChanged) and event.appeared:
+                self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
+            elif isinstance(event, Notice) and event.level != "info":
+                self.notify(event.message, title=event.kind, severity=event.level)  # type: ignore[arg-type]
+        if records or removed:
+            screen = self.records_screen
+            keep = screen.table.rid
+            changed = self.model.apply(records.values(), removed)  # type: ignore[arg-type]
+            screen.refresh_data(changed, keep)
+        self._header()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_pause(self) -> None:
+        """Hold live changes back, or apply what queued meanwhile."""
+        self.paused = not self.paused
+        if not self.paused and self.pending:
+            events, self.pending = self.pending, []
+            self.apply_events(events)
+        self.notify("live updates paused" if self.paused else "live updates resumed")
+
+    def action_help(self) -> None:
+        """Show every key."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def open_inspector(self, rid: int) -> None:
+        """Open the stored text of row ``rid``."""
+        record = self.model.record(rid)
+        if record is None:
+            return
+        if not record.has_text:
+            self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
+            return
+        self.push_screen(InspectorScreen(record, self.store.text_path(record.sha256 or "")))
+
+    async def action_quit(self) -> None:
+        """Stop the engine cleanly, then leave."""
+        if self.session is None:
+            self.exit()
+            return
+        if not self._closing:
+            self._closing = True
+            self.notify("stopping the engine…")
+            self._close_session()
+
+    @work(thread=True, group="close", exit_on_error=False)
+    def _close_session(self) -> None:
+        assert self.session is not None
+        try:
+            self.session.close()
+        finally:
+            if self.bridge is not None:
+                self.bridge.close()
+            self.call_from_thread(self.exit)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Screens and actions in the command palette (ctrl+p)."""
+        yield from super().get_system_commands(screen)
+        records = self.records_screen
+        for tab in TABS:
+            yield SystemCommand(
+                f"Show {tab}", f"Status tab: {tab}", lambda t=tab: records.action_tab(t)
+            )
+        for column in (
+            "path",
+            "status",
+            "reason",
+            "mime",
+            "extractor",
+            "chars",
+            "pages",
+            "size",
+            "ms",
+        ):
+            yield SystemCommand(
+                f"Sort by {column}", "Again to reverse", lambda c=column: records.action_sort(c)
+            )
+        yield SystemCommand("Filter paths", "Text, regex, ! to invert", records.action_filter)
+        yield SystemCommand("Clear filter", "Show every path", lambda: records.set_filter(""))
+        yield SystemCommand("Open text", "Inspect the highlighted record", records.action_open)
+        yield SystemCommand(
+            "Toggle detail", "Show or hide the detail pane", records.action_toggle_detail
+        )
+        yield SystemCommand("Pause / resume live updates", "p", self.action_pause)
+        yield SystemCommand("Help", "Every key", self.action_help)
+
+
+def _parse_iso(text: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text).timestamp() if text else None
+    except ValueError:
+        return None

@@ -1,0 +1,1 @@
+"""Screens of the dashboard, one per file with its .tcss beside it."""

@@ -1,0 +1,74 @@
+"""The help screen: every key of every screen, read from their BINDINGS."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+MOUSE = [
+    ("click a row", "highlight it (the detail pane follows)"),
+    ("double click a row", "open its text"),
+    ("click a column title", "sort by it (again: reverse)"),
+    ("click a status tab", "show that status"),
+    ("wheel / scroll bars", "scroll"),
+]
+
+
+TABS_KEY = Binding("1,2,3,4,5,6", "tab", "status tabs: all ok empty unsupported error skipped")
+"""The six tab keys, shown as one line."""
+
+
+def key_label(binding: Binding) -> str:
+    """``question_mark,f1`` -> ``? f1``."""
+    names = {"question_mark": "?", "slash": "/", "left_square_bracket": "[",
+             "right_square_bracket": "]", "pageup": "PgUp", "pagedown": "PgDn"}  # fmt: skip
+    return " ".join(names.get(k, k) for k in binding.key.split(","))
+
+
+def section(title: str, bindings: list[Binding]) -> str:
+    """One screen's keys as markup."""
+    rows = [f"[b $accent]{title}[/]"]
+    for b in bindings:
+        rows.append(f"  [b]{escape(key_label(b)):<12}[/b] {escape(b.description or b.action)}")
+    return "\n".join(rows)
+
+
+def help_text() -> str:
+    """Every key, grouped by screen."""
+    from tui.app import QuarryApp
+    from tui.screens.inspector import InspectorScreen
+    from tui.screens.records import RecordsScreen
+    from tui.widgets.record_table import RecordTable
+
+    def of(cls: type) -> list[Binding]:
+        return [b for b in cls.BINDINGS if isinstance(b, Binding)]
+
+    app_keys = [*of(QuarryApp), Binding("ctrl+p", "command_palette", "Command palette")]
+    parts = [
+        section("Everywhere", app_keys),
+        section("Records", [TABS_KEY, *(b for b in of(RecordsScreen) if b.action[:4] != "tab(")]),
+        section("Records table", of(RecordTable)),
+        section("Text inspector", of(InspectorScreen)),
+        "[b $accent]Mouse[/]\n" + "\n".join(f"  [b]{k:<20}[/b] {v}" for k, v in MOUSE),
+    ]
+    return "\n\n".join(parts)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key; any of escape, q or ? closes it."""
+
+    CSS_PATH = "help.tcss"
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        """The key list."""
+        with VerticalScroll(id="help"):
+            yield Static(help_text(), id="help-body")
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        """Close the help."""
+        self.dismiss()

@@ -1,0 +1,197 @@
+"""The text inspector: a record's stored text with pages, search and wrap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.records import Record
+from tui.textdoc import TextDoc
+from tui.widgets.text_view import TextView
+
+
+class InspectorScreen(Screen[None]):
+    """Read one stored text; ``escape`` goes back to the records."""
+
+    CSS_PATH = "inspector.tcss"
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("left_square_bracket", "page(-1)", "Prev page"),
+        Binding("right_square_bracket", "page(1)", "Next page"),
+        Binding("l", "toggle_pages", "Page list"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "match(1)", "Next match"),
+        Binding("N", "match(-1)", "Prev match"),
+        Binding("w", "toggle_wrap", "Wrap"),
+    ]
+
+    class TextLoaded(Message):
+        """The text was read and split (off the UI thread)."""
+
+        def __init__(self, doc: TextDoc | None, error: str = "") -> None:
+            super().__init__()
+            self.doc = doc
+            """The prepared text, or None when it could not be read."""
+            self.error = error
+            """Why it could not be read."""
+
+    def __init__(self, record: Record, text_path: Path) -> None:
+        super().__init__()
+        self.record = record
+        self.text_path = text_path
+        self.query_text = ""
+        self.page = 0
+        """Index of the page, slide or sheet being read."""
+
+    def compose(self) -> ComposeResult:
+        """Title, page list + text, search box, status line, footer."""
+        yield Static("", id="title", markup=False)
+        with Horizontal(id="main"):
+            yield OptionList(id="pages")
+            yield TextView(id="text")
+        box = Input(placeholder="search the text", id="search")
+        box.cursor_blink = False
+        yield box
+        yield Static("loading…", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Read the text in a thread."""
+        self.query_one("#title", Static).update(f"{self.record.path}  ({self.record.root})")
+        view = self.query_one(TextView)
+        view.focus()
+        self.watch(view, "scroll_y", self._scrolled, init=False)
+        self._read()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _read(self) -> None:
+        try:
+            text = self.text_path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self.post_message(self.TextLoaded(None, f"cannot read {self.text_path}: {exc}"))
+            return
+        self.post_message(self.TextLoaded(TextDoc.parse(text)))
+
+    @on(TextLoaded)
+    def _loaded(self, message: TextLoaded) -> None:
+        view = self.query_one(TextView)
+        if message.doc is None:
+            self.query_one("#status", Static).update(message.error)
+            return
+        view.set_doc(message.doc)
+        pages = self.query_one("#pages", OptionList)
+        pages.set_options(Option(label, id=str(first)) for first, label in message.doc.pages)
+        pages.display = bool(message.doc.pages)
+        self.update_status()
+
+    def _scrolled(self, _y: float) -> None:
+        if self.view.doc.pages:
+            self.page = self.view.doc.page_of(self.view.top_line)
+        self.update_status()
+
+    @property
+    def view(self) -> TextView:
+        """The text."""
+        return self.query_one(TextView)
+
+    def update_status(self) -> None:
+        """Page, matches, wrap, capped lines."""
+        view = self.view
+        doc = view.doc
+        parts = [f"{len(doc.lines):,} lines"]
+        if doc.pages:
+            parts.append(f"{doc.pages[self.page][1]} ({self.page + 1}/{len(doc.pages)})")
+        if self.query_text:
+            n = len(view.matches)
+            at = f" ({view.current + 1}/{n})" if view.current >= 0 else ""
+            parts.append(f"“{self.query_text}”: {n:,} matches{at}")
+        parts.append("wrap on" if view.wrap else "wrap off")
+        if doc.capped:
+            parts.append(f"{doc.capped} long lines cut")
+        self.query_one("#status", Static).update(" · ".join(parts))
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Leave the search box, or go back to the records."""
+        box = self.query_one("#search", Input)
+        if box.has_focus:
+            self.view.focus()
+            box.set_class(bool(box.value), "-shown")
+            return
+        self.dismiss()
+
+    def action_page(self, delta: int) -> None:
+        """Go to the previous or next page, slide or sheet."""
+        doc = self.view.doc
+        if not doc.pages:
+            return
+        target = max(0, min(len(doc.pages) - 1, self.page + delta))
+        self.go_to_page(target)
+
+    def go_to_page(self, index: int) -> None:
+        """Show page ``index`` from its first line."""
+        self.view.go_to_line(self.view.doc.pages[index][0])
+        self.page = index
+        self.query_one("#pages", OptionList).highlighted = index
+        self.update_status()
+
+    @on(OptionList.OptionSelected, "#pages")
+    def _page_chosen(self, event: OptionList.OptionSelected) -> None:
+        self.go_to_page(event.option_index)
+        self.view.focus()
+
+    def action_toggle_pages(self) -> None:
+        """Show or hide the page list (and focus it when shown)."""
+        pages = self.query_one("#pages", OptionList)
+        pages.display = not pages.display
+        (pages if pages.display else self.view).focus()
+
+    def action_search(self) -> None:
+        """Type a search."""
+        box = self.query_one("#search", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _searched(self, event: Input.Submitted) -> None:
+        self.search(event.value)
+        self.view.focus()
+
+    def search(self, text: str) -> None:
+        """Highlight every match of ``text`` and go to the first one."""
+        self.query_text = text
+        matches = self.view.doc.search(text)
+        self.view.set_matches(matches, 0 if matches else -1)
+        if matches:
+            self._show_match(0)
+        self.update_status()
+
+    def action_match(self, delta: int) -> None:
+        """Go to the next (or previous) match."""
+        view = self.view
+        if not view.matches:
+            return
+        current = (view.current + delta) % len(view.matches)
+        view.set_matches(view.matches, current)
+        self._show_match(current)
+
+    def _show_match(self, index: int) -> None:
+        line = self.view.matches[index][0]
+        self.view.go_to_line(line, center=True)
+        if self.view.doc.pages:
+            self.page = self.view.doc.page_of(line)
+        self.update_status()
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines, or not."""
+        self.view.wrap = not self.view.wrap
+        self.update_status()

@@ -1,0 +1,153 @@
+"""The records screen's small panels: live header, summary bar, detail pane."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import ProgressBar, Static
+
+from engine.records import STATUSES, Record
+from engine.tools import KNOWN_TOOLS
+from tui.widgets.record_table import human_size
+
+STATUS_COLOURS = {
+    "ok": "$text-success",
+    "empty": "$text-warning",
+    "unsupported": "$text-primary",
+    "error": "$text-error",
+    "skipped": "$text-muted",
+}
+"""Theme colour of each status (the table uses the same through its component classes)."""
+
+
+def clock(at: float | None) -> str:
+    """Local wall-clock time of ``at``, or a dash."""
+    return "-" if at is None else time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def short_number(n: int) -> str:
+    """``12,345`` up to a million, then ``1.2M``."""
+    return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.1f}M"
+
+
+class LiveHeader(Horizontal):
+    """Folder, live state (with a progress bar during a sweep or a load), last event time."""
+
+    DEFAULT_CSS = """
+    LiveHeader { height: 1; background: $panel; }
+    LiveHeader > #title { width: auto; text-style: bold; padding: 0 1; }
+    LiveHeader > #folder { width: 1fr; color: $text-muted; }
+    LiveHeader > #state { width: auto; padding: 0 1; }
+    LiveHeader > ProgressBar { width: 36; display: none; }
+    LiveHeader > ProgressBar.-busy { display: block; }
+    LiveHeader > #last { width: auto; padding: 0 1; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """Title, folder, state, progress, last event."""
+        yield Static("textquarry", id="title")
+        yield Static("", id="folder")
+        yield Static("", id="state")
+        yield ProgressBar(show_eta=False, id="progress")
+        yield Static("", id="last")
+
+    def show(
+        self,
+        folder: str,
+        state: str,
+        progress: tuple[int, int] | None,
+        last_event: float | None,
+    ) -> None:
+        """Update every part."""
+        self.query_one("#folder", Static).update(escape(folder))
+        colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
+            state.split(" ")[0], "$accent"
+        )
+        self.query_one("#state", Static).update(f"[{colour}]●[/] {escape(state)}")
+        bar = self.query_one(ProgressBar)
+        bar.set_class(progress is not None, "-busy")
+        if progress is not None:
+            bar.update(total=max(progress[1], 1), progress=progress[0])
+        self.query_one("#last", Static).update(f"last event {clock(last_event)}")
+
+
+class SummaryBar(Static):
+    """Count per status in its colour, then totals."""
+
+    DEFAULT_CSS = """
+    SummaryBar { height: 1; padding: 0 1; }
+    """
+
+    def show(self, counts: dict[str, int], files: int, reused: int, chars: int) -> None:
+        """Update the counts and totals."""
+        parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}[/]" for s in STATUSES]
+        totals = (
+            f"files [b]{files:,}[/b] · reused [b]{reused:,}[/b] · "
+            f"chars [b]{short_number(chars)}[/b]"
+        )
+        self.update("  ".join(parts) + "   " + totals)
+
+
+def _iso(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def describe(record: Record, tools_missing: set[str]) -> str:
+    """Every field of ``record`` as markup for the detail pane."""
+    colour = STATUS_COLOURS.get(record.status, "$text")
+    verdict = record.status + (f" / {record.reason}" if record.reason else "")
+    lines = [
+        f"[b]{escape(record.path)}[/b]",
+        f"[dim]in {escape(record.root)}[/dim]",
+        "",
+        f"[{colour}][b]{escape(verdict)}[/b][/]",
+    ]
+    if record.error:
+        lines += ["", "[b]verdict[/b]", escape(record.error)]
+    if record.needs:
+        lines += ["", "[b]needs one of[/b]"]
+        for tool in record.needs:
+            state = "[$error]missing[/]" if tool in tools_missing else "[$success]found[/]"
+            spec = KNOWN_TOOLS.get(tool)
+            hint = f"\n    [dim]{escape(spec.install.get('debian', ''))}[/dim]" if spec else ""
+            lines.append(f"  {escape(tool)} ({state}){hint}")
+    fields = [
+        ("why", record.why or "-"),
+        ("reused", "yes" if record.reused else "no"),
+        ("MIME", record.mime or "-"),
+        ("extractor", record.extractor or "-"),
+        ("reader", f"{record.reader} v{record.v}" if record.reader else "-"),
+        ("chars", f"{record.chars:,}"),
+        ("pages", "-" if record.pages is None else str(record.pages)),
+        ("size", f"{record.size:,} B ({human_size(record.size)})"),
+        ("modified", _iso(record.mtime_ns)),
+        ("read in", f"{record.ms} ms"),
+        ("crashes", str(record.crashes)),
+        ("sha256", record.sha256 or "-"),
+        ("tool set", record.tools or "-"),
+    ]
+    lines.append("")
+    lines += [f"[b]{name:<10}[/b]{escape(value)}" for name, value in fields]
+    return "\n".join(lines)
+
+
+class DetailPane(VerticalScroll):
+    """Everything known about the highlighted record."""
+
+    DEFAULT_CSS = """
+    DetailPane { width: 46; border-left: vkey $panel; padding: 0 1; }
+    DetailPane > Static { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """One static body."""
+        yield Static("", id="detail-body")
+
+    def show(self, record: Record | None, tools_missing: set[str]) -> None:
+        """Show ``record`` (or say there is nothing to show)."""
+        body = self.query_one("#detail-body", Static)
+        body.update("[dim]no record[/dim]" if record is None else describe(record, tools_missing))
