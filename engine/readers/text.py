@@ -67,9 +67,9 @@ def sniff_utf16(head: bytes) -> str | None:
     pairs = len(head) // 2
     even = head[0 : pairs * 2 : 2].count(0)
     odd = head[1 : pairs * 2 : 2].count(0)
-    if odd > pairs * 0.4 and even < pairs * 0.05:
+    if odd > pairs * 0.7 and even < pairs * 0.05:
         return "utf-16-le"
-    if even > pairs * 0.4 and odd < pairs * 0.05:
+    if even > pairs * 0.7 and odd < pairs * 0.05:
         return "utf-16-be"
     return None
 
