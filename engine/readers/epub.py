@@ -12,7 +12,6 @@ missing or not (X)HTML are skipped.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -83,13 +82,12 @@ def _encrypted(zf: SafeZip, budget: XmlBudget) -> set[str]:
     return {posixpath.normpath(unquote(a.get("URI", ""))) for a in refs}
 
 
-@dataclass(frozen=True, slots=True)
 class EpubReader:
     """Reads EPUB 2 and 3 e-books."""
 
-    name: str = "epub"
-    version: int = 1
-    mimes: frozenset[str] = frozenset({M.EPUB})
+    name = "epub"
+    version = 1
+    mimes = frozenset({M.EPUB})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:

@@ -8,7 +8,6 @@ the base64 ``<binary>`` images are skipped without being built. The file goes th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
@@ -32,13 +31,12 @@ def _line(block: Element) -> str:
     return element_text(block)
 
 
-@dataclass(frozen=True, slots=True)
 class Fb2Reader:
     """Reads FictionBook 2 e-books."""
 
-    name: str = "fb2"
-    version: int = 1
-    mimes: frozenset[str] = frozenset({M.FB2})
+    name = "fb2"
+    version = 1
+    mimes = frozenset({M.FB2})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:

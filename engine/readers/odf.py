@@ -14,7 +14,6 @@ encryption data for ``content.xml`` is :class:`EncryptedFile`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
@@ -140,16 +139,17 @@ def _row_lines(row: Element, limit: int) -> Iterator[str]:
             yield line
 
 
-@dataclass(frozen=True, slots=True)
 class OdfReader:
     """Reads one OpenDocument family, zipped or flat; ``kind`` is text, sheet or slide."""
 
-    name: str
-    mimes: frozenset[str]
-    kind: str
-    """``text``, ``sheet`` (a ``# sheetN`` per table) or ``slide`` (a ``# slideN`` per page)."""
-    version: int = 1
+    version = 1
     tools: tuple[str, ...] = ()
+
+    def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
+        self.name = name
+        self.mimes = mimes
+        self.kind = kind
+        """``text``, ``sheet`` (a ``# sheetN`` per table) or ``slide`` (``# slideN`` per page)."""
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the document's paragraphs and rows into ``sink``."""

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
 from engine import mimes as M
+from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
@@ -147,13 +147,12 @@ def _docx_parts(zf: SafeZip, main: str) -> list[str]:
     return [main, *(name for _, _, name in extra)]
 
 
-@dataclass(frozen=True, slots=True)
 class DocxReader:
     """Reads Word documents (DOCX, DOCM, DOTX)."""
 
-    name: str = "docx"
-    version: int = 1
-    mimes: frozenset[str] = frozenset({M.DOCX})
+    name = "docx"
+    version = 1
+    mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
@@ -241,8 +240,8 @@ def _row_line(row: Element, strings: list[str]) -> str:
     return "\t".join(cells)
 
 
-def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str | None]:
-    """Member names of the sheets in workbook order (None for one that cannot be found)."""
+def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str]:
+    """Member names of the sheets in workbook order; CorruptFile if one is missing."""
     ids: list[str] = []
     rules = Rules(
         _NS, starts=frozenset({"x:sheet"}), on_start=lambda _t, a: ids.append(a.get("r:id", ""))
@@ -250,7 +249,10 @@ def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str | 
     with zf.open(workbook) as stream:
         parse(stream, rules, budget)
     rels = relationships(zf, workbook, budget)
-    return [rels[i][1] if i in rels and zf.has(rels[i][1]) else None for i in ids]
+    targets = [rels[i][1] if i in rels else "" for i in ids]
+    if not all(zf.has(t) for t in targets):
+        raise CorruptFile("a sheet of the workbook is missing")
+    return targets
 
 
 def _shared_strings_part(zf: SafeZip, workbook: str, budget: XmlBudget) -> str | None:
@@ -260,13 +262,12 @@ def _shared_strings_part(zf: SafeZip, workbook: str, budget: XmlBudget) -> str |
     return None
 
 
-@dataclass(frozen=True, slots=True)
 class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
-    name: str = "xlsx"
-    version: int = 1
-    mimes: frozenset[str] = frozenset({M.XLSX})
+    name = "xlsx"
+    version = 1
+    mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
@@ -285,9 +286,8 @@ class XlsxReader:
             rules = Rules(_NS, blocks=frozenset({"x:row"}), on_block=on_row)
             for number, sheet in enumerate(sheets, start=1):
                 sink.line(f"# sheet{number}")
-                if sheet is not None:
-                    with zf.open(sheet) as stream:
-                        parse(stream, rules, budget)
+                with zf.open(sheet) as stream:
+                    parse(stream, rules, budget)
         return ReadInfo(extractor=self.name, pages=len(sheets))
 
 

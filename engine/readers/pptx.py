@@ -1,10 +1,11 @@
 """PowerPoint (PPTX) presentations through python-pptx, opened only after the zip checks.
 
 python-pptx inflates every member when it opens a package, so the file never reaches it
-directly: every member is first checked by :mod:`zipsafe`, every XML part is read under the
-caps and parsed once by :mod:`xmlsafe` (no DTD, UTF-8/16, ``xml_bytes``), and python-pptx is
-given a skeleton package holding those XML parts and empty media. Slideshow and template
-packages are presented to it as ordinary presentations.
+directly. Every XML part is read under the :mod:`zipsafe` caps and parsed once by
+:mod:`xmlsafe` (no DTD, UTF-8/16, ``xml_bytes``, ``parts_per_block`` in a DrawingML paragraph
+or table row); python-pptx is then given a skeleton package holding those parts and empty
+media, which are never inflated at all. Slideshow and template packages are presented to it as
+ordinary presentations.
 
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``), then the
@@ -16,7 +17,6 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,11 @@ _OTHER_MAINS = (
     b"application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
     b"application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
 )
-_CHECK_ONLY = Rules(ns={})
+_CHECK_ONLY = Rules(
+    ns={"http://schemas.openxmlformats.org/drawingml/2006/main": "a"},
+    blocks=frozenset({"a:p", "a:tr"}),
+)
+"""Parse rules that keep nothing: the parse checks DTDs, encoding and parts per paragraph."""
 
 
 def _is_xml(name: str) -> bool:
@@ -116,13 +120,12 @@ def _write_slides(prs: Any, sink: TextSink) -> int:
     return count
 
 
-@dataclass(frozen=True, slots=True)
 class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
-    name: str = "pptx"
-    version: int = 1
-    mimes: frozenset[str] = frozenset({M.PPTX})
+    name = "pptx"
+    version = 1
+    mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:

@@ -125,8 +125,9 @@ def test_pptx_slideshow_and_media_are_not_inflated(tmp_path: Path, samples: Path
     src = zipfile.ZipFile(samples / "sample.pptx")
     members: dict[str, bytes | str] = {n: src.read(n) for n in src.namelist()}
     src.close()
-    types = bytes(members["[Content_Types].xml"]).replace(b"presentation.main", b"slideshow.main")
-    members["[Content_Types].xml"] = types
+    types = members["[Content_Types].xml"]
+    assert isinstance(types, bytes)
+    members["[Content_Types].xml"] = types.replace(b"presentation.main", b"slideshow.main")
     members["ppt/media/huge.emf"] = bytes(2 * 1024 * 1024)
     text, info = read(PptxReader(), write_zip(tmp_path, "show.ppsx", members), M.PPTX)
     assert (text, info.pages) == (O.PPTX_TEXT, 2)
