@@ -14,7 +14,7 @@ from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.pdf import PdfReader, printable_share
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen import _pdfwriter as W
-from fixtures.gen import _raster as R
+from fixtures.gen.pdf import scanned_pdf, unmapped_font_pdf
 
 HAVE_PDFTOTEXT = shutil.which("pdftotext") is not None
 HAVE_OCR = shutil.which("pdftoppm") is not None and shutil.which("tesseract") is not None
@@ -40,13 +40,6 @@ def read(tmp_path: Path, data: bytes, tools: ToolSet, **limits: float) -> tuple[
     sink = TextSink(1_000_000)
     info = PdfReader().read(path, ctx, sink)
     return sink.getvalue(), info
-
-
-def scanned_pdf() -> bytes:
-    """Two image-only pages with large clear capitals."""
-    first = R.render(["OCR TEST 42", "HELLO WORLD"])
-    second = R.render(["SCANNED PAGE ONE"])
-    return W.make_pdf([W.ImagePage(g.width, g.height, g.pixels) for g in (first, second)])
 
 
 def test_pypdf_reads_text_pages_with_form_feeds(tmp_path: Path) -> None:
@@ -119,29 +112,6 @@ def test_scanned_pages_are_ocrd_when_tools_are_there(tmp_path: Path) -> None:
 def test_ocr_needs_both_tools(tmp_path: Path) -> None:
     _, info = read(tmp_path, scanned_pdf(), discover().without(["tesseract"]))
     assert info.scanned and info.extractor == "pdftotext"
-
-
-def unmapped_font_pdf() -> bytes:
-    """A page whose only font maps its codes to control characters (no usable map)."""
-    b = W.PdfBuilder()
-    catalog, tree = b.reserve(), b.reserve()
-    cmap = (
-        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
-        b"1 begincodespacerange <00> <FF> endcodespacerange\n"
-        b"1 beginbfrange <20> <7E> <0001> endbfrange\nendcmap end end\n"
-    )
-    to_unicode = b.stream(b"", cmap)
-    font = b.add(
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode %d 0 R >>" % to_unicode
-    )
-    content = b.stream(b"", W.text_content(["Garbled words all over the page"] * 5))
-    page = b.add(
-        b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (tree, font, content)
-    )
-    b.set(tree, b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % page)
-    b.set(catalog, b"<< /Type /Catalog /Pages %d 0 R >>" % tree)
-    return b.build(catalog)
 
 
 def test_unprintable_pypdf_text_needs_pdftotext(tmp_path: Path) -> None:

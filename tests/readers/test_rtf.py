@@ -10,6 +10,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.rtf import MAX_DEPTH, RtfReader
+from fixtures.gen.misc import RTF_SAMPLE, RTF_TEXT
 
 HEADER = rb"{\rtf1\ansi\deff0{\fonttbl{\f0\fswiss Helvetica;}}{\colortbl;\red255\green0\blue0;}"
 
@@ -102,3 +103,7 @@ def test_surrogate_pair_split_across_flushes(tmp_path: Path) -> None:
     filler = b"a" * (65536 - 1)
     text = read(tmp_path, HEADER + filler + rb"\u-10179?\u-8704?}")
     assert text.endswith("a😀")
+
+
+def test_generated_sample_exact_text(tmp_path: Path) -> None:
+    assert read(tmp_path, RTF_SAMPLE) == RTF_TEXT
