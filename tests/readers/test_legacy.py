@@ -146,7 +146,7 @@ def test_real_catppt_on_junk_ole_is_empty(ole: Path) -> None:
     assert read(PptReader(), ole, discover()) == ("", ReadInfo("catppt", pages=0))
 
 
-REAL = {
+REAL: dict[str, tuple[DocReader | XlsReader | PptReader, str]] = {
     "format-corpus/variations/variations/application/msword/lorem-ipsum.doc": (
         DocReader(),
         "Lorem ipsum dolor sit amet",
