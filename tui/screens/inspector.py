@@ -26,7 +26,7 @@ class InspectorScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("left_square_bracket", "page(-1)", "Prev page"),
         Binding("right_square_bracket", "page(1)", "Next page"),
-        Binding("l", "toggle_pages", "Page list"),
+        Binding("l", "toggle_pages", "Page list", priority=True),
         Binding("slash", "search", "Search"),
         Binding("n", "match(1)", "Next match"),
         Binding("N", "match(-1)", "Prev match"),
@@ -150,10 +150,14 @@ class InspectorScreen(Screen[None]):
         self.view.focus()
 
     def action_toggle_pages(self) -> None:
-        """Show or hide the page list (and focus it when shown)."""
+        """Go to the page list; from the list, hide it."""
         pages = self.query_one("#pages", OptionList)
-        pages.display = not pages.display
-        (pages if pages.display else self.view).focus()
+        if pages.has_focus:
+            pages.display = False
+            self.view.focus()
+        elif self.view.doc.pages:
+            pages.display = True
+            pages.focus()
 
     def action_search(self) -> None:
         """Type a search."""

@@ -139,7 +139,7 @@ class DetailPane(VerticalScroll):
     """Everything known about the highlighted record."""
 
     DEFAULT_CSS = """
-    DetailPane { width: 46; border-left: vkey $panel; padding: 0 1; }
+    DetailPane { width: 42; border-left: vkey $panel; padding: 0 1; }
     DetailPane > Static { width: 1fr; }
     """
 

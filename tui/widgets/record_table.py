@@ -28,11 +28,11 @@ FLASH_SECONDS = 1.5
 WIDTHS: dict[str, int] = {
     "status": 11,
     "reason": 11,
-    "mime": 24,
+    "mime": 20,
     "extractor": 12,
     "chars": 9,
     "pages": 5,
-    "size": 7,
+    "size": 6,
     "ms": 6,
 }
 """Fixed column widths; the path takes what is left."""

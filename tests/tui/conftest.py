@@ -1,0 +1,65 @@
+"""Shared fixtures for the dashboard tests: a sample store and a deterministic clock."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Static
+
+from engine.store import Store
+from tui.app import QuarryApp
+from tui.model import R_PATH
+from tui.sample import build_sample_store
+
+SIZE = (160, 40)
+"""Terminal size of every pilot test."""
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    """Show times in UTC so screens do not depend on the machine's zone."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """The sample store (every status, paged texts) in a temporary folder."""
+    return build_sample_store(tmp_path / "store")
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait for workers and for the messages they posted."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_lines(widget: Widget) -> list[str]:
+    """The text a widget shows, line by line (what the user reads)."""
+    return [strip.text for strip in widget.render_lines(widget.size.region)]
+
+
+def static_text(widget: Static) -> str:
+    """The plain text of a Static."""
+    return str(widget.visual) if hasattr(widget, "visual") else str(widget.renderable)
+
+
+def visible_paths(app: QuarryApp) -> list[str]:
+    """Paths of the rows in the view, in the order shown."""
+    m = app.model
+    return [m.rows[m.rid_at(i)][R_PATH] for i in range(len(m.view))]  # type: ignore[index]

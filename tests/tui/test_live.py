@@ -1,0 +1,109 @@
+"""Live updates: engine events from a thread, a store rewritten by another process, pause."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from engine.events import Progress, RecordsChanged, SweepFinished, SweepStarted
+from engine.records import Record
+from engine.store import Store
+from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tui.app import QuarryApp
+from tui.bridge import EventBridge
+from tui.messages import EngineEvents
+from tui.sample import ROOT, sample_records, sample_summary
+from tui.widgets.record_table import RecordTable
+
+
+def changed_record(path: str, **changes: object) -> Record:
+    """A sample record with ``changes``."""
+    rec = next(r for r in sample_records() if r.path == path)
+    return rec.evolve(**changes)
+
+
+async def wait_until(pilot, condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    """Pause until ``condition()`` holds (events cross threads)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+async def test_events_from_a_thread_change_the_row_in_place(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", "p", "d", "f", "enter", "down", "down")  # on pdf/scanned.pdf
+        table = app.query_one(RecordTable)
+        cursor_key = app.model.key(table.rid)  # type: ignore[arg-type]
+        bridge = EventBridge(lambda batch: app.post_message(EngineEvents(batch)))
+        fixed = changed_record("pdf/truncated.pdf", status="ok", reason=None, error=None, chars=99)
+        new = Record(ROOT, "pdf/new.pdf", 10, 1, "error", "ab" * 32, "application/pdf", "corrupt")
+
+        def engine() -> None:  # what a sweep thread does, one event at a time
+            now = time.time()
+            bridge(SweepStarted(now, (ROOT,), 2, 10, full=False))
+            bridge(RecordsChanged(now, (fixed,)))
+            bridge(RecordsChanged(now, (new,), removed=((ROOT, "pdf/encrypted.pdf"),)))
+            bridge(Progress(now, 2, 2, 10, 10, "pdf/new.pdf"))
+
+        thread = threading.Thread(target=engine)
+        thread.start()
+        thread.join()
+        await wait_until(pilot, lambda: "pdf/new.pdf" in visible_paths(app))
+        bridge.close()
+        assert visible_paths(app) == [
+            "pdf/new.pdf",
+            "pdf/report.pdf",
+            "pdf/scanned.pdf",
+            "pdf/truncated.pdf",
+        ]
+        assert app.model.key(table.rid) == cursor_key  # the cursor stayed on its record
+        row = next(line for line in screen_lines(table) if line.startswith("pdf/truncated.pdf"))
+        assert " ok " in row and "99" in row
+        assert app.model.tab_counts()["error"] == 2  # 3 - encrypted - truncated + new
+        assert app.model.query.text == "pdf"
+        assert table.flash  # changed rows are highlighted for a moment
+        assert "updating" in app.state_text
+
+
+async def test_pause_holds_events_back_until_resumed(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        assert app.paused
+        fixed = changed_record("pdf/encrypted.pdf", status="ok", reason=None, error=None)
+        app.post_message(EngineEvents([RecordsChanged(time.time(), (fixed,))]))
+        await pilot.pause()
+        assert app.model.tab_counts()["error"] == 3 and "1 pending" in app.state_text
+        await pilot.press("p")
+        assert app.model.tab_counts()["error"] == 2 and not app.pending
+        summary = sample_summary(sample_records())
+        app.post_message(EngineEvents([SweepFinished(time.time(), summary, 1, 0, full=False)]))
+        await pilot.pause()
+        assert app.state == "idle" and app.progress is None
+
+
+async def test_store_rewritten_by_another_process_is_followed(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("5", "end")  # cursor on pdf/truncated.pdf
+        table = app.query_one(RecordTable)
+        records = [
+            r.evolve(error="startxref missing (re-read)") if r.path == "pdf/truncated.pdf" else r
+            for r in sample_records()
+            if r.path != "pdf/encrypted.pdf"
+        ]
+        await asyncio.sleep(0.01)  # a new mtime
+        with store.writer():
+            store.write_records(records)
+        await wait_until(pilot, lambda: len(app.model) == 15)
+        assert visible_paths(app) == ["hostile/zipbomb.docx", "pdf/truncated.pdf"]
+        assert app.model.key(table.rid) == (ROOT, "pdf/truncated.pdf")
+        assert table.flash == {app.model.ids[(ROOT, "pdf/truncated.pdf")]: table.flash[table.rid]}  # type: ignore[index]
+        rec = app.model.record(table.rid)  # type: ignore[arg-type]
+        assert rec is not None and rec.error == "startxref missing (re-read)"
