@@ -4,21 +4,27 @@
 :class:`Outcome` with a status and reason. The text goes to a temporary file in the store's
 ``tmp/`` folder (written and fsynced here), so the engine's own process never holds a
 document's text: it only renames the file into place.
+
+A failure of the machine rather than the file (the text cannot be written, a tool vanished
+during the sweep) comes back with ``machine`` set: the sweep keeps the earlier record and
+reports it, and never blames the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine import mimes
 from engine.detect import detect
-from engine.errors import NeedsTool, ReadFailure
+from engine.errors import NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
-from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
+from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Reason, Status
 from engine.tools import ToolSet
@@ -38,6 +44,8 @@ class ReadTask:
     """Tools the read may use."""
     tmp_dir: str
     """Folder for the finished text file."""
+    size: int = 0
+    """Size in bytes when planned (the pool batches small files)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,10 @@ class Outcome:
     """Wall time of the read."""
     text_file: str | None = None
     """Temporary file holding the text (ok records)."""
+    machine: bool = False
+    """The machine failed, not the file: keep the earlier record, report ``error``."""
+    lost_worker: bool = False
+    """The read killed its worker or was killed with it (counts towards quarantine)."""
 
 
 def normalise(text: str) -> str:
@@ -84,14 +96,23 @@ def cap_line(limits: Limits) -> str:
     return f"\n[quarry: text cut at the max_chars cap of {limits.max_chars} characters]\n"
 
 
-def read_one(task: ReadTask) -> Outcome:
-    """Read one file; every failure is an Outcome, never an exception."""
-    started = time.monotonic()
+def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Outcome:
+    """Read one file; every failure is an Outcome, never an exception.
+
+    ``started`` is called with the MIME type once the file is detected, before its reader
+    runs (the pool uses it to know what a worker that dies was reading).
+    """
+    begun = time.monotonic()
     path = Path(task.path)
-    mime = detect(path)
-    outcome = _read_detected(task, path, mime, started)
-    ms = int((time.monotonic() - started) * 1000)
-    return _with_ms(outcome, ms)
+    try:
+        mime = detect(path)
+    except Exception:  # a detection bug must cost one record, not the worker
+        mime = mimes.OCTET
+    if started is not None:
+        started(mime)
+    outcome = _read_detected(task, path, mime, begun)
+    ms = int((time.monotonic() - begun) * 1000)
+    return _replace(outcome, ms=ms)
 
 
 def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Outcome:
@@ -114,6 +135,8 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
         info = ReadInfo(extractor=reader.name)
     except NeedsTool as exc:
         return _fail(base, exc, needs=exc.tools)
+    except ToolFailed as exc:
+        return _tool_failed(base, exc, reader, task.tools)
     except ReadFailure as exc:
         return _fail(base, exc)
     except MemoryError:
@@ -158,11 +181,34 @@ def _finish(task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink) -> Ou
             base, status=Status.EMPTY, reason=Reason.NO_TEXT, error="the reader found no text"
         )
     tmp = Path(task.tmp_dir) / f"{task.sha256}.{os.getpid()}.{time.monotonic_ns()}.txt"
+    try:
+        _write_text(tmp, text)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
+    return _replace(base, chars=len(text), text_file=str(tmp))
+
+
+def _write_text(tmp: Path, text: str) -> None:
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
-    return _replace(base, chars=len(text), text_file=str(tmp))
+
+
+def machine_failure(mime: str, message: str) -> Outcome:
+    """An Outcome that blames the machine: the sweep keeps the earlier record."""
+    return Outcome(Status.ERROR, mime, Reason.TOOL_FAILED, error=message, machine=True)
+
+
+def _tool_failed(base: Outcome, exc: ToolFailed, reader: Reader, tools: ToolSet) -> Outcome:
+    """A tool that failed because it is gone from disk is the machine's failure."""
+    for name in reader.tools:
+        exe = tools.path(name)
+        if exe is not None and not os.access(exe, os.X_OK):
+            return machine_failure(base.mime, f"{name} vanished during the sweep ({exe})")
+    return _fail(base, exc)
 
 
 def _fail(base: Outcome, exc: ReadFailure, needs: tuple[str, ...] = ()) -> Outcome:
@@ -170,10 +216,4 @@ def _fail(base: Outcome, exc: ReadFailure, needs: tuple[str, ...] = ()) -> Outco
 
 
 def _replace(o: Outcome, **kw: object) -> Outcome:
-    from dataclasses import replace
-
     return replace(o, **kw)  # type: ignore[arg-type]
-
-
-def _with_ms(o: Outcome, ms: int) -> Outcome:
-    return _replace(o, ms=ms)

@@ -1,109 +1,284 @@
 """Runs reads in worker processes, never in the engine's (or the dashboard's) process.
 
-A supervised pebble pool: workers are reused across files, recycled after ``max_tasks`` reads,
-replaced when they die. Each read has a wall-time limit (the worker is killed past it) and
-each worker an address-space limit (RLIMIT_AS). Whatever happens to a worker becomes an
-:class:`engine.extract.Outcome` with a named reason: ``timeout``, ``memory`` or ``crashed``.
+:class:`ReadPool` supervises its workers itself, with no threads: :meth:`ReadPool.read` sends
+each worker a batch of files, waits on the workers' pipes and exit sentinels, and turns
+whatever happens into one :class:`~engine.extract.Outcome` per file:
+
+- a read past its wall time (``limits.timeout_s`` plus a short grace) is killed with its
+  worker's whole process group and any tool the worker started: ``error/timeout``;
+- a ``MemoryError`` under the worker's RLIMIT_AS, or a worker the kernel killed:
+  ``error/memory``;
+- any other death (a segfault, ``os._exit``): ``error/crashed``.
+
+The culprit is always known: the worker announces each file as it begins it, so only that
+file is blamed and the rest of its batch is sent again. A dead or killed worker is replaced;
+workers leave on their own after ``max_reads`` reads. Workers start from a forkserver, so
+they are small and never copy the engine's threads or memory. Workers that cannot start
+(three in a row die before taking a batch) raise :class:`MachineFailure`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import multiprocessing
 import os
-import resource
 import signal
-from concurrent.futures import Future
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
 
-import pebble
-
-from engine.detect import detect
-from engine.extract import Outcome, ReadTask, read_one
+from engine import procs
+from engine import worker as _w
+from engine.extract import Outcome, ReadTask
 from engine.limits import Limits
-from engine.records import Reason, Status
+from engine.readers import registry
+from engine.records import Reason
 
 GRACE_S = 2.0
-"""Time a worker gets past the read's own deadline (readers stop themselves first)."""
-
-
-def _init_worker(memory_bytes: int) -> None:
-    """Runs in each new worker: bound its memory, make it the OOM killer's first choice."""
-    if memory_bytes > 0:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
-        fh.write("1000")
-    # Ctrl-C goes to the whole process group; the engine decides when workers stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+"""Most time a read gets past its own deadline (readers stop themselves first)."""
+START_FAILURES = 3
+"""Workers in a row that die before taking a batch before the pool gives up."""
+BATCH_FILES = 32
+"""Most files sent to a worker at once."""
+BATCH_BYTES = 1 << 20
+"""Files are batched until their sizes add up to this; a larger file goes alone."""
+TICK_S = 0.2
+"""Longest wait between calls of ``read``'s ``tick``."""
+START_TIMEOUT_S = 30.0
+"""Time a new worker has to say it is ready."""
 
 
 class MachineFailure(Exception):
-    """The pool itself failed (could not start, broke): not the file's fault."""
+    """The pool itself failed (workers cannot start): not the file's fault."""
+
+
+@dataclass(eq=False)
+class _Worker:
+    """The pool's view of one worker process."""
+
+    proc: BaseProcess
+    conn: Connection
+    ready: bool = False
+    accepted: bool = False
+    leaving: bool = False
+    tasks: deque[ReadTask] = field(default_factory=deque)
+    mime: str | None = None
+    deadline: float = float("inf")
+    born: float = field(default_factory=time.monotonic)
+
+
+def grace(limits: Limits) -> float:
+    """Time past the read's deadline before its worker is killed."""
+    return min(GRACE_S, max(0.1, limits.timeout_s / 4))
 
 
 class ReadPool:
-    """A pool of worker processes that read files under time and memory bounds."""
+    """Worker processes that read files under time and memory bounds."""
 
-    def __init__(self, limits: Limits, workers: int = 0, max_tasks: int = 500) -> None:
+    def __init__(self, limits: Limits, workers: int = 0, max_reads: int = 500) -> None:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
-        try:
-            self._pool = pebble.ProcessPool(
-                max_workers=self.workers,
-                max_tasks=max_tasks,
-                initializer=_init_worker,
-                initargs=(limits.memory_bytes,),
-                # Not fork: a forked worker would inherit the store's lock (so a killed engine's
-                # orphans would lock out the next writer) and the engine's whole heap (which
-                # counts against the worker's RLIMIT_AS).
-                context=multiprocessing.get_context("forkserver"),
-            )
-        except OSError as exc:
-            raise MachineFailure(f"cannot start worker processes: {exc}") from exc
+        self.max_reads = max_reads
+        self.started = 0
+        """Worker processes started so far (tests and benchmarks read it)."""
+        self._ctx = procs.worker_context()
+        self._live: list[_Worker] = []
+        self._start_failures = 0
 
-    def submit(self, task: ReadTask) -> Future[Outcome]:
-        """Schedule one read; the future's result is always an Outcome (see :func:`outcome_of`)."""
+    # -- the public face --------------------------------------------------------------------
+
+    def read(
+        self, tasks: Iterable[ReadTask], tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        """Read ``tasks``, yielding each with its Outcome as it finishes (in any order).
+
+        ``tick`` is called at least every :data:`TICK_S` seconds while reads run. Raises
+        MachineFailure when workers cannot start; outcomes yielded before that stand.
+        """
+        queue = deque(tasks)
         try:
-            fut: Future[Outcome] = self._pool.schedule(
-                read_one, args=(task,), timeout=task.limits.timeout_s + GRACE_S
-            )
-        except RuntimeError as exc:
-            raise MachineFailure(f"worker pool stopped: {exc}") from exc
-        return fut
+            while queue or any(w.tasks for w in self._live):
+                self._staff(len(queue))
+                self._dispatch(queue)
+                yield from self._wait(queue)
+                if tick is not None:
+                    tick()
+        finally:
+            for w in list(self._live):
+                if w.tasks:  # abandoned mid-batch: its answers would reach the next run
+                    self._bury(w, kill=True)
 
     def close(self) -> None:
         """Stop the workers (killing any read in flight)."""
-        self._pool.stop()  # type: ignore[no-untyped-call]
-        self._pool.join(timeout=10)
+        for w in self._live:
+            with contextlib.suppress(OSError, ValueError):
+                w.conn.send(None)
+        end = time.monotonic() + 1.0
+        for w in list(self._live):
+            w.proc.join(max(0.0, end - time.monotonic()))
+            self._bury(w, kill=True)
+
+    # -- workers --------------------------------------------------------------------------
+
+    def _staff(self, queued: int) -> None:
+        """Start workers until there are enough for the queue."""
+        want = min(self.workers, len(self._live) + queued)
+        while len(self._live) < want:
+            self._live.append(self._start())
+
+    def _start(self) -> _Worker:
+        cfg = _w.WorkerConfig(
+            self.limits.memory_bytes, os.environ.get(registry.EXTRA_ENV, ""), self.max_reads
+        )
+        ours, theirs = self._ctx.Pipe()
+        try:
+            proc = procs.start_process(self._ctx, theirs, cfg)
+        except OSError as exc:
+            ours.close()
+            raise MachineFailure(f"cannot start a worker process: {exc.strerror or exc}") from exc
+        finally:
+            theirs.close()
+        self.started += 1
+        return _Worker(proc, ours)
+
+    def _bury(self, w: _Worker, *, kill: bool) -> None:
+        """Forget a worker, killing its process group and what it started."""
+        if kill or w.proc.is_alive():
+            procs.kill_tree(w.proc.pid)
+        w.proc.join(5)
+        if w.proc.pid is not None:  # tools left in the dead worker's group go too
+            with contextlib.suppress(OSError):
+                os.killpg(w.proc.pid, signal.SIGKILL)
+        w.conn.close()
+        with contextlib.suppress(ValueError):
+            self._live.remove(w)
+
+    # -- batches --------------------------------------------------------------------------
+
+    def _dispatch(self, queue: deque[ReadTask]) -> None:
+        for w in self._live:
+            if not queue:
+                return
+            if w.ready and not w.leaving and not w.tasks:
+                batch = self._take(queue)
+                w.tasks = deque(batch)
+                w.accepted = False
+                w.deadline = time.monotonic() + _budget(batch[0])
+                with contextlib.suppress(OSError):  # a dead worker shows on its sentinel
+                    w.conn.send(_batch(batch))
+
+    def _take(self, queue: deque[ReadTask]) -> list[ReadTask]:
+        """The next batch: small files together, up to a share of what is left."""
+        first = queue.popleft()
+        batch, size = [first], first.size
+        most = max(1, min(BATCH_FILES, len(queue) // (2 * self.workers)))
+        while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
+            nxt = queue[0]
+            if (nxt.limits, nxt.tools, nxt.tmp_dir) != (first.limits, first.tools, first.tmp_dir):
+                break
+            size += nxt.size
+            batch.append(queue.popleft())
+        return batch
+
+    # -- waiting --------------------------------------------------------------------------
+
+    def _wait(self, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
+        now = time.monotonic()
+        soonest = min((w.deadline for w in self._live if w.tasks), default=now + TICK_S)
+        by_handle: dict[object, _Worker] = {}
+        for w in self._live:
+            by_handle[w.conn] = w
+            by_handle[w.proc.sentinel] = w
+        handles: list[Any] = list(by_handle)
+        ready = wait(handles, timeout=max(0.0, min(TICK_S, soonest - now)))
+        for w in {by_handle[h] for h in ready}:
+            yield from self._drain(w, queue)
+        now = time.monotonic()
+        for w in list(self._live):
+            if not w.ready and now > w.born + START_TIMEOUT_S:
+                self._bury(w, kill=True)
+                self._start_failed(None)
+            elif w.tasks and now > w.deadline:
+                yield from self._drain(w, queue)
+                if w in self._live and w.tasks and time.monotonic() > w.deadline:
+                    yield self._timed_out(w, queue)
+
+    def _drain(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
+        """Handle every message the worker sent; bury it if it has gone."""
+        try:
+            while w.conn.poll():
+                msg = w.conn.recv()
+                done = self._message(w, msg)
+                if done is not None:
+                    yield done
+        except (EOFError, OSError):
+            pass
+        if not w.proc.is_alive() or w.conn.closed:
+            yield from self._dead(w, queue)
+
+    def _message(self, w: _Worker, msg: tuple[object, ...]) -> tuple[ReadTask, Outcome] | None:
+        kind = msg[0]
+        if kind == "ready":
+            w.ready = True
+        elif kind == "batch":
+            w.accepted = True
+            self._start_failures = 0
+        elif kind == "mime":
+            w.mime = str(msg[1])
+        elif kind == "done":
+            task = w.tasks.popleft()
+            w.mime = None
+            if w.tasks:
+                w.deadline = time.monotonic() + _budget(w.tasks[0])
+            outcome = msg[1]
+            assert isinstance(outcome, Outcome)
+            return task, outcome
+        elif kind == "bye":
+            w.leaving = True
+        return None
+
+    def _dead(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
+        """A worker exited: blame the file it was reading, if any; send the rest again."""
+        if w not in self._live:
+            return
+        self._bury(w, kill=False)
+        code = w.proc.exitcode
+        culprit = _release(w, queue, blame=w.accepted and not w.leaving)
+        if culprit is not None:
+            yield culprit, _w.died(culprit, w.mime, code)
+        elif not w.leaving and not (w.ready and w.accepted):
+            self._start_failed(code)
+
+    def _start_failed(self, code: int | None) -> None:
+        self._start_failures += 1
+        if self._start_failures >= START_FAILURES:
+            how = _w.how(code) if code is not None else "no answer"
+            raise MachineFailure(f"worker processes cannot start ({how})")
+
+    def _timed_out(self, w: _Worker, queue: deque[ReadTask]) -> tuple[ReadTask, Outcome]:
+        self._bury(w, kill=True)
+        culprit = _release(w, queue, blame=True)
+        assert culprit is not None
+        took = f"read took longer than {culprit.limits.timeout_s:g} s"
+        return culprit, _w.failed(culprit, w.mime, Reason.TIMEOUT, took)
 
 
-def outcome_of(fut: Future[Outcome], task: ReadTask) -> Outcome:
-    """The Outcome of a finished future, turning a dead or killed worker into a verdict."""
-    try:
-        return fut.result()
-    except concurrent.futures.TimeoutError:
-        return _failed(task, Reason.TIMEOUT, f"read took longer than {task.limits.timeout_s:g} s")
-    except pebble.ProcessExpired as exc:
-        code = exc.exitcode
-        if code == -signal.SIGKILL:
-            # RLIMIT_AS usually surfaces as MemoryError in the worker; a SIGKILL is the kernel's
-            # OOM killer (we set oom_score_adj=1000), so memory is the likeliest cause.
-            return _failed(task, Reason.MEMORY, "worker was killed (out of memory)")
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return _failed(task, Reason.CRASHED, f"worker died while reading ({how})")
-    except concurrent.futures.CancelledError:
-        raise
-    except Exception as exc:  # pickling or pool errors: still one record, never the sweep
-        return _failed(task, Reason.CRASHED, f"worker failed: {type(exc).__name__}: {exc}"[:300])
+def _release(w: _Worker, queue: deque[ReadTask], *, blame: bool) -> ReadTask | None:
+    """Take the file a lost worker was reading (when it is to blame); queue the rest again."""
+    culprit = w.tasks.popleft() if blame and w.tasks else None
+    queue.extendleft(reversed(w.tasks))
+    w.tasks.clear()
+    return culprit
 
 
-def _failed(task: ReadTask, reason: str, message: str) -> Outcome:
-    from pathlib import Path
+def _budget(task: ReadTask) -> float:
+    return task.limits.timeout_s + grace(task.limits)
 
-    try:
-        mime = detect(Path(task.path))
-    except Exception:  # detection of a file that just killed a worker is best effort
-        mime = "application/octet-stream"
-    return Outcome(Status.ERROR, mime, reason, error=message)
+
+def _batch(tasks: list[ReadTask]) -> _w.Batch:
+    first = tasks[0]
+    items = tuple((t.path, t.sha256, t.size) for t in tasks)
+    return _w.Batch(first.limits, first.tools, first.tmp_dir, items)

@@ -13,7 +13,7 @@ import hashlib
 import os
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from engine.events import (
     ignore,
 )  # fmt: skip
 from engine.extract import Outcome, ReadTask
-from engine.isolate import MachineFailure, ReadPool, outcome_of
+from engine.isolate import MachineFailure, ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.plan import CRASH_QUARANTINE, decide, needs_hash
 from engine.readers.registry import all_readers, reader_for, reader_versions
@@ -167,10 +167,16 @@ class Sweeper:
 
     @property
     def pool(self) -> ReadPool:
-        """The worker pool, started on first use and restarted if it broke."""
+        """The worker pool, made on first use and made again after it broke."""
         if self._pool is None:
             self._pool = ReadPool(self.options.limits, self.options.workers)
         return self._pool
+
+    def drop_pool(self) -> None:
+        """Stop a broken pool; the next run starts a new one."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     # -- one run --------------------------------------------------------------------------
 
@@ -295,6 +301,8 @@ class _Run:
                 self.by_sha[r.sha256] = r
         self.mime_reader: dict[str, str | None] = {}
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
+        self._sha_of: dict[Key, str] = {}
+        self._machine: dict[str, int] = {}
 
     def reader_of(self, mime: str) -> str | None:
         if mime not in self.mime_reader:
@@ -375,58 +383,69 @@ class _Run:
                 self.reused += 1
                 self.emit(_reused(base, e))
                 return
+        self._sha_of[key] = sha
         self._reads.setdefault(sha, []).append((e, d.why or "new", d.base))
 
     def _read_all(self) -> None:
         reads = self._reads
-        futures: dict[Future[Outcome], tuple[str, ReadTask]] = {}
+        tasks = [self._task(group[0][0], sha) for sha, group in reads.items()]
+        done: set[str] = set()
         try:
-            for sha, group in reads.items():
-                task = self._task(group[0][0], sha)
-                futures[self.s.pool.submit(task)] = (sha, task)
+            for task, outcome in self.s.pool.read(tasks, tick=self.maybe_flush):
+                done.add(task.sha256)
+                self._finish(task.sha256, reads[task.sha256], outcome)
         except MachineFailure as exc:
-            self.s.on_event(Notice(time.time(), "machine-failure", str(exc), "error"))
-            self._keep_prior(reads, {sha for sha, _ in futures.values()})
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                sha, task = futures[fut]
-                self._finish(sha, reads[sha], outcome_of(fut, task))
-            self.maybe_flush()
+            self.s.drop_pool()
+            for sha, group in reads.items():
+                if sha not in done:
+                    self._machine_failed(group, str(exc))
+        self._report_machine_failures()
 
     def _task(self, e: Entry, sha: str) -> ReadTask:
+        opts = self.s.options
         return ReadTask(
-            str(e.abspath), sha, self.s.options.limits, self.s.tools, str(self.s.store.tmp_dir)
+            str(e.abspath), sha, opts.limits, self.s.tools, str(self.s.store.tmp_dir), e.size
         )
 
-    def _keep_prior(
-        self, reads: Mapping[str, list[tuple[Entry, str, Record | None]]], submitted: set[str]
-    ) -> None:
-        for sha, group in reads.items():
-            if sha in submitted:
-                continue
-            for e, _why, base in group:
-                if base is not None and base.sha256 == sha:
-                    self.emit(base.evolve(root=e.root, path=e.path, reused=True))
-
-    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> None:
-        if o.text_file is not None:
-            try:
-                self.s.store.mark_dirty()
-                self.s.store.put_text_file(sha, Path(o.text_file))
-            except OSError as exc:
-                self.s.on_event(
-                    Notice(
-                        time.time(),
-                        "machine-failure",
-                        f"cannot write the store: {exc.strerror or exc}",
-                        "error",
+    def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
+        """The machine failed these files: keep their earlier records, never blame them."""
+        self._machine[why] = self._machine.get(why, 0) + len(group)
+        for e, _why, base in group:
+            if base is None:
+                continue  # no earlier record: the file is read again next sweep
+            key = (e.root, e.path)
+            if base.key == key and base.sha256 != self._sha_of.get(key):
+                self.emit(base)  # the old verdict of changed content: re-read next sweep
+            else:
+                self.emit(
+                    base.evolve(
+                        root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True
                     )
                 )
-                for e, _why, base in group:
-                    if base is not None:
-                        self.emit(base.evolve(root=e.root, path=e.path, reused=True))
+
+    def _report_machine_failures(self) -> None:
+        for why, files in self._machine.items():
+            self.s.on_event(
+                Notice(
+                    time.time(),
+                    "machine-failure",
+                    f"{files} file(s) not read, earlier records kept: {why}",
+                    "error",
+                )
+            )
+        self._machine.clear()
+
+    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> None:
+        if o.machine:
+            self._machine_failed(group, o.error or "machine failure")
+            return
+        if o.text_file is not None:
+            try:
+                self.s.store.put_text_file(sha, Path(o.text_file))
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(o.text_file)
+                self._machine_failed(group, f"cannot write the store: {exc.strerror or exc}")
                 return
         self.extracted += 1
         for e, why, base in group:
@@ -435,12 +454,14 @@ class _Run:
     def _record(self, e: Entry, sha: str, why: str, base: Record | None, o: Outcome) -> Record:
         crashes = 0
         error = o.error
-        if o.reason == Reason.CRASHED:
-            same = base is not None and base.sha256 == sha and base.reason == Reason.CRASHED
+        reason = o.reason
+        if o.lost_worker:
+            same = base is not None and base.sha256 == sha
             crashes = (base.crashes if same and base else 0) + 1
             if crashes >= CRASH_QUARANTINE:
+                reason = Reason.QUARANTINED
                 error = (
-                    f"{error}; crashed a worker {crashes} sweeps in a row: not read again "
+                    f"{error}; lost a worker {crashes} sweeps in a row: not read again "
                     "until its content or reader changes"
                 )
         keeps_tools = o.status == Status.UNSUPPORTED or o.reason == Reason.SCANNED
@@ -452,7 +473,7 @@ class _Run:
             status=o.status,
             sha256=sha,
             mime=o.mime,
-            reason=o.reason,
+            reason=reason,
             extractor=o.extractor,
             reader=o.reader,
             v=o.v,

@@ -1,0 +1,97 @@
+"""Starting worker processes, and killing one together with everything it started.
+
+Workers start from a forkserver whose server has imported the engine's readers: they start
+fast and small, and never copy the engine's threads or memory (which RLIMIT_AS would count).
+As with any forkserver, the engine's main module must be importable without side effects.
+
+A worker leads its own process group; the tools it runs (``ReadContext.run_tool``) start in
+sessions of their own, so killing the worker's group alone would leave a ``pdftotext`` or a
+``tesseract`` running. :func:`kill_tree` finds the worker's descendants through ``/proc``
+first (this kernel may lack ``/proc/<pid>/task/<tid>/children``, so it reads every
+``stat``), kills each one's process group, then the worker's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import pkgutil
+import signal
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+from engine import worker
+
+_PROC = Path("/proc")
+
+
+def parents() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, process group) of every process this user can see."""
+    out: dict[int, tuple[int, int]] = {}
+    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:  # it exited while we looked
+            continue
+        # The name in parentheses may hold spaces or ')': the fields follow its last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        with contextlib.suppress(IndexError, ValueError):
+            out[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return out
+
+
+def descendants(pid: int) -> list[tuple[int, int]]:
+    """(pid, process group) of every living descendant of ``pid``."""
+    table = parents()
+    children: dict[int, list[int]] = {}
+    for child, (ppid, _pgid) in table.items():
+        children.setdefault(ppid, []).append(child)
+    found: list[tuple[int, int]] = []
+    todo = list(children.get(pid, ()))
+    while todo:
+        child = todo.pop()
+        found.append((child, table[child][1]))
+        todo.extend(children.get(child, ()))
+    return found
+
+
+def kill_tree(pid: int | None) -> None:
+    """SIGKILL ``pid``, its process group and the groups of all its descendants."""
+    if pid is None or pid <= 0:
+        return
+    for child, pgid in descendants(pid):
+        with contextlib.suppress(OSError):
+            if pgid not in (pid, os.getpgrp()):
+                os.killpg(pgid, signal.SIGKILL)
+            os.kill(child, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def worker_context() -> BaseContext:
+    """A forkserver context whose server has the engine's readers imported already."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    import engine.readers as pkg
+
+    mods = pkgutil.iter_modules(pkg.__path__)
+    readers = [f"engine.readers.{m.name}" for m in mods if not m.name.startswith("_")]
+    ctx.set_forkserver_preload(["engine.worker", *readers])
+    return ctx
+
+
+def start_process(ctx: BaseContext, conn: Connection, cfg: worker.WorkerConfig) -> BaseProcess:
+    """Start one worker process (tests replace this to simulate a machine that cannot)."""
+    proc: BaseProcess = ctx.Process(  # type: ignore[attr-defined]
+        target=worker.main, args=(conn, cfg), name="quarry-worker", daemon=True
+    )
+    proc.start()
+    return proc

@@ -1,0 +1,160 @@
+"""The worker process: it bounds itself, then reads the batches of files the pool sends.
+
+Runs in a child of the engine (started by :class:`engine.isolate.ReadPool`), never in the
+engine's own process. The conversation over its pipe::
+
+    pool -> worker   Batch | None (stop)
+    worker -> pool   ("ready",)            bounds set, readers imported
+                     ("batch",)            a batch was received whole
+                     ("mime", str)         the next file was detected and its read begins
+                     ("done", Outcome)     that file's read finished
+                     ("bye",)              the worker leaves on its own (recycled)
+
+The pool blames a file only for a death between its ``mime`` and its ``done``; a worker that
+dies before ``batch`` failed on its own (a machine failure), and its files are sent again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+from engine.extract import Outcome, ReadTask, read_one
+from engine.limits import Limits
+from engine.readers import registry
+from engine.records import Reason, Status
+from engine.tools import ToolSet
+
+MEMORY_EXIT = 86
+"""Exit code of a worker whose MemoryError escaped a read (the pool records error/memory)."""
+INIT_EXIT = 87
+"""Exit code of a worker that could not set itself up (a machine failure, not a file's)."""
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """What a worker needs to start: fixed for its lifetime."""
+
+    memory_bytes: int
+    """RLIMIT_AS of the worker, bytes (0: no limit)."""
+    extra_readers: str
+    """The engine's ``QUARRY_EXTRA_READERS`` (the forkserver's environment may be older)."""
+    max_reads: int
+    """Reads after which the worker leaves, to be replaced by a fresh one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Files for one worker to read in turn, sharing bounds, tools and the text folder."""
+
+    limits: Limits
+    """Bounds of each read."""
+    tools: ToolSet
+    """Tools the reads may use."""
+    tmp_dir: str
+    """Folder for finished texts."""
+    items: tuple[tuple[str, str, int], ...]
+    """(path, sha256, size) of each file."""
+
+
+def main(conn: Connection, cfg: WorkerConfig) -> None:
+    """The worker's entry point: set bounds, then serve batches until told to stop."""
+    try:
+        bound_self(cfg)
+    except Exception:  # any set-up failure is the machine's; the exit code says so
+        os._exit(INIT_EXIT)
+    try:
+        _serve(conn, cfg)
+    except MemoryError:
+        os._exit(MEMORY_EXIT)
+    except (EOFError, OSError):  # the engine went away: nothing left to answer
+        os._exit(0)
+
+
+def bound_self(cfg: WorkerConfig) -> None:
+    """Lead a process group, cap memory, die with the parent, keep quiet, load readers."""
+    os.setpgid(0, 0)  # the pool kills the whole group: the worker and what it started
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if cfg.memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (cfg.memory_bytes, cfg.memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("1000")  # the kernel's OOM killer takes a worker before the engine
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _silence()
+    if cfg.extra_readers:
+        os.environ[registry.EXTRA_ENV] = cfg.extra_readers
+    else:
+        os.environ.pop(registry.EXTRA_ENV, None)
+    registry.all_readers.cache_clear()
+    registry._by_mime.cache_clear()
+    registry.all_readers()
+
+
+def _silence() -> None:
+    """Send the worker's stdout and stderr to /dev/null: a flood must not reach a terminal."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+
+
+def _serve(conn: Connection, cfg: WorkerConfig) -> None:
+    conn.send(("ready",))
+    reads = 0
+    while reads < cfg.max_reads:
+        batch = conn.recv()
+        if batch is None:
+            return
+        conn.send(("batch",))
+        for path, sha, size in batch.items:
+            task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size)
+            outcome = read_one(task, started=lambda mime: conn.send(("mime", mime)))
+            conn.send(("done", outcome))
+            reads += 1
+            # After a MemoryError the heap is not trusted; after max_reads, time to go.
+            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads:
+                conn.send(("bye",))
+                return
+    conn.send(("bye",))
+
+
+# -- what a worker's end means (the pool's side) ------------------------------------------
+
+
+def died(task: ReadTask, mime: str | None, code: int | None) -> Outcome:
+    """The Outcome of a read whose worker exited with ``code``."""
+    if code == MEMORY_EXIT:
+        limit = task.limits.memory_bytes
+        return failed(task, mime, Reason.MEMORY, f"ran out of memory (limit {limit} bytes)")
+    if code == -signal.SIGKILL:
+        # Not our kill (that is a timeout): the kernel's OOM killer, which we aim at workers.
+        return failed(task, mime, Reason.MEMORY, "worker was killed by the system (out of memory)")
+    return failed(task, mime, Reason.CRASHED, f"worker died while reading ({how(code)})")
+
+
+def failed(task: ReadTask, mime: str | None, reason: str, message: str) -> Outcome:
+    """An error Outcome for a read that lost its worker, naming the reader it would use."""
+    mime = mime or "application/octet-stream"
+    reader = registry.reader_for(mime)
+    name, version = (reader.name, reader.version) if reader is not None else (None, 0)
+    return Outcome(
+        Status.ERROR, mime, reason, reader=name, v=version, error=message, lost_worker=True
+    )
+
+
+def how(code: int | None) -> str:
+    """A worker's exit code in words."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-code).name}"
+        return f"signal {-code}"
+    return f"exit code {code}"
