@@ -3,8 +3,9 @@
 The rules of the extract stage, per reader: unchanged content with the same reader version is
 never read again; ``unsupported`` is retried when the tool set changes (or a reader for its
 type appears); ``error`` is retried on every full sweep; a reader's version bump redoes just
-that reader's records; an operator's retry forces a read. A file whose content crashed a
-worker three sweeps running is left alone until its content or reader changes.
+that reader's records; an operator's retry forces a read. A content whose reads lost their
+worker (crashed it, or were killed with it) three sweeps running is quarantined: left alone,
+even by full sweeps, until its content or its reader changes, or an operator retries it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from engine.records import Reason, Record, Status, Why
 RACY_NS = 1_000_000_000
 """A file modified this close before the previous sweep started is re-hashed (git's racy rule)."""
 CRASH_QUARANTINE = 3
-"""Sweeps in a row a content may crash a worker before it is left alone."""
+"""Sweeps in a row a content may lose its worker before it is left alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +97,14 @@ def _stale(
     if base.status == Status.UNSUPPORTED:
         return Why.TOOLS_CHANGED if base.tools != tools_fingerprint else None
     if base.status == Status.ERROR:
-        if base.reason == Reason.QUARANTINED:
+        if quarantined(base):
             return None
         return Why.RETRY_ERROR if full else None
     if base.status == Status.EMPTY and base.reason == Reason.SCANNED:
         return Why.TOOLS_CHANGED if base.tools not in (None, tools_fingerprint) else None
     return None
+
+
+def quarantined(record: Record) -> bool:
+    """Whether ``record``'s content lost its worker too often to be read again as it is."""
+    return record.reason == Reason.QUARANTINED or record.crashes >= CRASH_QUARANTINE
