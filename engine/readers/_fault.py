@@ -1,0 +1,139 @@
+"""A fault-injection reader for the isolation tests: never registered in production.
+
+The registry skips modules whose name starts with ``_``; tests enable this one with
+``QUARRY_EXTRA_READERS=engine.readers._fault``. It reads files whose content starts with
+:data:`MAGIC` (the NUL makes detection call them ``application/octet-stream``, which no real
+reader claims) followed by an action word and an optional argument::
+
+    \\x00QUARRY-FAULT hang            sleep without end (a wall-clock timeout must catch it)
+    \\x00QUARRY-FAULT busy            spin the CPU without end
+    \\x00QUARRY-FAULT alloc           allocate until RLIMIT_AS says no (MemoryError)
+    \\x00QUARRY-FAULT oom             die by SIGKILL, as the kernel's OOM killer does
+    \\x00QUARRY-FAULT exit            os._exit(3)
+    \\x00QUARRY-FAULT segv            a segmentation fault
+    \\x00QUARRY-FAULT flood           100 MB on stdout and stderr, then text past the cap
+    \\x00QUARRY-FAULT raise           an unexpected Python exception
+    \\x00QUARRY-FAULT tool <pidfile>  start a tool (``sleep``) as run_tool does, then hang
+    \\x00QUARRY-FAULT vanish <exe>    delete the tool ``quarry-fault-tool``, then run it
+    \\x00QUARRY-FAULT ok              a clean read
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from engine.errors import CorruptFile
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+
+MAGIC = b"\x00QUARRY-FAULT "
+"""Start of every fault fixture."""
+MIME = "application/octet-stream"
+TOOL = "quarry-fault-tool"
+"""The tool the ``vanish`` fault deletes and then runs."""
+
+
+def fixture(action: str, arg: str = "") -> bytes:
+    """The bytes of a fault fixture for ``action``."""
+    return MAGIC + f"{action} {arg}".strip().encode() + b"\n"
+
+
+class FaultReader:
+    """Does to its worker what the fixture asks."""
+
+    name = "fault"
+    version = 1
+    mimes = frozenset({MIME})
+    tools: tuple[str, ...] = (TOOL,)
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Act out the fixture's fault."""
+        head = path.read_bytes()[:4096]
+        if not head.startswith(MAGIC):
+            raise CorruptFile("not a fault fixture")
+        action, _, arg = head[len(MAGIC) :].decode().strip().partition(" ")
+        act = _ACTIONS.get(action)
+        if act is None:
+            raise CorruptFile(f"unknown fault {action!r}")
+        act(arg, ctx, sink)
+        return ReadInfo(extractor="fault")
+
+
+def _hang(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    while True:
+        time.sleep(3600)
+
+
+def _busy(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    n = 0
+    while True:
+        n += 1
+
+
+def _alloc(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    hoard = []
+    while True:
+        hoard.append(bytearray(32 * 1024 * 1024))
+
+
+def _oom(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _exit(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    os._exit(3)
+
+
+def _segv(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    ctypes.string_at(0)
+
+
+def _flood(_arg: str, ctx: ReadContext, sink: TextSink) -> None:
+    block = b"flood " * (1 << 16)
+    for _ in range(100 * (1 << 20) // len(block)):
+        os.write(1, block)
+        os.write(2, block)
+    line = "flood of text\n" * 1024
+    while True:
+        sink.write(line)  # stops with TextCapReached at the cap
+
+
+def _raise(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    raise RuntimeError("a reader bug")
+
+
+def _tool(arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)  # as run_tool starts one
+    Path(arg).write_text(str(proc.pid))
+    while True:
+        time.sleep(3600)
+
+
+def _vanish(arg: str, ctx: ReadContext, _sink: TextSink) -> None:
+    Path(arg).unlink()
+    ctx.run_tool(TOOL, [])
+
+
+def _ok(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
+    sink.line("fault reader: a clean read")
+
+
+_ACTIONS = {
+    "hang": _hang,
+    "busy": _busy,
+    "alloc": _alloc,
+    "oom": _oom,
+    "exit": _exit,
+    "segv": _segv,
+    "flood": _flood,
+    "raise": _raise,
+    "tool": _tool,
+    "vanish": _vanish,
+    "ok": _ok,
+}
+
+READERS = (FaultReader(),)

@@ -1,0 +1,215 @@
+"""The worker pool under faults: each fault gets its name, the pool recovers, reads go on.
+
+Drives :class:`engine.isolate.ReadPool` with the fault-injection reader
+(``engine/readers/_fault.py``), enabled for these tests only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import isolate, procs
+from engine import worker as worker_mod
+from engine.extract import Outcome, ReadTask, read_one
+from engine.isolate import MachineFailure, ReadPool
+from engine.limits import Limits, MiB
+from engine.readers import registry
+from engine.readers._fault import MIME, fixture
+from engine.records import Reason, Status
+from engine.tools import Tool, ToolSet
+
+pytestmark = pytest.mark.timeout(60)
+
+LIMITS = Limits(timeout_s=1.0, memory_bytes=256 * MiB, max_chars=10_000)
+
+
+@pytest.fixture(autouse=True)
+def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Enable the fault reader in this process and in the workers."""
+    monkeypatch.setenv(registry.EXTRA_ENV, "engine.readers._fault")
+    _reset_registry()
+    yield
+    _reset_registry()
+
+
+def _reset_registry() -> None:
+    registry.all_readers.cache_clear()
+    registry._by_mime.cache_clear()
+
+
+@pytest.fixture
+def pool() -> Iterator[ReadPool]:
+    p = ReadPool(LIMITS, workers=1)
+    yield p
+    p.close()
+
+
+def make(tmp_path: Path, name: str, action: str, arg: str = "") -> ReadTask:
+    """A fault fixture file and the task that reads it."""
+    path = tmp_path / name
+    path.write_bytes(fixture(action, arg))
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return ReadTask(str(path), f"sha-{name}", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 20)
+
+
+def read_all(pool: ReadPool, tasks: list[ReadTask]) -> dict[str, Outcome]:
+    return {Path(t.path).name: o for t, o in pool.read(tasks)}
+
+
+FAULTS = [
+    ("hang", Status.ERROR, Reason.TIMEOUT, True),
+    ("busy", Status.ERROR, Reason.TIMEOUT, True),
+    ("alloc", Status.ERROR, Reason.MEMORY, False),
+    ("oom", Status.ERROR, Reason.MEMORY, True),
+    ("exit", Status.ERROR, Reason.CRASHED, True),
+    ("segv", Status.ERROR, Reason.CRASHED, True),
+    ("raise", Status.ERROR, Reason.CRASHED, False),
+    ("flood", Status.OK, None, False),
+]
+
+
+@pytest.mark.parametrize(("action", "status", "reason", "lost"), FAULTS)
+def test_fault_gets_its_name_and_the_next_file_is_read(
+    pool: ReadPool, tmp_path: Path, action: str, status: str, reason: str | None, lost: bool
+) -> None:
+    tasks = [make(tmp_path, "a-fault", action), make(tmp_path, "b-clean", "ok")]
+    out = read_all(pool, tasks)
+    fault = out["a-fault"]
+    assert (fault.status, fault.reason, fault.lost_worker) == (status, reason, lost)
+    assert fault.mime == MIME and fault.reader == "fault"
+    assert out["b-clean"].status == Status.OK
+    assert out["b-clean"].text_file is not None
+
+
+def test_flood_is_capped_and_never_reaches_the_engine(pool: ReadPool, tmp_path: Path) -> None:
+    (_, outcome), *_ = pool.read([make(tmp_path, "flood", "flood")])
+    assert outcome.text_file is not None
+    text = Path(outcome.text_file).read_text()
+    assert len(text) > LIMITS.max_chars
+    assert text.endswith(f"max_chars cap of {LIMITS.max_chars} characters]\n")
+
+
+def test_messages_of_the_killed_are_named(pool: ReadPool, tmp_path: Path) -> None:
+    out = read_all(pool, [make(tmp_path, n, n) for n in ("hang", "segv", "exit", "alloc")])
+    assert out["hang"].error == "read took longer than 1 s"
+    assert out["segv"].error == "worker died while reading (signal SIGSEGV)"
+    assert out["exit"].error == "worker died while reading (exit code 3)"
+    assert out["alloc"].error == f"ran out of memory (limit {LIMITS.memory_bytes} bytes)"
+
+
+def test_only_the_culprit_of_a_batch_is_blamed(tmp_path: Path) -> None:
+    pool = ReadPool(LIMITS, workers=1)
+    try:
+        names = [f"ok{i:02}" for i in range(40)]
+        tasks = [make(tmp_path, n, "ok") for n in names]
+        tasks[5] = make(tmp_path, "segv", "segv")
+        tasks[30] = make(tmp_path, "exit", "exit")
+        out = read_all(pool, tasks)
+    finally:
+        pool.close()
+    assert len(out) == 40
+    bad = {n for n, o in out.items() if o.status != Status.OK}
+    assert bad == {"segv", "exit"}
+
+
+def test_workers_are_reused_and_recycled(tmp_path: Path) -> None:
+    tasks = [make(tmp_path, f"ok{i:02}", "ok") for i in range(12)]
+    reused = ReadPool(LIMITS, workers=1)
+    recycled = ReadPool(LIMITS, workers=1, max_reads=5)
+    try:
+        assert all(o.status == Status.OK for _, o in reused.read(tasks))
+        assert all(o.status == Status.OK for _, o in recycled.read(tasks))
+        assert all(o.status == Status.OK for _, o in reused.read(tasks))
+    finally:
+        reused.close()
+        recycled.close()
+    assert reused.started == 1
+    assert recycled.started == 3
+
+
+def test_a_killed_worker_takes_its_tool_with_it(pool: ReadPool, tmp_path: Path) -> None:
+    pidfile = tmp_path / "tool.pid"
+    (_, outcome), *_ = pool.read([make(tmp_path, "tool", "tool", str(pidfile))])
+    assert outcome.reason == Reason.TIMEOUT
+    pid = int(pidfile.read_text())
+    assert _gone(pid), "the tool outlived its worker"
+
+
+def _gone(pid: int, within: float = 3.0) -> bool:
+    """The process has exited (a zombie waiting for init counts as gone)."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        if stat[stat.rfind(")") + 2] in "ZX":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_pool_that_cannot_fork_is_a_machine_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cannot(*_args: object) -> object:
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    monkeypatch.setattr(procs, "start_process", cannot)
+    pool = ReadPool(LIMITS, workers=1)
+    with pytest.raises(MachineFailure, match="cannot start a worker process"):
+        list(pool.read([make(tmp_path, "ok", "ok")]))
+    pool.close()
+
+
+def test_workers_that_die_at_start_are_a_machine_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = procs.start_process
+
+    def doomed(ctx: Any, conn: Any, cfg: worker_mod.WorkerConfig) -> object:
+        from dataclasses import replace
+
+        return real(ctx, conn, replace(cfg, extra_readers="no_such_module_for_quarry"))
+
+    monkeypatch.setattr(procs, "start_process", doomed)
+    pool = ReadPool(LIMITS, workers=1)
+    with pytest.raises(MachineFailure, match="cannot start"):
+        list(pool.read([make(tmp_path, "ok", "ok")]))
+    assert pool.started == isolate.START_FAILURES
+    pool.close()
+
+
+def test_disk_full_in_the_worker_is_the_machines_fault(tmp_path: Path) -> None:
+    task = make(tmp_path, "ok", "ok")
+    gone = ReadTask(task.path, task.sha256, LIMITS, task.tools, str(tmp_path / "no-such-dir"))
+    outcome = read_one(gone)
+    assert outcome.machine and outcome.status == Status.ERROR
+    assert outcome.error is not None and "cannot write the text" in outcome.error
+
+
+def test_a_tool_that_vanished_is_the_machines_fault(tmp_path: Path) -> None:
+    exe = tmp_path / "quarry-fault-tool"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    tools = ToolSet((Tool("quarry-fault-tool", str(exe), "1"),))
+    task = make(tmp_path, "vanish", "vanish", str(exe))
+    outcome = read_one(ReadTask(task.path, task.sha256, LIMITS, tools, task.tmp_dir))
+    assert outcome.machine, outcome
+    assert outcome.error == f"quarry-fault-tool vanished during the sweep ({exe})"
+
+
+def test_an_abandoned_read_leaves_no_stale_answers(pool: ReadPool, tmp_path: Path) -> None:
+    reads = pool.read([make(tmp_path, f"ok{i}", "ok") for i in range(6)])
+    assert isinstance(reads, Generator)
+    next(reads)
+    reads.close()
+    out = read_all(pool, [make(tmp_path, "later", "ok")])
+    assert list(out) == ["later"] and out["later"].status == Status.OK

@@ -1,0 +1,201 @@
+"""Isolation as the sweep sees it: fault records, quarantine, and failures of the machine.
+
+Every fault becomes a record that still carries path, size, sha256 and mime; the sweep
+finishes; a failure of the machine (disk full, a pool that cannot start) keeps the earlier
+record and says so in a Notice.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine import procs
+from engine.events import Event, Notice, SweepFinished
+from engine.limits import Limits, MiB
+from engine.plan import CRASH_QUARANTINE, decide
+from engine.readers import registry
+from engine.readers._fault import MIME, fixture
+from engine.records import Reason, Record, Status, Why
+from engine.store import Store
+from engine.sweep import Sweeper, SweepOptions
+from engine.tools import ToolSet
+
+pytestmark = pytest.mark.timeout(90)
+
+LIMITS = Limits(timeout_s=1.0, memory_bytes=256 * MiB, max_chars=10_000)
+
+
+@pytest.fixture(autouse=True)
+def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Enable the fault reader in this process and in the workers."""
+    monkeypatch.setenv(registry.EXTRA_ENV, "engine.readers._fault")
+    _reset_registry()
+    yield
+    _reset_registry()
+
+
+def _reset_registry() -> None:
+    registry.all_readers.cache_clear()
+    registry._by_mime.cache_clear()
+
+
+class Run:
+    """A folder, a sweeper over it and the events it sent."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.events: list[Event] = []
+        options = SweepOptions(
+            out=root.parent / "store", limits=LIMITS, workers=2, tools=ToolSet.empty()
+        )
+        self.sweeper = Sweeper([root], options, self.events.append)
+
+    def record(self, name: str) -> Record:
+        return self.sweeper.records[(str(self.root), name)]
+
+    def notices(self) -> list[Notice]:
+        return [e for e in self.events if isinstance(e, Notice)]
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Iterator[Run]:
+    root = tmp_path / "docs"
+    root.mkdir()
+    r = Run(root)
+    with r.sweeper:
+        yield r
+
+
+def put(root: Path, name: str, action: str) -> bytes:
+    data = fixture(action)
+    (root / name).write_bytes(data)
+    return data
+
+
+def test_each_fault_is_a_record_and_the_sweep_finishes(run: Run) -> None:
+    actions = ["hang", "busy", "alloc", "oom", "exit", "segv", "raise", "flood", "ok"]
+    data = {f"{a}.bin": put(run.root, f"{a}.bin", a) for a in actions}
+    (run.root / "note.txt").write_text("plain text read after the faults\n")
+    result = run.sweeper.run()
+    expected = {
+        "hang.bin": Reason.TIMEOUT, "busy.bin": Reason.TIMEOUT, "alloc.bin": Reason.MEMORY,
+        "oom.bin": Reason.MEMORY, "exit.bin": Reason.CRASHED, "segv.bin": Reason.CRASHED,
+        "raise.bin": Reason.CRASHED,
+    }  # fmt: skip
+    for name, reason in expected.items():
+        rec = run.record(name)
+        assert (rec.status, rec.reason) == (Status.ERROR, reason), rec
+        assert rec.size == len(data[name]) and rec.mime == MIME
+        assert rec.sha256 == hashlib.sha256(data[name]).hexdigest()
+    for name in ("flood.bin", "ok.bin", "note.txt"):
+        assert run.record(name).status == Status.OK
+    assert result.errors == len(expected)
+    assert any(isinstance(e, SweepFinished) for e in run.events)
+    assert not run.notices()
+
+
+def test_a_folder_with_hanging_files_finishes_with_every_record(run: Run) -> None:
+    for i in range(200):
+        if i % 50 == 7:
+            put(run.root, f"f{i:03}.bin", "hang")
+        else:
+            (run.root / f"f{i:03}.txt").write_text(f"file number {i}\n")
+    run.sweeper.run()
+    records = run.sweeper.records.values()
+    assert len(records) == 200
+    timeouts = sorted(r.path for r in records if r.reason == Reason.TIMEOUT)
+    assert timeouts == ["f007.bin", "f057.bin", "f107.bin", "f157.bin"]
+    assert sum(r.status == Status.OK for r in records) == 196
+
+
+def test_a_content_that_keeps_killing_workers_is_quarantined(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put(run.root, "segv.bin", "segv")
+    for sweep in range(1, CRASH_QUARANTINE + 1):
+        assert run.sweeper.run().extracted == 1
+        rec = run.record("segv.bin")
+        assert rec.crashes == sweep
+    assert rec.reason == Reason.QUARANTINED
+    assert rec.error is not None and "not read again until its content or reader changes" in (
+        rec.error
+    )
+    again = run.sweeper.run()
+    assert again.extracted == 0 and run.record("segv.bin").reused
+    reader = registry.reader_named("fault")
+    monkeypatch.setattr(reader, "version", 2)
+    assert run.sweeper.run().extracted == 1
+    assert run.record("segv.bin").why == Why.READER_CHANGED
+
+
+def test_quarantine_lifts_when_the_content_changes(run: Run) -> None:
+    put(run.root, "f.bin", "exit")
+    for _ in range(CRASH_QUARANTINE + 1):
+        run.sweeper.run()
+    assert run.record("f.bin").reason == Reason.QUARANTINED
+    put(run.root, "f.bin", "ok")
+    assert run.sweeper.run().extracted == 1
+    rec = run.record("f.bin")
+    assert (rec.status, rec.crashes) == (Status.OK, 0)
+
+
+def test_plan_keeps_a_quarantined_verdict_until_reader_or_content_changes() -> None:
+    rec = Record(
+        "/r", "f", 1, 1, Status.ERROR, sha256="s", mime=MIME, reason=Reason.QUARANTINED,
+        reader="fault", v=1, crashes=CRASH_QUARANTINE,
+    )  # fmt: skip
+    kw = dict(reader_for_mime={MIME: "fault"}, tools_fingerprint="", forced=False, full=True)
+    assert not decide("s", rec, None, reader_versions={"fault": 1}, **kw).read  # type: ignore[arg-type]
+    assert decide("s", rec, None, reader_versions={"fault": 2}, **kw).read  # type: ignore[arg-type]
+    assert decide("t", rec, None, reader_versions={"fault": 1}, **kw).read  # type: ignore[arg-type]
+    assert decide("s", rec, None, reader_versions={"fault": 1}, **{**kw, "forced": True}).read  # type: ignore[arg-type]
+
+
+def test_disk_full_keeps_the_good_record_and_says_so(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (run.root / "a.txt").write_text("a good text\n")
+    run.sweeper.run()
+    good = run.record("a.txt")
+    assert good.status == Status.OK
+
+    def full(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Store, "put_text_file", full)
+    (run.root / "b.txt").write_text("a new file that cannot be stored\n")
+    run.sweeper.run(force=[(str(run.root), "a.txt")])
+    kept = run.record("a.txt")
+    assert (kept.status, kept.sha256, kept.chars) == (good.status, good.sha256, good.chars)
+    assert (str(run.root), "b.txt") not in run.sweeper.records
+    (notice,) = run.notices()
+    assert notice.kind == "machine-failure" and notice.level == "error"
+    assert "No space left on device" in notice.message and notice.message.startswith("2 file")
+    assert run.sweeper.store.has_text(good.sha256 or "")
+
+
+def test_a_pool_that_cannot_start_keeps_records_and_recovers(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (run.root / "a.txt").write_text("a good text\n")
+    run.sweeper.run()
+    good = run.record("a.txt")
+    real = procs.start_process
+
+    def cannot(*_args: object) -> object:
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    run.sweeper.drop_pool()
+    monkeypatch.setattr(procs, "start_process", cannot)
+    run.sweeper.run(force=[(str(run.root), "a.txt")])
+    assert run.record("a.txt").status == good.status == Status.OK
+    assert [n.kind for n in run.notices()] == ["machine-failure"]
+    monkeypatch.setattr(procs, "start_process", real)
+    assert run.sweeper.run(force=[(str(run.root), "a.txt")]).extracted == 1
+    assert run.record("a.txt").why == Why.FORCED
