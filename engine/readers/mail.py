@@ -1,0 +1,186 @@
+"""E-mail messages (``.eml``): headers, the body, and the names of the attachments.
+
+Parsed with :mod:`email` and its modern policy. The text is the From/To/Cc/Date/Subject
+lines, a blank line, then the plain body, or, when there is none, the HTML body through
+:func:`engine.readers.html.html_to_text`; then one ``[attachment: name]`` line per attachment.
+An attached message (``message/rfc822``) is written after them, the same way.
+
+Mail is often broken, so nothing here trusts it: a charset Python does not know, or bytes
+that do not fit the declared one, go through the text reader's fallbacks (strict declared
+charset, UTF-8, cp1252); bad base64 is decoded as far as it goes; a header that will not
+parse is shown raw; parts nested deeper than :data:`MAX_DEPTH` are ignored. The mbox reader
+writes each of its messages through :func:`write_message`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email import policy
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from pathlib import Path
+
+from engine import mimes as M
+from engine.errors import CorruptFile
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.html import html_to_text, meta_charset
+from engine.readers.text import decode_bytes
+
+HEADERS = ("From", "To", "Cc", "Date", "Subject")
+"""Header lines written before the body, in this order."""
+MAX_DEPTH = 20
+"""Multipart levels (and attached messages) followed before the rest is ignored."""
+
+
+def parse_message(data: bytes) -> EmailMessage:
+    """Parse a message's bytes with the modern policy."""
+    parser = BytesParser(_class=EmailMessage, policy=policy.default)
+    try:
+        return parser.parsebytes(data)
+    except RecursionError as exc:
+        raise CorruptFile("message nests too deeply to parse") from exc
+
+
+def write_message(msg: Message, sink: TextSink, depth: int = 0) -> None:
+    """Write headers, body, attachment names and attached messages of ``msg``."""
+    for name in HEADERS:
+        value = header_text(msg, name)
+        if value:
+            sink.line(f"{name}: {value}")
+    sink.write("\n")
+    leaves = [_Leaf.of(part) for part in _leaves(msg, depth)]
+    body = _pick_body(leaves)
+    if body is not None:
+        _write_body(body, sink)
+    attached: list[Message] = []
+    for leaf in leaves:
+        if leaf is body or leaf.attachment is None:
+            continue
+        sink.line(f"[attachment: {leaf.attachment}]")
+        if leaf.ctype == "message/rfc822":
+            attached.extend(_inner_messages(leaf.part))
+    for inner in attached:
+        if depth + 1 < MAX_DEPTH:
+            sink.write("\n")
+            write_message(inner, sink, depth + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Leaf:
+    """A non-multipart part with its headers parsed once (the modern policy parses slowly)."""
+
+    part: Message
+    ctype: str
+    """Its content type, lower case."""
+    attachment: str | None
+    """Its name when it is an attachment; None for inline parts."""
+
+    @classmethod
+    def of(cls, part: Message) -> _Leaf:
+        ctype = part.get_content_type()
+        return cls(part, ctype, _attachment_name(part, ctype))
+
+
+def header_text(msg: Message, name: str) -> str:
+    """One header's decoded value; the raw value when it does not parse; '' when absent."""
+    try:
+        values = msg.get_all(name) or []
+        text = ", ".join(str(v) for v in values)
+    except (ValueError, IndexError, TypeError, AttributeError, LookupError):
+        text = ", ".join(str(v) for k, v in msg.raw_items() if k.lower() == name.lower())
+    return " ".join(text.split())
+
+
+def _leaves(msg: Message, depth: int) -> Iterator[Message]:
+    """Non-multipart parts in document order, ignoring any deeper than MAX_DEPTH."""
+    stack: list[tuple[Message, int]] = [(msg, depth)]
+    while stack:
+        part, level = stack.pop()
+        if not part.is_multipart() or part.get_content_type() == "message/rfc822":
+            yield part
+        elif level < MAX_DEPTH:
+            children = part.get_payload()
+            if isinstance(children, list):
+                stack.extend(
+                    (child, level + 1) for child in reversed(children) if isinstance(child, Message)
+                )
+
+
+def _pick_body(leaves: list[_Leaf]) -> _Leaf | None:
+    for kind in ("text/plain", "text/html"):
+        for leaf in leaves:
+            if leaf.ctype == kind and leaf.attachment is None:
+                return leaf
+    return None
+
+
+def _write_body(leaf: _Leaf, sink: TextSink) -> None:
+    payload = leaf.part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return
+    charset = _charset(leaf.part)
+    if leaf.ctype == "text/html":
+        markup, _ = decode_bytes(payload, charset or meta_charset(payload))
+        html_to_text(markup, sink)
+        return
+    text, _ = decode_bytes(payload, charset)
+    sink.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def _charset(part: Message) -> str | None:
+    try:
+        return part.get_content_charset()
+    except (ValueError, LookupError, TypeError):
+        return None
+
+
+def _attachment_name(part: Message, ctype: str) -> str | None:
+    """The name to list ``part`` under when it is an attachment, else None."""
+    try:
+        disposition = (part.get_content_disposition() or "").lower()
+        name = part.get_filename() if disposition or ctype != "text/plain" else None
+    except (ValueError, IndexError, TypeError, AttributeError, LookupError):
+        disposition, name = "attachment", None
+    if name:
+        return " ".join(name.split())
+    if ctype == "message/rfc822":
+        inner = _inner_messages(part)
+        subject = header_text(inner[0], "Subject") if inner else ""
+        return f"message: {subject}" if subject else "message"
+    if disposition == "attachment":
+        return f"unnamed {ctype}"
+    return None
+
+
+def _inner_messages(part: Message) -> list[Message]:
+    payload = part.get_payload()
+    if isinstance(payload, list):
+        return [p for p in payload if isinstance(p, Message)]
+    return []
+
+
+class EmailReader:
+    """Reads single e-mail messages (RFC 822 / MIME)."""
+
+    name = "email"
+    version = 1
+    mimes = frozenset({M.EML})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write the headers, body and attachment names of the message at ``path``."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+        msg = parse_message(data)
+        del data
+        try:
+            write_message(msg, sink)
+        except RecursionError as exc:
+            raise CorruptFile("message nests too deeply to read") from exc
+        return ReadInfo(extractor="email")
+
+
+READERS = (EmailReader(),)
