@@ -24,6 +24,7 @@ from pathlib import Path
 import orjson
 
 from engine.errors import StoreCorrupt, StoreLocked
+from engine.jsonl import LineCache
 from engine.records import Record, Summary
 
 STORE_DIRNAME = ".quarry"
@@ -76,6 +77,7 @@ class Store:
         self.summary_path = self.out / SUMMARY
         self.tmp_dir = self.out / "tmp"
         self._lock_fd: int | None = None
+        self._lines = LineCache()
 
     # -- reading ------------------------------------------------------------------------
 
@@ -84,12 +86,19 @@ class Store:
         return self.jsonl_path.exists()
 
     def load_records(self) -> list[Record]:
-        """Every record of ``extract.jsonl`` (empty for a new store)."""
+        """Every record of ``extract.jsonl`` (empty for a new store).
+
+        The writer (holding :meth:`writer`) keeps the lines it read, so that rewriting the
+        file after a small change serialises only the records that changed.
+        """
         try:
             data = self.jsonl_path.read_bytes()
         except FileNotFoundError:
             return []
-        return parse_jsonl(data, str(self.jsonl_path))
+        records = parse_jsonl(data, str(self.jsonl_path))
+        if self._lock_fd is not None:
+            self._lines.prime(records, data)
+        return records
 
     def load_summary(self) -> Summary | None:
         """The summary, or None for a new store."""
@@ -185,9 +194,14 @@ class Store:
             self.text_path(sha256).unlink()
 
     def write_records(self, records: Iterable[Record]) -> None:
-        """Replace ``extract.jsonl`` with ``records`` sorted by (root, path)."""
-        ordered = sorted(records, key=lambda r: r.key)
-        atomic_write(self.jsonl_path, _jsonl_chunks(ordered))
+        """Replace ``extract.jsonl`` with ``records`` sorted by (root, path).
+
+        Cheap when few records changed since the last write (a watch batch in a big store):
+        unchanged records (the same objects) keep their serialised line and the sort order is
+        patched rather than redone. The file is still replaced whole and atomically, so a
+        reader always sees one consistent, sorted snapshot.
+        """
+        atomic_write(self.jsonl_path, self._lines.render(records))
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""
@@ -201,12 +215,6 @@ class Store:
                 self.drop_text(sha)
                 gone += 1
         return gone
-
-
-def _jsonl_chunks(records: list[Record], per_chunk: int = 4096) -> Iterator[bytes]:
-    for i in range(0, len(records), per_chunk):
-        chunk = records[i : i + per_chunk]
-        yield b"".join(r.to_json() + b"\n" for r in chunk)
 
 
 def parse_jsonl(data: bytes, name: str = "extract.jsonl") -> list[Record]:
