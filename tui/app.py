@@ -52,6 +52,8 @@ class QuarryApp(App[None]):
 
     TITLE = "textquarry"
     CSS_PATH = "app.tcss"
+    MODES = {"records": RecordsScreen}
+    DEFAULT_MODE = "records"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help"),
@@ -109,15 +111,13 @@ class QuarryApp(App[None]):
         """Tools the last summary reported missing."""
         return set(self.summary.tools_missing) if self.summary else set()
 
-    def get_default_screen(self) -> Screen[None]:
-        """The records screen is the home screen."""
-        return RecordsScreen()
-
     @property
     def records_screen(self) -> RecordsScreen:
         """The home screen, wherever the user is."""
-        screen = self.screen_stack[0]
-        assert isinstance(screen, RecordsScreen)
+        stack = self.get_screen_stack("records")
+        screen = stack[0] if stack else None
+        if not isinstance(screen, RecordsScreen):
+            raise LookupError("the records screen is not up yet")
         return screen
 
     def watch_state(self) -> None:
@@ -129,7 +129,7 @@ class QuarryApp(App[None]):
         self._header()
 
     def _header(self) -> None:
-        if self.screen_stack and isinstance(self.screen_stack[0], RecordsScreen):
+        if self.get_screen_stack("records"):
             self.records_screen.refresh_header()
 
     # -- start-up --------------------------------------------------------------------------

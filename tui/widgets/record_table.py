@@ -264,7 +264,7 @@ class RecordTable(ScrollView, can_focus=True):
 
     def _layout(self) -> list[tuple[str, int]]:
         fixed = sum(WIDTHS.values()) + len(COLUMNS)
-        path = max(MIN_PATH, self.size.width - fixed)
+        path = max(MIN_PATH, self.scrollable_content_region.width - fixed)
         return [(c, path if c == "path" else WIDTHS[c]) for c in COLUMNS]
 
     def _width(self) -> int:
