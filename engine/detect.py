@@ -61,14 +61,27 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"Rar!\x1a\x07", "application/vnd.rar"),
     (b"ID3", "audio/mpeg"),
     (b"\x00\x00\x00\x0cjP  ", "image/jp2"),
+    (b"\x7fELF", "application/x-executable"),
+    (b"SQLite format 3\x00", "application/vnd.sqlite3"),
+    (b"\xfd7zXZ\x00", "application/x-xz"),
+    (b"\x28\xb5\x2f\xfd", "application/zstd"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+    (b"\x00asm", "application/wasm"),
 )
+_FTYP: dict[bytes, str] = {
+    b"heic": "image/heic", b"heix": "image/heic", b"mif1": "image/heif", b"avif": "image/avif",
+    b"qt  ": "video/quicktime", b"M4A ": "audio/mp4",
+}  # fmt: skip
+_RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_MAIL_HEADER = re.compile(
-    rb"^(?:From|To|Subject|Date|Received|Return-Path|Message-ID|MIME-Version|Delivered-To|"
-    rb"X-[\w-]+|Reply-To|Sender|Content-Type):[ \t]",
-    re.IGNORECASE,
-)
+_HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,75}):[ \t]?")
+_KNOWN_HEADERS = frozenset({
+    "from", "to", "cc", "subject", "date", "received", "return-path", "message-id",
+    "mime-version", "delivered-to", "reply-to", "sender", "content-type", "in-reply-to",
+    "references", "x-mailer", "dkim-signature",
+})  # fmt: skip
 _XML_ROOT = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s>/]")
 
 
@@ -100,8 +113,14 @@ def _by_magic(path: Path, head: bytes) -> str | None:
             return mime
     if head.startswith(b"BM") and len(head) > 14 and head[6:10] == b"\x00\x00\x00\x00":
         return M.BMP
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return M.WEBP
+    if head[:4] == b"RIFF" and head[8:12] in _RIFF:
+        return _RIFF[head[8:12]]
+    if head[4:8] == b"ftyp":
+        return _FTYP.get(head[8:12], "video/mp4")
+    if head[:2] == b"MZ" and b"\x00" in head[2:64]:  # DOS/PE header, not a line of text
+        return "application/x-msdownload"
+    if head[257:262] == b"ustar":
+        return "application/x-tar"
     if b"%PDF-" in head[:1024]:
         return M.PDF
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
@@ -159,7 +178,7 @@ def _ole_kind(path: Path) -> str:
 
 
 def _looks_binary(head: bytes) -> bool:
-    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf", b"\x00\x00\xfe\xff")):
         return False
     nul = head.count(0)
     if nul == 0:
@@ -187,29 +206,60 @@ def _sniff_text(path: Path, head: bytes) -> str:
         # A fragment such as "<p>..." parses as generic XML; a .html name says what it is.
         if root == M.XML and ext in (M.HTML, M.XHTML):
             return ext
+        # "<p align=center>" atop a README is not an XML document; "<?xml" says it is.
+        if root == M.XML and not lower.startswith("<?xml") and ext and _is_textual(ext):
+            return ext
         if root is not None:
             return root
-    if text.startswith("From ") and b"\n" in head and _MAIL_HEADER.search(
-        head.split(b"\n", 2)[1] if head.count(b"\n") >= 2 else b""
-    ):
+    mail = _mail_kind(text)
+    if mail == M.MBOX and ext != M.EML:
         return M.MBOX
-    if _MAIL_HEADER.match(head.lstrip()) and re.search(rb"^(From|Subject|Date):", head, re.M | re.I):
-        if ext in (None, M.EML, M.PLAIN) or ext == M.MBOX:
-            return ext if ext == M.MBOX else M.EML
-    if ext and (ext.startswith("text/") or ext in M.TEXTUAL_APPLICATION):
+    if mail is not None and ext in (None, M.EML, M.PLAIN, M.MBOX):
+        return M.MBOX if ext == M.MBOX else M.EML
+    if ext is not None and _is_textual(ext):
         return ext
     if ext in (M.EML, M.MBOX, M.CSV, M.TSV, M.RTF):
         return ext
     return M.PLAIN
 
 
+def _is_textual(mime: str) -> bool:
+    return mime.startswith("text/") or mime in M.TEXTUAL_APPLICATION
+
+
+def _mail_kind(text: str) -> str | None:
+    """MBOX when a ``From `` line precedes mail headers; EML when the file opens with headers.
+
+    The header block must start at the first line and name at least two of the usual
+    headers, so a note that begins "Date: ..." is not taken for a message.
+    """
+    lines = text.split("\n", 60)[:60]
+    mbox = lines[0].startswith("From ") and len(lines) > 1
+    block = lines[1:] if mbox else lines
+    if not block or not _HEADER_LINE.match(block[0]):
+        return None
+    known: set[str] = set()
+    for line in block:
+        if not line.strip():
+            break
+        m = _HEADER_LINE.match(line)
+        if m and m.group(1).lower() in _KNOWN_HEADERS:
+            known.add(m.group(1).lower())
+    if len(known) < 2:
+        return None
+    return M.MBOX if mbox else M.EML
+
+
 def _ascii_view(head: bytes) -> str:
     """Decode enough of ``head`` to sniff markup, whatever the encoding."""
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
+    for bom, enc in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be")):
+        if head.startswith(bom):
+            return head[: len(head) // 4 * 4].decode(enc, "ignore").lstrip("\ufeff")
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or head.count(0) > len(head) // 4:
         enc = "utf-16-be" if head.startswith(b"\xfe\xff") or head[:1] == b"\x00" else "utf-16-le"
-        return head.decode(enc, "ignore").lstrip("\ufeff")
+        return head[: len(head) // 2 * 2].decode(enc, "ignore").lstrip("\ufeff")
     return head.decode("latin-1")
 
 
