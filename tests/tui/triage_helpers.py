@@ -19,6 +19,7 @@ from engine.tools import ToolSet
 from fixtures.gen import _raster
 from fixtures.gen.office import docx_members
 from fixtures.generate import build_all
+import tui.app
 from tui.app import QuarryApp
 from tui.triage_app import TRIAGE_BINDINGS, TriageMixin
 
@@ -30,6 +31,7 @@ else:  # the app before the triage keys were wired in
         """QuarryApp with the triage mixin."""
 
         BINDINGS = [*TRIAGE_BINDINGS]
+        CSS_PATH = str(Path(tui.app.__file__).parent / "app.tcss")
 
 
 FAKE_TESSERACT = """#!/bin/sh
