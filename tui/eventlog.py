@@ -1,0 +1,120 @@
+"""The activity log: engine events as timed lines in a bounded ring buffer. No Textual here.
+
+The dashboard feeds every batch of engine events through :meth:`ActivityLog.add`; the activity
+screen shows :attr:`ActivityLog.lines` and follows the new ones. Progress events are not
+logged (a sweep sends one per file; the header shows them). The buffer keeps the newest
+:data:`LIMIT` lines, so a million-file sweep costs a bounded amount of memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engine.events import (
+    Event,
+    Notice,
+    RecordsChanged,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
+from engine.records import Record, Status
+
+LIMIT = 10_000
+"""Lines kept; older ones fall off."""
+
+KINDS: tuple[str, ...] = (
+    "extracted",
+    "reused",
+    "removed",
+    "error",
+    "sweep",
+    "tools",
+    "notice",
+)
+"""Kinds of line, for colours and filtering."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of the activity log."""
+
+    at: float
+    """``time.time()`` of the event."""
+    kind: str
+    """One of :data:`KINDS`."""
+    text: str
+    """What happened, in words (never a file's text)."""
+
+    def render(self) -> str:
+        """``HH:MM:SS kind      text`` (local time)."""
+        return f"{time.strftime('%H:%M:%S', time.localtime(self.at))} {self.kind:<9} {self.text}"
+
+
+def _verdict(record: Record) -> str:
+    verdict = record.status + (f"/{record.reason}" if record.reason else "")
+    if record.status == Status.OK:
+        verdict += f" · {record.chars:,} chars"
+    elif record.error:
+        verdict += f" · {record.error}"
+    return verdict
+
+
+def _record_line(at: float, record: Record) -> LogLine:
+    if record.reused:
+        return LogLine(at, "reused", f"{record.path} ({record.status})")
+    kind = "error" if record.status == Status.ERROR else "extracted"
+    why = f" [{record.why}]" if record.why else ""
+    return LogLine(at, kind, f"{record.path} → {_verdict(record)}{why}")
+
+
+def describe(event: Event) -> list[LogLine]:
+    """The log lines of one engine event (none for progress)."""
+    at = event.at
+    if isinstance(event, RecordsChanged):
+        lines = [_record_line(at, r) for r in event.records]
+        lines += [LogLine(at, "removed", path) for _root, path in event.removed]
+        return lines
+    if isinstance(event, SweepStarted):
+        what = "full sweep" if event.full else "rescan"
+        return [LogLine(at, "sweep", f"{what} started: {event.files:,} files")]
+    if isinstance(event, SweepFinished):
+        what = "full sweep" if event.full else "rescan"
+        counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
+        text = f"{what} finished: {event.extracted:,} read, {event.reused:,} reused ({counts})"
+        return [LogLine(at, "sweep", text)]
+    if isinstance(event, ToolsChanged):
+        parts = []
+        if event.appeared:
+            parts.append(f"found {', '.join(event.appeared)}")
+        if event.vanished:
+            parts.append(f"gone {', '.join(event.vanished)}")
+        return [LogLine(at, "tools", "; ".join(parts) or "tool set re-checked")]
+    if isinstance(event, Notice):
+        return [LogLine(at, "notice", f"{event.kind}: {event.message}")]
+    return []
+
+
+class ActivityLog:
+    """The newest :data:`LIMIT` lines of engine activity."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.lines: deque[LogLine] = deque(maxlen=limit)
+        """The lines kept, oldest first."""
+        self.total = 0
+        """Lines ever added (so a screen can tell how many fell off)."""
+
+    def add(self, events: Iterable[Event]) -> list[LogLine]:
+        """Log a batch of events; return the lines added."""
+        new = [line for event in events for line in describe(event)]
+        self.lines.extend(new)
+        self.total += len(new)
+        return new
+
+    @property
+    def dropped(self) -> int:
+        """Lines that fell off the start of the buffer."""
+        return self.total - len(self.lines)

@@ -1,0 +1,199 @@
+"""Triage data for the dashboard: error groups and the tools view's rows. No Textual here.
+
+Errors are grouped by their reason and a *normalised* message: quoted names, paths, hex
+offsets and numbers are taken out, so "Bad CRC-32 for file 'word/document.xml'" and the same
+complaint about ``'word/styles.xml'`` land in one group. Tools rows join what
+:mod:`engine.tools` knows (every tool a reader can use, with install hints) with what this
+machine has and with the records waiting on each tool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from engine.records import Reason, Record, Status
+from engine.tools import KNOWN_TOOLS, ToolSet
+from tui.model import R_REASON, R_STATUS, Key, RecordModel
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|‘[^’]*’|“[^”]*”")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b")
+_PATH = re.compile(r"(?:[A-Za-z]:)?[\w.~-]*(?:[/\\][\w.~-]+)+[/\\]?")
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*")
+_SPACE = re.compile(r"\s+")
+
+WAITING_REASONS: frozenset[str] = frozenset({Reason.NEEDS_TOOL.value, Reason.SCANNED.value})
+"""Reasons of records that a missing tool would unlock (``unsupported``/``empty``)."""
+
+
+def normalise(message: str | None) -> str:
+    """``message`` with the parts that differ between siblings replaced by placeholders."""
+    if not message:
+        return "(no message)"
+    text = _QUOTED.sub("'…'", message)
+    text = _HEX.sub("<hex>", text)
+    text = _PATH.sub("<path>", text)
+    text = _NUMBER.sub("#", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+@dataclass(slots=True)
+class ErrorGroup:
+    """Error records that failed for the same reason with the same (normalised) message."""
+
+    reason: str
+    """The records' :class:`~engine.records.Reason` code."""
+    message: str
+    """The normalised message shared by the group."""
+    keys: list[Key] = field(default_factory=list)
+    """(root, path) of every record in the group, in store order."""
+    mimes: Counter[str] = field(default_factory=Counter)
+    """MIME type -> records of that type."""
+    example: str = ""
+    """One record's full message, as the engine wrote it."""
+    example_path: str = ""
+    """The path of that record."""
+
+    @property
+    def count(self) -> int:
+        """Records in the group."""
+        return len(self.keys)
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """What makes the group itself (stable across refreshes)."""
+        return (self.reason, self.message)
+
+    def mime_text(self, limit: int = 3) -> str:
+        """The most common MIME types, most frequent first."""
+        names = [m or "?" for m, _ in self.mimes.most_common(limit)]
+        more = len(self.mimes) - len(names)
+        return ", ".join(names) + (f" +{more}" if more > 0 else "")
+
+
+def group_key(record: Record) -> tuple[str, str]:
+    """The group an error record belongs to."""
+    return (record.reason or "error", normalise(record.error))
+
+
+def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
+    """Error records grouped by reason and normalised message, largest group first."""
+    groups: dict[tuple[str, str], ErrorGroup] = {}
+    for record in records:
+        if record.status != Status.ERROR:
+            continue
+        key = group_key(record)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ErrorGroup(*key, example=record.error or "")
+            group.example_path = record.path
+        group.keys.append(record.key)
+        group.mimes[record.mime] += 1
+    return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.message))
+
+
+def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) -> list[Record]:
+    """Full records of ``status`` (and, when given, one of ``reasons``), in store order."""
+    wanted = set(reasons)
+    out: list[Record] = []
+    for rid, row in enumerate(model.rows):
+        if row is None or row[R_STATUS] != status:
+            continue
+        if wanted and row[R_REASON] not in wanted:
+            continue
+        record = model.record(rid)
+        if record is not None:
+            out.append(record)
+    return out
+
+
+def error_records(model: RecordModel) -> list[Record]:
+    """Every error record of the model."""
+    return records_where(model, Status.ERROR.value)
+
+
+def waiting_records(model: RecordModel) -> list[Record]:
+    """Records a tool would unlock: ``unsupported/needs_tool`` and ``empty/scanned``."""
+    return [
+        *records_where(model, Status.UNSUPPORTED.value, [Reason.NEEDS_TOOL.value]),
+        *records_where(model, Status.EMPTY.value, [Reason.SCANNED.value]),
+    ]
+
+
+# -- tools -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    """One line of the tools view."""
+
+    name: str
+    """Executable name."""
+    found: bool
+    """Whether this machine has it (as the engine sees it)."""
+    version: str
+    """Its version, or ``-`` when missing."""
+    path: str
+    """Where it was found, or ``-``."""
+    unlocks: str
+    """What it gives the user, in a few words."""
+    files: tuple[Key, ...]
+    """Records naming it among the tools that would unlock them."""
+    install: Mapping[str, str]
+    """Platform -> install command."""
+
+    @property
+    def state(self) -> str:
+        """``found`` or ``missing``."""
+        return "found" if self.found else "missing"
+
+
+PLATFORMS: tuple[tuple[str, str], ...] = (
+    ("debian", "Debian/Ubuntu"),
+    ("fedora", "Fedora"),
+    ("macos", "macOS (Homebrew)"),
+    ("windows", "Windows"),
+)
+"""Install-hint keys of :data:`engine.tools.KNOWN_TOOLS`, with the name shown."""
+
+
+def found_from_toolset(tools: ToolSet) -> dict[str, tuple[str, str]]:
+    """Name -> (version, path) of a live session's tools."""
+    return {t.name: (t.version, t.path) for t in tools.found}
+
+
+def found_from_summary(tools_found: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Name -> (version, path) from a store's summary (which records no paths)."""
+    return {name: (version, "-") for name, version in tools_found.items()}
+
+
+def tool_rows(found: Mapping[str, tuple[str, str]], waiting: Iterable[Record]) -> list[ToolRow]:
+    """Every known tool (and any other a record names): missing ones waited on most first."""
+    files: dict[str, list[Key]] = {}
+    for record in waiting:
+        if record.reason in WAITING_REASONS:
+            for name in record.needs:
+                files.setdefault(name, []).append(record.key)
+    rows = []
+    for name in sorted(set(KNOWN_TOOLS) | set(files)):
+        spec = KNOWN_TOOLS.get(name)
+        version, path = found.get(name, ("-", "-"))
+        rows.append(
+            ToolRow(
+                name,
+                name in found,
+                version,
+                path,
+                spec.unlocks if spec else "named by a reader",
+                tuple(files.get(name, ())),
+                spec.install if spec else {},
+            )
+        )
+    return sorted(rows, key=lambda r: (r.found, -len(r.files), r.name))
+
+
+def tools_waited_on(rows: Iterable[ToolRow]) -> list[ToolRow]:
+    """Missing tools that files are waiting on (what makes the tools view show by itself)."""
+    return [r for r in rows if not r.found and r.files]
