@@ -31,7 +31,9 @@ def ocr_image(ctx: ReadContext, path: Path) -> str:
     and ToolFailed when it times out or will not start.
     """
     try:
-        out = ctx.run_tool("tesseract", [os.fspath(path.absolute()), "-"])
+        # --psm 1: page segmentation with orientation detection, so a page scanned sideways
+        # or upside down is turned before it is read (plain --psm 3 reads it as gibberish).
+        out = ctx.run_tool("tesseract", [os.fspath(path.absolute()), "-", "--psm", "1"])
     except ToolFailed as exc:
         if tool_exit_code(exc) is not None:
             raise CorruptFile("tesseract could not read the image") from exc

@@ -77,3 +77,17 @@ def test_tesseract_timeout_is_tool_failed(tmp_path: Path) -> None:
     ctx = ReadContext(M.PNG, limits=Limits(tool_timeout_s=0.5), tools=tools)
     with pytest.raises(ToolFailed, match="timed out"):
         ImageReader().read(path, ctx, TextSink(100))
+
+
+def rotate90(img: R.Gray) -> R.Gray:
+    """The picture turned a quarter clockwise."""
+    rows = [img.row(y) for y in range(img.height)]
+    pixels = bytes(rows[img.height - 1 - x][y] for y in range(img.width) for x in range(img.height))
+    return R.Gray(img.height, img.width, pixels)
+
+
+@needs_tesseract
+def test_sideways_scan_is_turned_before_reading(tmp_path: Path) -> None:
+    img = rotate90(R.render(["HELLO WORLD", "SCANNED PAGE ONE", "OCR TEST 42"]))
+    text, _ = ocr(tmp_path, "sideways.png", R.png(img), M.PNG, discover())
+    assert "HELLO WORLD" in text
