@@ -82,6 +82,7 @@ _KNOWN_HEADERS = frozenset({
     "mime-version", "delivered-to", "reply-to", "sender", "content-type", "in-reply-to",
     "references", "x-mailer", "dkim-signature",
 })  # fmt: skip
+_HTML_HEAD_TAGS = frozenset({"meta", "title", "link", "style", "script", "base"})
 _XML_ROOT = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s>/]")
 
 
@@ -195,11 +196,7 @@ def _sniff_text(path: Path, head: bytes) -> str:
     text = _ascii_view(head)
     lower = text.lstrip()[:2048].lower()
     ext = _by_extension(path)
-    if lower.startswith(("<!doctype html", "<html")) or (
-        lower.startswith("<")
-        and re.search(r"<(html|head|body)[\s>]", lower[:1024])
-        and _xml_root(text) != M.FB2  # FictionBook has its own <body> near the top
-    ):
+    if _looks_html(text, lower):
         return M.XHTML if ext == M.XHTML else M.HTML
     if lower.startswith("<?xml") or lower.startswith("<"):
         root = _xml_root(text)
@@ -221,6 +218,20 @@ def _sniff_text(path: Path, head: bytes) -> str:
     if ext in (M.EML, M.MBOX, M.CSV, M.TSV, M.RTF):
         return ext
     return M.PLAIN
+
+
+def _looks_html(text: str, lower: str) -> bool:
+    """An HTML doctype, or a root element that only HTML has (``<note><body>`` is XML)."""
+    if lower.startswith(("<!doctype html", "<html")):
+        return True
+    if not lower.startswith("<"):
+        return False
+    root = _root_name(text)
+    if root in ("html", "head", "body"):
+        return True
+    return (
+        root in _HTML_HEAD_TAGS and re.search(r"<(html|head|body)[\s>]", lower[:1024]) is not None
+    )
 
 
 def _is_textual(mime: str) -> bool:
@@ -263,12 +274,17 @@ def _ascii_view(head: bytes) -> str:
     return head.decode("latin-1")
 
 
-def _xml_root(text: str) -> str | None:
+def _root_name(text: str) -> str | None:
+    """The first element's name, lower case, past any prolog, comments and doctype."""
     body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(\[.*?\])?\s*>", "", text, flags=re.S)
     match = _XML_ROOT.search(body.encode("utf-8", "ignore"))
-    if match is None:
+    return match.group(1).decode().lower() if match else None
+
+
+def _xml_root(text: str) -> str | None:
+    root = _root_name(text)
+    if root is None:
         return M.XML if text.lstrip().startswith("<?xml") else None
-    root = match.group(1).decode().lower()
     local = root.split(":")[-1]
     if local == "svg":
         return M.SVG

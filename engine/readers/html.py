@@ -35,6 +35,7 @@ _WS = re.compile(r"[ \t\n\r\f\v]+")
 _META_CHARSET = re.compile(
     rb"""<meta[^>]{0,512}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE
 )
+_CDATA_END = re.compile(r"</\s*(script|style)(?:[\t\n\r\f /][^>]*)?>", re.IGNORECASE)
 _STUCK = 4096
 """Unconsumed characters at the end past which the tail counts as an unclosed construct."""
 _FLUSH_AT = 1 << 16
@@ -111,6 +112,21 @@ class _TextParser(HTMLParser):
             return super().parse_html_declaration(i)
         except AssertionError:
             return self._bogus_comment(i)
+
+    def set_cdata_mode(self, elem: str, **kwargs: bool) -> None:
+        super().set_cdata_mode(elem, **kwargs)
+        self.interesting = re.compile(rf"</\s*{elem}(?=[\t\n\r\f />])", re.IGNORECASE)
+
+    def parse_endtag(self, i: int) -> int:
+        # ``</script language>`` ends a script in a browser; CPython 3.11 only ends it on an
+        # exact ``</script>`` and would drop the rest of the page as script.
+        if self.cdata_elem is not None:
+            match = _CDATA_END.match(self.rawdata, i)
+            if match and match.group(1).lower() == self.cdata_elem:
+                self.handle_endtag(self.cdata_elem)
+                self.clear_cdata_mode()
+                return match.end()
+        return super().parse_endtag(i)
 
     def _bogus_comment(self, i: int) -> int:
         end = self.rawdata.find(">", i + 2)

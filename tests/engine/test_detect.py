@@ -29,7 +29,6 @@ def ole2(*streams: str) -> bytes:
     for i, name in enumerate(streams, start=1):
         right = i + 1 if i < len(streams) else NOSTREAM
         entries.append(_dir_entry(name, 2, right=right))
-    directory = b"".join(entries).ljust(512, b"\x00")
     if len(entries) > 4:
         raise ValueError("this writer fits four directory entries")
     empty = _dir_entry("", 0)
@@ -148,6 +147,9 @@ def test_broken_ole_goes_by_extension(tmp_path: Path) -> None:
         ("book.xml", b'<?xml version="1.0"?><FictionBook xmlns="x"><body/></FictionBook>', M.FB2),
         ("flat.xml", b'<?xml version="1.0"?><office:document office:mimetype="%s">' % ODS, M.FODS),
         ("flat2.xml", b"<office:document xmlns:office='x'><office:body/>", M.FODT),
+        ("note.xml", b'<?xml version="1.0"?>\n<note><to>T</to><body>hi</body></note>', M.XML),
+        ("meta.txt", b"<meta charset=utf-8>\n<html><body>x</body></html>", M.HTML),
+        ("head.dat", b"<head><title>t</title></head>", M.HTML),
         ("feed.dat", b'<?xml version="1.0"?>\n<rss version="2.0"><channel/></rss>', M.XML),
         ("readme.md", b'<p align="center">logo</p>\n\n# Title\n', "text/markdown"),
         ("heart.txt", b"<3 you\n", M.PLAIN),

@@ -161,3 +161,10 @@ def test_reader_identity() -> None:
 )
 def test_malformed_declarations_do_not_raise(markup: str) -> None:
     convert(markup)
+
+
+def test_script_end_tag_with_attributes_ends_the_script() -> None:
+    markup = '<script lang="js">cool script</script language>\n<p>This is a test.</p>'
+    assert convert(markup) == "This is a test.\n"
+    assert convert("<style>a{}</style >after") == "after\n"
+    assert convert("<script>x = '</scripts>'; y</script>z") == "z\n"
