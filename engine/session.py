@@ -7,11 +7,13 @@ The dashboard calls these from its thread workers; every method but :meth:`start
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.events import Listener, ToolsChanged, ignore
+from engine.records import Reason, Record
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
@@ -79,23 +81,23 @@ class Session:
             return self._sweeper.run(only=only, force=keys, full=False)
 
     def recheck_tools(self) -> ToolSet:
-        """Look up tools again; a tool that appeared retries what it unlocks."""
+        """Look up tools again; a tool that appeared retries exactly the records it unlocks.
+
+        A tool that went away changes nothing already extracted (files read from now on get
+        ``needs_tool``); a version change alone reads nothing again.
+        """
         with self._lock:
             before = set(self._sweeper.tools.names)
             tools = self._sweeper.rediscover_tools()
             after = set(tools.names)
             if before != after:
-                import time
-
+                appeared = tuple(sorted(after - before))
                 self.on_event(
-                    ToolsChanged(
-                        time.time(),
-                        tools.names,
-                        tuple(sorted(after - before)),
-                        tuple(sorted(before - after)),
-                    )
+                    ToolsChanged(time.time(), tools.names, appeared, tuple(sorted(before - after)))
                 )
-                self._sweeper.run(full=False)
+                only = unlocked_by(self._sweeper.records.values(), appeared)
+                if only:
+                    self._sweeper.run(only=only, full=False)
             return tools
 
     def start_watch(self) -> None:
@@ -115,3 +117,13 @@ class Session:
             self._watcher.stop()
         with self._lock:
             self._sweeper.close()
+
+
+def unlocked_by(records: Iterable[Record], appeared: Iterable[str]) -> dict[str, list[str]]:
+    """Root -> paths of the records waiting for one of the tools in ``appeared``."""
+    new = set(appeared)
+    only: dict[str, list[str]] = {}
+    for r in records:
+        if r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED) and new.intersection(r.needs):
+            only.setdefault(r.root, []).append(r.path)
+    return only

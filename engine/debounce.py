@@ -1,0 +1,188 @@
+"""Turns a stream of changed paths into batches of paths that are safe to read.
+
+The watcher's handler threads :meth:`Debouncer.push` paths (cheap, never blocking on I/O);
+the watcher's consumer thread calls :meth:`Debouncer.take`. A path is ready when
+
+- no event has named it for ``quiet_s`` (a burst of writes is one change),
+- it is not held open by a writer (native observers report the close; a slow appender that
+  keeps its file open is waited for), and
+- its size and mtime have stopped moving: its mtime is at least ``quiet_s`` old, or a second
+  look ``quiet_s`` later finds the same size and mtime (paperless' stability check).
+
+``settle_max_s`` caps how long one path can be held back (a file written forever is read
+every so often); ``batch_max_s`` caps how long ready paths wait for a busy folder to go quiet,
+so a burst of 1,000 new files becomes a few batches, not 1,000 and not one that never comes.
+A path that has vanished is ready at once: its record goes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+Key = tuple[str, str]
+Batch = dict[str, list[str]]
+"""Root -> relative paths, as :meth:`engine.sweep.Sweeper.run` takes them (``only``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """How long paths wait before they are read."""
+
+    quiet_s: float = 0.15
+    """Seconds without an event (and without an mtime change) before a path is read."""
+    batch_max_s: float = 1.0
+    """Longest a ready path waits for the rest of a busy folder to go quiet."""
+    settle_max_s: float = 30.0
+    """Longest a path still being written is held back."""
+    max_pending: int = 200_000
+    """More pending paths than this: drop them and ask for a rescan (bounded memory)."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What is known of one changed path while it waits."""
+
+    first: float
+    """Monotonic time of its first event in this wait."""
+    last: float
+    """Monotonic time of its latest event (or re-arm)."""
+    writing: bool = False
+    """Written to and not yet closed (only observers that report closes set this)."""
+    seen: tuple[int, int] | None = None
+    """(size, mtime_ns) at the previous stability check."""
+
+
+class Debouncer:
+    """Thread-safe set of pending paths with the readiness rules of the module docstring."""
+
+    def __init__(
+        self,
+        timing: Timing,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.timing = timing
+        self._clock = clock
+        self._wall = wall
+        self._cond = threading.Condition()
+        self._pending: dict[Key, _Pending] = {}
+        self._last_event = 0.0
+        self._overflowed = False
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._pending)
+
+    # -- producer side (handler threads) ---------------------------------------------------
+
+    def push(self, root: str, rel: str, *, writing: bool | None = None) -> None:
+        """Note a change to ``rel`` under ``root``.
+
+        ``writing`` True: data was written (a close will follow); False: the writer closed
+        it; None: any other change (created, deleted, moved, attributes).
+        """
+        now = self._clock()
+        with self._cond:
+            p = self._pending.get((root, rel))
+            if p is None:
+                if len(self._pending) >= self.timing.max_pending:
+                    self._pending.clear()
+                    self._overflowed = True
+                p = self._pending[(root, rel)] = _Pending(now, now)
+            p.last = now
+            p.seen = None
+            if writing is not None:
+                p.writing = writing
+            self._last_event = now
+            self._cond.notify()
+
+    def wake(self) -> None:
+        """Make a waiting :meth:`wait` return (to stop, or to rescan)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    # -- consumer side ---------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until a path arrives, :meth:`wake` is called, or ``timeout`` passes."""
+        with self._cond:
+            self._cond.wait(max(0.0, timeout))
+
+    def overflowed(self) -> bool:
+        """True once after too many paths piled up (they were dropped: rescan)."""
+        with self._cond:
+            flag, self._overflowed = self._overflowed, False
+            return flag
+
+    def next_due(self) -> float | None:
+        """Seconds until some pending path may be ready (None: nothing pending)."""
+        with self._cond:
+            if not self._pending:
+                return None
+            now = self._clock()
+            soonest = min(p.last for p in self._pending.values()) + self.timing.quiet_s
+            return max(0.01, soonest - now)
+
+    def take(self) -> Batch:
+        """Remove and return the paths ready now (empty while nothing is, or the folder is busy)."""
+        with self._cond:
+            now = self._clock()
+            quiet = self.timing.quiet_s
+            candidates = [
+                (k, p) for k, p in self._pending.items() if now - p.last >= quiet
+            ]  # fmt: skip
+        ready = [(k, p) for k, p in candidates if self._settled(k, p, now)]
+        with self._cond:
+            # A path that had an event while we looked is not ready after all.
+            ready = [
+                (k, p) for k, p in ready if self._pending.get(k) is p and now - p.last >= quiet
+            ]
+            if not ready:
+                return {}
+            busy = now - self._last_event < quiet
+            waited = now - min(p.first for _, p in ready)
+            if busy and waited < self.timing.batch_max_s:
+                return {}
+            for k, _ in ready:
+                del self._pending[k]
+        return _collapse(k for k, _ in ready)
+
+    def _settled(self, key: Key, p: _Pending, now: float) -> bool:
+        """Whether ``key`` has stopped changing (its stat is taken outside the lock)."""
+        if now - p.first >= self.timing.settle_max_s:
+            return True
+        if p.writing:
+            return False
+        try:
+            st = os.lstat(os.path.join(*key))
+        except OSError:
+            return True  # gone (the sweep removes its record) or unreadable (it records why)
+        sig = (st.st_size, st.st_mtime_ns)
+        age = self._wall() - st.st_mtime_ns / 1e9
+        if sig == p.seen or (p.seen is None and age >= self.timing.quiet_s):
+            return True
+        with self._cond:  # re-arm: look again one quiet period from now
+            if self._pending.get(key) is p:
+                p.seen = sig
+                p.last = now
+        return False
+
+
+def _collapse(keys: Iterable[Key]) -> Batch:
+    """Group keys by root; drop a path whose folder is in the batch (the folder is walked)."""
+    by_root: dict[str, set[str]] = {}
+    for root, rel in keys:
+        by_root.setdefault(root, set()).add(rel)
+    return {
+        root: [rel for rel in sorted(rels) if not any(a in rels for a in _ancestors(rel))]
+        for root, rels in by_root.items()
+    }
+
+
+def _ancestors(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]

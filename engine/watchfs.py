@@ -1,0 +1,202 @@
+"""The filesystem side of the watcher: one watchdog observer per root, a handler that queues.
+
+The handler runs in watchdog's dispatcher thread and does no I/O beyond the ignore rules'
+cached ``.quarryignore`` reads: it maps each event to paths relative to its root, drops the
+store's own folder and ignored paths (the walk's :class:`engine.walk.Ignorer`), and pushes
+the rest to the :class:`engine.debounce.Debouncer`. A move pushes both of its ends (so the
+sweep sees the old path gone and the new one present in the same batch, and reuses the text).
+
+:func:`start_observer` starts the native observer (inotify on Linux) unless polling is asked
+for, and falls back to watchdog's polling observer when the native one cannot start (out of
+inotify watches or instances, an unsupported filesystem).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+    FileSystemMovedEvent,
+)  # fmt: skip
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserverVFS
+
+from engine.debounce import Debouncer
+from engine.walk import IGNORE_FILE, Ignorer, WalkRules, is_default_ignored
+
+EVENT_TYPES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, DirCreatedEvent, FileModifiedEvent, FileAttribEvent, FileClosedEvent,
+    FileDeletedEvent, DirDeletedEvent, FileMovedEvent, DirMovedEvent,
+]  # fmt: skip
+"""What we subscribe to: not opens, not closes without a write, not folder mtime changes."""
+
+
+class QueueingHandler(FileSystemEventHandler):
+    """Maps a root's events to relative paths and queues them; never raises, never blocks."""
+
+    def __init__(
+        self,
+        root: Path,
+        rules: WalkRules,
+        debouncer: Debouncer,
+        *,
+        tracks_close: bool,
+        on_rescan: Callable[[str], None],
+    ) -> None:
+        self.root = str(root)
+        self.rules = rules
+        self.debouncer = debouncer
+        self.tracks_close = tracks_close
+        self.on_rescan = on_rescan
+        self.ignorer = Ignorer(root, rules)
+        self._skip = tuple(os.path.normpath(d) for d in rules.skip_dirs)
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        """Queue the paths of ``event`` (watchdog's entry point, in its dispatcher thread)."""
+        try:
+            self._queue(event)
+        except Exception as exc:  # a raising handler kills watchdog's thread
+            self.on_rescan(f"the watcher could not handle an event ({exc!r})")
+
+    def _queue(self, event: FileSystemEvent) -> None:
+        writing: bool | None = None
+        if isinstance(event, FileModifiedEvent) and self.tracks_close:
+            writing = True
+        elif isinstance(event, FileClosedEvent):
+            writing = False
+        self._push(os.fsdecode(event.src_path), event.is_directory, writing)
+        if isinstance(event, FileSystemMovedEvent) and event.dest_path:
+            self._push(os.fsdecode(event.dest_path), event.is_directory, None)
+
+    def _push(self, path: str, is_dir: bool, writing: bool | None) -> None:
+        if not path or _inside(path, self._skip):
+            return
+        rel = os.path.relpath(path, self.root)
+        if rel.startswith(".."):
+            return
+        if rel == ".":
+            self.on_rescan(f"the watched folder {self.root} itself changed")
+            return
+        rel = rel.replace(os.sep, "/")
+        if rel.rsplit("/", 1)[-1] == IGNORE_FILE:
+            self._rules_changed(rel)
+            return
+        if self._ignored(rel, is_dir):
+            return
+        self.debouncer.push(self.root, rel, writing=writing)
+
+    def _ignored(self, rel: str, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            if self.ignorer.ignored("/".join(parts[:depth]), True):
+                return True
+        return self.ignorer.ignored(rel, is_dir)
+
+    def _rules_changed(self, rel: str) -> None:
+        """A ``.quarryignore`` changed: new rules, and its folder is swept again whole."""
+        self.ignorer = Ignorer(Path(self.root), self.rules)
+        folder = rel.rpartition("/")[0]
+        if folder:
+            self.debouncer.push(self.root, folder)
+        else:
+            self.on_rescan(f"{IGNORE_FILE} changed at the top of {self.root}")
+
+
+def _inside(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f + os.sep) for f in folders)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """An observer that is running, and how."""
+
+    observer: BaseObserver
+    """The watchdog observer (stop and join it)."""
+    polling: bool
+    """True for the polling observer."""
+    fallback: str | None = None
+    """Why native watching could not start, when the polling observer replaced it."""
+
+
+HandlerFactory = Callable[[bool], FileSystemEventHandler]
+"""Makes the handler for a root; its argument says whether the observer reports closes."""
+
+
+def start_observer(
+    root: Path,
+    make_handler: HandlerFactory,
+    *,
+    poll: bool,
+    poll_s: float,
+    skip_dirs: tuple[str, ...] = (),
+) -> Started:
+    """Watch ``root`` recursively: natively unless ``poll``, else or on failure by polling.
+
+    ``skip_dirs`` (the store) are not even listed by the polling observer.
+
+    Raises OSError only when the polling observer cannot start either (no such folder).
+    """
+    fallback = None
+    if not poll:
+        observer = None
+        try:
+            observer = Observer()
+            tracks_close = type(observer).__name__ == "InotifyObserver"
+            observer.schedule(
+                make_handler(tracks_close), str(root), recursive=True, event_filter=EVENT_TYPES
+            )
+            observer.start()
+            return Started(observer, polling=False)
+        except OSError as exc:
+            fallback = f"native watching failed ({exc.strerror or exc})"
+            if observer is not None:
+                observer.stop()
+    skip = make_skip(skip_dirs)
+    observer = PollingObserverVFS(os.lstat, _listdir(skip), polling_interval=poll_s)
+    observer.schedule(make_handler(False), str(root), recursive=True, event_filter=EVENT_TYPES)
+    observer.start()
+    return Started(observer, polling=True, fallback=fallback)
+
+
+def make_skip(skip_dirs: tuple[str, ...]) -> Callable[[os.DirEntry[str]], bool]:
+    """The polling snapshot's folder filter: ignored folder names and the store are not read."""
+    store_parts = {os.path.normpath(d) for d in skip_dirs}
+
+    def skip(entry: os.DirEntry[str]) -> bool:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            return False
+        return is_dir and (is_default_ignored(entry.name, True) or entry.path in store_parts)
+
+    return skip
+
+
+def _listdir(
+    skip: Callable[[os.DirEntry[str]], bool],
+) -> Callable[[str | None], Iterator[os.DirEntry[str]]]:
+    def listdir(path: str | None) -> Iterator[os.DirEntry[str]]:
+        with os.scandir(path) as it:
+            yield from (entry for entry in it if not skip(entry))
+
+    return listdir
+
+
+def healthy(observer: BaseObserver) -> bool:
+    """Whether the observer and every emitter of it still run."""
+    return observer.is_alive() and all(e.is_alive() for e in observer.emitters)
