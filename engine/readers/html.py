@@ -51,6 +51,7 @@ class _TextParser(HTMLParser):
         self._line: list[str] = []
         self._buffered = 0
         self._open = False  # the current line has content (some of it may be flushed already)
+        self._flushed = False  # part of the current line went to the sink already
         self._skip = 0
         self._pre = 0
         self._pre_start = False
@@ -160,6 +161,7 @@ class _TextParser(HTMLParser):
         self._buffered += len(text)
         if self._buffered >= _FLUSH_AT:
             self._write("".join(self._line))
+            self._flushed = True
             self._line.clear()
             self._buffered = 0
 
@@ -178,7 +180,11 @@ class _TextParser(HTMLParser):
 
     def _end_line(self) -> None:
         if self._open:
-            self._write("".join(self._line) + "\n")
+            line = "".join(self._line)
+            # A row of empty cells or a line of &nbsp; is layout, not text.
+            if line.strip() or self._flushed:
+                self._write(line + "\n")
+            self._flushed = False
             self._line.clear()
             self._buffered = 0
             self._open = False

@@ -168,3 +168,8 @@ def test_script_end_tag_with_attributes_ends_the_script() -> None:
     assert convert(markup) == "This is a test.\n"
     assert convert("<style>a{}</style >after") == "after\n"
     assert convert("<script>x = '</scripts>'; y</script>z") == "z\n"
+
+
+def test_layout_only_lines_are_dropped() -> None:
+    markup = "<p>a</p><p>&nbsp;</p><table><tr><td></td><td> </td></tr></table><p>b</p>"
+    assert convert(markup) == "a\nb\n"
