@@ -5,8 +5,8 @@ line into :func:`csv.reader`, so a big table never sits in memory whole. Tabs an
 breaks inside a field become spaces, so a row stays one line; blank rows are dropped.
 Malformed quoting is read the way the csv module's lenient mode reads it. A field longer
 than ``limits.csv_field_chars`` or a line longer than the text cap stops the read with
-:class:`~engine.errors.LimitExceeded`. A CSV whose first line has semicolons and no commas
-is read with ``;`` (the spreadsheet export of comma-decimal locales).
+:class:`~engine.errors.LimitExceeded`. A CSV whose first line has more semicolons (the
+spreadsheet export of comma-decimal locales) or pipes than commas is split on those.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ def _lines(pieces: Iterable[str], max_line: int) -> Iterator[str]:
 def _delimiter(mime: str, first_line: str) -> str:
     if mime == M.TSV:
         return "\t"
-    if "," not in first_line and ";" in first_line:
-        return ";"
-    return ","
+    counts = {d: first_line.count(d) for d in ",;|"}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > counts[","] else ","
 
 
 def _peek(lines: Iterator[str]) -> tuple[str, Iterator[str]]:

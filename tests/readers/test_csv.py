@@ -40,13 +40,16 @@ def read(
         (b'x,"unterminated\nrest,of,file\n', "x\tunterminated rest,of,file\n"),
         (b'5" screw,"ok"trailing\n', '5" screw\toktrailing\n'),
         (b"a;b;c\n1;2;3\n", "a\tb\tc\n1\t2\t3\n"),
+        (b"x, y;z;w\n1;2,5;3\n", "x, y\tz\tw\n1\t2,5\t3\n"),
+        (b"a|b|c\n1|2|3\n", "a\tb\tc\n1\t2\t3\n"),
+        (b"a,b|c\n", "a\tb|c\n"),
         (b"nul\x00inside,x\n", "nul\x00inside\tx\n"),
         (b"", ""),
     ],
     ids=[
         "plain", "quoted-comma", "escaped-quotes", "embedded-newline", "embedded-tab",
         "blank-rows", "no-final-newline", "cr-only", "unterminated-quote", "stray-quotes",
-        "semicolons", "nul", "empty",
+        "semicolons", "more-semicolons", "pipes", "tie-is-comma", "nul", "empty",
     ],
 )  # fmt: skip
 def test_csv_rows(tmp_path: Path, data: bytes, expected: str) -> None:
