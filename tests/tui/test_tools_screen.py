@@ -1,0 +1,101 @@
+"""Pilot tests of the tools screen: rows, detail, check again (with a fake tool on PATH)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button
+
+from engine.store import Store
+from engine.tools import KNOWN_TOOLS
+from tests.tui.conftest import SIZE, settle
+from tests.tui.triage_helpers import (
+    TriageApp,
+    add_trouble,
+    fake_tool,
+    notes,
+    screen_text,
+    session_over,
+    swept,
+    wait_until,
+)
+from tui.screens.records import RecordsScreen
+from tui.screens.tools import ToolsScreen
+
+
+async def test_every_tool_with_state_files_and_install_hints(store: Store) -> None:
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, ToolsScreen)
+        assert {r.name for r in screen.rows} == set(KNOWN_TOOLS)
+        text = screen_text(app)
+        assert "1 found · 6 missing · 2 files waiting on a missing tool" in text
+        assert "pdftotext  found    24.02.0" in text
+        # the tool waited on most comes first, its files and install hints beside it
+        assert screen.rows[0].name == "antiword"
+        assert "legacy/memo.doc" in text and "sudo apt install antiword" in text
+        assert "brew install antiword" in text and "Fedora" in text
+        await pilot.press("down", "down")
+        text = screen_text(app)
+        assert "tesseract  missing" in text and "images/photo.png" in text
+        assert "choco install tesseract" in text
+
+
+async def test_check_again_without_an_engine_says_why(store: Store) -> None:
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.click("#check")
+        await pilot.pause()
+        assert any("belongs to another process" in n for n in notes(app))
+        await pilot.press("escape")
+        assert isinstance(app.screen, RecordsScreen)
+
+
+async def test_shown_after_first_sweep_then_check_again_unlocks_images(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = add_trouble(sample)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))  # no external tool at all
+    with session_over(folder) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            # files wait on missing tools: the screen shows by itself after the sweep
+            await wait_until(pilot, lambda: isinstance(app.screen, ToolsScreen))
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, ToolsScreen)
+            tess = {r.name: r for r in screen.rows}["tesseract"]
+            waiting = {path for _root, path in tess.files}
+            assert {"images/hello.png", "images/sign.png"} <= waiting
+            assert not tess.found
+            key = (str(folder), "images/hello.png")
+            assert app.model.record(app.model.ids[key]).reason == "needs_tool"  # type: ignore[union-attr]
+
+            fake_tool(bin_dir)
+            await pilot.click("#check")
+            await wait_until(pilot, lambda: not app.checking_tools)
+            await settle(pilot)
+            record = app.model.record(app.model.ids[key])
+            assert record is not None and record.status == "ok"
+            assert record.extractor == "tesseract"
+            assert "FAKE TESSERACT" in session.store.read_text(record.sha256 or "")
+            tess = {r.name: r for r in screen.rows}["tesseract"]
+            assert tess.found and tess.version == "5.9.9"
+            assert tess.path == str(bin_dir / "tesseract")
+            assert not {"images/hello.png", "images/sign.png"} & {p for _r, p in tess.files}
+            text = screen_text(app)
+            assert "tesseract  found    5.9.9" in text and "checked at" in text
+            assert any("tesseract" in n for n in notes(app))
+            assert not screen.query_one("#check", Button).disabled
+
+            await pilot.press("escape")
+            assert isinstance(app.screen, RecordsScreen)
+            assert app.tools_auto_shown and swept(app)

@@ -1,0 +1,122 @@
+"""The activity screen (``@``): the engine's events with their times, following live.
+
+Lines come from the app's :class:`~tui.eventlog.ActivityLog` ring buffer; ``/`` filters them
+(text, regular expression, ``!`` to invert, as the records filter); ``f`` stops or resumes
+following the newest line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.markup import escape
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Log, Static
+
+from tui.eventlog import LIMIT, LogLine
+from tui.model import Query
+from tui.screens.triage_base import TriageScreen
+
+
+class ActivityScreen(TriageScreen):
+    """Every logged engine event, newest at the bottom."""
+
+    CSS_PATH = "activity.tcss"
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("f", "follow", "Follow"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_text = Query.parse("")
+        self.following = True
+        self.shown = 0
+
+    def compose(self) -> ComposeResult:
+        """Title, the log, the (hidden) filter box, footer."""
+        yield Static("", id="activity-title")
+        yield Log(max_lines=LIMIT, highlight=False, id="activity-log")
+        box = Input(placeholder="filter events: text, regex, !to invert", id="activity-filter")
+        box.cursor_blink = False
+        yield box
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Show what the log holds."""
+        self.ready = True
+        self._rewrite()
+        self.query_one(Log).focus()
+
+    @property
+    def log_widget(self) -> Log:
+        """The log."""
+        return self.query_one("#activity-log", Log)
+
+    def _rewrite(self) -> None:
+        log = self.log_widget
+        log.clear()
+        self.shown = 0
+        self._write(self.quarry.activity.lines)
+
+    def _write(self, lines: Iterable[LogLine]) -> None:
+        texts = [t for line in lines if self.query_text.matches(t := line.render())]
+        if texts:
+            self.log_widget.write_lines(texts, scroll_end=self.following)
+            self.shown += len(texts)
+        self._title()
+
+    def _title(self) -> None:
+        activity = self.quarry.activity
+        parts = [f"[b]Activity[/b]  {len(activity.lines):,} events"]
+        if activity.dropped:
+            parts.append(f"{activity.dropped:,} older dropped")
+        if self.query_text.text:
+            parts.append(f"{self.shown:,} match {escape(self.query_text.text)!s}")
+        parts.append("following" if self.following else "[$warning]not following (f)[/]")
+        self.query_one("#activity-title", Static).update(" · ".join(parts))
+
+    def add_lines(self, lines: list[LogLine]) -> None:
+        """New events arrived (called by the app)."""
+        if not self.ready:
+            return
+        self._write(lines)
+
+    def action_filter(self) -> None:
+        """Edit the filter."""
+        box = self.query_one("#activity-filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def set_filter(self, text: str) -> None:
+        """Show only the lines matching ``text``."""
+        self.query_text = Query.parse(text)
+        self._rewrite()
+
+    @on(Input.Changed, "#activity-filter")
+    def _changed(self, event: Input.Changed) -> None:
+        self.set_filter(event.value)
+
+    @on(Input.Submitted, "#activity-filter")
+    def _submitted(self) -> None:
+        self.log_widget.focus()
+
+    def action_follow(self) -> None:
+        """Stop or resume following the newest event."""
+        self.following = not self.following
+        self.log_widget.auto_scroll = self.following
+        if self.following:
+            self.log_widget.scroll_end(animate=False)
+        self._title()
+
+    def action_back(self) -> None:
+        """Leave the filter box, or go back to the records."""
+        box = self.query_one("#activity-filter", Input)
+        if box.has_focus:
+            box.set_class(bool(box.value), "-shown")
+            self.log_widget.focus()
+        else:
+            super().action_back()

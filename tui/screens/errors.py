@@ -1,0 +1,166 @@
+"""The errors screen: error records grouped by reason and normalised message, largest first.
+
+Enter drills from a group into its files; ``R`` retries the highlighted group, ``r`` the
+highlighted file. Groups and files update live as retried records come back.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+
+from engine.records import Record
+from tui.model import Key
+from tui.screens.triage_base import TriageScreen
+from tui.triage import ErrorGroup, error_records, group_errors
+from tui.widgets.marked_table import RETRYING
+
+MESSAGE_WIDTH = 60
+"""Characters of a group's message shown in the table (the detail shows all of it)."""
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class ErrorsScreen(TriageScreen):
+    """Error groups above, the highlighted group's files below."""
+
+    CSS_PATH = "errors.tcss"
+    BINDINGS = [
+        Binding("R", "retry_group", "Retry group"),
+        Binding("r", "retry_file", "Retry file"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups: list[ErrorGroup] = []
+        self.records: dict[Key, Record] = {}
+        self._shown: tuple[str, str] | None = None
+
+    def compose(self) -> ComposeResult:
+        """Title, groups, the group's example, its files, footer."""
+        yield Static("", id="errors-title")
+        yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="group-detail")
+        yield DataTable(id="group-files", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, then the groups."""
+        self.query_one("#groups", DataTable).add_columns(
+            "files", "reason", "message", "MIME types", "example"
+        )
+        self.query_one("#group-files", DataTable).add_columns("path", "MIME", "verdict")
+        self.ready = True
+        self.refresh_data()
+        self.query_one("#groups", DataTable).focus()
+
+    @property
+    def group(self) -> ErrorGroup | None:
+        """The highlighted group."""
+        table = self.query_one("#groups", DataTable)
+        if not self.groups or table.cursor_row >= len(self.groups):
+            return None
+        return self.groups[table.cursor_row]
+
+    @property
+    def file_key(self) -> Key | None:
+        """The highlighted file of the group."""
+        group, table = self.group, self.query_one("#group-files", DataTable)
+        if group is None or table.cursor_row >= group.count:
+            return None
+        return group.keys[table.cursor_row]
+
+    def refresh_data(self) -> None:
+        """Groups from the live model; the cursor stays on the same group."""
+        keep = self.group.ident if self.group else None
+        records = error_records(self.quarry.model)
+        self.records = {r.key: r for r in records}
+        self.groups = group_errors(records)
+        table = self.query_one("#groups", DataTable)
+        table.clear()
+        for g in self.groups:
+            table.add_row(
+                f"{g.count:,}", g.reason, _cut(g.message, MESSAGE_WIDTH), g.mime_text(),
+                g.example_path,
+            )  # fmt: skip
+        idents = [g.ident for g in self.groups]
+        if keep in idents:
+            table.move_cursor(row=idents.index(keep))
+        n = len(self.records)
+        self.query_one("#errors-title", Static).update(
+            f"[b]Errors[/b]  {n:,} records in {len(self.groups):,} groups · "
+            "enter: the group's files · R: retry the group · r: retry a file"
+        )
+        self._shown = None
+        self._show_group()
+
+    def _show_group(self) -> None:
+        group = self.group
+        ident = group.ident if group else None
+        files = self.query_one("#group-files", DataTable)
+        detail = self.query_one("#group-detail", Static)
+        if group is None:
+            files.clear()
+            detail.update("[dim]no error records[/dim]")
+            self._shown = None
+            return
+        detail.update(
+            f"[b]{escape(group.reason)}[/b] · {group.count:,} files · "
+            f"{escape(group.mime_text(6))}\n[b]e.g.[/b] {escape(group.example_path)}: "
+            f"{escape(group.example)}"
+        )
+        if ident == self._shown:
+            return
+        self._shown = ident
+        keep = files.cursor_row
+        files.clear()
+        retrying = getattr(self.quarry, "retrying", set())
+        for key in group.keys:
+            record = self.records.get(key)
+            verdict = RETRYING if key in retrying else (record.error or "" if record else "")
+            files.add_row(key[1], record.mime if record else "", verdict)
+        files.move_cursor(row=min(keep, max(0, group.count - 1)))
+
+    @on(DataTable.RowHighlighted, "#groups")
+    def _group_highlighted(self) -> None:
+        self._show_group()
+
+    @on(DataTable.RowSelected, "#groups")
+    def _group_selected(self) -> None:
+        """Enter on a group: into its files."""
+        self.query_one("#group-files", DataTable).focus()
+
+    def action_back(self) -> None:
+        """From the files back to the groups; from the groups back to the records."""
+        files = self.query_one("#group-files", DataTable)
+        if files.has_focus:
+            self.query_one("#groups", DataTable).focus()
+        else:
+            super().action_back()
+
+    def action_retry_group(self) -> None:
+        """Retry every file of the highlighted group."""
+        group = self.group
+        if group is None:
+            self.notify("no error group to retry", severity="warning")
+            return
+        label = f"group {group.reason}: {_cut(group.message, 40)}"
+        self.quarry.retry(list(group.keys), label)
+        self._shown = None
+        self._show_group()
+
+    def action_retry_file(self) -> None:
+        """Retry the highlighted file (the first of the group while the groups have focus)."""
+        key = self.file_key
+        if key is None:
+            self.notify("no file to retry", severity="warning")
+            return
+        self.quarry.retry([key], key[1])
+        self._shown = None
+        self._show_group()
