@@ -1,0 +1,118 @@
+"""Pilot tests of the errors screen: groups, drilling into a group, retrying it (confirmed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from tests.tui.conftest import SIZE, settle
+from tests.tui.triage_helpers import (
+    NO_TOOLS,
+    TriageApp,
+    add_trouble,
+    docx_bytes,
+    notes,
+    screen_text,
+    session_over,
+    swept,
+    wait_until,
+)
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.errors import ErrorsScreen
+from tui.screens.records import RecordsScreen
+
+CRC_GROUP = "zip member '…' is damaged: Bad CRC-32 for file '…'"
+
+
+def _idle(app: TriageApp) -> bool:
+    return not app.retrying and not [w for w in app.workers if w.group == "retry"]
+
+
+async def _errors(pilot, app: TriageApp) -> ErrorsScreen:  # type: ignore[no-untyped-def]
+    await wait_until(pilot, lambda: swept(app))
+    await settle(pilot)
+    await pilot.press("x")
+    await settle(pilot)
+    assert isinstance(app.screen, ErrorsScreen)
+    return app.screen
+
+
+async def test_groups_largest_first_drill_down_and_retry_a_group(sample: Path) -> None:
+    folder = add_trouble(sample)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await _errors(pilot, app)
+            top = screen.groups[0]
+            assert (top.count, top.reason, top.message) == (3, "corrupt", CRC_GROUP)
+            assert [g.count for g in screen.groups] == sorted(
+                (g.count for g in screen.groups), reverse=True
+            )
+            text = screen_text(app)
+            assert f"3      corrupt    {CRC_GROUP}" in text
+            assert "e.g. damaged/report00.docx: zip member 'word/document.xml' is damaged" in text
+            assert any("new error groups" in n for n in notes(app))
+
+            await pilot.press("enter")  # into the group's files
+            files = screen.query_one("#group-files", DataTable)
+            assert files.has_focus and files.row_count == 3
+            assert [files.get_row_at(i)[0] for i in range(3)] == [
+                f"damaged/report{i:02d}.docx" for i in range(3)
+            ]
+            for i in range(3):  # the operator repairs the files, then retries the group
+                (folder / "damaged" / f"report{i:02d}.docx").write_bytes(docx_bytes(damaged=False))
+            await pilot.press("R")
+            await wait_until(pilot, lambda: _idle(app))
+            await settle(pilot)
+            for i in range(3):
+                rid = app.model.ids[(str(folder), f"damaged/report{i:02d}.docx")]
+                record = app.model.record(rid)
+                assert record is not None and record.status == "ok" and record.why == "forced"
+            assert CRC_GROUP not in {g.message for g in screen.groups}
+            assert any("retried group corrupt" in n and "ok 3" in n for n in notes(app))
+            await pilot.press("escape", "escape")
+            assert isinstance(app.screen, RecordsScreen)
+
+
+async def test_retry_of_a_vanished_file_says_so(sample: Path) -> None:
+    folder = add_trouble(sample)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await _errors(pilot, app)
+            await pilot.press("enter", "down")
+            assert screen.file_key == (str(folder), "damaged/report01.docx")
+            (folder / "damaged" / "report01.docx").unlink()
+            await pilot.press("r")
+            await wait_until(pilot, lambda: _idle(app))
+            await settle(pilot)
+            said = [n for n in notes(app) if "vanished" in n]
+            assert any("no longer on disk: damaged/report01.docx" in n for n in said)
+            assert (str(folder), "damaged/report01.docx") not in app.model.ids
+            assert screen.groups[0].count == 2
+
+
+async def test_a_big_group_asks_first(sample: Path) -> None:
+    folder = add_trouble(sample, damaged=22)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await _errors(pilot, app)
+            assert screen.groups[0].count == 22
+            await pilot.press("R")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "Retry 22 records" in screen_text(app)
+            await pilot.press("n")
+            await pilot.pause()
+            assert app.screen is screen and not app.retrying
+            await pilot.press("R")
+            await pilot.pause()
+            await pilot.click("#yes")
+            await pilot.pause()
+            assert app.screen is screen
+            await wait_until(pilot, lambda: _idle(app))
+            await settle(pilot)
+            assert any("error 22" in n for n in notes(app))
+            assert screen.groups[0].count == 22  # still damaged: same verdict, read again
