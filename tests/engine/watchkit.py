@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,3 +121,7 @@ def no_threads_left(before: set[threading.Thread]) -> None:
         if time.monotonic() > end:
             raise AssertionError(f"threads left running: {left}")
         time.sleep(0.02)
+
+
+watched = contextlib.contextmanager(watching)
+"""``with watched(root, poll) as w:``: the same, as a context manager."""
