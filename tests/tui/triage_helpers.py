@@ -126,3 +126,15 @@ def swept(app: object) -> bool:
 def notes(app: object) -> list[str]:
     """Every notification shown so far, as ``title: message``."""
     return [f"{n.title}: {n.message}" for n in app._notifications]  # type: ignore[attr-defined]
+
+
+async def swept_home(pilot: object, app: object) -> None:
+    """Wait for the first sweep, then close the tools screen it may have opened."""
+    from tests.tui.conftest import settle
+    from tui.screens.records import RecordsScreen
+
+    await wait_until(pilot, lambda: swept(app))
+    await settle(pilot)  # type: ignore[arg-type]
+    if not isinstance(app.screen, RecordsScreen):  # type: ignore[attr-defined]
+        await pilot.press("escape")  # type: ignore[attr-defined]
+        await settle(pilot)  # type: ignore[arg-type]

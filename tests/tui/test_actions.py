@@ -1,0 +1,181 @@
+"""The records screen's triage keys: r, R, space/shift-arrows, e, o, c, E and --read-only."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+from pathlib import Path
+
+import orjson
+import pytest
+
+import tui.actions as actions
+from engine.store import Store
+from tests.tui.conftest import SIZE, settle, visible_paths
+from tests.tui.triage_helpers import (
+    NO_TOOLS,
+    TriageApp,
+    add_trouble,
+    docx_bytes,
+    notes,
+    session_over,
+    swept_home,
+    wait_until,
+)
+
+
+def test_viewer_and_opener_command_lines(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    assert actions.viewer_command(f, {"EDITOR": "code -w", "PAGER": "less"}) == [
+        "code",
+        "-w",
+        str(f),
+    ]
+    assert actions.viewer_command(f, {"VISUAL": "vim"})[0] == "vim"
+    assert actions.viewer_command(f, {"PAGER": "less -R"}) == ["less", "-R", str(f)]
+    assert actions.viewer_command(f, {})[-1] == str(f)
+    assert actions.opener_command(f, "linux") == ["xdg-open", str(f)]
+    assert actions.opener_command(f, "darwin") == ["open", str(f)]
+    assert actions.opener_command(f, "win32")[:3] == ["cmd", "/c", "start"]
+
+
+def test_export_files_never_overwrite(tmp_path: Path) -> None:
+    first = actions.export_path(tmp_path, "csv", "error/filtered", now=0)
+    first.write_text("x")
+    second = actions.export_path(tmp_path, "csv", "error/filtered", now=0)
+    assert first.name == "quarry-error-filtered-19700101-000000.csv"
+    assert second.name == "quarry-error-filtered-19700101-000000-2.csv"
+
+
+async def _at(pilot, app: TriageApp, path: str) -> None:  # type: ignore[no-untyped-def]
+    """Put the records table's cursor on ``path``."""
+    table = app.records_screen.table
+    table.cursor = visible_paths(app).index(path)
+    await pilot.pause()
+
+
+async def test_copy_export_and_open_text(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[list[str]] = []
+    monkeypatch.setattr(actions, "run_foreground", lambda cmd: ran.append(cmd) or 0)
+    monkeypatch.setenv("EDITOR", "myeditor --wait")
+    monkeypatch.chdir(tmp_path)
+    app = TriageApp(store.out)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _at(pilot, app, "pdf/report.pdf")
+        await pilot.press("c")
+        assert app.clipboard == "/fixtures/pdf/report.pdf"
+        assert "path copied: /fixtures/pdf/report.pdf" in notes(app)
+
+        await pilot.press("e")
+        assert ran[-1][:2] == ["myeditor", "--wait"] and ran[-1][2].endswith("report.pdf.txt")
+        assert Path(ran[-1][2]).read_text().startswith("Quarterly report")  # a private copy
+        await _at(pilot, app, "big/huge.iso")
+        await pilot.press("e")
+        assert len(ran) == 1 and "big/huge.iso: no text stored (skipped)" in notes(app)[-1]
+        await pilot.press("o")
+        assert len(ran) == 1 and "is no longer on disk" in notes(app)[-1]
+
+        await pilot.press("5", "E")  # the error tab, as CSV
+        await settle(pilot)
+        written = sorted(tmp_path.glob("quarry-error-*.csv"))
+        assert len(written) == 1 and f"exported 3 records: {written[0]}" in notes(app)
+        rows = list(csv.reader(written[0].read_text().splitlines()))
+        assert rows[0][:3] == ["root", "path", "status"]
+        assert [r[1] for r in rows[1:]] == visible_paths(app)
+        app.action_export_view("jsonl")
+        await settle(pilot)
+        (jsonl,) = tmp_path.glob("quarry-error-*.jsonl")
+        records = [orjson.loads(line) for line in jsonl.read_bytes().splitlines()]
+        assert [r["path"] for r in records] == visible_paths(app)
+        assert records[0]["error"]
+
+
+async def test_open_source_runs_the_system_opener(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[list[str]] = []
+    monkeypatch.setattr(actions, "run_foreground", lambda cmd: ran.append(cmd) or 0)
+    folder = add_trouble(sample, damaged=1)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+        async with app.run_test(size=SIZE) as pilot:
+            await swept_home(pilot, app)
+            await _at(pilot, app, "damaged/report00.docx")
+            await pilot.press("o")
+            assert ran == [actions.opener_command(folder / "damaged" / "report00.docx")], notes(app)
+
+
+async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
+    folder = add_trouble(sample)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await swept_home(pilot, app)
+            root = str(folder)
+
+            def status(path: str) -> str:
+                record = app.model.record(app.model.ids[(root, path)])
+                assert record is not None
+                return record.status
+
+            (folder / "damaged" / "report00.docx").write_bytes(docx_bytes(damaged=False))
+            await _at(pilot, app, "damaged/report00.docx")
+            await pilot.press("r")
+            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await settle(pilot)
+            assert status("damaged/report00.docx") == "ok"
+            assert any("retried damaged/report00.docx: ok 1" in n for n in notes(app))
+
+            # space marks and moves down; shift+down marks a range
+            await _at(pilot, app, "damaged/report01.docx")
+            await pilot.press("space")
+            assert app.marks == {(root, "damaged/report01.docx")}
+            assert visible_paths(app)[app.records_screen.table.cursor] == "damaged/report02.docx"
+            await pilot.press("space", "space")  # mark report02, then unmark... the next one
+            await pilot.press("up")
+            await pilot.press("space")  # unmark it again
+            assert app.marks == {(root, "damaged/report01.docx"), (root, "damaged/report02.docx")}
+            for name in ("report01", "report02"):
+                (folder / "damaged" / f"{name}.docx").write_bytes(docx_bytes(damaged=False))
+            await pilot.press("R")
+            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await settle(pilot)
+            assert status("damaged/report01.docx") == status("damaged/report02.docx") == "ok"
+            assert not app.marks
+            assert any("retried 2 marked: ok 2" in n for n in notes(app))
+
+
+async def test_shift_arrows_mark_ranges(store: Store) -> None:
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("shift+down", "shift+down")
+        assert {k[1] for k in app.marks} == set(visible_paths(app)[:3])
+        await pilot.press("shift+up")
+        assert len(app.marks) == 3
+        app.clear_marks()
+        assert not app.marks
+
+
+async def test_read_only_neither_retries_nor_writes(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = add_trouble(sample, damaged=1)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session, read_only=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await swept_home(pilot, app)
+            await _at(pilot, app, "damaged/report00.docx")
+            for key in ("r", "R", "E"):
+                await pilot.press(key)
+            await pilot.press("t", "g")
+            await settle(pilot)
+            said = [n for n in notes(app) if "read-only" in n]
+            assert len(said) == 4, said
+            assert not app.retrying and not list(tmp_path.glob("quarry-*"))
