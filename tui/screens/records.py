@@ -41,6 +41,8 @@ class RecordsScreen(Screen[None]):
         super().__init__()
         self._filter_timer: Timer | None = None
         self._ready = False
+        self._detail_rid: int | None = None
+        self._shown_rid: int | None = -1
 
     @property
     def quarry(self) -> QuarryApp:
@@ -102,9 +104,16 @@ class RecordsScreen(Screen[None]):
 
     @on(RecordTable.Highlighted)
     def _highlighted(self, event: RecordTable.Highlighted) -> None:
-        self._show_detail(event.rid)
+        # after the frame that moves the cursor: the pane's re-layout is not on the key's path
+        self._detail_rid = event.rid
+        self.call_after_refresh(self._show_latest_detail)
+
+    def _show_latest_detail(self) -> None:
+        if self._detail_rid != self._shown_rid:
+            self._show_detail(self._detail_rid)
 
     def _show_detail(self, rid: int | None) -> None:
+        self._shown_rid = rid
         record = None if rid is None else self.quarry.model.record(rid)
         self.query_one(DetailPane).show(record, self.quarry.tools_missing)
 

@@ -79,7 +79,7 @@ class RecordTable(ScrollView, can_focus=True):
         "record-table--skipped",
     }
     DEFAULT_CSS = """
-    RecordTable { background: $surface; }
+    RecordTable { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }
     RecordTable > .record-table--header { background: $panel; text-style: bold; }
     RecordTable > .record-table--cursor { background: $block-cursor-blurred-background; }
     RecordTable:focus > .record-table--cursor {

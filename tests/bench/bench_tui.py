@@ -1,0 +1,148 @@
+"""Dashboard at scale: a generated store of N records (default 1,000,000), opened headless.
+
+    python tests/bench/bench_tui.py [N] [--runs 3]
+
+Each run is its own process (clean peak memory). Measured per run:
+  first_frame   QuarryApp started -> the records screen drawn with its first rows
+  full_load     QuarryApp started -> every record in the model (StoreLoaded handled)
+  cursor_down   one ``cursor_down`` action + message drain + forced frame (mean of 50)
+  page_down     one ``page_down`` the same way (mean of 20)
+  tab_error     status tab ``error`` (key 5) + frame
+  filter        path filter "file00042" + frame;  filter_clear: back to all + frame
+  peak_rss      the process's peak resident memory
+Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
+(which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+STATUSES = ["ok"] * 6 + ["empty", "unsupported", "error", "skipped"]
+MIMES = ["application/pdf", "text/plain", "text/html", "image/png", "application/zip"]
+
+
+def generate(out: Path, n: int) -> None:
+    """Write an ``extract.jsonl`` of ``n`` plausible records (sorted by key) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "extract.jsonl", "wb") as fh:
+        for i in range(n):
+            status = STATUSES[i % 10]
+            ok = status == "ok"
+            fh.write(
+                orjson.dumps(
+                    {
+                        "root": "/data/corpus",
+                        "path": f"d{i // 10000:03d}/file{i:07d}.pdf",
+                        "size": (i * 7919) % 5_000_000,
+                        "mtime_ns": 1_700_000_000 * 10**9 + i,
+                        "status": status,
+                        "sha256": f"{i * 2654435761:064x}"[-64:],
+                        "mime": MIMES[i % 5],
+                        "reason": None if ok else "corrupt",
+                        "extractor": "pypdf" if ok else None,
+                        "reader": "pdf",
+                        "v": 1,
+                        "chars": (i * 37) % 100_000 if ok else 0,
+                        "pages": i % 40 or None,
+                        "error": None if ok else "startxref not found",
+                        "needs": [],
+                        "tools": None,
+                        "reused": i % 3 == 0,
+                        "why": "new",
+                        "ms": i % 900,
+                        "crashes": 0,
+                    }
+                )
+                + b"\n"
+            )
+
+
+async def frame(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Drain the message queues and render one frame now."""
+    await pilot._wait_for_screen()  # the research harness's direct-frame method
+    pilot.app.screen._on_timer_update()
+
+
+async def child(store: Path) -> dict[str, float]:
+    """One measured run."""
+    from tui.app import QuarryApp
+    from tui.widgets.record_table import RecordTable
+
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    app = QuarryApp(store)
+    async with app.run_test(size=(160, 50)) as pilot:
+        while not len(app.model) or not app.screen.query(RecordTable):
+            await asyncio.sleep(0.001)
+        await frame(pilot)
+        out["first_frame_s"] = time.perf_counter() - t0
+        while app.progress is not None:
+            await asyncio.sleep(0.005)
+        await frame(pilot)
+        out["full_load_s"] = time.perf_counter() - t0
+        out["records"] = len(app.model)
+        table = app.screen.query_one(RecordTable)
+        screen = app.records_screen
+
+        async def timed(action, n: int) -> float:  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            for _ in range(n):
+                action()
+                await frame(pilot)
+            return (time.perf_counter() - t) / n
+
+        out["cursor_down_ms"] = 1000 * await timed(table.action_cursor_down, 50)
+        out["page_down_ms"] = 1000 * await timed(table.action_page_down, 20)
+        out["tab_error_ms"] = 1000 * await timed(lambda: screen.action_tab("error"), 1)
+        out["tab_all_ms"] = 1000 * await timed(lambda: screen.action_tab("all"), 1)
+        out["filter_ms"] = 1000 * await timed(lambda: screen.set_filter("file00042"), 1)
+        out["filtered_rows"] = len(app.model.view)
+        out["filter_clear_ms"] = 1000 * await timed(lambda: screen.set_filter(""), 1)
+        out["sort_chars_ms"] = 1000 * await timed(lambda: screen.action_sort("chars"), 1)
+        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """Generate once, run the children, print medians."""
+    if argv and argv[0] == "--child":
+        print(json.dumps(asyncio.run(child(Path(argv[1])))))
+        return 0
+    runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 3
+    n = int(argv[0]) if argv and argv[0].isdigit() else 1_000_000
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        t = time.perf_counter()
+        generate(store, n)
+        size = (store / "extract.jsonl").stat().st_size
+        print(f"generated {n:,} records ({size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        results = []
+        for _ in range(runs):
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(store)],
+                capture_output=True, text=True, check=True, env=env,
+            )  # fmt: skip
+            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"{'measure':<18}{'median':>12}   runs (cpus: {os.cpu_count()})")
+    for key in results[0]:
+        values = [r[key] for r in results]
+        shown = " ".join(f"{v:.3f}" for v in values)
+        print(f"{key:<18}{statistics.median(values):>12.3f}   {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""Regenerate ``screenshots/``: ``python -m tui.screenshots [OUT]``.
+
+Sweeps a copy of ``fixtures/`` into a temporary store when the sweep and the fixtures are
+there; otherwise uses the bundled sample store (:mod:`tui.sample`). Each screen is saved
+as an SVG at a fixed size, in UTC, with animations off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tui.app import QuarryApp
+from tui.sample import build_sample_store
+
+SIZE = (150, 36)
+SHOTS: list[tuple[str, Sequence[str]]] = [
+    ("records", ()),
+    ("records-detail-unsupported", ("4", "down")),
+    ("records-filtered-errors", ("slash", "p", "d", "f", "enter", "5", "end")),
+    ("inspector", ("2", "slash", *"sample.pptx", "enter", "enter", "slash", *"slide", "enter")),
+    ("help", ("question_mark",)),
+]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def make_store(tmp: Path) -> Path:
+    """A store of ``fixtures/`` when it can be swept, else the sample store."""
+    files = [p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix != ".py"]
+    if len(files) > 5:
+        try:
+            from engine.sweep import SweepOptions, sweep
+
+            root = tmp / "fixtures"
+            shutil.copytree(FIXTURES, root)
+            out = tmp / "store"
+            sweep([root], SweepOptions(out=out))
+            return out
+        except Exception as exc:  # a sweep that fails must not stop the screenshots
+            print(f"sweep of fixtures failed ({exc}); using the sample store", file=sys.stderr)
+    return build_sample_store(tmp / "sample").out
+
+
+async def shoot(store: Path, out: Path, name: str, keys: Sequence[str]) -> Path:
+    """Open the app, press ``keys``, save ``out/name.svg``."""
+    app = QuarryApp(store)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.pause()
+        path = out / f"{name}.svg"
+        path.write_text(app.export_screenshot(title=f"textquarry: {name}"), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str]) -> int:
+    """Write every screenshot."""
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[1] / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    # a fixed folder, so the paths shown do not change from one run to the next
+    tmp = Path(tempfile.gettempdir()) / "textquarry-screenshots"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        store = make_store(tmp)
+        for name, keys in SHOTS:
+            print(asyncio.run(shoot(store, out, name, keys)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
