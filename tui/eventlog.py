@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = (
     "reused",
     "removed",
     "error",
+    "skipped",
     "sweep",
     "tools",
     "notice",
@@ -66,7 +67,9 @@ def _verdict(record: Record) -> str:
 def _record_line(at: float, record: Record) -> LogLine:
     if record.reused:
         return LogLine(at, "reused", f"{record.path} ({record.status})")
-    kind = "error" if record.status == Status.ERROR else "extracted"
+    kind = {Status.ERROR: "error", Status.SKIPPED: "skipped"}.get(
+        Status(record.status), "extracted"
+    )
     why = f" [{record.why}]" if record.why else ""
     return LogLine(at, kind, f"{record.path} → {_verdict(record)}{why}")
 
