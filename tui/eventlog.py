@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from engine.events import (
     Event,
@@ -21,7 +22,7 @@ from engine.events import (
     SweepStarted,
     ToolsChanged,
 )
-from engine.records import Record, Status
+from engine.records import Record, Status, Summary
 
 LIMIT = 10_000
 """Lines kept; older ones fall off."""
@@ -101,6 +102,26 @@ def describe(event: Event) -> list[LogLine]:
     return []
 
 
+def store_lines(summary: Summary | None, changed: int | None = None) -> list[LogLine]:
+    """Lines for a store read from disk: when it was swept and what it holds.
+
+    ``changed`` is set when another process rewrote the store (``quarry ui --store``).
+    """
+    if summary is None:
+        return [] if changed is None else [LogLine(time.time(), "notice", "store rewritten")]
+    try:
+        at = datetime.fromisoformat(summary.finished).timestamp()
+    except ValueError:
+        at = time.time()
+    counts = ", ".join(f"{s} {n:,}" for s, n in summary.counts.items() if n)
+    what = "store loaded" if changed is None else f"store rewritten: {changed:,} changed"
+    lines = [LogLine(at, "sweep", f"{what}: {summary.files:,} files ({counts})")]
+    if summary.tools_found:
+        found = ", ".join(f"{name} {v}" for name, v in sorted(summary.tools_found.items()))
+        lines.append(LogLine(at, "tools", f"found {found}"))
+    return lines
+
+
 class ActivityLog:
     """The newest :data:`LIMIT` lines of engine activity."""
 
@@ -112,10 +133,13 @@ class ActivityLog:
 
     def add(self, events: Iterable[Event]) -> list[LogLine]:
         """Log a batch of events; return the lines added."""
-        new = [line for event in events for line in describe(event)]
-        self.lines.extend(new)
-        self.total += len(new)
-        return new
+        return self.extend([line for event in events for line in describe(event)])
+
+    def extend(self, lines: list[LogLine]) -> list[LogLine]:
+        """Log lines that did not come from engine events (a store read from disk)."""
+        self.lines.extend(lines)
+        self.total += len(lines)
+        return lines
 
     @property
     def dropped(self) -> int:

@@ -19,7 +19,8 @@ from textual.screen import ModalScreen
 
 from engine.events import Notice, RecordsChanged, SweepFinished
 from engine.records import Record
-from tui.messages import EngineEvents
+from tui.eventlog import store_lines
+from tui.messages import EngineEvents, StoreChanged, StoreLoaded
 from tui.triage import (
     error_records,
     found_from_summary,
@@ -119,12 +120,14 @@ class LiveTriage(_Base):
             self.screen.add_lines(lines)
         self._refresh_triage()
 
-    def on_store_loaded(self) -> None:
+    def on_store_loaded(self, message: StoreLoaded) -> None:
         """The store is loaded: its error groups are known (only later ones are news)."""
         self._known_groups = {group_key(r) for r in error_records(self.model)}
+        self.activity.extend(store_lines(message.summary))
 
-    def on_store_changed(self) -> None:
-        """Another process rewrote the store: announce the error groups it brought."""
+    def on_store_changed(self, message: StoreChanged) -> None:
+        """Another process rewrote the store: log it, announce the error groups it brought."""
+        self.activity.extend(store_lines(message.summary, len(message.changed)))
         self._watch_groups(error_records(self.model))
         self._refresh_triage()
 

@@ -110,9 +110,9 @@ class ErrorsScreen(TriageScreen):
             detail.update("[dim]no error records[/dim]")
             self._shown = None
             return
-        files = f"{group.count:,} file" + ("s" if group.count != 1 else "")
+        many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
         detail.update(
-            f"[b]{escape(group.reason)}[/b] · {files} · "
+            f"[b]{escape(group.reason)}[/b] · {many} · "
             f"{escape(group.mime_text(6))}\n[b]e.g.[/b] {escape(group.example_path)}: "
             f"{escape(group.example)}"
         )
