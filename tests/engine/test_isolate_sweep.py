@@ -72,8 +72,8 @@ def run(tmp_path: Path) -> Iterator[Run]:
         yield r
 
 
-def put(root: Path, name: str, action: str) -> bytes:
-    data = fixture(action)
+def put(root: Path, name: str, action: str, arg: str = "") -> bytes:
+    data = fixture(action, arg)
     (root / name).write_bytes(data)
     return data
 
@@ -103,7 +103,7 @@ def test_each_fault_is_a_record_and_the_sweep_finishes(run: Run) -> None:
 def test_a_folder_with_hanging_files_finishes_with_every_record(run: Run) -> None:
     for i in range(200):
         if i % 50 == 7:
-            put(run.root, f"f{i:03}.bin", "hang")
+            put(run.root, f"f{i:03}.bin", "hang", str(i))  # distinct: each one read
         else:
             (run.root / f"f{i:03}.txt").write_text(f"file number {i}\n")
     run.sweeper.run()
@@ -112,6 +112,7 @@ def test_a_folder_with_hanging_files_finishes_with_every_record(run: Run) -> Non
     timeouts = sorted(r.path for r in records if r.reason == Reason.TIMEOUT)
     assert timeouts == ["f007.bin", "f057.bin", "f107.bin", "f157.bin"]
     assert sum(r.status == Status.OK for r in records) == 196
+    assert len({r.sha256 for r in records if r.reason == Reason.TIMEOUT}) == 4
 
 
 def test_a_content_that_keeps_killing_workers_is_quarantined(
