@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,11 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.session is not None:
+            # The engine's worker pool starts multiprocessing's resource tracker on first use,
+            # handing it sys.stderr's descriptor; inside a running Textual app stderr is
+            # captured and has none ("bad value(s) in fds_to_keep"). Start it before the app.
+            resource_tracker.ensure_running()
         self.marks: set[Key] = set()
         """Records marked with space / shift+arrows on the records screen."""
         self.retrying: set[Key] = set()
