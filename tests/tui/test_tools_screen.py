@@ -99,3 +99,37 @@ async def test_shown_after_first_sweep_then_check_again_unlocks_images(
             await pilot.press("escape")
             assert isinstance(app.screen, RecordsScreen)
             assert app.tools_auto_shown and swept(app)
+
+
+async def test_every_triage_screen_by_mouse(store: Store) -> None:
+    from textual.widgets import DataTable
+    from textual.widgets._footer import FooterKey
+
+    from tui.screens.activity import ActivityScreen
+    from tui.screens.errors import ErrorsScreen
+
+    async def click_footer(key: str) -> None:
+        (widget,) = [w for w in app.screen.query(FooterKey) if w.key == key]
+        await pilot.click(widget)
+        await settle(pilot)
+
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await click_footer("t")
+        assert isinstance(app.screen, ToolsScreen)
+        await pilot.click("#tool-table", offset=(3, 3))  # the third tool's row
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ToolsScreen) and screen.selected is not None
+        assert screen.selected.name == "tesseract" and "images/photo.png" in screen_text(app)
+        await click_footer("x")
+        assert isinstance(app.screen, ErrorsScreen)
+        await pilot.click("#groups", offset=(3, 2))  # the second group
+        await pilot.pause()
+        assert app.screen.query_one("#groups", DataTable).cursor_row == 1
+        await click_footer("at")
+        assert isinstance(app.screen, ActivityScreen)
+        await click_footer("escape")
+        assert isinstance(app.screen, RecordsScreen)
+        assert len(app.screen_stack) == 1
