@@ -76,11 +76,6 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.session is not None:
-            # The engine's worker pool starts multiprocessing's resource tracker on first use,
-            # handing it sys.stderr's descriptor; inside a running Textual app stderr is
-            # captured and has none ("bad value(s) in fds_to_keep"). Start it before the app.
-            resource_tracker.ensure_running()
         self.marks: set[Key] = set()
         """Records marked with space / shift+arrows on the records screen."""
         self.retrying: set[Key] = set()
@@ -95,6 +90,15 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
         self._announcing = False
         self.checking_tools = False
         """A tools re-check is running."""
+
+    async def run_async(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the app, once the engine's pool can start under it."""
+        if self.session is not None:
+            # The pool starts multiprocessing's resource tracker on first use, handing it
+            # sys.stderr's descriptor; inside a running Textual app stderr is captured and has
+            # none ("bad value(s) in fds_to_keep"). Start the tracker before the app runs.
+            resource_tracker.ensure_running()
+        return await super().run_async(*args, **kwargs)
 
     # -- screens ---------------------------------------------------------------------------
 
