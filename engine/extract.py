@@ -22,7 +22,7 @@ from pathlib import Path
 
 from engine import mimes
 from engine.detect import detect
-from engine.errors import NeedsTool, ReadFailure, ToolFailed
+from engine.errors import LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
@@ -91,9 +91,9 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def cap_line(limits: Limits) -> str:
-    """The line that ends a text cut at the character cap."""
-    return f"\n[quarry: text cut at the max_chars cap of {limits.max_chars} characters]\n"
+def cap_line(limit: str, detail: str) -> str:
+    """The line that ends a text cut short by a named bound."""
+    return f"\n[quarry: text cut at the {limit} cap: {detail}]\n"
 
 
 def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Outcome:
@@ -129,10 +129,16 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
     )
     sink = TextSink(task.limits.max_chars)
     base = Outcome(Status.OK, mime, reader=reader.name, v=reader.version)
+    cut: LimitExceeded | None = None
     try:
         info = reader.read(path, ctx, sink)
     except TextCapReached:
-        info = ReadInfo(extractor=reader.name)
+        info = sink.info or ReadInfo(extractor=reader.name)
+    except LimitExceeded as exc:
+        if not len(sink):
+            return _fail(base, exc)
+        # The spec: reaching a cap keeps the text read so far, ending with a line naming it.
+        info, cut = sink.info or ReadInfo(extractor=reader.name), exc
     except NeedsTool as exc:
         return _fail(base, exc, needs=exc.tools)
     except ToolFailed as exc:
@@ -160,14 +166,21 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
             reason=Reason.CRASHED,
             error=f"reader {reader.name} failed: {type(exc).__name__}: {str(exc)[:200]}",
         )
-    return _finish(task, base, info, sink)
+    return _finish(task, base, info, sink, cut)
 
 
-def _finish(task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink) -> Outcome:
+def _finish(
+    task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink, cut: LimitExceeded | None
+) -> Outcome:
     text = normalise(sink.getvalue())
-    if sink.capped:
-        text += cap_line(task.limits)
     base = _replace(base, extractor=info.extractor, pages=info.pages)
+    if sink.capped:
+        detail = f"{task.limits.max_chars} characters"
+        text += cap_line("max_chars", detail)
+        base = _replace(base, error=f"text cut at the max_chars cap ({detail})")
+    elif cut is not None:
+        text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
+        base = _replace(base, error=f"text cut: {cut}"[:500])
     if not text.strip():
         if info.scanned:
             return _replace(

@@ -140,7 +140,11 @@ def probe_version(exe: str, args: tuple[str, ...], timeout: float = 10.0) -> str
     """Run ``exe args`` and pull a version number out of what it prints."""
     try:
         proc = subprocess.run(
-            [exe, *args], capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+            [exe, *args],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

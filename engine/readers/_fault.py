@@ -107,7 +107,8 @@ def _raise(_arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
 
 
 def _tool(arg: str, _ctx: ReadContext, _sink: TextSink) -> None:
-    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)  # as run_tool starts one
+    # A tool in a session of its own: the pool must find and kill it all the same.
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
     Path(arg).write_text(str(proc.pid))
     while True:
         time.sleep(3600)

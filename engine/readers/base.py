@@ -37,6 +37,12 @@ class TextSink:
         self._parts: list[str] = []
         self._n = 0
         self.capped = False
+        self.info: ReadInfo | None = None
+        """What the reader has said so far (see :meth:`describe`); kept when a cap stops it."""
+
+    def describe(self, extractor: str, pages: int | None = None) -> None:
+        """Say what is producing the text before writing it, so a capped read keeps it."""
+        self.info = ReadInfo(extractor=extractor, pages=pages)
 
     def write(self, text: str) -> None:
         """Append ``text``; raises TextCapReached once the cap is reached."""
@@ -97,8 +103,8 @@ class ReadContext:
         """Run ``tool`` with ``args``; return stdout. Timeout clipped to the read's budget.
 
         Raises NeedsTool when the tool is not in the tool set and ToolFailed when it exits
-        non-zero or times out. The tool runs in its own process group so a kill reaches its
-        children too.
+        non-zero or times out. The tool stays in the worker's process group, which the pool
+        kills whole when a read times out or its worker dies, so no tool outlives its read.
         """
         exe = self.tools.path(tool)
         if exe is None:
@@ -110,7 +116,6 @@ class ReadContext:
                 input=stdin,
                 capture_output=True,
                 timeout=timeout,
-                start_new_session=True,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:

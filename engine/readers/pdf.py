@@ -200,6 +200,7 @@ class PdfReader:
             if not can_ocr(ctx):
                 return ReadInfo(extractor, pages=len(pages), scanned=True)
             extractor, pages = "pdftoppm+tesseract", ocr_pages(path, ctx, len(pages))
+        sink.describe(extractor, pages=len(pages))
         _write_pages(sink, pages)
         return ReadInfo(extractor, pages=len(pages))
 

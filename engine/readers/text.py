@@ -188,6 +188,7 @@ class TextReader:
         try:
             with open(path, "rb") as fh:
                 encoding, pieces = decode_file(fh, path.stat().st_size)
+                sink.describe(f"text:{encoding}")
                 for piece in pieces:
                     sink.write(piece)
         except OSError as exc:

@@ -21,7 +21,18 @@ from pathlib import Path
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+]
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -65,7 +76,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/quarry-bench"))
     args = ap.parse_args()
     root = args.dir / "tree"
-    print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
+    )
     print(f"command: python tests/bench/bench_sweep.py --files {args.files} --runs {args.runs}")
     make_tree(root, args.files)
     opts = SweepOptions(tools=ToolSet.empty())
