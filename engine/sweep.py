@@ -28,6 +28,7 @@ from engine.events import (
     ignore,
 )  # fmt: skip
 from engine.extract import Outcome, ReadTask
+from engine.index import RecordIndex
 from engine.isolate import MachineFailure, ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.plan import CRASH_QUARANTINE, decide, needs_hash
@@ -125,11 +126,16 @@ class Sweeper:
         self.store = store_for(self.roots, options)
         self.rules = WalkRules(options.excludes, (str(self.store.out),), options.max_bytes)
         self.tools = options.tools if options.tools is not None else self._discover()
-        self.records: dict[Key, Record] = {}
+        self.index = RecordIndex()
         self._stack = contextlib.ExitStack()
         self._pool: ReadPool | None = None
         self._prev_started_ns = 0
         self._killed_before = False
+
+    @property
+    def records(self) -> dict[Key, Record]:
+        """The store's records by (root, path); change them only through a run."""
+        return self.index.records
 
     def _discover(self) -> ToolSet:
         return discover(no_external=self.options.no_external, without=self.options.without)
@@ -137,7 +143,7 @@ class Sweeper:
     def __enter__(self) -> Sweeper:
         self._stack.enter_context(self.store.writer())
         self._killed_before = self.store.dirty_path.exists()
-        self.records = {r.key: r for r in self.store.load_records()}
+        self.index = RecordIndex(self.store.load_records())
         summary = self.store.load_summary()
         if summary is not None and summary.started:
             self._prev_started_ns = int(
@@ -217,15 +223,13 @@ class Sweeper:
             self.records[k].sha256 for k in new if k in self.records
         }
         changed = {k: r for k, r in new.items() if self.records.get(k) != r}
-        for k in gone:
-            del self.records[k]
-        self.records.update(new)
+        self.index.apply(new, gone)
         if gone:
             run.flush_events(removed=gone)
         self._persist(bool(changed or gone), old_shas, full, started)
-        summary = build_summary(self.records.values(), self.roots, self.tools, started, time.time())
+        summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
         self.store.write_summary(summary)
-        errors = sum(1 for r in self.records.values() if r.status == Status.ERROR)
+        errors = self.index.errors
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
         return SweepResult(summary, run.extracted, run.reused, len(gone), errors, vanished)
 
@@ -256,18 +260,17 @@ class Sweeper:
     def _persist(
         self, changed: bool, old_shas: set[str | None], full: bool, started: float
     ) -> None:
-        keep = {r.sha256 for r in self.records.values() if r.has_text}
         if changed or not self.store.exists():
             self.store.write_records(self.records.values())
         if full and (changed or self._killed_before or self.store.dirty_path.exists()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
-            self.store.gc({s for s in keep if s})
+            self.store.gc(self.index.referenced_texts())
             self.store.mark_clean()
             self._killed_before = False
         elif not full:
             for sha in old_shas:
-                if sha and sha not in keep:
+                if sha and not self.index.has_text_refs(sha):
                     self.store.drop_text(sha)
             if not self._killed_before:
                 self.store.mark_clean()
@@ -295,10 +298,6 @@ class _Run:
         self._pending: list[Record] = []
         self._last_flush = time.monotonic()
         self.versions = reader_versions()
-        self.by_sha: dict[str, Record] = {}
-        for r in sweeper.records.values():
-            if r.sha256 and (r.sha256 not in self.by_sha or r.status == Status.OK):
-                self.by_sha[r.sha256] = r
         self.mime_reader: dict[str, str | None] = {}
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
         self._sha_of: dict[Key, str] = {}
@@ -355,7 +354,7 @@ class _Run:
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)
         prior = self.s.records.get(key)
-        same = self.by_sha.get(sha)
+        same = self.s.index.same_content(sha)
         d = decide(
             sha,
             prior,
@@ -389,6 +388,8 @@ class _Run:
     def _read_all(self) -> None:
         reads = self._reads
         tasks = [self._task(group[0][0], sha) for sha, group in reads.items()]
+        if not tasks:
+            return  # nothing to read: do not start workers
         done: set[str] = set()
         try:
             for task, outcome in self.s.pool.read(tasks, tick=self.maybe_flush):

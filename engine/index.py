@@ -1,0 +1,107 @@
+"""The records of a store in memory, with what every sweep asks of them kept up to date.
+
+A watch batch changes a handful of records in a store of 100,000; recomputing the summary,
+the content index and the set of referenced texts from every record for each batch would
+cost more than the batch. :class:`RecordIndex` updates them by the records that changed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from engine.records import Reason, Record, Status
+
+Key = tuple[str, str]
+
+
+class Tally:
+    """Counts for the summary, updated one record at a time."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.counts: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.reused = 0
+        self.chars = 0
+        self.waiting: Counter[str] = Counter()
+        """Tool -> records that name it among the tools that would unlock them."""
+
+    def add(self, r: Record, sign: int = 1) -> None:
+        """Count ``r`` in (``sign=1``) or out (``sign=-1``)."""
+        self.files += sign
+        self.counts[r.status] += sign
+        if r.reason:
+            self.reasons[f"{r.status}/{r.reason}"] += sign
+        self.reused += sign if r.reused else 0
+        self.chars += sign * r.chars
+        if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
+            for tool in r.needs:
+                self.waiting[tool] += sign
+
+
+class RecordIndex:
+    """Records by key, one record per content hash, text reference counts, and a tally."""
+
+    def __init__(self, records: Iterable[Record] = ()) -> None:
+        self.records: dict[Key, Record] = {}
+        self.tally = Tally()
+        self._by_sha: dict[str, Key] = {}
+        self._text_refs: Counter[str] = Counter()
+        self.apply({r.key: r for r in records}, ())
+
+    def same_content(self, sha256: str) -> Record | None:
+        """An earlier record with this content (one with text if any has)."""
+        key = self._by_sha.get(sha256)
+        return self.records.get(key) if key is not None else None
+
+    def has_text_refs(self, sha256: str) -> bool:
+        """Whether any record still names the stored text of ``sha256``."""
+        return self._text_refs.get(sha256, 0) > 0
+
+    def referenced_texts(self) -> set[str]:
+        """Every content hash whose text some record names."""
+        return {sha for sha, n in self._text_refs.items() if n > 0}
+
+    @property
+    def errors(self) -> int:
+        """Error records."""
+        return self.tally.counts.get(Status.ERROR, 0)
+
+    def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:
+        """Replace or add ``new`` records and drop the ``gone`` keys."""
+        for key in gone:
+            old = self.records.pop(key, None)
+            if old is not None:
+                self._forget(old)
+        for key, rec in new.items():
+            old = self.records.get(key)
+            if old is rec:
+                continue
+            if old is not None:
+                self._forget(old)
+            self.records[key] = rec
+            self._learn(rec)
+
+    def _learn(self, r: Record) -> None:
+        self.tally.add(r)
+        if r.sha256 is None:
+            return
+        if r.has_text:
+            self._text_refs[r.sha256] += 1
+        held = self._by_sha.get(r.sha256)
+        if held is None or (r.has_text and not self.records[held].has_text):
+            self._by_sha[r.sha256] = r.key
+
+    def _forget(self, r: Record) -> None:
+        self.tally.add(r, -1)
+        if r.sha256 is None:
+            return
+        if r.has_text:
+            self._text_refs[r.sha256] -= 1
+            if self._text_refs[r.sha256] <= 0:
+                del self._text_refs[r.sha256]
+        if self._by_sha.get(r.sha256) == r.key:
+            # Another copy of this content, if any, is not indexed until it is next seen:
+            # at worst one file is read again instead of reusing its twin's text.
+            del self._by_sha[r.sha256]
