@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import orjson
@@ -165,8 +165,16 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``quarry`` script."""
+Command = Callable[[argparse.Namespace], int]
+UI_COMMANDS = ("open", "ui")
+
+
+def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = None) -> int:
+    """Entry point of ``python -m engine``, and (with ``ui``) of the ``quarry`` script.
+
+    The engine never imports the dashboard: ``tui.cli`` passes its two commands in ``ui``.
+    Without them, ``open`` and ``ui`` say that the dashboard comes with ``quarry``.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
@@ -174,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engine import commands
 
     try:
+        if args.command in UI_COMMANDS:
+            if not ui:
+                raise UsageError("the dashboard runs from the 'quarry' command (python -m tui)")
+            return int(ui[args.command](args))
         return int(getattr(commands, f"cmd_{args.command}")(args))
     except QuarryError as exc:
         sys.stderr.write(f"quarry: {exc}\n")

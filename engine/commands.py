@@ -11,7 +11,6 @@ from rich.console import Console
 from engine.cli import (
     EXIT_ERRORS,
     EXIT_OK,
-    default_dirs,
     dump_json,
     options_from,
     tool_rows,
@@ -47,49 +46,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return int(watch_forever(args.dirs, options, watch_options, SweepReporter()))
 
 
-def cmd_open(args: argparse.Namespace) -> int:
-    """Sweep, watch and show the dashboard."""
-    from engine.session import Session
-    from engine.watch import WatchOptions
-
-    try:
-        from tui.app import QuarryApp
-    except ImportError as exc:  # the engine works without the dashboard's dependencies
-        raise UsageError(f"the dashboard is not available: {exc}") from exc
-    dirs = default_dirs(args.dirs)
-    options = options_from(args)
-    app: QuarryApp | None = None
-
-    def forward(event: object) -> None:
-        if app is not None:
-            app.engine_event(event)
-
-    session = Session(
-        dirs, options, forward, watch_options=WatchOptions(poll=args.poll, rescan_s=args.rescan)
-    )
-    try:
-        app = QuarryApp(session.store.out, session, read_only=args.read_only)
-        app.run()
-    finally:
-        session.close()
-    return EXIT_OK
-
-
-def cmd_ui(args: argparse.Namespace) -> int:
-    """The dashboard over an existing store (read-only unless it is ours to write)."""
-    from tui.app import QuarryApp
-
-    store = Store(_store_dir(args.store))
-    if not store.exists():
-        raise UsageError(f"no store at {args.store} (run 'quarry sweep DIR' first)")
-    QuarryApp(store.out, None, read_only=args.read_only).run()
-    return EXIT_OK
-
-
 def cmd_retry(args: argparse.Namespace) -> int:
     """Read the named files again."""
     paths = [p.expanduser().resolve() for p in args.paths]
-    store = Store(_store_dir(args.store)) if args.store else _find_store(paths[0])
+    store = Store(store_dir(args.store)) if args.store else _find_store(paths[0])
     records = store.load_records()
     keys = [_key_for(p, records) for p in paths]
     roots = sorted({Path(root) for root, _ in keys})
@@ -112,7 +72,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one record (and its text)."""
     path = args.path.expanduser().resolve()
-    store = Store(_store_dir(args.store)) if args.store else _find_store(path)
+    store = Store(store_dir(args.store)) if args.store else _find_store(path)
     records = store.load_records()
     root, rel = _key_for(path, records)
     rec = next(r for r in records if r.key == (root, rel))
@@ -129,7 +89,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     missing: dict[str, int] | None = None
     store_dir = args.store or (args.dir / STORE_DIRNAME if args.dir else None)
     if store_dir is not None:
-        summary = Store(_store_dir(store_dir)).load_summary()
+        summary = Store(store_dir(store_dir)).load_summary()
         missing = summary.tools_missing if summary else None
     rows = tool_rows(missing)
     if args.json:
@@ -155,7 +115,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store_dir(path: Path) -> Path:
+def store_dir(path: Path) -> Path:
+    """The store folder meant by ``path``: the folder itself or its ``.quarry``."""
     path = path.expanduser().resolve()
     if (path / STORE_DIRNAME).is_dir() and not (path / "extract.jsonl").exists():
         return path / STORE_DIRNAME
@@ -179,4 +140,4 @@ def _key_for(path: Path, records: list[Record]) -> tuple[str, str]:
     raise UsageError(f"{path} is not under any root of the store")
 
 
-__all__ = ["cmd_open", "cmd_retry", "cmd_show", "cmd_sweep", "cmd_tools", "cmd_ui", "cmd_watch"]
+__all__ = ["cmd_retry", "cmd_show", "cmd_sweep", "cmd_tools", "cmd_watch"]

@@ -89,3 +89,19 @@ def test_several_roots_need_out(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     proc = run("sweep", str(tmp_path / "a"), str(tmp_path / "b"))
     assert proc.returncode == 1 and "--out" in proc.stderr
+
+
+def test_engine_alone_says_where_the_dashboard_is(tmp_path: Path) -> None:
+    proc = run("ui", "--store", str(tmp_path))
+    assert proc.returncode == 1 and "'quarry' command" in proc.stderr
+
+
+def test_quarry_ui_on_a_missing_store_is_a_clear_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "ui", "--store", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "no store at" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,5 @@
+"""``python -m tui`` is the ``quarry`` command."""
+
+from tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""The ``quarry`` command: the engine's command line plus the two dashboard commands.
+
+``quarry [DIR]`` sweeps, watches and opens the dashboard; ``quarry ui --store PATH`` opens
+an existing store. Every other subcommand is the engine's own (``engine.cli``), which never
+imports this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from engine.cli import EXIT_OK, default_dirs, options_from
+from engine.cli import main as engine_main
+from engine.commands import store_dir
+from engine.errors import UsageError
+from engine.session import Session
+from engine.store import Store
+from engine.watch import WatchOptions
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """Sweep, watch and show the dashboard."""
+    from tui.app import QuarryApp
+
+    options = options_from(args)
+    watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
+    session = Session(default_dirs(args.dirs), options, watch_options=watch)
+    try:
+        QuarryApp(session.store.out, session, read_only=args.read_only).run()
+    finally:
+        session.close()
+    return EXIT_OK
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """The dashboard over an existing store, following its changes."""
+    from tui.app import QuarryApp
+
+    store = Store(store_dir(args.store))
+    if not store.exists():
+        raise UsageError(f"no store at {args.store} (run 'quarry sweep DIR' first)")
+    QuarryApp(store.out, None, read_only=args.read_only).run()
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``quarry`` script."""
+    return engine_main(argv, ui={"open": cmd_open, "ui": cmd_ui})
