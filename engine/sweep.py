@@ -226,6 +226,9 @@ class Sweeper:
         self.index.apply(new, gone)
         if gone:
             run.flush_events(removed=gone)
+        if run.added_texts:
+            # Texts reach the disk before any record that names them (one sync for the run).
+            os.sync()
         self._persist(bool(changed or gone), old_shas, full, started)
         summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
         self.store.write_summary(summary)
@@ -294,6 +297,7 @@ class _Run:
         self.bytes_done = 0
         self.extracted = 0
         self.reused = 0
+        self.added_texts = False
         self.new: dict[Key, Record] = {}
         self._pending: list[Record] = []
         self._last_flush = time.monotonic()
@@ -443,6 +447,7 @@ class _Run:
         if o.text_file is not None:
             try:
                 self.s.store.put_text_file(sha, Path(o.text_file))
+                self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.unlink(o.text_file)

@@ -93,7 +93,7 @@ def test_flood_is_capped_and_never_reaches_the_engine(pool: ReadPool, tmp_path: 
     assert outcome.text_file is not None
     text = Path(outcome.text_file).read_text()
     assert len(text) > LIMITS.max_chars
-    assert text.endswith(f"max_chars cap of {LIMITS.max_chars} characters]\n")
+    assert text.endswith(f"max_chars cap: {LIMITS.max_chars} characters]\n")
 
 
 def test_messages_of_the_killed_are_named(pool: ReadPool, tmp_path: Path) -> None:
