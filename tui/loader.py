@@ -1,30 +1,64 @@
-"""Reading a store for the dashboard: ``extract.jsonl`` to rows in chunks, fast.
+"""Reading a store for the dashboard: ``extract.jsonl`` to column batches, fast and in pieces.
 
-Pure (no Textual): the app calls :func:`load_rows` from a thread worker and hands each chunk
-to the model on the UI thread. orjson plus compact tuples loads a million records in about
-the time the standard library needs to parse a fifth of them.
+Pure (no Textual): the app calls :func:`load_rows` from a thread worker and hands each chunk to
+the model on the UI thread. The file is read block by block (a small first block, so the first
+screen fills at once), each block's lines are decoded in one msgspec call into structs holding
+only the table's fields (the other ten fields are skipped in C), and turned into columns. The
+bytes are not kept: a :class:`JsonlSource` keeps the file open and reads one line back when
+the detail pane needs a full record.
 """
 
 from __future__ import annotations
 
-import gc
+import os
+import threading
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate, islice, repeat
+from operator import add, attrgetter, lt
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import orjson
 
 from engine.store import Store
-from tui.model import Row, interned, row_of
+from tui.columns import STATUS_CODE, Batch, intern_all, lower_of
+
+FIRST_BYTES = 1 << 18
+"""The first block read (~700 records): enough for a screen, parsed in a millisecond."""
+BLOCK_BYTES = 1 << 23
+"""Later blocks (~20k records): each holds the GIL for tens of ms at most."""
+
+
+class _Row(msgspec.Struct, gc=False):
+    """The fields of an ``extract.jsonl`` line the table shows; the others are skipped."""
+
+    root: str
+    path: str
+    status: str
+    reason: str | None = None
+    mime: str = ""
+    extractor: str | None = None
+    chars: int = 0
+    pages: int | None = None
+    size: int = 0
+    ms: int = 0
+    reused: bool = False
+
+
+_decode_rows = msgspec.json.Decoder(list[_Row]).decode
+_NEG = {None: -1}
+_FIELDS = {f: attrgetter(f) for f in _Row.__struct_fields__}
 
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A slice of the store's records, in file order."""
 
-    rows: list[Row]
-    """Table rows."""
+    rows: Batch | list[Any]
+    """Table rows, as columns."""
     starts: array[int]
     """Offset in the file of each row's line (to re-read its full record)."""
     done: int
@@ -33,60 +67,68 @@ class Chunk:
     """Bytes of ``extract.jsonl``."""
 
 
-def read_jsonl(store: Store) -> bytes:
-    """The bytes of the store's ``extract.jsonl`` (empty for a new store)."""
-    try:
-        return store.jsonl_path.read_bytes()
-    except FileNotFoundError:
-        return b""
+class JsonlSource:
+    """An ``extract.jsonl`` held open: rows read back their line from the version loaded.
+
+    The engine replaces the file atomically (rename), so an open handle keeps reading the
+    file the model was built from even after another process wrote a new one.
+    """
+
+    def __init__(self, path: Path | None = None, data: bytes | None = None) -> None:
+        self._data = data
+        self._fd = -1
+        self._lock = threading.Lock()
+        self.stamp: tuple[int, int] | None = None
+        """(mtime_ns, size) of the file opened."""
+        self.size = len(data) if data is not None else 0
+        """Bytes in the file."""
+        if path is not None:
+            try:
+                self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except FileNotFoundError:
+                return
+            st = os.fstat(self._fd)
+            self.size, self.stamp = st.st_size, (st.st_mtime_ns, st.st_size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes from ``offset`` (thread-safe)."""
+        if self._data is not None:
+            return self._data[offset : offset + n]
+        if self._fd < 0:
+            return b""
+        if hasattr(os, "pread"):
+            return os.pread(self._fd, n, offset)
+        with self._lock:
+            os.lseek(self._fd, offset, os.SEEK_SET)
+            return os.read(self._fd, n)
+
+    def line(self, start: int) -> bytes:
+        """The line at ``start``, without its newline."""
+        want = 4096
+        while True:
+            buf = self.read(start, want)
+            end = buf.find(b"\n")
+            if end >= 0:
+                return buf[:end]
+            if len(buf) < want:
+                return buf
+            want *= 4
+
+    def close(self) -> None:
+        """Let the file go (also when the source is garbage-collected)."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    __del__ = close
 
 
-def load_rows(data: bytes, chunk_rows: int = 50_000) -> Iterator[Chunk]:
-    """Parse ``data`` (an ``extract.jsonl``) into chunks of rows; bad lines are skipped."""
-    loads = orjson.loads
-    intern = interned().setdefault
-    total = len(data)
-    pos = 0
-    enabled = gc.isenabled()
-    gc.disable()  # a million small tuples would otherwise trigger full collections
-    try:
-        while pos < total:
-            rows: list[Row] = []
-            starts: array[int] = []
-            add, mark = rows.append, starts.append
-            while pos < total and len(rows) < chunk_rows:
-                end = data.find(b"\n", pos)
-                if end < 0:
-                    end = total
-                if end > pos:
-                    try:
-                        d = loads(data[pos:end])
-                        try:  # inline: this loop is the cost of opening a million records
-                            add(
-                                (
-                                    intern(d["root"], d["root"]),
-                                    d["path"],
-                                    intern(d["status"], d["status"]),
-                                    intern(d["reason"], d["reason"]),
-                                    intern(d["mime"], d["mime"]),
-                                    intern(d["extractor"], d["extractor"]),
-                                    d["chars"],
-                                    d["pages"],
-                                    d["size"],
-                                    d["ms"],
-                                    d["reused"],
-                                )
-                            )
-                        except KeyError:  # an older or foreign writer: the slow, lenient way
-                            add(row_of(d))
-                        mark(pos)
-                    except (orjson.JSONDecodeError, KeyError, TypeError):
-                        pass  # a torn or foreign line: the next poll reads the file again
-                pos = end + 1
-            yield Chunk(rows, starts, min(pos, total), total)
-    finally:
-        if enabled:
-            gc.enable()
+def read_jsonl(store: Store) -> JsonlSource:
+    """The store's ``extract.jsonl``, opened (empty for a new store)."""
+    return JsonlSource(Path(store.jsonl_path))
 
 
 def jsonl_stamp(store: Store) -> tuple[int, int] | None:
@@ -96,3 +138,105 @@ def jsonl_stamp(store: Store) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def load_rows(
+    source: JsonlSource | bytes, chunk_rows: int = 50_000, hashes: array[int] | None = None
+) -> Iterator[Chunk]:
+    """Parse an ``extract.jsonl`` into chunks of rows; bad lines are skipped.
+
+    With ``hashes``, the ``hash()`` of each kept row's line is appended to it (following).
+    """
+    src = source if isinstance(source, JsonlSource) else JsonlSource(data=bytes(source))
+    total, pos, want = src.size, 0, FIRST_BYTES
+    while pos < total:
+        buf = src.read(pos, want)
+        if not buf:
+            break
+        end = buf.rfind(b"\n") + 1
+        if end == 0 and pos + len(buf) < total:
+            want *= 2  # a line longer than the block
+            continue
+        end = end or len(buf)
+        lines = buf[:end].split(b"\n")
+        if not lines[-1]:
+            lines.pop()
+        ones = map(add, map(len, lines), repeat(1))
+        starts = array("q", islice(accumulate(ones, initial=pos), len(lines)))
+        for i in range(0, len(lines), chunk_rows):
+            part = lines[i : i + chunk_rows]
+            batch, kept = parse_lines(part, starts[i : i + chunk_rows])
+            if hashes is not None:
+                if len(kept) != len(part):
+                    wanted = set(kept)
+                    part = [x for x, at in zip(part, starts[i:], strict=False) if at in wanted]
+                hashes.extend(map(hash, part))
+            done = starts[i + chunk_rows] if i + chunk_rows < len(lines) else pos + end
+            yield Chunk(batch, kept, min(done, total), total)
+        pos, want = pos + end, BLOCK_BYTES
+
+
+def parse_lines(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[int]]:
+    """Lines of ``extract.jsonl`` as columns, with the offsets of the lines kept."""
+    try:
+        if b"" in lines:
+            raise ValueError("blank line")
+        rows = _decode_rows(b"[" + b",".join(lines) + b"]")
+        if len(rows) != len(lines):
+            raise ValueError("a line held more than one value")
+    except (msgspec.DecodeError, ValueError):  # a torn or foreign line: the slow, lenient way
+        return _lenient(lines, starts)
+    f = _FIELDS
+    paths = list(map(f["path"], rows))
+    pages = list(map(f["pages"], rows))
+    batch = Batch(
+        roots=intern_all(list(map(f["root"], rows))),
+        paths=paths,
+        lower=lower_of(paths),
+        status=bytearray(map(STATUS_CODE.__getitem__, map(f["status"], rows))),
+        reasons=intern_all(list(map(f["reason"], rows))),
+        mimes=intern_all(list(map(f["mime"], rows))),
+        extractors=intern_all(list(map(f["extractor"], rows))),
+        chars=array("q", map(f["chars"], rows)),
+        pages=array("q", map(_NEG.get, pages, pages)),
+        size=array("q", map(f["size"], rows)),
+        ms=array("q", map(f["ms"], rows)),
+        reused=bytearray(map(f["reused"], rows)),
+    )
+    batch.in_order = in_order(batch)
+    batch.tally()
+    return batch, starts
+
+
+def in_order(b: Batch) -> bool:
+    """Whether the keys of ``b`` strictly increase."""
+    if not b.roots or len(set(b.roots)) == 1:
+        return all(map(lt, b.paths, islice(b.paths, 1, None)))
+    keys = b.keys()
+    return all(map(lt, keys, islice(keys, 1, None)))
+
+
+def _lenient(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[int]]:
+    batch, kept = Batch(), array("q")
+    for line, start in zip(lines, starts, strict=True):
+        if not line.strip():
+            continue
+        try:
+            d = orjson.loads(line)
+            if not isinstance(d, dict):
+                continue
+            batch.append(d)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
+            _undo_partial(batch, len(kept))
+            continue
+        kept.append(start)
+    batch.in_order = in_order(batch)
+    batch.tally()
+    return batch, kept
+
+
+def _undo_partial(batch: Batch, n: int) -> None:
+    """Drop a row :meth:`Batch.append` left half-set when the record was malformed."""
+    for name in Batch.__slots__:
+        if name not in ("in_order", "pairs"):
+            del getattr(batch, name)[n:]

@@ -2,27 +2,29 @@
 
 No Textual in here: the screens drive a :class:`RecordModel` and tests drive it alone.
 
-Rows are compact tuples (the table's columns, low-cardinality strings interned) rather than
-:class:`~engine.records.Record` objects: building a million Records costs seconds and a
-gigabyte, a million tuples a fraction of that. The full record of a row is rebuilt on demand
-from the raw ``extract.jsonl`` line it came from (an offset into the file) or kept as the Record a
-live event delivered. The view is a list of row ids sorted ascending by the sort column; a
-descending sort only reverses how positions map onto it.
+Rows live in columns (:class:`~tui.columns.Batch`): a million records cost ~150 MB instead of
+~330 MB of tuples, and a filter, a status tab or a sort is a few C loops over whole columns.
+``rows[rid]`` still gives the classic tuple (``R_*`` indexes). The full record of a row is read
+back from its ``extract.jsonl`` line (an offset into the file the model was loaded from) or
+kept as the Record a live event delivered.
+
+Row ids follow the file; ``order`` lists them by key (root, path) (it *is* ``range(n)`` for a
+store in key order, the engine's). The view is an array of row ids ascending by the sort
+column (ties in key order); a descending sort only reverses how positions map onto it.
 """
 
 from __future__ import annotations
 
-import bisect
-import operator
-import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import compress
 from typing import Any
 
 from engine.records import STATUSES, Record
+from tui.columns import STATUS_CODE, STATUS_NAMES, Batch
+from tui.indexing import KeyIndex, Ordering, and_masks, line_at
+from tui.query import Query
 
 Key = tuple[str, str]
 """(root, path): a record's identity."""
@@ -48,116 +50,49 @@ COLUMNS: tuple[str, ...] = (
 )
 """Table columns, in display order; each is also a sort key."""
 
-_COLUMN_INDEX = {
-    "status": R_STATUS,
-    "reason": R_REASON,
-    "mime": R_MIME,
-    "extractor": R_EXTRACTOR,
-    "chars": R_CHARS,
-    "pages": R_PAGES,
-    "size": R_SIZE,
-    "ms": R_MS,
-}
-_NUMERIC = {"chars", "pages", "size", "ms"}
-_REGEX_CHARS = set(".*+?[](){}|^$\\")
-
-_interned: dict[str | None, str | None] = {}
+__all__ = ["COLUMNS", "TABS", "Key", "Query", "RecordModel", "Row"]
 
 
-def interned() -> dict[str | None, str | None]:
-    """The table of shared low-cardinality strings (status, MIME, root...)."""
-    return _interned
+def _tab_table(code: int) -> bytes:
+    """``bytes.translate`` table: 1 for ``code``, 0 for every other status code."""
+    return bytes(1 if i == code else 0 for i in range(256))
 
 
-def _intern(s: str | None) -> str | None:
-    """One shared string object per distinct low-cardinality value."""
-    return _interned.setdefault(s, s)
+class Rows(Sequence[Row | None]):
+    """``model.rows[rid]``: the row tuple, or None once removed (built on demand)."""
+
+    def __init__(self, model: RecordModel) -> None:
+        self._m = model
+
+    def __len__(self) -> int:
+        return len(self._m.cols)
+
+    def __getitem__(self, rid: int) -> Row | None:  # type: ignore[override]
+        m = self._m
+        return m.cols.row(rid) if m.alive[rid] else None
+
+    def __iter__(self) -> Iterator[Row | None]:
+        return map(self.__getitem__, range(len(self)))
 
 
-def row_of(d: dict[str, Any] | Record) -> Row:
-    """The table row of a parsed ``extract.jsonl`` object or a Record."""
-    if isinstance(d, Record):
-        d = {
-            "root": d.root,
-            "path": d.path,
-            "status": d.status,
-            "reason": d.reason,
-            "mime": d.mime,
-            "extractor": d.extractor,
-            "chars": d.chars,
-            "pages": d.pages,
-            "size": d.size,
-            "ms": d.ms,
-            "reused": d.reused,
-        }
-    get = d.get
-    return (
-        _intern(d["root"]),
-        d["path"],
-        _intern(d["status"]),
-        _intern(get("reason")),
-        _intern(get("mime", "")),
-        _intern(get("extractor")),
-        get("chars", 0),
-        get("pages"),
-        get("size", 0),
-        get("ms", 0),
-        bool(get("reused", False)),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """A parsed path filter: plain text (case-insensitive), a regex, ``!`` to invert."""
-
-    text: str
-    """What the user typed."""
-    invert: bool
-    """True when the text started with ``!``."""
-    pattern: re.Pattern[str] | None
-    """Compiled matcher; None for an empty filter."""
-    error: str | None = None
-    """Why the regex did not compile (then the text is matched literally)."""
-
-    @classmethod
-    def parse(cls, text: str) -> Query:
-        """Plain text unless it contains regex characters; smart case (lower = ignore case)."""
-        body, invert = (text[1:], True) if text.startswith("!") else (text, False)
-        if not body:
-            return cls(text, invert, None)
-        flags = 0 if any(c.isupper() for c in body) else re.IGNORECASE
-        if _REGEX_CHARS & set(body):
-            try:
-                return cls(text, invert, re.compile(body, flags))
-            except re.error as exc:
-                return cls(text, invert, re.compile(re.escape(body), flags), str(exc))
-        return cls(text, invert, re.compile(re.escape(body), flags))
-
-    def matches(self, path: str) -> bool:
-        """Whether ``path`` passes this filter."""
-        if self.pattern is None:
-            return True
-        return (self.pattern.search(path) is None) is self.invert
-
-
-class RecordModel:
+class RecordModel(Ordering):
     """Every record of a store, with counts and the one view the records screen shows."""
 
     def __init__(self) -> None:
-        self.rows: list[Row | None] = []
-        """Row id -> row; None once removed (ids are never reused)."""
+        super().__init__()
         self.starts: array[int] = array("q")
         """Row id -> offset of its line in :attr:`data`; -1 when not loaded from there."""
         self.live: dict[int, Record] = {}
         """Row id -> the Record a live event delivered (wins over :attr:`starts`)."""
-        self.data = b""
-        """The ``extract.jsonl`` bytes the loaded rows point into."""
-        self.ids: dict[Key, int] = {}
+        self.data: Any = b""
+        """Where the loaded rows' lines are: a :class:`~tui.loader.JsonlSource` (or bytes)."""
+        self.ids = KeyIndex(self)
         """(root, path) -> row id of live rows."""
+        self.rows = Rows(self)
+        """Row id -> row tuple (None once removed)."""
         self.counts: Counter[str] = Counter()
         """Live rows per status."""
-        self.reasons: Counter[str] = Counter()
-        """Live rows per ``status/reason``."""
+        self._pairs: Counter[tuple[int, str | None]] = Counter()
         self.reused = 0
         """Live rows whose verdict was reused."""
         self.chars = 0
@@ -170,46 +105,40 @@ class RecordModel:
         """The column the view is sorted by."""
         self.sort_reverse = False
         """Whether the view shows the sort descending."""
-        self.view: list[int] = []
+        self.view: array[int] = array("q")
         """Row ids passing the filter, ascending by the sort column."""
-        self._in_key_order = True
+        self._qmask: tuple[str, int, bytearray] | None = None
 
     # -- loading ------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self.n_alive
 
-    def extend(self, rows: Sequence[Row], starts: Iterable[int]) -> None:
-        """Append rows as they load; the view follows without a re-sort when it can."""
-        start = len(self.rows)
-        keys = [(r[R_ROOT], r[R_PATH]) for r in rows]
-        last = self._last_key()
-        if self._in_key_order and keys:
-            seq = keys if last is None else [last, *keys]
-            self._in_key_order = all(map(operator.lt, seq, islice(seq, 1, None)))
-        if not self.ids.keys().isdisjoint(keys):
-            for key in keys:  # a key loaded twice: the later line wins
-                if (old := self.ids.get(key)) is not None:
-                    self._unview(old)
-                    self._drop(old)
-        self.ids.update(zip(keys, range(start, start + len(keys)), strict=True))
-        self.rows.extend(rows)
+    def extend(self, rows: Batch | Sequence[Any], starts: Iterable[int]) -> None:
+        """Append a loaded batch; the view follows without a re-sort when it can."""
+        if not isinstance(rows, Batch):
+            rows = Batch.of(rows)
+        if not len(rows):
+            return
+        start = len(self.cols)
+        dropped = self._append_batch(rows)
         self.starts.extend(starts)
-        self.counts.update(r[R_STATUS] for r in rows)
-        self.reasons.update(f"{r[R_STATUS]}/{r[R_REASON]}" for r in rows if r[R_REASON])
-        self.reused += sum(1 for r in rows if r[R_REUSED])
-        self.chars += sum(r[R_CHARS] or 0 for r in rows)
-        new = range(start, len(self.rows))
-        if self.sort_column == "path" and self._in_key_order:
-            self.view.extend(i for i in new if self._passes(i))
+        for (code, reason), n in rows.tally().items():
+            self.counts[STATUS_NAMES[code]] += n
+            self._pairs[(code, reason)] += n
+        self.reused += rows.reused.count(1)
+        self.chars += sum(rows.chars)
+        for rid in dropped:  # a key loaded twice: the later line wins
+            self._count(rid, -1)
+            self.live.pop(rid, None)
+        self._qmask = None
+        if self.sort_column == "path" and self.identity:
+            end = len(self.cols)
+            mask = self._mask(start, end)
+            new = range(start, end)
+            self.view.extend(new if mask is None else compress(new, mask))
         else:
             self.refilter()
-
-    def _last_key(self) -> Key | None:
-        for row in reversed(self.rows):
-            if row is not None:
-                return (row[R_ROOT], row[R_PATH])
-        return None
 
     def clear(self) -> None:
         """Forget every row (filter and sort stay)."""
@@ -221,18 +150,15 @@ class RecordModel:
 
     def record(self, rid: int) -> Record | None:
         """The full record of row ``rid`` (None once removed)."""
-        if rid >= len(self.rows) or self.rows[rid] is None:
+        if rid >= len(self.cols) or not self.alive[rid]:
             return None
         if rid in self.live:
             return self.live[rid]
-        src = self.starts[rid]
-        end = self.data.find(b"\n", src)
-        return Record.from_json(self.data[src : end if end >= 0 else len(self.data)])
+        return Record.from_json(line_at(self.data, self.starts[rid]))
 
     def key(self, rid: int) -> Key | None:
         """The (root, path) of row ``rid``."""
-        row = self.rows[rid]
-        return None if row is None else (row[R_ROOT], row[R_PATH])
+        return self.key_of(rid) if self.alive[rid] else None
 
     def rid_at(self, pos: int) -> int:
         """Row id shown at view position ``pos``."""
@@ -247,7 +173,28 @@ class RecordModel:
 
     def tab_counts(self) -> dict[str, int]:
         """Rows per tab (``all`` included), ignoring the path filter."""
-        return {"all": len(self.ids), **{s: self.counts[s] for s in STATUSES}}
+        return {"all": self.n_alive, **{s: self.counts[s] for s in STATUSES}}
+
+    @property
+    def reasons(self) -> Counter[str]:
+        """Live rows per ``status/reason``."""
+        return Counter(
+            {f"{STATUS_NAMES[c]}/{r}": n for (c, r), n in self._pairs.items() if r is not None}
+        )
+
+    def groups(self, status: str) -> list[tuple[str, int]]:
+        """``(reason, count)`` of one status, largest first."""
+        code = STATUS_CODE.get(status)
+        found = [(r, n) for (c, r), n in self._pairs.items() if c == code and r and n > 0]
+        return sorted(found, key=lambda g: (-g[1], g[0]))
+
+    def rids_with_status(self, status: str) -> list[int]:
+        """Live row ids of one status, in file order (fast: no row tuples built)."""
+        code = STATUS_CODE.get(status)
+        if code is None:
+            return []
+        mask = and_masks([self.cols.status.translate(_tab_table(code)), self.alive])
+        return list(compress(range(len(self.cols)), mask))
 
     # -- filter and sort ----------------------------------------------------------------
 
@@ -273,62 +220,53 @@ class RecordModel:
         resort = column != self.sort_column
         self.sort_column, self.sort_reverse = column, reverse
         if resort:
-            self._sort()
+            self.refilter()
 
     def refilter(self) -> None:
-        """Recompute the view from scratch (filter, then sort)."""
-        rows, tab, query = self.rows, self.tab, self.query
-        ids: Iterable[int] = range(len(rows))
-        if tab != "all":
-            ids = [i for i in ids if (r := rows[i]) is not None and r[R_STATUS] == tab]
+        """Recompute the view from scratch: a mask of passing rows laid over the sort order."""
+        mask = self._mask(0, len(self.cols))
+        perm = self.perm(self.sort_column)
+        if perm is None:
+            rids: Iterable[int] = range(len(self.cols))
+            self.view = array("q", rids if mask is None else compress(rids, mask))
         else:
-            ids = [i for i in ids if rows[i] is not None]
-        if query.pattern is not None:
-            search, inv = query.pattern.search, query.invert
-            ids = [i for i in ids if (search(rows[i][R_PATH]) is None) is inv]  # type: ignore[index]
-        self.view = ids
-        self._sort()
+            picked = perm if mask is None else compress(perm, map(mask.__getitem__, perm))
+            self.view = array("q", picked)
 
-    def _sort(self) -> None:
-        if self.sort_column == "path" and self._in_key_order:
-            self.view.sort()
-        else:
-            self.view.sort(key=self.sort_key())
+    def _mask(self, start: int, end: int) -> bytes | None:
+        """1 per row in ``[start, end)`` that passes (None: every row does)."""
+        parts: list[bytes] = []
+        if self.n_alive != len(self.cols):
+            parts.append(self.alive[start:end])
+        if self.tab != "all":
+            table = _tab_table(STATUS_CODE.get(self.tab, -1))
+            parts.append(self.cols.status[start:end].translate(table))
+        if self.query.pattern is not None:
+            parts.append(self._query_mask()[start:end])
+        return and_masks(parts) if parts else None
+
+    def _query_mask(self) -> bytearray:
+        n = len(self.cols)
+        if self._qmask is None or self._qmask[:2] != (self.query.text, n):
+            self._qmask = (self.query.text, n, self.query.mask(self.cols.paths, self.cols.lower))
+        return self._qmask[2]
 
     def sort_key(self) -> Callable[[int], Any]:
         """Row id -> comparable value of the sort column (missing values first)."""
-        rows = self.rows
-        if self.sort_column == "path":
-            if self._in_key_order:
-                return lambda i: i
-            return lambda i: (rows[i][R_ROOT], rows[i][R_PATH])  # type: ignore[index]
-        col = _COLUMN_INDEX[self.sort_column]
-        if self.sort_column in _NUMERIC:
-            return lambda i: rows[i][col] or 0  # type: ignore[index]
-        return lambda i: rows[i][col] or ""  # type: ignore[index]
+        return self.key_function(self.sort_column)
 
     def _passes(self, rid: int) -> bool:
-        row = self.rows[rid]
-        if row is None:
+        if not self.alive[rid]:
             return False
-        if self.tab != "all" and row[R_STATUS] != self.tab:
+        if self.tab != "all" and STATUS_NAMES[self.cols.status[rid]] != self.tab:
             return False
-        return self.query.matches(row[R_PATH])
+        return self.query.matches(self.cols.paths[rid])
 
     def _find(self, rid: int) -> int | None:
         """Index of ``rid`` in the (ascending) view."""
-        if self.rows[rid] is None:
+        if rid >= len(self.cols) or not self.alive[rid]:
             return None
-        key = self.sort_key()
-        i = bisect.bisect_left(self.view, key(rid), key=key)
-        while i < len(self.view) and key(self.view[i]) == key(rid):
-            if self.view[i] == rid:
-                return i
-            i += 1
-        try:  # ties resolved out of order by an earlier incremental insert
-            return self.view.index(rid)
-        except ValueError:
-            return None
+        return self.find_in(self.view, rid, self.sort_key())
 
     # -- live changes -------------------------------------------------------------------
 
@@ -342,24 +280,18 @@ class RecordModel:
                 self._drop(rid)
         for rec in records:
             rid = self.ids.get(rec.key)
-            row = row_of(rec)
             if rid is None:
-                last = self._last_key()
-                if self._in_key_order and last is not None and rec.key < last:
-                    self._in_key_order = False
-                    self._sort()  # the view was in id order; from now on, in key order
-                rid = len(self.rows)
-                self.ids[rec.key] = rid
-                self.rows.append(row)
+                rid = self.add_row(rec)
                 self.starts.append(-1)
             else:
                 self._unview(rid)
-                self._count(self.rows[rid], -1)  # type: ignore[arg-type]
-                self.rows[rid] = row
+                self._count(rid, -1)
+                self.set_row(rid, rec)
             self.live[rid] = rec
-            self._count(row, 1)
+            self._count(rid, 1)
+            self._qmask = None
             if self._passes(rid):
-                bisect.insort_right(self.view, rid, key=self.sort_key())
+                self.insort(self.view, rid, self.sort_key())
             changed.add(rid)
         return changed
 
@@ -369,24 +301,16 @@ class RecordModel:
             del self.view[i]
 
     def _drop(self, rid: int) -> None:
-        row = self.rows[rid]
-        if row is None:
+        if not self.alive[rid]:
             return
-        self._count(row, -1)
-        del self.ids[(row[R_ROOT], row[R_PATH])]
-        self.rows[rid] = None
+        self._count(rid, -1)
+        self.kill(rid)
         self.live.pop(rid, None)
 
-    def _count(self, row: Row, sign: int) -> None:
-        status = row[R_STATUS]
-        self.counts[status] += sign
-        if row[R_REASON]:
-            self.reasons[f"{status}/{row[R_REASON]}"] += sign
-        self.reused += sign * row[R_REUSED]
-        self.chars += sign * (row[R_CHARS] or 0)
-
-    def groups(self, status: str) -> list[tuple[str, int]]:
-        """``(reason, count)`` of one status, largest first."""
-        prefix = status + "/"
-        found = [(k[len(prefix) :], n) for k, n in self.reasons.items() if k.startswith(prefix)]
-        return sorted((g for g in found if g[1] > 0), key=lambda g: (-g[1], g[0]))
+    def _count(self, rid: int, sign: int) -> None:
+        cols = self.cols
+        code = cols.status[rid]
+        self.counts[STATUS_NAMES[code]] += sign
+        self._pairs[(code, cols.reasons[rid])] += sign
+        self.reused += sign * cols.reused[rid]
+        self.chars += sign * cols.chars[rid]

@@ -1,0 +1,167 @@
+"""Column storage for the records: one list or array per table column, not a tuple per row.
+
+A million records as per-row tuples cost 330 MB and every filter or sort walks them in Python.
+Here each column is one object: paths and their lowercase form as lists of str, the status as
+a ``bytearray`` of codes, low-cardinality strings (root, reason, MIME, extractor) interned,
+numbers as ``array('q')``. Filters and sorts then run as C loops (``map``, ``compress``,
+``bytes.translate``) over whole columns.
+
+The loader fills a :class:`Batch` off the UI thread, with its counts already taken; the model
+appends batches to its own (a :class:`Batch` too) and sets single rows for live changes.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.records import STATUSES, Record
+
+STATUS_NAMES: list[str] = list(STATUSES)
+"""Status code -> name; codes of statuses no engine wrote (a foreign store) are added on sight."""
+
+
+class _Codes(dict[str, int]):
+    def __missing__(self, status: str) -> int:
+        if len(STATUS_NAMES) > 255:  # a store of nonsense: one shared code for the rest
+            return 255
+        STATUS_NAMES.append(status)
+        self[status] = code = len(STATUS_NAMES) - 1
+        return code
+
+
+STATUS_CODE: dict[str, int] = _Codes((s, i) for i, s in enumerate(STATUSES))
+"""Status name -> code."""
+
+_interned: dict[Any, Any] = {}
+
+
+def intern_all(values: list[Any]) -> list[Any]:
+    """``values`` with one shared object per distinct value (MIME, reason... repeat a lot)."""
+    return list(map(_interned.setdefault, values, values))
+
+
+def lower_of(paths: list[str]) -> list[str]:
+    """The lowercase paths, sharing the objects when a path has no uppercase (the usual case)."""
+    if not paths:
+        return []
+    joined = "\n".join(paths)
+    return paths if joined.lower() == joined else list(map(str.lower, paths))
+
+
+def _bool(value: Any) -> int:
+    return 1 if value else 0
+
+
+@dataclass(slots=True)
+class Batch:
+    """Rows as columns (the model's storage, or one loaded chunk of it)."""
+
+    roots: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    lower: list[str] = field(default_factory=list)
+    """``paths`` lowercased, for case-insensitive filters."""
+    status: bytearray = field(default_factory=bytearray)
+    """Status codes (:data:`STATUS_NAMES`)."""
+    reasons: list[str | None] = field(default_factory=list)
+    mimes: list[str] = field(default_factory=list)
+    extractors: list[str | None] = field(default_factory=list)
+    chars: array[int] = field(default_factory=lambda: array("q"))
+    pages: array[int] = field(default_factory=lambda: array("q"))
+    """Pages, -1 for none."""
+    size: array[int] = field(default_factory=lambda: array("q"))
+    ms: array[int] = field(default_factory=lambda: array("q"))
+    reused: bytearray = field(default_factory=bytearray)
+    in_order: bool = True
+    """Whether the keys (root, path) strictly increase within the batch."""
+    pairs: Counter[tuple[int, str | None]] | None = None
+    """(status code, reason) -> rows, once :meth:`tally` ran."""
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @classmethod
+    def of(cls, records: Iterable[Record | dict[str, Any]]) -> Batch:
+        """The columns of records (or parsed ``extract.jsonl`` objects), one by one."""
+        b = cls()
+        for r in records:
+            b.append(r)
+        keys = b.keys()
+        b.in_order = all(map(tuple.__lt__, keys, keys[1:]))
+        return b
+
+    def keys(self) -> list[tuple[str, str]]:
+        """(root, path) of each row."""
+        return list(zip(self.roots, self.paths, strict=True))
+
+    def append(self, r: Record | dict[str, Any]) -> None:
+        """Add one row at the end."""
+        self.roots.append("")
+        for name in ("paths", "lower", "reasons", "mimes", "extractors"):
+            getattr(self, name).append(None)
+        for name in ("chars", "pages", "size", "ms"):
+            getattr(self, name).append(0)
+        self.status.append(0)
+        self.reused.append(0)
+        self.set(len(self.paths) - 1, r)
+        self.pairs = None
+
+    def set(self, i: int, r: Record | dict[str, Any]) -> None:
+        """Overwrite row ``i`` with a record (a live change)."""
+        if isinstance(r, dict):
+            get = r.get
+        else:
+
+            def get(name: str, default: Any = None) -> Any:
+                return getattr(r, name, default)
+
+        intern = _interned.setdefault
+        root, path, status = get("root"), get("path"), get("status")
+        if not isinstance(root, str) or not isinstance(path, str) or not isinstance(status, str):
+            raise KeyError("root, path and status are required")
+        self.roots[i] = intern(root, root)
+        self.paths[i] = path
+        self.lower[i] = path.lower()
+        self.status[i] = STATUS_CODE[status]
+        reason, mime, extractor = get("reason"), get("mime", "") or "", get("extractor")
+        self.reasons[i] = intern(reason, reason)
+        self.mimes[i] = intern(mime, mime)
+        self.extractors[i] = intern(extractor, extractor)
+        self.chars[i] = get("chars", 0) or 0
+        pages = get("pages")
+        self.pages[i] = -1 if pages is None else pages
+        self.size[i] = get("size", 0) or 0
+        self.ms[i] = get("ms", 0) or 0
+        self.reused[i] = _bool(get("reused", False))
+
+    def extend(self, other: Batch) -> None:
+        """Append every row of ``other``."""
+        for name in Batch.__slots__:
+            if name not in ("in_order", "pairs"):
+                getattr(self, name).extend(getattr(other, name))
+
+    def tally(self) -> Counter[tuple[int, str | None]]:
+        """Rows per (status code, reason), counted once (the loader does it off the UI thread)."""
+        if self.pairs is None:
+            self.pairs = Counter(zip(self.status, self.reasons, strict=True))
+        return self.pairs
+
+    def row(self, i: int) -> tuple[Any, ...]:
+        """Row ``i`` as the tuple the screens index with ``R_*``."""
+        pages = self.pages[i]
+        return (
+            self.roots[i],
+            self.paths[i],
+            STATUS_NAMES[self.status[i]],
+            self.reasons[i],
+            self.mimes[i],
+            self.extractors[i],
+            self.chars[i],
+            None if pages < 0 else pages,
+            self.size[i],
+            self.ms[i],
+            bool(self.reused[i]),
+        )
