@@ -39,6 +39,7 @@ from tui.poll import diff_store
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
 from tui.screens.records import RecordsScreen
+from tui.triage_app import TRIAGE_BINDINGS, TriageMixin
 
 if TYPE_CHECKING:
     from engine.session import Session
@@ -47,7 +48,7 @@ POLL_SECONDS = 1.0
 """How often a store opened without a session is checked for changes."""
 
 
-class QuarryApp(App[None]):
+class QuarryApp(TriageMixin, App[None]):
     """The textquarry dashboard."""
 
     TITLE = "textquarry"
@@ -58,6 +59,7 @@ class QuarryApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("p", "pause", "Pause live"),
+        *TRIAGE_BINDINGS,
     ]
 
     state: reactive[str] = reactive("loading", init=False)

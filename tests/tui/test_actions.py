@@ -179,3 +179,24 @@ async def test_read_only_neither_retries_nor_writes(
             said = [n for n in notes(app) if "read-only" in n]
             assert len(said) == 4, said
             assert not app.retrying and not list(tmp_path.glob("quarry-*"))
+
+
+async def test_marked_and_retrying_rows_are_drawn(store: Store) -> None:
+    from tests.tui.conftest import screen_lines
+    from tui.widgets.marked_table import RETRYING, MarkedTable
+
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.records_screen.table
+        assert isinstance(table, MarkedTable)
+        await pilot.press("space")  # mark the first row, the cursor moves on
+        mark = table.get_component_rich_style("record-table--marked")
+        assert any(seg.style and seg.style.bgcolor == mark.bgcolor for seg in table._row(0))
+        assert not any(seg.style and seg.style.bgcolor == mark.bgcolor for seg in table._row(2))
+        assert app.records_screen.sub_title == "1 marked"
+        app.retrying.add(("/fixtures", visible_paths(app)[2]))
+        table.refresh()
+        await pilot.pause()
+        row = screen_lines(table)[3]
+        assert RETRYING in row and visible_paths(app)[2] in row

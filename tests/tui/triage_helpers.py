@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from multiprocessing import resource_tracker
 from pathlib import Path
 
-import tui.app
 from engine.session import Session
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
@@ -22,17 +21,9 @@ from fixtures.gen import _raster
 from fixtures.gen.office import docx_members
 from fixtures.generate import build_all
 from tui.app import QuarryApp
-from tui.triage_app import TRIAGE_BINDINGS, TriageMixin
 
-if issubclass(QuarryApp, TriageMixin):
-    TriageApp = QuarryApp
-else:  # the app before the triage keys were wired in
-
-    class TriageApp(TriageMixin, QuarryApp):  # type: ignore[no-redef]
-        """QuarryApp with the triage mixin."""
-
-        BINDINGS = [*TRIAGE_BINDINGS]
-        CSS_PATH = str(Path(tui.app.__file__).parent / "app.tcss")
+TriageApp = QuarryApp
+"""The dashboard, triage keys included (the name the triage tests use)."""
 
 
 FAKE_TESSERACT = """#!/bin/sh

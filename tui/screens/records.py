@@ -13,6 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Tab, Tabs
 
 from tui.model import COLUMNS, TABS
+from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
@@ -55,7 +56,7 @@ class RecordsScreen(Screen[None]):
         yield SummaryBar(id="summary")
         yield Tabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
         with Horizontal(id="body"):
-            yield RecordTable(self.quarry.model, id="table")
+            yield MarkedTable(self.quarry.model, id="table")
             yield DetailPane(id="detail")
         filter_input = Input(placeholder="filter paths: text, regex, !to invert", id="filter")
         filter_input.cursor_blink = False
