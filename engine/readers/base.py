@@ -9,14 +9,17 @@ but the sink.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from engine.errors import NeedsTool, ToolFailed
+from engine.errors import CorruptFile, NeedsTool, ToolFailed
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.tools import ToolSet
 
@@ -144,3 +147,29 @@ class Reader(Protocol):
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the text of ``path`` into ``sink``; raise a ReadFailure on failure."""
         ...
+
+
+@contextmanager
+def quiet_library(logger_name: str, level: int = logging.ERROR) -> Iterator[None]:
+    """Silence a library's warnings and logging below ``level`` for one read.
+
+    Parsers warn about every oddity of a hostile file; none of that is our diagnostic, and
+    the suite turns warnings into errors.
+    """
+    logger = logging.getLogger(logger_name)
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(before)
+
+
+def read_all(path: Path) -> bytes:
+    """The bytes of ``path``; an OS error becomes CorruptFile naming only its cause."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc

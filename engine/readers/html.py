@@ -18,8 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, read_all
 from engine.readers.text import decode_bytes
 
 _SKIP = frozenset({"script", "style", "noscript", "template"})
@@ -240,10 +239,7 @@ class HtmlReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the visible text of the page at ``path`` into ``sink``."""
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+        data = read_all(path)
         markup, _encoding = decode_html(data)
         del data
         html_to_text(markup, sink)

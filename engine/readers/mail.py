@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine import mimes as M
 from engine.errors import CorruptFile
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, read_all
 from engine.readers.html import html_to_text, meta_charset
 from engine.readers.text import decode_bytes
 
@@ -170,10 +170,7 @@ class EmailReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the headers, body and attachment names of the message at ``path``."""
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+        data = read_all(path)
         msg = parse_message(data)
         del data
         try:

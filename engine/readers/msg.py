@@ -12,9 +12,6 @@ from __future__ import annotations
 import codecs
 import logging
 import os
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from email.utils import format_datetime
 from pathlib import Path
@@ -22,7 +19,7 @@ from typing import Any
 
 from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.html import decode_html, html_to_text
 from engine.readers.rtf import rtf_to_text
 
@@ -30,20 +27,6 @@ MESSAGE_CODEPAGE = "3FFD0003"
 INTERNET_CPID = "3FDE0003"
 HEADERS = (("From", "sender"), ("To", "to"), ("Cc", "cc"), ("Date", "date"), ("Subject", "subject"))
 """Header line label and the extract-msg attribute it comes from, in output order."""
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """extract-msg logs and warns about every odd property; none of it is our diagnostic."""
-    logger = logging.getLogger("extract_msg")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
 
 
 def _get(msg: Any, attr: str) -> Any:
@@ -163,7 +146,7 @@ class MsgReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write headers, body and attachment names of the message at ``path``."""
-        with _quiet():
+        with quiet_library("extract_msg", logging.CRITICAL):
             msg = _open(path, None)
             encoding = _internet_codepage(msg)
             if encoding is not None:

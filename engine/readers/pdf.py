@@ -15,9 +15,6 @@ import logging
 import os
 import re
 import tempfile
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from engine import mimes as M
@@ -29,7 +26,7 @@ from engine.errors import (
     ReadFailure,
     ToolFailed,
 )
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.image import ocr_image, tool_exit_code
 
 MIN_PRINTABLE = 0.9
@@ -87,25 +84,11 @@ def _pdftotext_verdict(exc: ToolFailed) -> Exception:
 # --- pypdf -----------------------------------------------------------------------------------
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """pypdf warns and logs about every oddity of a file; none of it is our diagnostic."""
-    logger = logging.getLogger("pypdf")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def pypdf_pages(path: Path, ctx: ReadContext) -> list[str]:
     """Text of each page by pypdf; every pypdf exception becomes a ReadFailure."""
     from pypdf import errors as pe
 
-    with _quiet():
+    with quiet_library("pypdf", logging.ERROR):
         try:
             return _pypdf_extract(path, ctx)
         except pe.LimitReachedError as exc:
