@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import os
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,19 +19,16 @@ from engine.errors import UsageError
 from engine.events import (
     Listener,
     Notice,
-    Progress,
-    RecordsChanged,
     SweepFinished,
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.extract import Outcome, ReadTask
 from engine.index import RecordIndex
-from engine.isolate import MachineFailure, ReadPool
+from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
-from engine.plan import CRASH_QUARANTINE, decide, needs_hash
-from engine.readers.registry import all_readers, reader_for, reader_versions
-from engine.records import Reason, Record, Status
+from engine.readers.registry import all_readers
+from engine.records import Record
+from engine.run import Run
 from engine.store import Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
@@ -41,11 +36,6 @@ from engine.walk import Entry, WalkRules, walk, walk_paths
 
 Key = tuple[str, str]
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-EMPTY_SHA = hashlib.sha256(b"").hexdigest()
-_SKIP_REASON = {
-    "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
-    "too_large": Reason.TOO_LARGE,
-}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +196,7 @@ class Sweeper:
                 full,
             )
         )
-        run = _Run(self, entries, set(force), full)
+        run = Run(self, entries, set(force), full)
         new = run.execute()
         gone = [k for k in scope if k not in new]
         vanished = tuple(k for k in force if k not in new)
@@ -278,318 +268,6 @@ class Sweeper:
             if not self._killed_before:
                 self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
-
-
-class _Run:
-    """The state of one sweep run: hashing, planning, reading, and batching events."""
-
-    BATCH = 256
-    FLUSH_S = 0.1
-
-    def __init__(self, sweeper: Sweeper, entries: list[Entry], force: set[Key], full: bool):
-        self.s = sweeper
-        self.entries = entries
-        self.force = force
-        self.full = full
-        self.total = len(entries)
-        self.bytes_total = sum(e.size for e in entries)
-        self.done = 0
-        self.bytes_done = 0
-        self.extracted = 0
-        self.reused = 0
-        self.added_texts = False
-        self.new: dict[Key, Record] = {}
-        self._pending: list[Record] = []
-        self._last_flush = time.monotonic()
-        self.versions = reader_versions()
-        self.mime_reader: dict[str, str | None] = {}
-        self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
-        self._sha_of: dict[Key, str] = {}
-        self._machine: dict[str, int] = {}
-
-    def reader_of(self, mime: str) -> str | None:
-        if mime not in self.mime_reader:
-            reader = reader_for(mime)
-            self.mime_reader[mime] = reader.name if reader else None
-        return self.mime_reader[mime]
-
-    def execute(self) -> dict[Key, Record]:
-        to_hash: list[Entry] = []
-        for e in self.entries:
-            key = (e.root, e.path)
-            prior = self.s.records.get(key)
-            if e.kind != "file":
-                self.emit(_skipped(e))
-            elif e.size == 0:
-                self.emit(_empty(e, prior))
-            elif key not in self.force and not needs_hash(
-                prior, e.size, e.mtime_ns, self.s._prev_started_ns, self.s.options.rehash
-            ):
-                assert prior is not None and prior.sha256 is not None
-                self.plan(e, prior.sha256)
-            else:
-                to_hash.append(e)
-        self._hash_and_plan(to_hash)
-        self._read_all()
-        self.flush_events()
-        return self.new
-
-    def _hash_and_plan(self, entries: list[Entry]) -> None:
-        if not entries:
-            return
-        with ThreadPoolExecutor(max_workers=min(8, len(entries))) as tp:
-            for e, sha in zip(entries, tp.map(_hash_file, entries), strict=True):
-                if isinstance(sha, OSError):
-                    self.emit(
-                        _skipped(
-                            Entry(
-                                e.root,
-                                e.path,
-                                e.size,
-                                e.mtime_ns,
-                                "unreadable",
-                                sha.strerror or str(sha),
-                            )
-                        )
-                    )
-                else:
-                    self.plan(e, sha)
-
-    def plan(self, e: Entry, sha: str) -> None:
-        key = (e.root, e.path)
-        prior = self.s.records.get(key)
-        same = self.s.index.same_content(sha)
-        d = decide(
-            sha,
-            prior,
-            same,
-            reader_versions=self.versions,
-            reader_for_mime=_LazyReaders(self),
-            tools_fingerprint=self.s.tools.fingerprint,
-            full=self.full,
-            forced=key in self.force,
-        )
-        if not d.read and d.base is not None:
-            base = d.base
-            if base.has_text and base is not prior and not self.s.store.has_text(sha):
-                d = decide(
-                    sha,
-                    None,
-                    None,
-                    reader_versions={},
-                    reader_for_mime={},
-                    tools_fingerprint="",
-                    full=True,
-                    forced=False,
-                )
-            else:
-                self.reused += 1
-                self.emit(_reused(base, e))
-                return
-        self._sha_of[key] = sha
-        self._reads.setdefault(sha, []).append((e, d.why or "new", d.base))
-
-    def _read_all(self) -> None:
-        reads = self._reads
-        tasks = [self._task(group[0][0], sha) for sha, group in reads.items()]
-        if not tasks:
-            return  # nothing to read: do not start workers
-        done: set[str] = set()
-        try:
-            for task, outcome in self.s.pool.read(tasks, tick=self.maybe_flush):
-                done.add(task.sha256)
-                self._finish(task.sha256, reads[task.sha256], outcome)
-        except MachineFailure as exc:
-            self.s.drop_pool()
-            for sha, group in reads.items():
-                if sha not in done:
-                    self._machine_failed(group, str(exc))
-        self._report_machine_failures()
-
-    def _task(self, e: Entry, sha: str) -> ReadTask:
-        opts = self.s.options
-        return ReadTask(
-            str(e.abspath), sha, opts.limits, self.s.tools, str(self.s.store.tmp_dir), e.size
-        )
-
-    def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
-        """The machine failed these files: keep their earlier records, never blame them."""
-        self._machine[why] = self._machine.get(why, 0) + len(group)
-        for e, _why, base in group:
-            if base is None:
-                continue  # no earlier record: the file is read again next sweep
-            key = (e.root, e.path)
-            if base.key == key and base.sha256 != self._sha_of.get(key):
-                self.emit(base)  # the old verdict of changed content: re-read next sweep
-            else:
-                self.emit(
-                    base.evolve(
-                        root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True
-                    )
-                )
-
-    def _report_machine_failures(self) -> None:
-        for why, files in self._machine.items():
-            self.s.on_event(
-                Notice(
-                    time.time(),
-                    "machine-failure",
-                    f"{files} file(s) not read, earlier records kept: {why}",
-                    "error",
-                )
-            )
-        self._machine.clear()
-
-    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> None:
-        if o.machine:
-            self._machine_failed(group, o.error or "machine failure")
-            return
-        if o.text_file is not None:
-            try:
-                self.s.store.put_text_file(sha, Path(o.text_file))
-                self.added_texts = True
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.unlink(o.text_file)
-                self._machine_failed(group, f"cannot write the store: {exc.strerror or exc}")
-                return
-        self.extracted += 1
-        for e, why, base in group:
-            self.emit(self._record(e, sha, why, base, o))
-
-    def _record(self, e: Entry, sha: str, why: str, base: Record | None, o: Outcome) -> Record:
-        crashes = 0
-        error = o.error
-        reason = o.reason
-        if o.lost_worker:
-            same = base is not None and base.sha256 == sha
-            crashes = (base.crashes if same and base else 0) + 1
-            if crashes >= CRASH_QUARANTINE:
-                reason = Reason.QUARANTINED
-                error = (
-                    f"{error}; lost a worker {crashes} sweeps in a row: not read again "
-                    "until its content or reader changes"
-                )
-        keeps_tools = o.status == Status.UNSUPPORTED or o.reason == Reason.SCANNED
-        return Record(
-            root=e.root,
-            path=e.path,
-            size=e.size,
-            mtime_ns=e.mtime_ns,
-            status=o.status,
-            sha256=sha,
-            mime=o.mime,
-            reason=reason,
-            extractor=o.extractor,
-            reader=o.reader,
-            v=o.v,
-            chars=o.chars,
-            pages=o.pages,
-            error=error,
-            needs=o.needs,
-            tools=self.s.tools.fingerprint if keeps_tools else None,
-            reused=False,
-            why=why,
-            ms=o.ms,
-            crashes=crashes,
-        )
-
-    # -- events ---------------------------------------------------------------------------
-
-    def emit(self, record: Record) -> None:
-        self.new[record.key] = record
-        self._pending.append(record)
-        self.done += 1
-        self.bytes_done += record.size
-        if len(self._pending) >= self.BATCH:
-            self.flush_events()
-        else:
-            self.maybe_flush()
-
-    def maybe_flush(self) -> None:
-        if self._pending and time.monotonic() - self._last_flush >= self.FLUSH_S:
-            self.flush_events()
-
-    def flush_events(self, removed: Iterable[Key] = ()) -> None:
-        removed = tuple(removed)
-        if not self._pending and not removed:
-            return
-        now = time.time()
-        last = self._pending[-1].path if self._pending else ""
-        self.s.on_event(RecordsChanged(now, tuple(self._pending), removed))
-        self.s.on_event(
-            Progress(now, self.done, self.total, self.bytes_done, self.bytes_total, last)
-        )
-        self._pending = []
-        self._last_flush = time.monotonic()
-
-
-class _LazyReaders(Mapping[str, str | None]):
-    """MIME -> reader name, looked up on demand (most sweeps touch few MIME types)."""
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-
-    def __getitem__(self, mime: str) -> str | None:
-        return self.run.reader_of(mime)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.run.mime_reader)
-
-    def __len__(self) -> int:
-        return len(self.run.mime_reader)
-
-
-def _reused(base: Record, e: Entry) -> Record:
-    """``base``'s verdict for the file at ``e``; the same object when nothing differs."""
-    if (
-        base.reused
-        and base.path == e.path
-        and base.root == e.root
-        and base.size == e.size
-        and base.mtime_ns == e.mtime_ns
-    ):
-        return base
-    return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
-
-
-def _hash_file(e: Entry) -> str | OSError:
-    h = hashlib.sha256()
-    try:
-        with open(e.abspath, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-    except OSError as exc:
-        return exc
-    return h.hexdigest()
-
-
-def _skipped(e: Entry) -> Record:
-    return Record(
-        root=e.root,
-        path=e.path,
-        size=e.size,
-        mtime_ns=e.mtime_ns,
-        status=Status.SKIPPED,
-        reason=_SKIP_REASON[e.kind],
-        error=e.detail,
-    )
-
-
-def _empty(e: Entry, prior: Record | None) -> Record:
-    return Record(
-        root=e.root,
-        path=e.path,
-        size=0,
-        mtime_ns=e.mtime_ns,
-        status=Status.EMPTY,
-        sha256=EMPTY_SHA,
-        mime="application/x-empty",
-        reason=Reason.NO_TEXT,
-        error="the file is empty",
-        why="new" if prior is None else (prior.why or "changed"),
-        reused=prior is not None and prior.sha256 == EMPTY_SHA,
-    )
 
 
 def sweep(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.sweep as sweep_mod
+import engine.run as sweep_mod
 from engine.records import Record, Status, Why
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, sweep
