@@ -134,6 +134,9 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
         """Records keys only on the records screen; nothing under a modal."""
         from tui.screens.records import RecordsScreen
 
+        mine = action in self.RECORD_ACTIONS or action.startswith("show_")
+        if mine and getattr(self, "_closing", False):
+            return False  # quitting: no new screen, no editor, no retry
         if action in self.RECORD_ACTIONS:
             return isinstance(self.screen, RecordsScreen)
         if action.startswith("show_") and isinstance(self.screen, ModalScreen):
@@ -198,7 +201,7 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
     def _start_retry(self, keys: list[Key], label: str) -> None:
         self.retrying.update(keys)
         self._refresh_records()
-        self.notify(f"retrying {label}…", title="retry")
+        self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
         self._retry_worker(keys, label)
 
     @work(thread=True, group="retry", exit_on_error=False)

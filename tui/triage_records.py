@@ -138,8 +138,11 @@ class RecordActions(_Base):
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
             return
         copy = actions.private_copy(self.store.text_path(record.sha256 or ""), record.path)
-        status = self.run_outside(actions.viewer_command(copy))
-        if status:
+        command = actions.viewer_command(copy)
+        status = self.run_outside(command)
+        if status == 127:
+            self.notify(f"cannot open the text: {command[0]} is not installed", severity="error")
+        elif status:
             self.notify(f"the editor exited with status {status}", severity="warning")
 
     def action_open_source(self) -> None:
@@ -151,9 +154,12 @@ class RecordActions(_Base):
         if not path.exists():
             self.notify(f"{path} is no longer on disk", severity="warning")
             return
-        status = self.run_outside(actions.opener_command(path))
-        if status:
-            self.notify(f"the opener exited with status {status}", severity="warning")
+        command = actions.opener_command(path)
+        status = self.run_outside(command)
+        if status == 127:
+            self.notify(f"cannot open files here: {command[0]} is not installed", severity="error")
+        elif status:
+            self.notify(f"{command[0]} exited with status {status}", severity="warning")
 
     def action_copy_path(self) -> None:
         """Copy the source file's path (OSC 52: works over SSH in most terminals)."""
