@@ -174,8 +174,7 @@ class QuarryApp(TriageMixin, App[None]):
             self.model.data = message.data
         self.model.extend(message.chunk.rows, message.chunk.starts)
         self.progress = (message.chunk.done, message.chunk.total)
-        self.records_screen.refresh_data()
-        self._header()
+        self.records_screen.refresh_loading(force=message.first)
 
     @on(StoreLoaded)
     def _store_loaded(self, message: StoreLoaded) -> None:

@@ -41,6 +41,10 @@ _interned: dict[Any, Any] = {}
 
 def intern_all(values: list[Any]) -> list[Any]:
     """``values`` with one shared object per distinct value (MIME, reason... repeat a lot)."""
+    distinct = set(values)
+    if len(distinct) == 1:  # one root, one extractor...: no per-value lookups
+        value = distinct.pop()
+        return [_interned.setdefault(value, value)] * len(values)
     return list(map(_interned.setdefault, values, values))
 
 

@@ -25,9 +25,12 @@ import orjson
 
 from engine.store import Store
 from tui.columns import STATUS_CODE, Batch, intern_all, lower_of
+from tui.indexing import Lines
 
 FIRST_BYTES = 1 << 18
 """The first block read (~700 records): enough for a screen, parsed in a millisecond."""
+WINDOW_BYTES = 1 << 18
+"""Bytes read at once to give back single lines (see :meth:`JsonlSource.line`)."""
 BLOCK_BYTES = 1 << 23
 """Later blocks (~20k records): each holds the GIL for tens of ms at most."""
 
@@ -49,6 +52,7 @@ class _Row(msgspec.Struct, gc=False):
 
 
 _decode_rows = msgspec.json.Decoder(list[_Row]).decode
+_decode_lines = msgspec.json.Decoder(_Row).decode_lines
 _NEG = {None: -1}
 _FIELDS = {f: attrgetter(f) for f in _Row.__struct_fields__}
 
@@ -59,8 +63,9 @@ class Chunk:
 
     rows: Batch | list[Any]
     """Table rows, as columns."""
-    starts: array[int]
-    """Offset in the file of each row's line (to re-read its full record)."""
+    starts: array[int] | Lines
+    """Offset in the file of each row's line (to re-read its full record), or the span of
+    lines they came from when every line of it was a row (offsets worked out on demand)."""
     done: int
     """Bytes of ``extract.jsonl`` parsed so far."""
     total: int
@@ -78,6 +83,7 @@ class JsonlSource:
         self._data = data
         self._fd = -1
         self._lock = threading.Lock()
+        self._window: tuple[int, bytes] = (0, b"")
         self.stamp: tuple[int, int] | None = None
         """(mtime_ns, size) of the file opened."""
         self.size = len(data) if data is not None else 0
@@ -106,12 +112,22 @@ class JsonlSource:
             return os.read(self._fd, n)
 
     def line(self, start: int) -> bytes:
-        """The line at ``start``, without its newline."""
-        want = 4096
+        """The line at ``start``, without its newline.
+
+        Reads go through a 256 KiB window, so walking many rows in file order (a triage scan
+        of every error record) costs one system call per few hundred lines, not one each.
+        """
+        base, window = self._window
+        if base <= start < base + len(window):
+            end = window.find(b"\n", start - base)
+            if end >= 0:
+                return window[start - base : end]
+        want = WINDOW_BYTES
         while True:
             buf = self.read(start, want)
             end = buf.find(b"\n")
             if end >= 0:
+                self._window = (start, buf)
                 return buf[:end]
             if len(buf) < want:
                 return buf
@@ -157,23 +173,47 @@ def load_rows(
         if end == 0 and pos + len(buf) < total:
             want *= 2  # a line longer than the block
             continue
-        end = end or len(buf)
-        lines = buf[:end].split(b"\n")
-        if not lines[-1]:
-            lines.pop()
-        ones = map(add, map(len, lines), repeat(1))
-        starts = array("q", islice(accumulate(ones, initial=pos), len(lines)))
-        for i in range(0, len(lines), chunk_rows):
-            part = lines[i : i + chunk_rows]
-            batch, kept = parse_lines(part, starts[i : i + chunk_rows])
+        block = buf[: end or len(buf)]
+        count = block.count(b"\n") + (not block.endswith(b"\n"))
+        fast = _parse_block(block, pos, count) if count <= chunk_rows else None
+        if fast is not None:
             if hashes is not None:
-                if len(kept) != len(part):
-                    wanted = set(kept)
-                    part = [x for x, at in zip(part, starts[i:], strict=False) if at in wanted]
-                hashes.extend(map(hash, part))
-            done = starts[i + chunk_rows] if i + chunk_rows < len(lines) else pos + end
-            yield Chunk(batch, kept, min(done, total), total)
-        pos, want = pos + end, BLOCK_BYTES
+                hashes.extend(map(hash, block.split(b"\n")[: len(fast[0])]))
+            yield Chunk(*fast, min(pos + len(block), total), total)
+        else:
+            yield from _split_block(block, pos, total, chunk_rows, hashes)
+        pos, want = pos + len(block), BLOCK_BYTES
+
+
+def _parse_block(block: bytes, pos: int, count: int) -> tuple[Batch, Lines] | None:
+    """The ``count`` lines of ``block`` in one decode, unsplit; None if any line is odd."""
+    try:
+        rows = _decode_lines(block)
+    except msgspec.DecodeError:
+        return None
+    if len(rows) != count:  # a blank line (decode_lines skips them)
+        return None
+    return columns_of(rows), Lines(pos, len(block), count)
+
+
+def _split_block(
+    block: bytes, pos: int, total: int, chunk_rows: int, hashes: array[int] | None
+) -> Iterator[Chunk]:
+    lines = block.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    ones = map(add, map(len, lines), repeat(1))
+    starts = array("q", islice(accumulate(ones, initial=pos), len(lines)))
+    for i in range(0, len(lines), chunk_rows):
+        part = lines[i : i + chunk_rows]
+        batch, kept = parse_lines(part, starts[i : i + chunk_rows])
+        if hashes is not None:
+            if len(kept) != len(part):
+                wanted = set(kept)
+                part = [x for x, at in zip(part, starts[i:], strict=False) if at in wanted]
+            hashes.extend(map(hash, part))
+        done = starts[i + chunk_rows] if i + chunk_rows < len(lines) else pos + len(block)
+        yield Chunk(batch, kept, min(done, total), total)
 
 
 def parse_lines(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[int]]:
@@ -186,6 +226,11 @@ def parse_lines(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[in
             raise ValueError("a line held more than one value")
     except (msgspec.DecodeError, ValueError):  # a torn or foreign line: the slow, lenient way
         return _lenient(lines, starts)
+    return columns_of(rows), starts
+
+
+def columns_of(rows: list[_Row]) -> Batch:
+    """Decoded rows as columns (low-cardinality strings interned), counted."""
     f = _FIELDS
     paths = list(map(f["path"], rows))
     pages = list(map(f["pages"], rows))
@@ -205,7 +250,7 @@ def parse_lines(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[in
     )
     batch.in_order = in_order(batch)
     batch.tally()
-    return batch, starts
+    return batch
 
 
 def in_order(b: Batch) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.records import STATUSES, Record
 from tui.columns import STATUS_CODE, STATUS_NAMES, Batch
-from tui.indexing import KeyIndex, Ordering, and_masks, line_at
+from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, and_masks, line_at
 from tui.query import Query
 
 Key = tuple[str, str]
@@ -58,6 +58,13 @@ def _tab_table(code: int) -> bytes:
     return bytes(1 if i == code else 0 for i in range(256))
 
 
+_NONE_PAGES = {-1: None}
+
+
+def _if_alive(row: Row, alive: int) -> Row | None:
+    return row if alive else None
+
+
 class Rows(Sequence[Row | None]):
     """``model.rows[rid]``: the row tuple, or None once removed (built on demand)."""
 
@@ -72,7 +79,15 @@ class Rows(Sequence[Row | None]):
         return m.cols.row(rid) if m.alive[rid] else None
 
     def __iter__(self) -> Iterator[Row | None]:
-        return map(self.__getitem__, range(len(self)))
+        c = self._m.cols
+        pages = map(_NONE_PAGES.get, c.pages, c.pages)
+        rows = zip(
+            c.roots, c.paths, map(STATUS_NAMES.__getitem__, c.status), c.reasons, c.mimes,
+            c.extractors, c.chars, pages, c.size, c.ms, map(bool, c.reused), strict=True,
+        )  # fmt: skip
+        if self._m.n_alive == len(c):
+            return rows  # every row built in C: a million in a fraction of a second
+        return map(_if_alive, rows, self._m.alive)
 
 
 class RecordModel(Ordering):
@@ -80,8 +95,8 @@ class RecordModel(Ordering):
 
     def __init__(self) -> None:
         super().__init__()
-        self.starts: array[int] = array("q")
-        """Row id -> offset of its line in :attr:`data`; -1 when not loaded from there."""
+        self.starts = LineIndex()
+        """Row id -> offset of its line in :attr:`data` (``.get``); -1 when not from there."""
         self.live: dict[int, Record] = {}
         """Row id -> the Record a live event delivered (wins over :attr:`starts`)."""
         self.data: Any = b""
@@ -114,7 +129,7 @@ class RecordModel(Ordering):
     def __len__(self) -> int:
         return self.n_alive
 
-    def extend(self, rows: Batch | Sequence[Any], starts: Iterable[int]) -> None:
+    def extend(self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines) -> None:
         """Append a loaded batch; the view follows without a re-sort when it can."""
         if not isinstance(rows, Batch):
             rows = Batch.of(rows)
@@ -154,7 +169,7 @@ class RecordModel(Ordering):
             return None
         if rid in self.live:
             return self.live[rid]
-        return Record.from_json(line_at(self.data, self.starts[rid]))
+        return Record.from_json(line_at(self.data, self.starts.get(rid, self.data)))
 
     def key(self, rid: int) -> Key | None:
         """The (root, path) of row ``rid``."""

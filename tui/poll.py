@@ -17,7 +17,7 @@ from operator import contains, not_
 
 from engine.store import Store
 from tui.columns import Batch
-from tui.indexing import line_at
+from tui.indexing import LineIndex, line_at
 from tui.loader import BLOCK_BYTES, Chunk, JsonlSource, in_order, load_rows, read_jsonl
 from tui.messages import StoreChanged
 from tui.model import RecordModel
@@ -39,7 +39,7 @@ def line_hashes(source: JsonlSource | bytes) -> Iterator[int]:
 def diff_store(store: Store, model: RecordModel) -> StoreChanged:
     """Read ``store`` again; changed = keys of lines the model did not show as they are now."""
     source = read_jsonl(store)
-    rows, starts, new = Batch(), array("q"), array("q")
+    rows, starts, new = Batch(), LineIndex(), array("q")
     for chunk in load_rows(source, hashes=new):
         if isinstance(chunk.rows, Batch):
             rows.extend(chunk.rows)
@@ -51,8 +51,9 @@ def diff_store(store: Store, model: RecordModel) -> StoreChanged:
     old = set(line_hashes(old_source))
     gone = compress(range(len(alive)), map(not_, alive))
     for rid in [*live, *gone]:  # rows shown otherwise than their old line
-        if rid < len(old_starts) and old_starts[rid] >= 0:
-            old.discard(hash(line_at(old_source, old_starts[rid])))
+        start = old_starts.get(rid, old_source) if rid < len(old_starts) else -1
+        if start >= 0:
+            old.discard(hash(line_at(old_source, start)))
     old.update(hash(rec.to_json()) for rid, rec in live.items() if alive[rid])
     fresh = compress(range(len(new)), map(not_, map(contains, repeat(old), new)))
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}

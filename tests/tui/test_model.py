@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 from engine.records import Record
-from tui.loader import load_rows
+from engine.store import Store
+from tui import loader
+from tui.loader import JsonlSource, load_rows, read_jsonl
 from tui.model import Query, RecordModel
+from tui.poll import diff_store
 
 ROOT = "/srv/docs"
 
@@ -119,3 +126,89 @@ def test_apply_respects_a_sorted_view() -> None:
     m.apply([rec("d/huge.txt", chars=1)])
     assert paths(m)[0] == "a/one.txt"
     assert sorted(m.view) == sorted(set(m.view)) and len(m.view) == 7
+
+
+# -- columns, loader and following ----------------------------------------------------------
+
+
+def write_store(tmp_path: Path, records: list[Record], extra: bytes = b"") -> Store:
+    store = Store(tmp_path / "store")
+    store.out.mkdir(parents=True, exist_ok=True)
+    lines = b"".join(r.to_json() + b"\n" for r in sorted(records, key=lambda r: r.key))
+    store.jsonl_path.write_bytes(lines + extra)
+    return store
+
+
+def load_source(source: JsonlSource | bytes) -> RecordModel:
+    m = RecordModel()
+    m.data = source
+    for chunk in load_rows(source):
+        m.extend(chunk.rows, chunk.starts)
+    return m
+
+
+def test_blocks_odd_lines_and_records_read_back(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(loader, "FIRST_BYTES", 300)
+    monkeypatch.setattr(loader, "BLOCK_BYTES", 700)  # many blocks; some lines span two reads
+    many = [rec(f"d/{i:03d}.txt", chars=i, error="x" * (i % 7) * 100) for i in range(60)]
+    data = b"".join(r.to_json() + b"\n" for r in many)
+    data = data.replace(b"\n", b"\n\n{torn\n", 1) + b'{"root": 1}\n[1, 2]\n'
+    m = load_source(data)
+    assert len(m) == 60 and paths(m) == [r.path for r in many]
+    assert all(m.record(m.ids[r.key]) == r for r in many)
+    assert list(m.rows) == [m.rows[i] for i in range(len(m.rows))]
+
+
+def test_source_keeps_the_file_it_loaded(tmp_path: Path) -> None:
+    store = write_store(tmp_path, RECORDS)
+    source = read_jsonl(store)
+    m = load_source(source)
+    new = store.jsonl_path.with_suffix(".new")
+    new.write_bytes(rec("z.txt").to_json() + b"\n")
+    os.replace(new, store.jsonl_path)  # how the engine writes
+    assert m.record(m.ids[(ROOT, "b/old.doc")]).needs == ("antiword", "catdoc")  # type: ignore[union-attr]
+
+
+def test_diff_store_names_changed_and_added_keys_only(tmp_path: Path) -> None:
+    store = write_store(tmp_path, RECORDS)
+    m = load_source(read_jsonl(store))
+    m.apply([rec("c/notes.md", chars=99)])  # shown live, differently from its line
+    changed = [r for r in RECORDS if r.path not in ("a/two.pdf", "c/big.bin")]  # one removed
+    changed += [rec("a/two.pdf", chars=7), rec("c/new.txt")]
+    tmp = tmp_path / "next.jsonl"
+    tmp.write_bytes(b"".join(r.to_json() + b"\n" for r in sorted(changed, key=lambda r: r.key)))
+    os.replace(tmp, store.jsonl_path)
+    message = diff_store(store, m)
+    assert message.changed == {(ROOT, "a/two.pdf"), (ROOT, "c/new.txt"), (ROOT, "c/notes.md")}
+    m.clear()
+    m.data = message.data
+    m.extend(message.chunk.rows, message.chunk.starts)
+    assert len(m) == 6 and m.record(m.ids[(ROOT, "a/two.pdf")]).chars == 7  # type: ignore[union-attr]
+
+
+def test_unsorted_store_with_a_key_twice_keeps_the_later_line() -> None:
+    lines = [rec("b.txt"), rec("a.txt", chars=1), rec("c.txt"), rec("a.txt", chars=2)]
+    m = load_source(b"".join(r.to_json() + b"\n" for r in lines))
+    assert len(m) == 3 and paths(m) == ["a.txt", "b.txt", "c.txt"]
+    assert m.record(m.ids[(ROOT, "a.txt")]).chars == 2  # type: ignore[union-attr]
+    assert m.chars == 2 and m.tab_counts()["ok"] == 3
+
+
+def test_sort_ties_follow_the_key_and_live_changes_resort() -> None:
+    m = model_of([rec(f"p{i}", chars=i % 2) for i in range(6)])
+    m.set_sort("chars")
+    assert paths(m) == ["p0", "p2", "p4", "p1", "p3", "p5"]
+    m.apply([rec("p0", chars=5), rec("a0", chars=1)])
+    m.set_tab("ok")  # a refilter after a change: the cached order is not stale
+    assert paths(m) == ["p2", "p4", "a0", "p1", "p3", "p5", "p0"]
+    m.apply([], removed=[(ROOT, "p3")])
+    assert (ROOT, "p3") not in m.ids and m.rows[m.rows.__len__() - 1] is not None
+    assert list(m.rows).count(None) == 1 and len(m) == 6
+
+
+def test_literal_and_regex_masks_agree_with_matches() -> None:
+    names = ["A/Report.PDF", "b/report.pdf", "c/notes.md", "d/ÉTÉ.txt"]
+    for text in ["report", "Report", "!pdf", r"\.(md|txt)$", "été", "a["]:
+        q = Query.parse(text)
+        lower = [p.lower() for p in names]
+        assert list(q.mask(names, lower)) == [int(q.matches(p)) for p in names], text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, cast
 
 from textual import on
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
+LOAD_REFRESH_SECONDS = 0.5
+"""While a store loads, counts, tabs and the table are redrawn this often, not per chunk."""
 
 
 class RecordsScreen(Screen[None]):
@@ -44,6 +47,7 @@ class RecordsScreen(Screen[None]):
         self._ready = False
         self._detail_rid: int | None = None
         self._shown_rid: int | None = -1
+        self._load_shown = 0.0
 
     @property
     def quarry(self) -> QuarryApp:
@@ -93,6 +97,14 @@ class RecordsScreen(Screen[None]):
             self.table.reload(keep)
         if changed and self.table.rid in changed:
             self._show_detail(self.table.rid)
+
+    def refresh_loading(self, force: bool = False) -> None:
+        """Rows are still loading: redraw now and then (the UI thread is the loader's rival)."""
+        now = time.monotonic()
+        if force or now - self._load_shown >= LOAD_REFRESH_SECONDS:
+            self._load_shown = now
+            self.refresh_data()
+            self.refresh_header()
 
     def refresh_header(self) -> None:
         """The live state changed."""
