@@ -135,7 +135,7 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
         from tui.screens.records import RecordsScreen
 
         mine = action in self.RECORD_ACTIONS or action.startswith("show_")
-        if mine and getattr(self, "_closing", False):
+        if mine and getattr(self, "quitting", False):
             return False  # quitting: no new screen, no editor, no retry
         if action in self.RECORD_ACTIONS:
             return isinstance(self.screen, RecordsScreen)

@@ -159,7 +159,7 @@ class LiveTriage(_Base):
         """After the first sweep: the tools screen, once, if files wait on a missing tool."""
         from tui.screens.tools import ToolsScreen
 
-        if self.tools_auto_shown or not self.screen_stack or getattr(self, "_closing", False):
+        if self.tools_auto_shown or not self.screen_stack or getattr(self, "quitting", False):
             return
         if not tools_waited_on(self.tool_rows()):
             return
