@@ -81,7 +81,11 @@ class QuarryApp(TriageMixin, App[None]):
         self.pending: list[Event] = []
         self._stamp: tuple[int, int] | None = None
         self._polling = False
-        self._closing = False
+        self.quitting = False
+        """True once q was pressed: the engine is stopping and the app will exit.
+
+        (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
+        every message, ExitApp included.)"""
         self._watching = False
         self.bridge: EventBridge | None = None
         if session is not None:
@@ -161,7 +165,7 @@ class QuarryApp(TriageMixin, App[None]):
         assert self.session is not None
         try:
             self.session.sweep()
-            if not self._closing:
+            if not self.quitting:
                 self.session.start_watch()
                 self.post_message(SessionStage("watching"))
         except Exception as exc:  # the engine failed: say so on screen, keep browsing
@@ -296,8 +300,8 @@ class QuarryApp(TriageMixin, App[None]):
         if self.session is None:
             self.exit()
             return
-        if not self._closing:
-            self._closing = True
+        if not self.quitting:
+            self.quitting = True
             self.notify("stopping the engine…")
             self._close_session()
 
