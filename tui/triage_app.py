@@ -10,6 +10,7 @@ triage screens from anywhere (``t x @``). Blocking engine calls (``Session.retry
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
@@ -255,6 +256,8 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
 
     def run_outside(self, command: list[str]) -> int | None:
         """Run ``command`` with the terminal handed over (the app suspended); None if it can't."""
+        if shutil.which(command[0]) is None:
+            return 127  # not installed: no need to hand the terminal over
         try:
             with self.suspend():
                 return actions.run_foreground(command)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import os
+import shutil
 from pathlib import Path
 
 import orjson
@@ -17,6 +19,7 @@ from tests.tui.triage_helpers import (
     TriageApp,
     add_trouble,
     docx_bytes,
+    fake_tool,
     notes,
     session_over,
     swept_home,
@@ -60,6 +63,8 @@ async def test_copy_export_and_open_text(
     ran: list[list[str]] = []
     monkeypatch.setattr(actions, "run_foreground", lambda cmd: ran.append(cmd) or 0)
     monkeypatch.setenv("EDITOR", "myeditor --wait")
+    fake_tool(tmp_path / "bin", "myeditor", "#!/bin/sh\nexit 0\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
     app = TriageApp(store.out)
     monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
@@ -95,10 +100,12 @@ async def test_copy_export_and_open_text(
 
 
 async def test_open_source_runs_the_system_opener(
-    sample: Path, monkeypatch: pytest.MonkeyPatch
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ran: list[list[str]] = []
     monkeypatch.setattr(actions, "run_foreground", lambda cmd: ran.append(cmd) or 0)
+    bin_dir = tmp_path / "bin"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     folder = add_trouble(sample, damaged=1)
     with session_over(folder, NO_TOOLS) as session:
         app = TriageApp(session.store.out, session)
@@ -106,8 +113,13 @@ async def test_open_source_runs_the_system_opener(
         async with app.run_test(size=SIZE) as pilot:
             await swept_home(pilot, app)
             await _at(pilot, app, "damaged/report00.docx")
+            opener = actions.opener_command(folder / "damaged" / "report00.docx")
+            if shutil.which(opener[0]) is None:  # not installed: said, nothing suspended
+                await pilot.press("o")
+                assert not ran and f"{opener[0]} is not installed" in notes(app)[-1]
+                fake_tool(bin_dir, opener[0], "#!/bin/sh\nexit 0\n")
             await pilot.press("o")
-            assert ran == [actions.opener_command(folder / "damaged" / "report00.docx")], notes(app)
+            assert ran == [opener], notes(app)
 
 
 async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
