@@ -7,6 +7,7 @@ cost more than the batch. :class:`RecordIndex` updates them by the records that 
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -48,7 +49,30 @@ class RecordIndex:
         self.tally = Tally()
         self._by_sha: dict[str, Key] = {}
         self._text_refs: Counter[str] = Counter()
-        self.apply({r.key: r for r in records}, ())
+        recs = list(records)
+        if len({r.key for r in recs}) == len(recs):
+            self._bulk(recs)
+        else:  # duplicate keys (a hand-edited store): the later record wins, one at a time
+            self.apply({r.key: r for r in recs}, ())
+
+    def _bulk(self, recs: list[Record]) -> None:
+        """Build everything at once: loading a 100,000-record store must cost little."""
+        self.records = {(r.root, r.path): r for r in recs}
+        t = self.tally
+        t.files = len(recs)
+        t.counts = Counter(map(operator.attrgetter("status"), recs))
+        t.reasons = Counter(f"{r.status}/{r.reason}" for r in recs if r.reason)
+        t.reused = sum(map(operator.attrgetter("reused"), recs))
+        t.chars = sum(map(operator.attrgetter("chars"), recs))
+        for r in recs:
+            if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
+                t.waiting.update(r.needs)
+        with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]
+        self._text_refs = Counter(r.sha256 for r in with_text if r.sha256)
+        for r in recs:
+            if r.sha256 is not None:
+                self._by_sha.setdefault(r.sha256, (r.root, r.path))
+        self._by_sha.update({r.sha256: (r.root, r.path) for r in with_text if r.sha256})
 
     def same_content(self, sha256: str) -> Record | None:
         """An earlier record with this content (one with text if any has)."""

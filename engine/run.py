@@ -57,6 +57,9 @@ class Run:
         self._last_flush = time.monotonic()
         self.versions = reader_versions()
         self.mime_reader: dict[str, str | None] = {}
+        self._readers = _LazyReaders(self)
+        self.fingerprint = sweeper.tools.fingerprint
+        """The tool set's fingerprint, computed once: plan asks for it per file."""
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
         self._sha_of: dict[Key, str] = {}
         self._machine: dict[str, int] = {}
@@ -80,7 +83,11 @@ class Run:
                 prior, e.size, e.mtime_ns, self.s._prev_started_ns, self.s.options.rehash
             ):
                 assert prior is not None and prior.sha256 is not None
-                self.plan(e, prior.sha256)
+                if prior.reused and self._still_good(prior):
+                    self.reused += 1
+                    self.emit(prior)  # the warm sweep's common case: nothing to decide
+                else:
+                    self.plan(e, prior.sha256)
             else:
                 to_hash.append(e)
         self._hash_and_plan(to_hash)
@@ -109,6 +116,19 @@ class Run:
                 else:
                     self.plan(e, sha)
 
+    def _still_good(self, prior: Record) -> bool:
+        """A kept ok/no-text verdict whose reader is unchanged: what decide() would keep."""
+        if prior.status == Status.OK or (
+            prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT
+        ):
+            reader = prior.reader
+            return (
+                reader is not None
+                and self.versions.get(reader) == prior.v
+                and self.reader_of(prior.mime) == reader
+            )
+        return False
+
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)
         prior = self.s.records.get(key)
@@ -118,8 +138,8 @@ class Run:
             prior,
             same,
             reader_versions=self.versions,
-            reader_for_mime=_LazyReaders(self),
-            tools_fingerprint=self.s.tools.fingerprint,
+            reader_for_mime=self._readers,
+            tools_fingerprint=self.fingerprint,
             full=self.full,
             forced=key in self.force,
         )
@@ -241,7 +261,7 @@ class Run:
             pages=o.pages,
             error=error,
             needs=o.needs,
-            tools=self.s.tools.fingerprint if keeps_tools else None,
+            tools=self.fingerprint if keeps_tools else None,
             reused=False,
             why=why,
             ms=o.ms,

@@ -209,10 +209,12 @@ class Sweeper:
                     "warning",
                 )
             )
-        old_shas = {self.records[k].sha256 for k in gone} | {
-            self.records[k].sha256 for k in new if k in self.records
-        }
-        changed = {k: r for k, r in new.items() if self.records.get(k) != r}
+        records = self.records
+        # Identity first: a reused record is the very object already held.
+        changed = [k for k, r in new.items() if (old := records.get(k)) is not r and old != r]
+        old_shas = {records[k].sha256 for k in gone}
+        if not full:  # a full sweep garbage-collects the whole store instead
+            old_shas |= {records[k].sha256 for k in changed if k in records}
         self.index.apply(new, gone)
         if gone:
             run.flush_events(removed=gone)

@@ -81,6 +81,10 @@ class WalkRules:
     """Files larger than this are ``skipped/too_large``."""
 
 
+Specs = tuple[tuple[int, pathspec.GitIgnoreSpec], ...]
+"""The ``.quarryignore`` rules that apply in one folder: (length of their folder's prefix, spec)."""
+
+
 class Ignorer:
     """Decides whether a path under one root is ignored; caches each folder's rules."""
 
@@ -89,6 +93,7 @@ class Ignorer:
         self.base = pathspec.GitIgnoreSpec.from_lines(rules.excludes) if rules.excludes else None
         self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._in_dir: dict[str, Specs] = {}
 
     def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:
@@ -99,22 +104,34 @@ class Ignorer:
                 self._specs[rel_dir] = None
         return self._specs[rel_dir]
 
+    def specs_for(self, rel_dir: str) -> Specs:
+        """The rules of every ``.quarryignore`` from the root down to ``rel_dir``."""
+        if rel_dir not in self._in_dir:
+            parts = rel_dir.split("/") if rel_dir else []
+            found = []
+            for depth in range(len(parts) + 1):
+                base = "/".join(parts[:depth])
+                spec = self._spec(base)
+                if spec is not None:
+                    found.append((len(base) + 1 if base else 0, spec))
+            self._in_dir[rel_dir] = tuple(found)
+        return self._in_dir[rel_dir]
+
+    def ignored_in(self, rel: str, name: str, is_dir: bool, specs: Specs) -> bool:
+        """Whether ``rel`` (named ``name``, in a folder whose rules are ``specs``) is left out."""
+        if is_default_ignored(name, is_dir):
+            return True
+        if is_dir and self.skip and os.path.normpath(self.root / rel) in self.skip:
+            return True
+        probe = rel + "/" if is_dir else rel
+        if self.base is not None and self.base.match_file(probe):
+            return True
+        return any(spec.match_file(probe[cut:]) for cut, spec in specs)
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the root) is left out."""
-        if is_dir and os.path.normpath(self.root / rel) in self.skip:
-            return True
-        parts = rel.split("/")
-        if is_default_ignored(parts[-1], is_dir):
-            return True
-        if self.base is not None and self.base.match_file(rel + "/" if is_dir else rel):
-            return True
-        for depth in range(len(parts)):
-            spec = self._spec("/".join(parts[:depth]))
-            if spec is not None and spec.match_file(
-                "/".join(parts[depth:]) + ("/" if is_dir else "")
-            ):
-                return True
-        return False
+        parent, _, name = rel.rpartition("/")
+        return self.ignored_in(rel, name, is_dir, self.specs_for(parent))
 
 
 def walk(root: Path, rules: WalkRules) -> Iterator[Entry]:
@@ -155,13 +172,15 @@ def _walk_dir(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) ->
         if rel_dir:
             yield Entry(root, rel_dir, 0, 0, "unreadable", f"folder: {exc.strerror or exc}")
         return
+    specs = ignorer.specs_for(rel_dir)  # once per folder, not once per file
+    prefix = f"{rel_dir}/" if rel_dir else ""
     for item in items:
-        rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+        rel = prefix + item.name
         try:
             is_dir = item.is_dir(follow_symlinks=False)
         except OSError:
             is_dir = False
-        if ignorer.ignored(rel, is_dir):
+        if ignorer.ignored_in(rel, item.name, is_dir, specs):
             continue
         if is_dir:
             yield from _walk_dir(Path(item.path), rel, ignorer, rules)

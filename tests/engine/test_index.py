@@ -45,3 +45,20 @@ def test_same_content_prefers_a_record_with_text() -> None:
     assert found is not None and found.path == "good"
     index.apply({}, [("/r", "good")])
     assert not index.has_text_refs("a" * 64)
+
+
+def test_bulk_build_equals_one_at_a_time() -> None:
+    rng = random.Random(3)
+    recs = [rec(f"p{i}", rng.randrange(6)) for i in range(200)]
+    bulk = RecordIndex(recs)
+    stepwise = RecordIndex()
+    for r in recs:
+        stepwise.apply({r.key: r}, ())
+    assert bulk.records == stepwise.records
+    assert build_summary(bulk.tally, [], ToolSet.empty(), 0, 0) == build_summary(
+        stepwise.tally, [], ToolSet.empty(), 0, 0
+    )
+    assert bulk.referenced_texts() == stepwise.referenced_texts()
+    for sha in {r.sha256 for r in recs if r.sha256}:
+        a, b = bulk.same_content(sha), stepwise.same_content(sha)
+        assert a is not None and b is not None and a.has_text == b.has_text
