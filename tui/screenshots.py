@@ -26,6 +26,9 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
     ("records-filtered-errors", ("slash", "p", "d", "f", "enter", "5", "end")),
     ("inspector", ("2", "slash", *"sample.pptx", "enter", "enter", "slash", *"slide", "enter")),
     ("help", ("question_mark",)),
+    ("tools", ("t", "down", "down")),
+    ("errors", ("x", "enter")),
+    ("activity", ("at",)),
 ]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -18,8 +18,10 @@ from tui.screens.triage_base import TriageScreen
 from tui.triage import ErrorGroup, error_records, group_errors
 from tui.widgets.marked_table import RETRYING
 
-MESSAGE_WIDTH = 60
+MESSAGE_WIDTH = 52
 """Characters of a group's message shown in the table (the detail shows all of it)."""
+MIME_WIDTH = 34
+"""Characters of the MIME types and of the example path in the table."""
 
 
 def _cut(text: str, width: int) -> str:
@@ -86,8 +88,8 @@ class ErrorsScreen(TriageScreen):
         table.clear()
         for g in self.groups:
             table.add_row(
-                f"{g.count:,}", g.reason, _cut(g.message, MESSAGE_WIDTH), g.mime_text(),
-                g.example_path,
+                f"{g.count:,}", g.reason, _cut(g.message, MESSAGE_WIDTH),
+                _cut(g.mime_text(2), MIME_WIDTH), _cut(g.example_path, MIME_WIDTH),
             )  # fmt: skip
         idents = [g.ident for g in self.groups]
         if keep in idents:
