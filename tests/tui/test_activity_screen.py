@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Log
 
+from engine.store import Store
 from tests.tui.conftest import SIZE, settle
 from tests.tui.triage_helpers import (
     NO_TOOLS,
@@ -60,3 +61,29 @@ async def test_events_listed_filtered_and_followed_live(sample: Path) -> None:
             assert len(_lines(screen)) == len(app.activity.lines)
             await pilot.press("f")
             assert "not following" in screen_text(app)
+
+
+async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -> None:
+    from engine.events import Notice, RecordsChanged
+    from engine.records import Record
+    from tests.tui.triage_helpers import notes
+    from tui.messages import EngineEvents
+
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        polling = Notice(1.0, "polling", "native watching failed; polling every 2 s")
+        bad = [
+            Record("/fixtures", f"new/{i}.docx", 1, 0, "error", reason="corrupt",
+                   error=f"Bad CRC-32 for file 'word/part{i}.xml'")
+            for i in range(50)
+        ]  # fmt: skip
+        app.post_message(EngineEvents([polling, RecordsChanged(2.0, tuple(bad[:25]))]))
+        app.post_message(EngineEvents([RecordsChanged(3.0, tuple(bad[25:]))]))
+        await settle(pilot)
+        await pilot.pause(1.2)  # new groups are announced together, after a second
+        said = notes(app)
+        assert any("watching by polling: native watching failed" in n for n in said)
+        groups = [n for n in said if "error group" in n]
+        assert groups == ["new error group: corrupt: Bad CRC-32 for file '…' — press x"]
+        assert "polling" in app.activity.lines[-51].text
