@@ -116,7 +116,7 @@ async def test_open_source_runs_the_system_opener(
             opener = actions.opener_command(folder / "damaged" / "report00.docx")
             if shutil.which(opener[0]) is None:  # not installed: said, nothing suspended
                 await pilot.press("o")
-                assert not ran and f"{opener[0]} is not installed" in notes(app)[-1]
+                assert not ran and any(f"{opener[0]} is not installed" in n for n in notes(app))
                 fake_tool(bin_dir, opener[0], "#!/bin/sh\nexit 0\n")
             await pilot.press("o")
             assert ran == [opener], notes(app)
