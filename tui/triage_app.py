@@ -181,25 +181,27 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
             return False
         return True
 
-    def retry(self, keys: list[Key], label: str) -> None:
-        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`)."""
+    def retry(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started."""
         if not keys:
             self.notify("nothing to retry", severity="warning")
             return
         if not self._may_write("retry"):
             return
         if len(keys) <= CONFIRM_ABOVE:
-            self._start_retry(keys, label)
+            self._start_retry(keys, label, unmark)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._start_retry(keys, label)
+                self._start_retry(keys, label, unmark)
 
         question = f"Retry {len(keys):,} records ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
-    def _start_retry(self, keys: list[Key], label: str) -> None:
+    def _start_retry(self, keys: list[Key], label: str, unmark: bool = False) -> None:
+        if unmark:
+            self.clear_marks()
         self.retrying.update(keys)
         self._refresh_records()
         self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")

@@ -116,15 +116,13 @@ class RecordActions(_Base):
         if self.marks:
             keys = sorted(self.marks)
             label = f"{len(keys):,} marked"
-            if not self.read_only and self.session is not None:
-                self.clear_marks()
         else:
             model = self.model
             keys = [k for i in range(len(model.view)) if (k := model.key(model.rid_at(i)))]
             label = f"the {model.tab} view" + (
                 f" filtered by {model.query.text!r}" if model.query.text else ""
             )
-        self.retry(keys, label)
+        self.retry(keys, label, unmark=bool(self.marks))
 
     # -- files -----------------------------------------------------------------------------
 

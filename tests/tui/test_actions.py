@@ -212,3 +212,29 @@ async def test_marked_and_retrying_rows_are_drawn(store: Store) -> None:
         await pilot.pause()
         row = screen_lines(table)[3]
         assert RETRYING in row and visible_paths(app)[2] in row
+
+
+async def test_declined_bulk_retry_keeps_the_marks(sample: Path) -> None:
+    from tui.screens.confirm import ConfirmScreen
+
+    folder = add_trouble(sample, damaged=1)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await swept_home(pilot, app)
+            for _ in range(20):
+                await pilot.press("shift+down")
+            assert len(app.marks) == 21
+            await pilot.press("R")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")
+            await pilot.pause()
+            assert len(app.marks) == 21 and not app.retrying
+            await pilot.press("R")  # again, and yes this time
+            await pilot.pause()
+            await pilot.press("y")
+            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await settle(pilot)
+            assert not app.marks
+            assert any("retried 21 marked" in n for n in notes(app))
