@@ -91,6 +91,7 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
         self._announcing = False
         self.checking_tools = False
         """A tools re-check is running."""
+        self._refresh_due = False
 
     async def run_async(self, *args: Any, **kwargs: Any) -> Any:
         """Run the app, once the engine's pool can start under it."""

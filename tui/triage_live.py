@@ -31,6 +31,9 @@ from tui.triage import (
     waiting_records,
 )
 
+REFRESH_SECONDS = 0.3
+"""Live events redraw the tools or errors screen at most this often (a sweep sends many)."""
+
 if TYPE_CHECKING:
     from tui.triage_app import TriageMixin
 
@@ -118,6 +121,16 @@ class LiveTriage(_Base):
 
         if self.screen_stack and isinstance(self.screen, ActivityScreen):
             self.screen.add_lines(lines)
+        self._refresh_triage_soon()
+
+    def _refresh_triage_soon(self) -> None:
+        """Redraw the triage screen at most every :data:`REFRESH_SECONDS` during a sweep."""
+        if not self._refresh_due:
+            self._refresh_due = True
+            self.set_timer(REFRESH_SECONDS, self._refresh_triage_due)
+
+    def _refresh_triage_due(self) -> None:
+        self._refresh_due = False
         self._refresh_triage()
 
     def on_store_loaded(self, message: StoreLoaded) -> None:
