@@ -153,11 +153,24 @@ class Store:
         self._lock_fd = fd
         try:
             self._clean_tmp()
+            self._make_fanout()
             yield self
         finally:
             self._lock_fd = None
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+    def _make_fanout(self) -> None:
+        """Create ``extract/00`` .. ``extract/ff`` up front.
+
+        A text renamed into a folder made a moment before is a move whose arrival a watcher
+        of the root has not seen yet (it watches the new folder only once told of it);
+        watchdog then holds the unmatched move for half a second, and every event behind it.
+        With the folders there from the start, the store's renames never delay the events
+        of the user's own files.
+        """
+        for i in range(256):
+            (self.extract_dir / f"{i:02x}").mkdir(parents=True, exist_ok=True)
 
     def _clean_tmp(self) -> None:
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
