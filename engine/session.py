@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,10 @@ class Session:
         watch_options: Any = None,
     ) -> None:
         self.on_event = on_event
+        # The worker pool needs multiprocessing's resource tracker, which is started with
+        # the process's stderr; an embedding app (Textual) replaces stderr while it runs, and
+        # a tracker started then fails ("bad value(s) in fds_to_keep"). Start it now.
+        resource_tracker.ensure_running()
         self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit)
         self._sweeper.__enter__()
         self._lock = threading.RLock()

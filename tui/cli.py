@@ -16,14 +16,23 @@ from engine.commands import store_dir
 from engine.errors import UsageError
 from engine.session import Session
 from engine.store import Store
+from engine.sweep import resolve_roots, store_for
 from engine.watch import WatchOptions
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    """Sweep, watch and show the dashboard."""
+    """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
     from tui.app import QuarryApp
 
     options = options_from(args)
+    if args.read_only:
+        # No session: nothing is swept, watched or written; the store is followed as it is.
+        roots = resolve_roots(default_dirs(args.dirs))
+        store = store_for(roots, options)
+        if not store.exists():
+            raise UsageError(f"no store at {store.out} to browse (run 'quarry sweep' first)")
+        QuarryApp(store.out, None, read_only=True).run()
+        return EXIT_OK
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterable
-from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,15 +91,6 @@ class TriageMixin(RecordActions, LiveTriage, _Base):
         self.checking_tools = False
         """A tools re-check is running."""
         self._refresh_due = False
-
-    async def run_async(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the app, once the engine's pool can start under it."""
-        if self.session is not None:
-            # The pool starts multiprocessing's resource tracker on first use, handing it
-            # sys.stderr's descriptor; inside a running Textual app stderr is captured and has
-            # none ("bad value(s) in fds_to_keep"). Start the tracker before the app runs.
-            resource_tracker.ensure_running()
-        return await super().run_async(*args, **kwargs)
 
     # -- screens ---------------------------------------------------------------------------
 

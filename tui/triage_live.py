@@ -10,6 +10,7 @@ and the end of the first sweep (when the tools screen may show by itself).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 
 from engine.events import Notice, RecordsChanged, SweepFinished
-from engine.records import Record
+from engine.records import Record, Status
 from tui.eventlog import store_lines
 from tui.messages import EngineEvents, StoreChanged, StoreLoaded
 from tui.triage import (
@@ -135,8 +136,22 @@ class LiveTriage(_Base):
 
     def on_store_loaded(self, message: StoreLoaded) -> None:
         """The store is loaded: its error groups are known (only later ones are news)."""
-        self._known_groups = {group_key(r) for r in error_records(self.model)}
         self.activity.extend(store_lines(message.summary))
+        self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
+
+    @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
+    def _learn_groups(self, rids: list[int]) -> None:
+        """Group the loaded errors off the UI thread: at a million records it takes seconds."""
+        keys = set()
+        for rid in rids:
+            with contextlib.suppress(KeyError):  # a row removed live meanwhile
+                record = self.model.record(rid)
+                if record is not None:
+                    keys.add(group_key(record))
+        self.call_from_thread(self._set_known_groups, keys)
+
+    def _set_known_groups(self, keys: set[tuple[str, str]]) -> None:
+        self._known_groups = keys
 
     def on_store_changed(self, message: StoreChanged) -> None:
         """Another process rewrote the store: log it, announce the error groups it brought."""

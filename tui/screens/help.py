@@ -25,7 +25,8 @@ TABS_KEY = Binding("1,2,3,4,5,6", "tab", "status tabs: all ok empty unsupported 
 def key_label(binding: Binding) -> str:
     """``question_mark,f1`` -> ``? f1``."""
     names = {"question_mark": "?", "slash": "/", "left_square_bracket": "[",
-             "right_square_bracket": "]", "pageup": "PgUp", "pagedown": "PgDn"}  # fmt: skip
+             "right_square_bracket": "]", "pageup": "PgUp", "pagedown": "PgDn", "at": "@",
+             "space": "space", "escape": "esc"}  # fmt: skip
     return " ".join(names.get(k, k) for k in binding.key.split(","))
 
 
@@ -40,8 +41,11 @@ def section(title: str, bindings: list[Binding]) -> str:
 def help_text() -> str:
     """Every key, grouped by screen."""
     from tui.app import QuarryApp
+    from tui.screens.activity import ActivityScreen
+    from tui.screens.errors import ErrorsScreen
     from tui.screens.inspector import InspectorScreen
     from tui.screens.records import RecordsScreen
+    from tui.screens.tools import ToolsScreen
     from tui.widgets.record_table import RecordTable
 
     def of(cls: type) -> list[Binding]:
@@ -53,6 +57,9 @@ def help_text() -> str:
         section("Records", [TABS_KEY, *(b for b in of(RecordsScreen) if b.action[:4] != "tab(")]),
         section("Records table", of(RecordTable)),
         section("Text inspector", of(InspectorScreen)),
+        section("Tools (t)", of(ToolsScreen)),
+        section("Errors (x)", of(ErrorsScreen)),
+        section("Activity (@)", of(ActivityScreen)),
         "[b $accent]Mouse[/]\n" + "\n".join(f"  [b]{k:<20}[/b] {v}" for k, v in MOUSE),
     ]
     return "\n\n".join(parts)
