@@ -16,7 +16,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.events import Event
 from tui.app import QuarryApp
+from tui.messages import EngineEvents
 from tui.sample import build_sample_store
 
 SIZE = (150, 36)
@@ -33,6 +35,10 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
+EVENTS: list[Event] = []
+"""The events of the screenshots' own sweep, replayed into the app for the activity screen."""
+
+
 def make_store(tmp: Path) -> Path:
     """A store of ``fixtures/`` when it can be swept, else the sample store."""
     files = [p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix != ".py"]
@@ -43,7 +49,7 @@ def make_store(tmp: Path) -> Path:
             root = tmp / "fixtures"
             shutil.copytree(FIXTURES, root)
             out = tmp / "store"
-            sweep([root], SweepOptions(out=out))
+            sweep([root], SweepOptions(out=out), EVENTS.append)
             return out
         except Exception as exc:  # a sweep that fails must not stop the screenshots
             print(f"sweep of fixtures failed ({exc}); using the sample store", file=sys.stderr)
@@ -57,6 +63,10 @@ async def shoot(store: Path, out: Path, name: str, keys: Sequence[str]) -> Path:
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        if name == "activity" and EVENTS:
+            # A store opened without a session has no events of its own: show the sweep's.
+            app.post_message(EngineEvents(list(EVENTS)))
+            await pilot.pause()
         for key in keys:
             await pilot.press(key)
             await app.workers.wait_for_complete()
