@@ -94,8 +94,7 @@ def bound_self(cfg: WorkerConfig) -> None:
         os.environ[registry.EXTRA_ENV] = cfg.extra_readers
     else:
         os.environ.pop(registry.EXTRA_ENV, None)
-    registry.all_readers.cache_clear()
-    registry._by_mime.cache_clear()
+    registry.reset()
     registry.all_readers()
 
 

@@ -20,21 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from engine.records import Record
-from tui.model import Row
+from tui.model import COLUMNS, Row
 
-EXPORT_COLUMNS: tuple[str, ...] = (
-    "root",
-    "path",
-    "status",
-    "reason",
-    "mime",
-    "extractor",
-    "chars",
-    "pages",
-    "size",
-    "ms",
-    "reused",
-)
+EXPORT_COLUMNS: tuple[str, ...] = ("root", *COLUMNS, "reused")
 """CSV columns, in the order of the model's rows."""
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl")

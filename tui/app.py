@@ -34,7 +34,7 @@ from engine.store import Store
 from tui.bridge import EventBridge
 from tui.loader import Chunk, jsonl_stamp, load_rows, read_jsonl
 from tui.messages import EngineEvents, RowsLoaded, SessionStage, StoreChanged, StoreLoaded
-from tui.model import TABS, RecordModel
+from tui.model import COLUMNS, TABS, RecordModel
 from tui.poll import diff_store
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
@@ -323,17 +323,7 @@ class QuarryApp(TriageMixin, App[None]):
             yield SystemCommand(
                 f"Show {tab}", f"Status tab: {tab}", lambda t=tab: records.action_tab(t)
             )
-        for column in (
-            "path",
-            "status",
-            "reason",
-            "mime",
-            "extractor",
-            "chars",
-            "pages",
-            "size",
-            "ms",
-        ):
+        for column in COLUMNS:
             yield SystemCommand(
                 f"Sort by {column}", "Again to reverse", lambda c=column: records.action_sort(c)
             )

@@ -72,3 +72,10 @@ def reader_named(name: str) -> Reader | None:
 def reader_versions() -> dict[str, int]:
     """Reader name -> version, for the summary and the plan."""
     return {r.name: r.version for r in all_readers()}
+
+
+def reset() -> None:
+    """Forget the discovered readers, so the next lookup imports them again (and reads
+    ``QUARRY_EXTRA_READERS`` anew): for workers and tests that change it."""
+    all_readers.cache_clear()
+    _by_mime.cache_clear()

@@ -32,17 +32,8 @@ LIMITS = Limits(timeout_s=1.0, memory_bytes=256 * MiB, max_chars=10_000)
 
 
 @pytest.fixture(autouse=True)
-def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Enable the fault reader in this process and in the workers."""
-    monkeypatch.setenv(registry.EXTRA_ENV, "engine.readers._fault")
-    _reset_registry()
-    yield
-    _reset_registry()
-
-
-def _reset_registry() -> None:
-    registry.all_readers.cache_clear()
-    registry._by_mime.cache_clear()
+def faults(fault_reader: None) -> None:
+    """Every test here uses the fault reader (tests/engine/conftest.py)."""
 
 
 class Run:
