@@ -54,6 +54,7 @@ class Run:
         self.added_texts = False
         self.new: dict[Key, Record] = {}
         self._pending: list[Record] = []
+        self._reported = 0
         self._last_flush = time.monotonic()
         self.versions = reader_versions()
         self.mime_reader: dict[str, str | None] = {}
@@ -271,29 +272,36 @@ class Run:
     # -- events ---------------------------------------------------------------------------
 
     def emit(self, record: Record) -> None:
-        self.new[record.key] = record
-        self._pending.append(record)
+        key = (record.root, record.path)
+        self.new[key] = record
         self.done += 1
         self.bytes_done += record.size
+        if self.s.records.get(key) is not record:
+            # The very record already held is no change: listeners are not told of it, so a
+            # warm sweep of 100,000 files does not replay 100,000 rows into the dashboard.
+            self._pending.append(record)
         if len(self._pending) >= self.BATCH:
             self.flush_events()
         else:
             self.maybe_flush()
 
     def maybe_flush(self) -> None:
-        if self._pending and time.monotonic() - self._last_flush >= self.FLUSH_S:
+        if time.monotonic() - self._last_flush >= self.FLUSH_S and (
+            self._pending or self.done < self.total
+        ):
             self.flush_events()
 
     def flush_events(self, removed: Iterable[Key] = ()) -> None:
         removed = tuple(removed)
-        if not self._pending and not removed:
-            return
         now = time.time()
         last = self._pending[-1].path if self._pending else ""
-        self.s.on_event(RecordsChanged(now, tuple(self._pending), removed))
-        self.s.on_event(
-            Progress(now, self.done, self.total, self.bytes_done, self.bytes_total, last)
-        )
+        if self._pending or removed:
+            self.s.on_event(RecordsChanged(now, tuple(self._pending), removed))
+        if self.done != self._reported:
+            self._reported = self.done
+            self.s.on_event(
+                Progress(now, self.done, self.total, self.bytes_done, self.bytes_total, last)
+            )
         self._pending = []
         self._last_flush = time.monotonic()
 

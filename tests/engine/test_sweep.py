@@ -216,3 +216,22 @@ def test_forced_retry_reads_one_record(tmp_path: Path) -> None:
     assert result.extracted == 1
     assert records["b.txt"].why == Why.FORCED
     assert records["a.txt"] == before["a.txt"] and len(records) == 3
+
+
+def test_an_unchanged_sweep_reports_progress_but_no_changed_records(tmp_path: Path) -> None:
+    from engine.events import Event, Progress, RecordsChanged
+
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    sweep([root], SweepOptions(tools=ToolSet.empty()))  # marks every record reused
+    events: list[Event] = []
+    sweep([root], SweepOptions(tools=ToolSet.empty()), events.append)
+    changed = [r for e in events if isinstance(e, RecordsChanged) for r in e.records]
+    assert changed == []
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert progress and progress[-1].done == progress[-1].total == 3
+    (root / "b.txt").write_text("bravo two\n")
+    events.clear()
+    sweep([root], SweepOptions(tools=ToolSet.empty()), events.append)
+    changed = [r.path for e in events if isinstance(e, RecordsChanged) for r in e.records]
+    assert changed == ["b.txt"]
