@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
 from engine.records import STATUSES, Record
@@ -150,4 +151,16 @@ class DetailPane(VerticalScroll):
     def show(self, record: Record | None, tools_missing: set[str]) -> None:
         """Show ``record`` (or say there is nothing to show)."""
         body = self.query_one("#detail-body", Static)
-        body.update("[dim]no record[/dim]" if record is None else describe(record, tools_missing))
+        markup = "[dim]no record[/dim]" if record is None else describe(record, tools_missing)
+        # A layout pass re-renders the whole screen (~25 ms at 160x50); moving the cursor
+        # between records whose details take the same height needs only a repaint.
+        height = _wrapped_height(markup, max(body.size.width, 1))
+        body.update(markup, layout=height != self._height)
+        self._height = height
+
+    _height = -1
+
+
+def _wrapped_height(markup: str, width: int) -> int:
+    """Lines ``markup`` takes in the pane, wrapped the way the pane wraps it."""
+    return len(Content.from_markup(markup).wrap(width))
