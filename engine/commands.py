@@ -17,7 +17,7 @@ from engine.cli import (
 )  # fmt: skip
 from engine.console import SweepReporter, record_line, summary_table
 from engine.errors import UsageError
-from engine.records import Record, Summary
+from engine.records import Record
 from engine.store import STORE_DIRNAME, Store
 from engine.sweep import Sweeper
 
@@ -29,7 +29,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with Sweeper(args.dirs, options, reporter) as sweeper:
         result = sweeper.run()
     summary = result.summary
-    assert isinstance(summary, Summary)
     if args.json:
         sys.stdout.write(summary.to_json().decode() + "\n")
     elif not args.quiet:

@@ -12,8 +12,7 @@
         ├── Refused               DTD / entity declarations, disallowed encodings (error/refused)
         ├── LimitExceeded         a named bound was hit and nothing useful was kept (error/<limit>)
         ├── ToolFailed            an external tool exited badly or timed out (error/tool_failed)
-        ├── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
-        └── NoReader              no reader handles this type (unsupported/no_reader)
+        └── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
 
 A :class:`ReadFailure` never escapes a sweep: the sweep turns it into a record. Library
 exceptions are wrapped at the reader boundary (``raise CorruptFile(...) from exc``).
@@ -93,10 +92,3 @@ class NeedsTool(ReadFailure):
     def __init__(self, *tools: str, message: str | None = None) -> None:
         super().__init__(message or f"needs {' or '.join(tools)} on this machine")
         self.tools = tools
-
-
-class NoReader(ReadFailure):
-    """Raised when no reader handles a MIME type."""
-
-    status = "unsupported"
-    reason = "no_reader"

@@ -221,6 +221,7 @@ class Run:
             return
         if o.text_file is not None:
             try:
+                self.s.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
                 self.s.store.put_text_file(sha, Path(o.text_file))
                 self.added_texts = True
             except OSError as exc:

@@ -17,14 +17,6 @@ def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat()
 
 
-def tools_unlock(records: Iterable[Record], tools: ToolSet) -> dict[str, int]:
-    """Missing tool -> records naming it among the tools that would unlock them."""
-    tally = Tally()
-    for r in records:
-        tally.add(r)
-    return _missing(tally, tools)
-
-
 def _missing(tally: Tally, tools: ToolSet) -> dict[str, int]:
     missing = set(KNOWN_TOOLS) - set(tools.names)
     return {name: max(0, tally.waiting.get(name, 0)) for name in sorted(missing)}

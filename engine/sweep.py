@@ -26,8 +26,7 @@ from engine.events import (
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
-from engine.readers.registry import all_readers
-from engine.records import Record
+from engine.records import Record, Summary
 from engine.run import Run
 from engine.store import Store, default_out
 from engine.summary import build_summary
@@ -66,8 +65,8 @@ class SweepOptions:
 class SweepResult:
     """What a sweep did."""
 
-    summary: object
-    """The :class:`engine.records.Summary` written."""
+    summary: Summary
+    """The summary written."""
     extracted: int = 0
     """Files read."""
     reused: int = 0
@@ -150,10 +149,6 @@ class Sweeper:
             self._pool.close()
             self._pool = None
         self._stack.close()
-
-    def set_tools(self, tools: ToolSet) -> None:
-        """Use a new tool set from now on (the watcher's periodic re-check)."""
-        self.tools = tools
 
     def rediscover_tools(self) -> ToolSet:
         """Look up the tools on PATH again and use them."""
@@ -278,8 +273,3 @@ def sweep(
     """Sweep ``roots`` once into their store (holding its lock for the duration)."""
     with Sweeper(roots, options or SweepOptions(), on_event) as sweeper:
         return sweeper.run()
-
-
-def known_readers() -> dict[str, int]:
-    """Reader name -> version (for ``quarry tools`` and the summary)."""
-    return {r.name: r.version for r in all_readers()}

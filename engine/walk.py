@@ -12,7 +12,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,11 +215,3 @@ def _special_name(mode: int) -> str:
         if test(mode):
             return f"{name} (not opened)"
     return "special file (not opened)"
-
-
-def walk_all(roots: Sequence[Path], rules: WalkRules) -> list[Entry]:
-    """Every entry under every root."""
-    out: list[Entry] = []
-    for root in roots:
-        out.extend(walk(root, rules))
-    return out

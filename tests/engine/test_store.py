@@ -94,12 +94,14 @@ def test_sigkill_mid_sweep_leaves_the_previous_store(tmp_path: Path) -> None:
     assert proc.poll() is None, "the sweep finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+    assert (out / "sweep.dirty").exists(), "a killed sweep leaves its marker for the next GC"
     assert (out / "extract.jsonl").read_bytes() == jsonl_before
     assert (out / "extract.summary.json").read_bytes() == summary_before
     assert len(parse_jsonl(jsonl_before)) == 20
     # The next sweep takes the lock again and finishes the job, leaving no orphan texts.
     result = sweep([root], SweepOptions(tools=ToolSet.empty()))
     records = Store(out).load_records()
-    assert len(records) == 1520 and result.summary.files == 1520  # type: ignore[attr-defined]
+    assert len(records) == 1520 and result.summary.files == 1520
+    assert not (out / "sweep.dirty").exists()
     shas = {r.sha256 for r in records if r.has_text}
     assert {p.stem for p in (out / "extract").rglob("*.txt")} == shas

@@ -52,7 +52,7 @@ def test_fixtures_sweep_gives_every_file_its_expected_verdict(sample: Path) -> N
         if exp.pages is not None and rec.pages != exp.pages:
             wrong.append(f"{path}: pages {rec.pages}, want {exp.pages}")
     assert not wrong, "\n".join(wrong)
-    assert result.summary.files == len(expected)  # type: ignore[attr-defined]
+    assert result.summary.files == len(expected)
 
 
 def test_second_sweep_reads_and_hashes_nothing(
