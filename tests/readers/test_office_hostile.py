@@ -25,6 +25,7 @@ from engine.readers.ooxml import DocxReader, XlsxReader
 from engine.readers.pptx import PptxReader
 from fixtures.gen import office as O
 from fixtures.gen.common import write, write_zip
+from tests.readers.zipkit import set_encrypted_flag
 
 SECRET = "SECRETWORD"
 
@@ -88,17 +89,6 @@ def limit_hit(fmt: Format, path: Path, **limits: int) -> str:
     return exc.limit
 
 
-def encrypted_flag(data: bytes) -> bytes:
-    """Every member marked encrypted (flag bit 0) in local and central headers."""
-    out = bytearray(data)
-    for sig, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
-        at = out.find(sig)
-        while at >= 0:
-            out[at + offset] |= 1
-            at = out.find(sig, at + 4)
-    return bytes(out)
-
-
 @pytest.fixture(params=FORMATS, ids=IDS)
 def fmt(request: pytest.FixtureRequest) -> Format:
     """Each zip-based format in turn."""
@@ -120,7 +110,7 @@ def test_truncated_is_corrupt(tmp_path: Path, fmt: Format) -> None:
 
 
 def test_encrypted_member(tmp_path: Path, fmt: Format) -> None:
-    data = encrypted_flag(package(tmp_path, fmt).read_bytes())
+    data = set_encrypted_flag(package(tmp_path, fmt).read_bytes())
     failure(fmt, write(tmp_path, f"enc.{fmt.name}", data), EncryptedFile)
 
 

@@ -12,6 +12,7 @@ import pytest
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
 from engine.limits import Limits, MiB
 from engine.readers.zipsafe import SafeZip, declared_members
+from tests.readers.zipkit import set_encrypted_flag
 
 
 def make_zip(path: Path, members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> Path:
@@ -20,17 +21,6 @@ def make_zip(path: Path, members: dict[str, bytes], method: int = zipfile.ZIP_DE
         for name, data in members.items():
             zf.writestr(name, data)
     return path
-
-
-def set_encrypted_flag(data: bytes) -> bytes:
-    """Mark every member encrypted (general-purpose flag bit 0) without encrypting it."""
-    out = bytearray(data)
-    for sig, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
-        at = out.find(sig)
-        while at >= 0:
-            out[at + offset] |= 1
-            at = out.find(sig, at + 4)
-    return bytes(out)
 
 
 def zero_bomb(path: Path, size: int, name: str = "bomb.bin") -> Path:
