@@ -46,6 +46,24 @@ def needs_hash(
     return mtime_ns >= prev_started_ns - RACY_NS
 
 
+def still_current(
+    prior: Record, reader_versions: Mapping[str, int], reader_for_mime: Mapping[str, str | None]
+) -> bool:
+    """A cheap yes for the warm sweep's common case: an ok or no-text verdict whose reader is
+    unchanged, for unchanged content, is kept by :func:`decide` too (a test holds them to it).
+    False means "ask decide()", not "read"."""
+    if prior.status == Status.OK or (
+        prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT
+    ):
+        reader = prior.reader
+        return (
+            reader is not None
+            and reader_versions.get(reader) == prior.v
+            and reader_for_mime.get(prior.mime) == reader
+        )
+    return False
+
+
 def decide(
     sha256: str,
     prior: Record | None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from engine.events import Notice, Progress, RecordsChanged
 from engine.extract import Outcome, ReadTask
 from engine.isolate import MachineFailure
-from engine.plan import CRASH_QUARANTINE, decide, needs_hash
+from engine.plan import CRASH_QUARANTINE, decide, needs_hash, still_current
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status
 from engine.walk import Entry
@@ -84,7 +84,7 @@ class Run:
                 prior, e.size, e.mtime_ns, self.s._prev_started_ns, self.s.options.rehash
             ):
                 assert prior is not None and prior.sha256 is not None
-                if prior.reused and self._still_good(prior):
+                if prior.reused and still_current(prior, self.versions, self._readers):
                     self.reused += 1
                     self.emit(prior)  # the warm sweep's common case: nothing to decide
                 else:
@@ -116,19 +116,6 @@ class Run:
                     )
                 else:
                     self.plan(e, sha)
-
-    def _still_good(self, prior: Record) -> bool:
-        """A kept ok/no-text verdict whose reader is unchanged: what decide() would keep."""
-        if prior.status == Status.OK or (
-            prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT
-        ):
-            reader = prior.reader
-            return (
-                reader is not None
-                and self.versions.get(reader) == prior.v
-                and self.reader_of(prior.mime) == reader
-            )
-        return False
 
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.plan import RACY_NS, decide, needs_hash
+from engine.plan import RACY_NS, decide, needs_hash, still_current
 from engine.records import Reason, Record, Status, Why
 
 SHA = "a" * 64
@@ -119,3 +119,28 @@ def test_scanned_retried_when_tools_change() -> None:
     )
     assert not d(scanned).read
     assert d(scanned, fp="tools2").why == Why.TOOLS_CHANGED
+
+
+def test_the_warm_fast_path_only_keeps_what_decide_keeps() -> None:
+    cases = [
+        rec(),
+        rec(v=0),
+        rec(reader="other"),
+        rec(mime="x/none"),
+        rec(status=Status.EMPTY, reason=Reason.NO_TEXT),
+        rec(
+            status=Status.EMPTY,
+            reason=Reason.SCANNED,
+            reader="pdf",
+            v=2,
+            mime="application/pdf",
+            tools="old",
+        ),
+        rec(status=Status.ERROR, reason=Reason.CORRUPT),
+        rec(status=Status.UNSUPPORTED, reason=Reason.NEEDS_TOOL, tools="old"),
+    ]
+    kept = [r for r in cases if still_current(r, VERSIONS, READERS)]
+    assert kept, "the fast path must apply to the common case"
+    for r in kept:
+        for full in (True, False):
+            assert not d(r, full=full).read, r
