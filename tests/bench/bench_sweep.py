@@ -1,54 +1,55 @@
-"""Benchmark: cold and warm sweeps of a generated tree, against a bare scandir+stat walk.
+"""Benchmark: quarry's cold and warm sweeps against their floors and against recollindex.
 
-    python tests/bench/bench_sweep.py [--files 100000] [--runs 3] [--dir /tmp/quarry-bench]
+    python tests/bench/bench_sweep.py [--files 20000] [--runs 3] [--corpus ../shared/corpus]
+                                      [--dir /tmp/quarry-bench] [--quarry .venv/bin/quarry]
 
-Prints the machine, the command, and medians: the bare walk, the warm sweep (nothing
-changed: no file hashed or read) and its ratio to the bare walk, and the cold sweep's files/s.
-Not a test: nothing here asserts a time.
+One run, one machine, one tree, each figure a median of ``--runs`` with min and max:
+
+- ``quarry cold``: the real command (process start included), ``quarry sweep TREE --out S``
+  into an empty store;
+- ``quarry warm``: the same command again, nothing changed (no file hashed or read);
+- ``floor``: one Python process doing the same work by hand: walk, read, sha256, write each
+  text to its content-addressed file with a rename (no isolation, no detection, no records);
+- ``bare walk``: ``os.scandir`` + ``lstat`` of every entry, the floor of a warm sweep;
+- ``recollindex``: a cold index of the same tree into an empty index, where it is installed.
+
+Then the same for ``--corpus`` (real documents: quarry runs ``--without tesseract``, recoll
+without OCR). Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from engine.sweep import SweepOptions, sweep
-from engine.tools import ToolSet
-
-WORDS = [
-    "alpha",
-    "bravo",
-    "charlie",
-    "delta",
-    "echo",
-    "foxtrot",
-    "golf",
-    "hotel",
-    "india",
-    "juliet",
-]
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 
 
-def make_tree(root: Path, files: int) -> None:
-    """``files`` small text files, 100 per folder, with old mtimes (no racy re-hash)."""
+def make_tree(root: Path, files: int, per_folder: int = 200) -> None:
+    """``files`` text files of a few bytes, ``per_folder`` to a folder, with old mtimes."""
     if root.exists():
         shutil.rmtree(root)
     for i in range(files):
-        folder = root / f"d{i // 1000:03}" / f"s{(i // 100) % 10}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = root / f"d{i // per_folder:04}"
+        if i % per_folder == 0:
+            folder.mkdir(parents=True)
         path = folder / f"f{i:06}.txt"
-        path.write_text(f"{i} " + " ".join(WORDS[(i + k) % 10] for k in range(20)) + "\n")
+        path.write_text(f"{i} {WORDS[i % len(WORDS)]}\n")
         os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
 
 
 def bare_walk(root: Path) -> int:
-    """os.scandir + stat of every file: the floor a warm sweep is compared with."""
+    """os.scandir + lstat of every entry: what a warm sweep cannot avoid."""
     n = 0
     stack = [str(root)]
     while stack:
@@ -63,36 +64,140 @@ def bare_walk(root: Path) -> int:
     return n
 
 
-def timed(fn: object) -> float:
+def floor(root: Path, out: Path) -> int:
+    """Walk, read, hash and store each file's text by content with a rename: no isolation."""
+    if out.exists():
+        shutil.rmtree(out)
+    tmp = out / "tmp"
+    tmp.mkdir(parents=True)
+    for i in range(256):
+        (out / "extract" / f"{i:02x}").mkdir(parents=True)
+    n = 0
+    stack = [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                    continue
+                with open(e.path, "rb") as f:
+                    data = f.read()
+                digest = hashlib.sha256(data).hexdigest()
+                text = data.decode("utf-8", "replace")
+                part = tmp / f"{n}.txt"
+                part.write_text(text, encoding="utf-8")
+                os.rename(part, out / "extract" / digest[:2] / f"{digest}.txt")
+                n += 1
+    os.sync()
+    return n
+
+
+def recoll(root: Path, confdir: Path) -> None:
+    """A cold recollindex of ``root`` into an empty index (no OCR, no extra helpers)."""
+    if confdir.exists():
+        shutil.rmtree(confdir)
+    confdir.mkdir(parents=True)
+    (confdir / "recoll.conf").write_text(
+        f"topdirs = {root}\nskippedNames+ = .quarry\nloglevel = 1\n", encoding="utf-8"
+    )
+    subprocess.run(
+        ["recollindex", "-c", str(confdir), "-z"],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def timed(fn: Callable[[], object]) -> float:
     t = time.perf_counter()
-    fn()  # type: ignore[operator]
+    fn()
     return time.perf_counter() - t
 
 
+def quarry_sweep(quarry: str, root: Path, store: Path, *extra: str) -> None:
+    proc = subprocess.run(
+        [quarry, "sweep", str(root), "--out", str(store), "--json", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if proc.returncode not in (0, 2):
+        raise SystemExit(f"quarry sweep failed ({proc.returncode}): {proc.stderr.decode()[-400:]}")
+
+
+def report(label: str, times: list[float], files: int | None = None, base: float = 0.0) -> float:
+    med = statistics.median(times)
+    line = f"{label:<22} {med:8.2f} s  (min {min(times):.2f}, max {max(times):.2f})"
+    if files:
+        line += f"  {files / med:8.0f} files/s"
+    if base:
+        line += f"  = {med / base:.2f}x"
+    print(line, flush=True)
+    return med
+
+
+def bench_tree(args: argparse.Namespace, work: Path) -> None:
+    tree = work / "tree"
+    make_tree(tree, args.files)
+    store = work / "store"
+    n = args.files
+    print(f"\n## {n} small text files in {n // 200} folders")
+    colds, warms = [], []
+    for _ in range(args.runs):
+        shutil.rmtree(store, ignore_errors=True)
+        colds.append(timed(lambda: quarry_sweep(args.quarry, tree, store)))
+        warms.append(timed(lambda: quarry_sweep(args.quarry, tree, store)))
+    floors = [timed(lambda: floor(tree, work / "floor")) for _ in range(args.runs)]
+    walks = [timed(lambda: bare_walk(tree)) for _ in range(args.runs)]
+    f = report("floor (1 process)", floors, n)
+    w = report("bare walk", walks, n)
+    report("quarry cold", colds, n, f)
+    report("quarry warm", warms, n, w)
+    if shutil.which("recollindex"):
+        recolls = [timed(lambda: recoll(tree, work / "recoll")) for _ in range(args.runs)]
+        r = report("recollindex cold", recolls, n)
+        print(f"quarry cold / recollindex: {statistics.median(colds) / r:.2f}")
+    else:
+        print("recollindex: not installed (apt install recollcmd)")
+
+
+def bench_corpus(args: argparse.Namespace, work: Path) -> None:
+    corpus = args.corpus.resolve()
+    n = sum(1 for p in corpus.rglob("*") if p.is_file())
+    print(f"\n## {corpus} ({n} files), quarry --without tesseract, recoll without OCR")
+    store = work / "corpus-store"
+    colds = []
+    for _ in range(args.runs):
+        shutil.rmtree(store, ignore_errors=True)
+        colds.append(
+            timed(lambda: quarry_sweep(args.quarry, corpus, store, "--without", "tesseract"))
+        )
+    c = report("quarry cold", colds, n)
+    if shutil.which("recollindex"):
+        recolls = [timed(lambda: recoll(corpus, work / "recoll-corpus")) for _ in range(args.runs)]
+        r = report("recollindex cold", recolls, n)
+        print(f"quarry cold / recollindex: {c / r:.2f}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=100_000)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/quarry-bench"))
+    ap.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
+    ap.add_argument("--no-corpus", action="store_true")
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "quarry-bench")
+    ap.add_argument("--quarry", default=shutil.which("quarry") or ".venv/bin/quarry")
     args = ap.parse_args()
-    root = args.dir / "tree"
+    load = os.getloadavg()[0]
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
     )
-    print(f"command: python tests/bench/bench_sweep.py --files {args.files} --runs {args.runs}")
-    make_tree(root, args.files)
-    opts = SweepOptions(tools=ToolSet.empty())
-    colds = []
-    for _ in range(args.runs):
-        shutil.rmtree(root / ".quarry", ignore_errors=True)
-        colds.append(timed(lambda: sweep([root], opts)))
-    bares = [timed(lambda: bare_walk(root)) for _ in range(args.runs)]
-    warms = [timed(lambda: sweep([root], opts)) for _ in range(args.runs)]
-    cold, bare, warm = (statistics.median(x) for x in (colds, bares, warms))
-    print(f"files: {args.files}")
-    print(f"cold sweep : {cold:8.2f} s  {args.files / cold:8.0f} files/s (median of {args.runs})")
-    print(f"bare walk  : {bare:8.3f} s")
-    print(f"warm sweep : {warm:8.3f} s  = {warm / bare:.1f}x the bare walk")
+    print(f"load average at start: {load:.2f}")
+    print(f"command: python tests/bench/bench_sweep.py {' '.join(sys.argv[1:])}")
+    args.dir.mkdir(parents=True, exist_ok=True)
+    bench_tree(args, args.dir)
+    if not args.no_corpus and args.corpus.is_dir():
+        bench_corpus(args, args.dir)
 
 
 if __name__ == "__main__":
