@@ -15,6 +15,8 @@ from pathlib import Path
 from engine import mimes as M
 
 HEAD_BYTES = 8192
+_ODF = "application/vnd.oasis.opendocument."
+_SUN = "application/vnd.sun.xml."
 
 _EXT: dict[str, str] = {
     ".txt": M.PLAIN, ".text": M.PLAIN, ".log": M.PLAIN, ".md": "text/markdown",
@@ -36,7 +38,15 @@ _EXT: dict[str, str] = {
     ".pptx": M.PPTX, ".pptm": M.PPTX, ".ppsx": M.PPTX, ".ppsm": M.PPTX, ".potx": M.PPTX,
     ".potm": M.PPTX,
     ".odt": M.ODT, ".ods": M.ODS, ".odp": M.ODP, ".odg": M.ODG,
-    ".fodt": M.FODT, ".fods": M.FODS, ".fodp": M.FODP,
+    ".fodt": M.FODT, ".fods": M.FODS, ".fodp": M.FODP, ".fodg": M.FODG,
+    ".ott": _ODF + "text-template", ".odm": _ODF + "text-master", ".oth": _ODF + "text-web",
+    ".ots": _ODF + "spreadsheet-template", ".otp": _ODF + "presentation-template",
+    ".otg": _ODF + "graphics-template", ".odc": _ODF + "chart", ".otc": _ODF + "chart-template",
+    ".odf": _ODF + "formula",
+    ".sxw": _SUN + "writer", ".stw": _SUN + "writer.template", ".sxg": _SUN + "writer.global",
+    ".sxc": _SUN + "calc", ".stc": _SUN + "calc.template", ".sxi": _SUN + "impress",
+    ".sti": _SUN + "impress.template", ".sxd": _SUN + "draw", ".std": _SUN + "draw.template",
+    ".sxm": _SUN + "math", ".sxs": _SUN + "chart",
     ".epub": M.EPUB, ".fb2": M.FB2,
     ".doc": M.DOC, ".dot": M.DOC, ".xls": M.XLS, ".xlt": M.XLS, ".ppt": M.PPT, ".pps": M.PPT,
     ".png": M.PNG, ".jpg": M.JPEG, ".jpeg": M.JPEG, ".tif": M.TIFF, ".tiff": M.TIFF,
@@ -140,7 +150,7 @@ def _zip_kind(path: Path) -> str:
                 info = zf.getinfo("mimetype")
                 if info.file_size < 200:
                     declared = zf.read("mimetype").decode("ascii", "replace").strip()
-                    if declared.startswith(("application/vnd.oasis", "application/epub")):
+                    if declared.startswith((_ODF, _SUN, "application/epub")):
                         return declared
     except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, NotImplementedError):
         return _by_extension(path) or M.ZIP

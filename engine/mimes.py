@@ -24,6 +24,30 @@ ODG = "application/vnd.oasis.opendocument.graphics"
 FODT = "application/vnd.oasis.opendocument.text-flat-xml"
 FODS = "application/vnd.oasis.opendocument.spreadsheet-flat-xml"
 FODP = "application/vnd.oasis.opendocument.presentation-flat-xml"
+FODG = "application/vnd.oasis.opendocument.graphics-flat-xml"
+_ODF = "application/vnd.oasis.opendocument."
+_SUN = "application/vnd.sun.xml."
+ODF_TEXT = frozenset(
+    {ODT, FODT, _ODF + "text-template", _ODF + "text-master", _ODF + "text-master-template",
+     _ODF + "text-web", _SUN + "writer", _SUN + "writer.template", _SUN + "writer.global"}
+)  # fmt: skip
+"""Word-processing OpenDocument and StarOffice types: documents, templates, masters."""
+ODF_SHEET = frozenset(
+    {ODS, FODS, _ODF + "spreadsheet-template", _SUN + "calc", _SUN + "calc.template"}
+)
+"""Spreadsheets and their templates."""
+ODF_SLIDE = frozenset(
+    {ODP, FODP, _ODF + "presentation-template", _SUN + "impress", _SUN + "impress.template"}
+)
+"""Presentations and their templates."""
+ODF_DRAWING = frozenset(
+    {ODG, FODG, _ODF + "graphics-template", _SUN + "draw", _SUN + "draw.template"}
+)
+"""Drawings and their templates."""
+ODF_CHART = frozenset({_ODF + "chart", _ODF + "chart-template", _SUN + "chart"})
+"""Charts: titles, labels and the chart's own data table."""
+ODF_FORMULA = frozenset({_ODF + "formula", _ODF + "formula-template", _SUN + "math"})
+"""Formulas: the StarMath annotation, else the MathML tokens."""
 EPUB = "application/epub+zip"
 FB2 = "application/x-fictionbook+xml"
 DOC = "application/msword"

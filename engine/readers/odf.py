@@ -1,4 +1,9 @@
-"""OpenDocument text, spreadsheets and presentations: zipped (ODT/ODS/ODP) or flat XML.
+"""OpenDocument of every kind, zipped or flat XML, and its StarOffice 6 ancestors.
+
+Text, spreadsheets, presentations, drawings, charts and formulas, with their templates
+(``.ott .ots .otp .otg .otc``), and the StarOffice/OpenOffice.org 1 forms (``.sxw .sxc .sxi
+.sxd .sxm``), whose XML names the same elements under older namespaces and opens with a
+DOCTYPE that has no internal subset (allowed by :mod:`engine.readers.xmlsafe`).
 
 The zipped forms are read from ``content.xml``; the flat forms (FODT/FODS/FODP) from the file
 itself, with styles, settings, scripts and metadata left out, so both give the same text.
@@ -24,6 +29,7 @@ from engine.readers.xmlsafe import Rules, XmlBudget, parse
 from engine.readers.zipsafe import SafeZip
 
 _OASIS = "urn:oasis:names:tc:opendocument:xmlns:"
+_STAR = "http://openoffice.org/2000/"
 _NS = {
     _OASIS + "office:1.0": "office",
     _OASIS + "text:1.0": "text",
@@ -32,6 +38,16 @@ _NS = {
     _OASIS + "presentation:1.0": "presentation",
     _OASIS + "svg-compatible:1.0": "svg",
     _OASIS + "manifest:1.0": "manifest",
+    _OASIS + "chart:1.0": "chart",
+    # StarOffice 6 / OpenOffice.org 1 (.sxw, .sxc, .sxi, .sxd): the same elements, older names.
+    _STAR + "office": "office",
+    _STAR + "text": "text",
+    _STAR + "table": "table",
+    _STAR + "drawing": "draw",
+    _STAR + "presentation": "presentation",
+    _STAR + "chart": "chart",
+    "http://openoffice.org/2001/manifest": "manifest",
+    "http://www.w3.org/1998/Math/MathML": "math",
 }
 _MANIFEST = "META-INF/manifest.xml"
 _PARA = frozenset({"text:p", "text:h"})
@@ -41,12 +57,13 @@ _SKIP = frozenset(
     {
         *("office:annotation", "office:annotation-end", "text:tracked-changes"),
         *("office:binary-data", "svg:title", "svg:desc", "office:meta", "office:settings"),
-        *("office:scripts", "office:font-face-decls", "office:styles"),
+        *("office:scripts", "office:script", "office:font-face-decls", "office:styles"),
         *("office:automatic-styles", "office:master-styles"),
     }
 )
 _MAX_SPACES = 1024
 """Most spaces one ``text:s`` element expands to."""
+_MATH_TOKENS = frozenset({"math:mi", "math:mn", "math:mo", "math:mtext", "math:ms"})
 
 
 def _inline(paragraph: Element) -> tuple[str, list[Element]]:
@@ -139,17 +156,35 @@ def _row_lines(row: Element, limit: int) -> Iterator[str]:
             yield line
 
 
-class OdfReader:
-    """Reads one OpenDocument family, zipped or flat; ``kind`` is text, sheet or slide."""
+def formula_text(math: Element) -> str:
+    """A formula as one line: its StarMath annotation when present, else its MathML tokens."""
+    for el in math.iter("math:annotation"):
+        if el.text and el.text.strip():
+            return " ".join(el.text.split())
+    tokens = (el.text.strip() for el in math.iter() if el.tag in _MATH_TOKENS and el.text)
+    return " ".join(t for t in tokens if t)
 
-    version = 1
+
+_MARKS = {"sheet": "table:table", "slide": "draw:page", "page": "draw:page"}
+"""Kinds whose units are numbered, and the start tag that opens each unit."""
+
+
+class OdfReader:
+    """Reads one OpenDocument family, zipped or flat.
+
+    ``kind`` is ``text``, ``sheet`` (a ``# sheetN`` per table), ``slide`` (``# slideN`` per
+    presentation page), ``page`` (``# pageN`` per drawing page), ``chart`` (titles, labels
+    and the data table) or ``formula`` (one line per formula).
+    """
+
+    version = 2
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
         self.name = name
         self.mimes = mimes
         self.kind = kind
-        """``text``, ``sheet`` (a ``# sheetN`` per table) or ``slide`` (``# slideN`` per page)."""
+        """One of ``text sheet slide page chart formula``."""
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the document's paragraphs and rows into ``sink``."""
@@ -157,6 +192,11 @@ class OdfReader:
         pages = 0
 
         def on_block(block: Element) -> None:
+            if block.tag == "math:math":
+                line = formula_text(block)
+                if line:
+                    sink.line(line)
+                return
             for line in _lines(block, True, limit):
                 if line.strip():
                     sink.line(line)
@@ -166,9 +206,10 @@ class OdfReader:
             pages += 1
             sink.line(f"# {self.kind}{pages}")
 
-        marks = {"sheet": "table:table", "slide": "draw:page"}
-        starts = frozenset({marks[self.kind]}) if self.kind in marks else frozenset()
-        rules = Rules(_NS, _PARA | {_ROW}, on_block, starts, on_start, _SKIP)
+        mark = _MARKS.get(self.kind)
+        starts = frozenset({mark}) if mark else frozenset()
+        blocks = _PARA | {_ROW, "math:math"}
+        rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
         self._parse(path, ctx, rules)
         return ReadInfo(extractor=self.name, pages=pages if starts else None)
 
@@ -211,7 +252,10 @@ def _content_encrypted(zf: SafeZip, budget: XmlBudget) -> bool:
 
 
 READERS = (
-    OdfReader("odt", frozenset({M.ODT, M.FODT}), "text"),
-    OdfReader("ods", frozenset({M.ODS, M.FODS}), "sheet"),
-    OdfReader("odp", frozenset({M.ODP, M.FODP}), "slide"),
+    OdfReader("odt", M.ODF_TEXT, "text"),
+    OdfReader("ods", M.ODF_SHEET, "sheet"),
+    OdfReader("odp", M.ODF_SLIDE, "slide"),
+    OdfReader("odg", M.ODF_DRAWING, "page"),
+    OdfReader("odc", M.ODF_CHART, "chart"),
+    OdfReader("odf", M.ODF_FORMULA, "formula"),
 )

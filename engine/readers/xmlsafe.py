@@ -7,11 +7,15 @@ reader can still see chosen start tags and their attributes). Elements in ``skip
 with all they hold. Tags and attribute names come back as ``prefix:local`` through the
 reader's namespace map (``{uri}local`` for namespaces it does not name).
 
-Refused (error/refused): any DTD (and so any entity declaration, which only a DTD can hold) and
-any encoding but UTF-8 / UTF-16. Bounds: ``limits.xml_bytes`` counted on the bytes fed to the
-parser, across every part of one document (:class:`XmlBudget`), and ``limits.parts_per_block``
-elements in one block. Malformed XML raises CorruptFile; TextCapReached from the reader's
-callback propagates untouched.
+Refused (error/refused): a DTD with an internal subset (``<!DOCTYPE x [...]>``), any entity
+declaration (which only a DTD can hold), and any encoding but UTF-8 / UTF-16. A DOCTYPE that
+only names an external DTD (StarOffice's ``<!DOCTYPE office:document-content PUBLIC ...
+"office.dtd">``) is allowed: the external DTD is never loaded (parameter entity parsing is off
+and no external entity is ever resolved), so it can declare nothing.
+
+Bounds: ``limits.xml_bytes`` counted on the bytes fed to the parser, across every part of one
+document (:class:`XmlBudget`), and ``limits.parts_per_block`` elements in one block.
+Malformed XML raises CorruptFile; TextCapReached from the reader's callback propagates untouched.
 """
 
 from __future__ import annotations
@@ -178,6 +182,14 @@ def _refuse_dtd(*_args: object) -> None:
     raise Refused("XML with a DTD or entity declarations is refused")
 
 
+def _check_doctype(
+    _name: str, _system_id: str | None, _public_id: str | None, has_internal_subset: int
+) -> None:
+    """A DOCTYPE naming only an external DTD declares nothing we read: allowed."""
+    if has_internal_subset:
+        raise Refused("XML with a DTD or entity declarations is refused")
+
+
 def _refuse_external(*_args: object) -> int:
     raise Refused("XML with external entities is refused")
 
@@ -187,7 +199,7 @@ def _make_parser(handlers: _Stream) -> expat.XMLParserType:
     parser.buffer_text = True
     parser.buffer_size = CHUNK
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.StartDoctypeDeclHandler = _refuse_dtd
+    parser.StartDoctypeDeclHandler = _check_doctype
     parser.EntityDeclHandler = _refuse_dtd
     parser.UnparsedEntityDeclHandler = _refuse_dtd
     parser.ExternalEntityRefHandler = _refuse_external
