@@ -77,7 +77,7 @@ class CsvReader:
     """Reads comma- and tab-separated tables."""
 
     name = "csv"
-    version = 1
+    version = 2
     mimes = frozenset({M.CSV, M.TSV})
     tools: tuple[str, ...] = ()
 

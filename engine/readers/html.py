@@ -233,7 +233,7 @@ class HtmlReader:
     """Reads HTML and XHTML documents."""
 
     name = "html"
-    version = 1
+    version = 2
     mimes = frozenset({M.HTML, M.XHTML})
     tools: tuple[str, ...] = ()
 

@@ -164,7 +164,7 @@ class EmailReader:
     """Reads single e-mail messages (RFC 822 / MIME)."""
 
     name = "email"
-    version = 1
+    version = 2
     mimes = frozenset({M.EML})
     tools: tuple[str, ...] = ()
 

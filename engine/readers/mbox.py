@@ -51,7 +51,7 @@ class MboxReader:
     """Reads every message of an mbox mailbox."""
 
     name = "mbox"
-    version = 1
+    version = 2
     mimes = frozenset({M.MBOX})
     tools: tuple[str, ...] = ()
 

@@ -7,7 +7,13 @@ The bytes are decoded, never parsed, and the encoding is recorded in the extract
 2. BOM-less UTF-16, when NUL bytes fill one side of nearly every byte pair;
 3. strict UTF-8, checked over the *whole* file (a later invalid byte means it is not UTF-8,
    unlike a sniff of the first few kilobytes);
-4. cp1252, with the five bytes cp1252 leaves undefined mapped as latin-1, so it never fails.
+4. the charset :func:`engine.readers.charset.guess_charset` detects (charset-normalizer),
+   cp1252 when the bytes say too little; cp1252 maps the five bytes it leaves undefined as
+   latin-1, so it never fails, and any other guess decodes with replacement characters.
+
+A charset a document declares (HTML ``<meta>``, a MIME part) is used only when its bytes bear
+it out: bytes that are valid UTF-8 are UTF-8, and a declaration that makes the bytes read as
+mess (see :func:`engine.readers.charset.declared_fits`) gives way to the detected charset.
 
 Decoding streams in chunks through an incremental decoder, so a huge log reaches the sink's
 character cap without being loaded whole. The helpers here are shared with the HTML, CSV and
@@ -24,6 +30,7 @@ from typing import BinaryIO
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.charset import SAMPLE_BYTES, declared_fits, guess_charset
 
 CHUNK = 1 << 20
 """Bytes read per step while decoding a file."""
@@ -101,8 +108,8 @@ def normalise_charset(name: str | None) -> str | None:
 def decode_bytes(data: bytes, declared: str | None = None) -> tuple[str, str]:
     """Decode a whole byte string; return ``(text, encoding)``.
 
-    BOM, then BOM-less UTF-16, then ``declared`` (if it decodes strictly), then strict UTF-8,
-    then cp1252.
+    BOM, then BOM-less UTF-16, then strict UTF-8, then ``declared`` when the bytes bear it
+    out, then the detected charset.
     """
     bom = sniff_bom(data[:4])
     if bom is not None:
@@ -111,12 +118,21 @@ def decode_bytes(data: bytes, declared: str | None = None) -> tuple[str, str]:
     utf16 = sniff_utf16(data[:SNIFF])
     if utf16 is not None:
         return data.decode(utf16, "replace"), utf16
-    for encoding in filter(None, (normalise_charset(declared), "utf-8")):
-        try:
-            return data.decode(encoding), encoding
-        except (UnicodeDecodeError, LookupError):
-            continue
-    return decode_cp1252(data), "cp1252"
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    codec = normalise_charset(declared)
+    if codec is None or codec == "utf-8" or not declared_fits(data, codec):
+        codec = guess_charset(data)
+    return decode_as(data, codec), codec
+
+
+def decode_as(data: bytes, codec: str) -> str:
+    """``data`` in ``codec``: cp1252 losslessly, anything else with replacement characters."""
+    if codec == "cp1252":
+        return decode_cp1252(data)
+    return data.decode(codec, "replace")
 
 
 def _chunks(fh: BinaryIO) -> Iterator[bytes]:
@@ -154,7 +170,7 @@ def decode_file(fh: BinaryIO, size: int) -> tuple[str, Iterable[str]]:
     if pieces is not None:
         return encoding, pieces
     fh.seek(skip)
-    errors = _LOSSLESS if encoding == "cp1252" else "replace"
+    errors = _LOSSLESS if encoding == "cp1252" else "replace"  # a guess may miss a late byte
     return encoding, _decode_stream(fh, encoding, errors)
 
 
@@ -171,7 +187,8 @@ def _choose(fh: BinaryIO, size: int) -> tuple[str, int, list[str] | None]:
     keep = size <= SMALL_FILE
     pieces = _utf8_pieces(fh, keep)
     if pieces is None:
-        return "cp1252", 0, None
+        fh.seek(0)
+        return guess_charset(fh.read(SAMPLE_BYTES)), 0, None
     return "utf-8", 0, (pieces if keep else None)
 
 
@@ -179,7 +196,7 @@ class TextReader:
     """Decodes text files of any common encoding into the sink."""
 
     name = "text"
-    version = 1
+    version = 2
     mimes = frozenset({"text/*", M.PLAIN, *M.TEXTUAL_APPLICATION})
     tools: tuple[str, ...] = ()
 

@@ -67,10 +67,12 @@ def test_encodings(tmp_path: Path) -> None:
     assert read(tmp_path, b"\xef\xbb\xbfh1,h2\n")[0] == "h1\th2\n"
 
 
-def test_cp932_is_read_without_crashing(tmp_path: Path) -> None:
-    """Shift-JIS is not guessed (no BOM, not UTF-8): cp1252 keeps every byte, lossy but safe."""
-    text, _ = read(tmp_path, "名前,値\n".encode("cp932"))
-    assert text.count("\t") == 1
+def test_cp932_is_detected(tmp_path: Path) -> None:
+    """Shift-JIS without a BOM is detected (charset-normalizer), not read as cp1252."""
+    rows = "名前,数量,メモ\nりんご,3,赤い果物\nみかん,5,オレンジ色\n"
+    text, _ = read(tmp_path, rows.encode("cp932"))
+    assert text == "名前\t数量\tメモ\nりんご\t3\t赤い果物\nみかん\t5\tオレンジ色\n"
+    assert read(tmp_path, "名前,値\n".encode("cp932"))[0] == "名前\t値\n"
 
 
 def test_oversized_field_is_a_named_limit(tmp_path: Path) -> None:

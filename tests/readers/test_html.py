@@ -151,7 +151,7 @@ def test_text_ending_in_an_ampersand_is_kept() -> None:
 
 def test_reader_identity() -> None:
     reader = HtmlReader()
-    assert (reader.name, reader.version, reader.tools) == ("html", 1, ())
+    assert (reader.name, reader.version, reader.tools) == ("html", 2, ())
     assert reader.mimes == {M.HTML, M.XHTML}
 
 
