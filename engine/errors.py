@@ -6,6 +6,7 @@
     ├── UsageError                a bad flag, a missing folder: exit 1 with one line
     ├── StoreLocked               another writer holds the store's lock: exit 1
     ├── StoreCorrupt              extract.jsonl or the summary cannot be parsed
+    ├── MachineFailure            the machine failed, not a file: workers cannot start, disk full
     └── ReadFailure               one file could not be read; becomes data on its record
         ├── CorruptFile           the bytes are not what the format says (error/corrupt)
         ├── EncryptedFile         needs a password we do not have (error/encrypted)
@@ -35,6 +36,13 @@ class StoreLocked(QuarryError):
 
 class StoreCorrupt(QuarryError):
     """Raised when the store's files cannot be parsed (never for a missing store)."""
+
+
+class MachineFailure(QuarryError):
+    """Raised by an executor that cannot run reads (workers cannot start, a cluster is gone).
+
+    Not any file's fault: a run keeps the earlier records of the files it could not read.
+    """
 
 
 class ReadFailure(QuarryError):

@@ -1,8 +1,9 @@
 """Runs reads in worker processes, never in the engine's (or the dashboard's) process.
 
-:class:`ReadPool` supervises its workers itself, with no threads: :meth:`ReadPool.read` sends
-each worker a batch of files, waits on the workers' pipes and exit sentinels, and turns
-whatever happens into one :class:`~engine.extract.Outcome` per file:
+:class:`ReadPool` is the default :class:`~engine.executor.Executor`. It supervises its workers
+itself, with no threads: :meth:`ReadPool.finished` sends each worker a batch of the submitted
+files, waits on the workers' pipes and exit sentinels, and turns whatever happens into one
+:class:`~engine.extract.Outcome` per file:
 
 - a read past its wall time (``limits.timeout_s`` plus a short grace) is killed with its
   worker's whole process group and any tool the worker started: ``error/timeout``;
@@ -32,6 +33,8 @@ from typing import Any
 
 from engine import procs
 from engine import worker as _w
+from engine.errors import MachineFailure
+from engine.executor import TICK_S
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits
 from engine.readers import registry
@@ -45,14 +48,8 @@ BATCH_FILES = 32
 """Most files sent to a worker at once."""
 BATCH_BYTES = 1 << 20
 """Files are batched until their sizes add up to this; a larger file goes alone."""
-TICK_S = 0.2
-"""Longest wait between calls of ``read``'s ``tick``."""
 START_TIMEOUT_S = 30.0
 """Time a new worker has to say it is ready."""
-
-
-class MachineFailure(Exception):
-    """The pool itself failed (workers cannot start): not the file's fault."""
 
 
 @dataclass(eq=False)
@@ -76,7 +73,7 @@ def grace(limits: Limits) -> float:
 
 
 class ReadPool:
-    """Worker processes that read files under time and memory bounds."""
+    """Worker processes that read files under time and memory bounds: the local Executor."""
 
     def __init__(self, limits: Limits, workers: int = 0, max_reads: int = 500) -> None:
         self.limits = limits
@@ -87,18 +84,24 @@ class ReadPool:
         self._ctx = procs.worker_context()
         self._live: list[_Worker] = []
         self._start_failures = 0
+        self._queue: deque[ReadTask] = deque()
 
-    # -- the public face --------------------------------------------------------------------
+    # -- the Executor face ------------------------------------------------------------------
 
-    def read(
-        self, tasks: Iterable[ReadTask], tick: Callable[[], None] | None = None
+    def submit(self, tasks: Iterable[ReadTask]) -> None:
+        """Queue ``tasks``; workers start when :meth:`finished` runs."""
+        self._queue.extend(tasks)
+
+    def finished(
+        self, tick: Callable[[], None] | None = None
     ) -> Iterator[tuple[ReadTask, Outcome]]:
-        """Read ``tasks``, yielding each with its Outcome as it finishes (in any order).
+        """Yield each submitted task with its Outcome as it finishes (in any order).
 
-        ``tick`` is called at least every :data:`TICK_S` seconds while reads run. Raises
-        MachineFailure when workers cannot start; outcomes yielded before that stand.
+        ``tick`` is called at least every :data:`~engine.executor.TICK_S` seconds while reads
+        run. Raises MachineFailure when workers cannot start; outcomes yielded before that
+        stand. Leaving the loop early cancels what is still pending.
         """
-        queue = deque(tasks)
+        queue = self._queue
         try:
             while queue or any(w.tasks for w in self._live):
                 self._staff(len(queue))
@@ -107,12 +110,26 @@ class ReadPool:
                 if tick is not None:
                     tick()
         finally:
-            for w in list(self._live):
-                if w.tasks:  # abandoned mid-batch: its answers would reach the next run
-                    self._bury(w, kill=True)
+            if queue or any(w.tasks for w in self._live):
+                self.cancel()  # abandoned: its answers must not reach the next run
+
+    def read(
+        self, tasks: Iterable[ReadTask], tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        """Submit ``tasks`` and yield their outcomes as they finish."""
+        self.submit(tasks)
+        return self.finished(tick)
+
+    def cancel(self) -> None:
+        """Forget queued tasks; kill the workers reading (their answers never come)."""
+        self._queue.clear()
+        for w in list(self._live):
+            if w.tasks:
+                self._bury(w, kill=True)
 
     def close(self) -> None:
         """Stop the workers (killing any read in flight)."""
+        self._queue.clear()
         for w in self._live:
             with contextlib.suppress(OSError, ValueError):
                 w.conn.send(None)

@@ -1,7 +1,10 @@
-"""One sweep run: hash, plan, read and emit, for the files a :class:`Sweeper` hands it.
+"""One sweep run: hash, plan, read and emit, for the files a sweeper hands it.
 
-Split from :mod:`engine.sweep`, which owns the store, the lock, the pool and the records
-between runs; a :class:`Run` lives for one ``Sweeper.run`` call.
+A :class:`Run` lives for one ``Sweeper.run`` call and receives everything it uses in a
+:class:`RunContext`: a view of the records, the store, the executor that runs its reads, the
+tool set, its options and the listener. It never reaches back into the sweeper
+(:mod:`engine.sweep` owns the lock, the executor's lifetime and the records between runs), so
+this module does not import it.
 """
 
 from __future__ import annotations
@@ -12,19 +15,21 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from engine.events import Notice, Progress, RecordsChanged
+from engine.errors import MachineFailure
+from engine.events import Listener, Notice, Progress, RecordsChanged
+from engine.executor import Executor
 from engine.extract import Outcome, ReadTask
-from engine.isolate import MachineFailure
+from engine.limits import DEFAULT_LIMITS, Limits
 from engine.plan import CRASH_QUARANTINE, decide, needs_hash, still_current
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status
+from engine.store import Store
+from engine.tools import ToolSet
 from engine.walk import Entry
-
-if TYPE_CHECKING:
-    from engine.sweep import Sweeper
 
 Key = tuple[str, str]
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -34,14 +39,59 @@ _SKIP_REASON = {
 }  # fmt: skip
 
 
+class RecordsView(Protocol):
+    """What a run reads of the store's records (:class:`engine.index.RecordIndex` is one)."""
+
+    @property
+    def records(self) -> Mapping[Key, Record]:
+        """The records by (root, path), as they were before this run."""
+        ...
+
+    def same_content(self, sha256: str) -> Record | None:
+        """An earlier record with this content (one with text if any has)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How one run decides and reads."""
+
+    limits: Limits = DEFAULT_LIMITS
+    """Bounds of every read."""
+    rehash: bool = False
+    """Hash every file even when its size and mtime match its record."""
+    prev_started_ns: int = 0
+    """When the previous run started: files modified this close before it are re-hashed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Everything a run needs, handed over by its sweeper."""
+
+    view: RecordsView
+    """The records before this run (never changed by it: the sweeper applies the result)."""
+    store: Store
+    """Where texts go; its lock is held by the caller."""
+    executor: Executor
+    """Runs the reads."""
+    tools: ToolSet
+    """The tool set the reads may use; its fingerprint goes on unsupported verdicts."""
+    options: RunOptions
+    """Bounds and hashing rules."""
+    emit: Listener
+    """Receives the run's events."""
+
+
 class Run:
     """The state of one sweep run: hashing, planning, reading, and batching events."""
 
     BATCH = 256
     FLUSH_S = 0.1
 
-    def __init__(self, sweeper: Sweeper, entries: list[Entry], force: set[Key], full: bool):
-        self.s = sweeper
+    def __init__(self, ctx: RunContext, entries: list[Entry], force: set[Key], full: bool):
+        self.ctx = ctx
+        self.records = ctx.view.records
+        self.store = ctx.store
         self.entries = entries
         self.force = force
         self.full = full
@@ -59,8 +109,10 @@ class Run:
         self.versions = reader_versions()
         self.mime_reader: dict[str, str | None] = {}
         self._readers = _LazyReaders(self)
-        self.fingerprint = sweeper.tools.fingerprint
+        self.fingerprint = ctx.tools.fingerprint
         """The tool set's fingerprint, computed once: plan asks for it per file."""
+        self.executor_failed = False
+        """The executor raised MachineFailure: the sweeper replaces it before the next run."""
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
         self._sha_of: dict[Key, str] = {}
         self._machine: dict[str, int] = {}
@@ -72,16 +124,18 @@ class Run:
         return self.mime_reader[mime]
 
     def execute(self) -> dict[Key, Record]:
+        """Decide every entry; return the run's records by key (the sweeper applies them)."""
+        opts = self.ctx.options
         to_hash: list[Entry] = []
         for e in self.entries:
             key = (e.root, e.path)
-            prior = self.s.records.get(key)
+            prior = self.records.get(key)
             if e.kind != "file":
                 self.emit(_skipped(e))
             elif e.size == 0:
                 self.emit(_empty(e, prior))
             elif key not in self.force and not needs_hash(
-                prior, e.size, e.mtime_ns, self.s._prev_started_ns, self.s.options.rehash
+                prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash
             ):
                 assert prior is not None and prior.sha256 is not None
                 if prior.reused and still_current(prior, self.versions, self._readers):
@@ -119,8 +173,8 @@ class Run:
 
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)
-        prior = self.s.records.get(key)
-        same = self.s.index.same_content(sha)
+        prior = self.records.get(key)
+        same = self.ctx.view.same_content(sha)
         d = decide(
             sha,
             prior,
@@ -133,7 +187,7 @@ class Run:
         )
         if not d.read and d.base is not None:
             base = d.base
-            if base.has_text and base is not prior and not self.s.store.has_text(sha):
+            if base.has_text and base is not prior and not self.store.has_text(sha):
                 d = decide(
                     sha,
                     None,
@@ -157,22 +211,22 @@ class Run:
         if not tasks:
             return  # nothing to read: do not start workers
         done: set[str] = set()
+        executor = self.ctx.executor
         try:
-            for task, outcome in self.s.pool.read(tasks, tick=self.maybe_flush):
+            executor.submit(tasks)
+            for task, outcome in executor.finished(tick=self.maybe_flush):
                 done.add(task.sha256)
                 self._finish(task.sha256, reads[task.sha256], outcome)
         except MachineFailure as exc:
-            self.s.drop_pool()
+            self.executor_failed = True
             for sha, group in reads.items():
                 if sha not in done:
                     self._machine_failed(group, str(exc))
         self._report_machine_failures()
 
     def _task(self, e: Entry, sha: str) -> ReadTask:
-        opts = self.s.options
-        return ReadTask(
-            str(e.abspath), sha, opts.limits, self.s.tools, str(self.s.store.tmp_dir), e.size
-        )
+        limits, tools = self.ctx.options.limits, self.ctx.tools
+        return ReadTask(str(e.abspath), sha, limits, tools, str(self.store.tmp_dir), e.size)
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
@@ -192,7 +246,7 @@ class Run:
 
     def _report_machine_failures(self) -> None:
         for why, files in self._machine.items():
-            self.s.on_event(
+            self.ctx.emit(
                 Notice(
                     time.time(),
                     "machine-failure",
@@ -208,8 +262,8 @@ class Run:
             return
         if o.text_file is not None:
             try:
-                self.s.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
-                self.s.store.put_text_file(sha, Path(o.text_file))
+                self.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
+                self.store.put_text_file(sha, Path(o.text_file))
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
@@ -264,7 +318,7 @@ class Run:
         self.new[key] = record
         self.done += 1
         self.bytes_done += record.size
-        if self.s.records.get(key) is not record:
+        if self.records.get(key) is not record:
             # The very record already held is no change: listeners are not told of it, so a
             # warm sweep of 100,000 files does not replay 100,000 rows into the dashboard.
             self._pending.append(record)
@@ -284,10 +338,10 @@ class Run:
         now = time.time()
         last = self._pending[-1].path if self._pending else ""
         if self._pending or removed:
-            self.s.on_event(RecordsChanged(now, tuple(self._pending), removed))
+            self.ctx.emit(RecordsChanged(now, tuple(self._pending), removed))
         if self.done != self._reported:
             self._reported = self.done
-            self.s.on_event(
+            self.ctx.emit(
                 Progress(now, self.done, self.total, self.bytes_done, self.bytes_total, last)
             )
         self._pending = []

@@ -1,8 +1,9 @@
 """The sweep: walk -> plan -> extract -> store, with progress events.
 
-:class:`Sweeper` holds a store's writer lock and a worker pool for its lifetime, so the
-watcher can run many incremental sweeps (``run(only=...)``) through the same pipeline as a
-full one. :func:`sweep` is the one-shot form the CLI uses.
+:class:`Sweeper` holds a store's writer lock and an executor (by default the local worker
+pool) for its lifetime, so the watcher can run many incremental sweeps (``run(only=...)``)
+through the same pipeline as a full one. Each run is a :class:`~engine.run.Run` given what it
+needs in a :class:`~engine.run.RunContext`. :func:`sweep` is the one-shot form the CLI uses.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
+from engine.executor import Executor, ExecutorFactory
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.records import Record, Summary
-from engine.run import Run
+from engine.run import Run, RunContext, RunOptions
 from engine.store import Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
@@ -59,6 +61,8 @@ class SweepOptions:
     """Worker processes (0: one per core)."""
     tools: ToolSet | None = None
     """A fixed tool set (tests); None discovers tools on PATH."""
+    executor: ExecutorFactory | None = None
+    """Makes the executor that runs the reads; None: the local worker pool (ReadPool)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +121,7 @@ class Sweeper:
         self.tools = options.tools if options.tools is not None else self._discover()
         self.index = RecordIndex()
         self._stack = contextlib.ExitStack()
-        self._pool: ReadPool | None = None
+        self._executor: Executor | None = None
         self._prev_started_ns = 0
         self._killed_before = False
 
@@ -145,9 +149,7 @@ class Sweeper:
 
     def close(self) -> None:
         """Stop the workers and release the store's lock."""
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        self.drop_executor()
         self._stack.close()
 
     def rediscover_tools(self) -> ToolSet:
@@ -157,17 +159,23 @@ class Sweeper:
         return self.tools
 
     @property
-    def pool(self) -> ReadPool:
-        """The worker pool, made on first use and made again after it broke."""
-        if self._pool is None:
-            self._pool = ReadPool(self.options.limits, self.options.workers)
-        return self._pool
+    def executor(self) -> Executor:
+        """The executor of reads, made on first use and made again after it broke."""
+        if self._executor is None:
+            make = self.options.executor or ReadPool
+            self._executor = make(self.options.limits, self.options.workers)
+        return self._executor
 
-    def drop_pool(self) -> None:
-        """Stop a broken pool; the next run starts a new one."""
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+    def drop_executor(self) -> None:
+        """Close the executor (a broken one, or at the end); the next run makes a new one."""
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+
+    def run_context(self) -> RunContext:
+        """What the next run is given: records, store, executor, tools, options, listener."""
+        opts = RunOptions(self.options.limits, self.options.rehash, self._prev_started_ns)
+        return RunContext(self.index, self.store, self.executor, self.tools, opts, self.on_event)
 
     # -- one run --------------------------------------------------------------------------
 
@@ -191,8 +199,10 @@ class Sweeper:
                 full,
             )
         )
-        run = Run(self, entries, set(force), full)
+        run = Run(self.run_context(), entries, set(force), full)
         new = run.execute()
+        if run.executor_failed:
+            self.drop_executor()
         gone = [k for k in scope if k not in new]
         vanished = tuple(k for k in force if k not in new)
         if vanished:

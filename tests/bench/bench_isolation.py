@@ -101,7 +101,7 @@ def hangs(work: Path, n: int, hanging: int, workers: int, timeout: float) -> Non
         opts = SweepOptions(out=work / f"store-{action}", limits=limits, workers=workers,
                             tools=ToolSet.empty())  # fmt: skip
         with Sweeper([root], opts) as sweeper:
-            list(sweeper.pool.read([]))
+            list(sweeper.executor.finished())
             t = time.perf_counter()
             result = sweeper.run()
             times.append(time.perf_counter() - t)

@@ -17,8 +17,9 @@ import pytest
 
 from engine import isolate, procs
 from engine import worker as worker_mod
+from engine.errors import MachineFailure
 from engine.extract import Outcome, ReadTask, read_one
-from engine.isolate import MachineFailure, ReadPool
+from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
 from engine.readers._fault import MIME, fixture
 from engine.records import Reason, Status

@@ -183,7 +183,7 @@ def test_a_pool_that_cannot_start_keeps_records_and_recovers(
     def cannot(*_args: object) -> object:
         raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
 
-    run.sweeper.drop_pool()
+    run.sweeper.drop_executor()
     monkeypatch.setattr(procs, "start_process", cannot)
     run.sweeper.run(force=[(str(run.root), "a.txt")])
     assert run.record("a.txt").status == good.status == Status.OK

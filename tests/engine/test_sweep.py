@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import engine.run as sweep_mod
+from engine.isolate import ReadPool
 from engine.records import Record, Status, Why
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, sweep
@@ -80,11 +81,11 @@ def _arm_no_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         hashed.append(str(getattr(entry, "path", entry)))
         return real_hash(entry)  # type: ignore[arg-type]
 
-    def no_pool(self: Sweeper) -> object:
+    def no_reads(self: ReadPool, tasks: object) -> None:
         raise AssertionError("the sweep tried to read a file")
 
     monkeypatch.setattr(sweep_mod, "_hash_file", counting_hash)
-    monkeypatch.setattr(Sweeper, "pool", property(no_pool))
+    monkeypatch.setattr(ReadPool, "submit", no_reads)
     return hashed
 
 

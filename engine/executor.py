@@ -1,0 +1,73 @@
+"""The executor seam: what a sweep run needs from whatever runs its reads.
+
+A :class:`~engine.run.Run` never reads a file itself. It hands :class:`~engine.extract.ReadTask`
+objects to an :class:`Executor` and takes back one :class:`~engine.extract.Outcome` per task as
+each finishes. Today's executor is :class:`engine.isolate.ReadPool` (local worker processes,
+supervised without threads); a second one (Dask, issue 13) implements the same four methods.
+
+The contract, for anyone writing an executor:
+
+- **Cheap to make.** A sweeper makes its executor when a run first needs one; start processes,
+  clusters or connections on the first :meth:`Executor.submit`, not in ``__init__``.
+- **submit(tasks)** queues reads. Each task carries its own bounds (``task.limits``); the
+  executor must enforce the wall time (``limits.timeout_s`` plus a short grace, then kill the
+  read and everything it started) and run the read in a process that is not the engine's.
+- **finished(tick)** yields ``(task, outcome)`` exactly once for every submitted task, in any
+  order, until nothing is pending (tasks submitted while iterating are included). It calls
+  ``tick`` at least every :data:`TICK_S` seconds while reads run, even when none finishes,
+  so the run can flush events and notice a stop request.
+- **Verdicts stay the engine's.** A read that finished gives the Outcome that
+  :func:`engine.extract.read_one` returned in the worker. A read the executor had to kill or
+  lost is answered with :func:`engine.worker.failed` (``Reason.TIMEOUT`` for the wall time) or
+  :func:`engine.worker.died` (from the process's exit code), which set ``lost_worker`` so the
+  engine's quarantine counts it. Never blame a task that had not begun when its process died:
+  send it again.
+- **A failure of the executor itself** (workers cannot start, the cluster is gone) raises
+  :class:`engine.errors.MachineFailure` from :meth:`Executor.finished`; outcomes yielded before
+  it stand, and the run keeps the earlier records of everything else (never blaming a file).
+  The sweeper then closes that executor and makes a new one for the next run.
+- **cancel()** forgets queued tasks and stops those in flight; their outcomes never come, and
+  none of them may reach a later ``finished``.
+- **close()** cancels, then releases every process and connection. It may be called twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol, runtime_checkable
+
+from engine.extract import Outcome, ReadTask
+from engine.limits import Limits
+
+TICK_S = 0.2
+"""Longest wait between calls of ``finished``'s ``tick`` while reads run."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs bounded reads away from the engine's process; see the module docstring."""
+
+    def submit(self, tasks: Iterable[ReadTask]) -> None:
+        """Queue ``tasks`` to be read (in any order, each under its own ``limits``)."""
+        ...
+
+    def finished(
+        self, tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        """Yield each submitted task with its Outcome as it finishes, until none is pending.
+
+        Raises :class:`engine.errors.MachineFailure` when the executor itself fails.
+        """
+        ...
+
+    def cancel(self) -> None:
+        """Drop queued tasks and stop those in flight; their outcomes never come."""
+        ...
+
+    def close(self) -> None:
+        """Cancel, then release every worker, process and connection."""
+        ...
+
+
+ExecutorFactory = Callable[[Limits, int], Executor]
+"""Makes an executor from the run's default bounds and a worker count (0: one per core)."""
