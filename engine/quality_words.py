@@ -1,0 +1,51 @@
+"""The common-word lists the quality scorer measures texts against, and how they are made.
+
+``quality_words.txt.gz`` (beside this file) holds, for each language wordfreq knows, its most
+frequent words: one line per language, ``code<TAB>word word word...``. It is derived from
+wordfreq's data (CC-BY-SA 4.0, by Robyn Speer and contributors) and regenerated, byte for
+byte, by ``python -m engine.quality_words`` (needs the ``dev`` extra's ``wordfreq``).
+
+Why a file of our own rather than wordfreq at run time: wordfreq loads a language's whole
+frequency table on first use (0.05-0.45 s each, 4 s for all of them), in every worker; the
+scorer needs only the top of each list, and this file loads in milliseconds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+WORDS_FILE = Path(__file__).with_name("quality_words.txt.gz")
+"""The generated lists."""
+TOP_N = 5000
+"""Words kept per language: the head of the list, where running text spends most tokens."""
+
+
+def load_lines() -> dict[str, str]:
+    """Language code -> its words, space-separated (split on demand: most texts need one)."""
+    out: dict[str, str] = {}
+    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            code, _, words = line.rstrip("\n").partition("\t")
+            out[code] = words
+    return out
+
+
+def generate(dest: Path = WORDS_FILE, top_n: int = TOP_N) -> None:
+    """Write the lists from wordfreq (a development dependency only)."""
+    import wordfreq
+
+    lines = []
+    for code in sorted(wordfreq.available_languages()):
+        words = [w for w in wordfreq.top_n_list(code, top_n, wordlist="best") if " " not in w]
+        lines.append(f"{code}\t{' '.join(words)}\n")
+    data = "".join(lines).encode("utf-8")
+    # mtime 0 and no file name in the header: the same lists give the same bytes.
+    with open(dest, "wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as fh:
+        fh.write(data)
+
+
+if __name__ == "__main__":
+    generate()
+    print(f"wrote {WORDS_FILE}", file=sys.stderr)
