@@ -24,6 +24,7 @@ from rich.table import Table
 
 from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
 from engine.events import Progress as ProgressEvent
+from engine.quality import VERDICTS, summary_line
 from engine.records import Record, Status, Summary
 
 STATUS_STYLE = {
@@ -105,6 +106,8 @@ def record_line(r: Record) -> str:
     verdict = r.status if not r.reason else f"{r.status}/{r.reason}"
     how = r.extractor or r.mime
     tail = f" ({how}, {r.chars} chars)" if r.status == Status.OK else f" ({r.error or r.mime})"
+    if r.quality is not None and r.quality.verdict != "good":
+        tail += f" [{summary_line(r.quality)}]"
     return f"{verdict:<24} {r.path}{tail}"
 
 
@@ -123,6 +126,11 @@ def describe(event: Event) -> str:
     return f"{stamp} {type(event).__name__}"
 
 
+def quality_counts(counts: dict[str, int]) -> str:
+    """``good 533, suspect 34, garbled 5``: the ok texts by quality verdict."""
+    return ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
+
+
 def summary_table(summary: Summary, extracted: int) -> Table:
     """The table printed after a sweep."""
     table = Table(
@@ -138,6 +146,8 @@ def summary_table(summary: Summary, extracted: int) -> Table:
             for k, v in summary.reasons.items()
             if k.startswith(status.value + "/")
         )
+        if status is Status.OK and any(summary.quality.values()):
+            reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
     table.caption = f"read {extracted}, reused {summary.reused}, {summary.chars:,} characters" + (
         f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""

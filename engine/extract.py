@@ -24,6 +24,8 @@ from engine import mimes
 from engine.detect import detect
 from engine.errors import LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
+from engine.quality import Quality, score
+from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Reason, Status
@@ -80,6 +82,8 @@ class Outcome:
     """The machine failed, not the file: keep the earlier record, report ``error``."""
     lost_worker: bool = False
     """The read killed its worker or was killed with it (counts towards quarantine)."""
+    quality: Quality | None = None
+    """Is the text any good (ok outcomes): scored here, in the worker, on a sample."""
 
 
 def normalise(text: str) -> str:
@@ -200,7 +204,19 @@ def _finish(
         with contextlib.suppress(OSError):
             tmp.unlink()
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
-    return _replace(base, chars=len(text), text_file=str(tmp))
+    quality = score_quietly(text, base.mime, info.pages)
+    return _replace(base, chars=len(text), text_file=str(tmp), quality=quality)
+
+
+def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
+    """The text's quality; None if the scorer fails (that must not cost the record its text,
+    and a record without quality is scored again on the next sweep)."""
+    if not quality_enabled():
+        return None
+    try:
+        return score(text, mime, pages=pages)
+    except Exception:
+        return None
 
 
 def _write_text(tmp: Path, text: str) -> None:

@@ -27,6 +27,8 @@ class Tally:
         self.chars = 0
         self.waiting: Counter[str] = Counter()
         """Tool -> records that name it among the tools that would unlock them."""
+        self.quality: Counter[str] = Counter()
+        """Quality verdict -> ok records with it."""
 
     def add(self, r: Record, sign: int = 1) -> None:
         """Count ``r`` in (``sign=1``) or out (``sign=-1``)."""
@@ -36,6 +38,8 @@ class Tally:
             self.reasons[f"{r.status}/{r.reason}"] += sign
         self.reused += sign if r.reused else 0
         self.chars += sign * r.chars
+        if r.quality is not None:
+            self.quality[r.quality.verdict] += sign
         if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
             for tool in r.needs:
                 self.waiting[tool] += sign
@@ -64,6 +68,7 @@ class RecordIndex:
         t.reasons = Counter(f"{r.status}/{r.reason}" for r in recs if r.reason)
         t.reused = sum(map(operator.attrgetter("reused"), recs))
         t.chars = sum(map(operator.attrgetter("chars"), recs))
+        t.quality = Counter(r.quality.verdict for r in recs if r.quality is not None)
         for r in recs:
             if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
                 t.waiting.update(r.needs)

@@ -84,7 +84,7 @@ def worker_context() -> BaseContext:
 
     mods = pkgutil.iter_modules(pkg.__path__)
     readers = [f"engine.readers.{m.name}" for m in mods if not m.name.startswith("_")]
-    ctx.set_forkserver_preload(["engine.worker", *readers])
+    ctx.set_forkserver_preload(["engine.worker", *readers, "engine.quality_preload"])
     return ctx
 
 

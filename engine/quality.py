@@ -5,9 +5,14 @@ pure function of a text (plus its MIME type, total characters and pages) that lo
 bounded sample, so its cost does not grow with the document. The signals, after Apache
 tika-eval's:
 
-- language and script: py3langid's model (shipped with the package) on the sample;
+- language and script: the language whose most frequent words (``quality_words.txt.gz``,
+  from wordfreq: 42 languages) the sample uses most, and the Unicode script of its letters;
 - common words: the share of the sample's words found among that language's most frequent
-  words (``engine/quality_words.txt.gz``, from wordfreq); garbage shares few with any list;
+  words (tika-eval's out-of-vocabulary idea); garbage shares few with any list.
+
+  A detector with a model of its own (py3langid) was tried first: its 68 MB model takes
+  0.8-2 s and 130 MB of address space to load in every worker, more than this whole step may
+  add to a cold sweep; the lists name the language as well for the texts judged here;
 - replacement characters (U+FFFD) and control, private-use or unassigned characters, where
   a decoder or a font without a usable map left its marks;
 - mojibake: ftfy's badness, sequences that are typical of text decoded with the wrong charset;
@@ -21,13 +26,14 @@ sentence an operator can act on ("12% common English words, expected > 40%").
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from engine import mimes
@@ -57,9 +63,7 @@ SPARSE_MIN_PAGES = 3
 AGGLUTINATIVE = frozenset({"ko", "fi", "hu", "ta", "et", "tr"})
 """Languages whose words carry their endings: fewer of them match a list of common forms."""
 COMMON_SUSPECT_AGGLUTINATIVE = 0.20
-NOISE_GARBLED = 0.30
-"""Share of noise tokens (``xYz``, ``BR``) that lets the common-word rule say garbled for a
-language without a list of its own."""
+
 RUN_SUSPECT = 1000
 """A prose text whose longest run without white space is longer than this is suspect."""
 
@@ -97,10 +101,11 @@ class Quality:
 
     verdict: str
     """A :class:`Verdict`."""
-    v: int = QUALITY_VERSION
-    """Version of the rules that gave it."""
+    v: int = 0
+    """Version of the rules that gave it (:data:`QUALITY_VERSION` when it was scored)."""
     lang: str | None = None
-    """Language of the sample (ISO 639-1, py3langid), None when there is too little text."""
+    """Language of the sample (ISO 639-1), ``und`` when no list fits, None when there is too
+    little text (or it is data, not prose) to tell."""
     script: str | None = None
     """Dominant script of its letters (``Latin``, ``Cyrillic``, ``Han``...)."""
     common: float | None = None
@@ -145,7 +150,25 @@ class Quality:
             known["signals"] = tuple(known["signals"])
         return cls(**known)
 
+    @classmethod
+    def parse(cls, value: object) -> Quality | None:
+        """The stored form, or None for anything else (a hand edit, an unknown shape): the
+        text is then scored again on the next sweep, which is all a bad value can cost."""
+        if not isinstance(value, dict) or not isinstance(value.get("verdict"), str):
+            return None
+        try:
+            q = cls.from_dict(value)
+        except TypeError:
+            return None
+        types_ok = (
+            isinstance(q.v, int)
+            and all(isinstance(s, str) for s in q.signals)
+            and all(isinstance(getattr(q, n), int | float) for n in _NUMBERS)
+        )
+        return q if types_ok else None
 
+
+_NUMBERS = ("repl", "odd", "mojibake", "run")
 _QUALITY_FIELDS = (
     "verdict", "v", "lang", "script", "common", "repl", "odd", "mojibake", "per_page", "run",
     "signals",
@@ -171,9 +194,7 @@ _PAGED_PROSE = frozenset(
 )
 _MARKER = re.compile(r"^(?:# (?:slide|sheet|message ?)\d+|\[quarry: .*\])$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_SPACE_RUNS = re.compile(r"\S+")
 _NO_SPACE_SCRIPTS = frozenset({"Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar"})
-_ALLOWED_CONTROLS = frozenset("\t\n\f\r\v")
 
 
 def is_prose(mime: str) -> bool:
@@ -193,13 +214,49 @@ def sample(text: str, limit: int = SAMPLE_CHARS) -> str:
     return "\n".join(text[s : s + step] for s in starts)
 
 
+def sample_file(path: Path, limit: int = SAMPLE_CHARS) -> str:
+    """:func:`sample` of a stored UTF-8 text, reading at most a few times ``limit`` bytes."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size <= limit:
+            return fh.read().decode("utf-8", "replace")
+        step = limit // SLICES
+        last = max(size - step * 4, 0)
+        parts = []
+        for i in range(SLICES):
+            fh.seek(round(i * last / (SLICES - 1)))
+            # A cut may split a character: drop the partial bytes at either end.
+            raw = fh.read(step * 4).decode("utf-8", "ignore")
+            parts.append(raw[-step:] if i == SLICES - 1 else raw[:step])
+        return "\n".join(parts)
+
+
+OFF_ENV = "QUARRY_NO_QUALITY"
+"""Set (to anything but empty) to skip scoring: only to measure what scoring costs."""
+
+
+def enabled() -> bool:
+    """Whether texts are scored (see :data:`OFF_ENV`)."""
+    return not os.environ.get(OFF_ENV)
+
+
+def is_current(q: Quality | None) -> bool:
+    """Whether ``q`` was given by the rules in force (else the stored text is scored again)."""
+    return q is not None and q.v == QUALITY_VERSION
+
+
+def score_file(path: Path, mime: str, *, chars: int, pages: int | None = None) -> Quality:
+    """:func:`score` of a stored text (a rules change re-scores without reading documents)."""
+    return score(sample_file(path), mime, chars=chars, pages=pages)
+
+
 def score(text: str, mime: str, *, chars: int | None = None, pages: int | None = None) -> Quality:
     """The quality of ``text`` (or of a sample of it), read from a file of type ``mime``.
 
     ``chars`` is the whole text's length when ``text`` is a sample of it (per-page figures
     scale by it); ``pages`` the record's pages, slides or sheets.
     """
-    sampled = sample(text)
+    sampled = sample(text, SAMPLE_CHARS + SLICES)  # a sample_file() sample is not cut again
     body = _MARKER.sub("", sampled)
     total = chars if chars is not None else len(text)
     # Per-page figures scale the sample's count up to the whole text.
@@ -212,7 +269,7 @@ class _Measures:
     chars: int
     lang: str | None
     script: str | None
-    words: _Words | None
+    common: float | None
     repl: float
     odd: float
     mojibake: float
@@ -220,34 +277,24 @@ class _Measures:
     run: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Words:
-    common: float
-    """Share of words among the common words of the likely languages."""
-    noise: float
-    """Share of words that cannot be any language's (``xYz``, ``BR``)."""
-    listed: bool
-    """Whether the detected language has a list of its own (or is no language at all)."""
-
-
 def _measure(body: str, mime: str, scale: float, pages: int | None) -> _Measures:
     n = max(len(body), 1)
     script = _dominant_script(body)
-    lang, words = _language(body, script) if is_prose(mime) else (None, None)
+    lang, common = _language(body, script) if is_prose(mime) else (None, None)
     per_page = None
     if pages and mime in _PAGED_PROSE:
-        visible = sum(1 for ch in body if not ch.isspace())
+        visible = sum(map(len, body.split()))
         per_page = round(visible * scale / pages)
     return _Measures(
         chars=len(body),
         lang=lang,
         script=script,
-        words=words,
+        common=common,
         repl=round(body.count("\ufffd") / n, 4),
-        odd=round(sum(1 for ch in body if _odd(ch)) / n, 4),
+        odd=round(_odd_count(body) / n, 4),
         mojibake=round(_badness(body) * 1000 / n, 2),
         per_page=per_page,
-        run=max((m.end() - m.start() for m in _SPACE_RUNS.finditer(body)), default=0),
+        run=max(map(len, body.split()), default=0),
     )
 
 
@@ -267,12 +314,8 @@ def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
     ):
         if rate * m.chars / per >= MIN_HITS - 0.5:  # rates are rounded
             rule(signal, rate >= garbled, rate >= suspect)
-    w = m.words
-    if w is not None:
-        # Placeholder Latin or a language without a list is suspect at worst, unless its
-        # words are noise too.
-        sure = w.listed or w.noise >= NOISE_GARBLED
-        rule(Signal.COMMON, sure and w.common < COMMON_GARBLED, w.common < expected_common(m.lang))
+    if m.common is not None:
+        rule(Signal.COMMON, m.common < COMMON_GARBLED, m.common < expected_common(m.lang))
     if m.per_page is not None and (pages or 0) >= SPARSE_MIN_PAGES:
         rule(Signal.SPARSE, False, m.per_page < SPARSE_PER_PAGE)
     if is_prose(mime) and m.script not in _NO_SPACE_SCRIPTS:
@@ -281,9 +324,10 @@ def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
     verdict = found[0][0] if found else Verdict.GOOD
     return Quality(
         verdict=verdict.value,
+        v=QUALITY_VERSION,
         lang=m.lang,
         script=m.script,
-        common=None if w is None else round(w.common, 3),
+        common=None if m.common is None else round(m.common, 3),
         repl=m.repl,
         odd=m.odd,
         mojibake=m.mojibake,
@@ -298,10 +342,19 @@ def expected_common(lang: str | None) -> float:
     return COMMON_SUSPECT_AGGLUTINATIVE if lang in AGGLUTINATIVE else COMMON_SUSPECT
 
 
-def _odd(ch: str) -> bool:
-    if ch in _ALLOWED_CONTROLS:
-        return False
-    return unicodedata.category(ch) in ("Cc", "Co", "Cn", "Cs")
+_ODD = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff\ue000-\uf8ff\U000f0000-\U0010ffff]")
+"""Control characters other than white space, surrogates, private use."""
+
+
+def _odd_count(body: str) -> int:
+    """Control, surrogate, private-use and unassigned characters (the last looked up only
+    among the few characters outside the common blocks, where they can be)."""
+    rare = _COMMON_BLOCKS.sub("", body)
+    unassigned = sum(1 for ch in rare if unicodedata.category(ch) == "Cn") if rare else 0
+    return len(_ODD.findall(body)) + unassigned
+
+
+_COMMON_BLOCKS = re.compile("[\x00-\u052f\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7a3]+")
 
 
 # -- script ------------------------------------------------------------------------------
@@ -314,6 +367,10 @@ _SCRIPT_OF_NAME = {
 }  # fmt: skip
 
 
+_ASCII = re.compile("[\x00-\x7f]+")
+_ASCII_LETTER_BYTES = bytes(range(65, 91)) + bytes(range(97, 123))
+
+
 def _script(ch: str) -> str:
     if ch < "\u0250":
         return "Latin"
@@ -322,7 +379,13 @@ def _script(ch: str) -> str:
 
 
 def _dominant_script(body: str) -> str | None:
-    letters = Counter(_script(ch) for ch in body if ch.isalpha())
+    # ASCII letters are counted at C speed; only the rest go through the Unicode names.
+    ascii_only = body.encode("ascii", "ignore")
+    ascii_letters = len(ascii_only) - len(ascii_only.translate(None, _ASCII_LETTER_BYTES))
+    rest = _ASCII.sub("", body)
+    letters = Counter(_script(ch) for ch in rest if ch.isalpha())
+    if ascii_letters:
+        letters["Latin"] += ascii_letters
     if not letters:
         return None
     script, _count = letters.most_common(1)[0]
@@ -337,69 +400,71 @@ def _dominant_script(body: str) -> str | None:
 
 
 class _Models:
-    """py3langid's model and the common-word lists, loaded once per process (thread-safe)."""
+    """The common-word lists as one table, word -> bit mask of the languages that list it:
+    one look-up per word scores every language at once. Loaded once per process."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._lines: dict[str, str] | None = None
-        self._sets: dict[str, frozenset[str]] = {}
+        self._codes: tuple[str, ...] = ()
+        self._masks: dict[str, int] | None = None
 
     def warm(self) -> None:
-        """Load everything now (the forkserver does this once, so workers start warm)."""
-        import py3langid
+        """Load the lists now (the worker pool's forkserver does, so workers start warm)."""
+        self.masks()
 
-        py3langid.classify("warm")
-        self.lines()
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """Language codes by bit number."""
+        self.masks()
+        return self._codes
 
-    def lines(self) -> dict[str, str]:
+    def masks(self) -> dict[str, int]:
+        """Word (a character, for Chinese and Japanese) -> languages that list it, as bits."""
         with self._lock:
-            if self._lines is None:
+            if self._masks is None:
                 from engine.quality_words import load_lines
 
-                self._lines = load_lines()
-            return self._lines
-
-    def words(self, lang: str) -> frozenset[str] | None:
-        found = self._sets.get(lang)
-        if found is None:
-            line = self.lines().get(lang)
-            if line is None:
-                return None
-            words = line.split(" ")
-            if lang in ("zh", "ja"):  # written without spaces: judge characters, not words
-                words = [ch for w in words for ch in w]
-            found = self._sets.setdefault(lang, frozenset(words))
-        return found
+                masks: dict[str, int] = {}
+                lines = load_lines()
+                for i, (code, line) in enumerate(sorted(lines.items())):
+                    words = line.split(" ")
+                    if code in ("zh", "ja"):  # written without spaces: characters, not words
+                        words = [ch for w in words for ch in w]
+                    bit = 1 << i
+                    for w in words:
+                        masks[w] = masks.get(w, 0) | bit
+                self._codes = tuple(sorted(lines))
+                self._masks = masks
+            return self._masks
 
 
 MODELS = _Models()
-"""The process's loaded models (``MODELS.warm()`` loads them ahead of the first score)."""
+"""The process's common-word table (``MODELS.warm()`` loads it ahead of the first score)."""
 
 
-def _language(body: str, script: str | None) -> tuple[str | None, _Words | None]:
+def _language(body: str, script: str | None) -> tuple[str | None, float | None]:
+    """The language whose common words the text uses most, and the share of its words that
+    are common in it (or in a runner-up: a text in several languages; or in English: technical
+    text in any language is full of English words)."""
     tokens = _tokens(body, script)
     if len(tokens) < MIN_WORDS:
         return None, None
-    import py3langid
-
-    ranked = [str(code) for code, _score in py3langid.rank(body[:4000])[:3]]
-    lang = "und" if ranked[0] == "zxx" else ranked[0]  # zxx: the model's "no language"
-    noise = tokens.count(_NOISE) / len(tokens)
-    lines = MODELS.lines()
-    if lang == "und" or lang not in lines:
-        # No list of its own: the best of its script's lists, one at a time (a union of
-        # thirty lists would find most noise somewhere).
-        others = ("zh", "ja") if script in ("Han", "Kana") else _same_script_langs(script)
-        best = max((_share(tokens, [MODELS.words(c)]) for c in others), default=0.0)
-        common = max(best, _share(tokens, [MODELS.words("en")]))
-        return lang, _Words(common, noise, listed=lang == "und")
-    # Its own list, the runners-up (a text in several languages) and English (technical
-    # text in any language is full of English words).
-    likely = [c for c in dict.fromkeys([*ranked, "en"]) if c in lines]
-    if script in ("Han", "Kana"):
-        likely += ["zh", "ja"]
-    common = _share(tokens, [MODELS.words(c) for c in likely])
-    return lang, _Words(common, noise, listed=True)
+    masks, codes = MODELS.masks(), MODELS.codes
+    per_mask = Counter(masks.get(t, 0) for t in tokens)
+    hits = [0] * len(codes)
+    for mask, n in per_mask.items():
+        while mask:
+            low = mask & -mask
+            hits[low.bit_length() - 1] += n
+            mask ^= low
+    best = max(range(len(codes)), key=hits.__getitem__)
+    union = 1 << best
+    for i, h in enumerate(hits):
+        if h * 4 >= hits[best] * 3 or codes[i] == "en":
+            union |= 1 << i
+    common = sum(n for mask, n in per_mask.items() if mask & union) / len(tokens)
+    lang = codes[best] if hits[best] >= COMMON_GARBLED * len(tokens) else "und"
+    return lang, common
 
 
 _NOISE = "\x00"
@@ -424,31 +489,14 @@ def _tokens(body: str, script: str | None) -> list[str]:
     return out
 
 
-def _share(tokens: list[str], lists: list[frozenset[str] | None]) -> float:
-    sets = [w for w in lists if w]
-    if not sets or not tokens:
-        return 0.0
-    return sum(1 for t in tokens if any(t in w for w in sets)) / len(tokens)
-
-
-_SCRIPT_LANGS: dict[str, tuple[str, ...]] = {
-    "Latin": (
-        "ca", "cs", "da", "de", "es", "fi", "fil", "fr", "hu", "id", "is", "it", "lt", "lv",
-        "ms", "nb", "nl", "pl", "pt", "ro", "sh", "sk", "sl", "sv", "tr", "vi",
-    ),
-    "Cyrillic": ("bg", "mk", "ru", "uk", "sh"),
-    "Arabic": ("ar", "fa", "ur"),
-}  # fmt: skip
-
-
-def _same_script_langs(script: str | None) -> Iterable[str]:
-    return _SCRIPT_LANGS.get(script or "", ())
-
-
 def _badness(body: str) -> int:
+    """ftfy's count of mojibake sequences, run on the lines that hold a non-ASCII character
+    (no mojibake is made of ASCII alone, and the check is the scorer's dearest part)."""
     from ftfy.badness import badness
 
-    return int(badness(body))
+    if body.isascii():
+        return 0
+    return int(badness("\n".join(line for line in body.split("\n") if not line.isascii())))
 
 
 # -- sentences ------------------------------------------------------------------------------
@@ -466,7 +514,7 @@ def _sentence(signal: Signal, q: Quality) -> str:
         share, expected = _pct(q.common or 0.0), _pct(expected_common(q.lang))
         name = _LANG_NAMES.get(q.lang or "")
         if name is None:
-            return f"{share} common words (language: {q.lang or '?'}), expected > {expected}"
+            return f"{share} common words in any of 42 languages, expected > {expected}"
         return f"{share} common {name} words, expected > {expected}"
     if signal is Signal.REPLACEMENT:
         return f"{_pct(q.repl)} replacement characters (U+FFFD), expected < {_pct(REPL_SUSPECT)}"

@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from engine.quality import Quality
+
 
 class Status(StrEnum):
     """The five public verdicts of the extract stage."""
@@ -108,6 +110,8 @@ class Record:
     """Wall time of the last read, in milliseconds."""
     crashes: int = 0
     """Consecutive sweeps in which reading this content crashed a worker."""
+    quality: Quality | None = None
+    """For ok records: is the text any good (a verdict and the numbers that explain it)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -127,6 +131,7 @@ class Record:
         """Plain dict in field order, tuples as lists."""
         d = asdict(self)
         d["needs"] = list(self.needs)
+        d["quality"] = self.quality.to_dict() if self.quality is not None else None
         return d
 
     def to_json(self) -> bytes:
@@ -141,6 +146,8 @@ class Record:
             d = {**d, "needs": tuple(needs)}
         elif needs is not None:
             d = {**d, "needs": ()}
+        if "quality" in d:
+            d = {**d, "quality": Quality.parse(d["quality"])}
         try:
             return cls(**d)
         except TypeError:  # unknown keys from a newer writer: keep the ones we know
@@ -183,6 +190,8 @@ class Summary:
     """ISO-8601 UTC end of the sweep."""
     seconds: float = 0.0
     """Duration of the sweep."""
+    quality: dict[str, int] = field(default_factory=dict)
+    """ok records per quality verdict (``good``, ``suspect``, ``garbled``)."""
 
     def to_json(self) -> bytes:
         """Pretty, key-sorted JSON for the summary file."""

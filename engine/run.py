@@ -25,6 +25,8 @@ from engine.executor import Executor
 from engine.extract import Outcome, ReadTask
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.plan import CRASH_QUARANTINE, decide, needs_hash, still_current
+from engine.quality import enabled as quality_enabled
+from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status
 from engine.store import Store
@@ -140,7 +142,7 @@ class Run:
                 assert prior is not None and prior.sha256 is not None
                 if prior.reused and still_current(prior, self.versions, self._readers):
                     self.reused += 1
-                    self.emit(prior)  # the warm sweep's common case: nothing to decide
+                    self.emit(self.requalified(prior))  # the warm sweep's common case
                 else:
                     self.plan(e, prior.sha256)
             else:
@@ -200,7 +202,7 @@ class Run:
                 )
             else:
                 self.reused += 1
-                self.emit(_reused(base, e))
+                self.emit(self.requalified(_reused(base, e)))
                 return
         self._sha_of[key] = sha
         self._reads.setdefault(sha, []).append((e, d.why or "new", d.base))
@@ -309,7 +311,20 @@ class Run:
             why=why,
             ms=o.ms,
             crashes=crashes,
+            quality=o.quality if o.status == Status.OK else None,
         )
+
+    def requalified(self, r: Record) -> Record:
+        """``r`` with its text scored by the current quality rules, from the stored text: a
+        change of the rules never reads a document again."""
+        if not r.has_text or is_current(r.quality) or not quality_enabled():
+            return r
+        assert r.sha256 is not None
+        try:
+            q = score_file(self.s.store.text_path(r.sha256), r.mime, chars=r.chars, pages=r.pages)
+        except OSError:  # the text is gone or unreadable: keep the record as it was
+            return r
+        return r.evolve(quality=q)
 
     # -- events ---------------------------------------------------------------------------
 

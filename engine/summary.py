@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from engine.index import Tally
+from engine.quality import VERDICTS
 from engine.readers.registry import reader_versions
 from engine.records import Record, Status, Summary
 from engine.tools import KNOWN_TOOLS, ToolSet
@@ -49,4 +50,5 @@ def build_summary(
         started=iso(started),
         finished=iso(finished),
         seconds=round(finished - started, 3),
+        quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
     )

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import engine.quality as quality_mod
+import engine.run as run_mod
 from engine import mimes
 from engine.quality import (
     QUALITY_VERSION,
@@ -19,6 +27,10 @@ from engine.quality import (
     summary_line,
 )
 from engine.readers.text import decode_cp1252
+from engine.records import Record
+from engine.store import Store
+from engine.sweep import SweepOptions, sweep
+from engine.tools import ToolSet
 from fixtures.gen import quality as fx
 
 PPTX = mimes.PPTX
@@ -109,7 +121,7 @@ def test_placeholder_latin_is_suspect_never_garbled() -> None:
         "porta. Mauris massa. Vestibulum lacinia arcu eget nulla. Class aptent taciti sociosqu."
     )
     q = score(lorem, mimes.PLAIN)
-    assert (q.verdict, q.signals, q.lang) == ("suspect", ("common",), "la")
+    assert (q.verdict, q.signals) == ("suspect", ("common",))
 
 
 def test_data_types_are_judged_by_characters_only() -> None:
@@ -154,7 +166,7 @@ def test_a_huge_text_is_measured_on_its_sample_only(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(quality, "_measure", measure)
     big = fx.ENGLISH * 50_000  # 20 MB of text
     q = score(big, mimes.PLAIN)
-    assert seen and seen[0] <= SAMPLE_CHARS + SLICES
+    assert seen and seen[0] <= SAMPLE_CHARS + 2 * SLICES
     assert q.verdict == "good"
 
 
@@ -166,3 +178,114 @@ def test_any_text_gets_a_verdict(text: str, mime: str) -> None:
     assert (q.verdict == "good") == (not q.signals)
     assert len(q.explain()) == len(q.signals)
     assert Quality.from_dict(q.to_dict()) == q
+
+
+# -- in the engine: scored after every read, stored, counted, re-scored -----------------------
+
+
+def _sweep_quality_fixtures(tmp_path: Path) -> tuple[Path, dict[str, Record]]:
+    root = tmp_path / "docs"
+    fx.build(root)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    return root, {r.path: r for r in Store(root / ".quarry").load_records()}
+
+
+def test_every_fixture_gets_its_exact_verdict_from_a_sweep(tmp_path: Path) -> None:
+    _root, records = _sweep_quality_fixtures(tmp_path)
+    want = {path: fx.GARBLED.get(path, "good") for path in fx.expected(ToolSet.empty())}
+    got = {
+        path: (r.quality.verdict if r.quality else f"{r.status}, no quality")
+        for path, r in records.items()
+    }
+    assert got == want
+    assert all(r.quality and r.quality.v == QUALITY_VERSION for r in records.values())
+
+
+def test_a_rules_change_rescores_stored_texts_without_reading_a_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, first = _sweep_quality_fixtures(tmp_path)
+    texts = {p.name: p.read_bytes() for p in (root / ".quarry" / "extract").rglob("*.txt")}
+    reads: list[str] = []
+    real_task = run_mod.Run._task
+
+    def counting_task(self: run_mod.Run, e: object, sha: str) -> object:
+        reads.append(sha)
+        return real_task(self, e, sha)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_mod.Run, "_task", counting_task)
+    # The new rules: version 2, and nothing short of 99% common words is good any more.
+    monkeypatch.setattr(quality_mod, "QUALITY_VERSION", 2)
+    monkeypatch.setattr(quality_mod, "COMMON_SUSPECT", 0.99)
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    again = {r.path: r for r in Store(root / ".quarry").load_records()}
+    assert reads == [] and result.extracted == 0
+    assert {p.name: p.read_bytes() for p in (root / ".quarry" / "extract").rglob("*.txt")} == texts
+    assert {r.quality.v for r in again.values() if r.quality} == {2}
+    assert first["quality/clean_de.txt"].quality == Quality.parse(
+        {
+            **again["quality/clean_de.txt"].quality.to_dict(),
+            "verdict": "good",
+            "v": 1,
+            "signals": [],
+        }  # fmt: skip
+    )
+    assert again["quality/clean_de.txt"].quality.verdict == "suspect"
+    # A third sweep under the same rules has nothing left to score.
+    scored: list[str] = []
+    monkeypatch.setattr(run_mod, "score_file", lambda *a, **k: scored.append("x"))
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert scored == [] and reads == []
+
+
+def test_a_store_written_before_quality_existed_gets_it_on_the_next_sweep(
+    tmp_path: Path,
+) -> None:
+    root, records = _sweep_quality_fixtures(tmp_path)
+    store = Store(root / ".quarry")
+    with store.writer():
+        store.write_records(r.evolve(quality=None) for r in records.values())
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    again = {r.path: r for r in store.load_records()}
+    assert (
+        again["quality/random_bytes_as_text.txt"].quality
+        == records["quality/random_bytes_as_text.txt"].quality
+    )
+
+
+def test_records_and_summary_carry_the_verdicts(tmp_path: Path) -> None:
+    root, records = _sweep_quality_fixtures(tmp_path)
+    line = orjson.loads(records["quality/random_bytes_as_text.txt"].to_json())
+    assert line["quality"]["verdict"] == "garbled"
+    assert line["quality"]["signals"] == ["common"]
+    assert (
+        Record.from_json(records["quality/clean_en.txt"].to_json())
+        == records["quality/clean_en.txt"]
+    )
+    summary = Store(root / ".quarry").load_summary()
+    assert summary is not None
+    assert summary.quality == {"good": len(fx.CLEAN), "suspect": 1, "garbled": 4}
+
+
+@pytest.mark.parametrize("junk", [None, 3, "good", {"verdict": 7}, {"verdict": "good", "v": "x"}])
+def test_a_bad_stored_quality_is_dropped_not_fatal(junk: object) -> None:
+    line = {"root": "/r", "path": "a.txt", "size": 1, "mtime_ns": 1, "status": "ok"}
+    assert Record.from_dict({**line, "quality": junk}).quality is None
+
+
+def test_quarry_sweep_prints_the_counts_by_verdict(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    fx.build(root)
+    run = subprocess.run(
+        [sys.executable, "-m", "engine", "sweep", str(root), "--no-external"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"good {len(fx.CLEAN)}, suspect 1, garbled 4" in run.stdout
+    assert (
+        "garbled: 4.4% common words in any of 42 languages, expected > 30%"
+        in run.stderr + run.stdout
+    )
