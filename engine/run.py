@@ -321,7 +321,7 @@ class Run:
             return r
         assert r.sha256 is not None
         try:
-            q = score_file(self.s.store.text_path(r.sha256), r.mime, chars=r.chars, pages=r.pages)
+            q = score_file(self.store.text_path(r.sha256), r.mime, chars=r.chars, pages=r.pages)
         except OSError:  # the text is gone or unreadable: keep the record as it was
             return r
         return r.evolve(quality=q)
