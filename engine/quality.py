@@ -38,8 +38,9 @@ from typing import Any
 
 from engine import mimes
 
-QUALITY_VERSION = 1
-"""Version of the rules below; a bump re-scores every stored text on the next sweep."""
+QUALITY_VERSION = 2
+"""Version of the rules below; a bump re-scores every stored text on the next sweep.
+2: placeholder Latin is a language (``la``); sparse below 8 characters a page, not 16."""
 SAMPLE_CHARS = 16_000
 """At most this many characters of a text are scored: the whole of a short text, else slices."""
 SLICES = 4
@@ -56,7 +57,7 @@ ODD_GARBLED, ODD_SUSPECT = 0.10, 0.02
 """Private-use bullets from symbol fonts are common in real documents: the bar is not zero."""
 MOJIBAKE_GARBLED, MOJIBAKE_SUSPECT = 30.0, 2.0
 """ftfy badness per 1,000 characters."""
-SPARSE_PER_PAGE = 16
+SPARSE_PER_PAGE = 8
 """Paged documents with fewer non-space characters per page than this are suspect..."""
 SPARSE_MIN_PAGES = 3
 """...when they have this many pages at least (a one-page "Hello world" is not a loss)."""
@@ -514,7 +515,8 @@ def _sentence(signal: Signal, q: Quality) -> str:
         share, expected = _pct(q.common or 0.0), _pct(expected_common(q.lang))
         name = _LANG_NAMES.get(q.lang or "")
         if name is None:
-            return f"{share} common words in any of 42 languages, expected > {expected}"
+            langs = len(MODELS.codes)
+            return f"{share} common words in any of {langs} languages, expected > {expected}"
         return f"{share} common {name} words, expected > {expected}"
     if signal is Signal.REPLACEMENT:
         return f"{_pct(q.repl)} replacement characters (U+FFFD), expected < {_pct(REPL_SUSPECT)}"
@@ -540,6 +542,7 @@ _LANG_NAMES = {
     "hu": "Hungarian", "tr": "Turkish", "el": "Greek", "ar": "Arabic", "he": "Hebrew",
     "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "hi": "Hindi", "ro": "Romanian",
     "ca": "Catalan", "bg": "Bulgarian", "vi": "Vietnamese", "id": "Indonesian", "fa": "Persian",
+    "la": "placeholder Latin (lorem ipsum)",
 }  # fmt: skip
 
 

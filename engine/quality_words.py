@@ -22,6 +22,31 @@ TOP_N = 5000
 """Words kept per language: the head of the list, where running text spends most tokens."""
 
 
+PLACEHOLDER_LATIN = (
+    "a ac accumsan ad adipiscing aenean aliqua aliquam aliquet aliquip amet anim ante aptent "
+    "arcu at auctor augue aute bibendum blandit cillum class commodo condimentum congue "
+    "consectetur consequat conubia convallis cras cubilia culpa cupidatat curabitur curae "
+    "cursus dapibus deserunt diam dictum dictumst dignissim dis do dolor dolore donec dui duis "
+    "efficitur egestas eget eiusmod eleifend elementum elit enim erat eros esse est et etiam eu "
+    "euismod ex excepteur exercitation facilisi facilisis fames faucibus felis fermentum "
+    "feugiat finibus fringilla fugiat fusce gravida habitant habitasse hac hendrerit "
+    "himenaeos iaculis id imperdiet in inceptos incididunt integer interdum ipsum irure justo "
+    "labore laboris laborum lacinia lacus laoreet lectus leo libero ligula litora lobortis "
+    "lorem luctus maecenas magna magnis malesuada massa mattis mauris maximus metus mi minim "
+    "molestie mollis mollit montes morbi mus nam nascetur natoque nec neque netus nibh nisi "
+    "nisl non nostra nostrud nulla nullam nunc occaecat odio officia orci ornare pariatur "
+    "parturient pellentesque penatibus per pharetra phasellus placerat platea porta porttitor "
+    "posuere potenti praesent pretium primis proident proin pulvinar purus quam qui quis "
+    "quisque reprehenderit rhoncus ridiculus risus rutrum sagittis sapien scelerisque sed sem "
+    "semper senectus sint sit sociosqu sodales sollicitudin sunt suscipit suspendisse taciti "
+    "tellus tempor tempus tincidunt torquent tortor tristique turpis ullamco ullamcorper "
+    "ultrices ultricies urna ut varius vehicula vel velit venenatis veniam vestibulum vitae "
+    "vivamus viverra voluptate volutpat vulputate"
+)
+"""The lorem-ipsum vocabulary, as language ``la``: placeholder text is extracted right, and
+must not read as garbage (wordfreq has no Latin list)."""
+
+
 def load_lines() -> dict[str, str]:
     """Language code -> its words, space-separated (split on demand: most texts need one)."""
     out: dict[str, str] = {}
@@ -29,6 +54,7 @@ def load_lines() -> dict[str, str]:
         for line in fh:
             code, _, words = line.rstrip("\n").partition("\t")
             out[code] = words
+    out.setdefault("la", PLACEHOLDER_LATIN)
     return out
 
 
