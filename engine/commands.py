@@ -17,6 +17,7 @@ from engine.cli import (
 )  # fmt: skip
 from engine.console import SweepReporter, record_line, summary_table
 from engine.errors import UsageError
+from engine.quality import summary_line
 from engine.records import Record
 from engine.store import STORE_DIRNAME, Store
 from engine.sweep import Sweeper
@@ -77,6 +78,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     rec = next(r for r in records if r.key == (root, rel))
     for name, value in rec.to_dict().items():
         print(f"{name:>9}: {value}")
+    if rec.quality is not None:  # the verdict in words, as the dashboard's detail pane says it
+        print(f"{'':>9}  {summary_line(rec.quality)}")
     if rec.has_text and not args.no_text and rec.sha256:
         print("-" * 40)
         sys.stdout.write(store.read_text(rec.sha256))

@@ -286,3 +286,17 @@ def test_quarry_sweep_prints_the_counts_by_verdict(tmp_path: Path) -> None:
         "garbled: 4.4% common words in any of 43 languages, expected > 30%"
         in run.stderr + run.stdout
     )
+
+
+def test_quarry_show_says_the_verdict_in_words(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    fx.build(root)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    run = subprocess.run(
+        [sys.executable, "-m", "engine", "show", str(root / "quality/page_numbers_only.pptx")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "  suspect: 1 characters per page, expected > 8\n" in run.stdout
