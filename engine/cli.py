@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="sweep folders once")
     p.add_argument("dirs", nargs="+", type=Path)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="hash every file, read every text again and repair texts that do not match",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines")
     _sweep_flags(p)
     p = sub.add_parser("watch", help="sweep, then keep the store current")
@@ -158,6 +163,7 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         excludes=tuple(args.exclude),
         max_bytes=args.max_bytes,
         rehash=args.rehash,
+        verify=getattr(args, "verify", False),
         no_external=args.no_external,
         without=tuple(args.without),
         limits=limits,

@@ -53,6 +53,8 @@ class SweepReporter:
             self._records(event.records, event.removed)
         elif isinstance(event, SweepFinished):
             self._stop()
+        elif isinstance(event, Notice) and event.level != "info":
+            self._line(describe(event), always=True)  # warnings and errors, even when quiet
         elif isinstance(event, Notice | ToolsChanged):
             self._line(describe(event))
 
@@ -91,8 +93,8 @@ class SweepReporter:
             self._progress.stop()
             self._progress = None
 
-    def _line(self, text: str) -> None:
-        if self.quiet:
+    def _line(self, text: str, *, always: bool = False) -> None:
+        if self.quiet and not always:
             return
         if self.tty:
             self.console.print(text, markup=False)

@@ -5,6 +5,15 @@
 ``tmp/`` folder, so the engine's own process never holds a
 document's text: it only renames the file into place.
 
+Hash what you read: the Outcome names the content its text was made from (``sha256``, with the
+``size`` and ``mtime_ns`` it had). The file's :data:`Ident` (device, inode, size, mtime, ctime:
+any write to it, or a rename over its path, changes it) is taken before and after the read; when
+it is the one the engine hashed (``ReadTask.ident``) the engine's hash stands, otherwise the
+worker hashes the file itself. A file whose Ident moved during the read is read again, at most
+:data:`READ_ATTEMPTS` times, then given ``skipped/changing``: a text is never filed under a hash
+its file did not have while it was read. A file gone before or during the read comes back with
+``gone`` set (the sweep drops its record).
+
 A failure of the machine rather than the file (the text cannot be written, a tool vanished
 during the sweep) comes back with ``machine`` set: the sweep keeps the earlier record and
 reports it, and never blames the file.
@@ -13,7 +22,9 @@ reports it, and never blames the file.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import stat
 import time
 import unicodedata
 from collections.abc import Callable
@@ -30,6 +41,31 @@ from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, T
 from engine.readers.registry import reader_for
 from engine.records import Reason, Status
 from engine.tools import ToolSet
+
+Ident = tuple[int, int, int, int, int]
+"""(device, inode, size, mtime_ns, ctime_ns) of a file: equal before and after, no write between."""
+READ_ATTEMPTS = 3
+"""Reads (and hashes) of a file that keeps changing before it is given ``skipped/changing``."""
+
+
+def ident_of(st: os.stat_result) -> Ident:
+    """The Ident of a stat result."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:
+    """sha256 of the file and its Ident, or None when it changed while being hashed.
+
+    Raises OSError (FileNotFoundError when it is gone). The Ident comes from the open file, so
+    a hash and an Ident always describe the same bytes.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        before = ident_of(os.fstat(fh.fileno()))
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+        after = ident_of(os.fstat(fh.fileno()))
+    return (h.hexdigest(), before) if before == after else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +84,8 @@ class ReadTask:
     """Folder for the finished text file."""
     size: int = 0
     """Size in bytes when planned (the pool batches small files)."""
+    ident: Ident | None = None
+    """The file's Ident when the engine hashed it to ``sha256``; None: the worker hashes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +122,14 @@ class Outcome:
     """The read killed its worker or was killed with it (counts towards quarantine)."""
     quality: Quality | None = None
     """Is the text any good (ok outcomes): scored here, in the worker, on a sample."""
+    sha256: str | None = None
+    """Hash of the bytes the text was made from; None: the task's (a read lost with its worker)."""
+    size: int | None = None
+    """Size of the file as read (with ``sha256``)."""
+    mtime_ns: int | None = None
+    """Its mtime as read (with ``sha256``)."""
+    gone: bool = False
+    """The file was gone (deleted or replaced by a non-file) when the worker came to it."""
 
 
 def normalise(text: str) -> str:
@@ -104,9 +150,75 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
     """Read one file; every failure is an Outcome, never an exception.
 
     ``started`` is called with the MIME type once the file is detected, before its reader
-    runs (the pool uses it to know what a worker that dies was reading).
+    runs (the pool uses it to know what a worker that dies was reading). The Outcome names
+    the content it was made from (see the module docstring).
     """
     begun = time.monotonic()
+    for _attempt in range(READ_ATTEMPTS):
+        before = _ident(task.path)
+        if before is None or isinstance(before, Outcome):
+            return _replace(before or GONE, ms=_ms(begun))
+        try:
+            sha = task.sha256 if before == task.ident else _hash(task.path, before)
+        except OSError as exc:
+            return _unreadable(exc, begun)
+        if sha is None:
+            continue  # it changed while hashed
+        outcome = _read_once(task, begun, started)
+        if _ident(task.path) == before:
+            return _replace(outcome, sha256=sha, size=before[2], mtime_ns=before[3], ms=_ms(begun))
+        if outcome.text_file is not None:  # made from bytes that are no longer there
+            with contextlib.suppress(OSError):
+                os.unlink(outcome.text_file)
+    return Outcome(
+        Status.SKIPPED,
+        mimes.OCTET,
+        Reason.CHANGING,
+        error=f"the file changed during each of {READ_ATTEMPTS} reads; read again next sweep",
+        ms=_ms(begun),
+    )
+
+
+GONE = Outcome(Status.SKIPPED, mimes.OCTET, gone=True, error="the file is gone")
+"""The Outcome of a file that was gone when its worker came to it."""
+
+
+def _ms(begun: float) -> int:
+    return int((time.monotonic() - begun) * 1000)
+
+
+def _ident(path: str) -> Ident | Outcome | None:
+    """The file's Ident; None when it is gone; an Outcome when it cannot be looked at."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return _unreadable(exc, None)
+    return ident_of(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _unreadable(exc: OSError, begun: float | None) -> Outcome:
+    ms = _ms(begun) if begun is not None else 0
+    why = exc.strerror or str(exc)
+    return Outcome(Status.SKIPPED, mimes.OCTET, Reason.UNREADABLE, error=why, ms=ms)
+
+
+def _hash(path: str, before: Ident) -> str | None:
+    """The file's hash when it still is ``before`` throughout; None when it moved or went.
+
+    Raises OSError when the file cannot be read (the verdict is ``skipped/unreadable``).
+    """
+    try:
+        hashed = hash_file(path)
+    except FileNotFoundError:
+        return None  # the next attempt's lstat finds it gone
+    if hashed is None or hashed[1] != before:
+        return None
+    return hashed[0]
+
+
+def _read_once(task: ReadTask, begun: float, started: Callable[[str], None] | None) -> Outcome:
     path = Path(task.path)
     try:
         mime = detect(path)
@@ -114,9 +226,7 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
         mime = mimes.OCTET
     if started is not None:
         started(mime)
-    outcome = _read_detected(task, path, mime, begun)
-    ms = int((time.monotonic() - begun) * 1000)
-    return _replace(outcome, ms=ms)
+    return _read_detected(task, path, mime, begun)
 
 
 def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Outcome:

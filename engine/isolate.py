@@ -297,5 +297,5 @@ def _budget(task: ReadTask) -> float:
 
 def _batch(tasks: list[ReadTask]) -> _w.Batch:
     first = tasks[0]
-    items = tuple((t.path, t.sha256, t.size) for t in tasks)
+    items = tuple((t.path, t.sha256, t.size, t.ident) for t in tasks)
     return _w.Batch(first.limits, first.tools, first.tmp_dir, items)

@@ -50,6 +50,8 @@ class Reason(StrEnum):
     UNREADABLE = "unreadable"
     LINK = "link"
     SPECIAL = "special"
+    CHANGING = "changing"
+    """The file changed under every read (or hash) the sweep tried: read again next sweep."""
 
 
 class Why(StrEnum):
@@ -61,6 +63,8 @@ class Why(StrEnum):
     TOOLS_CHANGED = "tools-changed"
     RETRY_ERROR = "retry-error"
     FORCED = "forced"
+    REPAIR = "repair"
+    """The stored text was missing, or (verify) did not match what the file's content gives."""
 
 
 STATUSES: tuple[str, ...] = tuple(s.value for s in Status)

@@ -10,25 +10,26 @@ this module does not import it.
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import hashlib
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
-from engine.extract import Outcome, ReadTask
+from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
-from engine.plan import CRASH_QUARANTINE, decide, needs_hash, still_current
+from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
 from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
-from engine.records import Reason, Record, Status
+from engine.records import Reason, Record, Status, Why
 from engine.store import Store
 from engine.tools import ToolSet
 from engine.walk import Entry
@@ -64,6 +65,8 @@ class RunOptions:
     """Hash every file even when its size and mtime match its record."""
     prev_started_ns: int = 0
     """When the previous run started: files modified this close before it are re-hashed."""
+    verify: bool = False
+    """Read every content that has a text again and replace the texts that do not match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +118,14 @@ class Run:
         """The tool set's fingerprint, computed once: plan asks for it per file."""
         self.executor_failed = False
         """The executor raised MachineFailure: the sweeper replaces it before the next run."""
+        self.repaired = 0
+        """Texts that were missing or (verify) did not match their content, read again."""
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
         self._sha_of: dict[Key, str] = {}
+        self._ident: dict[Key, Ident] = {}
         self._machine: dict[str, int] = {}
+        self._present: set[str] | None = None
+        self._verifying: set[str] = set()
 
     def reader_of(self, mime: str) -> str | None:
         if mime not in self.mime_reader:
@@ -137,10 +145,14 @@ class Run:
             elif e.size == 0:
                 self.emit(_empty(e, prior))
             elif key not in self.force and not needs_hash(
-                prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash
+                prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
                 assert prior is not None and prior.sha256 is not None
-                if prior.reused and still_current(prior, self.versions, self._readers):
+                if (
+                    prior.reused
+                    and still_current(prior, self.versions, self._readers)
+                    and (not prior.has_text or self._has_text(prior.sha256))
+                ):
                     self.reused += 1
                     self.emit(self.requalified(prior))  # the warm sweep's common case
                 else:
@@ -152,25 +164,32 @@ class Run:
         self.flush_events()
         return self.new
 
+    def _has_text(self, sha: str) -> bool:
+        """Whether the store holds the text of ``sha`` (a full run lists the texts once)."""
+        if not self.full:
+            return self.store.has_text(sha)
+        if self._present is None:
+            self._present = set(self.store.text_hashes())
+        return sha in self._present
+
     def _hash_and_plan(self, entries: list[Entry]) -> None:
         if not entries:
             return
         with ThreadPoolExecutor(max_workers=min(8, len(entries))) as tp:
-            for e, sha in zip(entries, tp.map(_hash_file, entries), strict=True):
-                if isinstance(sha, OSError):
+            for e, got in zip(entries, tp.map(_hash_file, entries), strict=True):
+                if isinstance(got, FileNotFoundError):
+                    continue  # gone since the walk: its record (if any) is dropped
+                if isinstance(got, OSError):
+                    why = got.strerror or str(got)
+                    self.emit(_skipped(replace(e, kind="unreadable", detail=why)))
+                elif got is None:
                     self.emit(
-                        _skipped(
-                            Entry(
-                                e.root,
-                                e.path,
-                                e.size,
-                                e.mtime_ns,
-                                "unreadable",
-                                sha.strerror or str(sha),
-                            )
-                        )
+                        _changing(e, f"the file changed during each of {READ_ATTEMPTS} hashes")
                     )
                 else:
+                    sha, ident = got
+                    e = replace(e, size=ident[2], mtime_ns=ident[3])  # the stat of what was hashed
+                    self._ident[(e.root, e.path)] = ident
                     self.plan(e, sha)
 
     def plan(self, e: Entry, sha: str) -> None:
@@ -189,7 +208,12 @@ class Run:
         )
         if not d.read and d.base is not None:
             base = d.base
-            if base.has_text and base is not prior and not self.store.has_text(sha):
+            if base.has_text and self.ctx.options.verify:
+                d = Decision(True, Why.REPAIR, base)
+                self._verifying.add(sha)
+            elif base.has_text and base is prior and not self._has_text(sha):
+                d = Decision(True, Why.REPAIR, base)  # its text is gone from the store
+            elif base.has_text and base is not prior and not self._has_text(sha):
                 d = decide(
                     sha,
                     None,
@@ -212,23 +236,23 @@ class Run:
         tasks = [self._task(group[0][0], sha) for sha, group in reads.items()]
         if not tasks:
             return  # nothing to read: do not start workers
-        done: set[str] = set()
+        pending = set(reads)
         executor = self.ctx.executor
         try:
             executor.submit(tasks)
             for task, outcome in executor.finished(tick=self.maybe_flush):
-                done.add(task.sha256)
-                self._finish(task.sha256, reads[task.sha256], outcome)
+                if not self._finish(task.sha256, reads[task.sha256], outcome):
+                    pending.discard(task.sha256)
         except MachineFailure as exc:
             self.executor_failed = True
-            for sha, group in reads.items():
-                if sha not in done:
-                    self._machine_failed(group, str(exc))
+            for sha in pending:
+                self._machine_failed(reads[sha], str(exc))
         self._report_machine_failures()
 
     def _task(self, e: Entry, sha: str) -> ReadTask:
-        limits, tools = self.ctx.options.limits, self.ctx.tools
-        return ReadTask(str(e.abspath), sha, limits, tools, str(self.store.tmp_dir), e.size)
+        limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, str(self.store.tmp_dir)
+        ident = self._ident.get((e.root, e.path))
+        return ReadTask(str(e.abspath), sha, limits, tools, tmp, e.size, ident)
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
@@ -258,23 +282,67 @@ class Run:
             )
         self._machine.clear()
 
-    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> None:
+    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> bool:
+        """File the outcome of reading ``sha``'s first file; True when the rest are read again.
+
+        The text is filed under the hash of what the worker read. When that is not ``sha``
+        (the file changed after it was hashed), or the file went or kept changing, the outcome
+        speaks for that one file only: the other files of the group still hold ``sha`` and the
+        next of them is read in its place.
+        """
         if o.machine:
             self._machine_failed(group, o.error or "machine failure")
-            return
+            return False
+        first, rest = group[0], group[1:]
+        real = o.sha256 or sha
+        again = bool(rest) and (o.gone or real != sha or o.reason == Reason.CHANGING)
+        if again:
+            self._reads[sha] = rest
+            self.ctx.executor.submit([self._task(rest[0][0], sha)])
+            group = [first]
+        if o.gone:
+            return again  # dropped: the file is no longer there
+        if sha in self._verifying and real == sha and self._matches(o, first[2]):
+            for e, _why, base in group:
+                assert base is not None
+                self.emit(self.requalified(_reused(base, e)))
+            return again
         if o.text_file is not None:
             try:
                 self.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
-                self.store.put_text_file(sha, Path(o.text_file))
+                self.store.put_text_file(real, Path(o.text_file))
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.unlink(o.text_file)
                 self._machine_failed(group, f"cannot write the store: {exc.strerror or exc}")
-                return
+                return again
         self.extracted += 1
+        if group[0][1] == Why.REPAIR:
+            self.repaired += 1
         for e, why, base in group:
-            self.emit(self._record(e, sha, why, base, o))
+            if e is first[0] and real != sha:
+                prior = self.records.get((e.root, e.path))
+                why, base = (Why.CHANGED if prior else Why.NEW), None
+            if e is first[0] and o.size is not None and o.mtime_ns is not None:
+                e = replace(e, size=o.size, mtime_ns=o.mtime_ns)
+            self.emit(self._record(e, real, why, base, o))
+        return again
+
+    def _matches(self, o: Outcome, base: Record | None) -> bool:
+        """Verify: the read gave ``base``'s verdict and the very text stored for it."""
+        if base is None or o.status != base.status or o.chars != base.chars:
+            return False
+        if o.text_file is None or base.sha256 is None:
+            return False
+        try:
+            same = filecmp.cmp(o.text_file, self.store.text_path(base.sha256), shallow=False)
+        except OSError:
+            return False
+        if same:
+            with contextlib.suppress(OSError):
+                os.unlink(o.text_file)
+        return same
 
     def _record(self, e: Entry, sha: str, why: str, base: Record | None, o: Outcome) -> Record:
         crashes = 0
@@ -296,7 +364,7 @@ class Run:
             size=e.size,
             mtime_ns=e.mtime_ns,
             status=o.status,
-            sha256=sha,
+            sha256=None if o.status == Status.SKIPPED else sha,
             mime=o.mime,
             reason=reason,
             extractor=o.extractor,
@@ -392,15 +460,28 @@ def _reused(base: Record, e: Entry) -> Record:
     return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
 
 
-def _hash_file(e: Entry) -> str | OSError:
-    h = hashlib.sha256()
-    try:
-        with open(e.abspath, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-    except OSError as exc:
-        return exc
-    return h.hexdigest()
+def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
+    """The file's hash and the Ident it had throughout; None when it kept changing."""
+    for _attempt in range(READ_ATTEMPTS):
+        try:
+            got = hash_file(e.abspath)
+        except OSError as exc:
+            return exc
+        if got is not None:
+            return got
+    return None
+
+
+def _changing(e: Entry, why: str) -> Record:
+    return Record(
+        root=e.root,
+        path=e.path,
+        size=e.size,
+        mtime_ns=e.mtime_ns,
+        status=Status.SKIPPED,
+        reason=Reason.CHANGING,
+        error=f"{why}; read again next sweep",
+    )
 
 
 def _skipped(e: Entry) -> Record:

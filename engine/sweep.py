@@ -51,6 +51,8 @@ class SweepOptions:
     """Files larger than this are skipped/too_large."""
     rehash: bool = False
     """Hash every file even when its size and mtime match."""
+    verify: bool = False
+    """Hash every file and read every content with a text again; replace texts that differ."""
     no_external: bool = False
     """Use built-in readers only."""
     without: tuple[str, ...] = ()
@@ -81,6 +83,8 @@ class SweepResult:
     """Error records in the store after the sweep."""
     vanished: tuple[Key, ...] = field(default=())
     """Forced keys whose file no longer exists."""
+    repaired: int = 0
+    """Texts read again because they were missing or (verify) did not match their content."""
 
 
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
@@ -174,7 +178,8 @@ class Sweeper:
 
     def run_context(self) -> RunContext:
         """What the next run is given: records, store, executor, tools, options, listener."""
-        opts = RunOptions(self.options.limits, self.options.rehash, self._prev_started_ns)
+        o = self.options
+        opts = RunOptions(o.limits, o.rehash, self._prev_started_ns, o.verify)
         return RunContext(self.index, self.store, self.executor, self.tools, opts, self.on_event)
 
     # -- one run --------------------------------------------------------------------------
@@ -231,7 +236,18 @@ class Sweeper:
         self.store.write_summary(summary)
         errors = self.index.errors
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
-        return SweepResult(summary, run.extracted, run.reused, len(gone), errors, vanished)
+        if run.repaired:
+            self.on_event(
+                Notice(
+                    time.time(),
+                    "repaired",
+                    f"{run.repaired} text(s) missing or not matching their content: read again",
+                    "warning",
+                )
+            )
+        return SweepResult(
+            summary, run.extracted, run.reused, len(gone), errors, vanished, run.repaired
+        )
 
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
         if only is None:

@@ -24,7 +24,7 @@ import signal
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from engine.extract import Outcome, ReadTask, read_one
+from engine.extract import Ident, Outcome, ReadTask, read_one
 from engine.limits import Limits
 from engine.readers import registry
 from engine.records import Reason, Status
@@ -59,8 +59,8 @@ class Batch:
     """Tools the reads may use."""
     tmp_dir: str
     """Folder for finished texts."""
-    items: tuple[tuple[str, str, int], ...]
-    """(path, sha256, size) of each file."""
+    items: tuple[tuple[str, str, int, Ident | None], ...]
+    """(path, sha256, size, ident) of each file, as in its ReadTask."""
 
 
 def main(conn: Connection, cfg: WorkerConfig) -> None:
@@ -114,8 +114,8 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
         if batch is None:
             return
         conn.send(("batch",))
-        for path, sha, size in batch.items:
-            task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size)
+        for path, sha, size, ident in batch.items:
+            task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident)
             outcome = read_one(task, started=lambda mime: conn.send(("mime", mime)))
             conn.send(("done", outcome))
             reads += 1

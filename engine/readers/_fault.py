@@ -16,6 +16,9 @@ reader claims) followed by an action word and an optional argument::
     \\x00QUARRY-FAULT tool <pidfile>  start a tool (``sleep``) as run_tool does, then hang
     \\x00QUARRY-FAULT vanish <exe>    delete the tool ``quarry-fault-tool``, then run it
     \\x00QUARRY-FAULT ok              a clean read
+    \\x00QUARRY-FAULT edit <path>     overwrite <path> mid-read (once: while it holds these bytes)
+    \\x00QUARRY-FAULT churn           append to itself on every read (a file never still)
+    \\x00QUARRY-FAULT delete          delete itself mid-read
 """
 
 from __future__ import annotations
@@ -55,10 +58,14 @@ class FaultReader:
         head = path.read_bytes()[:4096]
         if not head.startswith(MAGIC):
             raise CorruptFile("not a fault fixture")
-        action, _, arg = head[len(MAGIC) :].decode().strip().partition(" ")
+        first = head[len(MAGIC) :].split(b"\n", 1)[0]
+        action, _, arg = first.decode().strip().partition(" ")
         act = _ACTIONS.get(action)
         if act is None:
             raise CorruptFile(f"unknown fault {action!r}")
+        if action in _ON_ITSELF:
+            _ON_ITSELF[action](path, head)
+            arg = str(path)
         act(arg, ctx, sink)
         return ReadInfo(extractor="fault")
 
@@ -123,7 +130,36 @@ def _ok(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     sink.line("fault reader: a clean read")
 
 
+EDITED = b"edited in the middle of its read\n"
+"""What the ``edit`` fault writes over its target."""
+
+
+def _edit(path: Path, head: bytes) -> None:
+    """The race of issue 11: the file changes between its hash and the end of its read."""
+    target = Path(head[len(MAGIC) :].split(b"\n", 1)[0].decode().split(" ", 1)[1])
+    if target.read_bytes() == path.read_bytes():
+        target.write_bytes(EDITED)
+
+
+def _churn(path: Path, _head: bytes) -> None:
+    with path.open("ab") as fh:
+        fh.write(b"x")
+
+
+def _delete(path: Path, _head: bytes) -> None:
+    path.unlink()
+
+
+def _read_on(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
+    sink.line("fault reader: read before the file changed")
+
+
+_ON_ITSELF = {"edit": _edit, "churn": _churn, "delete": _delete}
+
 _ACTIONS = {
+    "edit": _read_on,
+    "churn": _read_on,
+    "delete": _read_on,
     "hang": _hang,
     "busy": _busy,
     "alloc": _alloc,
