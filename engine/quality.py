@@ -546,6 +546,11 @@ _LANG_NAMES = {
 }  # fmt: skip
 
 
+def rank(q: Quality) -> int:
+    """0 good, 1 suspect, 2 garbled (anything unknown counts as garbled)."""
+    return _RANK[Verdict(q.verdict)] if q.verdict in VERDICTS else 2
+
+
 def summary_line(q: Quality) -> str:
     """The verdict and its reasons in one line (``suspect: 12% common English words...``)."""
     reasons = q.explain()

@@ -6,7 +6,10 @@ with the empty password is read like any other; one that needs a password is
 available each page is rendered at 300 dpi and OCR'd, otherwise the read reports
 ``scanned`` and no text. Text that is less than 90% printable (a font without a usable
 Unicode map) is never stored: pypdf's output is refused as needing pdftotext, pdftotext's as
-a corrupt text layer.
+a corrupt text layer. A text layer that is printable but reads as garbage (quality
+``suspect`` or ``garbled``: a font whose codes are not its letters) is read again with pypdf,
+then by OCR when pdftoppm and tesseract are installed, and the best text by the same quality
+signals is kept.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from engine import mimes as M
+from engine import quality
 from engine.errors import (
     CorruptFile,
     EncryptedFile,
@@ -163,6 +168,43 @@ def _write_pages(sink: TextSink, pages: list[str]) -> None:
             sink.write(body + "\n")
 
 
+def _better_text(
+    path: Path, ctx: ReadContext, extractor: str, pages: list[str]
+) -> tuple[str, list[str]]:
+    """A text layer that reads as garbage is read again the next way (pypdf after pdftotext,
+    then OCR when it is installed); another way's text is kept only when its verdict is
+    better (a tie keeps the text layer: cheaper, and laid out like the page)."""
+    if not quality.enabled():
+        return extractor, pages
+    rank = quality.rank(_score(pages))
+    for name, read_again in _next_readers(path, ctx, extractor, len(pages)):
+        if rank == 0:  # good: nothing to gain
+            break
+        try:
+            alt = read_again()
+        except ReadFailure:  # that way fails on this file: keep what we have
+            continue
+        alt_rank = quality.rank(_score(alt)) if any(p.strip() for p in alt) else 3
+        if alt_rank < rank:
+            rank, extractor, pages = alt_rank, name, alt
+    return extractor, pages
+
+
+def _next_readers(
+    path: Path, ctx: ReadContext, extractor: str, count: int
+) -> list[tuple[str, Callable[[], list[str]]]]:
+    ways: list[tuple[str, Callable[[], list[str]]]] = []
+    if extractor == "pdftotext":
+        ways.append(("pypdf", lambda: pypdf_pages(path, ctx)))
+    if can_ocr(ctx):
+        ways.append(("pdftoppm+tesseract", lambda: ocr_pages(path, ctx, count)))
+    return ways
+
+
+def _score(pages: list[str]) -> quality.Quality:
+    return quality.score("\f".join(pages), M.PDF, pages=len(pages))
+
+
 class PdfReader:
     """PDF text by pdftotext or pypdf, with OCR of scanned documents."""
 
@@ -183,6 +225,8 @@ class PdfReader:
             if not can_ocr(ctx):
                 return ReadInfo(extractor, pages=len(pages), scanned=True)
             extractor, pages = "pdftoppm+tesseract", ocr_pages(path, ctx, len(pages))
+        else:
+            extractor, pages = _better_text(path, ctx, extractor, pages)
         sink.describe(extractor, pages=len(pages))
         _write_pages(sink, pages)
         return ReadInfo(extractor, pages=len(pages))

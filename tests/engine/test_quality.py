@@ -26,11 +26,14 @@ from engine.quality import (
     score,
     summary_line,
 )
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.pdf import PdfReader
 from engine.readers.text import decode_cp1252
 from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
-from engine.tools import ToolSet
+from engine.tools import Tool, ToolSet
+from fixtures.gen import _pdfwriter as W
 from fixtures.gen import quality as fx
 
 PPTX = mimes.PPTX
@@ -300,3 +303,58 @@ def test_quarry_show_says_the_verdict_in_words(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "  suspect: 1 characters per page, expected > 8\n" in run.stdout
+
+
+# -- the next reader for a garbled text layer ---------------------------------------------------
+
+FAKE_PDFTOPPM = '#!/bin/sh\nfor a; do last="$a"; done\n: > "$last.png"\n'
+
+
+def _fake_ocr_tools(bin_dir: Path, says: str) -> ToolSet:
+    """pdftoppm that makes an empty page image and tesseract that 'reads' ``says`` from it,
+    each logging its call to ``calls``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    log = bin_dir / "calls"
+    scripts = {
+        "pdftoppm": FAKE_PDFTOPPM.replace("\n", f"\necho pdftoppm >> {log}\n", 1),
+        "tesseract": f"#!/bin/sh\necho tesseract >> {log}\ncat <<'EOF'\n{says}\nEOF\n",
+    }
+    tools = []
+    for name, script in scripts.items():
+        path = bin_dir / name
+        path.write_text(script)
+        path.chmod(0o755)
+        tools.append(Tool(name, str(path), "0"))
+    return ToolSet(tuple(tools))
+
+
+def _read_pdf(tmp_path: Path, data: bytes, tools: ToolSet) -> tuple[str, ReadInfo]:
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(data)
+    sink = TextSink(1_000_000)
+    info = PdfReader().read(path, ReadContext(mimes.PDF, tools=tools), sink)
+    return sink.getvalue(), info
+
+
+def test_a_garbled_text_layer_is_read_again_by_ocr_and_the_better_text_kept(
+    tmp_path: Path,
+) -> None:
+    tools = _fake_ocr_tools(tmp_path / "bin", fx.ENGLISH.strip())
+    text, info = _read_pdf(tmp_path, fx.font_codes_pdf(), tools)
+    assert info.extractor == "pdftoppm+tesseract"
+    assert text.startswith("This report describes the costs")
+    assert score(text, mimes.PDF, pages=info.pages).verdict == "good"
+
+
+def test_ocr_that_reads_no_better_leaves_the_text_layer(tmp_path: Path) -> None:
+    tools = _fake_ocr_tools(tmp_path / "bin", fx.latin_ocr_of_cjk())
+    text, info = _read_pdf(tmp_path, fx.font_codes_pdf(), tools)
+    assert info.extractor == "pypdf"
+    assert text.startswith(fx.shifted("This report"))
+
+
+def test_a_good_text_layer_is_never_read_twice(tmp_path: Path) -> None:
+    tools = _fake_ocr_tools(tmp_path / "bin", fx.ENGLISH.strip())
+    text, info = _read_pdf(tmp_path, W.text_pdf(fx._wrap(fx.ENGLISH, 70)), tools)
+    assert info.extractor == "pypdf" and text.startswith("This report")
+    assert not (tmp_path / "bin" / "calls").exists()
