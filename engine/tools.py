@@ -63,13 +63,7 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "xls2csv",
             ("-V",),
-            "legacy Excel .xls",
-            _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
-        ),
-        ToolSpec(
-            "catppt",
-            ("-V",),
-            "legacy PowerPoint .ppt",
+            "legacy Excel .xls that xlrd cannot parse",
             _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
         ),
     )

@@ -1,10 +1,10 @@
-"""Legacy binary Office files through local tools: .doc, .xls and .ppt.
+"""Legacy Word documents (.doc) through local tools, and the helpers tool readers share.
 
 Word documents go to antiword (paragraphs unwrapped, UTF-8), and to catdoc when antiword is
-missing or gives up on an OLE2 file (Word 6/95 streams, "too small to handle"). Excel
-workbooks go to xls2csv, which separates sheets with form feeds: each becomes a ``# sheetN``
-block of tab-separated rows. PowerPoint files go to catppt, slides likewise as ``# slideN``.
-The extractor is the tool's name; a missing tool is ``unsupported/needs_tool``.
+missing or gives up on an OLE2 file (Word 6/95 streams, "too small to handle"). The extractor
+is the tool's name; with neither tool the verdict is ``unsupported/needs_tool``. Excel and
+PowerPoint 97-2003 files are read without tools (:mod:`engine.readers.xls`,
+:mod:`engine.readers.ppt`); xls2csv stays the workbook reader's fallback.
 """
 
 from __future__ import annotations
@@ -62,20 +62,14 @@ def _tidy(text: str) -> str:
     return text.strip("\n") + "\n" if text.strip() else ""
 
 
-def _write_parts(sink: TextSink, parts: list[str], label: str) -> None:
+def write_parts(sink: TextSink, parts: list[str], label: str) -> None:
+    """Each part as a ``# labelN`` line and its non-blank lines."""
     for number, part in enumerate(parts, start=1):
         sink.line(f"# {label}{number}")
         lines = [line.rstrip() for line in part.splitlines()]
         body = "\n".join(line for line in lines if line.strip("\t "))
         if body:
             sink.line(body)
-
-
-def _nonempty_or_ole(text: str, path: Path) -> str:
-    """xls2csv and catppt exit 0 with no output on a file they cannot open at all."""
-    if not text.strip() and not _is_ole(path):
-        raise CorruptFile("not an OLE2 file")
-    return text
 
 
 def split_pages(text: str) -> list[str]:
@@ -118,36 +112,4 @@ class DocReader:
         return ReadInfo("antiword")
 
 
-class XlsReader:
-    """Excel 97-2003 workbooks by xls2csv: a ``# sheetN`` block of tab-separated rows each."""
-
-    name = "xls"
-    version = 1
-    mimes = frozenset({M.XLS})
-    tools = ("xls2csv",)
-
-    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write each sheet's non-empty rows."""
-        args = ["-d", "utf-8", "-q", "0", "-c", "\t", "-f", "%Y-%m-%d", _src(path)]
-        sheets = split_pages(_nonempty_or_ole(run_text_tool(ctx, "xls2csv", args), path))
-        _write_parts(sink, sheets, "sheet")
-        return ReadInfo("xls2csv", pages=len(sheets))
-
-
-class PptReader:
-    """PowerPoint 97-2003 presentations by catppt: a ``# slideN`` block each."""
-
-    name = "ppt"
-    version = 1
-    mimes = frozenset({M.PPT})
-    tools = ("catppt",)
-
-    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write each slide's text."""
-        text = run_text_tool(ctx, "catppt", ["-d", "utf-8", _src(path)])
-        slides = split_pages(_nonempty_or_ole(text, path))
-        _write_parts(sink, slides, "slide")
-        return ReadInfo("catppt", pages=len(slides))
-
-
-READERS = (DocReader(), XlsReader(), PptReader())
+READERS = (DocReader(),)
