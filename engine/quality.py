@@ -38,14 +38,15 @@ from typing import Any
 
 from engine import mimes
 
-QUALITY_VERSION = 2
+QUALITY_VERSION = 3
 """Version of the rules below; a bump re-scores every stored text on the next sweep.
-2: placeholder Latin is a language (``la``); sparse below 8 characters a page, not 16."""
+2: placeholder Latin is a language (``la``); sparse below 8 characters a page, not 16.
+3: judged from 20 words, not 30; the noise signal (Latin OCR of a CJK scan)."""
 SAMPLE_CHARS = 16_000
 """At most this many characters of a text are scored: the whole of a short text, else slices."""
 SLICES = 4
 """A long text is sampled in this many evenly spaced slices (start, middle parts, end)."""
-MIN_WORDS = 30
+MIN_WORDS = 20
 """Fewer words than this in the sample and the common-word rule does not judge."""
 MIN_HITS = 3
 """The character rules judge a rate only when it stands on this many characters at least."""
@@ -64,6 +65,9 @@ SPARSE_MIN_PAGES = 3
 AGGLUTINATIVE = frozenset({"ko", "fi", "hu", "ta", "et", "tr"})
 """Languages whose words carry their endings: fewer of them match a list of common forms."""
 COMMON_SUSPECT_AGGLUTINATIVE = 0.20
+NOISE_SUSPECT = 0.35
+"""Share of words that no language writes (``xYz``, ``BR``, ``Eh``: OCR of a script the model
+does not know) above which a prose text is suspect."""
 
 RUN_SUSPECT = 1000
 """A prose text whose longest run without white space is longer than this is suspect."""
@@ -91,6 +95,7 @@ class Signal(StrEnum):
     MOJIBAKE = "mojibake"
     SPARSE = "sparse"
     RUN = "run"
+    NOISE = "noise"
 
 
 _SIGNALS = frozenset(s.value for s in Signal)
@@ -111,6 +116,8 @@ class Quality:
     """Dominant script of its letters (``Latin``, ``Cyrillic``, ``Han``...)."""
     common: float | None = None
     """Share of the sample's words among the language's common words, 0..1 (None: not judged)."""
+    noise: float = 0.0
+    """Share of the sample's words that no language writes (mixed case, stray capitals)."""
     repl: float = 0.0
     """Share of replacement characters (U+FFFD) in the sample, 0..1."""
     odd: float = 0.0
@@ -135,7 +142,7 @@ class Quality:
             value = getattr(self, name)
             if value is not None:
                 d[name] = value
-        for name in ("repl", "odd", "mojibake", "run"):
+        for name in ("noise", "repl", "odd", "mojibake", "run"):
             value = getattr(self, name)
             if value:
                 d[name] = value
@@ -169,10 +176,10 @@ class Quality:
         return q if types_ok else None
 
 
-_NUMBERS = ("repl", "odd", "mojibake", "run")
+_NUMBERS = ("noise", "repl", "odd", "mojibake", "run")
 _QUALITY_FIELDS = (
-    "verdict", "v", "lang", "script", "common", "repl", "odd", "mojibake", "per_page", "run",
-    "signals",
+    "verdict", "v", "lang", "script", "common", "noise", "repl", "odd", "mojibake", "per_page",
+    "run", "signals",
 )  # fmt: skip
 
 # Types whose text is data or code rather than prose: only the character rules judge them.
@@ -271,6 +278,7 @@ class _Measures:
     lang: str | None
     script: str | None
     common: float | None
+    noise: float
     repl: float
     odd: float
     mojibake: float
@@ -281,7 +289,7 @@ class _Measures:
 def _measure(body: str, mime: str, scale: float, pages: int | None) -> _Measures:
     n = max(len(body), 1)
     script = _dominant_script(body)
-    lang, common = _language(body, script) if is_prose(mime) else (None, None)
+    lang, common, noise = _language(body, script) if is_prose(mime) else (None, None, 0.0)
     per_page = None
     if pages and mime in _PAGED_PROSE:
         visible = sum(map(len, body.split()))
@@ -291,6 +299,7 @@ def _measure(body: str, mime: str, scale: float, pages: int | None) -> _Measures
         lang=lang,
         script=script,
         common=common,
+        noise=round(noise, 3),
         repl=round(body.count("\ufffd") / n, 4),
         odd=round(_odd_count(body) / n, 4),
         mojibake=round(_badness(body) * 1000 / n, 2),
@@ -317,6 +326,7 @@ def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
             rule(signal, rate >= garbled, rate >= suspect)
     if m.common is not None:
         rule(Signal.COMMON, m.common < COMMON_GARBLED, m.common < expected_common(m.lang))
+        rule(Signal.NOISE, False, m.noise >= NOISE_SUSPECT)
     if m.per_page is not None and (pages or 0) >= SPARSE_MIN_PAGES:
         rule(Signal.SPARSE, False, m.per_page < SPARSE_PER_PAGE)
     if is_prose(mime) and m.script not in _NO_SPACE_SCRIPTS:
@@ -329,6 +339,7 @@ def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
         lang=m.lang,
         script=m.script,
         common=None if m.common is None else round(m.common, 3),
+        noise=m.noise,
         repl=m.repl,
         odd=m.odd,
         mojibake=m.mojibake,
@@ -443,13 +454,13 @@ MODELS = _Models()
 """The process's common-word table (``MODELS.warm()`` loads it ahead of the first score)."""
 
 
-def _language(body: str, script: str | None) -> tuple[str | None, float | None]:
+def _language(body: str, script: str | None) -> tuple[str | None, float | None, float]:
     """The language whose common words the text uses most, and the share of its words that
     are common in it (or in a runner-up: a text in several languages; or in English: technical
     text in any language is full of English words)."""
     tokens = _tokens(body, script)
     if len(tokens) < MIN_WORDS:
-        return None, None
+        return None, None, 0.0
     masks, codes = MODELS.masks(), MODELS.codes
     per_mask = Counter(masks.get(t, 0) for t in tokens)
     hits = [0] * len(codes)
@@ -465,7 +476,7 @@ def _language(body: str, script: str | None) -> tuple[str | None, float | None]:
             union |= 1 << i
     common = sum(n for mask, n in per_mask.items() if mask & union) / len(tokens)
     lang = codes[best] if hits[best] >= COMMON_GARBLED * len(tokens) else "und"
-    return lang, common
+    return lang, common, tokens.count(_NOISE) / len(tokens)
 
 
 _NOISE = "\x00"
@@ -485,9 +496,15 @@ def _tokens(body: str, script: str | None) -> list[str]:
         natural = w == low or w.isupper() or w.istitle() or low == w.upper()
         if natural and (len(w) > 2 or w == low):
             out.append(low.replace("’", "'"))
+        elif _CAMEL.fullmatch(w):  # an identifier (PandocAppError): its words
+            out.extend(part.lower() for part in _CAMEL_PART.findall(w))
         else:
             out.append(_NOISE)
     return out
+
+
+_CAMEL = re.compile(r"[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,}(?![a-z]))+")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def _badness(body: str) -> int:
@@ -529,6 +546,11 @@ def _sentence(signal: Signal, q: Quality) -> str:
         return (
             f"mojibake (text decoded with the wrong charset?): {q.mojibake:.3g} suspicious "
             f"sequences per 1,000 characters, expected < {MOJIBAKE_SUSPECT:g}"
+        )
+    if signal is Signal.NOISE:
+        return (
+            f"{_pct(q.noise)} of the words look like OCR or decoding noise (mixed case, stray "
+            f"capitals), expected < {_pct(NOISE_SUSPECT)}"
         )
     if signal is Signal.SPARSE:
         return f"{q.per_page} characters per page, expected > {SPARSE_PER_PAGE}"

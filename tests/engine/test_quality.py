@@ -67,12 +67,33 @@ def test_font_codes_that_are_not_letters_are_garbled_by_common_words() -> None:
 
 def test_latin_ocr_of_cjk_is_garbled() -> None:
     q = score(fx.latin_ocr_of_cjk(), mimes.PNG, pages=1)
-    assert (q.verdict, q.signals) == ("garbled", ("common",))
+    assert (q.verdict, q.signals) == ("garbled", ("common", "noise"))
+    assert q.noise > 0.5
+
+
+def test_a_short_ocr_shard_text_is_suspect_by_noise_alone() -> None:
+    # Tesseract's English model on a vertical Japanese scan (kreuzberg's jpn_vert.jpeg).
+    text = (
+        "ONE AT Rt ct BE MME OF REN OD\nASSEN C Ae HAZE OR DMRS Ct as HS\n"
+        "DOR A OMFS A UOT AERA &\nREO PA OS op Aa AH POS\nbrated OSA a HOSS\n"
+    )
+    q = score(text, mimes.JPEG, pages=1)
+    assert (q.verdict, q.signals) == ("suspect", ("noise",))
+
+
+def test_identifiers_in_camel_case_are_words_not_noise() -> None:
+    first = ["App", "Template", "Option", "Parse", "Http"]
+    second = ["Fail", "Unknown", "Writer", "Reader", "Filter"]
+    rows = "".join(
+        f"{n}\tPandoc{a}{b}Error\n"
+        for n, (a, b) in enumerate(zip(first * 6, second * 6, strict=True))
+    )
+    assert score(rows, mimes.RTF).verdict == "good"
 
 
 def test_random_printable_bytes_are_garbled() -> None:
     q = score(fx.random_printable().decode("ascii"), mimes.PLAIN)
-    assert (q.verdict, q.signals) == ("garbled", ("common",))
+    assert (q.verdict, q.signals) == ("garbled", ("common", "noise"))
 
 
 def test_a_deck_of_page_numbers_is_suspect_as_sparse() -> None:
@@ -257,7 +278,7 @@ def test_records_and_summary_carry_the_verdicts(tmp_path: Path) -> None:
     root, records = _sweep_quality_fixtures(tmp_path)
     line = orjson.loads(records["quality/random_bytes_as_text.txt"].to_json())
     assert line["quality"]["verdict"] == "garbled"
-    assert line["quality"]["signals"] == ["common"]
+    assert line["quality"]["signals"] == ["common", "noise"]
     assert (
         Record.from_json(records["quality/clean_en.txt"].to_json())
         == records["quality/clean_en.txt"]
@@ -285,10 +306,9 @@ def test_quarry_sweep_prints_the_counts_by_verdict(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert f"good {len(fx.CLEAN)}, suspect 1, garbled 4" in run.stdout
-    assert (
-        "garbled: 4.4% common words in any of 43 languages, expected > 30%"
-        in run.stderr + run.stdout
-    )
+    lines = (run.stderr + run.stdout).splitlines()
+    random_line = next(line for line in lines if "random_bytes_as_text.txt" in line)
+    assert "[garbled: 6.3% common words in any of 43 languages, expected > 30%; 71% " in random_line
 
 
 def test_quarry_show_says_the_verdict_in_words(tmp_path: Path) -> None:
