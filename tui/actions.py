@@ -8,6 +8,7 @@ current view is written out as CSV or JSONL. Copying a path goes through
 
 from __future__ import annotations
 
+import base64
 import csv
 import os
 import shlex
@@ -19,11 +20,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from engine.names import is_utf8, shown
 from engine.records import Record
 from tui.model import COLUMNS, Row
 
-EXPORT_COLUMNS: tuple[str, ...] = ("root", *COLUMNS, "reused")
-"""CSV columns, in the order of the model's rows."""
+EXPORT_COLUMNS: tuple[str, ...] = ("root", *COLUMNS, "reused", "root_b64", "path_b64")
+"""CSV columns: the model's rows, then the exact bytes of names that are not UTF-8."""
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
 """Export formats."""
@@ -48,9 +50,24 @@ def write_csv(path: Path, rows: Iterable[Row]) -> int:
         writer = csv.writer(f)
         writer.writerow(EXPORT_COLUMNS)
         for row in rows:
-            writer.writerow(["" if v is None else v for v in row[: len(EXPORT_COLUMNS)]])
+            cells = ["" if v is None else v for v in row[: len(EXPORT_COLUMNS) - 2]]
+            root, path = cells[0], cells[1]
+            cells[0], cells[1] = store_name(root), store_name(path)
+            writer.writerow([*cells, name_b64(root), name_b64(path)])
             n += 1
     return n
+
+
+def store_name(name: str) -> str:
+    """``name`` as the store writes it: valid UTF-8, each undecodable byte as ``\\xNN``."""
+    if is_utf8(name):
+        return name
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in name)
+
+
+def name_b64(name: str) -> str:
+    """Standard base64 of the exact bytes of a name that is not UTF-8 ("" when it is)."""
+    return "" if is_utf8(name) else base64.b64encode(os.fsencode(name)).decode("ascii")
 
 
 def write_jsonl(path: Path, records: Iterable[Record | None]) -> int:
@@ -62,6 +79,25 @@ def write_jsonl(path: Path, records: Iterable[Record | None]) -> int:
                 f.write(record.to_json() + b"\n")
                 n += 1
     return n
+
+
+def clipboard_text(path: str) -> str:
+    """What ``c`` copies for ``path``: the name itself, or a shell word that gives its bytes.
+
+    A name that is not UTF-8, or holds control characters, cannot travel through a clipboard
+    as text: it is copied as a bash/zsh ``$'...'`` word (``$'caf\\xe9.txt'``) that a shell
+    turns back into the exact bytes.
+    """
+    if path.isprintable() and is_utf8(path):
+        return path
+    out = []
+    for byte in os.fsencode(path):
+        ch = chr(byte)
+        if byte < 0x80 and ch.isprintable() and ch not in "'\\":
+            out.append(ch)
+        else:
+            out.append(f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"
 
 
 # -- command lines -----------------------------------------------------------------------
@@ -98,7 +134,8 @@ def private_copy(text_file: Path, name: str) -> Path:
     title says which document it is.
     """
     folder = Path(tempfile.mkdtemp(prefix="quarry-text-"))
-    copy = folder / (Path(name).name + ".txt")
+    # shown, and short: a name with newlines or 255 bytes long still makes a file name
+    copy = folder / (shown(Path(name).name)[:120] + ".txt")
     shutil.copyfile(text_file, copy)
     return copy
 

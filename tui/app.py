@@ -8,6 +8,7 @@ and the first screen shows at once, filling as chunks arrive.
 
 from __future__ import annotations
 
+import os
 import time
 from array import array
 from collections.abc import Iterable
@@ -17,8 +18,10 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from engine.events import (
     Event,
@@ -29,11 +32,20 @@ from engine.events import (
     SweepStarted,
     ToolsChanged,
 )
+from engine.names import shown
 from engine.records import Summary
 from engine.store import Store
 from tui.bridge import EventBridge
-from tui.loader import Chunk, jsonl_stamp, load_rows, read_jsonl
-from tui.messages import EngineEvents, RowsLoaded, SessionStage, StoreChanged, StoreLoaded
+from tui.lines import valid_sha256
+from tui.loader import Chunk, JsonlSource, jsonl_stamp, load_rows, read_jsonl, read_summary
+from tui.messages import (
+    EngineEvents,
+    LoadFailed,
+    RowsLoaded,
+    SessionStage,
+    StoreChanged,
+    StoreLoaded,
+)
 from tui.model import COLUMNS, TABS, RecordModel
 from tui.poll import diff_store
 from tui.screens.help import HelpScreen
@@ -87,6 +99,12 @@ class QuarryApp(TriageMixin, App[None]):
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
         self._watching = False
+        self.load_error = ""
+        """Why the store could not be read at all, or empty."""
+        self.crash: str = ""
+        """The one-line reason the app stopped on an unexpected error (empty if it did not)."""
+        self.crash_log: Path | None = None
+        """Where the full traceback of that error was written."""
         self.bridge: EventBridge | None = None
         if session is not None:
             self.bridge = EventBridge(lambda batch: self.post_message(EngineEvents(batch)))
@@ -150,14 +168,22 @@ class QuarryApp(TriageMixin, App[None]):
     def _load(self) -> None:
         """Parse ``extract.jsonl`` in chunks (thread) and then start the session, if any."""
         stamp = jsonl_stamp(self.store)
-        data = read_jsonl(self.store)
         first = True
-        for chunk in load_rows(data):
-            self.post_message(RowsLoaded(chunk, data, first))
-            first = False
-        if first:  # an empty or missing store: still start afresh
+        data = JsonlSource(data=b"")
+        try:
+            data = read_jsonl(self.store)
+            for chunk in load_rows(data):
+                self.post_message(RowsLoaded(chunk, data, first))
+                first = False
+        except OSError as exc:  # a folder in its place, no permission, a failing disk
+            what = exc.strerror or str(exc)
+            self.post_message(
+                LoadFailed(f"cannot read {shown(str(self.store.jsonl_path))}: {what}")
+            )
+        if first:  # an empty, missing or unreadable store: still start afresh
             self.post_message(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
-        self.post_message(StoreLoaded(self.store.load_summary(), stamp))
+        summary, problem = read_summary(self.store)
+        self.post_message(StoreLoaded(summary, stamp, problem))
         if self.session is not None:
             self._run_session()
 
@@ -177,6 +203,7 @@ class QuarryApp(TriageMixin, App[None]):
             self.model.clear()
             self.model.data = message.data
         self.model.extend(message.chunk.rows, message.chunk.starts)
+        self.model.note_bad(message.chunk.bad)
         self.progress = (message.chunk.done, message.chunk.total)
         self.records_screen.refresh_loading(force=message.first)
 
@@ -185,11 +212,21 @@ class QuarryApp(TriageMixin, App[None]):
         self.summary = message.summary
         self._stamp = message.stamp
         self.progress = None
-        self.state = "sweeping" if self.session is not None else "following"
+        if self.state != "failed":
+            self.state = "sweeping" if self.session is not None else "following"
+        for problem in (message.problem, self.model.bad_text()):
+            if problem:
+                self.notify(problem, title="store", severity="warning", timeout=15)
         if self.summary is not None and self.session is None:
             self.last_event = _parse_iso(self.summary.finished)
         self.records_screen.refresh_data(keep=self.records_screen.table.rid)
         self._header()
+
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        self.load_error = message.reason
+        self.state = "failed"
+        self.notify(message.reason, title="store", severity="error", timeout=30)
 
     @on(SessionStage)
     def _session_stage(self, message: SessionStage) -> None:
@@ -212,6 +249,11 @@ class QuarryApp(TriageMixin, App[None]):
         """Read the rewritten store and work out which records changed."""
         try:
             self.post_message(diff_store(self.store, self.model))
+        except OSError as exc:
+            what = exc.strerror or str(exc)
+            self.post_message(
+                LoadFailed(f"cannot read {shown(str(self.store.jsonl_path))}: {what}")
+            )
         finally:
             self._polling = False
 
@@ -226,6 +268,7 @@ class QuarryApp(TriageMixin, App[None]):
         self.model.clear()
         self.model.data = message.data
         self.model.extend(message.chunk.rows, message.chunk.starts)
+        self.model.note_bad(message.chunk.bad)
         changed = {self.model.ids[k] for k in message.changed if k in self.model.ids}
         screen.refresh_data(changed, self.model.ids.get(keep) if keep else None)
         self._header()
@@ -270,6 +313,56 @@ class QuarryApp(TriageMixin, App[None]):
             screen.refresh_data(changed, keep)
         self._header()
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification as plain text on one line per part: file names and engine
+        messages in it are shown escaped, never read as markup or terminal controls."""
+        del markup  # never markup: a file may be called "[b]x"
+        super().notify(
+            shown(message), title=shown(title), severity=severity, timeout=timeout, markup=False
+        )
+
+    # -- failures --------------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker (the app's or a screen's) failed: say so; the app keeps running."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        what = f"{type(error).__name__}: {error}"
+        if event.worker.group == "load":
+            self.post_message(LoadFailed(f"loading the store failed: {what}"))
+            return
+        self.notify(shown(what), title=f"{event.worker.name or 'a task'} failed", severity="error")
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An unexpected error: its traceback to a file and one line to say; then Textual exits
+        with status 1 (:func:`tui.cli.run_app` prints the line once the terminal is back)."""
+        import tempfile
+        import traceback
+
+        if not self.crash:
+            self.crash = shown(f"{type(error).__name__}: {error}")
+            try:
+                fd, name = tempfile.mkstemp(prefix="quarry-crash-", suffix=".txt")
+                with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+                    f.write("".join(traceback.format_exception(error)))
+                self.crash_log = Path(name)
+            except OSError:
+                self.crash_log = None
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        """Print nothing: the traceback is in :attr:`crash_log`, the line is the caller's."""
+        self._exit_renderables.clear()
+
     # -- actions ---------------------------------------------------------------------------
 
     def action_pause(self) -> None:
@@ -291,9 +384,14 @@ class QuarryApp(TriageMixin, App[None]):
         if record is None:
             return
         if not record.has_text:
-            self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
+            what = f"{shown(record.path)}: no text stored ({shown(record.status)})"
+            self.notify(what, severity="warning")
             return
-        self.push_screen(InspectorScreen(record, self.store.text_path(record.sha256 or "")))
+        sha = valid_sha256(record.sha256)
+        if sha is None:
+            self.notify(f"{shown(record.path)}: no valid content hash", severity="warning")
+            return
+        self.push_screen(InspectorScreen(record, self.store.text_path(sha)))
 
     async def action_quit(self) -> None:
         """Stop the engine cleanly, then leave."""

@@ -8,9 +8,11 @@ imports this package.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from engine.cli import EXIT_OK, default_dirs, options_from
+from engine.cli import EXIT_OK, EXIT_USAGE, default_dirs, options_from
 from engine.cli import main as engine_main
 from engine.commands import store_dir
 from engine.errors import UsageError
@@ -18,6 +20,19 @@ from engine.session import Session
 from engine.store import Store
 from engine.sweep import resolve_roots, store_for
 from engine.watch import WatchOptions
+
+if TYPE_CHECKING:
+    from tui.app import QuarryApp
+
+
+def run_app(app: QuarryApp) -> int:
+    """Run the dashboard; a crash is exit 1 and one line on stderr (the traceback in a file)."""
+    app.run()
+    if app.crash:
+        where = f" (traceback in {app.crash_log})" if app.crash_log else ""
+        print(f"quarry: the dashboard stopped on an error: {app.crash}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    return app.return_code or EXIT_OK
 
 
 def cmd_open(args: argparse.Namespace) -> int:
@@ -31,15 +46,13 @@ def cmd_open(args: argparse.Namespace) -> int:
         store = store_for(roots, options)
         if not store.exists():
             raise UsageError(f"no store at {store.out} to browse (run 'quarry sweep' first)")
-        QuarryApp(store.out, None, read_only=True).run()
-        return EXIT_OK
+        return run_app(QuarryApp(store.out, None, read_only=True))
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
     try:
-        QuarryApp(session.store.out, session, read_only=args.read_only).run()
+        return run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
     finally:
         session.close()
-    return EXIT_OK
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -49,8 +62,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     store = Store(store_dir(args.store))
     if not store.exists():
         raise UsageError(f"no store at {args.store} (run 'quarry sweep DIR' first)")
-    QuarryApp(store.out, None, read_only=args.read_only).run()
-    return EXIT_OK
+    return run_app(QuarryApp(store.out, None, read_only=args.read_only))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

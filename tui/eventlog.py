@@ -22,6 +22,7 @@ from engine.events import (
     SweepStarted,
     ToolsChanged,
 )
+from engine.names import shown
 from engine.records import Record, Status, Summary
 
 LIMIT = 10_000
@@ -67,12 +68,12 @@ def _verdict(record: Record) -> str:
 
 def _record_line(at: float, record: Record) -> LogLine:
     if record.reused:
-        return LogLine(at, "reused", f"{record.path} ({record.status})")
-    kind = {Status.ERROR: "error", Status.SKIPPED: "skipped"}.get(
-        Status(record.status), "extracted"
+        return LogLine(at, "reused", f"{shown(record.path)} ({record.status})")
+    kind = {Status.ERROR.value: "error", Status.SKIPPED.value: "skipped"}.get(
+        record.status, "extracted"
     )
     why = f" [{record.why}]" if record.why else ""
-    return LogLine(at, kind, f"{record.path} → {_verdict(record)}{why}")
+    return LogLine(at, kind, f"{shown(record.path)} → {shown(_verdict(record))}{why}")
 
 
 def describe(event: Event) -> list[LogLine]:
@@ -80,7 +81,7 @@ def describe(event: Event) -> list[LogLine]:
     at = event.at
     if isinstance(event, RecordsChanged):
         lines = [_record_line(at, r) for r in event.records]
-        lines += [LogLine(at, "removed", path) for _root, path in event.removed]
+        lines += [LogLine(at, "removed", shown(path)) for _root, path in event.removed]
         return lines
     if isinstance(event, SweepStarted):
         what = "full sweep" if event.full else "rescan"
@@ -98,24 +99,39 @@ def describe(event: Event) -> list[LogLine]:
             parts.append(f"gone {', '.join(event.vanished)}")
         return [LogLine(at, "tools", "; ".join(parts) or "tool set re-checked")]
     if isinstance(event, Notice):
-        return [LogLine(at, "notice", f"{event.kind}: {event.message}")]
+        return [LogLine(at, "notice", shown(f"{event.kind}: {event.message}"))]
     return []
 
 
-def store_lines(summary: Summary | None, changed: int | None = None) -> list[LogLine]:
+def store_lines(
+    summary: Summary | None,
+    changed: int | None = None,
+    records: int | None = None,
+    problems: Iterable[str] = (),
+) -> list[LogLine]:
     """Lines for a store read from disk: when it was swept and what it holds.
 
-    ``changed`` is set when another process rewrote the store (``quarry ui --store``).
+    ``changed`` is set when another process rewrote the store (``quarry ui --store``);
+    ``records`` is how many records were read (the summary may claim others: a store cut
+    short); ``problems`` are what could not be read, each a line of its own.
     """
+    now = time.time()
+    notes = [LogLine(now, "notice", shown(p)) for p in problems if p]
+    what = "store loaded" if changed is None else f"store rewritten: {changed:,} changed"
     if summary is None:
-        return [] if changed is None else [LogLine(time.time(), "notice", "store rewritten")]
+        if not records:  # a new store: nothing to say yet
+            return notes if changed is None else [LogLine(now, "notice", what), *notes]
+        return [LogLine(now, "sweep", f"{what}: {records:,} records (no summary)"), *notes]
     try:
         at = datetime.fromisoformat(summary.finished).timestamp()
-    except ValueError:
-        at = time.time()
+    except (ValueError, TypeError):
+        at = now
     counts = ", ".join(f"{s} {n:,}" for s, n in summary.counts.items() if n)
-    what = "store loaded" if changed is None else f"store rewritten: {changed:,} changed"
-    lines = [LogLine(at, "sweep", f"{what}: {summary.files:,} files ({counts})")]
+    if records is None or records == summary.files:
+        held = f"{summary.files:,} files ({counts})"
+    else:
+        held = f"{records:,} records read (its summary says {summary.files:,} files: {counts})"
+    lines = [LogLine(at, "sweep", shown(f"{what}: {held}")), *notes]
     if summary.tools_found:
         found = ", ".join(f"{name} {v}" for name, v in sorted(summary.tools_found.items()))
         lines.append(LogLine(at, "tools", f"found {found}"))

@@ -10,7 +10,9 @@ the detail pane needs a full record.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from array import array
 from collections.abc import Iterator
@@ -21,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import orjson
 
+from engine.errors import QuarryError
+from engine.records import Summary
 from engine.store import Store
 from tui.columns import STATUS_CODE, Batch, intern_all, lower_of
 from tui.indexing import Lines
+from tui.lines import BadLine, NotARecord, parse_line, restore_name
 
 FIRST_BYTES = 1 << 18
 """The first block read (~700 records): enough for a screen, parsed in a millisecond."""
@@ -49,6 +53,8 @@ class _Row(msgspec.Struct, gc=False):
     size: int = 0
     ms: int = 0
     reused: bool = False
+    path_b64: str | None = None
+    root_b64: str | None = None
 
 
 _decode_rows = msgspec.json.Decoder(list[_Row]).decode
@@ -70,6 +76,8 @@ class Chunk:
     """Bytes of ``extract.jsonl`` parsed so far."""
     total: int
     """Bytes of ``extract.jsonl``."""
+    bad: tuple[BadLine, ...] = ()
+    """Lines of this slice that are not records (torn, garbage, no path or status)."""
 
 
 class JsonlSource:
@@ -90,10 +98,17 @@ class JsonlSource:
         """Bytes in the file."""
         if path is not None:
             try:
-                self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                # O_NONBLOCK: a FIFO in the file's place must not hang the open
+                flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+                self._fd = os.open(path, flags)
             except FileNotFoundError:
                 return
             st = os.fstat(self._fd)
+            if not stat.S_ISREG(st.st_mode):
+                self.close()
+                folder = stat.S_ISDIR(st.st_mode)
+                what = "a folder, not a file" if folder else "not a regular file"
+                raise OSError(errno.EISDIR if folder else errno.EINVAL, what, str(path))
             self.size, self.stamp = st.st_size, (st.st_mtime_ns, st.st_size)
 
     def __len__(self) -> int:
@@ -147,11 +162,42 @@ def read_jsonl(store: Store) -> JsonlSource:
     return JsonlSource(Path(store.jsonl_path))
 
 
+def read_summary(store: Store) -> tuple[Summary | None, str]:
+    """The store's summary and "" (None and "" when there is none), or None and why not."""
+    try:
+        summary = store.load_summary()
+    except (QuarryError, OSError, ValueError, TypeError, AttributeError) as exc:
+        # a summary from another writer, a folder, garbage: the records still show
+        return None, f"extract.summary.json cannot be read ({type(exc).__name__}: {exc})"
+    if summary is not None and not _summary_ok(summary):
+        return None, "extract.summary.json has fields of the wrong type: not used"
+    return summary, ""
+
+
+def _summary_ok(s: Summary) -> bool:
+    """Whether the fields the dashboard reads have the types the engine writes."""
+
+    def counts(d: object) -> bool:
+        return isinstance(d, dict) and all(
+            isinstance(k, str) and isinstance(v, int) for k, v in d.items()
+        )
+
+    return (
+        all(isinstance(r, str) for r in s.roots)
+        and isinstance(s.files, int)
+        and counts(s.counts)
+        and counts(s.tools_missing)
+        and isinstance(s.tools_found, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in s.tools_found.items())
+        and isinstance(s.finished, str)
+    )
+
+
 def jsonl_stamp(store: Store) -> tuple[int, int] | None:
     """(mtime_ns, size) of ``extract.jsonl``, to notice another process rewriting it."""
     try:
         st = Path(store.jsonl_path).stat()
-    except FileNotFoundError:
+    except OSError:
         return None
     return (st.st_mtime_ns, st.st_size)
 
@@ -159,12 +205,13 @@ def jsonl_stamp(store: Store) -> tuple[int, int] | None:
 def load_rows(
     source: JsonlSource | bytes, chunk_rows: int = 50_000, hashes: array[int] | None = None
 ) -> Iterator[Chunk]:
-    """Parse an ``extract.jsonl`` into chunks of rows; bad lines are skipped.
+    """Parse an ``extract.jsonl`` into chunks of rows; lines that are not records are skipped
+    and named in each chunk's ``bad``.
 
     With ``hashes``, the ``hash()`` of each kept row's line is appended to it (following).
     """
     src = source if isinstance(source, JsonlSource) else JsonlSource(data=bytes(source))
-    total, pos, want = src.size, 0, FIRST_BYTES
+    total, pos, want, line_no = src.size, 0, FIRST_BYTES, 0
     while pos < total:
         buf = src.read(pos, want)
         if not buf:
@@ -181,8 +228,8 @@ def load_rows(
                 hashes.extend(map(hash, block.split(b"\n")[: len(fast[0])]))
             yield Chunk(*fast, min(pos + len(block), total), total)
         else:
-            yield from _split_block(block, pos, total, chunk_rows, hashes)
-        pos, want = pos + len(block), BLOCK_BYTES
+            yield from _split_block(block, pos, total, chunk_rows, hashes, line_no)
+        pos, want, line_no = pos + len(block), BLOCK_BYTES, line_no + count
 
 
 def _parse_block(block: bytes, pos: int, count: int) -> tuple[Batch, Lines] | None:
@@ -193,11 +240,22 @@ def _parse_block(block: bytes, pos: int, count: int) -> tuple[Batch, Lines] | No
         return None
     if len(rows) != count:  # a blank line (decode_lines skips them)
         return None
+    if not all(map(_has_names, rows)):
+        return None
     return columns_of(rows), Lines(pos, len(block), count)
 
 
+def _has_names(row: _Row) -> bool:
+    return bool(row.path) and bool(row.status)
+
+
 def _split_block(
-    block: bytes, pos: int, total: int, chunk_rows: int, hashes: array[int] | None
+    block: bytes,
+    pos: int,
+    total: int,
+    chunk_rows: int,
+    hashes: array[int] | None,
+    line_no: int = 0,
 ) -> Iterator[Chunk]:
     lines = block.split(b"\n")
     if not lines[-1]:
@@ -206,36 +264,43 @@ def _split_block(
     starts = array("q", islice(accumulate(ones, initial=pos), len(lines)))
     for i in range(0, len(lines), chunk_rows):
         part = lines[i : i + chunk_rows]
-        batch, kept = parse_lines(part, starts[i : i + chunk_rows])
+        batch, kept, bad = parse_lines(part, starts[i : i + chunk_rows], line_no + i)
         if hashes is not None:
             if len(kept) != len(part):
                 wanted = set(kept)
                 part = [x for x, at in zip(part, starts[i:], strict=False) if at in wanted]
             hashes.extend(map(hash, part))
         done = starts[i + chunk_rows] if i + chunk_rows < len(lines) else pos + len(block)
-        yield Chunk(batch, kept, min(done, total), total)
+        yield Chunk(batch, kept, min(done, total), total, tuple(bad))
 
 
-def parse_lines(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[int]]:
-    """Lines of ``extract.jsonl`` as columns, with the offsets of the lines kept."""
+def parse_lines(
+    lines: list[bytes], starts: array[int], line_no: int = 0
+) -> tuple[Batch, array[int], list[BadLine]]:
+    """Lines of ``extract.jsonl`` as columns, the offsets of the lines kept, and the lines
+    that are not records (``line_no`` lines come before the first)."""
     try:
         if b"" in lines:
             raise ValueError("blank line")
         rows = _decode_rows(b"[" + b",".join(lines) + b"]")
-        if len(rows) != len(lines):
-            raise ValueError("a line held more than one value")
+        if len(rows) != len(lines) or not all(map(_has_names, rows)):
+            raise ValueError("a line held more than one value, or no path or status")
     except (msgspec.DecodeError, ValueError):  # a torn or foreign line: the slow, lenient way
-        return _lenient(lines, starts)
-    return columns_of(rows), starts
+        return _lenient(lines, starts, line_no)
+    return columns_of(rows), starts, []
 
 
 def columns_of(rows: list[_Row]) -> Batch:
     """Decoded rows as columns (low-cardinality strings interned), counted."""
     f = _FIELDS
     paths = list(map(f["path"], rows))
+    roots = list(map(f["root"], rows))
+    if any(map(f["path_b64"], rows)) or any(map(f["root_b64"], rows)):
+        paths = list(map(restore_name, paths, map(f["path_b64"], rows)))
+        roots = list(map(restore_name, roots, map(f["root_b64"], rows)))
     pages = list(map(f["pages"], rows))
     batch = Batch(
-        roots=intern_all(list(map(f["root"], rows))),
+        roots=intern_all(roots),
         paths=paths,
         lower=lower_of(paths),
         status=bytearray(map(STATUS_CODE.__getitem__, map(f["status"], rows))),
@@ -261,27 +326,19 @@ def in_order(b: Batch) -> bool:
     return all(map(lt, keys, islice(keys, 1, None)))
 
 
-def _lenient(lines: list[bytes], starts: array[int]) -> tuple[Batch, array[int]]:
-    batch, kept = Batch(), array("q")
-    for line, start in zip(lines, starts, strict=True):
+def _lenient(
+    lines: list[bytes], starts: array[int], line_no: int
+) -> tuple[Batch, array[int], list[BadLine]]:
+    batch, kept, bad = Batch(), array("q"), []
+    for i, (line, start) in enumerate(zip(lines, starts, strict=True)):
         if not line.strip():
             continue
         try:
-            d = orjson.loads(line)
-            if not isinstance(d, dict):
-                continue
-            batch.append(d)
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
-            _undo_partial(batch, len(kept))
+            batch.append(parse_line(line))
+        except NotARecord as exc:
+            bad.append(BadLine(line_no + i + 1, str(exc)))
             continue
         kept.append(start)
     batch.in_order = in_order(batch)
     batch.tally()
-    return batch, kept
-
-
-def _undo_partial(batch: Batch, n: int) -> None:
-    """Drop a row :meth:`Batch.append` left half-set when the record was malformed."""
-    for name in Batch.__slots__:
-        if name not in ("in_order", "pairs"):
-            del getattr(batch, name)[n:]
+    return batch, kept, bad

@@ -25,10 +25,14 @@ class RowsLoaded(Message):
 class StoreLoaded(Message):
     """Every record of the store was parsed."""
 
-    def __init__(self, summary: Summary | None, stamp: tuple[int, int] | None) -> None:
+    def __init__(
+        self, summary: Summary | None, stamp: tuple[int, int] | None, problem: str = ""
+    ) -> None:
         super().__init__()
         self.summary = summary
-        """The store's summary, if it has one."""
+        """The store's summary, if it has one (and could be read)."""
+        self.problem = problem
+        """Why the summary could not be read, or empty."""
         self.stamp = stamp
         """(mtime_ns, size) of the ``extract.jsonl`` loaded."""
 
@@ -75,3 +79,12 @@ class SessionStage(Message):
         """``watching``, ``idle`` or ``failed``."""
         self.detail = detail
         """What went wrong, for ``failed``."""
+
+
+class LoadFailed(Message):
+    """The store could not be read at all (``extract.jsonl`` a folder, unreadable...)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+        """What went wrong, in one line."""

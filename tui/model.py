@@ -24,6 +24,7 @@ from typing import Any
 from engine.records import STATUSES, Record
 from tui.columns import STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, and_masks, line_at
+from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query
 
 Key = tuple[str, str]
@@ -123,6 +124,10 @@ class RecordModel(Ordering):
         self.view: array[int] = array("q")
         """Row ids passing the filter, ascending by the sort column."""
         self._qmask: tuple[str, int, bytearray] | None = None
+        self.bad_lines = 0
+        """Lines of the loaded ``extract.jsonl`` that are not records (torn, garbage)."""
+        self.bad_first: list[BadLine] = []
+        """The first few of them, to name on screen and in the activity log."""
 
     # -- loading ------------------------------------------------------------------------
 
@@ -155,6 +160,21 @@ class RecordModel(Ordering):
         else:
             self.refilter()
 
+    def note_bad(self, bad: Iterable[BadLine]) -> None:
+        """Count lines of the store that could not be read (keeping the first few)."""
+        for line in bad:
+            self.bad_lines += 1
+            if len(self.bad_first) < 5:
+                self.bad_first.append(line)
+
+    def bad_text(self) -> str:
+        """The unreadable lines in words ("" when there are none)."""
+        if not self.bad_lines:
+            return ""
+        n = self.bad_lines
+        first = "; ".join(map(str, self.bad_first[:3]))
+        return f"{n:,} line{'s' if n != 1 else ''} of extract.jsonl could not be read ({first})"
+
     def clear(self) -> None:
         """Forget every row (filter and sort stay)."""
         tab, query, col, rev = self.tab, self.query, self.sort_column, self.sort_reverse
@@ -169,7 +189,10 @@ class RecordModel(Ordering):
             return None
         if rid in self.live:
             return self.live[rid]
-        return Record.from_json(line_at(self.data, self.starts.get(rid, self.data)))
+        try:
+            return record_from_line(line_at(self.data, self.starts.get(rid, self.data)))
+        except NotARecord:  # the loader kept it, so this is a store rewritten under us
+            return None
 
     def key(self, rid: int) -> Key | None:
         """The (root, path) of row ``rid``."""

@@ -18,7 +18,15 @@ from operator import contains, not_
 from engine.store import Store
 from tui.columns import Batch
 from tui.indexing import LineIndex, line_at
-from tui.loader import BLOCK_BYTES, Chunk, JsonlSource, in_order, load_rows, read_jsonl
+from tui.loader import (
+    BLOCK_BYTES,
+    Chunk,
+    JsonlSource,
+    in_order,
+    load_rows,
+    read_jsonl,
+    read_summary,
+)
 from tui.messages import StoreChanged
 from tui.model import RecordModel
 
@@ -40,7 +48,9 @@ def diff_store(store: Store, model: RecordModel) -> StoreChanged:
     """Read ``store`` again; changed = keys of lines the model did not show as they are now."""
     source = read_jsonl(store)
     rows, starts, new = Batch(), LineIndex(), array("q")
+    bad = []
     for chunk in load_rows(source, hashes=new):
+        bad.extend(chunk.bad)
         if isinstance(chunk.rows, Batch):
             rows.extend(chunk.rows)
             starts.extend(chunk.starts)
@@ -57,5 +67,5 @@ def diff_store(store: Store, model: RecordModel) -> StoreChanged:
     old.update(hash(rec.to_json()) for rid, rec in live.items() if alive[rid])
     fresh = compress(range(len(new)), map(not_, map(contains, repeat(old), new)))
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}
-    chunk = Chunk(rows, starts, source.size, source.size)
-    return StoreChanged(chunk, source, changed, store.load_summary(), source.stamp)
+    chunk = Chunk(rows, starts, source.size, source.size, tuple(bad))
+    return StoreChanged(chunk, source, changed, read_summary(store)[0], source.stamp)

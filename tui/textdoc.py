@@ -1,21 +1,87 @@
-"""A stored text prepared for the inspector: lines, pages, search. No Textual in here.
+"""A stored text prepared for the inspector: lines, pages, search, wrapping. No Textual in here.
 
 Pages come from the store's conventions: PDF pages are separated by form feeds, slides and
 sheets start with ``# slideN`` / ``# sheetN`` lines. Lines longer than :data:`LINE_CAP` are
 cut for display (a single 50 MB line must not hang the screen); search looks at what is shown.
+
+What is shown is safe for a terminal and measured in cells: tabs are expanded, control
+characters (escape sequences included), line separators and bidirectional overrides become
+visible symbols, and widths count a CJK character as two cells, so wrapping and sideways
+scrolling agree with what the terminal draws.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
+from array import array
 from dataclasses import dataclass, field
+
+from rich.cells import cell_len, chop_cells
 
 LINE_CAP = 2000
 """Characters of one line shown (and searched); the rest is summarised."""
 MAX_MATCHES = 100_000
 """Search stops counting here."""
+TAB = 4
+"""Columns of a tab stop."""
 _PAGE_LINE = re.compile(r"^# (slide|sheet)\s*(\d+)\b")
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(_BIDI) + "]"
+)
+
+
+def _visible(m: re.Match[str]) -> str:
+    ch = m.group()
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␀ for NUL
+    if code == 0x7F:
+        return "␡"
+    if code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"<{unicodedata.name(ch, hex(code)).lower()}>"
+
+
+def display_line(line: str) -> str:
+    """``line`` as the terminal may draw it: tabs expanded, nothing it would interpret."""
+    if "\t" in line:
+        line = line.expandtabs(TAB)
+    if line.isprintable():
+        return line
+    return _UNSAFE.sub(_visible, line)
+
+
+def width_of(line: str) -> int:
+    """Cells ``line`` takes on a terminal."""
+    return len(line) if line.isascii() else cell_len(line)
+
+
+@dataclass(slots=True)
+class Wrapped:
+    """Visual rows of a document wrapped at a width: row -> (line, first character)."""
+
+    lines: array[int] = field(default_factory=lambda: array("q"))
+    """Text line of each visual row (ascending)."""
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    """Character offset in its line where each visual row starts."""
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def row_of(self, line: int) -> int:
+        """First visual row of text line ``line``."""
+        return bisect.bisect_left(self.lines, line)
+
+    def span(self, row: int, doc: TextDoc) -> tuple[int, int, int]:
+        """(line, start, end) of the characters visual row ``row`` shows."""
+        line = self.lines[row]
+        start = self.starts[row]
+        nxt = row + 1
+        end = self.starts[nxt] if nxt < len(self.lines) and self.lines[nxt] == line else None
+        return line, start, len(doc.lines[line]) if end is None else end
 
 
 @dataclass(slots=True)
@@ -23,11 +89,13 @@ class TextDoc:
     """Display lines with their page starts."""
 
     lines: list[str]
-    """Lines as shown (capped)."""
+    """Lines as shown (capped, made safe for a terminal)."""
     pages: list[tuple[int, str]] = field(default_factory=list)
     """(first line, label) of each page, slide or sheet, in order; empty when not paged."""
     capped: int = 0
     """How many lines were cut at :data:`LINE_CAP`."""
+    widest: int = 0
+    """Cells of the widest line shown."""
 
     @classmethod
     def parse(cls, text: str) -> TextDoc:
@@ -47,11 +115,12 @@ class TextDoc:
                 if len(line) > LINE_CAP:
                     capped += 1
                     line = line[:LINE_CAP] + f" … [{len(line) - LINE_CAP:,} more characters]"
-                lines.append(line)
+                lines.append(display_line(line))
         if paged and lines and lines[-1] == "" and len(parts[-1]) == 0:
             lines.pop()  # a trailing form feed makes no empty last page
             pages.pop()
-        return cls(lines, pages, capped)
+        widest = max(map(width_of, lines), default=0)
+        return cls(lines, pages, capped, widest)
 
     def page_of(self, line: int) -> int:
         """Index into :attr:`pages` of the page holding ``line`` (0 when not paged)."""
@@ -67,7 +136,32 @@ class TextDoc:
         found: list[tuple[int, int, int]] = []
         for i, line in enumerate(self.lines):
             for m in pattern.finditer(line):
-                found.append((i, m.start(), m.end()))
+                if m.end() > m.start():
+                    found.append((i, m.start(), m.end()))
                 if len(found) >= MAX_MATCHES:
                     return found
         return found
+
+    def wrap(self, width: int) -> Wrapped:
+        """Visual rows of at most ``width`` cells each (an empty line is one row)."""
+        width = max(2, width)  # a two-cell character must fit on a row
+        rows = Wrapped()
+        for i, line in enumerate(self.lines):
+            if width_of(line) <= width:
+                rows.lines.append(i)
+                rows.starts.append(0)
+                continue
+            ascii_ = line.isascii()
+            for off in range(0, len(line), width) if ascii_ else _cell_chunks(line, width):
+                rows.lines.append(i)
+                rows.starts.append(off)
+        return rows
+
+
+def _cell_chunks(line: str, width: int) -> list[int]:
+    """Character offsets where each ``width``-cell piece of ``line`` starts."""
+    offsets, pos = [], 0
+    for piece in chop_cells(line, width):
+        offsets.append(pos)
+        pos += len(piece)
+    return offsets or [0]

@@ -136,7 +136,8 @@ class LiveTriage(_Base):
 
     def on_store_loaded(self, message: StoreLoaded) -> None:
         """The store is loaded: its error groups are known (only later ones are news)."""
-        self.activity.extend(store_lines(message.summary))
+        problems = (message.problem, self.model.bad_text(), getattr(self, "load_error", ""))
+        self.activity.extend(store_lines(message.summary, None, len(self.model), problems))
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
 
     @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
@@ -155,7 +156,10 @@ class LiveTriage(_Base):
 
     def on_store_changed(self, message: StoreChanged) -> None:
         """Another process rewrote the store: log it, announce the error groups it brought."""
-        self.activity.extend(store_lines(message.summary, len(message.changed)))
+        problems = (self.model.bad_text(),)
+        self.activity.extend(
+            store_lines(message.summary, len(message.changed), len(self.model), problems)
+        )
         self._watch_groups(error_records(self.model))
         self._refresh_triage()
 

@@ -14,6 +14,7 @@ from textual.message import Message
 
 from engine.records import Record
 from tui import actions
+from tui.lines import valid_sha256
 from tui.model import Key
 
 if TYPE_CHECKING:
@@ -135,7 +136,14 @@ class RecordActions(_Base):
         if not record.has_text:
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
             return
-        copy = actions.private_copy(self.store.text_path(record.sha256 or ""), record.path)
+        if valid_sha256(record.sha256) is None:
+            self.notify(f"{record.path}: no valid content hash", severity="warning")
+            return
+        try:
+            copy = actions.private_copy(self.store.text_path(record.sha256 or ""), record.path)
+        except OSError as exc:
+            self.notify(f"cannot copy the text: {exc}", severity="error")
+            return
         command = actions.viewer_command(copy)
         status = self.run_outside(command)
         if status == 127:
@@ -164,8 +172,9 @@ class RecordActions(_Base):
         current = self._current()
         if current is not None:
             path = str(self.source_path(current[0]))
-            self.copy_to_clipboard(path)
-            self.notify(path, title="path copied")
+            text = actions.clipboard_text(path)
+            self.copy_to_clipboard(text)
+            self.notify(text, title="path copied" if text == path else "path copied as bytes")
 
     # -- export ----------------------------------------------------------------------------
 
@@ -189,8 +198,8 @@ class RecordActions(_Base):
             else:
                 rows: Any = (row for rid in rids if (row := model.rows[rid]) is not None)
                 n = actions.write_csv(path, rows)
-        except OSError as exc:
-            self.post_message(Exported(path, 0, str(exc)))
+        except (OSError, ValueError, TypeError) as exc:  # a full disk, a name it cannot write
+            self.post_message(Exported(path, 0, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(Exported(path, n, ""))
 

@@ -63,3 +63,33 @@ def visible_paths(app: QuarryApp) -> list[str]:
     """Paths of the rows in the view, in the order shown."""
     m = app.model
     return [m.rows[m.rid_at(i)][R_PATH] for i in range(len(m.view))]  # type: ignore[index]
+
+
+def text_store(out: Path, texts: dict[str, str], root: str = "/texts") -> Store:
+    """A store of ``ok`` records, one per ``path -> text`` (any text: long, wide, odd)."""
+    import hashlib
+
+    from engine.records import Record
+
+    store = Store(out)
+    records = []
+    for path, text in sorted(texts.items()):
+        sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        records.append(
+            Record(root, path, len(text), 0, "ok", sha, "text/plain", None, "text:utf-8",
+                   "text", 1, chars=len(text))
+        )  # fmt: skip
+    with store.writer():
+        for record in records:
+            store.put_text(record.sha256 or "", texts[record.path])
+        store.write_records(records)
+    return store
+
+
+async def wait_for(pilot: Pilot[None], condition: object, timeout: float = 30.0) -> None:
+    """Let the app run until ``condition()`` holds; fail after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout} s waiting for {condition}")
+        await pilot.pause(0.02)

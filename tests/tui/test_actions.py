@@ -141,7 +141,9 @@ async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
             await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
             await settle(pilot)
             assert status("damaged/report00.docx") == "ok"
-            assert any("retried damaged/report00.docx: ok 1" in n for n in notes(app))
+            await wait_until(
+                pilot, lambda: any("retried damaged/report00.docx: ok 1" in n for n in notes(app))
+            )
 
             # space marks and moves down; shift+down marks a range
             await _at(pilot, app, "damaged/report01.docx")
@@ -159,7 +161,7 @@ async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
             await settle(pilot)
             assert status("damaged/report01.docx") == status("damaged/report02.docx") == "ok"
             assert not app.marks
-            assert any("retried 2 marked: ok 2" in n for n in notes(app))
+            await wait_until(pilot, lambda: any("retried 2 marked: ok 2" in n for n in notes(app)))
 
 
 async def test_shift_arrows_mark_ranges(store: Store) -> None:
@@ -237,4 +239,4 @@ async def test_declined_bulk_retry_keeps_the_marks(sample: Path) -> None:
             await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
             await settle(pilot)
             assert not app.marks
-            assert any("retried 21 marked" in n for n in notes(app))
+            await wait_until(pilot, lambda: any("retried 21 marked" in n for n in notes(app)))

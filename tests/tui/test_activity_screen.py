@@ -81,7 +81,8 @@ async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -
         app.post_message(EngineEvents([polling, RecordsChanged(2.0, tuple(bad[:25]))]))
         app.post_message(EngineEvents([RecordsChanged(3.0, tuple(bad[25:]))]))
         await settle(pilot)
-        await pilot.pause(1.2)  # new groups are announced together, after a second
+        # new groups are announced together, after a second: wait for it, bounded
+        await wait_until(pilot, lambda: any("error group" in n for n in notes(app)))
         said = notes(app)
         assert any("watching by polling: native watching failed" in n for n in said)
         groups = [n for n in said if "error group" in n]

@@ -52,12 +52,13 @@ async def test_groups_largest_first_drill_down_and_retry_a_group(sample: Path) -
             text = screen_text(app)
             assert f"3      corrupt    {CRC_GROUP}" in text
             assert "e.g. damaged/report00.docx: zip member 'word/document.xml' is damaged" in text
-            assert any("new error groups" in n for n in notes(app))
+            # announced at most once a second (a timer): wait for it, bounded
+            await wait_until(pilot, lambda: any("new error groups" in n for n in notes(app)))
 
             await pilot.press("enter")  # into the group's files
             files = screen.query_one("#group-files", DataTable)
             assert files.has_focus and files.row_count == 3
-            assert [files.get_row_at(i)[0] for i in range(3)] == [
+            assert [str(files.get_row_at(i)[0]) for i in range(3)] == [
                 f"damaged/report{i:02d}.docx" for i in range(3)
             ]
             for i in range(3):  # the operator repairs the files, then retries the group
@@ -70,7 +71,9 @@ async def test_groups_largest_first_drill_down_and_retry_a_group(sample: Path) -
                 record = app.model.record(rid)
                 assert record is not None and record.status == "ok" and record.why == "forced"
             assert CRC_GROUP not in {g.message for g in screen.groups}
-            assert any("retried group corrupt" in n and "ok 3" in n for n in notes(app))
+            await wait_until(
+                pilot, lambda: any("retried group corrupt" in n and "ok 3" in n for n in notes(app))
+            )
             await pilot.press("escape", "escape")
             assert isinstance(app.screen, RecordsScreen)
 
@@ -87,6 +90,7 @@ async def test_retry_of_a_vanished_file_says_so(sample: Path) -> None:
             await pilot.press("r")
             await wait_until(pilot, lambda: _idle(app))
             await settle(pilot)
+            await wait_until(pilot, lambda: any("vanished" in n for n in notes(app)))
             said = [n for n in notes(app) if "vanished" in n]
             assert any("no longer on disk: damaged/report01.docx" in n for n in said)
             assert (str(folder), "damaged/report01.docx") not in app.model.ids
@@ -114,5 +118,5 @@ async def test_a_big_group_asks_first(sample: Path) -> None:
             assert app.screen is screen
             await wait_until(pilot, lambda: _idle(app))
             await settle(pilot)
-            assert any("error 22" in n for n in notes(app))
+            await wait_until(pilot, lambda: any("error 22" in n for n in notes(app)))
             assert screen.groups[0].count == 22  # still damaged: same verdict, read again

@@ -84,4 +84,4 @@ async def test_wrap_toggle_and_long_lines_capped(store: Store) -> None:
         assert view.wrap and "wrap on" in status(screen)
         after = screen_lines(view)
         assert after != before and after[3].split()[:3] == ["4", "A", "very"]
-        assert after[4][: view.gutter].strip() == ""  # a continuation row has no line number
+        assert after[4][: view.number_width].strip() == ""  # a continuation row has no line number

@@ -23,7 +23,7 @@ def changed_record(path: str, **changes: object) -> Record:
     return rec.evolve(**changes)
 
 
-async def wait_until(pilot, condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def wait_until(pilot, condition, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     """Pause until ``condition()`` holds (events cross threads)."""
     deadline = time.monotonic() + timeout
     while not condition():

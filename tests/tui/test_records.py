@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from textual.command import CommandList
 from textual.widgets import Input, Static, Tabs
 
 from engine.store import Store
-from tests.tui.conftest import SIZE, screen_lines, settle, static_text, visible_paths
+from tests.tui.conftest import SIZE, screen_lines, settle, static_text, visible_paths, wait_for
 from tui.app import QuarryApp
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
@@ -175,7 +176,14 @@ async def test_command_palette_runs_actions(store: Store) -> None:
         await pilot.pause()
         for ch in "Show error":
             await pilot.press(ch if ch != " " else "space")
-        await pilot.pause(0.3)
+        # the palette searches in the background: wait for its first hit, bounded
+        await wait_for(
+            pilot,
+            lambda: (
+                app.screen.query(CommandList)
+                and bool(app.screen.query_one(CommandList).option_count)
+            ),
+        )
         await pilot.press("enter")
         await pilot.pause()
         assert app.model.tab == "error"

@@ -93,7 +93,7 @@ async def test_shown_after_first_sweep_then_check_again_unlocks_images(
             assert not {"images/hello.png", "images/sign.png"} & {p for _r, p in tess.files}
             text = screen_text(app)
             assert "tesseract  found    5.9.9" in text and "checked at" in text
-            assert any("tesseract" in n for n in notes(app))
+            await wait_until(pilot, lambda: any("tesseract" in n for n in notes(app)))
             assert not screen.query_one("#check", Button).disabled
 
             await pilot.press("escape")

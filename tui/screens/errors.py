@@ -7,11 +7,13 @@ highlighted file. Groups and files update live as retried records come back.
 from __future__ import annotations
 
 from rich.markup import escape
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
+from engine.names import shown
 from engine.records import Record
 from tui.model import Key
 from tui.screens.triage_base import TriageScreen
@@ -26,6 +28,12 @@ MIME_WIDTH = 34
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _cell(text: str, width: int | None = None) -> Text:
+    """A table cell: shown escaped, never read as markup."""
+    text = shown(text)
+    return Text(text if width is None else _cut(text, width))
 
 
 class ErrorsScreen(TriageScreen):
@@ -88,8 +96,8 @@ class ErrorsScreen(TriageScreen):
         table.clear()
         for g in self.groups:
             table.add_row(
-                f"{g.count:,}", g.reason, _cut(g.message, MESSAGE_WIDTH),
-                _cut(g.mime_text(2), MIME_WIDTH), _cut(g.example_path, MIME_WIDTH),
+                f"{g.count:,}", _cell(g.reason), _cell(g.message, MESSAGE_WIDTH),
+                _cell(g.mime_text(2), MIME_WIDTH), _cell(g.example_path, MIME_WIDTH),
             )  # fmt: skip
         idents = [g.ident for g in self.groups]
         if keep in idents:
@@ -115,8 +123,8 @@ class ErrorsScreen(TriageScreen):
         many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
         detail.update(
             f"[b]{escape(group.reason)}[/b] · {many} · "
-            f"{escape(group.mime_text(6))}\n[b]e.g.[/b] {escape(group.example_path)}: "
-            f"{escape(group.example)}"
+            f"{escape(shown(group.mime_text(6)))}\n"
+            f"[b]e.g.[/b] {escape(shown(group.example_path))}: {escape(shown(group.example))}"
         )
         if ident == self._shown:
             return
@@ -127,7 +135,7 @@ class ErrorsScreen(TriageScreen):
         for key in group.keys:
             record = self.records.get(key)
             verdict = RETRYING if key in retrying else (record.error or "" if record else "")
-            files.add_row(key[1], record.mime if record else "", verdict)
+            files.add_row(_cell(key[1]), _cell(record.mime if record else ""), _cell(verdict))
         files.move_cursor(row=min(keep, max(0, group.count - 1)))
 
     @on(DataTable.RowHighlighted, "#groups")
@@ -153,7 +161,7 @@ class ErrorsScreen(TriageScreen):
         if group is None:
             self.notify("no error group to retry", severity="warning")
             return
-        label = f"group {group.reason}: {_cut(group.message, 40)}"
+        label = f"group {group.reason}: {_cut(shown(group.message), 40)}"
         self.quarry.retry(list(group.keys), label)
         self._shown = None
         self._show_group()

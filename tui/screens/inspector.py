@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.names import shown
 from engine.records import Record
 from tui.textdoc import TextDoc
 from tui.widgets.text_view import TextView
@@ -60,12 +61,14 @@ class InspectorScreen(Screen[None]):
         box = Input(placeholder="search the text", id="search")
         box.cursor_blink = False
         yield box
-        yield Static("loading…", id="status")
+        yield Static("loading…", id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         """Read the text in a thread."""
-        self.query_one("#title", Static).update(f"{self.record.path}  ({self.record.root})")
+        self.query_one("#title", Static).update(
+            f"{shown(self.record.path)}  ({shown(self.record.root)})"
+        )
         view = self.query_one(TextView)
         view.focus()
         self.watch(view, "scroll_y", self._scrolled, init=False)
@@ -76,7 +79,9 @@ class InspectorScreen(Screen[None]):
         try:
             text = self.text_path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            self.post_message(self.TextLoaded(None, f"cannot read {self.text_path}: {exc}"))
+            self.post_message(
+                self.TextLoaded(None, f"cannot read {shown(str(self.text_path))}: {exc}")
+            )
             return
         self.post_message(self.TextLoaded(TextDoc.parse(text)))
 

@@ -86,7 +86,12 @@ class RecordsScreen(Screen[None]):
         if not self._ready:
             return
         model = self.quarry.model
-        self.query_one(SummaryBar).show(model.tab_counts(), len(model), model.reused, model.chars)
+        problem = self.quarry.load_error
+        if not problem and model.bad_lines:
+            problem = f"{model.bad_lines:,} unreadable line{'s' if model.bad_lines != 1 else ''}"
+        self.query_one(SummaryBar).show(
+            model.tab_counts(), len(model), model.reused, model.chars, problem
+        )
         counts = model.tab_counts()
         for tab in TABS:
             self.query_one(f"#tab-{tab}", Tab).label = f"{tab} {counts[tab]:,}"

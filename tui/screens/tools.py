@@ -10,12 +10,14 @@ from __future__ import annotations
 import time
 
 from rich.markup import escape
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, DataTable, Footer, Static
 
+from engine.names import shown
 from tui.screens.triage_base import TriageScreen
 from tui.triage import PLATFORMS, ToolRow
 
@@ -31,7 +33,7 @@ def tool_detail(row: ToolRow) -> str:
         lines += [f"[b]version[/b]  {escape(row.version)}", f"[b]path[/b]     {escape(row.path)}"]
         lines.append("")
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
-    lines += [f"  {escape(path)}" for _root, path in row.files[:FILES_SHOWN]]
+    lines += [f"  {escape(shown(path))}" for _root, path in row.files[:FILES_SHOWN]]
     if len(row.files) > FILES_SHOWN:
         lines.append(f"  [dim]… and {len(row.files) - FILES_SHOWN:,} more[/dim]")
     if row.install:
@@ -92,7 +94,9 @@ class ToolsScreen(TriageScreen):
         table.clear()
         for row in self.rows:
             state = "[green]found[/]" if row.found else "[red]missing[/]"
-            table.add_row(row.name, state, row.version, f"{len(row.files):,}", row.path)
+            table.add_row(
+                Text(row.name), state, Text(row.version), f"{len(row.files):,}", Text(row.path)
+            )
         names = [r.name for r in self.rows]
         if keep in names:
             table.move_cursor(row=names.index(keep))

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
+from engine.names import shown
 from engine.records import STATUSES, Record
 from engine.tools import KNOWN_TOOLS
 from tui.widgets.record_table import human_size
@@ -64,7 +65,7 @@ class LiveHeader(Horizontal):
         last_event: float | None,
     ) -> None:
         """Update every part."""
-        self.query_one("#folder", Static).update(escape(folder))
+        self.query_one("#folder", Static).update(escape(shown(folder)))
         colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
             state.split(" ")[0], "$accent"
         )
@@ -83,18 +84,26 @@ class SummaryBar(Static):
     SummaryBar { height: 1; padding: 0 1; }
     """
 
-    def show(self, counts: dict[str, int], files: int, reused: int, chars: int) -> None:
-        """Update the counts and totals."""
+    def show(
+        self, counts: dict[str, int], files: int, reused: int, chars: int, problem: str = ""
+    ) -> None:
+        """Update the counts and totals, and what is wrong with the store (if anything)."""
         parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}[/]" for s in STATUSES]
         totals = (
             f"files [b]{files:,}[/b] · reused [b]{reused:,}[/b] · "
             f"chars [b]{short_number(chars)}[/b]"
         )
-        self.update("  ".join(parts) + "   " + totals)
+        trouble = f"   [$text-error]⚠ {escape(problem)}[/]" if problem else ""
+        self.update("  ".join(parts) + "   " + totals + trouble)
 
 
 def _iso(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if not ns:
+        return "-"  # not recorded (the extract stage writes no mtime)
+    try:
+        return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):
+        return f"{ns} ns (out of range)"
 
 
 def describe(record: Record, tools_missing: set[str]) -> str:
@@ -102,13 +111,13 @@ def describe(record: Record, tools_missing: set[str]) -> str:
     colour = STATUS_COLOURS.get(record.status, "$text")
     verdict = record.status + (f" / {record.reason}" if record.reason else "")
     lines = [
-        f"[b]{escape(record.path)}[/b]",
-        f"[dim]in {escape(record.root)}[/dim]",
+        f"[b]{escape(shown(record.path))}[/b]",
+        f"[dim]in {escape(shown(record.root))}[/dim]",
         "",
         f"[{colour}][b]{escape(verdict)}[/b][/]",
     ]
     if record.error:
-        lines += ["", "[b]verdict[/b]", escape(record.error)]
+        lines += ["", "[b]verdict[/b]", escape(shown(record.error))]
     if record.needs:
         lines += ["", "[b]needs one of[/b]"]
         for tool in record.needs:
@@ -132,7 +141,7 @@ def describe(record: Record, tools_missing: set[str]) -> str:
         ("tool set", record.tools or "-"),
     ]
     lines.append("")
-    lines += [f"[b]{name:<10}[/b]{escape(value)}" for name, value in fields]
+    lines += [f"[b]{name:<10}[/b]{escape(shown(str(value)))}" for name, value in fields]
     return "\n".join(lines)
 
 

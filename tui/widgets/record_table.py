@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from engine.names import shown
 from tui.model import COLUMNS, RecordModel, Row
 
 FLASH_SECONDS = 1.5
@@ -62,7 +63,7 @@ def cell_text(column: str, row: Row) -> str:
         return human_size(value)
     if column == "chars":
         return f"{value:,}"
-    return str(value)
+    return shown(str(value))  # a name (or a foreign store's text) never reaches the terminal raw
 
 
 class RecordTable(ScrollView, can_focus=True):

@@ -1,4 +1,9 @@
-"""A Line-API view of a :class:`~tui.textdoc.TextDoc`: line numbers, wrap, match highlights."""
+"""A Line-API view of a :class:`~tui.textdoc.TextDoc`: line numbers, wrap, match highlights.
+
+Only the visible rows are drawn. Without wrap a row is a text line, cropped to the view by
+cells (so a CJK line scrolls sideways as the terminal draws it); with wrap a row is a piece
+of a line at most the view's width (:class:`~tui.textdoc.Wrapped`).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.textdoc import TextDoc
+from tui.textdoc import TextDoc, Wrapped
 
 
 class TextView(ScrollView, can_focus=True):
@@ -38,7 +43,7 @@ class TextView(ScrollView, can_focus=True):
         self.matches: list[tuple[int, int, int]] = []
         self.current = -1
         self._by_line: dict[int, list[tuple[int, int, int]]] = {}
-        self._rows: list[tuple[int, int]] = []
+        self._rows = Wrapped()
         self._page_lines: set[int] = set()
 
     def set_doc(self, doc: TextDoc) -> None:
@@ -58,9 +63,18 @@ class TextView(ScrollView, can_focus=True):
         self.refresh()
 
     @property
-    def gutter(self) -> int:
-        """Width of the line-number column."""
+    def number_width(self) -> int:
+        """Width of the line-number column, its space included.
+
+        (Not ``gutter``: that is Textual's own spacing property of every widget, and
+        shadowing it with an int broke scrolling.)
+        """
         return len(str(max(1, len(self.doc.lines)))) + 2
+
+    @property
+    def text_width(self) -> int:
+        """Cells a wrapped row may take."""
+        return max(10, self.size.width - self.number_width - 1)
 
     def watch_wrap(self) -> None:
         """Re-lay the rows, keeping the top line."""
@@ -70,36 +84,38 @@ class TextView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         """Wrapped rows depend on the width."""
+        top = self.top_line
         self._layout()
+        if self.wrap:
+            self.go_to_line(top)
 
     def _layout(self) -> None:
-        width = max(10, self.size.width - self.gutter - 1)
         if self.wrap:
-            self._rows = [
-                (i, off)
-                for i, line in enumerate(self.doc.lines)
-                for off in range(0, max(1, len(line)), width)
-            ]
+            self._rows = self.doc.wrap(self.text_width)
+            self.virtual_size = Size(self.text_width, len(self._rows))
         else:
-            self._rows = []
-        widest = max((len(line) for line in self.doc.lines), default=0)
-        height = len(self._rows) if self.wrap else len(self.doc.lines)
-        self.virtual_size = Size(width if self.wrap else widest + self.gutter + 1, height)
+            self._rows = Wrapped()
+            width = self.doc.widest + self.number_width + 1
+            self.virtual_size = Size(width, len(self.doc.lines))
         self.refresh()
+
+    @property
+    def rows(self) -> int:
+        """Visual rows of the document as laid out now."""
+        return len(self._rows) if self.wrap else len(self.doc.lines)
 
     @property
     def top_line(self) -> int:
         """The text line at the top of the view."""
         y = int(self.scroll_y)
         if self.wrap:
-            return self._rows[y][0] if y < len(self._rows) else 0
-        return y
+            return self._rows.lines[y] if y < len(self._rows) else 0
+        return min(y, max(0, len(self.doc.lines) - 1))
 
     def go_to_line(self, line: int, center: bool = False) -> None:
         """Scroll so that ``line`` is at the top (or the middle)."""
-        y = line
-        if self.wrap:
-            y = next((r for r, (i, _) in enumerate(self._rows) if i >= line), 0)
+        line = max(0, min(line, len(self.doc.lines) - 1))
+        y = self._rows.row_of(line) if self.wrap else line
         if center:
             y = max(0, y - self.size.height // 2)
         self.scroll_to(y=y, animate=False, immediate=True)
@@ -109,17 +125,15 @@ class TextView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.size.width
+        if row >= self.rows:
+            return Strip.blank(width, self.rich_style)
         if self.wrap:
-            if row >= len(self._rows):
-                return Strip.blank(width, self.rich_style)
-            line, off = self._rows[row]
-            span = max(10, width - self.gutter - 1)
+            line, off, end = self._rows.span(row, self.doc)
         else:
-            if row >= len(self.doc.lines):
-                return Strip.blank(width, self.rich_style)
-            line, off, span = row, 0, len(self.doc.lines[row])
-        text = self.doc.lines[line][off : off + span]
-        number = str(line + 1).rjust(self.gutter - 1) + " " if off == 0 else " " * self.gutter
+            line, off, end = row, 0, len(self.doc.lines[row])
+        text = self.doc.lines[line][off:end]
+        digits = self.number_width - 1
+        number = str(line + 1).rjust(digits) + " " if off == 0 else " " * self.number_width
         gutter = Segment(number, self.get_component_rich_style("text-view--gutter"))
         body = Strip(self._highlight(line, off, text))
         if not self.wrap:
@@ -128,7 +142,7 @@ class TextView(ScrollView, can_focus=True):
 
     def _highlight(self, line: int, off: int, text: str) -> list[Segment]:
         base = self.rich_style
-        if line in self._page_lines and text.startswith("# "):
+        if line in self._page_lines and off == 0 and text.startswith("# "):
             base = base + self.get_component_rich_style("text-view--page")
         spans = self._by_line.get(line)
         if not spans:
