@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from engine.events import (
     Event,
@@ -48,6 +48,7 @@ from tui.messages import (
 )
 from tui.model import COLUMNS, TABS, RecordModel
 from tui.poll import diff_store
+from tui.screens.failures import worker_failure
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
 from tui.screens.records import RecordsScreen
@@ -332,11 +333,10 @@ class QuarryApp(TriageMixin, App[None]):
     # -- failures --------------------------------------------------------------------------
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker (the app's or a screen's) failed: say so; the app keeps running."""
-        if event.state != WorkerState.ERROR:
+        """A worker of the app failed: say so; the app keeps running."""
+        what = worker_failure(event)
+        if what is None:
             return
-        error = event.worker.error
-        what = f"{type(error).__name__}: {error}"
         if event.worker.group == "load":
             self.post_message(LoadFailed(f"loading the store failed: {what}"))
             return

@@ -15,11 +15,12 @@ from textual.widgets.option_list import Option
 
 from engine.names import shown
 from engine.records import Record
+from tui.screens.failures import ReportsWorkerFailures
 from tui.textdoc import TextDoc
 from tui.widgets.text_view import TextView
 
 
-class InspectorScreen(Screen[None]):
+class InspectorScreen(ReportsWorkerFailures, Screen[None]):
     """Read one stored text; ``escape`` goes back to the records."""
 
     CSS_PATH = "inspector.tcss"

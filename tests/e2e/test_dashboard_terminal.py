@@ -1,0 +1,130 @@
+"""End to end: the real ``quarry`` command in a terminal, used the way a person uses it.
+
+At 80x24 and 160x50: open a store, filter, open a text of thousands of lines and scroll,
+page, jump, search; open a text with one very wide line, wrap it and go to its end; visit
+every screen; quit; check the exit code and that nothing was printed over the terminal.
+Also ``quarry DIR`` itself (sweep, watch, quit). Screens are read through pyte on a pty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.terminal import Terminal, quarry_command
+from tests.tui.conftest import text_store
+
+LONG = "".join(
+    f"line {i} with a needle here\n" if i == 1500 else f"line {i} of a long text\n"
+    for i in range(3000)
+)
+WIDE = "start\n" + "wide " * 20_000 + "END\nafter the wide line\n"
+TEXTS = {"long.txt": LONG, "sub/wide.txt": WIDE, "new\nline.txt": "a name with a newline\n"}
+SIZES = [(80, 24), (160, 50)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return text_store(tmp_path / "store", TEXTS).out
+
+
+@pytest.fixture
+def term_factory(tmp_path: Path) -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    yield opened
+    for term in opened:
+        term.close()
+
+
+def start(opened: list[Terminal], args: list[str], size: tuple[int, int], cwd: Path) -> Terminal:
+    term = Terminal([*quarry_command(), *args], size[0], size[1], cwd)
+    opened.append(term)
+    return term
+
+
+def top_number(text: str) -> int:
+    """The line number at the top of the inspector's text (its second screen line)."""
+    match = re.match(r"\s*(\d+) ", text.splitlines()[1])
+    assert match, text
+    return int(match.group(1))
+
+
+def footer(text: str) -> str:
+    return text.splitlines()[-1]
+
+
+def filter_to(term: Terminal, text: str) -> None:
+    """Type a path filter (clearing the old one) and go back to the table.
+
+    The footer tells where the focus is: the table's keys (``s Sort``) are not offered while
+    the filter box has it, so keys are typed only once the box is there.
+    """
+    term.press_and_wait("/", lambda t: "s Sort" not in footer(t))
+    term.press(*["backspace"] * 12, text)
+    term.press_and_wait("enter", lambda t: "s Sort" in footer(t))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_read_long_and_wide_texts_visit_every_screen_and_quit(
+    store: Path, tmp_path: Path, term_factory: list[Terminal], size: tuple[int, int]
+) -> None:
+    term = start(term_factory, ["ui", "--store", str(store)], size, tmp_path)
+    term.wait_for(r"long\.txt")
+    assert "new\\nline.txt" in term.text()  # a newline in a name is shown, not obeyed
+
+    filter_to(term, "long")
+    term.wait_for(lambda t: "wide.txt" not in t and "long.txt" in t)
+    term.press("enter")
+    term.wait_for(r"3,001 lines")
+    assert top_number(term.text()) == 1
+    term.press_and_wait("pagedown", lambda t: top_number(t) > 1)
+    for _ in range(40):
+        term.press("down")
+    term.press_and_wait("end", "line 2999 of a long text")
+    term.press_and_wait("home", lambda t: top_number(t) == 1)
+    term.press("]", "[")  # no pages in a plain text: nothing happens, nothing breaks
+    term.press("/")
+    term.wait_for("search the text")
+    term.press("needle", "enter")
+    term.wait_for("line 1500 with a needle here")
+    term.wait_for("1 matches")
+    term.press("n", "N", "w")
+    term.wait_for("wrap on")
+    term.press_and_wait("escape", lambda t: "3,001 lines" not in t)
+
+    filter_to(term, "wide")
+    term.wait_for(lambda t: "long.txt" not in t and "wide.txt" in t)
+    term.press("enter")
+    term.wait_for(r"1 long lines cut")
+    for _ in range(20):
+        term.press("right")
+    term.press("w")
+    term.wait_for("wrap on")
+    term.press_and_wait("end", "after the wide line")
+    term.press_and_wait("escape", lambda t: "long lines cut" not in t)
+
+    for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
+        term.press_and_wait(key, title)
+        term.press_and_wait("escape", lambda t: "s Sort" in footer(t))  # the records again
+    term.press_and_wait("?", "Everywhere")
+    term.press_and_wait("escape", lambda t: "Everywhere" not in t)
+
+    term.press("q")
+    assert term.exit_code() == 0
+    assert b"Traceback" not in term.raw
+
+
+def test_quarry_dir_sweeps_watches_and_quits(tmp_path: Path, term_factory: list[Terminal]) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    (folder / "b.html").write_text("<p>beta</p>\n")
+    term = start(term_factory, [str(folder)], (80, 24), tmp_path)
+    term.wait_for("watching")
+    term.wait_for(r"b\.html")
+    term.press("q")
+    assert term.exit_code() == 0
+    assert b"Traceback" not in term.raw

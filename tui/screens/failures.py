@@ -1,0 +1,28 @@
+"""A failed worker is said, never fatal: one handler for the app and for every screen.
+
+Textual posts ``Worker.StateChanged`` to the node that started the worker and it does not
+bubble, so the app and each screen that runs workers mix this in.
+"""
+
+from __future__ import annotations
+
+from textual.dom import DOMNode
+from textual.worker import Worker, WorkerState
+
+
+def worker_failure(event: Worker.StateChanged) -> str | None:
+    """``Type: message`` of a worker that failed, or None when it did not."""
+    if event.state != WorkerState.ERROR:
+        return None
+    error = event.worker.error
+    return f"{type(error).__name__}: {error}"
+
+
+class ReportsWorkerFailures(DOMNode):
+    """Notify the user of a worker of this node that raised; the app keeps running."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Say which task failed and why."""
+        what = worker_failure(event)
+        if what is not None:
+            self.notify(what, title=f"{event.worker.name or 'a task'} failed", severity="error")
