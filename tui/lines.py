@@ -16,15 +16,15 @@ import base64
 import binascii
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from engine.quality import Quality
 from engine.records import Record
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_FIELDS = {f.name: f for f in fields(Record)}
 _INT = ("size", "mtime_ns", "v", "chars", "ms", "crashes")
 _TEXT = ("mime",)
 _OPTIONAL_TEXT = ("reason", "extractor", "reader", "error", "why")
@@ -119,6 +119,7 @@ def clean(d: object) -> dict[str, Any]:
         "tools": _tools(d.get("tools")),
         "reused": d.get("reused") is True,
         "pages": _int(d["pages"]) if isinstance(d.get("pages"), int | float) else None,
+        "quality": Quality.parse(d.get("quality")),  # tolerant itself: None for odd shapes
     }
     for name in _INT:
         out[name] = _int(d.get(name))

@@ -168,3 +168,12 @@ def test_a_record_line_reads_back_whole(tmp_path: Path) -> None:
     raw = b"caf\xe9.txt"
     line = orjson.dumps({"root": "/r", **store_form(raw), "status": "ok", "size": 3})
     assert os.fsencode(record_from_line(line).path) == raw
+
+
+def test_quality_is_read_when_well_formed_and_dropped_when_not() -> None:
+    good = {"verdict": "good", "v": 1, "lang": "en", "script": "Latin", "common": 0.5,
+            "repl": 0, "odd": 0, "mojibake": 0, "run": 0, "signals": []}  # fmt: skip
+    for quality, verdict in ((good, "good"), ({"verdict": 3}, None), ([1], None)):
+        line = orjson.dumps({"path": "q.txt", "status": "ok", "quality": quality})
+        record = record_from_line(line)
+        assert (record.quality.verdict if record.quality else None) == verdict
