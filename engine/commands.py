@@ -39,7 +39,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Sweep, then follow the folders until Ctrl-C / SIGTERM."""
-    from engine.watch import WatchOptions, watch_forever
+    from engine.session import watch_forever
+    from engine.watch import WatchOptions
 
     options = options_from(args)
     watch_options = WatchOptions(poll=args.poll, rescan_s=args.rescan)

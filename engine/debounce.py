@@ -9,8 +9,10 @@ the watcher's consumer thread calls :meth:`Debouncer.take`. A path is ready when
 - its size and mtime have stopped moving: its mtime is at least ``quiet_s`` old, or a second
   look ``quiet_s`` later finds the same size and mtime (paperless' stability check).
 
-``settle_max_s`` caps how long one path can be held back (a file written forever is read
-every so often); ``batch_max_s`` caps how long ready paths wait for a busy folder to go quiet,
+``settle_max_s`` caps how long one path can be held back: a file written without pause (a
+log) is read at least that often, even while events keep naming it, and is handed over as
+*changing* so that the watcher can say so; ``batch_max_s`` caps how long ready paths wait for a
+busy folder to go quiet,
 so a burst of 1,000 new files becomes a few batches, not 1,000 and not one that never comes.
 A path that has vanished is ready at once: its record goes.
 """
@@ -26,6 +28,19 @@ from dataclasses import dataclass
 Key = tuple[str, str]
 Batch = dict[str, list[str]]
 """Root -> relative paths, as :meth:`engine.sweep.Sweeper.run` takes them (``only``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """What :meth:`Debouncer.take` hands over."""
+
+    batch: Batch
+    """The paths to read now, by root."""
+    changing: tuple[Key, ...] = ()
+    """Those of them read because ``settle_max_s`` passed while they were still changing."""
+
+    def __bool__(self) -> bool:
+        return bool(self.batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,36 +139,59 @@ class Debouncer:
             if not self._pending:
                 return None
             now = self._clock()
-            soonest = min(p.last for p in self._pending.values()) + self.timing.quiet_s
+            t = self.timing
+            soonest = min(
+                min(p.last + t.quiet_s, p.first + t.settle_max_s) for p in self._pending.values()
+            )
             return max(0.01, soonest - now)
 
-    def take(self) -> Batch:
+    def take(self) -> Ready:
         """Remove and return the paths ready now (empty while nothing is, or the folder is busy)."""
         with self._cond:
             now = self._clock()
-            quiet = self.timing.quiet_s
-            candidates = [
-                (k, p) for k, p in self._pending.items() if now - p.last >= quiet
-            ]  # fmt: skip
+            candidates = [(k, p) for k, p in self._pending.items() if self._due(p, now)]
         ready = [(k, p) for k, p in candidates if self._settled(k, p, now)]
         with self._cond:
             # A path that had an event while we looked is not ready after all.
-            ready = [
-                (k, p) for k, p in ready if self._pending.get(k) is p and now - p.last >= quiet
-            ]
+            ready = [(k, p) for k, p in ready if self._pending.get(k) is p and self._due(p, now)]
             if not ready:
-                return {}
-            busy = now - self._last_event < quiet
+                return Ready({})
+            busy = now - self._last_event < self.timing.quiet_s
             waited = now - min(p.first for _, p in ready)
             if busy and waited < self.timing.batch_max_s:
-                return {}
+                return Ready({})
             for k, _ in ready:
                 del self._pending[k]
-        return _collapse(k for k, _ in ready)
+        changing = tuple(k for k, p in ready if self._overdue(p, now) and self._still_moving(k, p))
+        return Ready(_collapse(k for k, _ in ready), changing)
+
+    def drain(self) -> Ready:
+        """Remove and return every pending path, ready or not (the watcher is stopping)."""
+        with self._cond:
+            keys = list(self._pending)
+            self._pending.clear()
+        return Ready(_collapse(keys))
+
+    def _overdue(self, p: _Pending, now: float) -> bool:
+        return now - p.first >= self.timing.settle_max_s
+
+    def _due(self, p: _Pending, now: float) -> bool:
+        """Quiet for ``quiet_s``, or held back ``settle_max_s`` already (written without pause)."""
+        return now - p.last >= self.timing.quiet_s or self._overdue(p, now)
+
+    def _still_moving(self, key: Key, p: _Pending) -> bool:
+        """Whether an overdue path was still being written when it was handed over."""
+        if p.writing or self._clock() - p.last < self.timing.quiet_s:
+            return True
+        try:
+            st = os.lstat(os.path.join(*key))
+        except OSError:
+            return False
+        return self._wall() - st.st_mtime_ns / 1e9 < self.timing.quiet_s
 
     def _settled(self, key: Key, p: _Pending, now: float) -> bool:
         """Whether ``key`` has stopped changing (its stat is taken outside the lock)."""
-        if now - p.first >= self.timing.settle_max_s:
+        if self._overdue(p, now):
             return True
         if p.writing:
             return False

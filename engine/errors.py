@@ -7,6 +7,7 @@
     ├── StoreLocked               another writer holds the store's lock: exit 1
     ├── StoreCorrupt              extract.jsonl or the summary cannot be parsed
     ├── MachineFailure            the machine failed, not a file: workers cannot start, disk full
+    ├── StoreLost                 a writer's store folder or lock file vanished or was replaced
     └── ReadFailure               one file could not be read; becomes data on its record
         ├── CorruptFile           the bytes are not what the format says (error/corrupt)
         ├── EncryptedFile         needs a password we do not have (error/encrypted)
@@ -42,6 +43,14 @@ class MachineFailure(QuarryError):
     """Raised by an executor that cannot run reads (workers cannot start, a cluster is gone).
 
     Not any file's fault: a run keeps the earlier records of the files it could not read.
+    """
+
+
+class StoreLost(QuarryError):
+    """Raised when a writer is about to write a store whose folder or lock file is gone.
+
+    Writing on would make a new folder that no lock guards, with records naming texts that
+    went with the old one; the writer stops instead (the CLI exits 1).
     """
 
 

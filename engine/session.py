@@ -1,23 +1,41 @@
 """A sweep-then-watch run over roots into one store: the dashboard's handle on the engine.
 
-The dashboard calls these from its thread workers; every method but :meth:`start_watch` and
-:meth:`close` blocks while it works. Events reach ``on_event`` from engine threads.
+:class:`Session` owns a :class:`engine.sweep.Sweeper` (and so the store's lock) and
+implements the :class:`engine.watch.WatchTarget` protocol that its :class:`Watcher` drives:
+this module imports the watcher, never the other way round. :func:`watch_forever` is
+``quarry watch``.
+
+The dashboard calls these from its thread workers; every method but :meth:`Session.start_watch`
+and :meth:`Session.close` blocks while it works. Events reach ``on_event`` from engine threads.
 """
 
 from __future__ import annotations
 
+import errno
+import signal
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Any
+from types import FrameType
 
-from engine.events import Listener, ToolsChanged, ignore
+from engine.debounce import Batch
+from engine.errors import StoreLost
+from engine.events import Event, Listener, Notice, ToolsChanged, ignore
 from engine.records import Reason, Record
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
+from engine.walk import WalkRules
+from engine.watch import Deferred, Watcher, WatchOptions
+
+_MACHINE_FAILURE = "machine-failure"
+"""The notice a run sends for files the machine kept it from reading or storing."""
+_STORE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT, errno.EIO}
+)
+"""A store write failing with one of these is the machine's trouble, not a bug: retried."""
 
 
 class Session:
@@ -29,7 +47,7 @@ class Session:
         options: SweepOptions | None = None,
         on_event: Listener = ignore,
         *,
-        watch_options: Any = None,
+        watch_options: WatchOptions | None = None,
     ) -> None:
         self.on_event = on_event
         # The worker pool needs multiprocessing's resource tracker, which is started with
@@ -39,11 +57,14 @@ class Session:
         self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit)
         self._sweeper.__enter__()
         self._lock = threading.RLock()
-        self._watcher: Any = None
+        self._watcher: Watcher | None = None
         self._watch_options = watch_options
         self._closed = False
+        self._machine: list[str] = []
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: Event) -> None:
+        if isinstance(event, Notice) and event.kind == _MACHINE_FAILURE:
+            self._machine.append(event.message)
         self.on_event(event)
 
     @property
@@ -57,14 +78,24 @@ class Session:
         return self._sweeper.roots
 
     @property
+    def rules(self) -> WalkRules:
+        """The walk's ignore rules, which the watcher's handlers apply too."""
+        return self._sweeper.rules
+
+    @property
     def tools(self) -> ToolSet:
         """The tools in use."""
         return self._sweeper.tools
 
     @property
     def sweeper(self) -> Sweeper:
-        """The underlying sweeper (the watcher shares it)."""
+        """The underlying sweeper."""
         return self._sweeper
+
+    @property
+    def watcher(self) -> Watcher | None:
+        """The watcher, once observing started."""
+        return self._watcher
 
     @property
     def lock(self) -> threading.RLock:
@@ -75,6 +106,18 @@ class Session:
         """A full sweep."""
         with self._lock:
             return self._sweeper.run()
+
+    def sweep_then_watch(self) -> SweepResult:
+        """Start the observers, sweep, then apply what changed meanwhile and keep following.
+
+        The observers run before the sweep walks anything, so a file created, changed or
+        deleted while the sweep runs (or right after it wrote the store) is queued and applied
+        by the first batches after it; nothing waits for the periodic rescan.
+        """
+        self._observe()
+        result = self.sweep()
+        self.start_watch()
+        return result
 
     def retry(self, keys: Iterable[tuple[str, str]]) -> SweepResult:
         """Read the given (root, path) records again, whatever their verdict."""
@@ -105,16 +148,56 @@ class Session:
                     self._sweeper.run(only=only, full=False)
             return tools
 
-    def start_watch(self) -> None:
-        """Start following the roots (non-blocking)."""
-        from engine.watch import Watcher
+    # -- the watcher's target (engine.watch.WatchTarget) ----------------------------------
 
-        if self._watcher is None and not self._closed:
+    def apply(self, batch: Batch) -> None:
+        """Bring the batch's paths up to date; every file in it is hashed (an event named it)."""
+        self._guarded(lambda: self._sweeper.run(only=batch, full=False, rehash=True))
+
+    def rescan(self) -> None:
+        """Walk every root; the stat cache applies (no event named these files)."""
+        self._guarded(lambda: self._sweeper.run(full=False))
+
+    def notify(self, event: Event) -> None:
+        """Hand a watcher's event to the listener."""
+        self.on_event(event)
+
+    def _guarded(self, run: Callable[[], SweepResult]) -> None:
+        """Run under the lock; turn the machine's failures into Deferred, a lost store into
+        StoreLost, and keep the records in memory equal to the disk's when a write failed."""
+        with self._lock:
+            self._machine.clear()
+            try:
+                run()
+            except OSError as exc:
+                lost = self.store.lock_lost()
+                if lost is not None:
+                    raise StoreLost(lost) from exc
+                if exc.errno not in _STORE_ERRNOS:
+                    raise
+                self._sweeper.reload()
+                raise Deferred(f"cannot write the store: {exc.strerror or exc}") from exc
+            if self._machine:
+                raise Deferred(self._machine[-1])
+
+    # -- watching ---------------------------------------------------------------------------
+
+    def _observe(self) -> Watcher:
+        if self._watcher is None:
             self._watcher = Watcher(self, self._watch_options)
-            self._watcher.start()
+        self._watcher.observe()
+        return self._watcher
+
+    def start_watch(self) -> None:
+        """Start following the roots (non-blocking); observers already started are kept."""
+        if self._closed:
+            return
+        watcher = self._observe()
+        if not watcher.started:
+            watcher.start()
 
     def close(self) -> None:
-        """Stop watching, finish the batch in flight, release the store."""
+        """Stop watching (what is queued is applied first) and release the store."""
         if self._closed:
             return
         self._closed = True
@@ -132,3 +215,74 @@ def unlocked_by(records: Iterable[Record], appeared: Iterable[str]) -> dict[str,
         if r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED) and new.intersection(r.needs):
             only.setdefault(r.root, []).append(r.path)
     return only
+
+
+def watch_forever(
+    dirs: Sequence[Path],
+    sweep_options: SweepOptions,
+    watch_options: WatchOptions,
+    on_event: Listener,
+) -> int:
+    """``quarry watch``: observe, sweep, then follow ``dirs`` until SIGINT/SIGTERM.
+
+    Exit code 0 when stopped by a signal, the first sweep included: a signal during it stops
+    the sweep, which keeps (writes) what it read. Exit code 1 when the watcher could not keep
+    the store true: its folder vanished (the watcher stopped by itself), or changes were still
+    kept out of it (read-only, full) when the signal came.
+    """
+    stop = threading.Event()
+    watching = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        first = not stop.is_set()
+        stop.set()
+        if first and not watching.is_set():
+            raise KeyboardInterrupt  # stops the first sweep, which writes what it read
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        session = Session(dirs, sweep_options, on_event, watch_options=watch_options)
+        try:
+            swept = _first_sweep(session)
+            if swept:
+                watching.set()
+                _follow(session, stop, on_event)
+        finally:
+            session.close()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return _farewell(session, swept, on_event)
+
+
+def _first_sweep(session: Session) -> bool:
+    """Observe, sweep, start applying; False when a signal stopped the sweep."""
+    try:
+        session.sweep_then_watch()
+    except KeyboardInterrupt:
+        return False
+    return True
+
+
+def _follow(session: Session, stop: threading.Event, on_event: Listener) -> None:
+    """Wait for a signal, or for the watcher to give up on a store that vanished."""
+    watcher = session.watcher
+    while watcher is not None and watcher.failure is None:
+        if stop.wait(0.2):
+            on_event(Notice(time.time(), "stopping", "stopping: finishing the batch in flight"))
+            return
+
+
+def _farewell(session: Session, swept: bool, on_event: Listener) -> int:
+    """The last line: the store's state as it is, never "up to date" when it is not."""
+    watcher = session.watcher
+    problem = (watcher.failure or watcher.trouble) if watcher is not None else None
+    if problem is not None:
+        message, level, code = f"stopped; the store is NOT up to date: {problem}", "error", 1
+    elif not swept:
+        message = "stopped during the first sweep; the store keeps what it read so far"
+        level, code = "warning", 0
+    else:
+        message, level, code = "stopped; the store is up to date", "info", 0
+    on_event(Notice(time.time(), "stopped", message, level))
+    return code

@@ -24,8 +24,9 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from engine.errors import StoreCorrupt, StoreLocked
+from engine.errors import StoreCorrupt, StoreLocked, StoreLost
 from engine.jsonl import LineCache
+from engine.names import shown
 from engine.records import Record, Summary
 
 STORE_DIRNAME = ".quarry"
@@ -178,6 +179,39 @@ class Store:
             with contextlib.suppress(OSError):
                 stale.unlink()
 
+    def lock_lost(self) -> str | None:
+        """Why the lock this writer holds no longer guards the store; None while it does.
+
+        The lock is an flock on ``out/lock``: once that file (or the whole folder) is removed
+        or replaced, our lock guards nothing and a second writer can take a new one. None too
+        when this store is not held as a writer.
+        """
+        fd = self._lock_fd
+        if fd is None:
+            return None
+        held = os.fstat(fd)
+        try:
+            now = os.stat(self.out / "lock")
+        except FileNotFoundError:
+            what = "lock file" if self.out.is_dir() else "folder"
+            return f"the store's {what} was removed ({shown(str(self.out))})"
+        except OSError as exc:
+            return f"the store's lock cannot be checked ({exc.strerror or exc})"
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            return f"the store's lock file was replaced ({shown(str(self.out))})"
+        return None
+
+    def _still_ours(self) -> None:
+        """Raise StoreLost rather than write into a store our lock no longer guards.
+
+        Without this check a write would quietly make the folder again (``atomic_write``
+        creates its parent): a store that no lock guards, naming texts that went with the old
+        one.
+        """
+        why = self.lock_lost()
+        if why is not None:
+            raise StoreLost(why)
+
     @property
     def dirty_path(self) -> Path:
         """Marker present while a sweep may be adding texts that no record names yet."""
@@ -185,6 +219,7 @@ class Store:
 
     def mark_dirty(self) -> None:
         """Say that texts are being added; a crash before :meth:`mark_clean` is detectable."""
+        self._still_ours()
         if not self.dirty_path.exists():
             self.dirty_path.touch()
             fsync_dir(self.out)
@@ -196,12 +231,14 @@ class Store:
 
     def put_text_file(self, sha256: str, tmp: Path) -> None:
         """Move a finished (already fsynced) text file into place."""
+        self._still_ours()
         dest = self.text_path(sha256)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, dest)
 
     def put_text(self, sha256: str, text: str) -> None:
         """Write ``text`` as the text of ``sha256``."""
+        self._still_ours()
         atomic_write(self.text_path(sha256), text.encode("utf-8"))
 
     def drop_text(self, sha256: str) -> None:
@@ -217,6 +254,7 @@ class Store:
         patched rather than redone. The file is still replaced whole and atomically, so a
         reader always sees one consistent, sorted snapshot.
         """
+        self._still_ours()
         if self._unprimed is not None:
             self._lines.prime(*self._unprimed)
             self._unprimed = None
@@ -224,6 +262,7 @@ class Store:
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""
+        self._still_ours()
         atomic_write(self.summary_path, summary.to_json() + b"\n")
 
     def gc(self, keep: set[str]) -> int:

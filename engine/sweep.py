@@ -156,6 +156,14 @@ class Sweeper:
         self.drop_executor()
         self._stack.close()
 
+    def reload(self) -> None:
+        """Take the records on disk again, forgetting what failed runs applied in memory only.
+
+        A run whose store write failed (a read-only or full disk) leaves the index ahead of
+        ``extract.jsonl``; from the disk's records the next run finds those changes again.
+        """
+        self.index = RecordIndex(self.store.load_records())
+
     def rediscover_tools(self) -> ToolSet:
         """Look up the tools on PATH again and use them."""
         if self.options.tools is None:
@@ -176,10 +184,13 @@ class Sweeper:
             self._executor.close()
             self._executor = None
 
-    def run_context(self) -> RunContext:
-        """What the next run is given: records, store, executor, tools, options, listener."""
+    def run_context(self, rehash: bool = False) -> RunContext:
+        """What the next run is given: records, store, executor, tools, options, listener.
+
+        ``rehash``: this run hashes every file, whatever ``--rehash`` says.
+        """
         o = self.options
-        opts = RunOptions(o.limits, o.rehash, self._prev_started_ns, o.verify)
+        opts = RunOptions(o.limits, rehash or o.rehash, self._prev_started_ns, o.verify)
         return RunContext(self.index, self.store, self.executor, self.tools, opts, self.on_event)
 
     # -- one run --------------------------------------------------------------------------
@@ -189,8 +200,13 @@ class Sweeper:
         only: Mapping[str, Collection[str]] | None = None,
         force: Collection[Key] = (),
         full: bool | None = None,
+        rehash: bool = False,
     ) -> SweepResult:
-        """Sweep everything, or just the paths in ``only`` (root -> relative paths)."""
+        """Sweep everything, or just the paths in ``only`` (root -> relative paths).
+
+        ``rehash``: hash every file of this run whatever the stat cache says (the watcher's
+        batches: an event named these paths, so their size and mtime prove nothing).
+        """
         full = only is None if full is None else full
         started = time.time()
         entries = self._entries(only)
@@ -204,7 +220,7 @@ class Sweeper:
                 full,
             )
         )
-        run = Run(self.run_context(), entries, set(force), full)
+        run = Run(self.run_context(rehash=rehash), entries, set(force), full)
         new = run.execute()
         if run.executor_failed:
             self.drop_executor()

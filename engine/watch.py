@@ -3,43 +3,50 @@
 Producer -> queue -> consumer, as watchdog itself is built::
 
     observer per root --(handler: map + ignore, only queues)--> Debouncer
-    consumer thread: Debouncer.take() -> Sweeper.run(only=batch, full=False) under session.lock
+    consumer thread: Debouncer.take() -> WatchTarget.apply(batch)
 
-The consumer also runs the safety nets: a periodic rescan (``rescan_s``), an immediate one when
+The watcher drives a :class:`WatchTarget` (:class:`engine.session.Session` is the one the
+product uses) and imports nothing of it: the target owns the store, its lock and the sweep
+pipeline; the watcher owns the observers, the queue and the safety nets. Every batch goes
+through the sweep's pipeline, so it leaves the store consistent and reuses texts by content
+hash (a moved file is not read again); a path an event named is always hashed (the stat cache
+is for sweeps without events).
+
+The observers start before the first sweep (:meth:`Watcher.observe`): what changes while it
+runs waits in the queue and is applied right after it (:meth:`Watcher.start`).
+
+Safety nets, all on the consumer: a periodic rescan (``rescan_s``), an immediate one when
 events were lost (inotify queue overflow, too many pending paths, an observer that died, a
 ``.quarryignore`` at the top changed), a restart of a dead observer, and the periodic tools
-re-check (:meth:`engine.session.Session.recheck_tools`: a tool that appears retries the records
-it unlocks). Every batch goes through the sweep's pipeline, so it leaves the store consistent
-and reuses texts by content hash (a moved file is not read again).
-
-:func:`watch_forever` is ``quarry watch``: initial sweep, then watch until SIGINT/SIGTERM,
-finish the batch in flight, stop the observers, exit 0.
+re-check. A batch the machine kept from the store (:class:`Deferred`: the store's folder is
+read-only or full, the pool cannot start) keeps its paths and is tried again every
+``RETRY_S``; a store whose folder or lock vanished (:class:`engine.errors.StoreLost`) stops the
+watcher for good (:attr:`Watcher.failure`), since our lock no longer keeps a second writer out.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from engine.debounce import Batch, Debouncer, Timing
-from engine.events import Listener, Notice
-from engine.sweep import SweepOptions
+from engine.debounce import Batch, Debouncer, Ready, Timing
+from engine.errors import StoreLost
+from engine.events import Event, Notice
+from engine.names import shown
 from engine.watchfs import QueueingHandler, Started, healthy, start_observer
 
 if TYPE_CHECKING:
     from watchdog.events import FileSystemEventHandler
 
-    from engine.session import Session
+    from engine.walk import WalkRules
 
 RETRY_S = 5.0
-"""Wait before restarting a dead observer again, or rescanning after a failed batch."""
+"""Wait before restarting a dead observer again, or retrying what the machine kept out."""
 TICK_S = 1.0
 """Longest the consumer sleeps between looks at the observers' health."""
 
@@ -57,7 +64,7 @@ class WatchOptions:
     batch_max_s: float = 1.0
     """Longest a ready path waits for a busy folder to go quiet."""
     settle_max_s: float = 30.0
-    """Longest a file that is still being written is waited for."""
+    """Longest a file that is still being written is waited for: it is read at least this often."""
     tools_recheck_s: float = 60.0
     """Seconds between looks at the external tools on PATH."""
     poll_s: float = 1.0
@@ -66,7 +73,50 @@ class WatchOptions:
     def timing(self, polling: bool) -> Timing:
         """Debounce timing; polling sees a change only once per interval, so waits longer."""
         quiet = max(self.debounce_s, 3 * self.poll_s) if polling else self.debounce_s
-        return Timing(quiet, max(self.batch_max_s, quiet), self.settle_max_s)
+        return Timing(quiet, max(self.batch_max_s, quiet), max(self.settle_max_s, quiet))
+
+
+class Deferred(Exception):
+    """Raised by a :class:`WatchTarget` when the machine, not the files, kept a change out of
+    the store (its folder read-only or full, a worker pool that cannot start).
+
+    The store still holds its last consistent state; the watcher keeps the paths and tries
+    again. The message says why, in one line.
+    """
+
+
+class WatchTarget(Protocol):
+    """What the watcher drives: the roots it watches and where their changes go."""
+
+    @property
+    def roots(self) -> Sequence[Path]:
+        """The folders to watch."""
+        ...
+
+    @property
+    def rules(self) -> WalkRules:
+        """The walk's ignore rules (the store's folder among them)."""
+        ...
+
+    def apply(self, batch: Batch) -> None:
+        """Bring the records of these paths up to date, hashing every file they name.
+
+        A folder in the batch is walked whole. Raises :class:`Deferred` when the machine kept
+        the change out, :class:`engine.errors.StoreLost` when the store went away.
+        """
+        ...
+
+    def rescan(self) -> None:
+        """Walk every root and bring the store up to date (raises as :meth:`apply`)."""
+        ...
+
+    def recheck_tools(self) -> object:
+        """Look up the external tools again; retry what a new one unlocks."""
+        ...
+
+    def notify(self, event: Event) -> None:
+        """Pass an event on to the listeners (log lines, the dashboard)."""
+        ...
 
 
 class _OverflowHook(logging.Handler):
@@ -82,17 +132,28 @@ class _OverflowHook(logging.Handler):
 
 
 class Watcher:
-    """Keeps a :class:`Session`'s store current while files change; start() / stop()."""
+    """Keeps a :class:`WatchTarget`'s store current while files change.
 
-    def __init__(self, session: Session, options: WatchOptions | None = None) -> None:
-        self.session = session
+    :meth:`observe` starts the observers (events queue up), :meth:`start` the consumer that
+    applies them, :meth:`stop` applies what is still queued and stops both.
+    """
+
+    def __init__(self, target: WatchTarget, options: WatchOptions | None = None) -> None:
+        self.target = target
         self.options = options or WatchOptions()
         self.debouncer = Debouncer(self.options.timing(self.options.poll))
+        self.failure: str | None = None
+        """Why the watcher stopped for good (the store vanished); None while it runs."""
+        self.trouble: str | None = None
+        """Why changes are being kept out of the store right now; None when they are not."""
         self._observers: dict[Path, Started] = {}
         self._retry_at: dict[Path, float] = {}
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._rescan_reason: str | None = None
+        self._held: dict[str, set[str]] = {}
+        self._held_at = 0.0
+        self._busy = False
         now = time.monotonic()
         self._next_rescan = now + self.options.rescan_s
         self._next_tools = now + self.options.tools_recheck_s
@@ -100,22 +161,34 @@ class Watcher:
         self._thread: threading.Thread | None = None
 
     @property
+    def started(self) -> bool:
+        """Whether the consumer runs (or ran): :meth:`start` was called."""
+        return self._thread is not None
+
+    @property
     def polling(self) -> bool:
         """Whether any root is watched by the polling observer."""
         return any(s.polling for s in self._observers.values())
 
-    def start(self) -> None:
-        """Start an observer per root and the consumer thread (non-blocking)."""
+    def observe(self) -> None:
+        """Start an observer per root; events queue until :meth:`start` (idempotent)."""
+        if self._observers:
+            return
         logging.getLogger("watchdog.observers").addHandler(self._hook)
-        for root in self.session.roots:
+        for root in self.target.roots:
             self._observe(root)
+
+    def start(self) -> None:
+        """Start observing (if not yet) and the consumer thread (non-blocking)."""
+        self.observe()
         how = f"by polling every {self.options.poll_s:g} s" if self.polling else "natively"
-        self._notice("watching", f"watching {len(self.session.roots)} folder(s) {how}")
+        self._notice("watching", f"watching {len(self.target.roots)} folder(s) {how}")
+        self._next_rescan = time.monotonic() + self.options.rescan_s
         self._thread = threading.Thread(target=self._loop, name="quarry-watch", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Finish the batch in flight, stop the consumer and every observer."""
+        """Apply what is queued (the batch in flight finishes first), stop every thread."""
         self._stop.set()
         self.debouncer.wake()
         if self._thread is not None:
@@ -134,10 +207,20 @@ class Watcher:
             self._rescan_reason = self._rescan_reason or reason
         self.debouncer.wake()
 
+    def idle(self) -> bool:
+        """Nothing queued, held back or asked for, and no batch running.
+
+        Events the observers have not delivered yet are not known here: a caller that must
+        know everything was seen writes a file of its own and waits for its record too.
+        """
+        if len(self.debouncer) or self._held or self._rescan_reason is not None:
+            return False  # looked at before _busy: a batch taken meanwhile is still busy
+        return not self._busy and self.started
+
     # -- observers -------------------------------------------------------------------------
 
     def _observe(self, root: Path) -> None:
-        rules = self.session.sweeper.rules
+        rules = self.target.rules
 
         def make_handler(tracks_close: bool) -> FileSystemEventHandler:
             return QueueingHandler(
@@ -157,42 +240,56 @@ class Watcher:
             self.debouncer.timing = self.options.timing(True)
         if started.fallback:
             self._notice(
-                "polling", f"{root}: {started.fallback}; polling every {self.options.poll_s:g} s",
+                "polling",
+                f"{shown(str(root))}: {started.fallback}; polling every {self.options.poll_s:g} s",
                 "warning",
-            )  # fmt: skip
+            )
 
     def _check_observers(self, now: float) -> None:
-        for root in self.session.roots:
+        for root in self.target.roots:
             started = self._observers.get(root)
             if started is not None and healthy(started.observer):
                 continue
             if now < self._retry_at.get(root, 0.0):
                 continue
+            name = shown(str(root))
             if started is not None:
                 started.observer.stop()
                 started.observer.join()
                 del self._observers[root]
-                self._notice("watch-error", f"watching {root} stopped; restarting", "warning")
+                self._notice("watch-error", f"watching {name} stopped; restarting", "warning")
             try:
                 self._observe(root)
             except OSError as exc:
                 self._retry_at[root] = now + RETRY_S
-                self._notice("watch-error", f"cannot watch {root}: {exc.strerror or exc}", "error")
+                self._notice("watch-error", f"cannot watch {name}: {exc.strerror or exc}", "error")
                 continue
-            self.request_rescan(f"watching {root} restarted")
+            self.request_rescan(f"watching {name} restarted")
 
     # -- the consumer ----------------------------------------------------------------------
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._step()
-            except Exception as exc:  # the watcher must outlive any one batch
-                self._notice("watch-error", f"watch step failed: {exc!r}; rescan soon", "error")
-                self._next_rescan = min(self._next_rescan, time.monotonic() + RETRY_S)
-                self._stop.wait(RETRY_S / 5)
+        try:
+            while not self._stop.is_set():
+                self._guarded(self._step)
+            self._guarded(self._drain)
+        except StoreLost as exc:
+            self._lost(str(exc))
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        try:
+            step()
+        except StoreLost:
+            raise
+        except Exception as exc:  # the watcher must outlive any one batch
+            self._notice("watch-error", f"watch step failed: {exc!r}; rescan soon", "error")
+            self._next_rescan = min(self._next_rescan, time.monotonic() + RETRY_S)
+            self._stop.wait(RETRY_S / 5)
+        finally:
+            self._busy = False
 
     def _step(self) -> None:
+        self._busy = True
         now = time.monotonic()
         self._check_observers(now)
         if self.debouncer.overflowed():
@@ -202,11 +299,25 @@ class Watcher:
             self._rescan(reason)
         elif now >= self._next_tools:
             self._next_tools = now + self.options.tools_recheck_s
-            self.session.recheck_tools()
-        elif batch := self.debouncer.take():
-            self._run_batch(batch)
+            self.target.recheck_tools()
+        elif self._held and now >= self._held_at:
+            held, self._held = self._held, {}
+            self._run_batch(Ready({root: sorted(rels) for root, rels in held.items()}))
+        elif ready := self.debouncer.take():
+            self._run_batch(ready)
         else:
+            self._busy = False
             self.debouncer.wait(self._sleep_for(now))
+
+    def _drain(self) -> None:
+        """On stop: apply every path still queued or held, settled or not."""
+        self._busy = True
+        ready = self.debouncer.drain()
+        for root, rels in self._held.items():
+            ready.batch.setdefault(root, []).extend(rels)
+        self._held = {}
+        if ready:
+            self._run_batch(ready)
 
     def _due_rescan(self, now: float) -> str | None:
         with self._lock:
@@ -216,59 +327,59 @@ class Watcher:
         return reason
 
     def _sleep_for(self, now: float) -> float:
-        due = self.debouncer.next_due()
         deadlines = [TICK_S, self._next_rescan - now, self._next_tools - now]
-        return max(0.0, min(deadlines if due is None else [*deadlines, due]))
+        if (due := self.debouncer.next_due()) is not None:
+            deadlines.append(due)
+        if self._held:
+            deadlines.append(self._held_at - now)
+        return max(0.0, min(deadlines))
 
-    def _run_batch(self, batch: Batch) -> None:
-        with self.session.lock:
-            self.session.sweeper.run(only=batch, full=False)
+    def _run_batch(self, ready: Ready) -> None:
+        for root, rel in ready.changing:
+            self._notice(
+                "still-changing",
+                f"{shown(rel)} in {shown(root)} is still being written: read after "
+                f"{self.debouncer.timing.settle_max_s:g} s anyway; read again when it settles",
+            )
+        try:
+            self.target.apply(ready.batch)
+        except Deferred as exc:
+            for root, rels in ready.batch.items():
+                self._held.setdefault(root, set()).update(rels)
+            self._held_at = time.monotonic() + RETRY_S
+            self._troubled(str(exc))
+            return
+        self._cleared()
 
     def _rescan(self, reason: str) -> None:
         self._notice("rescan", f"rescan: {reason}")
-        with self.session.lock:
-            self.session.sweeper.run(full=False)
+        try:
+            self.target.rescan()
+        except Deferred as exc:
+            self._next_rescan = time.monotonic() + RETRY_S
+            self._troubled(str(exc))
+            return
         self._next_rescan = time.monotonic() + self.options.rescan_s
+        self._cleared()
+
+    def _troubled(self, why: str) -> None:
+        if why != self.trouble:  # once per new trouble, not once per retry
+            self._notice(
+                "store-trouble",
+                f"changes not stored: {why}; the store is not up to date; trying again every "
+                f"{RETRY_S:g} s",
+                "error",
+            )
+        self.trouble = why
+
+    def _cleared(self) -> None:
+        if self.trouble is not None and not self._held:
+            self.trouble = None
+            self._notice("store-ok", "the store takes changes again; it is up to date")
+
+    def _lost(self, why: str) -> None:
+        self.failure = why
+        self._notice("store-lost", f"{why}: stopped watching; the store is not up to date", "error")
 
     def _notice(self, kind: str, message: str, level: str = "info") -> None:
-        self.session.on_event(Notice(time.time(), kind, message, level))
-
-
-def watch_forever(
-    dirs: Sequence[Path],
-    sweep_options: SweepOptions,
-    watch_options: WatchOptions,
-    on_event: Listener,
-) -> int:
-    """``quarry watch``: sweep, then follow ``dirs`` until SIGINT/SIGTERM; exit code 0.
-
-    A signal during the initial sweep interrupts it (the store keeps its last consistent
-    state); once watching, a signal finishes the batch in flight, then stops.
-    """
-    from engine.session import Session
-
-    stop = threading.Event()
-    watching = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not watching.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        session = Session(dirs, sweep_options, on_event, watch_options=watch_options)
-        try:
-            session.sweep()
-            session.start_watch()
-            watching.set()
-            while not stop.wait(0.5):
-                pass
-            on_event(Notice(time.time(), "stopping", "stopping: finishing the batch in flight"))
-        finally:
-            session.close()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    on_event(Notice(time.time(), "stopped", "stopped; the store is up to date"))
-    return 0
+        self.target.notify(Notice(time.time(), kind, message, level))

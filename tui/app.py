@@ -191,9 +191,9 @@ class QuarryApp(TriageMixin, App[None]):
     def _run_session(self) -> None:
         assert self.session is not None
         try:
-            self.session.sweep()
+            # Observers start before the sweep: what changes during it is applied after it.
+            self.session.sweep_then_watch()
             if not self.quitting:
-                self.session.start_watch()
                 self.post_message(SessionStage("watching"))
         except Exception as exc:  # the engine failed: say so on screen, keep browsing
             self.post_message(SessionStage("failed", f"{type(exc).__name__}: {exc}"))

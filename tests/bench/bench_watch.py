@@ -43,8 +43,7 @@ def latency(files: int, poll: bool, base: Path) -> list[float]:
     session = Session([root], opts, watch_options=WatchOptions(poll=poll, poll_s=0.1))
     out: list[float] = []
     try:
-        session.sweep()
-        session.start_watch()
+        session.sweep_then_watch()
         jsonl = session.store.jsonl_path
         for i in range(files):
             name = f"f{i:04d}.txt"

@@ -104,8 +104,7 @@ def watching(
     opts = sweep or SweepOptions(tools=ToolSet.empty(), workers=2)
     session = Session([root], opts, events.append, watch_options=options(poll, **kw))
     try:
-        session.sweep()
-        session.start_watch()
+        session.sweep_then_watch()
         yield Watched(root, session, events)
     finally:
         session.close()
