@@ -166,6 +166,11 @@ class Watcher:
         return self._thread is not None
 
     @property
+    def busy(self) -> bool:
+        """Whether the consumer is running a batch, a rescan or a tools re-check right now."""
+        return self._busy
+
+    @property
     def polling(self) -> bool:
         """Whether any root is watched by the polling observer."""
         return any(s.polling for s in self._observers.values())
