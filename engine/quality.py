@@ -265,11 +265,22 @@ def score(text: str, mime: str, *, chars: int | None = None, pages: int | None =
     scale by it); ``pages`` the record's pages, slides or sheets.
     """
     sampled = sample(text, SAMPLE_CHARS + SLICES)  # a sample_file() sample is not cut again
-    body = _MARKER.sub("", sampled)
     total = chars if chars is not None else len(text)
+    key = (sampled, mime, pages, total, QUALITY_VERSION)
+    last = _LAST
+    if last and last[0][0] == key:  # the PDF reader scored this very text a moment ago
+        return last[0][1]
+    body = _MARKER.sub("", sampled)
     # Per-page figures scale the sample's count up to the whole text.
     m = _measure(body, mime, total / max(len(sampled), 1), pages)
-    return _judge(m, mime, pages)
+    q = _judge(m, mime, pages)
+    _LAST[:] = [(key, q)]
+    return q
+
+
+_LAST: list[tuple[tuple[str, str, int | None, int, int], Quality]] = []
+"""The last text scored and its quality: one entry, so that a reader that judged a text
+(the PDF reader choosing between its ways) does not cost the worker a second scoring."""
 
 
 @dataclass(frozen=True, slots=True)

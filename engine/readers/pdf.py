@@ -202,7 +202,9 @@ def _next_readers(
 
 
 def _score(pages: list[str]) -> quality.Quality:
-    return quality.score("\f".join(pages), M.PDF, pages=len(pages))
+    # The text as _write_pages will write it: the worker then scores the same string.
+    text = "\f".join(body + "\n" if (body := p.rstrip()) else "" for p in pages)
+    return quality.score(text, M.PDF, pages=len(pages))
 
 
 class PdfReader:
