@@ -1,0 +1,174 @@
+"""Dask clusters for the tests: always on loopback, always closed, never left running.
+
+:func:`local_cluster` is a LocalCluster of worker processes in this process (the scheduler
+too); :func:`external_cluster` starts ``dask scheduler`` and ``dask worker`` as processes of
+their own, for the tests that kill the scheduler or hide a folder from the workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+dask = pytest.importorskip("dask", reason="the Dask executor's tests need textquarry[dask]")
+distributed = pytest.importorskip("distributed")
+psutil = pytest.importorskip("psutil")
+
+LOOPBACK = ("127.0.0.1", "::1")
+WAIT_S = 60.0
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 2, **config: object) -> Iterator[Any]:
+    """A LocalCluster of ``workers`` single-threaded processes on 127.0.0.1."""
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    settings = {"distributed.worker.daemon": False, **config}
+    with dask.config.set(settings):
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.CRITICAL,
+        )
+    try:
+        yield cluster
+    finally:
+        cluster.close(timeout=20)
+        assert_no_children_left(before)
+
+
+def assert_no_children_left(before: set[int]) -> None:
+    """Every process the cluster started has gone (bounded poll)."""
+    end = time.monotonic() + 20
+    left: list[Any] = []
+    while time.monotonic() < end:
+        left = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.pid not in before and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        ]
+        if not left:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"processes left running: {[p.cmdline() for p in left]}")
+
+
+def listening(pids: Sequence[int]) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket the processes ``pids`` listen on."""
+    out: list[tuple[str, int]] = []
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for c in psutil.Process(pid).net_connections(kind="inet"):
+                if c.status == psutil.CONN_LISTEN:
+                    out.append((c.laddr.ip, c.laddr.port))
+    return out
+
+
+def worker_pids(client: Any) -> dict[str, int]:
+    """Dask worker address -> process id."""
+    return dict(client.run(os.getpid))
+
+
+def kill_busy_worker(client: Any, key_prefix: str = "quarry-read-") -> str:
+    """SIGKILL a Dask worker while it runs one of our tasks; return its address."""
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:
+        busy = {
+            addr: keys
+            for addr, keys in client.processing().items()
+            if any(str(k).startswith(key_prefix) for k in keys)
+        }
+        if busy:
+            addr = sorted(busy)[0]
+            pid = worker_pids(client).get(addr)
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+                return addr
+        time.sleep(0.05)
+    raise AssertionError("no Dask worker ever ran a read task")
+
+
+@dataclass
+class External:
+    """A scheduler and workers running as processes of their own."""
+
+    address: str
+    scheduler: subprocess.Popen[bytes]
+    workers: subprocess.Popen[bytes]
+
+    @property
+    def spec(self) -> str:
+        """The ``--executor`` value that reaches it."""
+        return "dask://" + self.address.removeprefix("tcp://")
+
+
+@contextlib.contextmanager
+def external_cluster(
+    tmp: Path, workers: int = 2, wrap: Sequence[str] = (), env: dict[str, str] | None = None
+) -> Iterator[External]:
+    """``dask scheduler`` and ``dask worker --nworkers N`` on 127.0.0.1.
+
+    ``wrap`` prefixes the worker command (``unshare -m sh -c ...`` hides a folder from them).
+    """
+    py = sys.executable
+    sfile = tmp / "scheduler.json"
+    quiet = subprocess.DEVNULL
+    run_env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False", **(env or {})}
+    scheduler = subprocess.Popen(
+        [py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+         "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(sfile)],
+        stdout=quiet, stderr=quiet, env=run_env, start_new_session=True,
+    )  # fmt: skip
+    procs = [scheduler]
+    try:
+        end = time.monotonic() + WAIT_S
+        while not sfile.exists() or not sfile.read_text().strip():
+            assert time.monotonic() < end, "the scheduler did not start"
+            assert scheduler.poll() is None, "the scheduler exited"
+            time.sleep(0.05)
+        address = json.loads(sfile.read_text())["address"]
+        cmd = [py, "-m", "distributed.cli.dask_worker", address, "--nworkers", str(workers),
+               "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]  # fmt: skip
+        if wrap:
+            cmd = [*wrap, " ".join(cmd)]
+        worker = subprocess.Popen(
+            cmd, stdout=quiet, stderr=quiet, env=run_env, start_new_session=True
+        )
+        procs.append(worker)
+        with distributed.Client(address, timeout=30, set_as_default=False) as c:
+            c.wait_for_workers(workers, timeout=WAIT_S)
+        yield External(address, scheduler, worker)
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)  # the group: nannies and their workers
+            p.wait(timeout=30)
+
+
+def store_lines(store: Path) -> list[dict[str, object]]:
+    """The records of ``store/extract.jsonl`` without ``ms`` (the one field allowed to differ)."""
+    out = []
+    for line in (store / "extract.jsonl").read_bytes().splitlines():
+        rec = json.loads(line)
+        rec.pop("ms", None)
+        out.append(rec)
+    return out
+
+
+def texts(store: Path) -> dict[str, bytes]:
+    """Every stored text by its file name."""
+    return {p.name: p.read_bytes() for p in sorted((store / "extract").rglob("*.txt"))}

@@ -1,0 +1,255 @@
+"""The Dask executor, in process: a LocalCluster of two worker processes on loopback.
+
+The store a Dask sweep writes equals a local sweep's apart from ``ms``; hostile files get the
+same verdicts (the reads run in read children on the Dask workers, under the same bounds); a
+Dask worker killed mid-sweep is survived; a batch that keeps killing workers becomes
+``error/crashed`` and is quarantined by the same rule as locally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.errors import UsageError
+from engine.events import Event, Notice
+from engine.executors import (
+    ClusterRefused,
+    ExecutorSpec,
+    dask_factory,
+    parse_executor,
+)  # fmt: skip
+from engine.limits import Limits, MiB
+from engine.plan import CRASH_QUARANTINE
+from engine.readers._fault import MIME, fixture
+from engine.records import Reason, Record, Status
+from engine.sweep import Sweeper, SweepOptions, SweepResult
+from engine.tools import ToolSet
+from tests.engine.daskkit import (
+    LOOPBACK,
+    distributed,
+    kill_busy_worker,
+    listening,
+    local_cluster,
+    store_lines,
+    texts,
+    worker_pids,
+)  # fmt: skip
+
+pytestmark = pytest.mark.timeout(180)
+
+LIMITS = Limits(timeout_s=2.0, memory_bytes=256 * MiB, max_chars=10_000)
+FAULTS = {
+    "hang": Reason.TIMEOUT, "busy": Reason.TIMEOUT, "alloc": Reason.MEMORY,
+    "oom": Reason.MEMORY, "exit": Reason.CRASHED, "segv": Reason.CRASHED,
+    "raise": Reason.CRASHED,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """One LocalCluster of two worker processes for the tests that do not break it."""
+    with local_cluster(2) as c:
+        yield c
+
+
+def remote(cluster: Any) -> ExecutorSpec:
+    """The spec that reaches ``cluster``'s scheduler, as ``--executor dask://...`` would."""
+    return parse_executor("dask://" + cluster.scheduler_address.removeprefix("tcp://"))
+
+
+def options(out: Path, spec: ExecutorSpec | None, **kw: Any) -> SweepOptions:
+    tools = ToolSet.empty()
+    factory = dask_factory(spec, tools=tools) if spec is not None else None
+    return SweepOptions(out=out, limits=LIMITS, workers=2, tools=tools, executor=factory, **kw)
+
+
+def sweep(
+    root: Path, out: Path, spec: ExecutorSpec | None, events: list[Event] | None = None
+) -> tuple[SweepResult, dict[tuple[str, str], Record]]:
+    """One sweep of ``root`` into ``out``, locally (``spec`` None) or on Dask."""
+    events = events if events is not None else []
+    with Sweeper([root], options(out, spec), events.append) as s:
+        result = s.run()
+        return result, dict(s.records)
+
+
+# -- the spec ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "workers", "address"),
+    [
+        ("local", "local", 0, ""),
+        ("dask-local:3", "dask-local", 3, ""),
+        ("dask://127.0.0.1:8786", "dask", 0, "tcp://127.0.0.1:8786"),
+        ("dask://[::1]:8786", "dask", 0, "tcp://[::1]:8786"),
+        ("dask://sched.example:9000/", "dask", 0, "tcp://sched.example:9000"),
+    ],
+)
+def test_executor_spec_forms(text: str, kind: str, workers: int, address: str) -> None:
+    spec = parse_executor(text)
+    assert (spec.kind, spec.workers, spec.address) == (kind, workers, address)
+    assert parse_executor(str(spec)) == spec
+
+
+def test_dask_local_defaults_to_one_worker_per_core() -> None:
+    assert parse_executor("dask-local").workers == (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(
+    "text", ["dask", "dask://", "dask://host", "dask://host:0", "dask://host:99999",
+             "dask-local:0", "dask-local:x", "tcp://host:1", "ray://host:1"],
+)  # fmt: skip
+def test_bad_executor_specs_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError, match="--executor"):
+        parse_executor(text)
+
+
+# -- the cluster ------------------------------------------------------------------------------
+
+
+def test_the_cluster_listens_on_loopback_only(cluster: Any) -> None:
+    with distributed.Client(cluster, set_as_default=False) as client:
+        pids = [os.getpid(), *worker_pids(client).values()]
+        pids += [p.pid for p in __import__("psutil").Process().children(recursive=True)]
+    sockets = listening(pids)
+    assert sockets, "the scheduler listens somewhere"
+    assert {ip for ip, _port in sockets} <= set(LOOPBACK), sockets
+
+
+def test_a_dask_sweep_of_fixtures_equals_a_local_one(
+    cluster: Any, sample: Path, tmp_path: Path
+) -> None:
+    events: list[Event] = []
+    local, _ = sweep(sample, tmp_path / "local", None)
+    dask, _ = sweep(sample, tmp_path / "dask", remote(cluster), events)
+    assert store_lines(tmp_path / "dask") == store_lines(tmp_path / "local")
+    assert texts(tmp_path / "dask") == texts(tmp_path / "local")
+    assert dask.extracted == local.extracted and dask.errors == local.errors
+    notices = [e for e in events if isinstance(e, Notice)]
+    link = [n for n in notices if n.kind == "dask"]
+    assert len(link) == 1 and "dashboard http://127.0.0.1:" in link[0].message
+    per_worker = [n for n in notices if n.kind == "dask-worker"]
+    assert len(per_worker) == 2 and all("tools none" in n.message for n in per_worker)
+
+
+def test_a_second_dask_sweep_reads_nothing(cluster: Any, sample: Path, tmp_path: Path) -> None:
+    sweep(sample, tmp_path / "s", remote(cluster))
+    first = (tmp_path / "s" / "extract.jsonl").read_bytes()
+    result, _ = sweep(sample, tmp_path / "s", remote(cluster))
+    assert result.extracted == 0
+    result, _ = sweep(sample, tmp_path / "s", remote(cluster))
+    assert result.extracted == 0
+    assert len((tmp_path / "s" / "extract.jsonl").read_bytes()) == len(first)
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, fault_reader: None) -> Path:
+    root = tmp_path / "hostile"
+    root.mkdir()
+    for action in [*FAULTS, "flood", "ok"]:
+        (root / f"{action}.bin").write_bytes(fixture(action))
+    for i in range(40):
+        (root / f"note{i:02}.txt").write_text(f"plain text number {i}\n")
+    return root
+
+
+def test_hostile_files_get_the_same_verdicts_on_dask(
+    cluster: Any, hostile: Path, tmp_path: Path
+) -> None:
+    _, local = sweep(hostile, tmp_path / "local", None)
+    result, dask = sweep(hostile, tmp_path / "dask", remote(cluster))
+    for action, reason in FAULTS.items():
+        rec = dask[(str(hostile), f"{action}.bin")]
+        assert (rec.status, rec.reason, rec.mime) == (Status.ERROR, reason, MIME), rec
+        assert rec.sha256 == hashlib.sha256(fixture(action)).hexdigest()
+    assert store_lines(tmp_path / "dask") == store_lines(tmp_path / "local")
+    assert result.errors == len(FAULTS)
+    assert {k: (r.status, r.reason) for k, r in local.items()} == {
+        k: (r.status, r.reason) for k, r in dask.items()
+    }
+
+
+def test_a_content_that_keeps_killing_read_children_is_quarantined(
+    cluster: Any, tmp_path: Path, fault_reader: None
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "segv.bin").write_bytes(fixture("segv"))
+    with Sweeper([root], options(tmp_path / "s", remote(cluster)), lambda _e: None) as s:
+        for n in range(1, CRASH_QUARANTINE + 1):
+            assert s.run().extracted == 1
+            rec = s.records[(str(root), "segv.bin")]
+            assert rec.crashes == n
+        assert rec.reason == Reason.QUARANTINED
+        assert s.run().extracted == 0
+
+
+def test_a_dask_worker_killed_mid_sweep_is_survived(tmp_path: Path, fault_reader: None) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(6):
+        (root / f"hang{i}.bin").write_bytes(fixture("hang", str(i)))  # keeps workers busy
+    for i in range(60):
+        (root / f"t{i:02}.txt").write_text(f"text {i}\n")
+    with local_cluster(2) as c, distributed.Client(c, set_as_default=False) as client:
+        spec = remote(c)
+        with Sweeper([root], options(tmp_path / "s", spec), lambda _e: None) as s:
+            import threading
+
+            result: list[Any] = []
+            t = threading.Thread(target=lambda: result.append(s.run()))
+            t.start()
+            try:
+                kill_busy_worker(client)
+            finally:
+                t.join(150)
+            assert result, "the sweep finished"
+            records = s.records
+    assert len(records) == 66
+    assert sum(r.status == Status.OK for r in records.values()) == 60
+    hung = [r for r in records.values() if r.path.startswith("hang")]
+    assert {(r.status, r.reason) for r in hung} == {(Status.ERROR, Reason.TIMEOUT)}
+
+
+def test_a_batch_that_keeps_killing_dask_workers_is_crashed(
+    tmp_path: Path, fault_reader: None
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "hang.bin").write_bytes(fixture("hang"))
+    slow = Limits(timeout_s=60.0, memory_bytes=256 * MiB)
+    # allowed-failures 0: the first worker lost under a task makes it KilledWorker.
+    with local_cluster(2, **{"distributed.scheduler.allowed-failures": 0}) as c:
+        with distributed.Client(c, set_as_default=False) as client:
+            opts = SweepOptions(
+                out=tmp_path / "s",
+                limits=slow,
+                tools=ToolSet.empty(),
+                executor=dask_factory(remote(c), tools=ToolSet.empty()),
+            )
+            with Sweeper([root], opts, lambda _e: None) as s:
+                import threading
+
+                t = threading.Thread(target=s.run)
+                t.start()
+                try:
+                    kill_busy_worker(client)
+                finally:
+                    t.join(120)
+                rec = s.records[(str(root), "hang.bin")]
+    assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, Reason.CRASHED, 1), rec
+    assert rec.error is not None and "killed Dask workers" in rec.error
+
+
+def test_no_scheduler_is_a_clear_refusal(sample: Path, tmp_path: Path) -> None:
+    spec = parse_executor("dask://127.0.0.1:9")  # the discard port: nothing listens there
+    with pytest.raises(ClusterRefused, match=r"cannot use the Dask cluster dask://127\.0\.0\.1:9"):
+        sweep(sample, tmp_path / "s", spec)
+    assert not (tmp_path / "s" / "extract.jsonl").exists()
