@@ -24,6 +24,7 @@ from pathlib import Path
 import orjson
 
 from engine.errors import QuarryError, UsageError
+from engine.executors import dask_factory, parse_executor
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.sweep import DEFAULT_MAX_BYTES, SweepOptions
 from engine.tools import KNOWN_TOOLS, discover
@@ -94,6 +95,12 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
         help="address space per worker (default 1G)",
     )
     p.add_argument("--workers", type=int, default=0, help="worker processes (default: cores)")
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="WHERE",
+        help="where reads run: local (default), dask-local[:N] or dask://HOST:PORT",
+    )
 
 
 def _watch_flags(p: argparse.ArgumentParser) -> None:
@@ -158,6 +165,12 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         memory_bytes=args.memory,
         tool_timeout_s=min(DEFAULT_LIMITS.tool_timeout_s, args.timeout),
     )
+    spec = parse_executor(args.executor)
+    executor = (
+        dask_factory(spec, no_external=args.no_external, without=tuple(args.without))
+        if spec.is_dask
+        else None
+    )
     return SweepOptions(
         out=args.out,
         excludes=tuple(args.exclude),
@@ -168,6 +181,7 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         without=tuple(args.without),
         limits=limits,
         workers=args.workers,
+        executor=executor,
     )
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol, runtime_checkable
 
+from engine.events import Listener
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits
 
@@ -66,6 +67,15 @@ class Executor(Protocol):
 
     def close(self) -> None:
         """Cancel, then release every worker, process and connection."""
+        ...
+
+
+@runtime_checkable
+class Announcing(Protocol):
+    """An executor with news for the operator (a cluster's dashboard link, its workers)."""
+
+    def listen(self, on_event: Listener) -> None:
+        """Send the executor's :class:`~engine.events.Notice` events to ``on_event``."""
         ...
 
 

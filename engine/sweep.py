@@ -24,7 +24,7 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.executor import Executor, ExecutorFactory
+from engine.executor import Announcing, Executor, ExecutorFactory
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
@@ -176,6 +176,8 @@ class Sweeper:
         if self._executor is None:
             make = self.options.executor or ReadPool
             self._executor = make(self.options.limits, self.options.workers)
+            if isinstance(self._executor, Announcing):
+                self._executor.listen(self.on_event)
         return self._executor
 
     def drop_executor(self) -> None:

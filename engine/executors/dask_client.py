@@ -42,10 +42,11 @@ import distributed
 
 from engine import worker as _w
 from engine.events import Listener, Notice, ignore
+from engine.executor import TICK_S
 from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec
 from engine.executors.dask_worker import WorkerInfo, WorkerSettings, close_pools, probe, read_batch
 from engine.extract import Outcome, ReadTask, machine_failure
-from engine.isolate import BATCH_BYTES, BATCH_FILES, TICK_S
+from engine.isolate import BATCH_BYTES, BATCH_FILES
 from engine.mimes import OCTET
 from engine.records import Reason
 from engine.store import Store

@@ -33,7 +33,6 @@ WAIT_S = 60.0
 @contextlib.contextmanager
 def local_cluster(workers: int = 2, **config: object) -> Iterator[Any]:
     """A LocalCluster of ``workers`` single-threaded processes on 127.0.0.1."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
     settings = {"distributed.worker.daemon": False, **config}
     with dask.config.set(settings):
         cluster = distributed.LocalCluster(
@@ -47,24 +46,39 @@ def local_cluster(workers: int = 2, **config: object) -> Iterator[Any]:
     try:
         yield cluster
     finally:
+        spawned = cluster_processes(cluster)
         cluster.close(timeout=20)
-        assert_no_children_left(before)
+        assert_gone(spawned)
 
 
-def assert_no_children_left(before: set[int]) -> None:
-    """Every process the cluster started has gone (bounded poll)."""
+def cluster_processes(cluster: Any) -> list[Any]:
+    """The worker processes of ``cluster``, and everything they started."""
+    out: list[Any] = []
+    for nanny in cluster.workers.values():
+        pid = nanny.process.pid if nanny.process is not None else None
+        with contextlib.suppress(psutil.Error, TypeError, ValueError):
+            proc = psutil.Process(pid)
+            out.extend([proc, *proc.children(recursive=True)])
+    return out
+
+
+def assert_gone(procs: list[Any]) -> None:
+    """Every process in ``procs`` has exited (bounded poll)."""
     end = time.monotonic() + 20
-    left: list[Any] = []
+    left = procs
     while time.monotonic() < end:
-        left = [
-            p
-            for p in psutil.Process().children(recursive=True)
-            if p.pid not in before and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-        ]
+        left = [p for p in left if _alive(p)]
         if not left:
             return
         time.sleep(0.05)
-    raise AssertionError(f"processes left running: {[p.cmdline() for p in left]}")
+    raise AssertionError(f"processes left running: {[p.pid for p in left]}")
+
+
+def _alive(p: Any) -> bool:
+    try:
+        return bool(p.is_running() and p.status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def listening(pids: Sequence[int]) -> list[tuple[str, int]]:
@@ -144,7 +158,7 @@ def external_cluster(
         cmd = [py, "-m", "distributed.cli.dask_worker", address, "--nworkers", str(workers),
                "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]  # fmt: skip
         if wrap:
-            cmd = [*wrap, " ".join(cmd)]
+            cmd = [*wrap, *cmd]
         worker = subprocess.Popen(
             cmd, stdout=quiet, stderr=quiet, env=run_env, start_new_session=True
         )

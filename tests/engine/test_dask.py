@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from tests.engine.daskkit import (
     kill_busy_worker,
     listening,
     local_cluster,
+    psutil,
     store_lines,
     texts,
     worker_pids,
@@ -117,7 +119,7 @@ def test_bad_executor_specs_are_usage_errors(text: str) -> None:
 def test_the_cluster_listens_on_loopback_only(cluster: Any) -> None:
     with distributed.Client(cluster, set_as_default=False) as client:
         pids = [os.getpid(), *worker_pids(client).values()]
-        pids += [p.pid for p in __import__("psutil").Process().children(recursive=True)]
+        pids += [p.pid for p in psutil.Process().children(recursive=True)]
     sockets = listening(pids)
     assert sockets, "the scheduler listens somewhere"
     assert {ip for ip, _port in sockets} <= set(LOOPBACK), sockets
@@ -139,14 +141,16 @@ def test_a_dask_sweep_of_fixtures_equals_a_local_one(
     assert len(per_worker) == 2 and all("tools none" in n.message for n in per_worker)
 
 
-def test_a_second_dask_sweep_reads_nothing(cluster: Any, sample: Path, tmp_path: Path) -> None:
-    sweep(sample, tmp_path / "s", remote(cluster))
-    first = (tmp_path / "s" / "extract.jsonl").read_bytes()
-    result, _ = sweep(sample, tmp_path / "s", remote(cluster))
-    assert result.extracted == 0
-    result, _ = sweep(sample, tmp_path / "s", remote(cluster))
-    assert result.extracted == 0
-    assert len((tmp_path / "s" / "extract.jsonl").read_bytes()) == len(first)
+def test_a_second_dask_sweep_reads_only_the_errors_again(
+    cluster: Any, sample: Path, tmp_path: Path
+) -> None:
+    first, _ = sweep(sample, tmp_path / "s", remote(cluster))
+    before = store_lines(tmp_path / "s")
+    again, _ = sweep(sample, tmp_path / "s", remote(cluster))
+    assert again.extracted == first.errors > 0  # error records are retried on every full sweep
+    after = store_lines(tmp_path / "s")
+    verdict = ("path", "status", "reason", "sha256", "chars", "error")
+    assert [[r[k] for k in verdict] for r in after] == [[r[k] for k in verdict] for r in before]
 
 
 @pytest.fixture
@@ -194,25 +198,25 @@ def test_a_content_that_keeps_killing_read_children_is_quarantined(
 def test_a_dask_worker_killed_mid_sweep_is_survived(tmp_path: Path, fault_reader: None) -> None:
     root = tmp_path / "docs"
     root.mkdir()
-    for i in range(6):
-        (root / f"hang{i}.bin").write_bytes(fixture("hang", str(i)))  # keeps workers busy
+    for i in range(2):
+        (root / f"hang{i}.bin").write_bytes(fixture("hang", str(i)))  # keeps a worker busy
     for i in range(60):
         (root / f"t{i:02}.txt").write_text(f"text {i}\n")
-    with local_cluster(2) as c, distributed.Client(c, set_as_default=False) as client:
-        spec = remote(c)
-        with Sweeper([root], options(tmp_path / "s", spec), lambda _e: None) as s:
-            import threading
-
-            result: list[Any] = []
-            t = threading.Thread(target=lambda: result.append(s.run()))
-            t.start()
-            try:
-                kill_busy_worker(client)
-            finally:
-                t.join(150)
-            assert result, "the sweep finished"
-            records = s.records
-    assert len(records) == 66
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+        Sweeper([root], options(tmp_path / "s", remote(c)), lambda _e: None) as s,
+    ):
+        result: list[SweepResult] = []
+        t = threading.Thread(target=lambda: result.append(s.run()))
+        t.start()
+        try:
+            kill_busy_worker(client)
+        finally:
+            t.join(150)
+        assert result, "the sweep finished"
+        records = s.records
+    assert len(records) == 62
     assert sum(r.status == Status.OK for r in records.values()) == 60
     hung = [r for r in records.values() if r.path.startswith("hang")]
     assert {(r.status, r.reason) for r in hung} == {(Status.ERROR, Reason.TIMEOUT)}
@@ -224,31 +228,39 @@ def test_a_batch_that_keeps_killing_dask_workers_is_crashed(
     root = tmp_path / "docs"
     root.mkdir()
     (root / "hang.bin").write_bytes(fixture("hang"))
-    slow = Limits(timeout_s=60.0, memory_bytes=256 * MiB)
     # allowed-failures 0: the first worker lost under a task makes it KilledWorker.
-    with local_cluster(2, **{"distributed.scheduler.allowed-failures": 0}) as c:
-        with distributed.Client(c, set_as_default=False) as client:
-            opts = SweepOptions(
-                out=tmp_path / "s",
-                limits=slow,
-                tools=ToolSet.empty(),
-                executor=dask_factory(remote(c), tools=ToolSet.empty()),
-            )
-            with Sweeper([root], opts, lambda _e: None) as s:
-                import threading
-
-                t = threading.Thread(target=s.run)
-                t.start()
-                try:
-                    kill_busy_worker(client)
-                finally:
-                    t.join(120)
-                rec = s.records[(str(root), "hang.bin")]
+    config = {"distributed.scheduler.allowed-failures": 0}  # the first loss: KilledWorker
+    with (
+        local_cluster(2, **config) as c,
+        distributed.Client(c, set_as_default=False) as client,
+        Sweeper([root], _slow(tmp_path / "s", remote(c)), lambda _e: None) as s,
+    ):
+        t = threading.Thread(target=s.run)
+        t.start()
+        try:
+            kill_busy_worker(client)
+        finally:
+            t.join(120)
+        rec = s.records[(str(root), "hang.bin")]
     assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, Reason.CRASHED, 1), rec
     assert rec.error is not None and "killed Dask workers" in rec.error
 
 
-def test_no_scheduler_is_a_clear_refusal(sample: Path, tmp_path: Path) -> None:
+def _slow(out: Path, spec: ExecutorSpec) -> SweepOptions:
+    """Reads that would hang for a minute: long enough to kill their worker first."""
+    limits = Limits(timeout_s=60.0, memory_bytes=256 * MiB)
+    tools = ToolSet.empty()
+    return SweepOptions(
+        out=out, limits=limits, tools=tools, executor=dask_factory(spec, tools=tools)
+    )
+
+
+def test_no_scheduler_is_a_clear_refusal(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.executors import dask_client
+
+    monkeypatch.setattr(dask_client, "CONNECT_TIMEOUT_S", 2.0)
     spec = parse_executor("dask://127.0.0.1:9")  # the discard port: nothing listens there
     with pytest.raises(ClusterRefused, match=r"cannot use the Dask cluster dask://127\.0\.0\.1:9"):
         sweep(sample, tmp_path / "s", spec)
