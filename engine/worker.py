@@ -80,6 +80,7 @@ def main(conn: Connection, cfg: WorkerConfig) -> None:
 def bound_self(cfg: WorkerConfig) -> None:
     """Lead a process group, cap memory, die with the parent, keep quiet, load readers."""
     os.setpgid(0, 0)  # the pool kills the whole group: the worker and what it started
+    release_forkserver()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if cfg.memory_bytes > 0:
@@ -96,6 +97,25 @@ def bound_self(cfg: WorkerConfig) -> None:
         os.environ.pop(registry.EXTRA_ENV, None)
     registry.reset()
     registry.all_readers()
+
+
+def release_forkserver() -> None:
+    """Let the forkserver exit with the process that started it (the engine, a Dask worker).
+
+    Every forkserver child inherits the write end of the forkserver's "alive" pipe, and the
+    forkserver exits only once every holder has closed it. A worker starts no process through
+    the forkserver, and holding that end would keep the forkserver, and so this worker (whose
+    PDEATHSIG fires when the forkserver dies), alive after a SIGKILL of the pool's owner: a
+    hung read would outlive it for good.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(fd, int):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        setattr(server, "_forkserver_alive_fd", None)  # noqa: B010 (a private attribute)
 
 
 def _silence() -> None:

@@ -43,7 +43,7 @@ import distributed
 from engine import worker as _w
 from engine.events import Listener, Notice, ignore
 from engine.executor import TICK_S
-from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec
+from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec, dask_worker
 from engine.executors.dask_worker import WorkerInfo, WorkerSettings, close_pools, probe, read_batch
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import BATCH_BYTES, BATCH_FILES
@@ -129,6 +129,7 @@ class DaskExecutor:
                         host="127.0.0.1",
                         dashboard_address="127.0.0.1:0",
                         silence_logs=logging.CRITICAL,
+                        preload=[dask_worker.__name__],  # dask_setup: Ctrl-C is ours
                     )
                 self._client = distributed.Client(  # type: ignore[no-untyped-call]
                     self._cluster, timeout=CONNECT_TIMEOUT_S, set_as_default=False

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 import socket
 import threading
 import time
@@ -155,6 +156,16 @@ def probe(settings: WorkerSettings, paths: list[str], token: str) -> WorkerInfo:
     return WorkerInfo(
         socket.gethostname(), os.getpid(), worker_tools(settings), unseen, store_ok, problem
     )
+
+
+def dask_setup(worker: object) -> None:
+    """Dask's preload hook, run as each worker of a LocalCluster starts.
+
+    A LocalCluster's workers share the engine's terminal, so a Ctrl-C reaches them too; the
+    engine handles it (it stops the sweep and closes the cluster), and a worker must neither
+    die of it mid-read nor print a traceback.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def close_pools() -> None:

@@ -97,21 +97,20 @@ def worker_pids(client: Any) -> dict[str, int]:
     return dict(client.run(os.getpid))
 
 
-def kill_busy_worker(client: Any, key_prefix: str = "quarry-read-") -> str:
-    """SIGKILL a Dask worker while it runs one of our tasks; return its address."""
+def kill_busy_worker(client: Any, key_prefix: str = "quarry-read-") -> list[Any]:
+    """SIGKILL a Dask worker while one of our tasks reads in it; return what it had started."""
     end = time.monotonic() + WAIT_S
     while time.monotonic() < end:
-        busy = {
-            addr: keys
+        busy = [
+            addr
             for addr, keys in client.processing().items()
             if any(str(k).startswith(key_prefix) for k in keys)
-        }
-        if busy:
-            addr = sorted(busy)[0]
-            pid = worker_pids(client).get(addr)
-            if pid is not None:
-                os.kill(pid, signal.SIGKILL)
-                return addr
+        ]
+        pid = worker_pids(client).get(min(busy)) if busy else None
+        started = psutil.Process(pid).children(recursive=True) if pid is not None else []
+        if pid is not None and len(started) >= 2:  # its forkserver and a read child in it
+            os.kill(pid, signal.SIGKILL)
+            return list(started)
         time.sleep(0.05)
     raise AssertionError("no Dask worker ever ran a read task")
 

@@ -33,6 +33,7 @@ from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
 from tests.engine.daskkit import (
     LOOPBACK,
+    assert_gone,
     distributed,
     kill_busy_worker,
     listening,
@@ -211,10 +212,12 @@ def test_a_dask_worker_killed_mid_sweep_is_survived(tmp_path: Path, fault_reader
         t = threading.Thread(target=lambda: result.append(s.run()))
         t.start()
         try:
-            kill_busy_worker(client)
+            orphans = kill_busy_worker(client)
         finally:
             t.join(150)
         assert result, "the sweep finished"
+        assert orphans, "the killed worker was reading in a read child"
+        assert_gone(orphans)  # its forkserver and the hung read go with it
         records = s.records
     assert len(records) == 62
     assert sum(r.status == Status.OK for r in records.values()) == 60
