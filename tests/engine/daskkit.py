@@ -140,7 +140,7 @@ def external_cluster(
     py = sys.executable
     sfile = tmp / "scheduler.json"
     quiet = subprocess.DEVNULL
-    run_env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False", **(env or {})}
+    run_env = {**os.environ, **(env or {})}  # workers daemonic, as `dask worker` makes them
     scheduler = subprocess.Popen(
         [py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
          "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(sfile)],

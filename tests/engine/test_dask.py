@@ -268,3 +268,28 @@ def test_no_scheduler_is_a_clear_refusal(
     with pytest.raises(ClusterRefused, match=r"cannot use the Dask cluster dask://127\.0\.0\.1:9"):
         sweep(sample, tmp_path / "s", spec)
     assert not (tmp_path / "s" / "extract.jsonl").exists()
+
+
+def test_a_worker_that_cannot_see_a_file_blames_the_machine(tmp_path: Path) -> None:
+    from engine.executors.dask_worker import WorkerSettings, close_pools, read_batch
+    from engine.extract import ReadTask
+
+    (tmp_path / "tmp").mkdir()
+    seen = tmp_path / "seen.txt"
+    seen.write_text("a file this worker sees\n")
+    tasks = [
+        ReadTask(str(p), hashlib.sha256(p.name.encode()).hexdigest(), LIMITS, ToolSet.empty(),
+                 str(tmp_path / "tmp"), 10)
+        for p in (tmp_path / "gone.txt", seen)
+    ]  # fmt: skip
+    try:
+        gone, ok = read_batch(tasks, WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty()))
+    finally:
+        close_pools()
+    assert gone.machine and gone.error is not None
+    assert gone.error.endswith(f"cannot see {tmp_path / 'gone.txt'}")
+    assert ok.status == Status.OK and ok.text_file is not None
+    assert Path(ok.text_file) == tmp_path / "extract" / tasks[1].sha256[:2] / (
+        tasks[1].sha256 + ".txt"
+    )
+    assert Path(ok.text_file).read_text() == "a file this worker sees\n"
