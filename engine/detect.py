@@ -53,7 +53,9 @@ _EXT: dict[str, str] = {
     ".bmp": M.BMP, ".gif": M.GIF, ".webp": M.WEBP,
     ".zip": M.ZIP, ".gz": "application/gzip", ".bz2": "application/x-bzip2",
     ".7z": "application/x-7z-compressed", ".rar": "application/vnd.rar",
-    ".tar": "application/x-tar", ".mp3": "audio/mpeg", ".wav": "audio/wav",
+    ".tar": "application/x-tar", ".tgz": "application/gzip", ".tbz2": "application/x-bzip2",
+    ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
+    ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
     ".heic": "image/heic", ".jp2": "image/jp2",
 }  # fmt: skip
 
@@ -119,6 +121,10 @@ def _by_extension(path: Path) -> str | None:
 
 
 def _by_magic(path: Path, head: bytes) -> str | None:
+    # A tar's first bytes are a member's name, which may be anything (even "{\rtf"): its
+    # magic at offset 257 goes first.
+    if head[257:262] == b"ustar":
+        return "application/x-tar"
     for magic, mime in _MAGIC:
         if head.startswith(magic):
             return mime
@@ -130,8 +136,6 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return _FTYP.get(head[8:12], "video/mp4")
     if head[:2] == b"MZ" and b"\x00" in head[2:64]:  # DOS/PE header, not a line of text
         return "application/x-msdownload"
-    if head[257:262] == b"ustar":
-        return "application/x-tar"
     if b"%PDF-" in head[:1024]:
         return M.PDF
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):

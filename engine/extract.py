@@ -39,7 +39,7 @@ from engine.quality import Quality, score
 from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
-from engine.records import Reason, Status
+from engine.records import Member, Reason, Status
 from engine.tools import ToolSet
 
 Ident = tuple[int, int, int, int, int]
@@ -120,6 +120,8 @@ class Outcome:
     """The machine failed, not the file: keep the earlier record, report ``error``."""
     lost_worker: bool = False
     """The read killed its worker or was killed with it (counts towards quarantine)."""
+    members: tuple[Member, ...] = ()
+    """For a container: the verdict on each document inside it."""
     quality: Quality | None = None
     """Is the text any good (ok outcomes): scored here, in the worker, on a sample."""
     sha256: str | None = None
@@ -287,7 +289,9 @@ def _finish(
     task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink, cut: LimitExceeded | None
 ) -> Outcome:
     text = normalise(sink.getvalue())
-    base = _replace(base, extractor=info.extractor, pages=info.pages)
+    base = _replace(
+        base, extractor=info.extractor, pages=info.pages, members=info.members, error=info.note
+    )
     if sink.capped:
         detail = f"{task.limits.max_chars} characters"
         text += cap_line("max_chars", detail)

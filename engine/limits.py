@@ -31,6 +31,12 @@ class Limits:
     """Wall time of one external tool call, clipped to what is left of ``timeout_s``."""
     csv_field_chars: int = 16 * 1024 * 1024
     """Longest CSV field accepted."""
+    archive_depth: int = 4
+    """Containers (archives, compressed files, mail) nested in one another that are opened."""
+    archive_members: int = 10_000
+    """Members read from one archive (or attachments from one message)."""
+    archive_bytes: int = 512 * MiB
+    """Decompressed bytes of all members of one walked file, nested containers included."""
 
 
 DEFAULT_LIMITS = Limits()

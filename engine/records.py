@@ -71,6 +71,43 @@ STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
 
 
 @dataclass(frozen=True, slots=True)
+class Member:
+    """The verdict on one document inside a container (an archive member, an attachment)."""
+
+    path: str
+    """Its path inside the container, as shown (one line, escapes for odd characters)."""
+    status: str
+    """One of :class:`Status`."""
+    reason: str | None = None
+    """A :class:`Reason` code refining the status; None for ok."""
+    error: str | None = None
+    """The verdict in words, for anything not ok (never the member's text)."""
+    chars: int = 0
+    """Characters of its text in the container's text."""
+
+    @classmethod
+    def parse(cls, value: Any) -> tuple[Member, ...]:
+        """Members from a stored ``members`` value; anything malformed is dropped."""
+        if not isinstance(value, list | tuple):
+            return ()
+        out: list[Member] = []
+        for item in value:
+            if isinstance(item, Member):
+                out.append(item)
+            elif (
+                isinstance(item, dict)
+                and isinstance(item.get("path"), str)
+                and isinstance(item.get("status"), str)
+                and isinstance(item.get("reason"), str | None)
+                and isinstance(item.get("error"), str | None)
+                and type(item.get("chars", 0)) is int
+            ):
+                keys = ("path", "status", "reason", "error", "chars")
+                out.append(cls(**{k: item[k] for k in keys if k in item}))
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
 class Record:
     """What the engine knows about one file after a sweep."""
 
@@ -116,6 +153,9 @@ class Record:
     """Consecutive sweeps in which reading this content crashed a worker."""
     quality: Quality | None = None
     """For ok records: is the text any good (a verdict and the numbers that explain it)."""
+    members: tuple[Member, ...] = ()
+    """For containers (archives, compressed files, mail with attachments): each inner
+    document's verdict, in order, at most 200 (the record's ``error`` counts the unread)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -152,6 +192,8 @@ class Record:
             d = {**d, "needs": ()}
         if "quality" in d:
             d = {**d, "quality": Quality.parse(d["quality"])}
+        if "members" in d:
+            d = {**d, "members": Member.parse(d["members"])}
         try:
             return cls(**d)
         except TypeError:  # unknown keys from a newer writer: keep the ones we know

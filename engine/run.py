@@ -380,6 +380,7 @@ class Run:
             ms=o.ms,
             crashes=crashes,
             quality=o.quality if o.status == Status.OK else None,
+            members=o.members,
         )
 
     def requalified(self, r: Record) -> Record:

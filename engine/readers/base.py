@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from engine.errors import CorruptFile, NeedsTool, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ToolFailed
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.records import Member
 from engine.tools import ToolSet
 
 
@@ -83,6 +84,29 @@ class ReadInfo:
     """Pages, slides or sheets, when the format has them."""
     scanned: bool = False
     """True when the document has pages but no text layer (needs OCR)."""
+    members: tuple[Member, ...] = ()
+    """For a container: the verdict on each document inside it."""
+    note: str | None = None
+    """A remark for the record's ``error`` field on a good read (``2 of 9 members not read``)."""
+
+
+class ArchiveBudget:
+    """Decompressed bytes that the containers of one read may still spend (``archive_bytes``).
+
+    Shared by a read and every container nested in it, so a zip of zips cannot multiply it.
+    """
+
+    def __init__(self) -> None:
+        self.used = 0
+        """Bytes spent so far."""
+
+    def spend(self, n: int, limits: Limits) -> None:
+        """Count ``n`` more bytes; LimitExceeded past ``limits.archive_bytes``."""
+        self.used += n
+        if self.used > limits.archive_bytes:
+            raise LimitExceeded(
+                "archive_bytes", f"members inflate past {limits.archive_bytes} bytes in all"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +121,10 @@ class ReadContext:
     """External tools this read may use (already filtered by --no-external / --without)."""
     deadline: float = float("inf")
     """``time.monotonic()`` value after which the read is over."""
+    depth: int = 0
+    """Containers this read is inside (0 for a walked file; archive members are 1 deeper)."""
+    budget: ArchiveBudget = field(default_factory=ArchiveBudget)
+    """Decompressed bytes left to the containers of this read (shared with nested reads)."""
 
     def remaining(self) -> float:
         """Seconds left of this read's budget."""

@@ -1,8 +1,11 @@
-"""E-mail messages (``.eml``): headers, the body, and the names of the attachments.
+"""E-mail messages (``.eml``): headers, the body, the attachments and what they say.
 
 Parsed with :mod:`email` and its modern policy. The text is the From/To/Cc/Date/Subject
 lines, a blank line, then the plain body, or, when there is none, the HTML body through
-:func:`engine.readers.html.html_to_text`; then one ``[attachment: name]`` line per attachment.
+:func:`engine.readers.html.html_to_text`; then one ``[attachment: name]`` line per attachment,
+then each attachment's own text after a ``# member NAME`` line: attachments are read as
+members of a container (:mod:`engine.readers.members`: their own verdicts in the record, the
+same readers and bounds, one level deeper; past ``archive_depth`` they are only named).
 An attached message (``message/rfc822``) is written after them, the same way.
 
 Mail is often broken, so nothing here trusts it: a charset Python does not know, or bytes
@@ -15,7 +18,8 @@ writes each of its messages through :func:`write_message`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
@@ -25,6 +29,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink, read_all
 from engine.readers.html import html_to_text, meta_charset
+from engine.readers.members import MemberReader
 from engine.readers.text import decode_bytes
 
 HEADERS = ("From", "To", "Cc", "Date", "Subject")
@@ -42,8 +47,17 @@ def parse_message(data: bytes) -> EmailMessage:
         raise CorruptFile("message nests too deeply to parse") from exc
 
 
-def write_message(msg: Message, sink: TextSink, depth: int = 0) -> None:
-    """Write headers, body, attachment names and attached messages of ``msg``."""
+def write_message(
+    msg: Message,
+    sink: TextSink,
+    depth: int = 0,
+    members: MemberReader | None = None,
+    prefix: str = "",
+) -> None:
+    """Write headers, body, attachments and attached messages of ``msg``.
+
+    With ``members``, each attachment is read as a member named ``prefix + name``.
+    """
     for name in HEADERS:
         value = header_text(msg, name)
         if value:
@@ -54,16 +68,24 @@ def write_message(msg: Message, sink: TextSink, depth: int = 0) -> None:
     if body is not None:
         _write_body(body, sink)
     attached: list[Message] = []
+    files: list[_Leaf] = []
     for leaf in leaves:
         if leaf is body or leaf.attachment is None:
             continue
         sink.line(f"[attachment: {leaf.attachment}]")
         if leaf.ctype == "message/rfc822":
             attached.extend(_inner_messages(leaf.part))
+        else:
+            files.append(leaf)
+    if members is not None:
+        for leaf in files:
+            payload = leaf.part.get_payload(decode=True)
+            if isinstance(payload, bytes) and payload:
+                members.read(prefix + (leaf.attachment or "attachment"), [payload])
     for inner in attached:
         if depth + 1 < MAX_DEPTH:
             sink.write("\n")
-            write_message(inner, sink, depth + 1)
+            write_message(inner, sink, depth + 1, members, prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +186,7 @@ class EmailReader:
     """Reads single e-mail messages (RFC 822 / MIME)."""
 
     name = "email"
-    version = 2
+    version = 3
     mimes = frozenset({M.EML})
     tools: tuple[str, ...] = ()
 
@@ -173,11 +195,24 @@ class EmailReader:
         data = read_all(path)
         msg = parse_message(data)
         del data
-        try:
-            write_message(msg, sink)
-        except RecursionError as exc:
-            raise CorruptFile("message nests too deeply to read") from exc
-        return ReadInfo(extractor="email")
+        with attachments(ctx, sink) as members:
+            try:
+                write_message(msg, sink, members=members)
+            except RecursionError as exc:
+                raise CorruptFile("message nests too deeply to read") from exc
+            if members is None:
+                return ReadInfo(extractor="email")
+            return replace(members.finish("email"), extractor="email")
+
+
+@contextmanager
+def attachments(ctx: ReadContext, sink: TextSink) -> Iterator[MemberReader | None]:
+    """A reader for a message's attachments, or None past ``archive_depth`` (then only named)."""
+    if ctx.depth >= ctx.limits.archive_depth:
+        yield None
+        return
+    with MemberReader(ctx, sink) as members:
+        yield members
 
 
 READERS = (EmailReader(),)

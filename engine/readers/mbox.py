@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.mail import parse_message, write_message
+from engine.readers.mail import attachments, parse_message, write_message
 
 _QUOTED_FROM = re.compile(rb"^>(>*From )")
 
@@ -51,25 +52,29 @@ class MboxReader:
     """Reads every message of an mbox mailbox."""
 
     name = "mbox"
-    version = 2
+    version = 3
     mimes = frozenset({M.MBOX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each message of the mailbox at ``path`` after a ``# message N`` line."""
         count = 0
-        try:
-            with open(path, "rb") as fh:
-                for count, data in enumerate(split_mbox(fh), start=1):
-                    if count > 1:
-                        sink.write("\n")
-                    sink.line(f"# message {count}")
-                    write_message(parse_message(data), sink)
-        except OSError as exc:
-            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
-        except RecursionError as exc:
-            raise CorruptFile(f"message {count} nests too deeply to read") from exc
-        return ReadInfo(extractor="mbox", pages=count)
+        with attachments(ctx, sink) as members:
+            try:
+                with open(path, "rb") as fh:
+                    for count, data in enumerate(split_mbox(fh), start=1):
+                        if count > 1:
+                            sink.write("\n")
+                        sink.line(f"# message {count}")
+                        prefix = f"message {count}/"
+                        write_message(parse_message(data), sink, members=members, prefix=prefix)
+            except OSError as exc:
+                raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+            except RecursionError as exc:
+                raise CorruptFile(f"message {count} nests too deeply to read") from exc
+            if members is None:
+                return ReadInfo(extractor="mbox", pages=count)
+            return replace(members.finish("mbox"), pages=count)
 
 
 READERS = (MboxReader(),)

@@ -92,8 +92,16 @@ def alternative_with_attachment() -> bytes:
 
 
 def test_multipart_prefers_plain_and_lists_attachments(tmp_path: Path) -> None:
-    text, _ = read_eml(tmp_path, alternative_with_attachment())
-    assert text == HEAD_TEXT + ("Plain body.\n[attachment: report.pdf]\n[attachment: grüße.png]\n")
+    text, info = read_eml(tmp_path, alternative_with_attachment())
+    # The attachments are read too: the fake PDF fails alone, the "png" is two letters of text.
+    assert text == HEAD_TEXT + (
+        "Plain body.\n[attachment: report.pdf]\n[attachment: grüße.png]\n# member grüße.png\nxx\n"
+    )
+    assert [(m.path, m.status, m.reason) for m in info.members] == [
+        ("report.pdf", "error", "corrupt"),
+        ("grüße.png", "ok", None),
+    ]
+    assert info.note == "1 of 2 members not read"
 
 
 def test_attached_message_is_written_after(tmp_path: Path) -> None:
@@ -170,7 +178,8 @@ def test_many_attachments(tmp_path: Path) -> None:
     data = f'Subject: many\nContent-Type: multipart/mixed; boundary="b"\n\n{parts}--b--\n'
     text, _ = read_eml(tmp_path, data.encode())
     assert text.count("[attachment: ") == 3_000
-    assert text.endswith("[attachment: f2999.bin]\n")
+    assert "[attachment: f2999.bin]\n# member f0.bin\nx\n" in text
+    assert text.endswith("# member f2999.bin\nx\n")
 
 
 MBOX = (

@@ -125,6 +125,8 @@ def describe(record: Record, tools_missing: set[str]) -> str:
             spec = KNOWN_TOOLS.get(tool)
             hint = f"\n    [dim]{escape(spec.install.get('debian', ''))}[/dim]" if spec else ""
             lines.append(f"  {escape(tool)} ({state}){hint}")
+    if record.members:
+        lines += ["", *describe_members(record)]
     fields = [
         ("why", record.why or "-"),
         ("reused", "yes" if record.reused else "no"),
@@ -143,6 +145,32 @@ def describe(record: Record, tools_missing: set[str]) -> str:
     lines.append("")
     lines += [f"[b]{name:<10}[/b]{escape(shown(str(value)))}" for name, value in fields]
     return "\n".join(lines)
+
+
+MEMBERS_SHOWN = 60
+"""Member verdicts listed in the pane; the rest are counted."""
+
+
+def describe_members(record: Record) -> list[str]:
+    """The verdict on each document inside a container record (archive, mail...), as markup.
+
+    Members that were not read come first, each with its reason and error, so the one that
+    failed is seen at once; ``r`` on the container reads it again, members included.
+    """
+    members = sorted(record.members, key=lambda m: m.status == "ok")
+    bad = sum(1 for m in members if m.status not in ("ok", "empty"))
+    lines = [
+        f"[b]members[/b] {len(record.members)}" + (f", [$error]{bad} not read[/]" if bad else "")
+    ]
+    for m in members[:MEMBERS_SHOWN]:
+        colour = STATUS_COLOURS.get(m.status, "$text")
+        verdict = m.status + (f"/{m.reason}" if m.reason else "")
+        lines.append(f"  [{colour}]{escape(verdict)}[/] {escape(m.path)}")
+        if m.error and m.status != "ok":
+            lines.append(f"    [dim]{escape(m.error)}[/dim]")
+    if len(members) > MEMBERS_SHOWN:
+        lines.append(f"  [dim]and {len(members) - MEMBERS_SHOWN} more[/dim]")
+    return lines
 
 
 class DetailPane(VerticalScroll):

@@ -1,0 +1,259 @@
+"""Archives: zip, tar (plain; compressed ones arrive through the compressed-file reader) and 7z.
+
+Every member goes through :class:`engine.readers.members.MemberReader`: its own verdict, its
+text under a ``# member PATH`` line, the same readers and bounds as a walked file, one level
+deeper. Directories are passed over; links (zip entries with a symlink mode, tar symlinks and
+hard links) are ``skipped/link`` and tar devices and FIFOs ``skipped/special``, never
+followed; encrypted members are ``error/encrypted``; names that climb out of the archive are
+``error/refused``. Zip members are inflated through :mod:`engine.readers.zipsafe`'s counted
+streams (stored and deflate only). 7z archives are read with py7zr, pure Python: each member
+is written to a counting sink as it is decompressed, so a bomb stops at the member cap.
+"""
+
+from __future__ import annotations
+
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from engine import mimes as M
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
+from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
+from engine.readers.members import CHUNK, MemberReader
+from engine.readers.zipsafe import SafeZip
+from engine.records import Reason, Status
+
+_TAR_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
+
+
+def _zip_link(info: zipfile.ZipInfo) -> bool:
+    return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _zip_chunks(zf: SafeZip, name: str) -> Iterator[bytes]:
+    with zf.open(name) as stream:
+        while chunk := stream.read_chunk(CHUNK):
+            yield chunk
+
+
+class ZipReader:
+    """Zip archives (a zip that is not an Office, OpenDocument or EPUB file)."""
+
+    name = "zip"
+    version = 1
+    mimes = frozenset({M.ZIP, "application/x-zip-compressed"})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write each member's text after its ``# member`` line."""
+        with SafeZip(path, ctx.limits) as zf, MemberReader(ctx, sink) as members:
+            for name in zf.names():
+                info = zf.info(name)
+                if info.is_dir():
+                    continue
+                if _zip_link(info):
+                    members.skip(name, Status.SKIPPED, Reason.LINK, "a symbolic link: not followed")
+                    continue
+                try:
+                    zf.check(info)
+                except ReadFailure as exc:
+                    members.skip(name, exc.status, exc.reason, str(exc)[:300])
+                    continue
+                members.read(name, _zip_chunks(zf, name), info.compress_size)
+            return members.finish("zip")
+
+
+class TarReader:
+    """Tar archives, read front to back without seeking."""
+
+    name = "tar"
+    version = 1
+    mimes = frozenset({"application/x-tar"})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write each regular member's text; links and special files get verdicts."""
+        with MemberReader(ctx, sink) as members:
+            try:
+                with tarfile.open(path, mode="r|") as tf:
+                    for entry in tf:
+                        _tar_member(tf, entry, members)
+            except _TAR_ERRORS as exc:
+                if not members.count:
+                    raise CorruptFile(f"not a readable tar archive: {exc}"[:300]) from exc
+                members.note("(rest of the archive)", Status.ERROR, Reason.CORRUPT, f"{exc}"[:300])
+            return members.finish("tar")
+
+
+def _tar_member(tf: tarfile.TarFile, entry: tarfile.TarInfo, members: MemberReader) -> None:
+    name = entry.name
+    if entry.isdir():
+        return
+    if entry.issym() or entry.islnk():
+        members.skip(name, Status.SKIPPED, Reason.LINK, "a link inside the archive: not followed")
+        return
+    if not entry.isreg():
+        members.skip(name, Status.SKIPPED, Reason.SPECIAL, "a device or FIFO entry: not read")
+        return
+    stream = tf.extractfile(entry)
+    if stream is None:
+        members.skip(name, Status.ERROR, Reason.CORRUPT, "no data")
+        return
+    with stream:
+        members.read(name, _file_chunks(stream), None)
+
+
+def _file_chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+class SevenZipReader:
+    """7z archives through py7zr (pure Python: LZMA, LZMA2, BZip2, Deflate, PPMd, zstd...)."""
+
+    name = "7z"
+    version = 1
+    mimes = frozenset({"application/x-7z-compressed"})
+    tools: tuple[str, ...] = ()
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write each member's text after its ``# member`` line."""
+        import py7zr
+
+        with MemberReader(ctx, sink) as members, open(path, "rb") as fh:
+            # A file object, not a path: py7zr then decompresses in this thread only.
+            try:
+                archive = py7zr.SevenZipFile(fh, mode="r")
+            except py7zr.exceptions.PasswordRequired as exc:
+                raise EncryptedFile("the archive is password-protected") from exc
+            except (py7zr.exceptions.ArchiveError, *_TAR_ERRORS, KeyError, IndexError) as exc:
+                raise CorruptFile(f"not a readable 7z archive: {exc}"[:300]) from exc
+            with archive:
+                _read_7z(archive, members)
+            return members.finish("7z")
+
+
+def _read_7z(archive: Any, members: MemberReader) -> None:
+    import py7zr
+
+    if archive.needs_password():
+        raise EncryptedFile("the archive is password-protected")
+    wanted: list[str] = []
+    for entry in archive.list():
+        if entry.is_directory:
+            continue
+        if entry.is_symlink:
+            members.skip(
+                entry.filename, Status.SKIPPED, Reason.LINK, "a symbolic link: not followed"
+            )
+            continue
+        wanted.append(entry.filename)
+    factory = _Factory(members)
+    try:
+        archive.extract(targets=wanted, factory=factory)
+    except (py7zr.exceptions.ArchiveError, *_TAR_ERRORS, KeyError, IndexError, EOFError) as exc:
+        if factory.fatal is not None:
+            raise factory.fatal from exc
+        raise CorruptFile(f"7z archive is damaged: {exc}"[:300]) from exc
+    if factory.fatal is not None:
+        raise factory.fatal
+
+
+class _Factory:
+    """py7zr's writer factory: one counting scratch file per member, read when it is done.
+
+    Anything that must stop the whole read (the member count, the archive byte budget, the
+    text cap) is kept in ``fatal`` and raised once py7zr returns, never through its code.
+    """
+
+    def __init__(self, members: MemberReader) -> None:
+        self.members = members
+        self.fatal: BaseException | None = None
+
+    def create(self, filename: str) -> _Product:
+        """A writer for ``filename``."""
+        return _Product(filename, self)
+
+
+class _Product:
+    """One member's decompressed bytes, counted as they come, then read on ``close``."""
+
+    def __init__(self, name: str, factory: _Factory) -> None:
+        self.name = name
+        self.factory = factory
+        self.written = 0
+        self.failure: ReadFailure | None = None
+        self.path: Path | None = None
+        self.fh: IO[bytes] | None = None
+        if factory.fatal is not None:
+            return
+        members = factory.members
+        try:
+            if members.admit(name):
+                self.path = members.scratch_path(name)
+                self.fh = open(self.path, "xb")  # noqa: SIM115  (closed in close())
+        except LimitExceeded as exc:
+            factory.fatal = exc
+
+    def write(self, data: bytes | bytearray) -> int:
+        """Keep ``data`` unless a bound was reached."""
+        if self.fh is None or self.failure is not None or self.factory.fatal is not None:
+            return len(data)
+        limits = self.factory.members.limits
+        self.written += len(data)
+        try:
+            if self.written > limits.zip_member_bytes:
+                raise LimitExceeded(
+                    "zip_member_bytes", f"{self.name} inflates past {limits.zip_member_bytes} bytes"
+                )
+            self.factory.members.ctx.budget.spend(len(data), limits)
+        except LimitExceeded as exc:
+            if exc.limit == "archive_bytes":
+                self.factory.fatal = exc
+            else:
+                self.failure = exc
+            return len(data)
+        self.fh.write(data)
+        return len(data)
+
+    def read(self, size: int | None = None) -> bytes:
+        """Nothing is read back through py7zr."""
+        return b""
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Writers are never rewound here."""
+        return 0
+
+    def flush(self) -> None:
+        """Written on close."""
+
+    def size(self) -> int:
+        """Bytes written so far."""
+        return self.written
+
+    def close(self) -> None:
+        """The member is complete: read it (or note why not), then drop its bytes."""
+        if self.fh is None or self.path is None:
+            return
+        self.fh.close()
+        self.fh = None
+        members = self.factory.members
+        try:
+            if self.factory.fatal is None:
+                if self.failure is not None:
+                    members.note(
+                        self.name, self.failure.status, self.failure.reason, str(self.failure)[:300]
+                    )
+                else:
+                    members.read_copied(self.name, self.path)
+        except (LimitExceeded, TextCapReached) as exc:
+            self.factory.fatal = exc
+        finally:
+            self.path.unlink(missing_ok=True)
+
+
+READERS = (ZipReader(), TarReader(), SevenZipReader())

@@ -1,0 +1,42 @@
+"""The detail pane names each member of a container, the failed ones first, with why."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from engine.records import Member, Record
+from tui.widgets.panels import MEMBERS_SHOWN, describe
+
+
+def _plain(markup: str) -> str:
+    return Content.from_markup(markup).plain
+
+
+def test_failed_members_come_first_with_their_reason_and_error() -> None:
+    climbs = "member path climbs out of the archive (..)"
+    locked = "zip member 'secret.txt' is encrypted"
+    members = (
+        Member("docs/notes.txt", "ok", chars=42),
+        Member("../../evil.txt", "error", "refused", climbs),
+        Member("inner.zip//secret.txt", "error", "encrypted", locked),
+    )
+    record = Record("/r", "bundle.zip", 10, 1, "ok", members=members, error="2 of 3 not read")
+    text = _plain(describe(record, set()))
+    assert "members 3, 2 not read" in text
+    block = text[text.index("members 3") :]
+    assert block.index("error/refused ../../evil.txt") < block.index("ok docs/notes.txt")
+    assert (
+        "error/encrypted inner.zip//secret.txt\n    zip member 'secret.txt' is encrypted" in block
+    )
+
+
+def test_a_long_member_list_is_bounded() -> None:
+    many = tuple(Member(f"m{i}.txt", "ok", chars=1) for i in range(MEMBERS_SHOWN + 5))
+    text = _plain(describe(Record("/r", "a.zip", 1, 1, "ok", members=many), set()))
+    assert "and 5 more" in text
+    assert text.count(" ok m") == MEMBERS_SHOWN
+
+
+def test_member_paths_are_not_markup() -> None:
+    record = Record("/r", "a.zip", 1, 1, "ok", members=(Member("[b]x[/b].txt", "ok", chars=1),))
+    assert "ok [b]x[/b].txt" in _plain(describe(record, set()))
