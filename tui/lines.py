@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from engine.quality import Quality
-from engine.records import Record
+from engine.records import Member, Record
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _INT = ("size", "mtime_ns", "v", "chars", "ms", "crashes")
@@ -120,6 +120,7 @@ def clean(d: object) -> dict[str, Any]:
         "reused": d.get("reused") is True,
         "pages": _int(d["pages"]) if isinstance(d.get("pages"), int | float) else None,
         "quality": Quality.parse(d.get("quality")),  # tolerant itself: None for odd shapes
+        "members": Member.parse(d.get("members")),  # likewise: odd entries are dropped
     }
     for name in _INT:
         out[name] = _int(d.get(name))

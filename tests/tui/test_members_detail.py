@@ -40,3 +40,19 @@ def test_a_long_member_list_is_bounded() -> None:
 def test_member_paths_are_not_markup() -> None:
     record = Record("/r", "a.zip", 1, 1, "ok", members=(Member("[b]x[/b].txt", "ok", chars=1),))
     assert "ok [b]x[/b].txt" in _plain(describe(record, set()))
+
+
+def test_the_dashboards_line_reader_keeps_members_and_drops_odd_ones() -> None:
+    import orjson
+
+    from tui.lines import record_from_line
+
+    record = Record(
+        "/r", "a.zip", 1, 1, "ok", members=(Member("m.txt", "error", "corrupt", "bad"),)
+    )
+    assert record_from_line(record.to_json()).members == record.members
+    odd = orjson.loads(record.to_json())
+    odd["members"] = [{"path": 3}, "x", {"path": "ok.txt", "status": "ok", "chars": 2}]
+    assert record_from_line(orjson.dumps(odd)).members == (Member("ok.txt", "ok", chars=2),)
+    odd["members"] = {"not": "a list"}
+    assert record_from_line(orjson.dumps(odd)).members == ()
