@@ -53,6 +53,8 @@ _EXT: dict[str, str] = {
     ".bmp": M.BMP, ".gif": M.GIF, ".webp": M.WEBP,
     ".zip": M.ZIP, ".gz": "application/gzip", ".bz2": "application/x-bzip2",
     ".7z": "application/x-7z-compressed", ".rar": "application/vnd.rar",
+    ".xlsb": M.XLSB, ".vsdx": M.VSDX, ".vsdm": M.VSDX, ".xps": M.XPS, ".oxps": "application/oxps",
+    ".wri": M.WRI, ".wpd": M.WPD,
     ".tar": "application/x-tar", ".tgz": "application/gzip", ".tbz2": "application/x-bzip2",
     ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
     ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
@@ -88,6 +90,12 @@ _FTYP: dict[bytes, str] = {
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_IWORK = frozenset({"Index.zip", "index.apxl", "index.xml.gz", "Index/Document.iwa"})
+_IWORK_KINDS = {
+    ".key": "application/vnd.apple.keynote",
+    ".pages": "application/vnd.apple.pages",
+    ".numbers": "application/vnd.apple.numbers",
+}
 _HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,75}):[ \t]?")
 _KNOWN_HEADERS = frozenset({
     "from", "to", "cc", "subject", "date", "received", "return-path", "message-id",
@@ -128,6 +136,10 @@ def _by_magic(path: Path, head: bytes) -> str | None:
     for magic, mime in _MAGIC:
         if head.startswith(magic):
             return mime
+    if head[:4] == b"\xffWPC":
+        return M.WPD
+    if head[:2] in (b"\x31\xbe", b"\x32\xbe") and head[4:6] == b"\x00\xab":
+        return M.WRI  # Windows Write: wIdent, then wTool 0xAB00
     if head.startswith(b"BM") and len(head) > 14 and head[6:10] == b"\x00\x00\x00\x00":
         return M.BMP
     if head[:4] == b"RIFF" and head[8:12] in _RIFF:
@@ -167,6 +179,17 @@ def _zip_kind(path: Path) -> str:
         return M.PPTX
     if "META-INF/container.xml" in nameset and any(n.endswith(".opf") for n in names):
         return M.EPUB
+    if "xl/workbook.bin" in nameset:
+        return M.XLSB
+    if "visio/document.xml" in nameset:
+        return M.VSDX
+    if any(n.endswith(".fdseq") for n in names[:50]) or any(n.endswith(".fpage") for n in names):
+        return "application/oxps" if path.suffix.lower() == ".oxps" else M.XPS
+    if _IWORK.intersection(nameset) or any(
+        n.startswith("Index/") and n.endswith(".iwa") for n in names
+    ):
+        # Apple iWork: protobuf streams, not zip members anyone can read as text.
+        return _IWORK_KINDS.get(path.suffix.lower(), "application/vnd.apple.iwork")
     if "content.xml" in nameset and "META-INF/manifest.xml" in nameset:
         return _by_extension(path) or M.ODT
     return M.ZIP

@@ -61,6 +61,12 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             _hints("catdoc", "catdoc", "catdoc", "not packaged; use WSL"),
         ),
         ToolSpec(
+            "wpd2text",
+            ("--version",),
+            "WordPerfect .wpd",
+            _hints("libwpd-tools", "libwpd-tools", "libwpd", "not packaged; use WSL"),
+        ),
+        ToolSpec(
             "xls2csv",
             ("-V",),
             "legacy Excel .xls that xlrd cannot parse",

@@ -11,9 +11,10 @@ Output: one line per paragraph or heading (spaces, tabs and line breaks as writt
 nested in frames, text boxes and notes come after the paragraph holding them); one line per
 table row with the cells tab-separated at their column (repeated cells and rows repeated);
 blank lines and rows dropped. A spreadsheet adds a ``# sheetN`` line per table and a
-presentation a ``# slideN`` line per page; ``pages`` counts them. Annotations, tracked
-deletions and embedded binary data are ignored. A zipped document whose manifest carries
-encryption data for ``content.xml`` is :class:`EncryptedFile`.
+presentation a ``# slideN`` line per page, each only before a unit that has text (a drawing
+of shapes without text is ``empty/no_text``, not headers alone); ``pages`` counts them all.
+Annotations, tracked deletions and embedded binary data are ignored. A zipped document whose
+manifest carries encryption data for ``content.xml`` is :class:`EncryptedFile`.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ class OdfReader:
     and the data table) or ``formula`` (one line per formula).
     """
 
-    version = 2
+    version = 3
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
@@ -191,20 +192,29 @@ class OdfReader:
         limit = ctx.limits.parts_per_block
         pages = 0
 
+        header = ""  # a unit's "# sheetN" line waits for its first line of text
+
+        def emit(line: str) -> None:
+            nonlocal header
+            if header:
+                sink.line(header)
+                header = ""
+            sink.line(line)
+
         def on_block(block: Element) -> None:
             if block.tag == "math:math":
                 line = formula_text(block)
                 if line:
-                    sink.line(line)
+                    emit(line)
                 return
             for line in _lines(block, True, limit):
                 if line.strip():
-                    sink.line(line)
+                    emit(line)
 
         def on_start(_tag: str, _attrs: dict[str, str]) -> None:
-            nonlocal pages
+            nonlocal pages, header
             pages += 1
-            sink.line(f"# {self.kind}{pages}")
+            header = f"# {self.kind}{pages}"
 
         mark = _MARKS.get(self.kind)
         starts = frozenset({mark}) if mark else frozenset()

@@ -1,0 +1,108 @@
+"""Excel binary workbooks, Visio, XPS, Windows Write and WordPerfect: exact text and verdicts."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from engine.extract import Outcome, ReadTask, read_one
+from engine.limits import DEFAULT_LIMITS, Limits
+from engine.tools import Tool, ToolSet
+from fixtures.gen import formats as F
+from fixtures.gen.common import write, write_zip
+
+NO_TOOLS = ToolSet.empty()
+
+
+def _read(
+    path: Path, tools: ToolSet = NO_TOOLS, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Outcome, str]:
+    out = path.parent / "out"
+    out.mkdir(exist_ok=True)
+    outcome = read_one(ReadTask(str(path), "0" * 64, limits, tools, str(out)))
+    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
+    return outcome, text
+
+
+@pytest.mark.parametrize(
+    ("name", "members", "extractor", "text", "pages"),
+    [
+        ("s.xlsb", F.xlsb_members(), "xlsb", F.XLSB_TEXT, 3),
+        ("s.vsdx", F.vsdx_members(), "vsdx", F.VSDX_TEXT, 3),
+        ("s.xps", F.xps_members(), "xps", F.XPS_TEXT, 2),
+    ],
+)
+def test_zip_based_formats_exact(
+    tmp_path: Path,
+    name: str,
+    members: dict[str, bytes | str],
+    extractor: str,
+    text: str,
+    pages: int,
+) -> None:
+    outcome, got = _read(write_zip(tmp_path, name, members))
+    assert (outcome.status, outcome.extractor, outcome.pages, got) == ("ok", extractor, pages, text)
+
+
+def test_named_as_plain_zip_they_are_still_detected(tmp_path: Path) -> None:
+    outcome, _ = _read(write_zip(tmp_path, "workbook.zip", F.xlsb_members()))
+    assert outcome.extractor == "xlsb"
+
+
+def test_xlsb_declaring_a_huge_sheet_is_a_named_limit(tmp_path: Path) -> None:
+    members = F.xlsb_members()
+    members["xl/worksheets/sheet1.bin"] = F._sheet([], 5000)
+    outcome, _ = _read(write_zip(tmp_path, "w.xlsb", members), limits=Limits(parts_per_block=100))
+    assert (outcome.status, outcome.reason) == ("error", "limit")
+
+
+def test_xlsb_damaged_is_corrupt(tmp_path: Path) -> None:
+    members = F.xlsb_members()
+    del members["xl/_rels/workbook.bin.rels"]
+    outcome, _ = _read(write_zip(tmp_path, "d.xlsb", members))
+    assert (outcome.status, outcome.reason) == ("error", "corrupt")
+
+
+def test_vsdx_without_pages_is_corrupt(tmp_path: Path) -> None:
+    members = {k: v for k, v in F.vsdx_members().items() if "/pages/" not in k}
+    outcome, _ = _read(write_zip(tmp_path, "n.vsdx", members))
+    assert (outcome.status, outcome.reason) == ("error", "corrupt")
+
+
+def test_write_exact_and_damaged(tmp_path: Path) -> None:
+    outcome, text = _read(write(tmp_path, "s.wri", F.wri_bytes()))
+    assert (outcome.status, outcome.extractor, text) == ("ok", "wri", F.WRI_TEXT)
+    bad = bytearray(F.wri_bytes())
+    struct.pack_into("<I", bad, 14, 10_000_000)
+    outcome, _ = _read(write(tmp_path, "b.wri", bytes(bad)))
+    assert (outcome.status, outcome.reason) == ("error", "corrupt")
+    # a picture paragraph: binary inside the text run is refused, never stored
+    junk = bytearray(F.wri_bytes("x\n"))
+    junk[128:128] = bytes(range(0, 32)) * 8 + bytes(range(0x80, 0xA0)) * 8
+    struct.pack_into("<I", junk, 14, len(junk))
+    outcome, _ = _read(write(tmp_path, "p.wri", bytes(junk)))
+    assert (outcome.status, outcome.reason) == ("error", "corrupt")
+
+
+def _fake(tmp_path: Path, script: str) -> ToolSet:
+    exe = tmp_path / "bin" / "wpd2text"
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text("#!/bin/sh\n" + script + "\n")
+    exe.chmod(0o755)
+    return ToolSet((Tool("wpd2text", str(exe), "0.10"),))
+
+
+def test_wordperfect_needs_wpd2text_and_reads_its_output(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.wpd", b"\xffWPC" + b"\x00" * 60)
+    outcome, _ = _read(path)
+    assert (outcome.status, outcome.reason, outcome.needs) == (
+        "unsupported",
+        "needs_tool",
+        ("wpd2text",),
+    )
+    outcome, text = _read(path, _fake(tmp_path, "printf 'WordPerfect text\\n'"))
+    assert (outcome.status, outcome.extractor, text) == ("ok", "wpd2text", "WordPerfect text\n")
+    outcome, _ = _read(path, _fake(tmp_path, "echo 'ERROR: Unsupported file format!' >&2; exit 1"))
+    assert (outcome.status, outcome.reason) == ("error", "corrupt")
