@@ -3,12 +3,20 @@
 Without tesseract an image is ``unsupported/needs_tool``. A multi-page TIFF comes back with
 its pages separated by form feeds, as tesseract prints them. :func:`ocr_image` is shared with
 the PDF reader, which OCRs scanned pages through it.
+
+Languages: every language installed for tesseract (``--list-langs``, less ``osd`` and
+``equ``) that the page's script needs. With one language that one is used; with several,
+tesseract's own script detection (``--psm 0``, when ``osd`` is installed) names the page's
+script and the installed languages of that script are used together (``rus+ukr`` for
+Cyrillic); when it cannot tell, all installed languages are. ``QUARRY_OCR_LANG`` (``deu+eng``)
+sets them outright.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from functools import cache
 from pathlib import Path
 
 from engine import mimes as M
@@ -16,6 +24,76 @@ from engine.errors import CorruptFile, ToolFailed
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 
 _EXITED = re.compile(r"^\S+ exited (\d+)")
+LANG_ENV = "QUARRY_OCR_LANG"
+"""Environment variable that sets the OCR languages outright (tesseract's ``-l`` value)."""
+_NOT_LANGUAGES = frozenset({"osd", "equ"})
+_SCRIPT_LANGS = {
+    "Cyrillic": ("rus", "ukr", "bel", "bul", "mkd", "srp", "kaz", "kir", "mon", "tgk", "uzb_cyrl"),
+    "Greek": ("ell", "grc"),
+    "Arabic": ("ara", "fas", "urd", "pus", "snd", "uig"),
+    "Hebrew": ("heb", "yid"),
+    "Devanagari": ("hin", "mar", "nep", "san"),
+    "Han": ("chi_sim", "chi_tra", "chi_sim_vert", "chi_tra_vert"),
+    "Japanese": ("jpn", "jpn_vert"),
+    "Hangul": ("kor", "kor_vert"),
+    "Thai": ("tha",),
+    "Armenian": ("hye",),
+    "Georgian": ("kat", "kat_old"),
+    "Bengali": ("ben", "asm"),
+    "Tamil": ("tam",),
+}
+"""Tesseract's script names (as ``--psm 0`` reports them) -> the language packs of that
+script; every other installed language is taken for Latin script."""
+_SCRIPT = re.compile(rb"^Script: (\w+)", re.M)
+
+
+@cache
+def _installed(exe: str) -> tuple[str, ...]:
+    """Languages tesseract at ``exe`` has (cached per worker: the packs do not change)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [exe, "--list-langs"], capture_output=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    lines = out.decode("utf-8", "replace").splitlines()[1:]
+    return tuple(line.strip() for line in lines if line.strip())
+
+
+def _script_of(lang: str) -> str:
+    for script, langs in _SCRIPT_LANGS.items():
+        if lang in langs:
+            return script
+    return "Latin"
+
+
+def ocr_languages(ctx: ReadContext, path: Path) -> str | None:
+    """The ``-l`` value for the page at ``path`` (None: tesseract's default)."""
+    chosen = os.environ.get(LANG_ENV, "").strip()
+    if chosen:
+        return chosen
+    exe = ctx.tools.path("tesseract")
+    if exe is None:
+        return None
+    installed = _installed(exe)
+    langs = [lang for lang in installed if lang not in _NOT_LANGUAGES]
+    if len(langs) <= 1:
+        return langs[0] if langs else None
+    script = _detect_script(ctx, path) if "osd" in installed else None
+    fitting = [lang for lang in langs if script is not None and _script_of(lang) == script]
+    return "+".join(fitting or langs)
+
+
+def _detect_script(ctx: ReadContext, path: Path) -> str | None:
+    """The script tesseract's orientation and script detection sees on the page."""
+    try:
+        out = ctx.run_tool("tesseract", [os.fspath(path.absolute()), "-", "--psm", "0"])
+    except ToolFailed:  # too little text to tell, or no osd pack: not a verdict on the file
+        return None
+    match = _SCRIPT.search(out)
+    return match.group(1).decode("ascii") if match else None
 
 
 def tool_exit_code(exc: ToolFailed) -> int | None:
@@ -33,7 +111,9 @@ def ocr_image(ctx: ReadContext, path: Path) -> str:
     try:
         # --psm 1: page segmentation with orientation detection, so a page scanned sideways
         # or upside down is turned before it is read (plain --psm 3 reads it as gibberish).
-        out = ctx.run_tool("tesseract", [os.fspath(path.absolute()), "-", "--psm", "1"])
+        langs = ocr_languages(ctx, path)
+        extra = ["-l", langs] if langs else []
+        out = ctx.run_tool("tesseract", [os.fspath(path.absolute()), "-", "--psm", "1", *extra])
     except ToolFailed as exc:
         if tool_exit_code(exc) is not None:
             raise CorruptFile("tesseract could not read the image") from exc

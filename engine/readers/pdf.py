@@ -2,9 +2,14 @@
 
 Pages are separated by a form feed and counted in ``ReadInfo.pages``. A document that opens
 with the empty password is read like any other; one that needs a password is
-``error/encrypted``. Pages without any text layer are a scan: with pdftoppm and tesseract
-available each page is rendered at 300 dpi and OCR'd, otherwise the read reports
-``scanned`` and no text. Text that is less than 90% printable (a font without a usable
+``error/encrypted``. When pdftotext fails on a file, pypdf is tried before a verdict is
+given. A page without a text layer that shows an image is a scan: with pdftoppm and
+tesseract available it is rendered at 300 dpi and OCR'd (only those pages, in a document
+whose other pages have text: extractor ``pdftotext+tesseract``), otherwise a document of
+scans reports ``scanned`` and no text. Pages with neither text nor images are empty, never
+OCR'd. OCR stops when the read's budget cannot cover another page: the pages read so far
+are kept and the record says ``ocr_time: the read's time ran out after OCR of N of M
+pages``. Text that is less than 90% printable (a font without a usable
 Unicode map) is never stored: pypdf's output is refused as needing pdftotext, pdftotext's as
 a corrupt text layer. A text layer that is printable but reads as garbage (quality
 ``suspect`` or ``garbled``: a font whose codes are not its letters) is read again with pypdf,
@@ -20,6 +25,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from engine import mimes as M
 from engine import quality
@@ -141,19 +147,99 @@ def can_ocr(ctx: ReadContext) -> bool:
     return ctx.tools.has("pdftoppm") and ctx.tools.has("tesseract")
 
 
-def ocr_pages(path: Path, ctx: ReadContext, count: int) -> list[str]:
-    """Render each page with pdftoppm and read it with tesseract, one page at a time."""
-    pages: list[str] = []
+OCR_PAGE_SECONDS = 5.0
+"""Seconds of the read's budget a page's OCR needs at least; with less left, OCR stops."""
+
+
+class OcrStopped(Exception):
+    """Raised when the read's time runs out part-way through OCR; holds the pages so far."""
+
+    def __init__(self, pages: list[str], done: int, wanted: int) -> None:
+        super().__init__(f"the read's time ran out after OCR of {done} of {wanted} pages")
+        self.pages = pages
+        self.done = done
+        self.wanted = wanted
+
+
+def ocr_pages(
+    path: Path,
+    ctx: ReadContext,
+    count: int,
+    only: list[int] | None = None,
+    base: list[str] | None = None,
+) -> list[str]:
+    """Render pages with pdftoppm and read them with tesseract, one page at a time.
+
+    ``only`` (1-based page numbers) limits OCR to those pages, whose text replaces theirs in
+    ``base``. When the read's budget cannot cover another page, :class:`OcrStopped` carries
+    the pages done so far: the caller keeps them and says how far OCR got.
+    """
+    pages = list(base) if base is not None else [""] * count
+    wanted = only if only is not None else list(range(1, count + 1))
     with tempfile.TemporaryDirectory(prefix="quarry-ocr-") as tmp:
         stem = os.path.join(tmp, "page")
-        for number in range(1, count + 1):
+        for done, number in enumerate(wanted):
+            if ctx.remaining() < OCR_PAGE_SECONDS:
+                raise OcrStopped(pages, done, len(wanted))
             n = str(number)
             args = ["-r", str(OCR_DPI), "-png", "-f", n, "-l", n, "-singlefile", _src(path), stem]
             ctx.run_tool("pdftoppm", args)
             image = Path(stem + ".png")
-            pages.append(ocr_image(ctx, image))
+            pages[number - 1] = ocr_image(ctx, image)
             image.unlink()
     return pages
+
+
+def pages_with_images(path: Path, blank: list[int], ctx: ReadContext) -> list[int] | None:
+    """Which of the ``blank`` pages (1-based) show an image, by their resources (pypdf).
+
+    A page without a text layer and without any image is empty, not a scan: it is never
+    OCR'd. None when pypdf cannot tell (every blank page is then taken for a scan).
+    """
+    from pypdf import PdfReader as PypdfReader
+
+    with quiet_library("pypdf", logging.CRITICAL):
+        try:
+            reader = PypdfReader(path, strict=False)
+            if reader.is_encrypted:
+                reader.decrypt("")
+            found: list[int] = []
+            for number in blank:
+                if ctx.remaining() < OCR_PAGE_SECONDS:
+                    return found or None
+                if _has_image(reader.pages[number - 1]):
+                    found.append(number)
+            return found
+        except (MemoryError, RecursionError):
+            raise
+        except Exception:  # pypdf's own errors on a file pdftotext could read: cannot tell
+            return None
+
+
+def _has_image(page: Any, depth: int = 0) -> bool:
+    """Whether a page (or a form XObject in it, 5 deep at most) draws an image."""
+    resources = page.get("/Resources")
+    if resources is None or depth > 5:
+        return depth == 0 and b"BI" in _content_head(page)
+    xobjects = resources.get_object().get("/XObject")
+    if xobjects:
+        for ref in xobjects.get_object().values():
+            obj = ref.get_object()
+            subtype = obj.get("/Subtype")
+            if subtype == "/Image":
+                return True
+            if subtype == "/Form" and _has_image(obj, depth + 1):
+                return True
+    return depth == 0 and b"BI" in _content_head(page)
+
+
+def _content_head(page: Any) -> bytes:
+    """The start of a page's content stream (an inline image begins with ``BI``)."""
+    try:
+        contents = page.get_contents()
+        return bytes(contents.get_data()[:65536]) if contents is not None else b""
+    except Exception:  # a broken stream: no inline image to find
+        return b""
 
 
 # --- the reader ------------------------------------------------------------------------------
@@ -182,7 +268,7 @@ def _better_text(
             break
         try:
             alt = read_again()
-        except ReadFailure:  # that way fails on this file: keep what we have
+        except (ReadFailure, OcrStopped):  # that way fails or runs out of time: keep ours
             continue
         alt_rank = quality.rank(_score(alt)) if any(p.strip() for p in alt) else 3
         if alt_rank < rank:
@@ -207,31 +293,72 @@ def _score(pages: list[str]) -> quality.Quality:
     return quality.score(text, M.PDF, pages=len(pages))
 
 
+def text_layer(path: Path, ctx: ReadContext) -> tuple[str, list[str]]:
+    """Each page's text layer: pdftotext when installed, pypdf when it is not or when
+    pdftotext fails on the file (its verdict stands when pypdf fails too)."""
+    if not ctx.tools.has("pdftotext"):
+        return "pypdf", pypdf_pages(path, ctx)
+    try:
+        return "pdftotext", pdftotext_pages(path, ctx)
+    except EncryptedFile:
+        raise
+    except (CorruptFile, ToolFailed) as failure:
+        if ctx.remaining() < OCR_PAGE_SECONDS:
+            raise
+        try:
+            return "pypdf", pypdf_pages(path, ctx)
+        except ReadFailure:
+            raise failure from None
+
+
 class PdfReader:
-    """PDF text by pdftotext or pypdf, with OCR of scanned documents."""
+    """PDF text by pdftotext or pypdf, with OCR of scanned pages."""
 
     name = "pdf"
-    version = 1
+    version = 2
     mimes = frozenset({M.PDF})
     tools = ("pdftotext", "pdftoppm", "tesseract")
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the pages of ``path`` separated by form feeds."""
-        if ctx.tools.has("pdftotext"):
-            extractor, pages = "pdftotext", pdftotext_pages(path, ctx)
-        else:
-            extractor, pages = "pypdf", pypdf_pages(path, ctx)
+        extractor, pages = text_layer(path, ctx)
         if not pages:
             raise CorruptFile("no pages")
-        if not any(p.strip() for p in pages):
-            if not can_ocr(ctx):
-                return ReadInfo(extractor, pages=len(pages), scanned=True)
-            extractor, pages = "pdftoppm+tesseract", ocr_pages(path, ctx, len(pages))
-        else:
-            extractor, pages = _better_text(path, ctx, extractor, pages)
+        blank = [n for n, page in enumerate(pages, start=1) if not page.strip()]
+        try:
+            if len(blank) == len(pages):
+                scans = pages_with_images(path, blank, ctx)
+                if scans == []:  # pages, but neither text nor pictures: empty, not a scan
+                    return ReadInfo(extractor, pages=len(pages))
+                if not can_ocr(ctx):
+                    return ReadInfo(extractor, pages=len(pages), scanned=True)
+                extractor = "pdftoppm+tesseract"
+                pages = ocr_pages(path, ctx, len(pages), scans, pages)
+            else:
+                extractor, pages = _better_text(path, ctx, extractor, pages)
+                extractor, pages = _ocr_scanned_pages(path, ctx, extractor, pages)
+        except OcrStopped as stop:
+            if any(page.strip() for page in stop.pages):  # keep what was read, cap named
+                sink.describe(extractor, pages=len(pages))
+                _write_pages(sink, stop.pages)
+            raise LimitExceeded("ocr_time", str(stop)) from None
         sink.describe(extractor, pages=len(pages))
         _write_pages(sink, pages)
         return ReadInfo(extractor, pages=len(pages))
+
+
+def _ocr_scanned_pages(
+    path: Path, ctx: ReadContext, extractor: str, pages: list[str]
+) -> tuple[str, list[str]]:
+    """A document with text on some pages and scans on others: OCR of the scanned ones."""
+    blank = [n for n, page in enumerate(pages, start=1) if not page.strip()]
+    if not blank or not can_ocr(ctx) or "tesseract" in extractor:
+        return extractor, pages
+    scans = pages_with_images(path, blank, ctx)
+    if scans == []:  # blank pages, no pictures on them: nothing to OCR
+        return extractor, pages
+    only = scans if scans is not None else blank  # cannot tell: every blank page
+    return f"{extractor}+tesseract", ocr_pages(path, ctx, len(pages), only, pages)
 
 
 READERS = (PdfReader(),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -134,16 +135,31 @@ def test_printable_share() -> None:
     assert printable_share("\ue000x") == 0.5
 
 
-def test_tool_timeout_is_tool_failed(tmp_path: Path) -> None:
+def test_tool_timeout_falls_back_to_pypdf(tmp_path: Path) -> None:
     script = tmp_path / "pdftotext"
     script.write_text("#!/bin/sh\nsleep 5\n")
     script.chmod(0o755)
     tools = ToolSet((Tool("pdftotext", str(script), "0"),))
+    text, info = read(tmp_path, TWO_PAGES, tools, tool_timeout_s=0.5)
+    assert info.extractor == "pypdf" and "Page two" in text
+
+
+def test_tool_timeout_with_no_budget_left_is_tool_failed(tmp_path: Path) -> None:
+    script = tmp_path / "pdftotext"
+    script.write_text("#!/bin/sh\nsleep 5\n")
+    script.chmod(0o755)
+    tools = ToolSet((Tool("pdftotext", str(script), "0"),))
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(TWO_PAGES)
+    # 2 s left: after pdftotext's 0.5 s, too little for pypdf (OCR_PAGE_SECONDS): its verdict
+    ctx = ReadContext(
+        M.PDF, limits=Limits(tool_timeout_s=0.5), tools=tools, deadline=time.monotonic() + 2
+    )
     with pytest.raises(ToolFailed, match="timed out"):
-        read(tmp_path, TWO_PAGES, tools, tool_timeout_s=0.5)
+        PdfReader().read(path, ctx, TextSink(1_000_000))
 
 
 def test_reader_identity() -> None:
     reader = PdfReader()
-    assert (reader.name, reader.version, reader.mimes) == ("pdf", 1, frozenset({M.PDF}))
+    assert (reader.name, reader.version, reader.mimes) == ("pdf", 2, frozenset({M.PDF}))
     assert set(reader.tools) == {"pdftotext", "pdftoppm", "tesseract"}
