@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from engine.errors import QuarryError, UsageError
+from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.executors import dask_factory, parse_executor
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.sweep import DEFAULT_MAX_BYTES, SweepOptions
@@ -31,7 +31,7 @@ from engine.tools import KNOWN_TOOLS, discover
 
 COMMANDS = ("sweep", "watch", "ui", "retry", "show", "tools", "open")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXIT_OK, EXIT_USAGE, EXIT_ERRORS = 0, 1, 2
+EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +71,11 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
         help="skip files larger than SIZE (default 512M)",
     )
     p.add_argument("--rehash", action="store_true", help="hash every file, trust no stat cache")
+    p.add_argument(
+        "--forget-missing",
+        action="store_true",
+        help="drop the records of a folder that is gone or empty (else they are kept)",
+    )
     p.add_argument("--no-external", action="store_true", help="built-in readers only")
     p.add_argument(
         "--without",
@@ -177,6 +182,7 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         max_bytes=args.max_bytes,
         rehash=args.rehash,
         verify=getattr(args, "verify", False),
+        forget_missing=args.forget_missing,
         no_external=args.no_external,
         without=tuple(args.without),
         limits=limits,
@@ -207,12 +213,15 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
                 raise UsageError("the dashboard runs from the 'quarry' command (python -m tui)")
             return int(ui[args.command](args))
         return int(getattr(commands, f"cmd_{args.command}")(args))
+    except MachineFailure as exc:  # disk full, workers that cannot start: not the user's
+        sys.stderr.write(f"quarry: {exc}\n")
+        return EXIT_MACHINE
     except QuarryError as exc:
         sys.stderr.write(f"quarry: {exc}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("quarry: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def dump_json(obj: object) -> str:

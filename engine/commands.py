@@ -10,30 +10,59 @@ from rich.console import Console
 
 from engine.cli import (
     EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_MACHINE,
     EXIT_OK,
+    EXIT_USAGE,
     dump_json,
     options_from,
     tool_rows,
 )  # fmt: skip
 from engine.console import SweepReporter, record_line, summary_table
-from engine.errors import UsageError
+from engine.errors import MachineFailure, UsageError
 from engine.quality import summary_line
 from engine.records import Record
 from engine.store import STORE_DIRNAME, Store
-from engine.sweep import Sweeper
+from engine.sweep import Sweeper, SweepResult, stop_on_signals
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Sweep once; print a summary table (or JSON); exit 2 when errors remain."""
     options = options_from(args)
     reporter = SweepReporter(quiet=args.quiet or args.json)
-    with Sweeper(args.dirs, options, reporter) as sweeper:
-        result = sweeper.run()
+    with Sweeper(args.dirs, options, reporter) as sweeper, stop_on_signals(sweeper):
+        try:
+            result = sweeper.run()
+        except OSError as exc:  # the store could not be written: the machine's failure
+            raise MachineFailure(
+                f"cannot write the store {sweeper.store.out}: {exc.strerror or exc}; "
+                "its earlier records are kept"
+            ) from exc
     summary = result.summary
     if args.json:
         sys.stdout.write(summary.to_json().decode() + "\n")
     elif not args.quiet:
         Console().print(summary_table(summary, result.extracted))
+    return sweep_exit(result)
+
+
+def sweep_exit(result: SweepResult) -> int:
+    """The exit code of a sweep, with its one line on stderr when it is not a clean one."""
+    if result.interrupted:
+        sys.stderr.write("quarry: interrupted; the store keeps what was read so far\n")
+        return EXIT_INTERRUPTED
+    if result.machine_failures:
+        sys.stderr.write(
+            f"quarry: {result.machine_failures} file(s) not read: the machine failed "
+            "(see above); their earlier records are kept\n"
+        )
+        return EXIT_MACHINE
+    if result.held_roots:
+        sys.stderr.write(
+            f"quarry: {', '.join(result.held_roots)}: gone or empty, records kept "
+            "(--forget-missing drops them)\n"
+        )
+        return EXIT_USAGE
     return EXIT_ERRORS if result.errors else EXIT_OK
 
 

@@ -14,6 +14,7 @@
         ├── Refused               DTD / entity declarations, disallowed encodings (error/refused)
         ├── LimitExceeded         a named bound was hit and nothing useful was kept (error/<limit>)
         ├── ToolFailed            an external tool exited badly or timed out (error/tool_failed)
+        ├── ReadTimeout           the read's own time budget ran out, in a tool (error/timeout)
         └── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
 
 A :class:`ReadFailure` never escapes a sweep: the sweep turns it into a record. Library
@@ -98,6 +99,13 @@ class ToolFailed(ReadFailure):
     """Raised when an external tool fails, crashes or times out."""
 
     reason = "tool_failed"
+
+
+class ReadTimeout(ReadFailure):
+    """Raised when a read's wall-time budget (``--timeout``) runs out inside the read, e.g.
+    a tool stopped because the budget left to it ran out (not the tool's own 300 s bound)."""
+
+    reason = "timeout"
 
 
 class NeedsTool(ReadFailure):

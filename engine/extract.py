@@ -292,14 +292,18 @@ def _finish(
     base = _replace(
         base, extractor=info.extractor, pages=info.pages, members=info.members, error=info.note
     )
-    if sink.capped:
+    # Judged before any cap line is added: a text that would be only that line is no text.
+    blank = not text.strip()
+    if not blank and sink.capped:
         detail = f"{task.limits.max_chars} characters"
         text += cap_line("max_chars", detail)
         base = _replace(base, error=f"text cut at the max_chars cap ({detail})")
-    elif cut is not None:
+    elif not blank and cut is not None:
         text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
         base = _replace(base, error=f"text cut: {cut}"[:500])
-    if not text.strip():
+    if blank and cut is not None:
+        return _fail(base, cut)  # a bound stopped it before any text: that bound's verdict
+    if blank:
         if info.scanned:
             return _replace(
                 base,
@@ -308,9 +312,9 @@ def _finish(
                 error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
                 needs=("pdftoppm", "tesseract"),
             )
-        return _replace(
-            base, status=Status.EMPTY, reason=Reason.NO_TEXT, error="the reader found no text"
-        )
+        stopped = " before it stopped at a cap" if sink.capped or cut is not None else ""
+        why = f"the reader found no text{stopped}"
+        return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
     tmp = Path(task.tmp_dir) / f"{task.sha256}.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
         _write_text(tmp, text)

@@ -36,11 +36,11 @@ from engine import worker as _w
 from engine.errors import MachineFailure
 from engine.executor import TICK_S
 from engine.extract import Outcome, ReadTask
-from engine.limits import Limits
+from engine.limits import KILL_GRACE_S, Limits
 from engine.readers import registry
 from engine.records import Reason
 
-GRACE_S = 2.0
+GRACE_S = KILL_GRACE_S
 """Most time a read gets past its own deadline (readers stop themselves first)."""
 START_FAILURES = 3
 """Workers in a row that die before taking a batch before the pool gives up."""
@@ -261,6 +261,16 @@ class ReadPool:
         """A worker exited: blame the file it was reading, if any; send the rest again."""
         if w not in self._live:
             return
+        # Everything it sent before it exited is in the pipe: read it all before judging. A
+        # recycled worker sends its last "done" and "bye" and exits at once; judged on the
+        # "done" alone, it would look like a death while reading the next file of its batch.
+        try:
+            while w.conn.poll():
+                done = self._message(w, w.conn.recv())
+                if done is not None:
+                    yield done
+        except (EOFError, OSError):
+            pass
         self._bury(w, kill=False)
         code = w.proc.exitcode
         culprit = _release(w, queue, blame=w.accepted and not w.leaving)

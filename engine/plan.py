@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.records import Reason, Record, Status, Why
+from engine.records import STATUSES, Reason, Record, Status, Why
 
 RACY_NS = 1_000_000_000
 """A file modified this close before the previous sweep started is re-hashed (git's racy rule)."""
@@ -104,6 +104,8 @@ def _stale(
 ) -> str | None:
     """Why ``base``'s verdict can no longer be kept, or None when it can."""
     current = reader_for_mime.get(base.mime)
+    if base.status not in STATUSES:
+        return Why.CHANGED  # from a newer writer, or damaged: this engine cannot keep it
     if base.status == Status.SKIPPED:
         return Why.CHANGED
     if base.reason == Reason.NO_READER:

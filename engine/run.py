@@ -14,7 +14,7 @@ import filecmp
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -85,6 +85,12 @@ class RunContext:
     """Bounds and hashing rules."""
     emit: Listener
     """Receives the run's events."""
+    stopped: Callable[[], bool] = lambda: False
+    """True once the run is asked to stop (SIGINT/SIGTERM): it keeps what it decided so far."""
+
+
+class _Stopped(Exception):
+    """Raised through the executor's tick to leave its loop when the run is asked to stop."""
 
 
 class Run:
@@ -118,6 +124,10 @@ class Run:
         """The tool set's fingerprint, computed once: plan asks for it per file."""
         self.executor_failed = False
         """The executor raised MachineFailure: the sweeper replaces it before the next run."""
+        self.interrupted = False
+        """The run was asked to stop: files not decided keep their earlier records."""
+        self.machine_failures = 0
+        """Files not read because the machine failed (their earlier records are kept)."""
         self.repaired = 0
         """Texts that were missing or (verify) did not match their content, read again."""
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
@@ -137,7 +147,10 @@ class Run:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
         opts = self.ctx.options
         to_hash: list[Entry] = []
-        for e in self.entries:
+        for n, e in enumerate(self.entries):
+            if n % 256 == 0 and self.ctx.stopped():
+                self.interrupted = True
+                break
             key = (e.root, e.path)
             prior = self.records.get(key)
             if e.kind != "file":
@@ -159,8 +172,10 @@ class Run:
                     self.plan(e, prior.sha256)
             else:
                 to_hash.append(e)
-        self._hash_and_plan(to_hash)
-        self._read_all()
+        if not self.interrupted:
+            self._hash_and_plan(to_hash)
+        if not self.interrupted:
+            self._read_all()
         self.flush_events()
         return self.new
 
@@ -177,6 +192,10 @@ class Run:
             return
         with ThreadPoolExecutor(max_workers=min(8, len(entries))) as tp:
             for e, got in zip(entries, tp.map(_hash_file, entries), strict=True):
+                if self.ctx.stopped():
+                    self.interrupted = True
+                    tp.shutdown(wait=True, cancel_futures=True)
+                    return
                 if isinstance(got, FileNotFoundError):
                     continue  # gone since the walk: its record (if any) is dropped
                 if isinstance(got, OSError):
@@ -240,14 +259,24 @@ class Run:
         executor = self.ctx.executor
         try:
             executor.submit(tasks)
-            for task, outcome in executor.finished(tick=self.maybe_flush):
+            for task, outcome in executor.finished(tick=self._tick):
                 if not self._finish(task.sha256, reads[task.sha256], outcome):
                     pending.discard(task.sha256)
+                self._tick()
+        except _Stopped:
+            # What is still being read keeps its earlier record; nothing of it may come later.
+            executor.cancel()
+            self.interrupted = True
         except MachineFailure as exc:
             self.executor_failed = True
             for sha in pending:
                 self._machine_failed(reads[sha], str(exc))
         self._report_machine_failures()
+
+    def _tick(self) -> None:
+        self.maybe_flush()
+        if self.ctx.stopped():
+            raise _Stopped
 
     def _task(self, e: Entry, sha: str) -> ReadTask:
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, str(self.store.tmp_dir)
@@ -257,6 +286,7 @@ class Run:
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
         self._machine[why] = self._machine.get(why, 0) + len(group)
+        self.machine_failures += len(group)
         for e, _why, base in group:
             if base is None:
                 continue  # no earlier record: the file is read again next sweep
@@ -326,7 +356,7 @@ class Run:
                 why, base = (Why.CHANGED if prior else Why.NEW), None
             if e is first[0] and o.size is not None and o.mtime_ns is not None:
                 e = replace(e, size=o.size, mtime_ns=o.mtime_ns)
-            self.emit(self._record(e, real, why, base, o))
+            self.emit(_same_verdict(self._record(e, real, why, base, o), base))
         return again
 
     def _matches(self, o: Outcome, base: Record | None) -> bool:
@@ -471,6 +501,17 @@ def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
         if got is not None:
             return got
     return None
+
+
+def _same_verdict(new: Record, base: Record | None) -> Record:
+    """``base`` itself when an error read again gave the very same verdict for the same file.
+
+    Errors are read again on every full sweep; keeping the earlier record when nothing but
+    the read's time differs makes two sweeps of an unchanged folder byte-identical.
+    """
+    if base is None or new.why != Why.RETRY_ERROR or base.key != new.key:
+        return new
+    return base if new.evolve(ms=base.ms, why=base.why, reused=base.reused) == base else new
 
 
 def _changing(e: Entry, why: str) -> Record:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import signal
+import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 from engine.errors import UsageError
 from engine.events import (
@@ -53,6 +56,8 @@ class SweepOptions:
     """Hash every file even when its size and mtime match."""
     verify: bool = False
     """Hash every file and read every content with a text again; replace texts that differ."""
+    forget_missing: bool = False
+    """Drop the records of a root that is gone or empty (else they are kept, and said so)."""
     no_external: bool = False
     """Use built-in readers only."""
     without: tuple[str, ...] = ()
@@ -85,6 +90,12 @@ class SweepResult:
     """Forced keys whose file no longer exists."""
     repaired: int = 0
     """Texts read again because they were missing or (verify) did not match their content."""
+    interrupted: bool = False
+    """The run was asked to stop; what it decided was written, the rest kept as it was."""
+    machine_failures: int = 0
+    """Files not read because the machine failed (disk full...); earlier records kept."""
+    held_roots: tuple[str, ...] = ()
+    """Roots found gone or empty whose records were kept (see ``forget_missing``)."""
 
 
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
@@ -126,6 +137,9 @@ class Sweeper:
         self.index = RecordIndex()
         self._stack = contextlib.ExitStack()
         self._executor: Executor | None = None
+        self.stop = threading.Event()
+        """Set it (from a signal handler or another thread) to end the run in flight early;
+        what it decided is written. The caller clears it."""
         self._prev_started_ns = 0
         self._killed_before = False
 
@@ -193,7 +207,9 @@ class Sweeper:
         """
         o = self.options
         opts = RunOptions(o.limits, rehash or o.rehash, self._prev_started_ns, o.verify)
-        return RunContext(self.index, self.store, self.executor, self.tools, opts, self.on_event)
+        return RunContext(
+            self.index, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
+        )
 
     # -- one run --------------------------------------------------------------------------
 
@@ -212,7 +228,8 @@ class Sweeper:
         full = only is None if full is None else full
         started = time.time()
         entries = self._entries(only)
-        scope = self._scope(only)
+        held = self._held_roots(entries) if only is None else {}
+        scope = [k for k in self._scope(only) if k[0] not in held]
         self.on_event(
             SweepStarted(
                 started,
@@ -226,8 +243,9 @@ class Sweeper:
         new = run.execute()
         if run.executor_failed:
             self.drop_executor()
-        gone = [k for k in scope if k not in new]
-        vanished = tuple(k for k in force if k not in new)
+        # An interrupted run saw only some files: the others keep their records, not lose them.
+        gone = [] if run.interrupted else [k for k in scope if k not in new]
+        vanished = () if run.interrupted else tuple(k for k in force if k not in new)
         if vanished:
             self.on_event(
                 Notice(
@@ -246,26 +264,92 @@ class Sweeper:
         self.index.apply(new, gone)
         if gone:
             run.flush_events(removed=gone)
-        if run.added_texts:
-            # Texts reach the disk before any record that names them (one sync for the run).
-            os.sync()
-        self._persist(bool(changed or gone), old_shas, full, started)
-        summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
-        self.store.write_summary(summary)
-        errors = self.index.errors
+        summary = self._write(
+            run, bool(changed or gone), old_shas, full and not run.interrupted, started
+        )
+        self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
+        return SweepResult(
+            summary,
+            run.extracted,
+            run.reused,
+            len(gone),
+            self.index.errors,
+            vanished,
+            run.repaired,
+            run.interrupted,
+            run.machine_failures,
+            tuple(held),
+        )
+
+    def _write(
+        self, run: Run, changed: bool, old_shas: set[str | None], full: bool, started: float
+    ) -> Summary:
+        """Write records and summary; on a full disk (any OSError) put things back, re-raise.
+
+        The earlier ``extract.jsonl`` stands (it is replaced atomically or not at all); the
+        records in memory go back to it and the texts this run added that it does not name
+        are removed at once (they would fill the disk further). The OSError goes on to the
+        caller (the CLI: exit 3 with one line; the watcher: a deferred batch or a lost store).
+        """
+        try:
+            if run.added_texts:
+                # Texts reach the disk before any record that names them (one sync per run).
+                os.sync()
+            self._persist(changed, old_shas, full, started)
+            summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
+            self.store.write_summary(summary)
+        except OSError:
+            if self.store.out.is_dir():  # a store folder that vanished is the caller's to judge
+                self._recover_from_write_failure()
+            raise
+        return summary
+
+    def _recover_from_write_failure(self) -> None:
+        """Back to what is on disk: its records, and no text that none of them names."""
+        self.reload()
+        keep = self.index.referenced_texts()
+        with contextlib.suppress(OSError):
+            self.store.gc(keep)
+        with contextlib.suppress(OSError):
+            self.store.clean_tmp()
+
+    def _tell(self, run: Run, decided: int) -> None:
+        """Notices for what the run could not do as asked."""
+        now = time.time()
         if run.repaired:
+            why = f"{run.repaired} text(s) missing or not matching their content: read again"
+            self.on_event(Notice(now, "repaired", why, "warning"))
+        if run.interrupted:
+            why = f"interrupted: {decided} file(s) decided and written; the rest keep their records"
+            self.on_event(Notice(now, "interrupted", why, "warning"))
+
+    def _held_roots(self, entries: list[Entry]) -> dict[str, int]:
+        """Roots that are gone or empty while the store holds records of them -> how many.
+
+        An unmounted share looks like an empty folder, a moved disk like a missing one: never
+        a reason to drop every record and text of it, unless ``forget_missing`` says so.
+        """
+        if self.options.forget_missing:
+            return {}
+        seen = {e.root for e in entries}
+        counts: dict[str, int] = {}
+        for root, _path in self.records:
+            if root not in seen:
+                counts[root] = counts.get(root, 0) + 1
+        held = {r: n for r, n in counts.items() if r in {str(x) for x in self.roots}}
+        for root, n in held.items():
+            state = "is gone" if not os.path.isdir(root) else "is empty"
             self.on_event(
                 Notice(
                     time.time(),
-                    "repaired",
-                    f"{run.repaired} text(s) missing or not matching their content: read again",
-                    "warning",
+                    "root-missing",
+                    f"{root} {state} but the store holds {n} record(s) of it: kept "
+                    "(--forget-missing drops them)",
+                    "error",
                 )
             )
-        return SweepResult(
-            summary, run.extracted, run.reused, len(gone), errors, vanished, run.repaired
-        )
+        return held
 
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
         if only is None:
@@ -309,6 +393,30 @@ class Sweeper:
             if not self._killed_before:
                 self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
+
+
+@contextlib.contextmanager
+def stop_on_signals(sweeper: Sweeper) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the sweeper's run to stop (it writes what it decided); a second
+    signal interrupts at once (KeyboardInterrupt, the last written store stands).
+
+    Only in the main thread (where Python runs signal handlers); elsewhere a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        if sweeper.stop.is_set():
+            raise KeyboardInterrupt
+        sweeper.stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def sweep(

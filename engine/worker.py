@@ -12,12 +12,18 @@ engine's own process. The conversation over its pipe::
 
 The pool blames a file only for a death between its ``mime`` and its ``done``; a worker that
 dies before ``batch`` failed on its own (a machine failure), and its files are sent again.
+
+A worker dies with the engine, whatever kills the engine: it closes the forkserver's liveness
+pipe it inherits (else the forkserver, its parent, would outlive the engine for as long as the
+worker lives), so the forkserver exits with the engine and the parent-death signal
+(``PR_SET_PDEATHSIG``) kills the worker; every tool it runs carries the same signal. It also
+bounds each read itself: past :func:`own_bound` a SIGALRM ends it (the pool reads that exit as
+``error/timeout``), so no read outlives its budget even when no engine is left to kill it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
 import signal
@@ -25,8 +31,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from engine.extract import Ident, Outcome, ReadTask, read_one
-from engine.limits import Limits
+from engine.limits import KILL_GRACE_S, Limits
 from engine.readers import registry
+from engine.readers.base import die_with_parent
 from engine.records import Reason, Status
 from engine.tools import ToolSet
 
@@ -34,7 +41,13 @@ MEMORY_EXIT = 86
 """Exit code of a worker whose MemoryError escaped a read (the pool records error/memory)."""
 INIT_EXIT = 87
 """Exit code of a worker that could not set itself up (a machine failure, not a file's)."""
-_PR_SET_PDEATHSIG = 1
+OWN_BOUND_EXTRA_S = 1.0
+"""Seconds past the pool's own kill time at which a read ends itself (the pool acts first)."""
+
+
+def own_bound(limits: Limits) -> float:
+    """Seconds after which a read ends its own worker (SIGALRM): after the pool's kill."""
+    return limits.timeout_s + KILL_GRACE_S + OWN_BOUND_EXTRA_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +94,7 @@ def bound_self(cfg: WorkerConfig) -> None:
     """Lead a process group, cap memory, die with the parent, keep quiet, load readers."""
     os.setpgid(0, 0)  # the pool kills the whole group: the worker and what it started
     release_forkserver()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    die_with_parent(INIT_EXIT)
     if cfg.memory_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (cfg.memory_bytes, cfg.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -90,6 +102,7 @@ def bound_self(cfg: WorkerConfig) -> None:
         fh.write("1000")  # the kernel's OOM killer takes a worker before the engine
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # own_bound: ends the worker even in C code
     _silence()
     if cfg.extra_readers:
         os.environ[registry.EXTRA_ENV] = cfg.extra_readers
@@ -136,7 +149,9 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
         conn.send(("batch",))
         for path, sha, size, ident in batch.items:
             task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident)
+            signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
             outcome = read_one(task, started=lambda mime: conn.send(("mime", mime)))
+            signal.setitimer(signal.ITIMER_REAL, 0)
             conn.send(("done", outcome))
             reads += 1
             # After a MemoryError the heap is not trusted; after max_reads, time to go.
@@ -151,6 +166,9 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
 
 def died(task: ReadTask, mime: str | None, code: int | None) -> Outcome:
     """The Outcome of a read whose worker exited with ``code``."""
+    if code == -signal.SIGALRM:  # the read's own bound (the engine was slow to kill it)
+        took = f"read took longer than {task.limits.timeout_s:g} s"
+        return failed(task, mime, Reason.TIMEOUT, took)
     if code == MEMORY_EXIT:
         limit = task.limits.memory_bytes
         return failed(task, mime, Reason.MEMORY, f"ran out of memory (limit {limit} bytes)")

@@ -19,6 +19,7 @@ reader claims) followed by an action word and an optional argument::
     \\x00QUARRY-FAULT edit <path>     overwrite <path> mid-read (once: while it holds these bytes)
     \\x00QUARRY-FAULT churn           append to itself on every read (a file never still)
     \\x00QUARRY-FAULT delete          delete itself mid-read
+    \\x00QUARRY-FAULT runtool <arg>   run ``quarry-fault-tool <arg>`` through ``run_tool``
 """
 
 from __future__ import annotations
@@ -154,9 +155,14 @@ def _read_on(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     sink.line("fault reader: read before the file changed")
 
 
+def _runtool(arg: str, ctx: ReadContext, sink: TextSink) -> None:
+    sink.write(ctx.run_tool(TOOL, [arg]).decode())
+
+
 _ON_ITSELF = {"edit": _edit, "churn": _churn, "delete": _delete}
 
 _ACTIONS = {
+    "runtool": _runtool,
     "edit": _read_on,
     "churn": _read_on,
     "delete": _read_on,

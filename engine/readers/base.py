@@ -9,7 +9,11 @@ but the sink.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
+import os
+import signal
 import subprocess
 import time
 import warnings
@@ -19,10 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadTimeout, ToolFailed
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.records import Member
 from engine.tools import ToolSet
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(code: int = 1) -> None:
+    """Ask the kernel for SIGKILL when our parent exits; exit ``code`` now if it already has.
+
+    Workers call it at start, and every tool a reader runs calls it between fork and exec, so
+    nothing a read started outlives the process that started it, whatever killed that one.
+    """
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request took hold
+        os._exit(code)
 
 
 class TextCapReached(Exception):
@@ -133,14 +152,21 @@ class ReadContext:
     def run_tool(self, tool: str, args: Sequence[str], *, stdin: bytes | None = None) -> bytes:
         """Run ``tool`` with ``args``; return stdout. Timeout clipped to the read's budget.
 
-        Raises NeedsTool when the tool is not in the tool set and ToolFailed when it exits
-        non-zero or times out. The tool stays in the worker's process group, which the pool
-        kills whole when a read times out or its worker dies, so no tool outlives its read.
+        Raises NeedsTool when the tool is not in the tool set, ReadTimeout when the read's
+        budget is spent (before the tool starts, or while it runs: that is the read's
+        timeout, not the tool's failure) and ToolFailed when it exits non-zero or passes its
+        own ``tool_timeout_s``. The tool stays in the worker's process group, which the pool
+        kills whole when a read times out or its worker dies, and it dies with the worker
+        (parent-death signal) whatever kills that, so no tool outlives its read.
         """
         exe = self.tools.path(tool)
         if exe is None:
             raise NeedsTool(tool)
-        timeout = max(0.1, min(self.limits.tool_timeout_s, self.remaining()))
+        left = self.remaining()
+        budget = self.limits.timeout_s
+        if left <= 0:
+            raise ReadTimeout(f"the read's {budget:g} s were spent before {tool} could run")
+        timeout = min(self.limits.tool_timeout_s, left)
         try:
             proc = subprocess.run(
                 [exe, *args],
@@ -148,8 +174,11 @@ class ReadContext:
                 capture_output=True,
                 timeout=timeout,
                 check=False,
+                preexec_fn=die_with_parent,
             )
         except subprocess.TimeoutExpired as exc:
+            if left < self.limits.tool_timeout_s:
+                raise ReadTimeout(f"{tool} stopped: the read's {budget:g} s ran out") from exc
             raise ToolFailed(f"{tool} timed out after {timeout:.0f} s") from exc
         except OSError as exc:
             raise ToolFailed(f"{tool} could not start: {exc.strerror or exc}") from exc

@@ -201,9 +201,30 @@ def test_errors_are_retried_every_full_sweep(tmp_path: Path) -> None:
     first = sweep([root], SweepOptions(tools=ToolSet.empty()))
     assert _records(root)["broken.pdf"].status == Status.ERROR
     assert first.errors == 1
-    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    before = _records(root)["broken.pdf"]
+    again = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert again.extracted == 1  # read again...
+    assert _records(root)["broken.pdf"] == before  # ...and the same verdict keeps its record
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages")
+    os.utime(root / "broken.pdf", ns=(before.mtime_ns, before.mtime_ns))
+    sweep([root], SweepOptions(tools=ToolSet.empty(), rehash=True))
     rec = _records(root)["broken.pdf"]
-    assert rec.why == Why.RETRY_ERROR and not rec.reused
+    assert rec.why == Why.CHANGED and not rec.reused
+
+
+def test_two_sweeps_of_an_unchanged_folder_with_errors_are_byte_identical(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog")
+    (root / "empty.txt").write_bytes(b"")
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    store = root / ".quarry"
+    first = (store / "extract.jsonl").read_bytes()
+    texts = sorted(p.name for p in (store / "extract").glob("*/*.txt"))
+    assert b'"status":"error"' in first
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert (store / "extract.jsonl").read_bytes() == first
+    assert sorted(p.name for p in (store / "extract").glob("*/*.txt")) == texts
 
 
 def test_forced_retry_reads_one_record(tmp_path: Path) -> None:

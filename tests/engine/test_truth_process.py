@@ -1,0 +1,338 @@
+"""Failures of the machine and of the engine's own process, through real processes.
+
+SIGTERM to ``quarry sweep`` (handled like Ctrl-C), an engine killed outright (its workers and
+their tools die with it, a pipe reader sees EOF), a worker that bounds its own read when no
+engine is left to, a recycled worker never blamed for the next file (the drain race), a store
+on a full disk (a small tmpfs when this runs as root, else an injected ENOSPC), temp files of
+a killed writer, and a root that vanished or became empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from multiprocessing import Pipe
+from pathlib import Path
+
+import pytest
+
+from engine import procs
+from engine.events import Event, Notice
+from engine.extract import Outcome, ReadTask
+from engine.isolate import ReadPool, _Worker
+from engine.limits import Limits
+from engine.readers._fault import fixture
+from engine.records import Status
+from engine.store import Store
+from engine.sweep import Sweeper, SweepOptions
+from engine.tools import ToolSet
+
+pytestmark = pytest.mark.timeout(120)
+
+ENV = {**os.environ, "QUARRY_EXTRA_READERS": "engine.readers._fault"}
+
+
+@pytest.fixture(autouse=True)
+def faults(fault_reader: None) -> None:
+    """The fault reader, in this process and in the engines and workers it starts."""
+
+
+def _until(cond: Callable[[], bool], what: str, limit: float = 30.0) -> None:
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _tool_script(tmp_path: Path) -> Path:
+    """A stand-in for tesseract: writes its pid to $1, then runs for five minutes."""
+    exe = tmp_path / "bin" / "quarry-fault-tool"
+    exe.parent.mkdir()
+    exe.write_text('#!/bin/sh\necho $$ > "$1"\nexec sleep 300\n')
+    exe.chmod(0o755)
+    return exe
+
+
+# -- signals and deaths ---------------------------------------------------------------------
+
+
+def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(5):
+        (root / f"a{i}.txt").write_text(f"text number {i}\n")
+    pidfile = tmp_path / "tool.pid"
+    (root / "z.bin").write_bytes(fixture("tool", str(pidfile)))  # in flight when SIGTERM comes
+    out = tmp_path / "store"
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--workers", "1", "--timeout", "100"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _until(pidfile.exists, "the read in flight")
+        family = [pid for pid, _ in procs.descendants(proc.pid)]
+        proc.send_signal(signal.SIGTERM)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(OSError):
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "quarry: interrupted; the store keeps what was read so far" in stderr
+    assert "Traceback" not in stderr
+    records = {r.path: r for r in Store(out).load_records()}
+    assert "z.bin" not in records  # never read: no verdict invented for it
+    for r in records.values():
+        assert r.status == Status.OK and Store(out).has_text(r.sha256 or "")
+    _until(lambda: not any(_alive(p) for p in family), "the engine's processes to end")
+    assert not _alive(int(pidfile.read_text()))
+
+
+def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    pidfile = tmp_path / "tool.pid"
+    (root / "slow.bin").write_bytes(fixture("runtool", str(pidfile)))
+    (root / "hang.bin").write_bytes(fixture("hang"))
+    exe = _tool_script(tmp_path)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from engine.sweep import Sweeper, SweepOptions\n"
+        "from engine.limits import Limits\n"
+        "from engine.tools import Tool, ToolSet\n"
+        f"tools = ToolSet((Tool('quarry-fault-tool', {str(exe)!r}, '1'),))\n"
+        "opts = SweepOptions(out=Path(sys.argv[2]), tools=tools, workers=2,\n"
+        "                    limits=Limits(timeout_s=100, tool_timeout_s=300))\n"
+        "print('engine up', flush=True)\n"
+        "with Sweeper([Path(sys.argv[1])], opts) as s:\n"
+        "    s.run()\n"
+    )
+    engine = subprocess.Popen(
+        [sys.executable, "-c", script, str(root), str(tmp_path / "store")],
+        env=ENV,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        _until(pidfile.exists, "the tool to start")
+        _until(lambda: pidfile.read_text().strip() != "", "the tool's pid")
+        tool = int(pidfile.read_text())
+        family = [pid for pid, _ in procs.descendants(engine.pid)]
+        assert tool in family
+        engine.kill()  # SIGKILL: no handler, no cleanup in the engine
+        assert engine.stdout is not None
+        started = time.monotonic()
+        rest = engine.stdout.read()  # `quarry sweep ... | cat`: EOF must come now, not in 300 s
+        assert rest == b"engine up\n" and time.monotonic() - started < 60
+        _until(lambda: not any(_alive(p) for p in family), "workers and tools to die")
+    finally:
+        engine.kill()
+        engine.wait(10)
+        if engine.stdout is not None:
+            engine.stdout.close()
+
+
+def test_a_worker_ends_a_read_past_its_budget_when_no_engine_acts(tmp_path: Path) -> None:
+    task = ReadTask(
+        str(tmp_path / "hang.bin"), "sha", Limits(timeout_s=0.5), ToolSet.empty(), str(tmp_path)
+    )
+    Path(task.path).write_bytes(fixture("hang"))
+    pool = ReadPool(Limits(timeout_s=0.5), workers=1)
+    try:
+        reads = pool.read([task])
+        pool._staff(1)
+        worker = pool._live[0]
+        _until(lambda: bool([*pool._drain(worker, pool._queue)]) or worker.ready, "ready")
+        pool._dispatch(pool._queue)
+        assert worker.tasks
+        # The engine does nothing now (as if stopped or gone): only the worker's own bound acts.
+        _until(lambda: not worker.proc.is_alive(), "the worker's own bound", limit=30)
+        assert worker.proc.exitcode == -signal.SIGALRM
+        (_task, outcome), *_ = list(reads)
+        assert (outcome.status, outcome.reason) == (Status.ERROR, "timeout")
+    finally:
+        pool.close()
+
+
+class _Exited:
+    """A worker process that has already exited, with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        self.exitcode = code
+        self.pid = None
+        self.sentinel = -1
+
+    def is_alive(self) -> bool:
+        return False
+
+    def join(self, _timeout: float | None = None) -> None:
+        return None
+
+
+def test_a_recycled_worker_is_never_blamed_for_the_next_file(tmp_path: Path) -> None:
+    """The drain race, made deterministic: the pool learns of the worker's exit having read
+    its last "done" but not yet its "bye"; the next file of its batch must not be blamed."""
+    pool = ReadPool(Limits(), workers=1)
+    ours, theirs = Pipe()
+    first, second = (
+        ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "ab"
+    )
+    done = Outcome(Status.OK, "text/plain", chars=3)
+    theirs.send(("done", done))
+    theirs.send(("bye",))
+    theirs.close()
+    w = _Worker(_Exited(0), ours, ready=True, accepted=True, tasks=deque([first, second]))  # type: ignore[arg-type]
+    pool._live.append(w)
+    queue: deque[ReadTask] = deque()
+    got = list(pool._dead(w, queue))
+    assert got == [(first, done)]
+    assert list(queue) == [second]  # sent again, not blamed
+
+
+# -- a full disk ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 640 KiB tmpfs (needs root); skipped otherwise (the injected tests below still run)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=640k", "tmpfs", str(mnt)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.skip("a real full disk needs root to mount a tmpfs; injected ENOSPC below")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _texts(out: Path) -> set[str]:
+    return {p.stem for p in (out / "extract").glob("*/*.txt")}
+
+
+@pytest.mark.parametrize("json", [False, True])
+def test_a_full_disk_is_a_machine_failure_in_every_output_mode(
+    tmp_path: Path, small_disk: Path, json: bool
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "first.txt").write_text("the first text\n")
+    out = small_disk / "store"
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out), "--workers", "1"]
+    cmd += ["--json"] if json else []
+    assert subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0
+    before = {r.path: r for r in Store(out).load_records()}
+    for i in range(120):  # 120 distinct texts of a 4 KiB page each: more than the disk holds
+        (root / f"big{i:03}.txt").write_text(f"{i} " + "words " * 700 + "\n")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert "No space left on device" in proc.stderr and "Traceback" not in proc.stderr
+    records = {r.path: r for r in Store(out).load_records()}
+    assert records["first.txt"] == before["first.txt"]  # earlier records kept
+    named = {r.sha256 for r in records.values() if r.has_text}
+    assert _texts(out) == named  # no orphan text fills the disk
+    assert list((out / "tmp").iterdir()) == []
+    assert not list(out.glob(".extract.*.tmp"))
+
+
+def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Injected ENOSPC on the extract.jsonl write (the texts of the run were already in)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    opts = SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1)
+    with Sweeper([root], opts) as s:
+        s.run()
+    before = (tmp_path / "store" / "extract.jsonl").read_bytes()
+    (root / "b.txt").write_text("bravo\n")
+
+    def full(self: Store, records: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Store, "write_records", full)
+    with Sweeper([root], opts) as s:
+        with pytest.raises(OSError, match="No space left on device"):
+            s.run()
+        assert set(s.records) == {(str(root), "a.txt")}  # back to what is on disk
+    assert (tmp_path / "store" / "extract.jsonl").read_bytes() == before
+    assert _texts(tmp_path / "store") == {Store(tmp_path / "store").load_records()[0].sha256}
+
+
+def test_temp_files_of_a_killed_writer_do_not_survive_the_next_sweep(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    out = tmp_path / "store"
+    opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
+    with Sweeper([root], opts) as s:
+        s.run()
+    (out / ".extract.jsonl.abc123.tmp").write_bytes(b"x" * 1000)
+    (out / ".extract.summary.json.def456.tmp").write_bytes(b"{")
+    (out / "tmp" / "deadbeef.123.456.txt").write_text("a worker's text")
+    with Sweeper([root], opts) as s:
+        s.run()
+    assert not list(out.glob(".extract.*.tmp")) and list((out / "tmp").iterdir()) == []
+
+
+# -- a root that vanished or became empty ------------------------------------------------------
+
+
+def test_a_root_that_became_empty_keeps_its_records_unless_told(tmp_path: Path) -> None:
+    root = tmp_path / "share"
+    root.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (root / name).write_text(f"{name}\n")
+    out = tmp_path / "store"
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out), "--quiet"]
+    assert subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0
+    jsonl = (out / "extract.jsonl").read_bytes()
+    texts = _texts(out)
+    for name in ("a.txt", "b.txt"):
+        (root / name).unlink()  # an unmounted share: the mount point is an empty folder
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert f"{root} is empty but the store holds 2 record(s) of it: kept" in proc.stderr
+    assert (out / "extract.jsonl").read_bytes() == jsonl and _texts(out) == texts
+    proc = subprocess.run([*cmd, "--forget-missing"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert Store(out).load_records() == [] and _texts(out) == set()
+
+
+def test_a_root_that_vanished_while_held_open_keeps_its_records(tmp_path: Path) -> None:
+    root = tmp_path / "share"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    events: list[Event] = []
+    opts = SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1)
+    with Sweeper([root], opts, events.append) as s:
+        s.run()
+        (root / "a.txt").unlink()
+        root.rmdir()
+        result = s.run()
+        assert result.held_roots == (str(root),) and len(s.records) == 1
+    notes = [e.message for e in events if isinstance(e, Notice) and e.kind == "root-missing"]
+    assert notes == [f"{root} is gone but the store holds 1 record(s) of it: kept "
+                     "(--forget-missing drops them)"]  # fmt: skip
