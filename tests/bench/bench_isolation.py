@@ -9,6 +9,8 @@ Three measurements (each can be run alone: ``overhead``, ``hangs``, ``bomb``):
   ``hangs x (timeout + grace) / workers``.
 - **bomb**: peak RSS of this (the engine's) process while a worker reads a DOCX whose
   document part inflates to 1 GiB, and one whose text runs to the 16 Mi character cap.
+- **recycle**: N tiny files through a pool whose workers leave after a few reads (the drain
+  race of issue 11): counts the reads blamed on a worker's death, which must be none.
 """
 
 from __future__ import annotations
@@ -154,6 +156,29 @@ def bomb(work: Path) -> None:
             print(f"    {path}: (status, reason, chars, ms) = {verdict}")
 
 
+def recycle(work: Path, n: int, workers: int, max_reads: int = 3, rounds: int = 3) -> None:
+    paths = tiny_files(work / "recycle", n)
+    tmp = work / "recycle-tmp"
+    tmp.mkdir()
+    limits = Limits()
+    tasks = [ReadTask(str(p), f"{i:064x}", limits, ToolSet.empty(), str(tmp), 40) for i, p in
+             enumerate(paths)]  # fmt: skip
+    for r in range(rounds):
+        pool = ReadPool(limits, workers=workers, max_reads=max_reads)
+        try:
+            t = time.perf_counter()
+            outcomes = [o for _task, o in pool.read(tasks)]
+            took = time.perf_counter() - t
+        finally:
+            pool.close()
+        crashed = sum(o.lost_worker for o in outcomes)
+        print(f"recycle: round {r + 1}, {n} files, {workers} workers leaving after {max_reads} "
+              f"reads ({pool.started} started): {crashed} blamed on a dead worker, "
+              f"{took:.1f} s")  # fmt: skip
+        for f in tmp.iterdir():
+            f.unlink()
+
+
 def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -177,6 +202,8 @@ def main() -> None:
             hangs(work, args.hang_files, args.hanging, args.workers, args.timeout)
         if "bomb" in args.parts:
             bomb(work)
+        if "recycle" in args.parts:
+            recycle(work, args.files, args.workers, rounds=args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
