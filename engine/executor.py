@@ -33,12 +33,13 @@ The contract, for anyone writing an executor:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from engine.events import Listener
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits
+from engine.tools import ToolSet
 
 TICK_S = 0.2
 """Longest wait between calls of ``finished``'s ``tick`` while reads run."""
@@ -76,6 +77,15 @@ class Announcing(Protocol):
 
     def listen(self, on_event: Listener) -> None:
         """Send the executor's :class:`~engine.events.Notice` events to ``on_event``."""
+        ...
+
+
+@runtime_checkable
+class Distributed(Protocol):
+    """An executor whose reads run on other machines, each with a tool set of its own."""
+
+    def worker_tools(self) -> Mapping[str, ToolSet]:
+        """Each worker's tools (a name for the worker -> its tools), as last reported."""
         ...
 
 

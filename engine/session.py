@@ -87,6 +87,10 @@ class Session:
         """The tools in use."""
         return self._sweeper.tools
 
+    def worker_tools(self) -> dict[str, ToolSet]:
+        """Each Dask worker's tools (worker -> tools); empty while reads run locally."""
+        return self._sweeper.worker_tools()
+
     @property
     def sweeper(self) -> Sweeper:
         """The underlying sweeper."""

@@ -27,7 +27,7 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.executor import Announcing, Executor, ExecutorFactory
+from engine.executor import Announcing, Distributed, Executor, ExecutorFactory
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
@@ -193,6 +193,11 @@ class Sweeper:
             if isinstance(self._executor, Announcing):
                 self._executor.listen(self.on_event)
         return self._executor
+
+    def worker_tools(self) -> dict[str, ToolSet]:
+        """Each remote worker's tools (worker -> tools); empty while reads run locally."""
+        ex = self._executor
+        return dict(ex.worker_tools()) if isinstance(ex, Distributed) else {}
 
     def drop_executor(self) -> None:
         """Close the executor (a broken one, or at the end); the next run makes a new one."""

@@ -164,6 +164,8 @@ class ToolRow:
     """Records naming it among the tools that would unlock them."""
     install: Mapping[str, str]
     """Platform -> install command."""
+    workers: tuple[tuple[str, str | None], ...] = ()
+    """Reads on a Dask cluster: (worker, its version or None where it is missing)."""
 
     @property
     def state(self) -> str:
@@ -190,8 +192,16 @@ def found_from_summary(tools_found: Mapping[str, str]) -> dict[str, tuple[str, s
     return {name: (version, "-") for name, version in tools_found.items()}
 
 
-def tool_rows(found: Mapping[str, tuple[str, str]], waiting: Iterable[Record]) -> list[ToolRow]:
-    """Every known tool (and any other a record names): missing ones waited on most first."""
+def tool_rows(
+    found: Mapping[str, tuple[str, str]],
+    waiting: Iterable[Record],
+    workers: Mapping[str, ToolSet] | None = None,
+) -> list[ToolRow]:
+    """Every known tool (and any other a record names): missing ones waited on most first.
+
+    ``workers`` (reads on a Dask cluster) says which worker has which tool.
+    """
+    workers = workers or {}
     files: dict[str, list[Key]] = {}
     for record in waiting:
         if record.reason in WAITING_REASONS:
@@ -210,9 +220,14 @@ def tool_rows(found: Mapping[str, tuple[str, str]], waiting: Iterable[Record]) -
                 spec.unlocks if spec else "named by a reader",
                 tuple(files.get(name, ())),
                 spec.install if spec else {},
+                tuple((w, _version(t, name)) for w, t in sorted(workers.items())),
             )
         )
     return sorted(rows, key=lambda r: (r.found, -len(r.files), r.name))
+
+
+def _version(tools: ToolSet, name: str) -> str | None:
+    return next((t.version for t in tools.found if t.name == name), None)
 
 
 def tools_waited_on(rows: Iterable[ToolRow]) -> list[ToolRow]:

@@ -67,7 +67,8 @@ class LiveTriage(_Base):
 
     def tool_rows(self) -> list[Any]:
         """The tools view's rows, from the live model."""
-        return tool_rows(self.found_tools(), waiting_records(self.model))
+        workers = self.session.worker_tools() if self.session is not None else {}
+        return tool_rows(self.found_tools(), waiting_records(self.model), workers)
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""

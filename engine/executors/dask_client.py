@@ -50,6 +50,7 @@ from engine.isolate import BATCH_BYTES, BATCH_FILES
 from engine.mimes import OCTET
 from engine.records import Reason
 from engine.store import Store
+from engine.tools import ToolSet
 
 CONNECT_TIMEOUT_S = 10.0
 """Time the scheduler has to answer."""
@@ -90,6 +91,10 @@ class DaskExecutor:
     def listen(self, on_event: Listener) -> None:
         """Send the executor's notices (the dashboard link, each worker's tools) there."""
         self._on_event = on_event
+
+    def worker_tools(self) -> dict[str, ToolSet]:
+        """Each worker's tools as it reported them when the sweep started."""
+        return {f"{addr} ({info.host})": info.tools for addr, info in self.workers.items()}
 
     @property
     def window(self) -> int:

@@ -131,7 +131,12 @@ def test_a_dask_sweep_of_fixtures_equals_a_local_one(
 ) -> None:
     events: list[Event] = []
     local, _ = sweep(sample, tmp_path / "local", None)
-    dask, _ = sweep(sample, tmp_path / "dask", remote(cluster), events)
+    with Sweeper([sample], options(tmp_path / "dask", remote(cluster)), events.append) as s:
+        assert s.worker_tools() == {}  # nothing started before a run needs it
+        dask = s.run()
+        workers = s.worker_tools()
+    assert len(workers) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in workers)
+    assert set(workers.values()) == {ToolSet.empty()}
     assert store_lines(tmp_path / "dask") == store_lines(tmp_path / "local")
     assert texts(tmp_path / "dask") == texts(tmp_path / "local")
     assert dask.extracted == local.extracted and dask.errors == local.errors
@@ -293,3 +298,22 @@ def test_a_worker_that_cannot_see_a_file_blames_the_machine(tmp_path: Path) -> N
         tasks[1].sha256 + ".txt"
     )
     assert Path(ok.text_file).read_text() == "a file this worker sees\n"
+
+
+def test_the_tools_screen_says_which_worker_has_which_tool() -> None:
+    from engine.tools import Tool
+    from tui.screens.tools import tool_detail
+    from tui.triage import tool_rows
+
+    tess = Tool("tesseract", "/usr/bin/tesseract", "5.3.0")
+    workers = {"tcp://10.0.0.7:4001 (n7)": ToolSet((tess,)), "tcp://10.0.0.8:4001 (n8)": ToolSet()}
+    rows = {r.name: r for r in tool_rows({}, [], workers)}
+    assert rows["tesseract"].workers == (
+        ("tcp://10.0.0.7:4001 (n7)", "5.3.0"),
+        ("tcp://10.0.0.8:4001 (n8)", None),
+    )
+    detail = tool_detail(rows["tesseract"])
+    assert "on the Dask workers: 1 of 2" in detail
+    assert "tcp://10.0.0.7:4001 (n7)  5.3.0" in detail
+    assert "tcp://10.0.0.8:4001 (n8)  [$error]missing[/]" in detail
+    assert "Dask" not in tool_detail(tool_rows({}, [])[0])  # a local sweep: as before

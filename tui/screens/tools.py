@@ -32,6 +32,13 @@ def tool_detail(row: ToolRow) -> str:
     if row.found:
         lines += [f"[b]version[/b]  {escape(row.version)}", f"[b]path[/b]     {escape(row.path)}"]
         lines.append("")
+    if row.workers:
+        have = sum(version is not None for _w, version in row.workers)
+        lines.append(f"[b]on the Dask workers: {have} of {len(row.workers)}[/b]")
+        for worker, version in row.workers:
+            state = escape(version) if version is not None else "[$error]missing[/]"
+            lines.append(f"  {escape(worker)}  {state}")
+        lines.append("")
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
     lines += [f"  {escape(shown(path))}" for _root, path in row.files[:FILES_SHOWN]]
     if len(row.files) > FILES_SHOWN:
