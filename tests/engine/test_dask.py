@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.errors import UsageError
 from engine.events import Event, Notice
@@ -112,6 +114,16 @@ def test_dask_local_defaults_to_one_worker_per_core() -> None:
 def test_bad_executor_specs_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError, match="--executor"):
         parse_executor(text)
+
+
+@given(st.text(max_size=40))
+def test_any_executor_text_parses_or_is_a_usage_error(text: str) -> None:
+    try:
+        spec = parse_executor(text)
+    except UsageError as exc:
+        assert str(exc).startswith("--executor ")
+    else:
+        assert parse_executor(str(spec)) == spec  # what it prints, it reads back
 
 
 # -- the cluster ------------------------------------------------------------------------------

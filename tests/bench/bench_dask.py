@@ -1,0 +1,162 @@
+"""Benchmark: the local pool against a two-worker Dask LocalCluster, and one writer's ceiling.
+
+    python tests/bench/bench_dask.py compare [--files 100000] [--corpus ../shared/corpus]
+                                             [--runs 1] [--workers 2] [--dir /tmp/dask-bench]
+    python tests/bench/bench_dask.py ceiling [--files 100000]
+
+``compare``: cold sweeps with the real command (``python -m engine sweep TREE --out S``,
+process and cluster start included) of ``--files`` small text files and of the corpus
+(``--without tesseract``, as bench_sweep does), once with the local pool (``--workers N``) and
+once with ``--executor dask-local:N``: files/s each and the overhead ratio (Dask time over
+local time).
+
+``ceiling``: how fast the one process that holds the store's lock can take results, whatever
+runs the reads: a sweep whose executor answers every read at once (the texts already in the
+store, as Dask workers leave them) measures walk, hash, plan, records and the final write.
+Its files/s divided by one worker's files/s is how many workers one store writer can feed.
+
+Not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from engine.executor import Executor  # noqa: E402 (after the path insert)
+from engine.extract import Outcome, ReadTask  # noqa: E402
+from engine.limits import Limits  # noqa: E402
+from engine.records import Status  # noqa: E402
+from engine.store import Store  # noqa: E402
+from engine.sweep import Sweeper, SweepOptions  # noqa: E402
+from engine.tools import ToolSet  # noqa: E402
+from tests.bench.bench_sweep import make_tree  # noqa: E402
+
+
+def sweep_cmd(root: Path, store: Path, *extra: str) -> float:
+    """Seconds of one cold ``python -m engine sweep`` into an empty store."""
+    if store.exists():
+        shutil.rmtree(store)
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(store), "-q", *extra]
+    began = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    took = time.perf_counter() - began
+    if proc.returncode not in (0, 2):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return took
+
+
+def compare(label: str, root: Path, work: Path, runs: int, workers: int, *extra: str) -> None:
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+    local = [
+        sweep_cmd(root, work / "local", "--workers", str(workers), *extra) for _ in range(runs)
+    ]
+    dask = [
+        sweep_cmd(root, work / "dask", "--executor", f"dask-local:{workers}", *extra)
+        for _ in range(runs)
+    ]
+    lt, dt = sorted(local)[len(local) // 2], sorted(dask)[len(dask) // 2]
+    print(f"{label}: {files:,} files")
+    print(f"  local pool, {workers} workers     {lt:8.1f} s  {files / lt:8.0f} files/s")
+    print(f"  dask-local:{workers} LocalCluster  {dt:8.1f} s  {files / dt:8.0f} files/s")
+    print(f"  overhead ratio (dask / local)  {dt / lt:.2f}x")
+
+
+class Instant:
+    """An executor that answers every read at once, as if a cluster of any size had read it.
+
+    Each text is put in the store at its final place beforehand (where Dask workers rename
+    theirs), so the engine's side is exactly what it does for a Dask sweep.
+    """
+
+    def __init__(self, text: Path) -> None:
+        self.text = text
+        self._tasks: list[ReadTask] = []
+
+    def submit(self, tasks: Iterable[ReadTask]) -> None:
+        self._tasks.extend(tasks)
+
+    def finished(
+        self, tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            dest = Path(task.tmp_dir).parent / "extract" / task.sha256[:2] / f"{task.sha256}.txt"
+            if not dest.exists():
+                os.link(self.text, dest)
+            yield task, Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8",
+                                chars=8, ms=1, text_file=str(dest))  # fmt: skip
+
+    def cancel(self) -> None:
+        self._tasks = []
+
+    def close(self) -> None:
+        self.cancel()
+
+
+def ceiling(root: Path, work: Path) -> None:
+    store = work / "ceiling"
+    if store.exists():
+        shutil.rmtree(store)
+    store.mkdir(parents=True)
+    text = work / "one.txt"
+    text.write_text("a text.\n")
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+
+    def make(_limits: Limits, _workers: int) -> Executor:
+        return Instant(text)
+
+    opts = SweepOptions(out=store, tools=ToolSet.empty(), executor=make)
+    began = time.perf_counter()
+    with Sweeper([root], opts) as s:
+        result = s.run()
+    took = time.perf_counter() - began
+    assert result.extracted == files, result
+    assert Store(store).exists()
+    print(f"one store writer, {files:,} files answered at once: {took:.1f} s, "
+          f"{files / took:,.0f} files/s (walk, hash, plan, records, final write)")  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("part", choices=["compare", "ceiling"])
+    p.add_argument("--files", type=int, default=100_000)
+    p.add_argument("--corpus", type=Path, default=REPO.parent.parent / "shared" / "corpus")
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--dir", type=Path, default=None)
+    args = p.parse_args()
+    work = args.dir or Path(tempfile.mkdtemp(prefix="dask-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
+    tree = work / "tree"
+    if not (tree.exists() and sum(1 for _ in tree.rglob("*.txt")) == args.files):
+        make_tree(tree, args.files)
+    try:
+        if args.part == "compare":
+            compare(f"{args.files:,} small files", tree, work, args.runs, args.workers)
+            if args.corpus.is_dir():
+                compare("corpus (--without tesseract)", args.corpus, work, args.runs,
+                        args.workers, "--without", "tesseract")  # fmt: skip
+        else:
+            ceiling(tree, work)
+    finally:
+        print(f"load after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        if args.dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
