@@ -207,10 +207,10 @@ class DaskExecutor:
         Raises ClusterRefused when the cluster cannot take the sweep and ClusterLost when the
         scheduler goes away: either ends the run before the store is written.
         """
-        if self._todo:
-            self._settings_for(self._todo[0])
-            self.start(self._todo)
         try:
+            if self._todo:
+                self._settings_for(self._todo[0])
+                self.start(self._todo)
             while self._todo or self._singles or self._flying:
                 self._send()
                 try:

@@ -329,3 +329,50 @@ def test_the_tools_screen_says_which_worker_has_which_tool() -> None:
     assert "tcp://10.0.0.7:4001 (n7)  5.3.0" in detail
     assert "tcp://10.0.0.8:4001 (n8)  [$error]missing[/]" in detail
     assert "Dask" not in tool_detail(tool_rows({}, [])[0])  # a local sweep: as before
+
+
+def test_reads_go_in_bounded_windows_of_batches(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.executors.dask_client import DaskExecutor
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(400):
+        (root / f"t{i:03}.txt").write_text(f"text {i}\n")
+    flying: list[int] = []
+    sizes: list[int] = []
+    send = DaskExecutor._send
+
+    def watched(self: DaskExecutor) -> None:
+        send(self)
+        flying.append(len(self._flying))
+        sizes.extend(len(b) for b in self._flying.values())
+
+    monkeypatch.setattr(DaskExecutor, "_send", watched)
+    result, _ = sweep(root, tmp_path / "s", remote(cluster))
+    assert result.extracted == 400
+    assert max(flying) == 4  # two batches per worker thread, never more
+    assert max(sizes) == 32 and min(sizes) >= 1  # small files travel together
+
+
+def test_a_refused_cluster_keeps_nothing_for_the_next_run(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.executors import dask_client
+
+    monkeypatch.setattr(dask_client, "CONNECT_TIMEOUT_S", 1.0)
+    make = dask_factory(parse_executor("dask://127.0.0.1:9"), tools=ToolSet.empty())
+    ex = make(LIMITS, 0)
+    assert isinstance(ex, dask_client.DaskExecutor)
+    from engine.extract import ReadTask
+
+    task = ReadTask(str(sample / "text" / "utf8.txt"), "0" * 64, LIMITS, ToolSet.empty(),
+                    str(tmp_path / "store" / "tmp"), 1)  # fmt: skip
+    (tmp_path / "store" / "tmp").mkdir(parents=True)
+    for _ in range(2):
+        ex.submit([task])
+        with pytest.raises(ClusterRefused):
+            list(ex.finished())
+        assert not ex._todo  # the refused tasks are not sent with the next run's
+    ex.close()
