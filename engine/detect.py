@@ -90,7 +90,9 @@ _FTYP: dict[bytes, str] = {
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_IWORK = frozenset({"Index.zip", "index.apxl", "index.xml.gz", "Index/Document.iwa"})
+_IWORK = frozenset(
+    {"Index.zip", "index.apxl", "index.xml.gz", "Index/Document.iwa", "buildVersionHistory.plist"}
+)
 _IWORK_KINDS = {
     ".key": "application/vnd.apple.keynote",
     ".pages": "application/vnd.apple.pages",

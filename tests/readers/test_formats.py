@@ -106,3 +106,20 @@ def test_wordperfect_needs_wpd2text_and_reads_its_output(tmp_path: Path) -> None
     assert (outcome.status, outcome.extractor, text) == ("ok", "wpd2text", "WordPerfect text\n")
     outcome, _ = _read(path, _fake(tmp_path, "echo 'ERROR: Unsupported file format!' >&2; exit 1"))
     assert (outcome.status, outcome.reason) == ("error", "corrupt")
+
+
+@pytest.mark.parametrize(
+    ("name", "marker", "mime"),
+    [
+        ("deck.key", "Index/Document.iwa", "application/vnd.apple.keynote"),
+        ("sheet.numbers", "Index.zip", "application/vnd.apple.numbers"),
+        ("old.pages", "buildVersionHistory.plist", "application/vnd.apple.pages"),
+        ("noext", "Index/Document.iwa", "application/vnd.apple.iwork"),
+    ],
+)
+def test_iwork_is_recognised_not_read_as_a_zip(
+    tmp_path: Path, name: str, marker: str, mime: str
+) -> None:
+    path = write_zip(tmp_path, name, {marker: b"\x00protobuf", "Metadata/Properties.plist": "x"})
+    outcome, _ = _read(path)
+    assert (outcome.status, outcome.reason, outcome.mime) == ("unsupported", "no_reader", mime)
