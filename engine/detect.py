@@ -90,9 +90,11 @@ _FTYP: dict[bytes, str] = {
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_IWORK = frozenset(
-    {"Index.zip", "index.apxl", "index.xml.gz", "Index/Document.iwa", "buildVersionHistory.plist"}
-)
+_IWORK_FILES = frozenset(
+    {"Index.zip", "index.apxl", "index.xml.gz", "buildVersionHistory.plist",
+     "BuildVersionHistory.plist"}
+)  # fmt: skip
+"""Apple iWork's own files, at the root or in a ``Name.key/`` folder (any ``*.iwa`` too)."""
 _IWORK_KINDS = {
     ".key": "application/vnd.apple.keynote",
     ".pages": "application/vnd.apple.pages",
@@ -187,9 +189,7 @@ def _zip_kind(path: Path) -> str:
         return M.VSDX
     if any(n.endswith(".fdseq") for n in names[:50]) or any(n.endswith(".fpage") for n in names):
         return "application/oxps" if path.suffix.lower() == ".oxps" else M.XPS
-    if _IWORK.intersection(nameset) or any(
-        n.startswith("Index/") and n.endswith(".iwa") for n in names
-    ):
+    if any(n.rsplit("/", 1)[-1] in _IWORK_FILES or n.endswith(".iwa") for n in names[:200]):
         # Apple iWork: protobuf streams, not zip members anyone can read as text.
         return _IWORK_KINDS.get(path.suffix.lower(), "application/vnd.apple.iwork")
     if "content.xml" in nameset and "META-INF/manifest.xml" in nameset:

@@ -115,6 +115,7 @@ def test_wordperfect_needs_wpd2text_and_reads_its_output(tmp_path: Path) -> None
         ("sheet.numbers", "Index.zip", "application/vnd.apple.numbers"),
         ("old.pages", "buildVersionHistory.plist", "application/vnd.apple.pages"),
         ("noext", "Index/Document.iwa", "application/vnd.apple.iwork"),
+        ("nested.key", "Presentation.key/Index.zip", "application/vnd.apple.keynote"),
     ],
 )
 def test_iwork_is_recognised_not_read_as_a_zip(
