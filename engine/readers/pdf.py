@@ -35,6 +35,7 @@ from engine.errors import (
     LimitExceeded,
     NeedsTool,
     ReadFailure,
+    ReadTimeout,
     ToolFailed,
 )
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
@@ -183,9 +184,12 @@ def ocr_pages(
                 raise OcrStopped(pages, done, len(wanted))
             n = str(number)
             args = ["-r", str(OCR_DPI), "-png", "-f", n, "-l", n, "-singlefile", _src(path), stem]
-            ctx.run_tool("pdftoppm", args)
-            image = Path(stem + ".png")
-            pages[number - 1] = ocr_image(ctx, image)
+            try:
+                ctx.run_tool("pdftoppm", args)
+                image = Path(stem + ".png")
+                pages[number - 1] = ocr_image(ctx, image)
+            except ReadTimeout:  # the budget ran out inside this page: keep the ones done
+                raise OcrStopped(pages, done, len(wanted)) from None
             image.unlink()
     return pages
 

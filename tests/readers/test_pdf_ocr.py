@@ -143,3 +143,25 @@ def test_thousands_of_empty_pages_are_empty_and_never_ocrd(tmp_path: Path) -> No
     outcome, _ = _read(path, _ocr_tools(tmp_path))
     assert (outcome.status, outcome.reason, outcome.pages) == ("empty", "no_text", 3000)
     assert not (tmp_path / "pages.log").exists()
+
+
+def test_ocr_that_the_budget_stops_mid_page_keeps_its_verdict_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load a page can take longer than OCR_PAGE_SECONDS: the tool is stopped by the
+    read's budget, and the verdict says how far OCR got (not a bare timeout)."""
+    import time
+
+    from engine.readers.base import ReadContext, TextSink
+
+    monkeypatch.setattr(pdf_mod, "OCR_PAGE_SECONDS", 0.5)
+    pdftoppm = _ocr_tools(tmp_path).found[0]
+    slow = _tool(
+        tmp_path / "slow", "tesseract", 'case "$1" in --list-langs) exit 0;; esac; sleep 5'
+    )
+    tools = ToolSet((pdftoppm, slow))
+    path = write(tmp_path, "s.pdf", P.scanned_pdf())
+    ctx = ReadContext("application/pdf", tools=tools, deadline=time.monotonic() + 2.0)
+    with pytest.raises(pdf_mod.LimitExceeded) as caught:
+        pdf_mod.PdfReader().read(path, ctx, TextSink(1000))
+    assert str(caught.value) == "ocr_time: the read's time ran out after OCR of 0 of 2 pages"
