@@ -18,7 +18,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.quality import VERDICTS
 from engine.records import STATUSES, Record
+
+QUALITY_NAMES: tuple[str | None, ...] = (None, *VERDICTS)
+"""Quality code -> verdict: 0 none (not an ok record, or not scored), 1 good, 2 suspect,
+3 garbled; sorting by code puts the worst last."""
+QUALITY_CODE: dict[str | None, int] = {name: i for i, name in enumerate(QUALITY_NAMES)}
+"""Verdict -> code."""
 
 STATUS_NAMES: list[str] = list(STATUSES)
 """Status code -> name; codes of statuses no engine wrote (a foreign store) are added on sight."""
@@ -56,6 +63,20 @@ def lower_of(paths: list[str]) -> list[str]:
     return paths if joined.lower() == joined else list(map(str.lower, paths))
 
 
+def quality_of(value: Any) -> tuple[str | None, str | None]:
+    """(verdict, worst signal) of a record's quality: a Quality, its stored dict, or None."""
+    if value is None:
+        return None, None
+    if isinstance(value, dict):
+        verdict, signals = value.get("verdict"), value.get("signals") or ()
+    else:
+        verdict, signals = getattr(value, "verdict", None), getattr(value, "signals", ())
+    if verdict not in QUALITY_CODE:
+        return None, None
+    first = signals[0] if signals and isinstance(signals[0], str) else None
+    return verdict, first
+
+
 def _bool(value: Any) -> int:
     return 1 if value else 0
 
@@ -79,6 +100,10 @@ class Batch:
     size: array[int] = field(default_factory=lambda: array("q"))
     ms: array[int] = field(default_factory=lambda: array("q"))
     reused: bytearray = field(default_factory=bytearray)
+    quality: bytearray = field(default_factory=bytearray)
+    """Quality codes (:data:`QUALITY_NAMES`)."""
+    signals: list[str | None] = field(default_factory=list)
+    """The worst quality signal of each row (``common``, ``noise``...), None when good."""
     in_order: bool = True
     """Whether the keys (root, path) strictly increase within the batch."""
     pairs: Counter[tuple[int, str | None]] | None = None
@@ -104,12 +129,13 @@ class Batch:
     def append(self, r: Record | dict[str, Any]) -> None:
         """Add one row at the end."""
         self.roots.append("")
-        for name in ("paths", "lower", "reasons", "mimes", "extractors"):
+        for name in ("paths", "lower", "reasons", "mimes", "extractors", "signals"):
             getattr(self, name).append(None)
         for name in ("chars", "pages", "size", "ms"):
             getattr(self, name).append(0)
         self.status.append(0)
         self.reused.append(0)
+        self.quality.append(0)
         self.set(len(self.paths) - 1, r)
         self.pairs = None
 
@@ -140,6 +166,9 @@ class Batch:
         self.size[i] = get("size", 0) or 0
         self.ms[i] = get("ms", 0) or 0
         self.reused[i] = _bool(get("reused", False))
+        verdict, signal = quality_of(get("quality"))
+        self.quality[i] = QUALITY_CODE.get(verdict, 0)
+        self.signals[i] = intern(signal, signal)
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""
@@ -160,6 +189,7 @@ class Batch:
             self.roots[i],
             self.paths[i],
             STATUS_NAMES[self.status[i]],
+            QUALITY_NAMES[self.quality[i]],
             self.reasons[i],
             self.mimes[i],
             self.extractors[i],

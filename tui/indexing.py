@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from engine.records import Record
 
 Key = tuple[str, str]
-_NUMERIC = ("chars", "size", "ms")
+_NUMERIC = ("chars", "size", "ms", "quality")
+"""Columns sorted by their stored numbers (quality by code: none, good, suspect, garbled)."""
 _TEXT = {"reason": "reasons", "mime": "mimes", "extractor": "extractors"}
 
 

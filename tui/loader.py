@@ -27,7 +27,7 @@ import msgspec
 from engine.errors import QuarryError
 from engine.records import Summary
 from engine.store import Store
-from tui.columns import STATUS_CODE, Batch, intern_all, lower_of
+from tui.columns import QUALITY_CODE, STATUS_CODE, Batch, intern_all, lower_of, quality_of
 from tui.indexing import Lines
 from tui.lines import BadLine, NotARecord, parse_line, restore_name
 
@@ -37,6 +37,13 @@ WINDOW_BYTES = 1 << 18
 """Bytes read at once to give back single lines (see :meth:`JsonlSource.line`)."""
 BLOCK_BYTES = 1 << 23
 """Later blocks (~20k records): each holds the GIL for tens of ms at most."""
+
+
+class _Quality(msgspec.Struct, gc=False):
+    """The part of a record's quality the table shows."""
+
+    verdict: str = ""
+    signals: list[str] = []
 
 
 class _Row(msgspec.Struct, gc=False):
@@ -55,6 +62,7 @@ class _Row(msgspec.Struct, gc=False):
     reused: bool = False
     path_b64: str | None = None
     root_b64: str | None = None
+    quality: _Quality | None = None
 
 
 _decode_rows = msgspec.json.Decoder(list[_Row]).decode
@@ -313,6 +321,9 @@ def columns_of(rows: list[_Row]) -> Batch:
         ms=array("q", map(f["ms"], rows)),
         reused=bytearray(map(f["reused"], rows)),
     )
+    verdicts = [quality_of(q) for q in map(f["quality"], rows)]
+    batch.quality = bytearray(QUALITY_CODE.get(v, 0) for v, _s in verdicts)
+    batch.signals = intern_all([s for _v, s in verdicts])
     batch.in_order = in_order(batch)
     batch.tally()
     return batch

@@ -22,7 +22,7 @@ from itertools import compress
 from typing import Any
 
 from engine.records import STATUSES, Record
-from tui.columns import STATUS_CODE, STATUS_NAMES, Batch
+from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, and_masks, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query
@@ -32,8 +32,8 @@ Key = tuple[str, str]
 Row = tuple[Any, ...]
 """One table row; see the ``R_*`` indexes."""
 
-R_ROOT, R_PATH, R_STATUS, R_REASON, R_MIME, R_EXTRACTOR = 0, 1, 2, 3, 4, 5
-R_CHARS, R_PAGES, R_SIZE, R_MS, R_REUSED = 6, 7, 8, 9, 10
+R_ROOT, R_PATH, R_STATUS, R_QUALITY, R_REASON, R_MIME, R_EXTRACTOR = 0, 1, 2, 3, 4, 5, 6
+R_CHARS, R_PAGES, R_SIZE, R_MS, R_REUSED = 7, 8, 9, 10, 11
 
 TABS: tuple[str, ...] = ("all", *STATUSES)
 """Status tabs in key order (``1``-``6``)."""
@@ -41,6 +41,7 @@ TABS: tuple[str, ...] = ("all", *STATUSES)
 COLUMNS: tuple[str, ...] = (
     "path",
     "status",
+    "quality",
     "reason",
     "mime",
     "extractor",
@@ -83,7 +84,8 @@ class Rows(Sequence[Row | None]):
         c = self._m.cols
         pages = map(_NONE_PAGES.get, c.pages, c.pages)
         rows = zip(
-            c.roots, c.paths, map(STATUS_NAMES.__getitem__, c.status), c.reasons, c.mimes,
+            c.roots, c.paths, map(STATUS_NAMES.__getitem__, c.status),
+            map(QUALITY_NAMES.__getitem__, c.quality), c.reasons, c.mimes,
             c.extractors, c.chars, pages, c.size, c.ms, map(bool, c.reused), strict=True,
         )  # fmt: skip
         if self._m.n_alive == len(c):
@@ -281,6 +283,10 @@ class RecordModel(Ordering):
             parts.append(self.cols.status[start:end].translate(table))
         if self.query.pattern is not None:
             parts.append(self._query_mask()[start:end])
+        if self.query.verdicts:
+            table = bytes(QUALITY_NAMES[c] in self.query.verdicts if c < len(QUALITY_NAMES) else 0
+                          for c in range(256))  # fmt: skip
+            parts.append(self.cols.quality[start:end].translate(table))
         return and_masks(parts) if parts else None
 
     def _query_mask(self) -> bytearray:
@@ -297,6 +303,8 @@ class RecordModel(Ordering):
         if not self.alive[rid]:
             return False
         if self.tab != "all" and STATUS_NAMES[self.cols.status[rid]] != self.tab:
+            return False
+        if self.query.verdicts and QUALITY_NAMES[self.cols.quality[rid]] not in self.query.verdicts:
             return False
         return self.query.matches(self.cols.paths[rid])
 

@@ -1,4 +1,6 @@
-"""The path filter: plain text (smart case), a regular expression, ``!`` to invert.
+"""The path filter: plain text (smart case), a regular expression, ``!`` to invert; and
+``quality:VERDICT[,VERDICT]`` terms (``quality:suspect,garbled``) that keep the records with
+one of those quality verdicts.
 
 :meth:`Query.mask` runs the filter over a whole column in C (``map`` of ``str.__contains__`` or
 ``Pattern.search``) and returns one byte per row, so a million paths filter in tens of ms.
@@ -7,11 +9,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import contains, is_not
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
+_QUALITY_TERM = re.compile(r"(?<!\S)quality:(\S*)")
 FLIP = bytes([1, 0, *range(2, 256)])
 """``bytes.translate`` table that inverts a 0/1 mask."""
 
@@ -32,11 +35,24 @@ class Query:
     """The text to look for as is (lowercase when :attr:`icase`); None for a regex."""
     icase: bool = False
     """Whether case is ignored (the text has no uppercase letter)."""
+    verdicts: frozenset[str] = frozenset()
+    """Quality verdicts a record must have (a ``quality:`` term); empty: any."""
 
     @classmethod
     def parse(cls, text: str) -> Query:
-        """Plain text unless it contains regex characters; smart case (lower = ignore case)."""
-        body, invert = (text[1:], True) if text.startswith("!") else (text, False)
+        """Plain text unless it contains regex characters; smart case (lower = ignore case).
+        ``quality:`` terms are taken out first; the rest filters the path."""
+        verdicts: set[str] = set()
+        for term in _QUALITY_TERM.findall(text):
+            verdicts.update(v for v in term.lower().split(",") if v)
+        if verdicts:
+            rest = _QUALITY_TERM.sub(" ", text).strip()
+            return replace(cls._parse_path(text, rest), verdicts=frozenset(verdicts))
+        return cls._parse_path(text, text)
+
+    @classmethod
+    def _parse_path(cls, text: str, path_text: str) -> Query:
+        body, invert = (path_text[1:], True) if path_text.startswith("!") else (path_text, False)
         if not body:
             return cls(text, invert, None)
         icase = not any(c.isupper() for c in body)

@@ -30,6 +30,8 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
     ("help", ("question_mark",)),
     ("tools", ("t", "down", "down")),
     ("errors", ("x", "enter")),
+    ("records-quality", ("slash", *"quality:suspect,garbled", "enter", "up", "up")),
+    ("errors-suspect-texts", ("x", *["down"] * 12)),
     ("activity", ("at",)),
 ]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

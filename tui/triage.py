@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from engine.quality import summary_line
 from engine.records import Reason, Record, Status
 from engine.tools import KNOWN_TOOLS, ToolSet
 from tui.model import R_REASON, R_STATUS, Key, RecordModel
@@ -92,6 +93,55 @@ def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
         group.keys.append(record.key)
         group.mimes[record.mime] += 1
     return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.message))
+
+
+QUALITY_SIGNALS: dict[str, str] = {
+    "common": "few common words of any language",
+    "noise": "words that look like OCR or decoding noise",
+    "replacement": "replacement characters (U+FFFD)",
+    "control": "control or private-use characters",
+    "mojibake": "mojibake: text decoded with the wrong charset",
+    "sparse": "almost no text per page",
+    "run": "long runs without a space",
+}
+"""Each quality signal as a suspect group's message."""
+
+
+def quality_records(model: RecordModel) -> list[Record]:
+    """ok records whose text is ``suspect`` or ``garbled``, in store order (a C scan of the
+    model's quality column, as for statuses)."""
+    from tui.columns import QUALITY_CODE
+
+    cols, alive = model.cols, model.alive
+    out: list[Record] = []
+    for verdict in ("garbled", "suspect"):
+        code, data = QUALITY_CODE[verdict], cols.quality
+        i = data.find(code)
+        while i != -1:
+            if alive[i]:
+                record = model.record(i)
+                if record is not None:
+                    out.append(record)
+            i = data.find(code, i + 1)
+    return out
+
+
+def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
+    """Suspect and garbled texts grouped by verdict and their worst signal, garbled first."""
+    groups: dict[tuple[str, str], ErrorGroup] = {}
+    for record in records:
+        q = record.quality
+        if q is None or q.verdict not in ("suspect", "garbled"):
+            continue
+        signal = q.signals[0] if q.signals else "?"
+        key = (q.verdict, QUALITY_SIGNALS.get(signal, signal))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ErrorGroup(*key, example=summary_line(q))
+            group.example_path = record.path
+        group.keys.append(record.key)
+        group.mimes[record.mime] += 1
+    return sorted(groups.values(), key=lambda g: (g.reason != "garbled", -g.count, g.message))
 
 
 def rids_with_status(model: RecordModel, status: str) -> Iterator[int]:

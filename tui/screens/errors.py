@@ -1,4 +1,5 @@
-"""The errors screen: error records grouped by reason and normalised message, largest first.
+"""The errors screen: error records grouped by reason and normalised message, largest first,
+then the ok records whose text is suspect or garbled, grouped by their worst quality signal.
 
 Enter drills from a group into its files; ``R`` retries the highlighted group, ``r`` the
 highlighted file. Groups and files update live as retried records come back.
@@ -14,16 +15,26 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from engine.names import shown
+from engine.quality import summary_line
 from engine.records import Record
 from tui.model import Key
 from tui.screens.triage_base import TriageScreen
-from tui.triage import ErrorGroup, error_records, group_errors
+from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
 from tui.widgets.marked_table import RETRYING
 
 MESSAGE_WIDTH = 52
 """Characters of a group's message shown in the table (the detail shows all of it)."""
 MIME_WIDTH = 34
 """Characters of the MIME types and of the example path in the table."""
+
+
+def _verdict(record: Record | None) -> str:
+    """An error's message, or a suspect text's quality in words."""
+    if record is None:
+        return ""
+    if record.error or record.quality is None:
+        return record.error or ""
+    return summary_line(record.quality)
 
 
 def _cut(text: str, width: int) -> str:
@@ -90,8 +101,9 @@ class ErrorsScreen(TriageScreen):
         """Groups from the live model; the cursor stays on the same group."""
         keep = self.group.ident if self.group else None
         records = error_records(self.quarry.model)
-        self.records = {r.key: r for r in records}
-        self.groups = group_errors(records)
+        suspects = quality_records(self.quarry.model)
+        self.records = {r.key: r for r in (*records, *suspects)}
+        self.groups = group_errors(records) + group_quality(suspects)
         table = self.query_one("#groups", DataTable)
         table.clear()
         for g in self.groups:
@@ -102,9 +114,10 @@ class ErrorsScreen(TriageScreen):
         idents = [g.ident for g in self.groups]
         if keep in idents:
             table.move_cursor(row=idents.index(keep))
-        n = len(self.records)
+        n, q = len(records), len(suspects)
         self.query_one("#errors-title", Static).update(
-            f"[b]Errors[/b]  {n:,} records in {len(self.groups):,} groups · "
+            f"[b]Errors[/b]  {n:,} records · [b]suspect texts[/b] {q:,} · "
+            f"{len(self.groups):,} groups · "
             "enter: the group's files · R: retry the group · r: retry a file"
         )
         self._shown = None
@@ -134,7 +147,7 @@ class ErrorsScreen(TriageScreen):
         retrying = getattr(self.quarry, "retrying", set())
         for key in group.keys:
             record = self.records.get(key)
-            verdict = RETRYING if key in retrying else (record.error or "" if record else "")
+            verdict = RETRYING if key in retrying else _verdict(record)
             files.add_row(_cell(key[1]), _cell(record.mime if record else ""), _cell(verdict))
         files.move_cursor(row=min(keep, max(0, group.count - 1)))
 

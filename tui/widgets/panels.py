@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
 from engine.names import shown
+from engine.quality import Quality
 from engine.records import STATUSES, Record
 from engine.tools import KNOWN_TOOLS
 from tui.widgets.record_table import human_size
@@ -106,6 +107,22 @@ def _iso(ns: int) -> str:
         return f"{ns} ns (out of range)"
 
 
+QUALITY_COLOURS = {"good": "$success", "suspect": "$warning", "garbled": "$error"}
+
+
+def quality_lines(q: Quality) -> list[str]:
+    """The quality verdict, why in words, and the numbers, as detail-pane markup."""
+    colour = QUALITY_COLOURS.get(q.verdict, "$text")
+    lines = [f"[b]quality[/b] [{colour}][b]{escape(q.verdict)}[/b][/]"]
+    lines += [f"  {escape(reason)}" for reason in q.explain()]
+    facts = [f"language {q.lang}" if q.lang else "", q.script or ""]
+    if q.common is not None:
+        facts.append(f"{q.common * 100:.0f}% common words")
+    facts.append(f"rules v{q.v}")
+    lines.append(f"  [dim]{escape(' · '.join(f for f in facts if f))}[/dim]")
+    return lines
+
+
 def describe(record: Record, tools_missing: set[str]) -> str:
     """Every field of ``record`` as markup for the detail pane."""
     colour = STATUS_COLOURS.get(record.status, "$text")
@@ -118,6 +135,8 @@ def describe(record: Record, tools_missing: set[str]) -> str:
     ]
     if record.error:
         lines += ["", "[b]verdict[/b]", escape(shown(record.error))]
+    if record.quality is not None:
+        lines += ["", *quality_lines(record.quality)]
     if record.needs:
         lines += ["", "[b]needs one of[/b]"]
         for tool in record.needs:

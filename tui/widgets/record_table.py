@@ -35,6 +35,7 @@ WIDTHS: dict[str, int] = {
     "pages": 5,
     "size": 6,
     "ms": 6,
+    "quality": 7,
 }
 """Fixed column widths; the path takes what is left."""
 RIGHT = {"chars", "pages", "size", "ms"}
