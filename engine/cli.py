@@ -18,20 +18,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import orjson
-
+from engine.commands import (
+    COMMANDS,
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_MACHINE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    default_dirs,
+    dump_json,
+    options_from,
+    tool_rows,
+)  # fmt: skip
 from engine.errors import MachineFailure, QuarryError, UsageError
-from engine.executors import dask_factory, parse_executor
-from engine.limits import DEFAULT_LIMITS, Limits
-from engine.sweep import DEFAULT_MAX_BYTES, SweepOptions
-from engine.tools import KNOWN_TOOLS, discover
+from engine.limits import DEFAULT_LIMITS
+from engine.names import shown
+from engine.sweep import DEFAULT_MAX_BYTES
+from engine.tools import KNOWN_TOOLS
 
-COMMANDS = ("sweep", "watch", "ui", "retry", "show", "tools", "open")
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "open")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"quarry: error: {message}\n")
+        sys.stderr.write(f"quarry: error: {shown(message)}\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -47,11 +56,12 @@ def _size(text: str) -> int:
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     t = text.strip().lower().removesuffix("b").removesuffix("i")
     try:
-        if t and t[-1] in units:
-            return int(float(t[:-1]) * units[t[-1]])
-        return int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 512M or 1G)") from None
+        n = int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except (ValueError, OverflowError):
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 512M or 1G)")
+    return n
 
 
 def _sweep_flags(p: argparse.ArgumentParser) -> None:
@@ -161,40 +171,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def options_from(args: argparse.Namespace) -> SweepOptions:
-    """SweepOptions from parsed flags."""
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    limits = Limits(
-        timeout_s=args.timeout,
-        memory_bytes=args.memory,
-        tool_timeout_s=min(DEFAULT_LIMITS.tool_timeout_s, args.timeout),
-    )
-    spec = parse_executor(args.executor)
-    executor = (
-        dask_factory(spec, no_external=args.no_external, without=tuple(args.without))
-        if spec.is_dask
-        else None
-    )
-    return SweepOptions(
-        out=args.out,
-        excludes=tuple(args.exclude),
-        max_bytes=args.max_bytes,
-        rehash=args.rehash,
-        verify=getattr(args, "verify", False),
-        forget_missing=args.forget_missing,
-        no_external=args.no_external,
-        without=tuple(args.without),
-        limits=limits,
-        workers=args.workers,
-        executor=executor,
-    )
-
-
-Command = Callable[[argparse.Namespace], int]
-UI_COMMANDS = ("open", "ui")
-
-
 def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = None) -> int:
     """Entry point of ``python -m engine``, and (with ``ui``) of the ``quarry`` script.
 
@@ -202,53 +178,42 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
     Without them, ``open`` and ``ui`` say that the dashboard comes with ``quarry``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (argv[0] not in VERBS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
     args = build_parser().parse_args(argv)
-    from engine import commands
-
+    table: dict[str, Command] = {**COMMANDS, **(ui or {})}
     try:
-        if args.command in UI_COMMANDS:
-            if not ui:
-                raise UsageError("the dashboard runs from the 'quarry' command (python -m tui)")
-            return int(ui[args.command](args))
-        return int(getattr(commands, f"cmd_{args.command}")(args))
+        command = table.get(args.command)
+        if command is None:
+            raise UsageError("the dashboard runs from the 'quarry' command (python -m tui)")
+        return int(command(args))
     except MachineFailure as exc:  # disk full, workers that cannot start: not the user's
-        sys.stderr.write(f"quarry: {exc}\n")
+        sys.stderr.write(f"quarry: {shown(str(exc))}\n")
         return EXIT_MACHINE
     except QuarryError as exc:
-        sys.stderr.write(f"quarry: {exc}\n")
-        return EXIT_USAGE
+        return _fail(str(exc))
+    except OSError as exc:  # the machine said no (permissions, a full disk): still one line
+        where = f": {exc.filename}" if isinstance(exc.filename, str) else ""
+        return _fail(f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         sys.stderr.write("quarry: interrupted\n")
         return EXIT_INTERRUPTED
 
 
-def dump_json(obj: object) -> str:
-    """Pretty JSON for --json output."""
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+def _fail(message: str) -> int:
+    """One line on stderr (whatever a name in it held) and exit 1."""
+    sys.stderr.write(f"quarry: {shown(message)}\n")
+    return EXIT_USAGE
 
 
-def default_dirs(dirs: list[Path]) -> list[Path]:
-    """The folders to open: those given, or the bundled fixtures."""
-    return dirs or [FIXTURES]
-
-
-def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
-    """One row per known tool: found or missing, version, path, unlocks, install hints."""
-    found = {t.name: t for t in discover().found}
-    rows: list[dict[str, object]] = []
-    for name, spec in KNOWN_TOOLS.items():
-        tool = found.get(name)
-        rows.append(
-            {
-                "tool": name,
-                "found": tool is not None,
-                "version": tool.version if tool else None,
-                "path": tool.path if tool else None,
-                "gives": spec.unlocks,
-                "install": spec.install,
-                "files_waiting": (store_missing or {}).get(name, 0),
-            }
-        )
-    return rows
+__all__ = [
+    "EXIT_ERRORS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "build_parser",
+    "default_dirs",
+    "dump_json",
+    "main",
+    "options_from",
+    "tool_rows",
+]

@@ -1,29 +1,84 @@
-"""The ``quarry`` subcommands, one function each, called by :func:`engine.cli.main`."""
+"""The headless ``quarry`` verbs, one function each, and the table :mod:`engine.cli` dispatches by.
+
+Every wrong input (a missing path, a folder where a file is meant, no store, a store that
+cannot be used) raises a :class:`QuarryError` with one line naming it; the CLI prints that
+line and exits 1. A name reaches the terminal only through :func:`engine.names.shown`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
+import orjson
 from rich.console import Console
 
-from engine.cli import (
-    EXIT_ERRORS,
-    EXIT_INTERRUPTED,
-    EXIT_MACHINE,
-    EXIT_OK,
-    EXIT_USAGE,
-    dump_json,
-    options_from,
-    tool_rows,
-)  # fmt: skip
 from engine.console import SweepReporter, record_line, summary_table
-from engine.errors import MachineFailure, UsageError
+from engine.errors import MachineFailure, QuarryError, UsageError
+from engine.executors import dask_factory, parse_executor
+from engine.index import Tally
+from engine.limits import DEFAULT_LIMITS, Limits
+from engine.names import shown
 from engine.quality import summary_line
 from engine.records import Record
-from engine.store import STORE_DIRNAME, Store
-from engine.sweep import Sweeper, SweepResult, stop_on_signals
+from engine.store import JSONL, STORE_DIRNAME, Loaded, Store
+from engine.sweep import Sweeper, SweepOptions, SweepResult, stop_on_signals
+from engine.tools import KNOWN_TOOLS, discover
+
+EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+Key = tuple[str, str]
+Command = Callable[[argparse.Namespace], int]
+
+
+def options_from(args: argparse.Namespace) -> SweepOptions:
+    """SweepOptions from parsed flags."""
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.workers < 0:
+        raise UsageError("--workers must be 0 (one per core) or more")
+    limits = Limits(
+        timeout_s=args.timeout,
+        memory_bytes=args.memory,
+        tool_timeout_s=min(DEFAULT_LIMITS.tool_timeout_s, args.timeout),
+    )
+    spec = parse_executor(getattr(args, "executor", "local"))
+    executor = (
+        dask_factory(spec, no_external=args.no_external, without=tuple(args.without))
+        if spec.is_dask
+        else None
+    )
+    return SweepOptions(
+        out=args.out,
+        excludes=tuple(args.exclude),
+        max_bytes=args.max_bytes,
+        rehash=args.rehash,
+        verify=getattr(args, "verify", False),
+        forget_missing=getattr(args, "forget_missing", False),
+        no_external=args.no_external,
+        without=tuple(args.without),
+        limits=limits,
+        workers=args.workers,
+        executor=executor,
+    )
+
+
+def dump_json(obj: object) -> str:
+    """Pretty JSON for --json output."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
+def default_dirs(dirs: list[Path]) -> list[Path]:
+    """The folders to open: those given, or the bundled fixtures."""
+    return dirs or [FIXTURES]
+
+
+# -- the verbs ------------------------------------------------------------------------------
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -35,7 +90,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             result = sweeper.run()
         except OSError as exc:  # the store could not be written: the machine's failure
             raise MachineFailure(
-                f"cannot write the store {sweeper.store.out}: {exc.strerror or exc}; "
+                f"cannot write the store {shown(str(sweeper.store.out))}: {exc.strerror or exc}; "
                 "its earlier records are kept"
             ) from exc
     summary = result.summary
@@ -59,7 +114,7 @@ def sweep_exit(result: SweepResult) -> int:
         return EXIT_MACHINE
     if result.held_roots:
         sys.stderr.write(
-            f"quarry: {', '.join(result.held_roots)}: gone or empty, records kept "
+            f"quarry: {shown(', '.join(result.held_roots))}: gone or empty, records kept "
             "(--forget-missing drops them)\n"
         )
         return EXIT_USAGE
@@ -77,56 +132,240 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    """Read the named files again."""
-    paths = [p.expanduser().resolve() for p in args.paths]
-    store = Store(store_dir(args.store)) if args.store else _find_store(paths[0])
-    records = store.load_records()
-    keys = [_key_for(p, records) for p in paths]
-    roots = sorted({Path(root) for root, _ in keys})
+    """Read the named files again (a folder: every file under it), whatever their verdict."""
+    paths = [user_path(p) for p in args.paths]
     options = options_from(args)
-    if options.out is None:
-        from dataclasses import replace
-
-        options = replace(options, out=store.out)
+    if args.store is not None:
+        store = reading_store(args.store)
+    elif options.out is not None:
+        store = reading_store(options.out)
+    else:
+        store = find_store(paths[0])
+    loaded = _load(store)
+    targets = [_target(p, loaded.records, store) for p in paths]
+    roots = sorted({Path(root) for root, _rel, _dir in targets})
+    options = replace(options, out=store.out)
     only: dict[str, list[str]] = {}
-    for root, rel in keys:
+    force: list[Key] = []
+    for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
+        force.extend(k for k in _under(loaded.records, root, rel))
     with Sweeper(roots, options, SweepReporter()) as sweeper:
-        result = sweeper.run(only=only, force=keys, full=False)
-        for key in keys:
-            rec = sweeper.records.get(key)
-            print(record_line(rec) if rec else f"gone {key[1]}: the file no longer exists")
+        result = sweeper.run(only=only, force=force, full=False)
+        after = sweeper.records
+        for root, rel, is_dir in targets:
+            keys = sorted(_under(after.values(), root, rel))
+            for key in keys:
+                print(record_line(after[key]))
+            if not keys:
+                what = "folder holds no files" if is_dir else "file no longer exists"
+                print(f"gone     {shown(rel or root)}: the {what}")
     return EXIT_ERRORS if result.errors else EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Print one record (and its text)."""
-    path = args.path.expanduser().resolve()
-    store = Store(store_dir(args.store)) if args.store else _find_store(path)
-    records = store.load_records()
-    root, rel = _key_for(path, records)
-    rec = next(r for r in records if r.key == (root, rel))
+    """Print one file's record (every field, names escaped) and its text."""
+    path = user_path(args.path)
+    store = reading_store(args.store) if args.store else find_store(path)
+    records = _load(store).records
+    root, rel = key_for(path, records, store)
+    rec = next((r for r in records if r.root == root and r.path == rel), None)
+    if rec is None:
+        raise UsageError(_no_record(path, records, root, rel, store))
     for name, value in rec.to_dict().items():
-        print(f"{name:>9}: {value}")
+        print(f"{name:>9}: {shown(str(value))}")
     if rec.quality is not None:  # the verdict in words, as the dashboard's detail pane says it
-        print(f"{'':>9}  {summary_line(rec.quality)}")
+        print(f"{'':>9}  {shown(summary_line(rec.quality))}")
     if rec.has_text and not args.no_text and rec.sha256:
+        try:
+            text = store.read_text(rec.sha256)
+        except OSError as exc:
+            raise UsageError(
+                f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
+                "the next sweep reads the file again"
+            ) from exc
         print("-" * 40)
-        sys.stdout.write(store.read_text(rec.sha256))
+        sys.stdout.write(text)
     return EXIT_OK
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """List the external tools, found and missing, with what each would unlock."""
     missing: dict[str, int] | None = None
-    store_dir = args.store or (args.dir / STORE_DIRNAME if args.dir else None)
-    if store_dir is not None:
-        summary = Store(store_dir(store_dir)).load_summary()
-        missing = summary.tools_missing if summary else None
+    if args.store is not None or args.dir is not None:
+        if args.store is None:
+            folder = user_path(args.dir)
+            if not folder.is_dir():
+                what = "no such folder" if not folder.exists() else "not a folder"
+                raise UsageError(f"{what}: {shown(str(args.dir))}")
+            store = reading_store(folder, hint=folder)
+        else:
+            store = reading_store(args.store)
+        tally = Tally()
+        for r in _load(store).records:
+            tally.add(r)
+        missing = dict(tally.waiting)
     rows = tool_rows(missing)
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
+    Console().print(_tools_table(rows, counted=missing is not None))
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "sweep": cmd_sweep,
+    "watch": cmd_watch,
+    "retry": cmd_retry,
+    "show": cmd_show,
+    "tools": cmd_tools,
+}
+"""The headless verbs by name; the dashboard's two (``open``, ``ui``) are added by ``tui.cli``."""
+
+
+# -- finding and opening a store ------------------------------------------------------------
+
+
+def user_path(path: Path) -> Path:
+    """An absolute path as the user meant it: its folder resolved, its last part kept.
+
+    A symbolic link names itself (its record is ``skipped/link``), not its target.
+    """
+    p = Path(os.path.abspath(path.expanduser()))
+    return Path(os.path.realpath(p.parent)) / p.name if p.name else p
+
+
+def store_dir(path: Path) -> Path:
+    """The store folder meant by ``path``: the folder itself or its ``.quarry``."""
+    path = path.expanduser().resolve()
+    if (path / STORE_DIRNAME).is_dir() and not (path / JSONL).exists():
+        return path / STORE_DIRNAME
+    return path
+
+
+def reading_store(path: Path, hint: Path | None = None) -> Store:
+    """The store at ``path`` (or in its ``.quarry``), checked for reading.
+
+    Raises UsageError when there is none and StoreUnusable when it cannot be read.
+    ``hint`` names the folder to sweep in the message (default: ``path``).
+    """
+    p = path.expanduser()
+    if not p.exists():
+        raise UsageError(f"no store at {shown(str(path))}: no such folder")
+    if not p.is_dir():
+        raise UsageError(f"no store at {shown(str(path))}: it is a file, not a store folder")
+    store = Store(store_dir(p))
+    store.check()
+    if not store.exists():
+        sweep = shown(str(hint or path))
+        raise UsageError(f"no store at {shown(str(path))} (run 'quarry sweep {sweep}' first)")
+    return store
+
+
+def find_store(path: Path) -> Store:
+    """The store of the nearest folder above ``path`` that has one (``.quarry``)."""
+    for folder in [path, *path.parents]:
+        candidate = folder / STORE_DIRNAME
+        if candidate.is_dir() and (candidate / JSONL).exists():
+            store = Store(candidate)
+            store.check()
+            return store
+    raise UsageError(f"no store found above {shown(str(path))} (use --store)")
+
+
+def _load(store: Store) -> Loaded:
+    """The store's records; unreadable lines are said on stderr in one line, never fatal."""
+    loaded = store.load()
+    if loaded.bad:
+        sys.stderr.write(
+            shown(
+                f"quarry: warning: {len(loaded.bad)} unreadable line(s) in "
+                f"{store.jsonl_path} left out ({loaded.describe_bad()})"
+            )
+            + "\n"
+        )
+    return loaded
+
+
+def key_for(path: Path, records: Iterable[Record], store: Store) -> Key:
+    """(root, path) of ``path`` under the deepest root of the store that holds it."""
+    for root in sorted(_roots(store, records), key=len, reverse=True):
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        return (root, "" if rel == "." else rel)
+    raise UsageError(
+        f"{shown(str(path))} is not under any folder swept into the store {shown(str(store.out))}"
+    )
+
+
+def _roots(store: Store, records: Iterable[Record]) -> set[str]:
+    """The folders swept into ``store``: its records' roots, its summary's, the folder of a
+    default ``.quarry``."""
+    roots = {r.root for r in records}
+    with contextlib.suppress(QuarryError):
+        summary = store.load_summary()
+        roots.update(r for r in (summary.roots if summary else ()) if r.startswith("/"))
+    if store.out.name == STORE_DIRNAME:
+        roots.add(str(store.out.parent))
+    return roots
+
+
+def _under(records: Iterable[Record], root: str, rel: str) -> Iterable[Key]:
+    """Keys of the records at ``rel`` or under it (``rel`` "" is the whole root)."""
+    prefix = f"{rel}/" if rel else ""
+    return (
+        r.key for r in records if r.root == root and (r.path == rel or r.path.startswith(prefix))
+    )
+
+
+def _target(path: Path, records: list[Record], store: Store) -> tuple[str, str, bool]:
+    """(root, rel, is a folder) for a path to retry; a path that is nowhere is an error."""
+    root, rel = key_for(path, records, store)
+    is_dir = path.is_dir() and not path.is_symlink()
+    if not os.path.lexists(path) and not any(_under(records, root, rel)):
+        raise UsageError(f"no such file, and no record of it: {shown(str(path))}")
+    return root, rel, is_dir
+
+
+def _no_record(path: Path, records: list[Record], root: str, rel: str, store: Store) -> str:
+    where = shown(str(store.out))
+    if path.is_dir() and not path.is_symlink():
+        n = sum(1 for _ in _under(records, root, rel))
+        return f"{shown(str(path))} is a folder ({n} record(s) under it); show takes one file"
+    if not os.path.lexists(path):
+        return f"no such file, and no record of it in the store {where}: {shown(str(path))}"
+    return (
+        f"no record of {shown(str(path))} in the store {where} "
+        "(not swept yet, or left out: run 'quarry retry' on it)"
+    )
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
+    """One row per known tool: found or missing, version, path, unlocks, install hints."""
+    found = {t.name: t for t in discover().found}
+    rows: list[dict[str, object]] = []
+    for name, spec in KNOWN_TOOLS.items():
+        tool = found.get(name)
+        rows.append(
+            {
+                "tool": name,
+                "found": tool is not None,
+                "version": tool.version if tool else None,
+                "path": tool.path if tool else None,
+                "gives": spec.unlocks,
+                "install": spec.install,
+                "files_waiting": (store_missing or {}).get(name, 0) if tool is None else 0,
+            }
+        )
+    return rows
+
+
+def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
     from rich.table import Table
 
     table = Table(title="external tools")
@@ -140,36 +379,22 @@ def cmd_tools(args: argparse.Namespace) -> int:
             status,
             str(r["version"] or "-"),
             str(r["gives"]),
-            str(r["files_waiting"]) if missing is not None else "-",
+            str(r["files_waiting"]) if counted else "-",
             "" if r["found"] else hint,
         )
-    Console().print(table)
-    return EXIT_OK
+    return table
 
 
-def store_dir(path: Path) -> Path:
-    """The store folder meant by ``path``: the folder itself or its ``.quarry``."""
-    path = path.expanduser().resolve()
-    if (path / STORE_DIRNAME).is_dir() and not (path / "extract.jsonl").exists():
-        return path / STORE_DIRNAME
-    return path
-
-
-def _find_store(path: Path) -> Store:
-    for folder in [path, *path.parents]:
-        if (folder / STORE_DIRNAME / "extract.jsonl").exists():
-            return Store(folder / STORE_DIRNAME)
-    raise UsageError(f"no store found above {path} (use --store)")
-
-
-def _key_for(path: Path, records: list[Record]) -> tuple[str, str]:
-    for root in sorted({r.root for r in records}, key=len, reverse=True):
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            continue
-        return (root, rel)
-    raise UsageError(f"{path} is not under any root of the store")
-
-
-__all__ = ["cmd_retry", "cmd_show", "cmd_sweep", "cmd_tools", "cmd_watch"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_ERRORS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "cmd_retry",
+    "cmd_show",
+    "cmd_sweep",
+    "cmd_tools",
+    "cmd_watch",
+    "reading_store",
+    "store_dir",
+]

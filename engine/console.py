@@ -24,6 +24,7 @@ from rich.table import Table
 
 from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
 from engine.events import Progress as ProgressEvent
+from engine.names import shown
 from engine.quality import VERDICTS, summary_line
 from engine.records import Record, Status, Summary
 
@@ -77,7 +78,8 @@ class SweepReporter:
 
     def _advance(self, e: ProgressEvent) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=e.bytes_done, current=e.current[-50:])
+            current = shown(e.current)[-50:]
+            self._progress.update(self._task, completed=e.bytes_done, current=current)
 
     def _records(self, records: Iterable[Record], removed: Iterable[tuple[str, str]]) -> None:
         if self.tty or self.quiet:
@@ -86,7 +88,7 @@ class SweepReporter:
             if not r.reused:
                 self._line(record_line(r))
         for _root, path in removed:
-            self._line(f"removed  {path}")
+            self._line(f"removed  {shown(path)}")
 
     def _stop(self) -> None:
         if self._progress is not None:
@@ -94,8 +96,10 @@ class SweepReporter:
             self._progress = None
 
     def _line(self, text: str, *, always: bool = False) -> None:
+        """Write one line; whatever a name held, it stays one line of plain characters."""
         if self.quiet and not always:
             return
+        text = shown(text)
         if self.tty:
             self.console.print(text, markup=False)
         else:
@@ -110,14 +114,14 @@ def record_line(r: Record) -> str:
     tail = f" ({how}, {r.chars} chars)" if r.status == Status.OK else f" ({r.error or r.mime})"
     if r.quality is not None and r.quality.verdict != "good":
         tail += f" [{summary_line(r.quality)}]"
-    return f"{verdict:<24} {r.path}{tail}"
+    return f"{verdict:<24} {shown(r.path)}{shown(tail)}"
 
 
 def describe(event: Event) -> str:
     """A log line for a non-record event."""
     stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
     if isinstance(event, Notice):
-        return f"{stamp} {event.level}: {event.message}"
+        return f"{stamp} {event.level}: {shown(event.message)}"
     if isinstance(event, ToolsChanged):
         parts = []
         if event.appeared:

@@ -5,9 +5,10 @@
     QuarryError                   root: anything the engine raises on purpose
     ├── UsageError                a bad flag, a missing folder: exit 1 with one line
     ├── StoreLocked               another writer holds the store's lock: exit 1
-    ├── StoreCorrupt              extract.jsonl or the summary cannot be parsed
     ├── MachineFailure            the machine failed, not a file: workers cannot start, disk full
     ├── StoreLost                 a writer's store folder or lock file vanished or was replaced
+    ├── StoreCorrupt              the summary cannot be parsed
+    ├── StoreUnusable             the store's shape, format or permissions forbid its use: exit 1
     └── ReadFailure               one file could not be read; becomes data on its record
         ├── CorruptFile           the bytes are not what the format says (error/corrupt)
         ├── EncryptedFile         needs a password we do not have (error/encrypted)
@@ -53,6 +54,12 @@ class StoreLost(QuarryError):
     Writing on would make a new folder that no lock guards, with records naming texts that
     went with the old one; the writer stops instead (the CLI exits 1).
     """
+
+
+class StoreUnusable(QuarryError):
+    """Raised when a store cannot be read or written as it is: a file in the way of the store
+    folder, a folder where one of its files belongs (or the reverse), a newer store format,
+    no permission. The message names the problem in one line."""
 
 
 class ReadFailure(QuarryError):

@@ -10,6 +10,9 @@ people (one line, nothing a terminal interprets), and the store keeps names by t
 
 from __future__ import annotations
 
+import base64
+import binascii
+import os
 import unicodedata
 
 # Characters that reorder the text around them (Trojan Source): shown as escapes so that a
@@ -53,3 +56,43 @@ def is_utf8(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def escaped(name: str) -> str:
+    """``name`` as the store writes it in ``path``/``root``: always valid UTF-8.
+
+    A name that is valid UTF-8 is returned as it is; in one that is not, each undecodable
+    byte becomes the four characters ``\\xNN`` (the exact bytes travel beside it, in
+    ``path_b64``/``root_b64``; see :func:`name_b64`).
+    """
+    if is_utf8(name):
+        return name
+    return "".join(_stored_char(ch) for ch in name)
+
+
+def _stored_char(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate no file system gave us: keep it visible
+        return f"\\u{code:04x}"
+    return ch
+
+
+def name_b64(name: str) -> str | None:
+    """Standard base64 of the exact bytes of ``name``, or None when it is valid UTF-8."""
+    if is_utf8(name):
+        return None
+    return base64.b64encode(os.fsencode(name)).decode("ascii")
+
+
+def from_b64(data: str) -> str:
+    """The name whose exact bytes ``data`` (standard base64) holds, as ``os.fsdecode`` gives it.
+
+    Raises ValueError for text that is not strict base64.
+    """
+    try:
+        raw = base64.b64decode(data.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error) as exc:
+        raise ValueError(f"not base64: {exc}") from exc
+    return os.fsdecode(raw)

@@ -7,12 +7,15 @@ same state is byte-identical.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
 import orjson
 
+from engine.names import escaped, from_b64, name_b64
 from engine.quality import Quality
 
 
@@ -172,10 +175,24 @@ class Record:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict in field order, tuples as lists."""
+        """The record as ``extract.jsonl`` holds it: fields in order, tuples as lists.
+
+        Every string is valid UTF-8: a ``root`` or ``path`` that is not gets its undecodable
+        bytes written as ``\\xNN`` and the exact bytes in ``root_b64``/``path_b64`` (added
+        after the other fields, only then); see :mod:`engine.names`.
+        """
         d = asdict(self)
         d["needs"] = list(self.needs)
         d["quality"] = self.quality.to_dict() if self.quality is not None else None
+        for name in ("root", "path"):
+            b64 = name_b64(d[name])
+            if b64 is not None:
+                d[name] = escaped(d[name])
+                d[f"{name}_b64"] = b64
+        for name in _TEXT_FIELDS:
+            if isinstance(d[name], str):
+                d[name] = escaped(d[name])
+        d["needs"] = [escaped(t) for t in d["needs"]]
         return d
 
     def to_json(self) -> bytes:
@@ -183,29 +200,174 @@ class Record:
         return orjson.dumps(self.to_dict())
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Record:
-        """Build a record from a parsed JSON object, ignoring unknown keys."""
-        needs = d.get("needs")
-        if needs:
-            d = {**d, "needs": tuple(needs)}
-        elif needs is not None:
-            d = {**d, "needs": ()}
+    def from_dict(cls, d: Any) -> Record:
+        """Build a record from a parsed JSON object, validating every field before use.
+
+        Written by anyone (the extract stage, an older or newer quarry, a hand edit): unknown
+        keys are ignored; a missing or mistyped field that only tunes reuse gets its default
+        (the file is then read again when that matters); ``root``, ``path``, ``status`` and
+        ``sha256`` must be right, else :class:`BadRecord` says which and why.
+        """
+        if not isinstance(d, dict):
+            raise BadRecord(f"not a JSON object ({_json_kind(d)})")
+        kw: dict[str, Any] = {}
+        for name in ("root", "path"):
+            kw[name] = _name_field(d, name)
+        kw["status"] = _status_field(d.get("status"))
+        kw["sha256"] = _sha_field(d.get("sha256"))
+        for name, check in _LENIENT.items():
+            if name in d:
+                value = check(d[name])
+                if value is not _DEFAULT:
+                    kw[name] = value
         if "quality" in d:
-            d = {**d, "quality": Quality.parse(d["quality"])}
+            kw["quality"] = Quality.parse(d["quality"])
         if "members" in d:
-            d = {**d, "members": Member.parse(d["members"])}
-        try:
-            return cls(**d)
-        except TypeError:  # unknown keys from a newer writer: keep the ones we know
-            return cls(**{k: d[k] for k in _FIELD_NAMES if k in d})
+            kw["members"] = Member.parse(d["members"])
+        kw.setdefault("size", 0)
+        kw.setdefault("mtime_ns", 0)
+        return cls(**kw)
 
     @classmethod
     def from_json(cls, line: bytes | str) -> Record:
-        """Parse one ``extract.jsonl`` line."""
-        return cls.from_dict(orjson.loads(line))
+        """Parse one ``extract.jsonl`` line (raises BadRecord for anything but a record)."""
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadRecord(f"not JSON ({exc.msg})") from exc
+        return cls.from_dict(data)
 
 
-_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Record))
+class BadRecord(ValueError):
+    """Raised for a store line that is not a usable record; the message says why, briefly."""
+
+
+SHA256_RE = re.compile(r"[0-9a-f]{64}")
+"""A content hash as the store names texts by: 64 lowercase hex digits, nothing else."""
+_DEFAULT = object()
+_TEXT_FIELDS = (
+    "status",
+    "sha256",
+    "mime",
+    "reason",
+    "extractor",
+    "reader",
+    "error",
+    "tools",
+    "why",
+)
+
+
+def is_sha256(value: object) -> bool:
+    """Whether ``value`` is a content hash the store may turn into a file name."""
+    return isinstance(value, str) and SHA256_RE.fullmatch(value) is not None
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+
+
+def check_name(value: object, name: str) -> str:
+    """``value`` if it is a usable ``root`` (absolute) or ``path`` (relative, no ``..``)."""
+    if not isinstance(value, str) or not value:
+        raise BadRecord(f"{name} is not a non-empty string")
+    if "\0" in value:
+        raise BadRecord(f"{name} holds a NUL character")
+    if name == "root":
+        if not value.startswith("/"):
+            raise BadRecord("root is not an absolute path")
+        return value
+    if value.startswith("/") or any(p in ("", ".", "..") for p in value.split("/")):
+        raise BadRecord("path is not a plain relative path (absolute, empty part, . or ..)")
+    return value
+
+
+def _name_field(d: dict[str, Any], name: str) -> str:
+    raw = d.get(f"{name}_b64")
+    if raw is None:
+        return check_name(d.get(name), name)
+    if not isinstance(raw, str):
+        raise BadRecord(f"{name}_b64 is not a string")
+    try:
+        value = from_b64(raw)
+    except ValueError as exc:
+        raise BadRecord(f"{name}_b64 is {exc}") from exc
+    return check_name(value, name)
+
+
+def _status_field(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadRecord("status is not a non-empty string")
+    return value
+
+
+def _sha_field(value: object) -> str | None:
+    if value is None or is_sha256(value):
+        return value  # type: ignore[return-value]
+    raise BadRecord("sha256 is not 64 lowercase hex digits")
+
+
+def _int(low: int | None) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return value if ok and (low is None or value >= low) else _DEFAULT  # type: ignore[operator]
+
+    return check
+
+
+def _opt_int(value: object) -> object:
+    if value is None:
+        return None
+    return _int(0)(value)
+
+
+def _opt_str(value: object) -> object:
+    return value if value is None or isinstance(value, str) else _DEFAULT
+
+
+def _str(value: object) -> object:
+    return value if isinstance(value, str) else _DEFAULT
+
+
+def _bool(value: object) -> object:
+    return value if isinstance(value, bool) else _DEFAULT
+
+
+def _needs(value: object) -> object:
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return tuple(value)
+    return _DEFAULT
+
+
+def _tools(value: object) -> object:
+    """A fingerprint string; the extract stage writes the list of tools present instead."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return "tools:" + ",".join(sorted(value))  # never equal to a fingerprint: retried
+    return _DEFAULT
+
+
+_LENIENT: dict[str, Callable[[object], object]] = {
+    "size": _int(0),
+    "mtime_ns": _int(None),
+    "mime": _str,
+    "reason": _opt_str,
+    "extractor": _opt_str,
+    "reader": _opt_str,
+    "v": _int(0),
+    "chars": _int(0),
+    "pages": _opt_int,
+    "error": _opt_str,
+    "needs": _needs,
+    "tools": _tools,
+    "reused": _bool,
+    "why": _opt_str,
+    "ms": _int(0),
+    "crashes": _int(0),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +402,55 @@ class Summary:
     """ok records per quality verdict (``good``, ``suspect``, ``garbled``)."""
 
     def to_json(self) -> bytes:
-        """Pretty, key-sorted JSON for the summary file."""
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        """Pretty, key-sorted JSON for the summary file (roots as ``escaped`` names)."""
+        d = asdict(self)
+        d["roots"] = [escaped(r) for r in self.roots]
+        return orjson.dumps(d, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 
     @classmethod
     def from_json(cls, data: bytes) -> Summary:
-        """Parse ``extract.summary.json``."""
-        d = orjson.loads(data)
-        names = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in names}
-        kw["roots"] = tuple(kw.get("roots", ()))
+        """Parse ``extract.summary.json``; a field of the wrong type gets its default.
+
+        Raises BadRecord when the file is not a JSON object at all.
+        """
+        try:
+            d = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise BadRecord(f"not JSON ({exc.msg})") from exc
+        if not isinstance(d, dict):
+            raise BadRecord(f"not a JSON object ({_json_kind(d)})")
+        kw: dict[str, Any] = {}
+        roots = d.get("roots")
+        if isinstance(roots, list) and all(isinstance(r, str) for r in roots):
+            kw["roots"] = tuple(roots)
+        else:
+            kw["roots"] = ()
+        kw["files"] = d["files"] if _int(0)(d.get("files")) is not _DEFAULT else 0
+        for f in fields(cls):
+            if f.name in ("roots", "files") or f.name not in d:
+                continue
+            value = d[f.name]
+            if _summary_field_ok(f.name, value):
+                kw[f.name] = value
         return cls(**kw)
+
+
+def _summary_field_ok(name: str, value: object) -> bool:
+    """Whether ``value`` has the type of the summary's field ``name`` (judged by its default:
+    a dict of counts, of version strings for ``tools_found``, a number, a string)."""
+    default = getattr(_EMPTY_SUMMARY, name)
+    if isinstance(default, dict):
+        want: type | tuple[type, ...] = str if name == "tools_found" else int
+        return isinstance(value, dict) and all(
+            isinstance(v, want) and not isinstance(v, bool) for v in value.values()
+        )
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, type(default))
+
+
+_EMPTY_SUMMARY = Summary(roots=(), files=0)

@@ -6,7 +6,13 @@ Layout under the output folder (default ``<root>/.quarry``)::
     extract.jsonl               one record per walked file, sorted by (root, path)
     extract.summary.json        counts, tools, readers, timing
     lock                        held (flock) by the one writer
+    quarry-store.json           the marker: this folder is a store, and its format version
     tmp/                        workers' texts before they are renamed into place
+
+Readers take nothing on trust: every line of ``extract.jsonl`` is validated (a line that is
+not a usable record is dropped and named in :attr:`Loaded.bad`, never fatal), and a store
+whose shape is wrong (a folder where a file belongs, a file in the way of the store, a newer
+format) is one :class:`StoreUnusable` naming what is wrong.
 
 Every file is written atomically (temp file, fsync, rename, fsync of the folder), so a crash
 leaves the last good store. Readers never take the lock and never block.
@@ -17,21 +23,58 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 import msgspec
 import orjson
 
-from engine.errors import StoreCorrupt, StoreLocked, StoreLost
+from engine.errors import StoreCorrupt, StoreLocked, StoreLost, StoreUnusable
 from engine.jsonl import LineCache
 from engine.names import shown
-from engine.records import Record, Summary
+from engine.records import SHA256_RE, BadRecord, Record, Summary, is_sha256
+from engine.walk import STORE_MARKER, looks_like_store
 
 STORE_DIRNAME = ".quarry"
 JSONL = "extract.jsonl"
 SUMMARY = "extract.summary.json"
+FORMAT = 1
+"""The store format this quarry reads and writes (in the marker); a newer one is refused."""
+_FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
+_FOLDERS = ("extract", "tmp")
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line of ``extract.jsonl`` that is not a usable record."""
+
+    line: int
+    """Its 1-based line number."""
+    why: str
+    """Why it was not used, briefly (never the line itself)."""
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The records of ``extract.jsonl`` and the lines that were not records."""
+
+    records: list[Record]
+    """Every usable record, in file order."""
+    bad: tuple[BadLine, ...] = ()
+    """The lines dropped, with why."""
+
+    def describe_bad(self, limit: int = 5) -> str:
+        """One line naming the first ``limit`` bad lines and counting the rest."""
+        named = "; ".join(map(str, self.bad[:limit]))
+        more = len(self.bad) - limit
+        return named + (f"; and {more} more" if more > 0 else "")
 
 
 def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
@@ -88,78 +131,177 @@ class Store:
         """Whether a store has been written here."""
         return self.jsonl_path.exists()
 
-    def load_records(self) -> list[Record]:
-        """Every record of ``extract.jsonl`` (empty for a new store).
+    def check(self, *, writing: bool = False) -> None:
+        """Raise StoreUnusable, naming the problem, when this folder cannot serve as a store.
+
+        A file in the way of the store folder, a folder where one of its files belongs (or
+        the reverse), a store of a newer format. Reading checks what reading needs;
+        ``writing`` checks everything a sweep will touch.
+        """
+        where = shown(str(self.out))
+        if self.out.exists() and not self.out.is_dir():
+            raise StoreUnusable(f"a file is in the way of the store: {where} (use --out)")
+        files = _FILES if writing else (JSONL,)
+        for name in files:
+            if (self.out / name).is_dir():
+                raise StoreUnusable(f"store {where}: {name} is a folder where a file belongs")
+        for name in _FOLDERS if writing else ():
+            p = self.out / name
+            if p.exists() and not p.is_dir():
+                raise StoreUnusable(f"store {where}: {name} is a file where a folder belongs")
+        if writing and self.extract_dir.is_dir():
+            with os.scandir(self.extract_dir) as it:
+                wrong = [e.name for e in it if len(e.name) == 2 and not e.is_dir()]
+            if wrong:
+                raise StoreUnusable(
+                    f"store {where}: extract/{shown(wrong[0])} is a file where a folder belongs"
+                )
+        self._check_format()
+
+    def _check_format(self) -> None:
+        try:
+            marker = orjson.loads((self.out / STORE_MARKER).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return  # no marker (an older store) or a damaged one: the writer rewrites it
+        fmt = marker.get("format") if isinstance(marker, dict) else None
+        if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > FORMAT:
+            raise StoreUnusable(
+                f"store {shown(str(self.out))} has format {fmt}, written by a newer quarry "
+                f"(this one reads format {FORMAT})"
+            )
+
+    def is_store(self) -> bool:
+        """Whether the folder holds a store (its marker, or an older store's shape)."""
+        try:
+            return looks_like_store(os.listdir(self.out))
+        except OSError:
+            return False
+
+    def load(self) -> Loaded:
+        """Every usable record of ``extract.jsonl`` (none for a new store), and the bad lines.
 
         The writer (holding :meth:`writer`) keeps the lines it read, so that rewriting the
-        file after a small change serialises only the records that changed.
+        file after a small change serialises only the records that changed. Raises
+        StoreUnusable when the file exists but cannot be read.
         """
         try:
             data = self.jsonl_path.read_bytes()
         except FileNotFoundError:
-            return []
-        records = parse_jsonl(data, str(self.jsonl_path))
-        if self._lock_fd is not None:
+            return Loaded([])
+        except OSError as exc:
+            raise StoreUnusable(
+                f"cannot read {shown(str(self.jsonl_path))}: {exc.strerror or exc}"
+            ) from exc
+        loaded = read_jsonl(data)
+        if self._lock_fd is not None and not loaded.bad:
             # Primed on the first write: a sweep that changes nothing never pays for it.
-            self._unprimed = (records, data)
-        return records
+            self._unprimed = (loaded.records, data)
+        return loaded
+
+    def load_records(self) -> list[Record]:
+        """Every usable record of ``extract.jsonl`` (see :meth:`load`)."""
+        return self.load().records
 
     def load_summary(self) -> Summary | None:
-        """The summary, or None for a new store."""
+        """The summary, or None for a new store; StoreCorrupt when it cannot be used."""
         try:
             return Summary.from_json(self.summary_path.read_bytes())
         except FileNotFoundError:
             return None
-        except (orjson.JSONDecodeError, TypeError) as exc:
-            raise StoreCorrupt(f"{self.summary_path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreCorrupt(f"{SUMMARY}: {exc.strerror or exc}") from exc
+        except BadRecord as exc:
+            raise StoreCorrupt(f"{SUMMARY}: {exc}") from exc
 
     def text_path(self, sha256: str) -> Path:
-        """Where the text of content ``sha256`` lives."""
+        """Where the text of content ``sha256`` lives (ValueError for anything but a hash)."""
+        if not is_sha256(sha256):
+            raise ValueError(f"not a content hash: {sha256!r}")
         return self.extract_dir / sha256[:2] / f"{sha256}.txt"
 
     def has_text(self, sha256: str) -> bool:
-        """Whether the text of ``sha256`` is in the store."""
-        return self.text_path(sha256).exists()
+        """Whether the text of ``sha256`` is in the store (as a file)."""
+        return self.text_path(sha256).is_file()
 
     def read_text(self, sha256: str) -> str:
-        """The stored text of ``sha256`` (raises FileNotFoundError when absent)."""
-        return self.text_path(sha256).read_text(encoding="utf-8")
+        """The stored text of ``sha256`` (raises OSError when absent or unreadable)."""
+        return self.text_path(sha256).read_text(encoding="utf-8", errors="replace")
 
     def text_hashes(self) -> Iterator[str]:
-        """Hashes of every stored text."""
-        if not self.extract_dir.is_dir():
+        """Hashes of every stored text (files only: a folder in a text's place is not one)."""
+        try:
+            with os.scandir(self.extract_dir) as it:
+                subs = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
             return
-        for sub in self.extract_dir.iterdir():
-            if sub.is_dir():
-                for f in sub.iterdir():
-                    if f.suffix == ".txt" and not f.name.startswith("."):
-                        yield f.stem
+        for sub in subs:
+            try:
+                with os.scandir(sub) as it:
+                    names = [e.name for e in it if e.is_file(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4):
+                    yield name[:-4]
 
     # -- writing ------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[Store]:
-        """Hold the store's exclusive lock; a second writer gets StoreLocked at once."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.out / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        """Hold the store's exclusive lock; a second writer gets StoreLocked at once.
+
+        A store that cannot be written (its shape, a newer format, no permission, an
+        immutable folder) is StoreUnusable before anything is read or changed.
+        """
+        self.check(writing=True)
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.out / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             os.close(fd)
             raise StoreLocked(
-                f"store {self.out} is in use by another quarry process (pid {_pid_in(fd, self)})"
+                f"store {shown(str(self.out))} is in use by another quarry process "
+                f"(pid {_pid_in(fd, self)})"
             ) from exc
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            self._prepare()
+        except OSError as exc:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            raise self._unwritable(exc) from exc
         self._lock_fd = fd
         try:
-            self.clean_tmp()
-            self._make_fanout()
             yield self
         finally:
             self._lock_fd = None
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+    def _unwritable(self, exc: OSError) -> StoreUnusable:
+        what = shown(exc.filename) if isinstance(exc.filename, str) else shown(str(self.out))
+        return StoreUnusable(f"cannot write the store: {what}: {exc.strerror or exc}")
+
+    def _prepare(self) -> None:
+        """Everything a sweep writes must be writable now, not after an hour of reading."""
+        self.clean_tmp()
+        self._make_fanout()
+        marker = orjson.dumps({"format": FORMAT, "written_by": "quarry"}) + b"\n"
+        try:
+            current = (self.out / STORE_MARKER).read_bytes()
+        except FileNotFoundError:
+            current = b""
+        if current != marker:
+            atomic_write(self.out / STORE_MARKER, marker)
+        else:  # proves the folder takes new files (an immutable folder does not)
+            fd, probe = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=self.out)
+            os.close(fd)
+            os.unlink(probe)
 
     def _make_fanout(self) -> None:
         """Create ``extract/00`` .. ``extract/ff`` up front.
@@ -248,8 +390,8 @@ class Store:
         atomic_write(self.text_path(sha256), text.encode("utf-8"))
 
     def drop_text(self, sha256: str) -> None:
-        """Remove the text of ``sha256`` if present."""
-        with contextlib.suppress(FileNotFoundError):
+        """Remove the text of ``sha256`` if present (a folder in its place is left alone)."""
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             self.text_path(sha256).unlink()
 
     def write_records(self, records: Iterable[Record]) -> None:
@@ -271,35 +413,85 @@ class Store:
         self._still_ours()
         atomic_write(self.summary_path, summary.to_json() + b"\n")
 
-    def gc(self, keep: set[str]) -> int:
-        """Remove every stored text whose hash is not in ``keep``; return how many went."""
+    def gc(self, keep: set[str]) -> tuple[int, list[str]]:
+        """Remove every stored text whose hash is not in ``keep``.
+
+        Returns how many went, and the texts that could not be removed (with why).
+        """
         gone = 0
+        stuck: list[str] = []
         for sha in list(self.text_hashes()):
             if sha not in keep:
-                self.drop_text(sha)
-                gone += 1
-        return gone
+                try:
+                    self.drop_text(sha)
+                except OSError as exc:
+                    stuck.append(f"extract/{sha[:2]}/{sha}.txt: {exc.strerror or exc}")
+                else:
+                    gone += 1
+        return gone, stuck
 
 
-def parse_jsonl(data: bytes, name: str = "extract.jsonl") -> list[Record]:
-    """Parse the bytes of an ``extract.jsonl``."""
-    lines = [line for line in data.splitlines() if line.strip()]
+def parse_jsonl(data: bytes) -> list[Record]:
+    """The usable records of an ``extract.jsonl`` (see :func:`read_jsonl`)."""
+    return read_jsonl(data).records
+
+
+def read_jsonl(data: bytes) -> Loaded:
+    """Parse the bytes of an ``extract.jsonl``: usable records, and the lines that are not.
+
+    The common case, a file this quarry wrote, is one msgspec call over the whole file
+    straight into Records, then a validation of the fields that become file names, in bulk.
+    Anything else (a line that is not a record, a name kept as bytes, a foreign writer's
+    fields) is read line by line through :meth:`Record.from_dict`.
+    """
+    numbered = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
     try:
-        # One msgspec call over the whole file, straight into Records (unknown keys from a
-        # newer writer are ignored): several times faster than a dict per line.
-        return _DECODER.decode(b"[" + b",".join(lines) + b"]")
+        records = _DECODER.decode(b"[" + b",".join(line for _, line in numbered) + b"]")
     except msgspec.DecodeError:
-        pass
-    out: list[Record] = []
-    for n, line in enumerate(lines, 1):
+        return _read_lines(numbered)
+    if not _valid_in_bulk(records):
+        return _read_lines(numbered)
+    if b'_b64"' in data:  # names kept as bytes: restore them from their lines
+        for i, (_n, line) in enumerate(numbered):
+            if b'_b64"' in line:
+                try:
+                    records[i] = Record.from_json(line)
+                except BadRecord:
+                    return _read_lines(numbered)
+    return Loaded(records)
+
+
+def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
+    records: list[Record] = []
+    bad: list[BadLine] = []
+    for n, line in numbered:
         try:
-            out.append(Record.from_dict(orjson.loads(line)))
-        except (orjson.JSONDecodeError, TypeError) as exc:
-            raise StoreCorrupt(f"{name}:{n}: {exc}") from exc
-    return out
+            records.append(Record.from_json(line))
+        except BadRecord as exc:
+            bad.append(BadLine(n, str(exc)))
+    return Loaded(records, tuple(bad))
 
 
 _DECODER = msgspec.json.Decoder(list[Record])
+# A path, between NUL separators, that starts with "/" or has an empty, "." or ".." part.
+_BAD_PATH = re.compile("(?:\0|/)\\.{0,2}(?:/|\0)")
+
+
+def _valid_in_bulk(records: list[Record]) -> bool:
+    """Whether every record's root, path, status and sha256 is usable (C-speed checks)."""
+    if not records:
+        return True
+    shas = [s for s in map(attrgetter("sha256"), records) if s is not None]
+    if not all(map(SHA256_RE.fullmatch, shas)):
+        return False
+    if not all(r.startswith("/") and "\0" not in r for r in set(map(attrgetter("root"), records))):
+        return False
+    if not all(set(map(attrgetter("status"), records))):
+        return False
+    paths = "\0".join(map(attrgetter("path"), records))
+    if paths.count("\0") != len(records) - 1:
+        return False  # a NUL inside a path
+    return _BAD_PATH.search("\0" + paths + "\0") is None
 
 
 def _pid_in(_fd: int, store: Store) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from engine.errors import UsageError
+from engine.errors import StoreCorrupt, UsageError
 from engine.events import (
     Listener,
     Notice,
@@ -31,9 +31,10 @@ from engine.executor import Announcing, Distributed, Executor, ExecutorFactory
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.names import shown
 from engine.records import Record, Summary
 from engine.run import Run, RunContext, RunOptions
-from engine.store import Store, default_out
+from engine.store import JSONL, Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
@@ -104,11 +105,11 @@ def resolve_roots(roots: Sequence[Path]) -> list[Path]:
     for root in roots:
         p = Path(root).expanduser()
         if not p.exists():
-            raise UsageError(f"no such folder: {root}")
+            raise UsageError(f"no such folder: {shown(str(root))}")
         if not p.is_dir():
-            raise UsageError(f"not a folder: {root}")
+            raise UsageError(f"not a folder: {shown(str(root))}")
         if not os.access(p, os.R_OK | os.X_OK):
-            raise UsageError(f"cannot read folder: {root}")
+            raise UsageError(f"cannot read folder: {shown(str(root))}")
         out.append(p.resolve())
     if not out:
         raise UsageError("no folder given")
@@ -142,6 +143,10 @@ class Sweeper:
         what it decided is written. The caller clears it."""
         self._prev_started_ns = 0
         self._killed_before = False
+        self._repair = False
+        """The store held lines that are not records: the next write leaves them out."""
+        self._notices: list[Notice] = []
+        """Said once the first run has started (a listener may not be ready before)."""
 
     @property
     def records(self) -> dict[Key, Record]:
@@ -153,14 +158,41 @@ class Sweeper:
 
     def __enter__(self) -> Sweeper:
         self._stack.enter_context(self.store.writer())
-        self._killed_before = self.store.dirty_path.exists()
-        self.index = RecordIndex(self.store.load_records())
-        summary = self.store.load_summary()
-        if summary is not None and summary.started:
-            self._prev_started_ns = int(
-                dt.datetime.fromisoformat(summary.started).timestamp() * 1e9
-            )
+        try:
+            self._load()
+        except BaseException:
+            self._stack.close()
+            raise
         return self
+
+    def _load(self) -> None:
+        """Take over the store as it is: what cannot be used is named, and repaired by the
+        first run (which rewrites the store without it)."""
+        self._killed_before = self.store.dirty_path.exists()
+        loaded = self.store.load()
+        self.index = RecordIndex(loaded.records)
+        if loaded.bad:
+            self._repair = True
+            self._notices.append(
+                Notice(
+                    time.time(),
+                    "store-repair",
+                    f"{len(loaded.bad)} unreadable line(s) in {JSONL} left out (their files "
+                    f"are read again): {loaded.describe_bad()}",
+                    "warning",
+                )
+            )
+        try:
+            summary = self.store.load_summary()
+        except StoreCorrupt as exc:
+            summary = None
+            self._notices.append(
+                Notice(time.time(), "store-repair", f"{exc}: rewritten by this sweep", "warning")
+            )
+        if summary is not None and summary.started:
+            with contextlib.suppress(ValueError, OverflowError):
+                started = dt.datetime.fromisoformat(summary.started)
+                self._prev_started_ns = int(started.timestamp() * 1e9)
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -244,6 +276,9 @@ class Sweeper:
                 full,
             )
         )
+        for notice in self._notices:
+            self.on_event(notice)
+        self._notices = []
         run = Run(self.run_context(rehash=rehash), entries, set(force), full)
         new = run.execute()
         if run.executor_failed:
@@ -371,7 +406,7 @@ class Sweeper:
             return [k for k in self.records if k[0] in roots]
         keys: list[Key] = []
         for root, rels in only.items():
-            prefixes = tuple(r.rstrip("/") + "/" for r in rels)
+            prefixes = tuple(r.rstrip("/") + "/" if r else "" for r in rels)  # "": the root
             wanted = set(rels)
             keys.extend(
                 k
@@ -383,12 +418,31 @@ class Sweeper:
     def _persist(
         self, changed: bool, old_shas: set[str | None], full: bool, started: float
     ) -> None:
-        if changed or not self.store.exists():
+        if changed or self._repair or not self.store.exists():
             self.store.write_records(self.records.values())
+            if self._repair:
+                self._repair = False
+                self.on_event(
+                    Notice(
+                        time.time(),
+                        "store-repair",
+                        f"{JSONL} rewritten without its unreadable lines",
+                        "info",
+                    )
+                )
         if full and (changed or self._killed_before or self.store.dirty_path.exists()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
-            self.store.gc(self.index.referenced_texts())
+            _gone, stuck = self.store.gc(self.index.referenced_texts())
+            if stuck:
+                self.on_event(
+                    Notice(
+                        time.time(),
+                        "store-repair",
+                        f"could not remove {len(stuck)} unused text(s): {shown(stuck[0])}",
+                        "warning",
+                    )
+                )
             self.store.mark_clean()
             self._killed_before = False
         elif not full:

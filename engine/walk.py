@@ -12,13 +12,31 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
 IGNORE_FILE = ".quarryignore"
+STORE_MARKER = "quarry-store.json"
+"""The file every store holds (with its format version): a folder holding it is a store."""
+STORE_ENTRIES = frozenset(
+    {STORE_MARKER, "extract.jsonl", "extract.summary.json", "lock", "sweep.dirty", "tmp", "extract"}
+)
+"""Names a store writes in its folder."""
+
+
+def looks_like_store(names: Collection[str]) -> bool:
+    """Whether a folder with these entries is a quarry store.
+
+    By its marker, or, for stores written before the marker existed (and the extract stage's
+    own), by its shape: ``extract.jsonl`` beside a summary or a lock.
+    """
+    if STORE_MARKER in names:
+        return True
+    return "extract.jsonl" in names and ("extract.summary.json" in names or "lock" in names)
+
 
 # Editor, office and OS droppings: never worth a record. Matched against the file's name
 # (folders: their name) with one compiled regex, since the walk asks for every path.
@@ -94,6 +112,7 @@ class Ignorer:
         self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._in_dir: dict[str, Specs] = {}
+        self._stores: dict[str, bool] = {}
 
     def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:
@@ -128,6 +147,24 @@ class Ignorer:
             return True
         return any(spec.match_file(probe[cut:]) for cut, spec in specs)
 
+    def is_store(self, rel_dir: str) -> bool:
+        """Whether the folder ``rel_dir`` (relative to the root; "" for the root) is a store."""
+        if rel_dir not in self._stores:
+            try:
+                names = os.listdir(self.root / rel_dir)
+            except OSError:
+                names = []
+            self._stores[rel_dir] = looks_like_store(names)
+        return self._stores[rel_dir]
+
+    def in_store(self, rel: str) -> bool:
+        """Whether ``rel`` lies inside a store: a store's own file at the root, or anything
+        in a store folder below it."""
+        parts = rel.split("/")
+        if parts[0] in STORE_ENTRIES and self.is_store(""):
+            return True
+        return any(self.is_store("/".join(parts[:i])) for i in range(1, len(parts)))
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the root) is left out."""
         parent, _, name = rel.rpartition("/")
@@ -135,9 +172,14 @@ class Ignorer:
 
 
 def walk(root: Path, rules: WalkRules) -> Iterator[Entry]:
-    """Every entry under ``root``, depth first, in sorted order."""
+    """Every entry under ``root``, depth first, in sorted order.
+
+    Iterative (a stack of folder listings, not recursion): a tree as deep as the OS allows
+    is walked whole. A folder that holds a quarry store is never entered; a root that is a
+    store itself (``--out`` equal to the root) is walked without the store's own files.
+    """
     ignorer = Ignorer(root, rules)
-    yield from _walk_dir(root, "", ignorer, rules)
+    yield from _walk_tree(root, "", ignorer, rules)
 
 
 def walk_paths(root: Path, rels: Iterable[str], rules: WalkRules) -> Iterator[Entry]:
@@ -152,30 +194,33 @@ def walk_paths(root: Path, rels: Iterable[str], rules: WalkRules) -> Iterator[En
         except OSError as exc:
             yield Entry(str(root), rel, 0, 0, "unreadable", exc.strerror or str(exc))
             continue
-        if any(
+        if ignorer.in_store(rel) or any(
             ignorer.ignored("/".join(rel.split("/")[: i + 1]), True) for i in range(rel.count("/"))
         ):
             continue
         if stat.S_ISDIR(st.st_mode):
             if not ignorer.ignored(rel, True):
-                yield from _walk_dir(full, rel, ignorer, rules)
+                yield from _walk_tree(full, rel, ignorer, rules)
         elif not ignorer.ignored(rel, False):
             yield _entry(str(root), rel, st, rules)
 
 
-def _walk_dir(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) -> Iterator[Entry]:
+_Frame = tuple[str, Specs, Iterator[os.DirEntry[str]]]
+
+
+def _walk_tree(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) -> Iterator[Entry]:
     root = str(ignorer.root)
-    try:
-        with os.scandir(folder) as it:
-            items = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        if rel_dir:
-            yield Entry(root, rel_dir, 0, 0, "unreadable", f"folder: {exc.strerror or exc}")
-        return
-    specs = ignorer.specs_for(rel_dir)  # once per folder, not once per file
-    prefix = f"{rel_dir}/" if rel_dir else ""
-    for item in items:
-        rel = prefix + item.name
+    stack: list[_Frame] = []
+    first = yield from _open_folder(str(folder), rel_dir, ignorer)
+    if first is not None:
+        stack.append(first)
+    while stack:
+        rel_dir, specs, items = stack[-1]
+        item = next(items, None)
+        if item is None:
+            stack.pop()
+            continue
+        rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
         try:
             is_dir = item.is_dir(follow_symlinks=False)
         except OSError:
@@ -183,7 +228,9 @@ def _walk_dir(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) ->
         if ignorer.ignored_in(rel, item.name, is_dir, specs):
             continue
         if is_dir:
-            yield from _walk_dir(Path(item.path), rel, ignorer, rules)
+            frame = yield from _open_folder(item.path, rel, ignorer)
+            if frame is not None:
+                stack.append(frame)
             continue
         try:
             st = item.stat(follow_symlinks=False)
@@ -191,6 +238,27 @@ def _walk_dir(folder: Path, rel_dir: str, ignorer: Ignorer, rules: WalkRules) ->
             yield Entry(root, rel, 0, 0, "unreadable", exc.strerror or str(exc))
             continue
         yield _entry(root, rel, st, rules)
+
+
+def _open_folder(
+    path: str, rel_dir: str, ignorer: Ignorer
+) -> Generator[Entry, None, _Frame | None]:
+    """The sorted listing of one folder as a stack frame; None for a store or an error."""
+    try:
+        with os.scandir(path) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        if rel_dir:
+            why = f"folder: {exc.strerror or exc}"
+            yield Entry(str(ignorer.root), rel_dir, 0, 0, "unreadable", why)
+        return None
+    names = [e.name for e in items]
+    if looks_like_store(names):
+        if rel_dir:
+            return None  # another store (or an earlier one of this folder): never its texts
+        items = [e for e in items if e.name not in STORE_ENTRIES]  # the root is a store
+    # The folder's ignore rules are looked up once per folder, not once per file.
+    return (rel_dir, ignorer.specs_for(rel_dir), iter(items))
 
 
 def _entry(root: str, rel: str, st: os.stat_result, rules: WalkRules) -> Entry:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from engine.cli import EXIT_OK, EXIT_USAGE, default_dirs, options_from
 from engine.cli import main as engine_main
-from engine.commands import store_dir
+from engine.commands import reading_store
 from engine.errors import UsageError
+from engine.names import shown
 from engine.session import Session
-from engine.store import Store
 from engine.sweep import resolve_roots, store_for
 from engine.watch import WatchOptions
 
@@ -44,8 +44,10 @@ def cmd_open(args: argparse.Namespace) -> int:
         # No session: nothing is swept, watched or written; the store is followed as it is.
         roots = resolve_roots(default_dirs(args.dirs))
         store = store_for(roots, options)
+        store.check()
         if not store.exists():
-            raise UsageError(f"no store at {store.out} to browse (run 'quarry sweep' first)")
+            where = shown(str(store.out))
+            raise UsageError(f"no store at {where} to browse (run 'quarry sweep' first)")
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
@@ -59,9 +61,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     """The dashboard over an existing store, following its changes."""
     from tui.app import QuarryApp
 
-    store = Store(store_dir(args.store))
-    if not store.exists():
-        raise UsageError(f"no store at {args.store} (run 'quarry sweep DIR' first)")
+    store = reading_store(args.store)
     return run_app(QuarryApp(store.out, None, read_only=args.read_only))
 
 

@@ -105,3 +105,123 @@ def test_quarry_ui_on_a_missing_store_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and "no store at" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _one_line(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    """Exit 1, exactly one line on stderr naming the problem, no traceback."""
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("quarry: "), proc.stderr
+    for word in words:
+        assert word in proc.stderr
+
+
+def _swept(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("alpha")
+    (root / "sub" / "b.txt").write_text("beta")
+    assert run("sweep", "-q", str(root), "--workers", "1").returncode == 0
+    return root
+
+
+def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    root = _swept(tmp_path)
+    store = root / ".quarry"
+    nowhere = tmp_path / "nowhere"
+    _one_line(run("sweep", str(root / "a.txt")), "not a folder")
+    _one_line(run("watch", str(nowhere)), "no such folder")
+    _one_line(run("sweep", str(root), "--out", str(root / "a.txt")), "in the way of the store")
+    _one_line(run("show", str(root / "nope.txt")), "no such file, and no record")
+    _one_line(run("show", str(root / "sub")), "is a folder (1 record(s) under it)")
+    _one_line(run("show", str(nowhere / "x.txt")), "no store found")
+    _one_line(run("show", str(root / "a.txt"), "--store", str(nowhere)), "no store at")
+    _one_line(run("show", str(root / "a.txt"), "--store", str(root / "a.txt")), "is a file")
+    _one_line(run("show", str(root / "a.txt"), "--store", str(tmp_path)), "run 'quarry sweep")
+    _one_line(run("retry", str(root / "nope.txt")), "no such file, and no record")
+    _one_line(run("retry", str(tmp_path / "x.txt"), "--store", str(store)), "not under any")
+    _one_line(run("tools", str(nowhere)), "no such folder")
+    _one_line(run("tools", str(tmp_path)), "no store at", "quarry sweep")
+    _one_line(run("tools", "--store", str(nowhere)), "no store at")
+    (store / "quarry-store.json").write_text('{"format": 7}')
+    for verb in (["show", str(root / "a.txt")], ["sweep", str(root)], ["tools", str(root)]):
+        _one_line(run(*verb), "format 7", "newer quarry")
+
+
+def test_quarry_tools_dir_and_store_count_the_files_waiting(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "scan.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    assert run("sweep", "-q", str(root), "--without", "tesseract").returncode in (0, 2)
+    for args in (
+        ["tools", str(root), "--json"],
+        ["tools", "--store", str(root / ".quarry"), "--json"],
+    ):
+        proc = run(*args)
+        assert proc.returncode == 0, proc.stderr
+        rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
+        tesseract = rows["tesseract"]
+        assert tesseract["files_waiting"] == (0 if tesseract["found"] else 1)
+    proc = run("tools", str(root))
+    assert proc.returncode == 0 and "tesseract" in proc.stdout, proc.stderr
+
+
+def test_retry_dir_reads_every_record_under_it_again(tmp_path: Path) -> None:
+    root = _swept(tmp_path)
+    (root / "sub" / "c.txt").write_text("gamma")
+    proc = run("retry", str(root / "sub"), "--workers", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[1] for line in proc.stdout.splitlines()] == ["sub/b.txt", "sub/c.txt"]
+    shown = {p: run("show", "--no-text", str(root / p)).stdout for p in ("a.txt", "sub/b.txt")}
+    assert "why: forced" in shown["sub/b.txt"] and "why: new" in shown["a.txt"]
+    proc = run("retry", str(root), "--out", str(root / ".quarry"), "--workers", "1")
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 3, proc.stderr
+
+
+def test_retry_of_a_deleted_file_drops_its_record(tmp_path: Path) -> None:
+    root = _swept(tmp_path)
+    (root / "a.txt").unlink()
+    proc = run("retry", str(root / "a.txt"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("gone") and "a.txt" in proc.stdout
+    _one_line(run("show", str(root / "a.txt")), "no such file, and no record")
+
+
+def test_show_of_a_missing_text_and_a_bad_store_line_say_so(tmp_path: Path) -> None:
+    root = _swept(tmp_path)
+    store = root / ".quarry"
+    with open(store / "extract.jsonl", "ab") as f:
+        f.write(b"null\n")
+    proc = run("show", str(root / "a.txt"))
+    assert proc.returncode == 0 and proc.stdout.endswith("alpha")
+    assert proc.stderr.count("\n") == 1 and "line 3: not a JSON object (null)" in proc.stderr
+    run("sweep", "-q", str(root))  # repairs the store: no warning from here on
+    for text in (store / "extract").glob("*/*.txt"):
+        text.unlink()
+    _one_line(run("show", str(root / "a.txt")), "is not in the store")
+
+
+def test_the_dashboard_verbs_refuse_wrong_input_in_one_line(tmp_path: Path) -> None:
+    """``quarry DIR`` and ``quarry ui`` check their input before the dashboard starts."""
+
+    def tui(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "tui", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+    root = _swept(tmp_path)
+    store = root / ".quarry"
+    _one_line(tui(str(tmp_path / "nowhere")), "no such folder")
+    _one_line(tui(str(root / "a.txt")), "not a folder")
+    _one_line(tui(str(tmp_path), "--read-only"), "no store at")
+    _one_line(tui("ui", "--store", str(root / "a.txt")), "is a file")
+    (store / "quarry-store.json").write_text('{"format": 9}')
+    _one_line(tui("ui", "--store", str(store)), "newer quarry")
+    _one_line(tui(str(root)), "newer quarry")
+    (store / "quarry-store.json").unlink()
+    (store / "extract.jsonl").unlink()
+    (store / "extract.jsonl").mkdir()
+    _one_line(tui("ui", "--store", str(store)), "extract.jsonl is a folder")
+    _one_line(tui(str(root), "--read-only"), "extract.jsonl is a folder")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".quarry").write_text("not a store")
+    _one_line(tui(str(other)), "in the way of the store")
