@@ -409,9 +409,10 @@ class Summary:
 
     @classmethod
     def from_json(cls, data: bytes) -> Summary:
-        """Parse ``extract.summary.json``; a field of the wrong type gets its default.
+        """Parse ``extract.summary.json``; unknown fields are ignored, missing ones default.
 
-        Raises BadRecord when the file is not a JSON object at all.
+        Raises BadRecord when it is not a JSON object or a field has the wrong type (a
+        summary only informs: its reader goes without it, a sweep writes it again).
         """
         try:
             d = orjson.loads(data)
@@ -420,18 +421,22 @@ class Summary:
         if not isinstance(d, dict):
             raise BadRecord(f"not a JSON object ({_json_kind(d)})")
         kw: dict[str, Any] = {}
-        roots = d.get("roots")
+        wrong: list[str] = []
+        roots = d.get("roots", [])
         if isinstance(roots, list) and all(isinstance(r, str) for r in roots):
             kw["roots"] = tuple(roots)
         else:
-            kw["roots"] = ()
-        kw["files"] = d["files"] if _int(0)(d.get("files")) is not _DEFAULT else 0
+            wrong.append("roots")
         for f in fields(cls):
-            if f.name in ("roots", "files") or f.name not in d:
+            if f.name == "roots" or f.name not in d:
                 continue
-            value = d[f.name]
-            if _summary_field_ok(f.name, value):
-                kw[f.name] = value
+            if _summary_field_ok(f.name, d[f.name]):
+                kw[f.name] = d[f.name]
+            else:
+                wrong.append(f.name)
+        if wrong:
+            raise BadRecord(f"fields of the wrong type: {', '.join(wrong)}")
+        kw.setdefault("files", 0)
         return cls(**kw)
 
 

@@ -27,6 +27,9 @@ STORE_ENTRIES = frozenset(
 """Names a store writes in its folder."""
 
 
+_STORE_SIGNS = (STORE_MARKER, "extract.jsonl", "extract.summary.json", "lock")
+
+
 def looks_like_store(names: Collection[str]) -> bool:
     """Whether a folder with these entries is a quarry store.
 
@@ -150,11 +153,10 @@ class Ignorer:
     def is_store(self, rel_dir: str) -> bool:
         """Whether the folder ``rel_dir`` (relative to the root; "" for the root) is a store."""
         if rel_dir not in self._stores:
-            try:
-                names = os.listdir(self.root / rel_dir)
-            except OSError:
-                names = []
-            self._stores[rel_dir] = looks_like_store(names)
+            # A few stats, not a listing: a watch batch asks this of every folder above a path.
+            folder = self.root / rel_dir
+            present = [n for n in _STORE_SIGNS if os.path.lexists(folder / n)]
+            self._stores[rel_dir] = looks_like_store(present)
         return self._stores[rel_dir]
 
     def in_store(self, rel: str) -> bool:

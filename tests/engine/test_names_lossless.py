@@ -200,3 +200,21 @@ def test_quarry_sweeps_show_and_retries_awkward_names(tmp_path: Path) -> None:
     why = {r.path: r.why for r in Store(out).load_records()}
     assert why[os.fsdecode(b"new\nline.txt")] == "forced"
     assert why["plain.txt"] == "new"
+
+
+def test_walk_paths_never_yield_a_store_file(tmp_path: Path) -> None:
+    """A watch batch or a retry naming a store's files gets nothing from them."""
+    from engine.walk import walk_paths
+
+    (tmp_path / "a.txt").write_text("a")
+    other = tmp_path / "old"
+    other.mkdir()
+    (other / "quarry-store.json").write_text('{"format": 1}')
+    (other / "extract.jsonl").write_text("")
+    (other / "extract" / "ab").mkdir(parents=True)
+    (other / "extract" / "ab" / ("ab" * 32 + ".txt")).write_text("a text")
+    (tmp_path / "quarry-store.json").write_text('{"format": 1}')  # the root is a store too
+    (tmp_path / "extract.jsonl").write_text("")
+    rels = ["a.txt", "old/extract.jsonl", "old/extract/ab", "old", "extract.jsonl"]
+    assert [e.path for e in walk_paths(tmp_path, rels, WalkRules())] == ["a.txt"]
+    assert [e.path for e in walk(tmp_path, WalkRules())] == ["a.txt"]
