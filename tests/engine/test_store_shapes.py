@@ -153,7 +153,12 @@ def test_every_verb_on_a_damaged_store(swept: tuple[Path, Path], shape: str) -> 
     if on_sweep:
         _one_line_error(code, err, on_sweep)
         return
-    assert code == 0, err
+    if shape == "a text a folder":
+        # Whether this sweep tries to put the text back depends on the racy-mtime rule; if it
+        # does, the folder in the way is the machine's failure: exit 3, said in one line.
+        assert code in (0, 3) and "Traceback" not in err, err
+    else:
+        assert code == 0, err
     recs = {r.path: r for r in Store(store).load_records()}
     assert sorted(recs) == ["a.txt", "empty.txt"]
     assert not Store(store).load().bad  # repaired
