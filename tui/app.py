@@ -100,6 +100,8 @@ class QuarryApp(TriageMixin, App[None]):
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
         self._watching = False
+        self._store_trouble = ""
+        """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self.load_error = ""
         """Why the store could not be read at all, or empty."""
         self.crash: str = ""
@@ -302,17 +304,38 @@ class QuarryApp(TriageMixin, App[None]):
                 self.progress = (event.done, event.total)
             elif isinstance(event, SweepFinished):
                 self.summary, self.progress = event.summary, None
-                self.state = "watching" if self._watching else "idle"
+                self.state = self._settled_state()
             elif isinstance(event, ToolsChanged) and event.appeared:
                 self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
-            elif isinstance(event, Notice) and event.level != "info":
-                self.notify(event.message, title=event.kind, severity=event.level)  # type: ignore[arg-type]
+            elif isinstance(event, Notice):
+                self._notice(event)
         if records or removed:
             screen = self.records_screen
             keep = screen.table.rid
             changed = self.model.apply(records.values(), removed)  # type: ignore[arg-type]
             screen.refresh_data(changed, keep)
         self._header()
+
+    def _settled_state(self) -> str:
+        """The header's word once no sweep runs: never "watching" while the store lags."""
+        if self._store_trouble:
+            return self._store_trouble
+        return "watching" if self._watching else "idle"
+
+    def _notice(self, event: Notice) -> None:
+        """The watcher's store states go to the header; warnings and errors also pop up."""
+        if event.kind == "store-lost":
+            self._watching = False
+            self._store_trouble = "stopped: store lost"
+            self.state = self._store_trouble
+        elif event.kind == "store-trouble":
+            self._store_trouble = "not stored: retrying"
+            self.state = self._store_trouble
+        elif event.kind == "store-ok":
+            self._store_trouble = ""
+            self.state = self._settled_state()
+        if event.level != "info":
+            self.notify(event.message, title=event.kind, severity=event.level)  # type: ignore[arg-type]
 
     def notify(
         self,

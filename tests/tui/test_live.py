@@ -107,3 +107,29 @@ async def test_store_rewritten_by_another_process_is_followed(store: Store) -> N
         assert table.flash == {app.model.ids[(ROOT, "pdf/truncated.pdf")]: table.flash[table.rid]}  # type: ignore[index]
         rec = app.model.record(table.rid)  # type: ignore[arg-type]
         assert rec is not None and rec.error == "startxref missing (re-read)"
+
+
+async def test_the_header_never_says_watching_while_the_store_lags(store: Store) -> None:
+    from engine.events import Notice
+
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app._watching = True  # as after SessionStage("watching")
+        now = time.time()
+        trouble = "changes not stored: cannot write the store: No space left on device"
+        app.post_message(EngineEvents([Notice(now, "store-trouble", trouble, "error")]))
+        await wait_until(pilot, lambda: app.state_text == "not stored: retrying")
+        summary = sample_summary(sample_records())
+        # Another batch finishing meanwhile does not make the header claim "watching".
+        app.post_message(EngineEvents([SweepFinished(now, summary, 0, 0, full=False)]))
+        await pilot.pause(0.1)
+        assert app.state_text == "not stored: retrying"
+        app.post_message(EngineEvents([Notice(now, "store-ok", "the store takes changes again")]))
+        await wait_until(pilot, lambda: app.state_text == "watching")
+        lost = "the store's folder was removed (/s): stopped watching; the store is not up to date"
+        app.post_message(EngineEvents([Notice(now, "store-lost", lost, "error")]))
+        await wait_until(pilot, lambda: app.state_text == "stopped: store lost")
+        app.post_message(EngineEvents([SweepFinished(now, summary, 0, 0, full=False)]))
+        await pilot.pause(0.1)
+        assert app.state_text == "stopped: store lost"
