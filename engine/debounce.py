@@ -5,7 +5,8 @@ the watcher's consumer thread calls :meth:`Debouncer.take`. A path is ready when
 
 - no event has named it for ``quiet_s`` (a burst of writes is one change),
 - it is not held open by a writer (native observers report the close; a slow appender that
-  keeps its file open is waited for), and
+  keeps its file open is waited for, up to ``open_quiet_s`` without an event: a write that
+  no close follows, such as ``truncate(2)`` by name, must not hold its path for good), and
 - its size and mtime have stopped moving: its mtime is at least ``quiet_s`` old, or a second
   look ``quiet_s`` later finds the same size and mtime (paperless' stability check).
 
@@ -53,6 +54,10 @@ class Timing:
     """Longest a ready path waits for the rest of a busy folder to go quiet."""
     settle_max_s: float = 30.0
     """Longest a path still being written is held back."""
+    open_quiet_s: float = 2.0
+    """A path written to whose close never came (``truncate(2)`` by name writes without an
+    open; a writer that keeps the file open went quiet) is judged by its size and mtime
+    alone after this long without an event; events of a busy writer keep it waiting."""
     max_pending: int = 200_000
     """More pending paths than this: drop them and ask for a rescan (bounded memory)."""
 
@@ -141,7 +146,8 @@ class Debouncer:
             now = self._clock()
             t = self.timing
             soonest = min(
-                min(p.last + t.quiet_s, p.first + t.settle_max_s) for p in self._pending.values()
+                min(p.last + (t.open_quiet_s if p.writing else t.quiet_s), p.first + t.settle_max_s)
+                for p in self._pending.values()
             )
             return max(0.01, soonest - now)
 
@@ -193,7 +199,7 @@ class Debouncer:
         """Whether ``key`` has stopped changing (its stat is taken outside the lock)."""
         if self._overdue(p, now):
             return True
-        if p.writing:
+        if p.writing and now - p.last < self.timing.open_quiet_s:
             return False
         try:
             st = os.lstat(os.path.join(*key))

@@ -266,3 +266,12 @@ def test_quarry_watch_exits_1_when_its_store_vanishes(root: Path) -> None:
             proc.stderr.close()
     assert "NOT up to date" in rest and "store is up to date" not in rest
     assert not (root / ".quarry").exists()
+
+
+@POLL
+def test_a_truncate_by_name_is_recorded_though_no_close_follows(root: Path, poll: bool) -> None:
+    (root / "a.txt").write_text("a longer first text\n")
+    with watched(root, poll) as w:  # settle_max_s stays 30 s: more than the test waits
+        os.truncate(root / "a.txt", 7)  # a write without an open: no close event comes
+        w.wait("the truncated file", lambda r: r["a.txt"].size == 7)
+        assert _text(w, "a.txt") == "a longe"
