@@ -60,11 +60,11 @@ class Session:
         self._watcher: Watcher | None = None
         self._watch_options = watch_options
         self._closed = False
-        self._machine: list[str] = []
+        self._machine = "the machine failed"
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind == _MACHINE_FAILURE:
-            self._machine.append(event.message)
+            self._machine = event.message  # the words for a Deferred, if the run had failures
         self.on_event(event)
 
     @property
@@ -116,11 +116,13 @@ class Session:
 
         The observers run before the sweep walks anything, so a file created, changed or
         deleted while the sweep runs (or right after it wrote the store) is queued and applied
-        by the first batches after it; nothing waits for the periodic rescan.
+        by the first batches after it; nothing waits for the periodic rescan. A sweep stopped
+        early (``sweeper.stop``) starts no watching.
         """
         self._observe()
         result = self.sweep()
-        self.start_watch()
+        if not result.interrupted:  # an interrupted sweep: the caller is stopping
+            self.start_watch()
         return result
 
     def retry(self, keys: Iterable[tuple[str, str]]) -> SweepResult:
@@ -168,21 +170,23 @@ class Session:
 
     def _guarded(self, run: Callable[[], SweepResult]) -> None:
         """Run under the lock; turn the machine's failures into Deferred, a lost store into
-        StoreLost, and keep the records in memory equal to the disk's when a write failed."""
+        StoreLost."""
         with self._lock:
-            self._machine.clear()
             try:
-                run()
+                result = run()
             except OSError as exc:
                 lost = self.store.lock_lost()
                 if lost is not None:
                     raise StoreLost(lost) from exc
                 if exc.errno not in _STORE_ERRNOS:
                     raise
-                self._sweeper.reload()
+                # The sweeper has put its records back to the disk's (and removed the texts
+                # no record names): a retry finds these changes again.
                 raise Deferred(f"cannot write the store: {exc.strerror or exc}") from exc
-            if self._machine:
-                raise Deferred(self._machine[-1])
+            if result.machine_failures:
+                raise Deferred(self._machine)
+            if result.interrupted:  # its paths are held and applied again, not lost
+                raise Deferred("the batch was interrupted")
 
     # -- watching ---------------------------------------------------------------------------
 
@@ -237,15 +241,24 @@ def watch_forever(
     stop = threading.Event()
     watching = threading.Event()
 
+    sweeping: Session | None = None
+
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         first = not stop.is_set()
         stop.set()
-        if first and not watching.is_set():
-            raise KeyboardInterrupt  # stops the first sweep, which writes what it read
+        watcher = sweeping.watcher if sweeping is not None else None
+        if watching.is_set() or (watcher is not None and watcher.started):
+            return  # the main loop sees ``stop`` and closes the session
+        if not first:
+            raise KeyboardInterrupt  # a second signal: at once (the last written store stands)
+        if sweeping is not None:
+            sweeping.sweeper.stop.set()  # the first sweep ends early and writes what it read
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        session = Session(dirs, sweep_options, on_event, watch_options=watch_options)
+        session = sweeping = Session(dirs, sweep_options, on_event, watch_options=watch_options)
+        if stop.is_set():  # a signal while the session was made: its sweep stops at once
+            session.sweeper.stop.set()
         try:
             swept = _first_sweep(session)
             if swept:
@@ -260,12 +273,12 @@ def watch_forever(
 
 
 def _first_sweep(session: Session) -> bool:
-    """Observe, sweep, start applying; False when a signal stopped the sweep."""
-    try:
-        session.sweep_then_watch()
-    except KeyboardInterrupt:
-        return False
-    return True
+    """Observe, sweep, start applying; False when a signal stopped the sweep.
+
+    An interrupted first sweep has written what it decided (the others keep their records);
+    the watcher does not start, since the store is not whole enough to follow.
+    """
+    return not session.sweep_then_watch().interrupted
 
 
 def _follow(session: Session, stop: threading.Event, on_event: Listener) -> None:

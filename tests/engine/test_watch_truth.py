@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -275,3 +278,43 @@ def test_a_truncate_by_name_is_recorded_though_no_close_follows(root: Path, poll
         os.truncate(root / "a.txt", 7)  # a write without an open: no close event comes
         w.wait("the truncated file", lambda r: r["a.txt"].size == 7)
         assert _text(w, "a.txt") == "a longe"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_during_the_first_sweep_keeps_what_was_read_and_exits_0(
+    root: Path, sig: signal.Signals
+) -> None:
+    from engine.readers import _fault, registry
+    from engine.store import Store
+    from engine.sweep import sweep
+
+    (root / "a.txt").write_text("swept before\n")
+    (root / "b.txt").write_text("swept before too\n")
+    sweep([root], SweepOptions(tools=ToolSet.empty(), workers=1))
+    (root / "hang.bin").write_bytes(_fault.fixture("hang"))  # keeps the first sweep running
+    env = {**os.environ, registry.EXTRA_ENV: "engine.readers._fault"}
+    cmd = [sys.executable, "-m", "engine", "watch", str(root), "--workers", "1"]
+    proc = subprocess.Popen(
+        cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    store = Store(root / ".quarry")
+    try:
+        end = time.monotonic() + WAIT_S  # the sweep runs once the writer's pid is in the lock
+        while (store.out / "lock").read_text().strip() != str(proc.pid):
+            assert time.monotonic() < end and proc.poll() is None, "the watch never started"
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=WAIT_S) == 0
+        assert proc.stderr is not None
+        said = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    assert "stopped during the first sweep" in said and "up to date" not in said
+    assert "watching" not in said  # no watching starts after an interrupted first sweep
+    paths = {r.path for r in store.load_records()}
+    assert {"a.txt", "b.txt"} <= paths and "hang.bin" not in paths
+    assert store.load_summary() is not None
