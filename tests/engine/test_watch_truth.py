@@ -318,3 +318,25 @@ def test_a_signal_during_the_first_sweep_keeps_what_was_read_and_exits_0(
     paths = {r.path for r in store.load_records()}
     assert {"a.txt", "b.txt"} <= paths and "hang.bin" not in paths
     assert store.load_summary() is not None
+
+
+@POLL
+def test_a_name_that_is_not_utf8_never_stops_the_batches(root: Path, poll: bool) -> None:
+    odd = os.fsdecode(b"caf\xe9 \xff.txt")  # Latin-1 bytes and a byte no encoding has
+    folder = os.fsdecode(b"d\xc3(")
+    with watched(root, poll) as w:
+        (root / odd).write_text("an odd name\n")
+        (root / folder).mkdir()
+        (root / folder / "in.txt").write_text("under an odd folder\n")
+        (root / "plain.txt").write_text("written after them\n")
+        recs = w.wait("all three", lambda r: {odd, f"{folder}/in.txt", "plain.txt"} <= set(r))
+        assert _text(w, odd) == "an odd name\n"
+        os.rename(root / odd, root / "renamed.txt")
+        (root / "later.txt").write_text("a later change\n")
+        recs = w.wait("the rename", lambda r: "renamed.txt" in r and "later.txt" in r)
+        assert odd not in recs and recs["renamed.txt"].reused
+        assert not _notices(w, "watch-error")
+        line = next(
+            ln for ln in w.session.store.jsonl_path.read_bytes().splitlines() if b"in.txt" in ln
+        )
+        assert b'"path_b64"' in line  # the exact bytes kept, as the store's format says

@@ -40,10 +40,10 @@ from engine.watch import WatchOptions
 
 FILES = (
     "a.txt", "b.txt", "c.md", "d/a.txt", "d/b.txt", "e/f/g.txt", "h/i.txt",
+    "caf\udce9.txt", "d/\udcff\udcfe.txt", "\udcc3(/x.txt",
 )  # fmt: skip
-"""Names the operations pick from. Names that are not UTF-8 join them once the store keeps
-such names (issue 10's records work): today one makes every batch fail."""
-DIRS = ("d", "e", "e/f", "h")
+"""Names the operations pick from; three are not UTF-8 (lone surrogates carry their bytes)."""
+DIRS = ("d", "e", "e/f", "h", "\udcc3(")
 """Folders the operations make, remove and move."""
 FENCE = "zz-fence.txt"
 SAME_SHA = "same sha256: "
