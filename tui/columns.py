@@ -132,7 +132,7 @@ class Batch:
         self.status[i] = STATUS_CODE[status]
         reason, mime, extractor = get("reason"), get("mime", "") or "", get("extractor")
         self.reasons[i] = intern(reason, reason)
-        self.mimes[i] = intern(mime, mime)
+        self.mimes[i] = str(intern(mime, mime))
         self.extractors[i] = intern(extractor, extractor)
         self.chars[i] = get("chars", 0) or 0
         pages = get("pages")

@@ -28,7 +28,7 @@ from engine.errors import QuarryError
 from engine.records import Summary
 from engine.store import Store
 from tui.columns import STATUS_CODE, Batch, intern_all, lower_of
-from tui.indexing import Lines
+from tui.indexing import LineIndex, Lines
 from tui.lines import BadLine, NotARecord, parse_line, restore_name
 
 FIRST_BYTES = 1 << 18
@@ -69,7 +69,7 @@ class Chunk:
 
     rows: Batch | list[Any]
     """Table rows, as columns."""
-    starts: array[int] | Lines
+    starts: array[int] | Lines | LineIndex
     """Offset in the file of each row's line (to re-read its full record), or the span of
     lines they came from when every line of it was a row (offsets worked out on demand)."""
     done: int

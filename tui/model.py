@@ -134,7 +134,9 @@ class RecordModel(Ordering):
     def __len__(self) -> int:
         return self.n_alive
 
-    def extend(self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines) -> None:
+    def extend(
+        self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines | LineIndex
+    ) -> None:
         """Append a loaded batch; the view follows without a re-sort when it can."""
         if not isinstance(rows, Batch):
             rows = Batch.of(rows)
@@ -273,7 +275,7 @@ class RecordModel(Ordering):
 
     def _mask(self, start: int, end: int) -> bytes | None:
         """1 per row in ``[start, end)`` that passes (None: every row does)."""
-        parts: list[bytes] = []
+        parts: list[bytes | bytearray] = []
         if self.n_alive != len(self.cols):
             parts.append(self.alive[start:end])
         if self.tab != "all":

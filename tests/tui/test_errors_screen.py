@@ -26,7 +26,7 @@ CRC_GROUP = "zip member '…' is damaged: Bad CRC-32 for file '…'"
 
 
 def _idle(app: TriageApp) -> bool:
-    return not app.retrying and not [w for w in app.workers if w.group == "retry"]
+    return not app.triage.retrying and not [w for w in app.workers if w.group == "retry"]
 
 
 async def _errors(pilot, app: TriageApp) -> ErrorsScreen:  # type: ignore[no-untyped-def]
@@ -110,7 +110,7 @@ async def test_a_big_group_asks_first(sample: Path) -> None:
             assert "Retry 22 records" in screen_text(app)
             await pilot.press("n")
             await pilot.pause()
-            assert app.screen is screen and not app.retrying
+            assert app.screen is screen and not app.triage.retrying
             await pilot.press("R")
             await pilot.pause()
             await pilot.click("#yes")

@@ -64,7 +64,7 @@ def test_activity_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[
 
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
-        app.activity.add(sample_events())  # type: ignore[arg-type]
+        app.triage.activity.add(sample_events())  # type: ignore[arg-type]
         await pilot.press("at")
         await settle(pilot)
 

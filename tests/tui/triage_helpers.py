@@ -110,7 +110,7 @@ def swept(app: object) -> bool:
     """Whether the app has seen the end of its first full sweep."""
     return any(
         "full sweep finished" in line.text
-        for line in app.activity.lines  # type: ignore[attr-defined]
+        for line in app.triage.activity.lines  # type: ignore[attr-defined]
     )
 
 

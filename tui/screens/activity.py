@@ -16,8 +16,12 @@ from textual.binding import Binding
 from textual.widgets import Footer, Input, Log, Static
 
 from tui.eventlog import LIMIT, LogLine
-from tui.model import Query
+from tui.messages import ModelChanged
+from tui.model import RecordModel
+from tui.query import Query
+from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
 
 
 class ActivityScreen(TriageScreen):
@@ -30,8 +34,8 @@ class ActivityScreen(TriageScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
         self.query_text = Query.parse("")
         self.following = True
         self.shown = 0
@@ -60,7 +64,7 @@ class ActivityScreen(TriageScreen):
         log = self.log_widget
         log.clear()
         self.shown = 0
-        self._write(self.quarry.activity.lines)
+        self._write(self.triage.activity.lines)
 
     def _write(self, lines: Iterable[LogLine]) -> None:
         texts = [t for line in lines if self.query_text.matches(t := line.render())]
@@ -70,7 +74,7 @@ class ActivityScreen(TriageScreen):
         self._title()
 
     def _title(self) -> None:
-        activity = self.quarry.activity
+        activity = self.triage.activity
         parts = [f"[b]Activity[/b]  {len(activity.lines):,} events"]
         if activity.dropped:
             parts.append(f"{activity.dropped:,} older dropped")
@@ -79,11 +83,10 @@ class ActivityScreen(TriageScreen):
         parts.append("following" if self.following else "[$warning]not following (f)[/]")
         self.query_one("#activity-title", Static).update(" · ".join(parts))
 
-    def add_lines(self, lines: list[LogLine]) -> None:
-        """New events arrived (called by the app)."""
-        if not self.ready:
-            return
-        self._write(lines)
+    def on_model_changed(self, message: ModelChanged) -> None:
+        """New events arrived: show their lines at once (the log follows live)."""
+        if self.ready:
+            self._write(message.lines)
 
     def action_filter(self) -> None:
         """Edit the filter."""

@@ -15,8 +15,10 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine.names import shown
 from engine.records import Record
-from tui.model import Key
+from tui.model import Key, RecordModel
+from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
 from tui.triage import ErrorGroup, error_records, group_errors
 from tui.widgets.marked_table import RETRYING
 
@@ -46,8 +48,8 @@ class ErrorsScreen(TriageScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
         self.groups: list[ErrorGroup] = []
         self.records: dict[Key, Record] = {}
         self._shown: tuple[str, str] | None = None
@@ -89,7 +91,7 @@ class ErrorsScreen(TriageScreen):
     def refresh_data(self) -> None:
         """Groups from the live model; the cursor stays on the same group."""
         keep = self.group.ident if self.group else None
-        records = error_records(self.quarry.model)
+        records = error_records(self.model)
         self.records = {r.key: r for r in records}
         self.groups = group_errors(records)
         table = self.query_one("#groups", DataTable)
@@ -131,7 +133,7 @@ class ErrorsScreen(TriageScreen):
         self._shown = ident
         keep = files.cursor_row
         files.clear()
-        retrying = getattr(self.quarry, "retrying", set())
+        retrying = self.triage.retrying
         for key in group.keys:
             record = self.records.get(key)
             verdict = RETRYING if key in retrying else (record.error or "" if record else "")
@@ -146,6 +148,10 @@ class ErrorsScreen(TriageScreen):
     def _group_selected(self) -> None:
         """Enter on a group: into its files."""
         self.query_one("#group-files", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Retries are not offered when nothing may be written."""
+        return not action.startswith("retry_") or self.triage.writable
 
     def action_back(self) -> None:
         """From the files back to the groups; from the groups back to the records."""
@@ -162,7 +168,7 @@ class ErrorsScreen(TriageScreen):
             self.notify("no error group to retry", severity="warning")
             return
         label = f"group {group.reason}: {_cut(shown(group.message), 40)}"
-        self.quarry.retry(list(group.keys), label)
+        self.dash.retry(list(group.keys), label)
         self._shown = None
         self._show_group()
 
@@ -172,6 +178,6 @@ class ErrorsScreen(TriageScreen):
         if key is None:
             self.notify("no file to retry", severity="warning")
             return
-        self.quarry.retry([key], key[1])
+        self.dash.retry([key], key[1])
         self._shown = None
         self._show_group()

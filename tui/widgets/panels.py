@@ -66,10 +66,12 @@ class LiveHeader(Horizontal):
     ) -> None:
         """Update every part."""
         self.query_one("#folder", Static).update(escape(shown(folder)))
+        _, read_only, live = state.rpartition("read-only · ")
         colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
-            state.split(" ")[0], "$accent"
+            live.split(" ")[0], "$accent"
         )
-        self.query_one("#state", Static).update(f"[{colour}]●[/] {escape(state)}")
+        mark = "[b $warning]READ-ONLY[/] " if read_only else ""
+        self.query_one("#state", Static).update(f"{mark}[{colour}]●[/] {escape(live)}")
         bar = self.query_one(ProgressBar)
         bar.set_class(progress is not None, "-busy")
         if progress is not None:
