@@ -53,6 +53,8 @@ class _Row(msgspec.Struct, gc=False):
     size: int = 0
     ms: int = 0
     reused: bool = False
+    error: str | None = None
+    why: str | None = None
     path_b64: str | None = None
     root_b64: str | None = None
 
@@ -312,6 +314,8 @@ def columns_of(rows: list[_Row]) -> Batch:
         size=array("q", map(f["size"], rows)),
         ms=array("q", map(f["ms"], rows)),
         reused=bytearray(map(f["reused"], rows)),
+        errors=list(map(f["error"], rows)),
+        whys=intern_all(list(map(f["why"], rows))),
     )
     batch.in_order = in_order(batch)
     batch.tally()

@@ -31,6 +31,8 @@ from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
+QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
+"""The filter box's placeholder: the query line's grammar in one line."""
 LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
 LOAD_REFRESH_SECONDS = 0.5
@@ -47,7 +49,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         *(Binding(str(n), f"tab('{tab}')", tab, show=False) for n, tab in enumerate(TABS, 1)),
         Binding("enter", "open", "Open"),
         Binding("slash", "filter", "Filter"),
-        Binding("escape", "unfocus_filter", "Back to table", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("d", "toggle_detail", "Detail"),
@@ -81,7 +83,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         with Horizontal(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
-        filter_input = Input(placeholder="filter paths: text, regex, !to invert", id="filter")
+        filter_input = Input(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
         yield Footer()
@@ -116,7 +118,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         self.query_one(SummaryBar).show(
             model.tab_counts(), len(model), model.reused, model.chars, problem
         )
-        counts = model.tab_counts()
+        counts = model.view_counts()  # what the query leaves, per tab
         for tab in TABS:
             self.query_one(f"#tab-{tab}", Tab).label = f"{tab} {counts[tab]:,}"
         self.query_one(Tabs).active = f"tab-{model.tab}"
@@ -234,6 +236,15 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         box.set_class(bool(box.value), "-shown")
         self.table.focus()
 
+    def action_clear_filter(self) -> None:
+        """Esc: clear the query and go back to the table."""
+        box = self.query_one("#filter", Input)
+        if box.value or self.model.query.active:
+            box.value = ""
+            self.set_filter("")
+        box.remove_class("-shown")
+        self.table.focus()
+
     def set_filter(self, text: str) -> None:
         """Filter paths by ``text`` now (also for the command palette and tests)."""
         if self._filter_timer is not None:
@@ -247,6 +258,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             f"not a regular expression ({query.error}): matched as text" if query.error else None
         )
         self.refresh_data(keep=keep)
+        n = len(self.model.view)
+        box.border_title = f"{n:,} of {len(self.model):,} records" if query.active else ""
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
