@@ -19,9 +19,9 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
 from itertools import repeat
 from operator import contains, is_not
+from typing import cast
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
 FLIP = bytes([1, 0, *range(2, 256)])
