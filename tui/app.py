@@ -60,6 +60,7 @@ from tui.model import Key, RecordModel
 from tui.poll import diff_store
 from tui.screens.activity import ActivityScreen
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.detail import DetailScreen
 from tui.screens.errors import ErrorsScreen
 from tui.screens.failures import worker_failure
 from tui.screens.help import HelpScreen
@@ -93,6 +94,8 @@ class QuarryApp(App[None]):
 
     TITLE = "textquarry"
     CSS_PATH = "app.tcss"
+    MODES = {"records": "records"}  # the records screen, installed by name in __init__
+    DEFAULT_MODE = "records"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help"),
@@ -137,12 +140,9 @@ class QuarryApp(App[None]):
         self._announcing = False
         self.records_screen = RecordsScreen(self.model, self.triage, self)
         """The home screen, at the bottom of the stack."""
+        self.install_screen(self.records_screen, name="records")
         if session is not None:
             session.on_event = self.engine_listener
-
-    def get_default_screen(self) -> Screen[None]:
-        """The records screen is home."""
-        return self.records_screen
 
     def engine_listener(self, event: Event) -> None:
         """The session's listener, called on engine threads: one message per event, in order
@@ -201,16 +201,19 @@ class QuarryApp(App[None]):
         sha = valid_sha256(record.sha256)
         return self.store.text_path(sha) if record.has_text and sha else None
 
-    def open_record(self, rid: int) -> None:
-        """Open the stored text of row ``rid``."""
+    def open_record(self, rid: int, *, detail: bool = False) -> None:
+        """Open the stored text of row ``rid``; with ``detail``, a record without text shows
+        in full instead (from triage screens: never a dead end)."""
         record = self.model.record(rid)
         if record is None:
             return
         path = self.text_path(record)
-        if path is None:
+        if path is not None:
+            self.push_screen(InspectorScreen(record, path))
+        elif detail:
+            self.push_screen(DetailScreen(record, self.tools_missing()))
+        else:
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
-            return
-        self.push_screen(InspectorScreen(record, path))
 
     def watch_state(self) -> None:
         """Redraw the header."""

@@ -353,14 +353,21 @@ class RecordModel(Ordering):
             if rid is None:
                 rid = self.add_row(rec)
                 self.starts.append(-1)
+                stays = False
             else:
-                self._unview(rid)
+                sort_of = self.sort_key()
+                before, at = sort_of(rid), self._find(rid)
                 self._count(rid, -1)
                 self.set_row(rid, rec)
+                # A row whose sort value did not change keeps its place among its equals:
+                # live updates never reorder rows within a sort.
+                stays = at is not None and sort_of(rid) == before and self._passes(rid)
+                if at is not None and not stays:
+                    del self.view[at]
             self.live[rid] = rec
             self._count(rid, 1)
             self._qmask = None
-            if self._passes(rid):
+            if not stays and self._passes(rid):
                 self.insort(self.view, rid, self.sort_key())
             changed.add(rid)
         return changed

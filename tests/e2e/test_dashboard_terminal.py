@@ -73,6 +73,7 @@ def test_read_long_and_wide_texts_visit_every_screen_and_quit(
 ) -> None:
     term = start(term_factory, ["ui", "--store", str(store)], size, tmp_path)
     term.wait_for(r"long\.txt")
+    term.wait_for("following")  # loaded: the start-up focus is settled, keys go where meant
     assert "new\\nline.txt" in term.text()  # a newline in a name is shown, not obeyed
 
     filter_to(term, "long")

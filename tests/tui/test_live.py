@@ -6,6 +6,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from engine.events import Progress, RecordsChanged, SweepFinished, SweepStarted
 from engine.records import Record
 from engine.store import Store
@@ -13,6 +15,7 @@ from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
 from tui.app import QuarryApp
 from tui.messages import EngineEvents
 from tui.sample import ROOT, sample_records, sample_summary
+from tui.widgets import record_table
 from tui.widgets.record_table import RecordTable
 
 
@@ -30,7 +33,11 @@ async def wait_until(pilot, condition, timeout: float = 30.0) -> None:  # type: 
         await pilot.pause(0.05)
 
 
-async def test_events_from_a_thread_change_the_row_in_place(store: Store) -> None:
+async def test_events_from_a_thread_change_the_row_in_place(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the highlight lasts 1.5 s; under load the wait below may take longer than that
+    monkeypatch.setattr(record_table, "FLASH_SECONDS", 600.0)
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -243,3 +243,14 @@ def test_live_changes_follow_a_field_query() -> None:
     assert paths(m) == ["a/two.pdf", "d/new.docx"]
     m.apply([rec("a/two.pdf", chars=5)])  # fixed: it leaves the view
     assert paths(m) == ["d/new.docx"]
+
+
+def test_live_updates_keep_the_order_within_a_sort() -> None:
+    same = [rec(f"s/{i}.txt", "error", reason="corrupt", error="x") for i in range(6)]
+    m = model_of(same)
+    m.set_sort("reason")
+    before = paths(m)
+    m.apply([same[2].evolve(error="y", ms=5)])  # its sort value is unchanged: it stays put
+    assert paths(m) == before
+    m.apply([same[2].evolve(reason="timeout")])  # a new value: it moves to its place
+    assert paths(m)[-1] == "s/2.txt"

@@ -13,7 +13,7 @@ from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Log, Static
+from textual.widgets import Input, Log, Static
 
 from tui.eventlog import LIMIT, LogLine
 from tui.messages import ModelChanged
@@ -22,6 +22,7 @@ from tui.query import Query
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
+from tui.widgets.footer import FittingFooter
 
 
 class ActivityScreen(TriageScreen):
@@ -47,7 +48,7 @@ class ActivityScreen(TriageScreen):
         box = Input(placeholder="filter events: text, regex, !to invert", id="activity-filter")
         box.cursor_blink = False
         yield box
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Show what the log holds."""

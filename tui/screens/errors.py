@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine.names import shown
 from engine.records import Record
@@ -20,6 +20,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import ErrorGroup, error_records, group_errors
+from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import RETRYING
 
 MESSAGE_WIDTH = 52
@@ -60,7 +61,7 @@ class ErrorsScreen(TriageScreen):
         yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
         yield Static("", id="group-detail")
         yield DataTable(id="group-files", cursor_type="row")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Columns, then the groups."""
@@ -98,7 +99,7 @@ class ErrorsScreen(TriageScreen):
         table.clear()
         for g in self.groups:
             table.add_row(
-                f"{g.count:,}", _cell(g.reason), _cell(g.message, MESSAGE_WIDTH),
+                f"{g.count:,}", _cell(g.reason), _cell(g.example or g.message, MESSAGE_WIDTH),
                 _cell(g.mime_text(2), MIME_WIDTH), _cell(g.example_path, MIME_WIDTH),
             )  # fmt: skip
         idents = [g.ident for g in self.groups]
@@ -107,7 +108,7 @@ class ErrorsScreen(TriageScreen):
         n = len(self.records)
         self.query_one("#errors-title", Static).update(
             f"[b]Errors[/b]  {n:,} records in {len(self.groups):,} groups · "
-            "enter: the group's files · R: retry the group · r: retry a file"
+            "enter: the group's files, then a file · R: retry the group · r: retry a file"
         )
         self._shown = None
         self._show_group()
@@ -152,6 +153,14 @@ class ErrorsScreen(TriageScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Retries are not offered when nothing may be written."""
         return not action.startswith("retry_") or self.triage.writable
+
+    @on(DataTable.RowSelected, "#group-files")
+    def _file_selected(self) -> None:
+        """Enter on a file: the record in full (its text when it has one); escape returns."""
+        key = self.file_key
+        rid = None if key is None else self.model.ids.get(key)
+        if rid is not None:
+            self.dash.open_record(rid, detail=True)
 
     def action_back(self) -> None:
         """From the files back to the groups; from the groups back to the records."""

@@ -30,8 +30,9 @@ class Dashboard(Protocol):
         """The tools view's rows, from the live model."""
         ...
 
-    def open_record(self, rid: int) -> None:
-        """Open row ``rid``'s text in the inspector (or say why not)."""
+    def open_record(self, rid: int, *, detail: bool = False) -> None:
+        """Open row ``rid``'s text in the inspector; without text, say why not (or, with
+        ``detail``, show the record in full)."""
         ...
 
     def run_outside(self, command: list[str]) -> int | None:

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Tab, Tabs
+from textual.widgets import Input, Tab, Tabs
 
 from engine.records import Record
 from tui import actions
@@ -27,12 +27,18 @@ from tui.model import COLUMNS, TABS, Key, RecordModel
 from tui.screens.failures import ReportsWorkerFailures
 from tui.screens.ports import Dashboard
 from tui.state import TriageState
+from tui.textdoc import display_line
+from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
 """The filter box's placeholder: the query line's grammar in one line."""
+NARROW = 120
+"""Below this many columns the detail pane starts hidden (the table needs the room)."""
+PREVIEW_BYTES = 2000
+"""Bytes of a stored text read for the detail pane's first lines."""
 LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
 LOAD_REFRESH_SECONDS = 0.5
@@ -54,7 +60,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("d", "toggle_detail", "Detail"),
         Binding("r", "retry_one", "Retry"),
-        Binding("R", "retry_many", "Retry marked/view"),
+        Binding("R", "retry_many", "Retry all"),
         Binding("space", "mark", "Mark", show=False),
         Binding("shift+down", "mark_down", "Mark down", show=False),
         Binding("shift+up", "mark_up", "Mark up", show=False),
@@ -62,6 +68,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         Binding("o", "open_source", "Open file", show=False),
         Binding("c", "copy_path", "Copy path", show=False),
         Binding("E", "export_view", "Export", show=False),
+        Binding("h", "hide_column", "Hide the sort column", show=False),
+        Binding("H", "show_columns", "Show every column", show=False),
+        Binding("plus", "widen(2)", "Widen the sort column", show=False),
+        Binding("minus", "widen(-2)", "Narrow the sort column", show=False),
     ]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
@@ -86,11 +96,14 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         filter_input = Input(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
-        """Focus the table and draw the current state."""
+        """Focus the table and draw the current state (narrow: the table alone, d shows
+        the detail)."""
         self.query_one(RecordTable).focus()
+        if self.app.size.width < NARROW:
+            self.query_one(DetailPane).display = False
         self._ready = True
         self.refresh_data()
         self.refresh_header()
@@ -176,7 +189,21 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     def _show_detail(self, rid: int | None) -> None:
         self._shown_rid = rid
         record = None if rid is None else self.model.record(rid)
-        self.query_one(DetailPane).show(record, self.dash.tools_missing())
+        pane = self.query_one(DetailPane)
+        if pane.display:
+            pane.show(record, self.dash.tools_missing(), self._preview(record))
+
+    def _preview(self, record: Record | None) -> list[str]:
+        """The first lines of the record's stored text (a small read)."""
+        path = None if record is None else self.dash.text_path(record)
+        if path is None:
+            return []
+        try:
+            with path.open("rb") as f:
+                head = f.read(PREVIEW_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return []
+        return [display_line(line) for line in head.replace("\f", "\n").split("\n")[:6]]
 
     @on(RecordTable.Opened)
     def _opened(self, event: RecordTable.Opened) -> None:
@@ -219,6 +246,33 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """Show or hide the detail pane."""
         pane = self.query_one(DetailPane)
         pane.display = not pane.display
+        if pane.display:
+            self._show_detail(self.table.rid)
+
+    def action_hide_column(self) -> None:
+        """Hide the column the view is sorted by (path and status always stay)."""
+        column = self.model.sort_column
+        if column in ("path", "status"):
+            self.notify("the path and status columns always show", severity="warning")
+            return
+        self.table.hidden_columns.add(column)
+        self.table.on_resize()
+        self.table.refresh()
+
+    def action_show_columns(self) -> None:
+        """Show every column again, at its own width."""
+        self.table.hidden_columns.clear()
+        self.table.extra_widths.clear()
+        self.table.on_resize()
+        self.table.refresh()
+
+    def action_widen(self, cells: int) -> None:
+        """Widen (or narrow) the column the view is sorted by."""
+        extra = self.table.extra_widths
+        column = self.model.sort_column
+        extra[column] = max(-4, extra.get(column, 0) + cells)
+        self.table.on_resize()
+        self.table.refresh()
 
     def action_open(self) -> None:
         """Open the highlighted record's text."""

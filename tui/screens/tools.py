@@ -15,7 +15,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, DataTable, Footer, Static
+from textual.widgets import Button, DataTable, Static
 
 from engine.names import shown
 from tui.messages import ToolsChecked
@@ -24,6 +24,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
+from tui.widgets.footer import FittingFooter
 
 FILES_SHOWN = 200
 """Files listed under a tool; the rest are counted."""
@@ -79,7 +80,7 @@ class ToolsScreen(TriageScreen):
         with Horizontal(id="tools-bar"):
             yield Button("Check again (g)", id="check", variant="primary")
             yield Static("", id="tools-status")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Columns, then the rows."""
