@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.widgets.record_table import fit_path, layout_columns
@@ -17,6 +17,7 @@ def test_a_long_path_keeps_the_name_and_the_start_of_its_folder() -> None:
     assert fit_path("a-very-long-file-name-without-folder.txt", 20).endswith(".txt")
 
 
+@settings(deadline=None)
 @given(st.text(min_size=1, max_size=80), st.integers(4, 120))
 def test_fit_never_exceeds_the_width(path: str, width: int) -> None:
     fitted = fit_path(path, width)

@@ -115,8 +115,8 @@ def swept(app: object) -> bool:
 
 
 def notes(app: object) -> list[str]:
-    """Every notification shown so far, as ``title: message``."""
-    return [f"{n.title}: {n.message}" for n in app._notifications]  # type: ignore[attr-defined]
+    """Every notification shown so far (expired ones too), as ``title: message``."""
+    return list(getattr(app, "notes_seen", []))
 
 
 async def swept_home(pilot: object, app: object) -> None:
