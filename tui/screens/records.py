@@ -135,6 +135,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         for tab in TABS:
             self.query_one(f"#tab-{tab}", Tab).label = f"{tab} {counts[tab]:,}"
         self.query_one(Tabs).active = f"tab-{model.tab}"
+        # how many the query leaves, kept true as live changes and reloads come in
+        box = self.query_one("#filter", Input)
+        n = len(model.view)
+        box.border_title = f"{n:,} of {len(model):,} records" if model.query.active else ""
         if changed:
             self.table.changed(changed, keep)
         else:
@@ -312,8 +316,6 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             f"not a regular expression ({query.error}): matched as text" if query.error else None
         )
         self.refresh_data(keep=keep)
-        n = len(self.model.view)
-        box.border_title = f"{n:,} of {len(self.model):,} records" if query.active else ""
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
