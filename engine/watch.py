@@ -199,8 +199,12 @@ class Watcher:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        for started in self._observers.values():
-            started.observer.stop()
+        for root, started in self._observers.items():
+            try:
+                started.observer.stop()
+            except Exception as exc:  # watchdog 7.1's inotify bookkeeping can trip on stop
+                # (KeyError after nested folders went); the threads are told to stop already.
+                self._notice("watch-error", f"stopping {shown(str(root))}: {exc!r}", "warning")
         for started in self._observers.values():
             started.observer.join()
         self._observers.clear()
