@@ -49,6 +49,8 @@ RETRY_S = 5.0
 """Wait before restarting a dead observer again, or retrying what the machine kept out."""
 TICK_S = 1.0
 """Longest the consumer sleeps between looks at the observers' health."""
+STOP_JOIN_S = 5.0
+"""Longest wait for one observer's threads to end when the watcher stops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +207,13 @@ class Watcher:
             except Exception as exc:  # watchdog 7.1's inotify bookkeeping can trip on stop
                 # (KeyError after nested folders went); the threads are told to stop already.
                 self._notice("watch-error", f"stopping {shown(str(root))}: {exc!r}", "warning")
-        for started in self._observers.values():
-            started.observer.join()
+        for root, started in self._observers.items():
+            # After such a failed stop an emitter can stay blocked in its inotify read, and an
+            # unbounded join would hang the exit; watchdog's threads are daemons, so a bounded
+            # join lets the process end and release the store.
+            started.observer.join(timeout=STOP_JOIN_S)
+            if started.observer.is_alive():
+                self._notice("watch-error", f"{shown(str(root))}: observer did not stop", "warning")
         self._observers.clear()
         logging.getLogger("watchdog.observers").removeHandler(self._hook)
 
