@@ -79,6 +79,10 @@ class Batch:
     size: array[int] = field(default_factory=lambda: array("q"))
     ms: array[int] = field(default_factory=lambda: array("q"))
     reused: bytearray = field(default_factory=bytearray)
+    errors: list[str | None] = field(default_factory=list)
+    """The verdict in words (for ``error:`` queries)."""
+    whys: list[str | None] = field(default_factory=list)
+    """Why each file was last read (for ``why:`` queries)."""
     in_order: bool = True
     """Whether the keys (root, path) strictly increase within the batch."""
     pairs: Counter[tuple[int, str | None]] | None = None
@@ -104,7 +108,7 @@ class Batch:
     def append(self, r: Record | dict[str, Any]) -> None:
         """Add one row at the end."""
         self.roots.append("")
-        for name in ("paths", "lower", "reasons", "mimes", "extractors"):
+        for name in ("paths", "lower", "reasons", "mimes", "extractors", "errors", "whys"):
             getattr(self, name).append(None)
         for name in ("chars", "pages", "size", "ms"):
             getattr(self, name).append(0)
@@ -132,7 +136,7 @@ class Batch:
         self.status[i] = STATUS_CODE[status]
         reason, mime, extractor = get("reason"), get("mime", "") or "", get("extractor")
         self.reasons[i] = intern(reason, reason)
-        self.mimes[i] = intern(mime, mime)
+        self.mimes[i] = str(intern(mime, mime))
         self.extractors[i] = intern(extractor, extractor)
         self.chars[i] = get("chars", 0) or 0
         pages = get("pages")
@@ -140,6 +144,9 @@ class Batch:
         self.size[i] = get("size", 0) or 0
         self.ms[i] = get("ms", 0) or 0
         self.reused[i] = _bool(get("reused", False))
+        error, why = get("error"), get("why")
+        self.errors[i] = error if isinstance(error, str) else None
+        self.whys[i] = intern(why, why) if isinstance(why, str) else None
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""

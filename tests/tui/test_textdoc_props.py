@@ -32,6 +32,7 @@ def safe(line: str) -> bool:
     return not any(unicodedata.category(c) in UNSAFE for c in line) and "\u202e" not in line
 
 
+@settings(deadline=None)  # a loaded CI machine is slow, not wrong
 @given(TEXTS)
 def test_parse_gives_safe_lines_and_ordered_pages(text: str) -> None:
     doc = TextDoc.parse(text)
@@ -44,6 +45,7 @@ def test_parse_gives_safe_lines_and_ordered_pages(text: str) -> None:
         assert 0 <= page < max(1, len(doc.pages))
 
 
+@settings(deadline=None)
 @given(TEXTS, st.integers(2, 200))
 def test_wrapping_covers_every_line_within_the_width(text: str, width: int) -> None:
     doc = TextDoc.parse(text)
@@ -67,6 +69,7 @@ QUERIES = st.text(
 )
 
 
+@settings(deadline=None)
 @given(TEXTS, QUERIES)
 def test_search_finds_the_query_where_it_is(text: str, query: str) -> None:
     doc = TextDoc.parse(text + "\n" + query)
