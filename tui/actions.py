@@ -51,9 +51,9 @@ def write_csv(path: Path, rows: Iterable[Row]) -> int:
         writer.writerow(EXPORT_COLUMNS)
         for row in rows:
             cells = ["" if v is None else v for v in row[: len(EXPORT_COLUMNS) - 2]]
-            root, path = cells[0], cells[1]
-            cells[0], cells[1] = store_name(root), store_name(path)
-            writer.writerow([*cells, name_b64(root), name_b64(path)])
+            root, name = str(cells[0]), str(cells[1])
+            cells[0], cells[1] = store_name(root), store_name(name)
+            writer.writerow([*cells, name_b64(root), name_b64(name)])
             n += 1
     return n
 

@@ -4,6 +4,12 @@
 ``QuarryApp(store_out)`` (``quarry ui --store PATH``) reads the store and re-reads it when
 another process rewrites ``extract.jsonl``. Either way the store is parsed in a thread worker
 and the first screen shows at once, filling as chunks arrive.
+
+The app composes: it owns the records model and the triage state, turns each engine event
+(already batched by the run) into one message, applies it to both, and tells the screens
+(:class:`~tui.messages.ModelChanged`). Screens own their keys. What must outlive a screen
+(retries, tools re-checks) and the terminal hand-over live here, behind the
+:class:`~tui.screens.ports.Dashboard` protocol the screens are given.
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import on, work
-from textual.app import App, SystemCommand
+from textual.app import App, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
 from engine.events import (
@@ -33,46 +39,70 @@ from engine.events import (
     ToolsChanged,
 )
 from engine.names import shown
-from engine.records import Summary
+from engine.records import Record, Status, Summary
 from engine.store import Store
-from tui.bridge import EventBridge
+from tui import actions
+from tui.eventlog import LogLine, store_lines
 from tui.lines import valid_sha256
 from tui.loader import Chunk, JsonlSource, jsonl_stamp, load_rows, read_jsonl, read_summary
 from tui.messages import (
     EngineEvents,
     LoadFailed,
+    ModelChanged,
+    RetryFinished,
     RowsLoaded,
     SessionStage,
     StoreChanged,
     StoreLoaded,
+    ToolsChecked,
 )
-from tui.model import COLUMNS, TABS, RecordModel
+from tui.model import Key, RecordModel
 from tui.poll import diff_store
+from tui.screens.activity import ActivityScreen
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.detail import DetailScreen
+from tui.screens.errors import ErrorsScreen
 from tui.screens.failures import worker_failure
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
 from tui.screens.records import RecordsScreen
-from tui.triage_app import TRIAGE_BINDINGS, TriageMixin
+from tui.screens.tools import ToolsScreen
+from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState, announce
+from tui.triage import (
+    ToolRow,
+    error_records,
+    found_from_summary,
+    found_from_toolset,
+    group_key,
+    tool_rows,
+    tools_waited_on,
+    waiting_records,
+)
 
 if TYPE_CHECKING:
     from engine.session import Session
 
 POLL_SECONDS = 1.0
 """How often a store opened without a session is checked for changes."""
+CONFIRM_ABOVE = 20
+"""A retry of more records than this asks first."""
 
 
-class QuarryApp(TriageMixin, App[None]):
+class QuarryApp(App[None]):
     """The textquarry dashboard."""
 
     TITLE = "textquarry"
     CSS_PATH = "app.tcss"
-    MODES = {"records": RecordsScreen}
+    MODES = {"records": "records"}  # the records screen, installed by name in __init__
     DEFAULT_MODE = "records"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help"),
-        Binding("p", "pause", "Pause live"),
-        *TRIAGE_BINDINGS,
+        Binding("t", "show_tools", "Tools"),
+        Binding("x", "show_errors", "Errors"),
+        Binding("at", "show_activity", "Activity"),
+        Binding("p", "pause", "Pause", show=False),
     ]
 
     state: reactive[str] = reactive("loading", init=False)
@@ -88,32 +118,48 @@ class QuarryApp(TriageMixin, App[None]):
         self.session = session
         self.read_only = read_only
         self.model = RecordModel()
+        self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.summary: Summary | None = None
         self.progress: tuple[int, int] | None = (0, 1)
         self.last_event: float | None = None
         self.pending: list[Event] = []
-        self._stamp: tuple[int, int] | None = None
-        self._polling = False
+        self.load_error = ""
+        """Why the store could not be read at all, or empty."""
+        self.crash = ""
+        """The one-line reason the app stopped on an unexpected error (empty if it did not)."""
+        self.crash_log: Path | None = None
+        """Where the full traceback of that error was written."""
         self.quitting = False
         """True once q was pressed: the engine is stopping and the app will exit.
 
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
+        self._stamp: tuple[int, int] | None = None
+        self._polling = False
         self._watching = False
         self._store_trouble = ""
         """Why the watcher's changes are not in the store (the header says it); empty if none."""
-        self.load_error = ""
-        """Why the store could not be read at all, or empty."""
-        self.crash: str = ""
-        """The one-line reason the app stopped on an unexpected error (empty if it did not)."""
-        self.crash_log: Path | None = None
-        """Where the full traceback of that error was written."""
-        self.bridge: EventBridge | None = None
+        self._announcing = False
+        self.records_screen = RecordsScreen(self.model, self.triage, self)
+        """The home screen, at the bottom of the stack."""
+        self.install_screen(self.records_screen, name="records")
         if session is not None:
-            self.bridge = EventBridge(lambda batch: self.post_message(EngineEvents(batch)))
-            session.on_event = self.bridge
+            session.on_event = self.engine_listener
 
-    # -- state shown in the header ---------------------------------------------------------
+    def engine_listener(self, event: Event) -> None:
+        """The session's listener, called on engine threads: one message per event, in order
+        (the run already batches records; this is the only batching layer's consumer)."""
+        self.post_message(EngineEvents([event]))
+
+    # -- what the screens ask (tui.screens.ports.Dashboard) ----------------------------------
+
+    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
+        """(folder, live state, progress, last event, problem) for the header."""
+        problem = self.load_error
+        if not problem and self.model.bad_lines:
+            n = self.model.bad_lines
+            problem = f"{n:,} unreadable line{'s' if n != 1 else ''}"
+        return self.folder, self.state_text, self.progress, self.last_event, problem
 
     @property
     def folder(self) -> str:
@@ -127,37 +173,73 @@ class QuarryApp(TriageMixin, App[None]):
     @property
     def state_text(self) -> str:
         """The live state in words."""
+        badge = "" if self.triage.writable else "read-only · "
         if self.paused:
-            return f"paused · {len(self.pending)} pending"
+            return f"{badge}paused · {len(self.pending)} pending"
         if self.state == "sweeping" and self.progress:
-            return f"sweeping {self.progress[0]:,}/{self.progress[1]:,}"
-        return self.state
+            return f"{badge}sweeping {self.progress[0]:,}/{self.progress[1]:,}"
+        return badge + self.state
 
-    @property
     def tools_missing(self) -> set[str]:
         """Tools the last summary reported missing."""
         return set(self.summary.tools_missing) if self.summary else set()
 
-    @property
-    def records_screen(self) -> RecordsScreen:
-        """The home screen, wherever the user is."""
-        stack = self.get_screen_stack("records")
-        screen = stack[0] if stack else None
-        if not isinstance(screen, RecordsScreen):
-            raise LookupError("the records screen is not up yet")
-        return screen
+    def tool_rows(self) -> list[ToolRow]:
+        """The tools view's rows, from the live model."""
+        if self.session is not None:
+            found = found_from_toolset(self.session.tools)
+        else:
+            found = found_from_summary(self.summary.tools_found if self.summary else {})
+        # reads on a Dask cluster: which worker has which tool
+        workers = self.session.worker_tools() if self.session is not None else {}
+        return tool_rows(found, waiting_records(self.model), workers)
+
+    def source_path(self, key: Key) -> Path:
+        """The file on disk a record came from."""
+        return Path(key[0]) / key[1]
+
+    def text_path(self, record: Record) -> Path | None:
+        """Where the record's text is stored (None without text or a valid hash)."""
+        sha = valid_sha256(record.sha256)
+        return self.store.text_path(sha) if record.has_text and sha else None
+
+    def open_record(self, rid: int, *, detail: bool = False) -> None:
+        """Open the stored text of row ``rid``; with ``detail``, a record without text shows
+        in full instead (from triage screens: never a dead end)."""
+        record = self.model.record(rid)
+        if record is None:
+            return
+        path = self.text_path(record)
+        if path is not None:
+            self.push_screen(InspectorScreen(record, path))
+        elif detail:
+            self.push_screen(DetailScreen(record, self.tools_missing()))
+        else:
+            self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
 
     def watch_state(self) -> None:
         """Redraw the header."""
-        self._header()
+        self.records_screen.refresh_header()
 
     def watch_paused(self) -> None:
         """Redraw the header."""
-        self._header()
+        self.records_screen.refresh_header()
 
-    def _header(self) -> None:
-        if self.get_screen_stack("records"):
-            self.records_screen.refresh_header()
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification as plain text: file names and engine messages in it are shown
+        escaped, never read as markup or terminal controls."""
+        del markup  # never markup: a file may be called "[b]x"
+        super().notify(
+            shown(message), title=shown(title), severity=severity, timeout=timeout, markup=False
+        )
 
     # -- start-up --------------------------------------------------------------------------
 
@@ -179,16 +261,16 @@ class QuarryApp(TriageMixin, App[None]):
                 self.post_message(RowsLoaded(chunk, data, first))
                 first = False
         except OSError as exc:  # a folder in its place, no permission, a failing disk
-            what = exc.strerror or str(exc)
-            self.post_message(
-                LoadFailed(f"cannot read {shown(str(self.store.jsonl_path))}: {what}")
-            )
+            self.post_message(LoadFailed(self._cannot_read(exc)))
         if first:  # an empty, missing or unreadable store: still start afresh
             self.post_message(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
         summary, problem = read_summary(self.store)
         self.post_message(StoreLoaded(summary, stamp, problem))
         if self.session is not None:
             self._run_session()
+
+    def _cannot_read(self, exc: OSError) -> str:
+        return f"cannot read {shown(str(self.store.jsonl_path))}: {exc.strerror or exc}"
 
     def _run_session(self) -> None:
         assert self.session is not None
@@ -217,13 +299,30 @@ class QuarryApp(TriageMixin, App[None]):
         self.progress = None
         if self.state != "failed":
             self.state = "sweeping" if self.session is not None else "following"
-        for problem in (message.problem, self.model.bad_text()):
-            if problem:
-                self.notify(problem, title="store", severity="warning", timeout=15)
         if self.summary is not None and self.session is None:
             self.last_event = _parse_iso(self.summary.finished)
+        problems = (message.problem, self.model.bad_text(), self.load_error)
+        self.triage.activity.extend(store_lines(message.summary, None, len(self.model), problems))
+        for problem in problems[:2]:
+            if problem:
+                self.notify(problem, title="store", severity="warning", timeout=15)
+        self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
+        self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
         self.records_screen.refresh_data(keep=self.records_screen.table.rid)
-        self._header()
+        self.records_screen.refresh_header()
+
+    @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
+    def _learn_groups(self, rids: list[int]) -> None:
+        """Group the loaded errors off the UI thread: at a million records it takes seconds."""
+        keys = set()
+        for rid in rids:
+            try:
+                record = self.model.record(rid)
+            except (KeyError, IndexError):  # a row removed live meanwhile
+                continue
+            if record is not None:
+                keys.add(group_key(record))
+        self.call_from_thread(setattr, self.triage, "known_groups", keys)
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
@@ -251,30 +350,35 @@ class QuarryApp(TriageMixin, App[None]):
     def _reread(self) -> None:
         """Read the rewritten store and work out which records changed."""
         try:
-            self.post_message(diff_store(self.store, self.model))
+            diff = diff_store(self.store, self.model)
+            self.post_message(StoreChanged(diff))
         except OSError as exc:
-            what = exc.strerror or str(exc)
-            self.post_message(
-                LoadFailed(f"cannot read {shown(str(self.store.jsonl_path))}: {what}")
-            )
+            self.post_message(LoadFailed(self._cannot_read(exc)))
         finally:
             self._polling = False
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        self._stamp = message.stamp
-        self.summary = message.summary or self.summary
+        diff = message.diff
+        self._stamp = diff.stamp
+        self.summary = diff.summary or self.summary
         if self.summary is not None:
             self.last_event = _parse_iso(self.summary.finished) or time.time()
         screen = self.records_screen
         keep = self.model.key(screen.table.rid) if screen.table.rid is not None else None
         self.model.clear()
-        self.model.data = message.data
-        self.model.extend(message.chunk.rows, message.chunk.starts)
-        self.model.note_bad(message.chunk.bad)
-        changed = {self.model.ids[k] for k in message.changed if k in self.model.ids}
+        self.model.data = diff.data
+        self.model.extend(diff.chunk.rows, diff.chunk.starts)
+        self.model.note_bad(diff.chunk.bad)
+        changed = {self.model.ids[k] for k in diff.changed if k in self.model.ids}
+        problems = (self.model.bad_text(),)
+        lines = self.triage.activity.extend(
+            store_lines(diff.summary, len(diff.changed), len(self.model), problems)
+        )
         screen.refresh_data(changed, self.model.ids.get(keep) if keep else None)
-        self._header()
+        screen.refresh_header()
+        self._see_records(error_records(self.model))
+        self._tell_screens(changed, lines)
 
     # -- live engine events ----------------------------------------------------------------
 
@@ -283,38 +387,49 @@ class QuarryApp(TriageMixin, App[None]):
         self.last_event = message.events[-1].at
         if self.paused:
             self.pending.extend(message.events)
-            self._header()
+            self.records_screen.refresh_header()
             return
         self.apply_events(message.events)
 
     def apply_events(self, events: Iterable[Event]) -> None:
-        """Apply a batch of engine events to the model and the screens."""
-        records: dict[tuple[str, str], object] = {}
-        removed: list[tuple[str, str]] = []
+        """Apply engine events to the model and the triage state, then tell the screens."""
+        events = list(events)
+        records: dict[Key, Record] = {}
+        removed: list[Key] = []
         for event in events:
             if isinstance(event, RecordsChanged):
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
                 records.update((r.key, r) for r in event.records)
-            elif isinstance(event, SweepStarted):
-                self.state = "sweeping" if event.full else "updating"
-                self.progress = (0, event.files)
-            elif isinstance(event, Progress):
-                self.progress = (event.done, event.total)
-            elif isinstance(event, SweepFinished):
-                self.summary, self.progress = event.summary, None
-                self.state = self._settled_state()
-            elif isinstance(event, ToolsChanged) and event.appeared:
-                self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
-            elif isinstance(event, Notice):
-                self._notice(event)
+            else:
+                self._engine_state(event)
+        lines = self.triage.activity.add(events)
+        changed: set[int] = set()
         if records or removed:
-            screen = self.records_screen
-            keep = screen.table.rid
-            changed = self.model.apply(records.values(), removed)  # type: ignore[arg-type]
-            screen.refresh_data(changed, keep)
-        self._header()
+            keep = self.records_screen.table.rid
+            changed = self.model.apply(records.values(), removed)
+            self.records_screen.refresh_data(changed, keep)
+            self._see_records(records.values())
+        self.records_screen.refresh_header()
+        self._tell_screens(changed, lines)
+
+    def _engine_state(self, event: Event) -> None:
+        """What an event other than a record change does to the header and notifications."""
+        if isinstance(event, SweepStarted):
+            self.state = "sweeping" if event.full else "updating"
+            self.progress = (0, event.files)
+        elif isinstance(event, Progress):
+            self.progress = (event.done, event.total)
+        elif isinstance(event, SweepFinished):
+            self.summary, self.progress = event.summary, None
+            self.state = self._settled_state()
+            if event.full:
+                self.call_later(self._maybe_show_tools)
+        elif isinstance(event, ToolsChanged) and event.appeared:
+            self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
+        elif isinstance(event, Notice):
+            self._notice(event)
 
     def _settled_state(self) -> str:
         """The header's word once no sweep runs: never "watching" while the store lags."""
@@ -334,24 +449,158 @@ class QuarryApp(TriageMixin, App[None]):
         elif event.kind == "store-ok":
             self._store_trouble = ""
             self.state = self._settled_state()
-        if event.level != "info":
-            self.notify(event.message, title=event.kind, severity=event.level)  # type: ignore[arg-type]
+        if event.kind == "polling" and event.level == "info":
+            self.notify(event.message, title="watching by polling", severity="warning")
+        elif event.level in ("warning", "error"):
+            level: SeverityLevel = "warning" if event.level == "warning" else "error"
+            self.notify(event.message, title=event.kind, severity=level)
 
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """Every notification as plain text on one line per part: file names and engine
-        messages in it are shown escaped, never read as markup or terminal controls."""
-        del markup  # never markup: a file may be called "[b]x"
-        super().notify(
-            shown(message), title=shown(title), severity=severity, timeout=timeout, markup=False
-        )
+    def _tell_screens(self, changed: set[int], lines: list[LogLine]) -> None:
+        """The model or the state changed: the screen on top redraws what it shows."""
+        top = self._top()
+        if top is not None and top is not self.records_screen:
+            top.post_message(ModelChanged(changed, list(lines)))
+
+    def _top(self) -> Screen[object] | None:
+        """The screen on top, or None (starting, or exiting: the stack is empty)."""
+        return self.screen_stack[-1] if self.screen_stack else None
+
+    def _see_records(self, records: Iterable[Record]) -> None:
+        """New error groups are announced together, at most once a second."""
+        if self.triage.see_records(records) and not self._announcing:
+            self._announcing = True
+            self.set_timer(1.0, self._announce_groups)
+
+    def _announce_groups(self) -> None:
+        self._announcing = False
+        new = self.triage.take_new_groups()
+        if new:
+            title, message = announce(new)
+            self.notify(message, title=title, severity="warning", timeout=8)
+
+    def _maybe_show_tools(self) -> None:
+        """After a full sweep: the tools screen, when files now wait on a tool they did not
+        wait on after the previous sweep (not on every launch)."""
+        waited = [r.name for r in tools_waited_on(self.tool_rows())]
+        if not self.triage.new_waiting_tools(waited) or self.quitting:
+            return
+        top = self._top()
+        if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
+            self.push_screen(ToolsScreen(self.model, self.triage, self))
+
+    # -- retries and tools (they outlive any screen) -----------------------------------------
+
+    def _may_write(self, what: str) -> bool:
+        if self.triage.writable:
+            return True
+        self.notify(self.triage.why_not_writable(what), severity="warning")
+        return False
+
+    def retry(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started."""
+        if not keys:
+            self.notify("nothing to retry", severity="warning")
+            return
+        if not self._may_write("retry"):
+            return
+        if len(keys) <= CONFIRM_ABOVE:
+            self._start_retry(keys, label, unmark)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._start_retry(keys, label, unmark)
+
+        question = f"Retry {len(keys):,} records ({label})? Each is read again."
+        self.push_screen(ConfirmScreen(question, "Retry"), answered)
+
+    def _start_retry(self, keys: list[Key], label: str, unmark: bool) -> None:
+        if unmark:
+            self.triage.marks.clear()
+        self.triage.retrying.update(keys)
+        self.records_screen.marks_changed()
+        self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
+        self._retry_worker(keys, label)
+
+    @work(thread=True, group="retry", exit_on_error=False)
+    def _retry_worker(self, keys: list[Key], label: str) -> None:
+        engine = self.triage.engine
+        assert engine is not None
+        try:
+            result = engine.retry(keys)
+        except Exception as exc:  # the engine failed: say so, keep the dashboard
+            self.post_message(RetryFinished(keys, label, None, f"{type(exc).__name__}: {exc}"))
+            return
+        # the records it changed were posted (in order) before this answer
+        self.post_message(RetryFinished(keys, label, result, ""))
+
+    @on(RetryFinished)
+    def _retry_finished(self, message: RetryFinished) -> None:
+        self.triage.retrying.difference_update(message.keys)
+        self.records_screen.marks_changed()
+        self._tell_screens(set(), [])
+        if message.result is None:
+            self.notify(message.error, title="retry failed", severity="error")
+            return
+        vanished = set(message.result.vanished)
+        verdicts: dict[str, int] = {}
+        for key in message.keys:
+            if key in vanished:
+                continue
+            rid = self.model.ids.get(key)
+            record = self.model.record(rid) if rid is not None else None
+            status = record.status if record is not None else "?"
+            verdicts[status] = verdicts.get(status, 0) + 1
+        parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
+        if vanished:
+            names = ", ".join(path for _root, path in sorted(vanished)[:3])
+            parts.append(f"{len(vanished):,} vanished (no longer on disk: {names})")
+        severity: SeverityLevel = "warning" if vanished else "information"
+        self.notify(" · ".join(parts), title=f"retried {message.label}", severity=severity)
+
+    def check_tools(self) -> bool:
+        """Look up the tools again (a new one retries what it unlocks); False if refused."""
+        if not self._may_write("check the tools again (it retries files)"):
+            return False
+        self.triage.checking_tools = True
+        self._check_tools_worker()
+        return True
+
+    @work(thread=True, exclusive=True, group="tools", exit_on_error=False)
+    def _check_tools_worker(self) -> None:
+        engine = self.triage.engine
+        assert engine is not None
+        before = set(engine.tools.names)
+        try:
+            after = set(engine.recheck_tools().names)
+        except Exception as exc:  # the engine failed: say so, keep the dashboard
+            self.post_message(ToolsChecked([], f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ToolsChecked(sorted(after - before), ""))
+
+    @on(ToolsChecked)
+    def _tools_checked(self, message: ToolsChecked) -> None:
+        self.triage.checking_tools = False
+        if message.error:
+            self.notify(message.error, title="tools check failed", severity="error")
+        elif not message.appeared:
+            self.notify("no new tool on PATH", title="tools")
+        if (top := self._top()) is not None:
+            top.post_message(message)
+        self._tell_screens(set(), [])
+
+    def run_outside(self, command: list[str]) -> int | None:
+        """Run ``command`` with the terminal handed over (the app suspended); None if it can't."""
+        import shutil
+
+        if shutil.which(command[0]) is None:
+            return 127  # not installed: no need to hand the terminal over
+        try:
+            with self.suspend():
+                return actions.run_foreground(command)
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand over to another program", severity="error")
+            return None
 
     # -- failures --------------------------------------------------------------------------
 
@@ -363,7 +612,7 @@ class QuarryApp(TriageMixin, App[None]):
         if event.worker.group == "load":
             self.post_message(LoadFailed(f"loading the store failed: {what}"))
             return
-        self.notify(shown(what), title=f"{event.worker.name or 'a task'} failed", severity="error")
+        self.notify(what, title=f"{event.worker.name or 'a task'} failed", severity="error")
 
     def _handle_exception(self, error: Exception) -> None:
         """An unexpected error: its traceback to a file and one line to say; then Textual exits
@@ -388,6 +637,32 @@ class QuarryApp(TriageMixin, App[None]):
 
     # -- actions ---------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No new screen while quitting or under a question."""
+        blocked = self.quitting or isinstance(self._top(), ModalScreen)
+        return not (action.startswith("show_") and blocked)
+
+    def _show(self, screen: TriageScreen) -> None:
+        top = self._top()
+        if top is None or type(top) is type(screen):
+            return
+        if isinstance(top, TriageScreen):
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def action_show_tools(self) -> None:
+        """Every tool, found or missing, and what it would unlock."""
+        self._show(ToolsScreen(self.model, self.triage, self))
+
+    def action_show_errors(self) -> None:
+        """Error records grouped by reason and message."""
+        self._show(ErrorsScreen(self.model, self.triage, self))
+
+    def action_show_activity(self) -> None:
+        """The engine's events, live."""
+        self._show(ActivityScreen(self.model, self.triage, self))
+
     def action_pause(self) -> None:
         """Hold live changes back, or apply what queued meanwhile."""
         self.paused = not self.paused
@@ -398,23 +673,9 @@ class QuarryApp(TriageMixin, App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
-
-    def open_inspector(self, rid: int) -> None:
-        """Open the stored text of row ``rid``."""
-        record = self.model.record(rid)
-        if record is None:
-            return
-        if not record.has_text:
-            what = f"{shown(record.path)}: no text stored ({shown(record.status)})"
-            self.notify(what, severity="warning")
-            return
-        sha = valid_sha256(record.sha256)
-        if sha is None:
-            self.notify(f"{shown(record.path)}: no valid content hash", severity="warning")
-            return
-        self.push_screen(InspectorScreen(record, self.store.text_path(sha)))
+        if not isinstance(self._top(), HelpScreen | None):
+            keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
+            self.push_screen(HelpScreen(keys, read_only=not self.triage.writable))
 
     async def action_quit(self) -> None:
         """Stop the engine cleanly, then leave."""
@@ -432,28 +693,19 @@ class QuarryApp(TriageMixin, App[None]):
         try:
             self.session.close()
         finally:
-            if self.bridge is not None:
-                self.bridge.close()
             self.call_from_thread(self.exit)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """Screens and actions in the command palette (ctrl+p)."""
+        """The app's and the records screen's actions in the command palette (ctrl+p)."""
         yield from super().get_system_commands(screen)
-        records = self.records_screen
-        for tab in TABS:
+        yield from self.records_screen.commands()
+        yield SystemCommand("Tools", "t: found and missing tools", self.action_show_tools)
+        yield SystemCommand("Errors", "x: error records grouped", self.action_show_errors)
+        yield SystemCommand("Activity", "@: the engine's events", self.action_show_activity)
+        if self.triage.writable:
             yield SystemCommand(
-                f"Show {tab}", f"Status tab: {tab}", lambda t=tab: records.action_tab(t)
+                "Check tools again", "Re-read PATH; a new tool retries files", self.check_tools
             )
-        for column in COLUMNS:
-            yield SystemCommand(
-                f"Sort by {column}", "Again to reverse", lambda c=column: records.action_sort(c)
-            )
-        yield SystemCommand("Filter paths", "Text, regex, ! to invert", records.action_filter)
-        yield SystemCommand("Clear filter", "Show every path", lambda: records.set_filter(""))
-        yield SystemCommand("Open text", "Inspect the highlighted record", records.action_open)
-        yield SystemCommand(
-            "Toggle detail", "Show or hide the detail pane", records.action_toggle_detail
-        )
         yield SystemCommand("Pause / resume live updates", "p", self.action_pause)
         yield SystemCommand("Help", "Every key", self.action_help)
 
@@ -463,5 +715,5 @@ def _parse_iso(text: str) -> float | None:
 
     try:
         return datetime.fromisoformat(text).timestamp() if text else None
-    except ValueError:
+    except (ValueError, TypeError):
         return None

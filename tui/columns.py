@@ -104,6 +104,10 @@ class Batch:
     """Quality codes (:data:`QUALITY_NAMES`)."""
     signals: list[str | None] = field(default_factory=list)
     """The worst quality signal of each row (``common``, ``noise``...), None when good."""
+    errors: list[str | None] = field(default_factory=list)
+    """The verdict in words (for ``error:`` queries)."""
+    whys: list[str | None] = field(default_factory=list)
+    """Why each file was last read (for ``why:`` queries)."""
     in_order: bool = True
     """Whether the keys (root, path) strictly increase within the batch."""
     pairs: Counter[tuple[int, str | None]] | None = None
@@ -129,7 +133,16 @@ class Batch:
     def append(self, r: Record | dict[str, Any]) -> None:
         """Add one row at the end."""
         self.roots.append("")
-        for name in ("paths", "lower", "reasons", "mimes", "extractors", "signals"):
+        for name in (
+            "paths",
+            "lower",
+            "reasons",
+            "mimes",
+            "extractors",
+            "signals",
+            "errors",
+            "whys",
+        ):
             getattr(self, name).append(None)
         for name in ("chars", "pages", "size", "ms"):
             getattr(self, name).append(0)
@@ -158,7 +171,7 @@ class Batch:
         self.status[i] = STATUS_CODE[status]
         reason, mime, extractor = get("reason"), get("mime", "") or "", get("extractor")
         self.reasons[i] = intern(reason, reason)
-        self.mimes[i] = intern(mime, mime)
+        self.mimes[i] = str(intern(mime, mime))
         self.extractors[i] = intern(extractor, extractor)
         self.chars[i] = get("chars", 0) or 0
         pages = get("pages")
@@ -169,6 +182,9 @@ class Batch:
         verdict, signal = quality_of(get("quality"))
         self.quality[i] = QUALITY_CODE.get(verdict, 0)
         self.signals[i] = intern(signal, signal)
+        error, why = get("error"), get("why")
+        self.errors[i] = error if isinstance(error, str) else None
+        self.whys[i] = intern(why, why) if isinstance(why, str) else None
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""

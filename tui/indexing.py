@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, repeat
 from operator import add, eq
@@ -28,7 +28,7 @@ _NUMERIC = ("chars", "size", "ms", "quality")
 _TEXT = {"reason": "reasons", "mime": "mimes", "extractor": "extractors"}
 
 
-def and_masks(parts: list[bytes]) -> bytes:
+def and_masks(parts: Sequence[bytes | bytearray]) -> bytes:
     """Byte-wise AND of equal-length 0/1 masks (as big integers: a few ms for a million)."""
     if len(parts) == 1:
         return bytes(parts[0])
@@ -43,7 +43,8 @@ def line_at(data: Any, start: int) -> bytes:
     if isinstance(data, bytes | bytearray):
         end = data.find(b"\n", start)
         return bytes(data[start : end if end >= 0 else len(data)])
-    return data.line(start)
+    line: bytes = data.line(start)
+    return line
 
 
 class Ordering:
@@ -156,9 +157,9 @@ class Ordering:
         else:
             values = getattr(cols, _TEXT[column])
             distinct = sorted({v or "" for v in set(values)})
-            rank: dict[Any, int] = {v: i for i, v in enumerate(distinct)}
-            rank[None] = rank.get("", 0)
-            keys = array("q", map(rank.__getitem__, values))
+            ranks: dict[Any, int] = {v: i for i, v in enumerate(distinct)}
+            ranks[None] = ranks.get("", 0)
+            keys = array("q", map(ranks.__getitem__, values))
         base = range(len(cols)) if self.identity else self.order
         perm = array("q", sorted(base, key=keys.__getitem__))
         self._perms[column] = perm
@@ -190,7 +191,7 @@ class KeyIndex(Mapping[Key, int]):
     def __init__(self, model: Ordering) -> None:
         self._m = model
 
-    def get(self, key: Key, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: Key, default: Any = None) -> Any:
         """Row id of ``key`` if it is live."""
         m = self._m
         seq: Any = range(len(m.cols)) if m.identity else m.order
@@ -211,7 +212,7 @@ class KeyIndex(Mapping[Key, int]):
         return rid  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and self.get(key) is not None  # type: ignore[arg-type]
+        return isinstance(key, tuple) and self.get(key) is not None
 
     def __len__(self) -> int:
         return self._m.n_alive

@@ -28,7 +28,7 @@ from engine.errors import QuarryError
 from engine.records import Summary
 from engine.store import Store
 from tui.columns import QUALITY_CODE, STATUS_CODE, Batch, intern_all, lower_of, quality_of
-from tui.indexing import Lines
+from tui.indexing import LineIndex, Lines
 from tui.lines import BadLine, NotARecord, parse_line, restore_name
 
 FIRST_BYTES = 1 << 18
@@ -60,6 +60,8 @@ class _Row(msgspec.Struct, gc=False):
     size: int = 0
     ms: int = 0
     reused: bool = False
+    error: str | None = None
+    why: str | None = None
     path_b64: str | None = None
     root_b64: str | None = None
     quality: _Quality | None = None
@@ -77,7 +79,7 @@ class Chunk:
 
     rows: Batch | list[Any]
     """Table rows, as columns."""
-    starts: array[int] | Lines
+    starts: array[int] | Lines | LineIndex
     """Offset in the file of each row's line (to re-read its full record), or the span of
     lines they came from when every line of it was a row (offsets worked out on demand)."""
     done: int
@@ -320,6 +322,8 @@ def columns_of(rows: list[_Row]) -> Batch:
         size=array("q", map(f["size"], rows)),
         ms=array("q", map(f["ms"], rows)),
         reused=bytearray(map(f["reused"], rows)),
+        errors=list(map(f["error"], rows)),
+        whys=intern_all(list(map(f["why"], rows))),
     )
     verdicts = [quality_of(q) for q in map(f["quality"], rows)]
     batch.quality = bytearray(QUALITY_CODE.get(v, 0) for v, _s in verdicts)

@@ -6,18 +6,22 @@ from textual.message import Message
 
 from engine.events import Event
 from engine.records import Summary
-from tui.loader import Chunk
+from engine.sweep import SweepResult
+from tui.eventlog import LogLine
+from tui.loader import Chunk, JsonlSource
+from tui.model import Key
+from tui.poll import StoreDiff
 
 
 class RowsLoaded(Message):
     """A chunk of the store's records was parsed."""
 
-    def __init__(self, chunk: Chunk, data: bytes, first: bool) -> None:
+    def __init__(self, chunk: Chunk, data: JsonlSource, first: bool) -> None:
         super().__init__()
         self.chunk = chunk
         """The rows."""
         self.data = data
-        """The ``extract.jsonl`` bytes the rows point into."""
+        """The ``extract.jsonl`` the rows point into."""
         self.first = first
         """True for the first chunk of a (re)load: the model starts afresh."""
 
@@ -40,29 +44,15 @@ class StoreLoaded(Message):
 class StoreChanged(Message):
     """Another process rewrote the store (polling mode): every row again, and what changed."""
 
-    def __init__(
-        self,
-        chunk: Chunk,
-        data: bytes,
-        changed: set[tuple[str, str]],
-        summary: Summary | None,
-        stamp: tuple[int, int] | None,
-    ) -> None:
+    def __init__(self, diff: StoreDiff) -> None:
         super().__init__()
-        self.chunk = chunk
-        """All rows of the new file."""
-        self.data = data
-        """The new file's bytes."""
-        self.changed = changed
-        """Keys added or changed since the previous load (to highlight)."""
-        self.summary = summary
-        """The new summary."""
-        self.stamp = stamp
-        """(mtime_ns, size) of the file read."""
+        self.diff = diff
+        """The new rows, what changed, the new summary."""
 
 
 class EngineEvents(Message):
-    """A batch of engine events, in the order they happened."""
+    """Engine events, in the order they happened (one per message from a live session: the
+    run batches them already; a replay may bring many)."""
 
     def __init__(self, events: list[Event]) -> None:
         super().__init__()
@@ -88,3 +78,40 @@ class LoadFailed(Message):
         super().__init__()
         self.reason = reason
         """What went wrong, in one line."""
+
+
+class ModelChanged(Message):
+    """The records or the triage state changed (live events, a retry): redraw."""
+
+    def __init__(self, changed: set[int], lines: list[LogLine]) -> None:
+        super().__init__()
+        self.changed = changed
+        """Row ids whose record changed or appeared."""
+        self.lines = lines
+        """Activity log lines added (:class:`~tui.eventlog.LogLine`)."""
+
+
+class RetryFinished(Message):
+    """A retry is done (its records arrived before this, as engine events)."""
+
+    def __init__(self, keys: list[Key], label: str, result: SweepResult | None, error: str) -> None:
+        super().__init__()
+        self.keys = keys
+        """The records retried."""
+        self.label = label
+        """What was retried, in words."""
+        self.result = result
+        """What the engine did; None when it failed."""
+        self.error = error
+        """Why it failed, or empty."""
+
+
+class ToolsChecked(Message):
+    """A tools re-check is done."""
+
+    def __init__(self, appeared: list[str], error: str) -> None:
+        super().__init__()
+        self.appeared = appeared
+        """Tools found that were not there before."""
+        self.error = error
+        """Why the check failed, or empty."""

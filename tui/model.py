@@ -125,7 +125,7 @@ class RecordModel(Ordering):
         """Whether the view shows the sort descending."""
         self.view: array[int] = array("q")
         """Row ids passing the filter, ascending by the sort column."""
-        self._qmask: tuple[str, int, bytearray] | None = None
+        self._qmask: tuple[str, int, bytes] | None = None
         self.bad_lines = 0
         """Lines of the loaded ``extract.jsonl`` that are not records (torn, garbage)."""
         self.bad_first: list[BadLine] = []
@@ -136,7 +136,9 @@ class RecordModel(Ordering):
     def __len__(self) -> int:
         return self.n_alive
 
-    def extend(self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines) -> None:
+    def extend(
+        self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines | LineIndex
+    ) -> None:
         """Append a loaded batch; the view follows without a re-sort when it can."""
         if not isinstance(rows, Batch):
             rows = Batch.of(rows)
@@ -275,25 +277,55 @@ class RecordModel(Ordering):
 
     def _mask(self, start: int, end: int) -> bytes | None:
         """1 per row in ``[start, end)`` that passes (None: every row does)."""
-        parts: list[bytes] = []
+        parts: list[bytes | bytearray] = []
         if self.n_alive != len(self.cols):
             parts.append(self.alive[start:end])
         if self.tab != "all":
             table = _tab_table(STATUS_CODE.get(self.tab, -1))
             parts.append(self.cols.status[start:end].translate(table))
-        if self.query.pattern is not None:
+        if self.query.active:
             parts.append(self._query_mask()[start:end])
-        if self.query.verdicts:
-            table = bytes(QUALITY_NAMES[c] in self.query.verdicts if c < len(QUALITY_NAMES) else 0
-                          for c in range(256))  # fmt: skip
-            parts.append(self.cols.quality[start:end].translate(table))
         return and_masks(parts) if parts else None
 
-    def _query_mask(self) -> bytearray:
+    def _query_mask(self) -> bytes:
         n = len(self.cols)
         if self._qmask is None or self._qmask[:2] != (self.query.text, n):
-            self._qmask = (self.query.text, n, self.query.mask(self.cols.paths, self.cols.lower))
+            self._qmask = (self.query.text, n, self.query.mask(self.column, self.cols.lower))
         return self._qmask[2]
+
+    def column(self, field: str) -> Sequence[str | None]:
+        """The values of a query field over every row (status as names)."""
+        cols = self.cols
+        if field == "status":
+            return list(map(STATUS_NAMES.__getitem__, cols.status))
+        if field == "quality":
+            return list(map(QUALITY_NAMES.__getitem__, cols.quality))
+        by_field: dict[str, Sequence[str | None]] = {
+            "path": cols.paths,
+            "reason": cols.reasons,
+            "mime": cols.mimes,
+            "extractor": cols.extractors,
+            "error": cols.errors,
+            "why": cols.whys,
+        }
+        return by_field[field]
+
+    def value(self, rid: int, field: str) -> str | None:
+        """One row's value of a query field."""
+        if field == "status":
+            return STATUS_NAMES[self.cols.status[rid]]
+        if field == "quality":
+            return QUALITY_NAMES[self.cols.quality[rid]]
+        return self.column(field)[rid]
+
+    def view_counts(self) -> dict[str, int]:
+        """Rows per tab that pass the query (the tab counts shown while filtering)."""
+        if not self.query.active:
+            return self.tab_counts()
+        mask = and_masks([self._query_mask(), self.alive])
+        by_code = Counter(compress(self.cols.status, mask))
+        counts = {s: by_code.get(STATUS_CODE[s], 0) for s in STATUSES}
+        return {"all": sum(by_code.values()), **counts}
 
     def sort_key(self) -> Callable[[int], Any]:
         """Row id -> comparable value of the sort column (missing values first)."""
@@ -304,9 +336,7 @@ class RecordModel(Ordering):
             return False
         if self.tab != "all" and STATUS_NAMES[self.cols.status[rid]] != self.tab:
             return False
-        if self.query.verdicts and QUALITY_NAMES[self.cols.quality[rid]] not in self.query.verdicts:
-            return False
-        return self.query.matches(self.cols.paths[rid])
+        return self.query.matches_row(lambda field: self.value(rid, field))
 
     def _find(self, rid: int) -> int | None:
         """Index of ``rid`` in the (ascending) view."""
@@ -329,14 +359,21 @@ class RecordModel(Ordering):
             if rid is None:
                 rid = self.add_row(rec)
                 self.starts.append(-1)
+                stays = False
             else:
-                self._unview(rid)
+                sort_of = self.sort_key()
+                before, at = sort_of(rid), self._find(rid)
                 self._count(rid, -1)
                 self.set_row(rid, rec)
+                # A row whose sort value did not change keeps its place among its equals:
+                # live updates never reorder rows within a sort.
+                stays = at is not None and sort_of(rid) == before and self._passes(rid)
+                if at is not None and not stays:
+                    del self.view[at]
             self.live[rid] = rec
             self._count(rid, 1)
             self._qmask = None
-            if self._passes(rid):
+            if not stays and self._passes(rid):
                 self.insort(self.view, rid, self.sort_key())
             changed.add(rid)
         return changed

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, not_
 
+from engine.records import Summary
 from engine.store import Store
 from tui.columns import Batch
 from tui.indexing import LineIndex, line_at
+from tui.lines import BadLine
 from tui.loader import (
     BLOCK_BYTES,
     Chunk,
@@ -27,7 +30,6 @@ from tui.loader import (
     read_jsonl,
     read_summary,
 )
-from tui.messages import StoreChanged
 from tui.model import RecordModel
 
 
@@ -44,11 +46,27 @@ def line_hashes(source: JsonlSource | bytes) -> Iterator[int]:
         pos += end
 
 
-def diff_store(store: Store, model: RecordModel) -> StoreChanged:
+@dataclass(frozen=True, slots=True)
+class StoreDiff:
+    """A store re-read: every row again, and which records are new or changed."""
+
+    chunk: Chunk
+    """All rows of the new file (with the lines that are not records)."""
+    data: JsonlSource
+    """The new file, held open."""
+    changed: set[tuple[str, str]]
+    """Keys added or changed since the previous load (to highlight)."""
+    summary: Summary | None
+    """The new summary (None when absent or unreadable)."""
+    stamp: tuple[int, int] | None
+    """(mtime_ns, size) of the file read."""
+
+
+def diff_store(store: Store, model: RecordModel) -> StoreDiff:
     """Read ``store`` again; changed = keys of lines the model did not show as they are now."""
     source = read_jsonl(store)
     rows, starts, new = Batch(), LineIndex(), array("q")
-    bad = []
+    bad: list[BadLine] = []
     for chunk in load_rows(source, hashes=new):
         bad.extend(chunk.bad)
         if isinstance(chunk.rows, Batch):
@@ -68,4 +86,4 @@ def diff_store(store: Store, model: RecordModel) -> StoreChanged:
     fresh = compress(range(len(new)), map(not_, map(contains, repeat(old), new)))
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}
     chunk = Chunk(rows, starts, source.size, source.size, tuple(bad))
-    return StoreChanged(chunk, source, changed, read_summary(store)[0], source.stamp)
+    return StoreDiff(chunk, source, changed, read_summary(store)[0], source.stamp)

@@ -31,7 +31,7 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
     ("tools", ("t", "down", "down")),
     ("errors", ("x", "enter")),
     ("records-quality", ("slash", *"quality:suspect,garbled", "enter", "up", "up")),
-    ("errors-suspect-texts", ("x", *["down"] * 12)),
+    ("errors-suspect-texts", ("x", "ctrl+end")),
     ("activity", ("at",)),
 ]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -11,6 +11,7 @@ Each run is its own process (clean peak memory). Measured per run:
   page_down     one ``page_down`` the same way (mean of 20)
   tab_error     status tab ``error`` (key 5) + frame
   filter        path filter "file00042" + frame;  filter_clear: back to all + frame
+  field_filter  query "mime:pdf" + frame;  two_terms: "status:error !mime:pdf" + frame
   peak_rss      the process's peak resident memory
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
 (which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
@@ -122,6 +123,13 @@ async def child(store: Path) -> dict[str, float]:
         out["filter_ms"] = 1000 * await timed(lambda: screen.set_filter("file00042"), 1)
         out["filtered_rows"] = len(app.model.view)
         out["filter_clear_ms"] = 1000 * await timed(lambda: screen.set_filter(""), 1)
+        out["field_filter_ms"] = 1000 * await timed(lambda: screen.set_filter("mime:pdf"), 1)
+        out["field_rows"] = len(app.model.view)
+        screen.set_filter("")
+        two = "status:error !mime:pdf"
+        out["two_terms_ms"] = 1000 * await timed(lambda: screen.set_filter(two), 1)
+        out["two_terms_rows"] = len(app.model.view)
+        screen.set_filter("")
         out["sort_chars_ms"] = 1000 * await timed(lambda: screen.action_sort("chars"), 1)
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out

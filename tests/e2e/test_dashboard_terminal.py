@@ -56,14 +56,23 @@ def footer(text: str) -> str:
     return text.splitlines()[-1]
 
 
+def box_shown(text: str) -> bool:
+    """Whether the filter box is on screen (its top border)."""
+    return "▔▔▔▔▔▔▔▔" in text
+
+
 def filter_to(term: Terminal, text: str) -> None:
     """Type a path filter (clearing the old one) and go back to the table.
 
-    The footer tells where the focus is: the table's keys (``s Sort``) are not offered while
-    the filter box has it, so keys are typed only once the box is there.
+    Each step waits for what it shows: escape clears and hides the box; ``/`` shows it empty
+    with its hint (and focused: the keys typed next land in it); the typed text appears in
+    it; enter hands the keys back to the table (its ``s Sort`` is in the footer again).
     """
-    term.press_and_wait("/", lambda t: "s Sort" not in footer(t))
-    term.press(*["backspace"] * 12, text)
+    if box_shown(term.text()):
+        term.press_and_wait("escape", lambda t: not box_shown(t))
+    term.press_and_wait("/", lambda t: box_shown(t) and "field:value" in t)
+    term.press(text)
+    term.wait_for(lambda t: any(line.startswith("▊  " + text) for line in t.splitlines()))
     term.press_and_wait("enter", lambda t: "s Sort" in footer(t))
 
 

@@ -35,6 +35,21 @@ def utc() -> Iterator[None]:
     time.tzset()
 
 
+@pytest.fixture(autouse=True)
+def notes_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every notification an app shows (``app.notes_seen``): a notification expires
+    after a few seconds, and a loaded machine may take longer than that to check it."""
+    from textual.app import App
+
+    shown = App.notify
+
+    def notify(self: App[object], message: str, **kwargs: object) -> None:
+        self.__dict__.setdefault("notes_seen", []).append(f"{kwargs.get('title', '')}: {message}")
+        shown(self, message, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(App, "notify", notify)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     """The sample store (every status, paged texts) in a temporary folder."""

@@ -21,6 +21,7 @@ from tests.tui.triage_helpers import (
     docx_bytes,
     fake_tool,
     notes,
+    screen_text,
     session_over,
     swept_home,
     wait_until,
@@ -91,7 +92,7 @@ async def test_copy_export_and_open_text(
         rows = list(csv.reader(written[0].read_text().splitlines()))
         assert rows[0][:3] == ["root", "path", "status"]
         assert [r[1] for r in rows[1:]] == visible_paths(app)
-        app.action_export_view("jsonl")
+        app.records_screen.action_export_view("jsonl")
         await settle(pilot)
         (jsonl,) = tmp_path.glob("quarry-error-*.jsonl")
         records = [orjson.loads(line) for line in jsonl.read_bytes().splitlines()]
@@ -138,7 +139,7 @@ async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
             (folder / "damaged" / "report00.docx").write_bytes(docx_bytes(damaged=False))
             await _at(pilot, app, "damaged/report00.docx")
             await pilot.press("r")
-            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await wait_until(pilot, lambda: not app.triage.retrying and not app.workers._workers)
             await settle(pilot)
             assert status("damaged/report00.docx") == "ok"
             await wait_until(
@@ -148,19 +149,22 @@ async def test_retry_highlighted_and_marked_records(sample: Path) -> None:
             # space marks and moves down; shift+down marks a range
             await _at(pilot, app, "damaged/report01.docx")
             await pilot.press("space")
-            assert app.marks == {(root, "damaged/report01.docx")}
+            assert app.triage.marks == {(root, "damaged/report01.docx")}
             assert visible_paths(app)[app.records_screen.table.cursor] == "damaged/report02.docx"
             await pilot.press("space", "space")  # mark report02, then unmark... the next one
             await pilot.press("up")
             await pilot.press("space")  # unmark it again
-            assert app.marks == {(root, "damaged/report01.docx"), (root, "damaged/report02.docx")}
+            assert app.triage.marks == {
+                (root, "damaged/report01.docx"),
+                (root, "damaged/report02.docx"),
+            }
             for name in ("report01", "report02"):
                 (folder / "damaged" / f"{name}.docx").write_bytes(docx_bytes(damaged=False))
             await pilot.press("R")
-            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await wait_until(pilot, lambda: not app.triage.retrying and not app.workers._workers)
             await settle(pilot)
             assert status("damaged/report01.docx") == status("damaged/report02.docx") == "ok"
-            assert not app.marks
+            assert not app.triage.marks
             await wait_until(pilot, lambda: any("retried 2 marked: ok 2" in n for n in notes(app)))
 
 
@@ -169,11 +173,11 @@ async def test_shift_arrows_mark_ranges(store: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("shift+down", "shift+down")
-        assert {k[1] for k in app.marks} == set(visible_paths(app)[:3])
+        assert {k[1] for k in app.triage.marks} == set(visible_paths(app)[:3])
         await pilot.press("shift+up")
-        assert len(app.marks) == 3
-        app.clear_marks()
-        assert not app.marks
+        assert len(app.triage.marks) == 3
+        app.records_screen.clear_marks()
+        assert not app.triage.marks
 
 
 async def test_read_only_neither_retries_nor_writes(
@@ -186,13 +190,18 @@ async def test_read_only_neither_retries_nor_writes(
         async with app.run_test(size=SIZE) as pilot:
             await swept_home(pilot, app)
             await _at(pilot, app, "damaged/report00.docx")
+            text = screen_text(app)
+            assert "READ-ONLY" in text  # a badge in the header
+            footer = text.splitlines()[-1]
+            assert " r " not in footer and "Retry" not in footer and "Export" not in footer
             for key in ("r", "R", "E"):
                 await pilot.press(key)
             await pilot.press("t", "g")
             await settle(pilot)
-            said = [n for n in notes(app) if "read-only" in n]
-            assert len(said) == 4, said
-            assert not app.retrying and not list(tmp_path.glob("quarry-*"))
+            assert "read-only: tools as the store's last sweep found them" in screen_text(app)
+            assert "Check again" not in screen_text(app)
+            assert not app.triage.retrying and not list(tmp_path.glob("quarry-*"))
+            assert not [w for w in app.workers if w.group in ("retry", "tools")]
 
 
 async def test_marked_and_retrying_rows_are_drawn(store: Store) -> None:
@@ -209,7 +218,7 @@ async def test_marked_and_retrying_rows_are_drawn(store: Store) -> None:
         assert any(seg.style and seg.style.bgcolor == mark.bgcolor for seg in table._row(0))
         assert not any(seg.style and seg.style.bgcolor == mark.bgcolor for seg in table._row(2))
         assert app.records_screen.sub_title == "1 marked"
-        app.retrying.add(("/fixtures", visible_paths(app)[2]))
+        app.triage.retrying.add(("/fixtures", visible_paths(app)[2]))
         table.refresh()
         await pilot.pause()
         row = screen_lines(table)[3]
@@ -226,17 +235,17 @@ async def test_declined_bulk_retry_keeps_the_marks(sample: Path) -> None:
             await swept_home(pilot, app)
             for _ in range(20):
                 await pilot.press("shift+down")
-            assert len(app.marks) == 21
+            assert len(app.triage.marks) == 21
             await pilot.press("R")
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("n")
             await pilot.pause()
-            assert len(app.marks) == 21 and not app.retrying
+            assert len(app.triage.marks) == 21 and not app.triage.retrying
             await pilot.press("R")  # again, and yes this time
             await pilot.pause()
             await pilot.press("y")
-            await wait_until(pilot, lambda: not app.retrying and not app.workers._workers)
+            await wait_until(pilot, lambda: not app.triage.retrying and not app.workers._workers)
             await settle(pilot)
-            assert not app.marks
+            assert not app.triage.marks
             await wait_until(pilot, lambda: any("retried 21 marked" in n for n in notes(app)))

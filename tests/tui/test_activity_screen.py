@@ -41,7 +41,7 @@ async def test_events_listed_filtered_and_followed_live(sample: Path) -> None:
             assert any("error     damaged/report00.docx → error/corrupt" in line for line in lines)
             assert any("extracted office/" in line for line in lines)
             assert lines[0][2] == ":" and lines[0][5] == ":"  # HH:MM:SS first
-            assert f"{len(app.activity.lines):,} events" in screen_text(app)
+            assert f"{len(app.triage.activity.lines):,} events" in screen_text(app)
 
             await pilot.press("slash", *"damaged", "enter")
             filtered = _lines(screen)
@@ -58,7 +58,7 @@ async def test_events_listed_filtered_and_followed_live(sample: Path) -> None:
             for _ in "damaged":
                 await pilot.press("backspace")
             await pilot.press("enter")
-            assert len(_lines(screen)) == len(app.activity.lines)
+            assert len(_lines(screen)) == len(app.triage.activity.lines)
             await pilot.press("f")
             assert "not following" in screen_text(app)
 
@@ -87,4 +87,4 @@ async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -
         assert any("watching by polling: native watching failed" in n for n in said)
         groups = [n for n in said if "error group" in n]
         assert groups == ["new error group: corrupt: Bad CRC-32 for file '…' — press x"]
-        assert "polling" in app.activity.lines[-51].text
+        assert "polling" in app.triage.activity.lines[-51].text

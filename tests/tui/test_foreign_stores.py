@@ -31,7 +31,7 @@ def summary_bar(app: QuarryApp) -> str:
 
 
 def activity(app: QuarryApp) -> str:
-    return "\n".join(line.text for line in app.activity.lines)
+    return "\n".join(line.text for line in app.triage.activity.lines)
 
 
 async def test_a_store_cut_in_half_shows_what_it_has_and_says_what_it_lost(

@@ -211,4 +211,46 @@ def test_literal_and_regex_masks_agree_with_matches() -> None:
     for text in ["report", "Report", "!pdf", r"\.(md|txt)$", "été", "a["]:
         q = Query.parse(text)
         lower = [p.lower() for p in names]
-        assert list(q.mask(names, lower)) == [int(q.matches(p)) for p in names], text
+        assert list(q.mask(lambda _f: names, lower)) == [int(q.matches(p)) for p in names], text
+
+
+def test_field_terms_regex_inversion_and_quoting() -> None:
+    m = model_of(RECORDS)
+    m.set_query("reason:corrupt mime:pdf")
+    assert paths(m) == []  # the test records have no MIME type
+    m.set_query("reason:corrupt")
+    assert paths(m) == ["a/two.pdf"]
+    m.set_query("status:error !path:tmp/")
+    assert paths(m) == ["a/two.pdf"]
+    m.set_query('error:"bad xref"')
+    assert paths(m) == ["a/two.pdf"]
+    m.set_query("!reason:. path:b/")  # no reason at all (a missing value is empty text)
+    assert paths(m) == []
+    m.set_query("status:^(empty|skipped)$")
+    assert paths(m) == ["b/scan.pdf", "c/big.bin"]
+    assert m.view_counts() == {"all": 2, "ok": 0, "empty": 1, "unsupported": 0,
+                               "error": 0, "skipped": 1}  # fmt: skip
+    m.set_query("nosuch:thing")  # not a field: a word over the path
+    assert paths(m) == []
+    m.set_query("")
+    assert m.view_counts() == m.tab_counts()
+
+
+def test_live_changes_follow_a_field_query() -> None:
+    m = model_of(RECORDS)
+    m.set_query("reason:corrupt")
+    m.apply([rec("d/new.docx", "error", reason="corrupt", error="Bad CRC-32")])
+    assert paths(m) == ["a/two.pdf", "d/new.docx"]
+    m.apply([rec("a/two.pdf", chars=5)])  # fixed: it leaves the view
+    assert paths(m) == ["d/new.docx"]
+
+
+def test_live_updates_keep_the_order_within_a_sort() -> None:
+    same = [rec(f"s/{i}.txt", "error", reason="corrupt", error="x") for i in range(6)]
+    m = model_of(same)
+    m.set_sort("reason")
+    before = paths(m)
+    m.apply([same[2].evolve(error="y", ms=5)])  # its sort value is unchanged: it stays put
+    assert paths(m) == before
+    m.apply([same[2].evolve(reason="timeout")])  # a new value: it moves to its place
+    assert paths(m)[-1] == "s/2.txt"

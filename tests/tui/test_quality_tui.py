@@ -60,7 +60,11 @@ def test_the_quality_term_filters_and_combines_with_the_path() -> None:
     assert [m.cols.paths[r] for r in m.view] == ["a/two.txt", "b/five.txt"]
     m.set_query("b/ quality:suspect,garbled")
     assert [m.cols.paths[r] for r in m.view] == ["b/five.txt", "b/three.txt"]
-    assert Query.parse("quality:Garbled x").verdicts == {"garbled"}
+    m.set_query("quality:Garbled")  # verdict names ignore case
+    assert [m.cols.paths[r] for r in m.view] == ["b/three.txt"]
+    m.set_query("!quality:good b/")  # inverted, and records with no verdict pass it
+    assert [m.cols.paths[r] for r in m.view] == ["b/five.txt", "b/four.txt", "b/three.txt"]
+    assert [t.field for t in Query.parse("quality:garbled x").terms] == ["quality", "path"]
     m.set_query("")
     assert len(m.view) == 5
     assert m.rows[m.ids[("/r", "b/three.txt")]][R_QUALITY] == "garbled"

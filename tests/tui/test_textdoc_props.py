@@ -45,7 +45,7 @@ def test_parse_gives_safe_lines_and_ordered_pages(text: str) -> None:
         assert 0 <= page < max(1, len(doc.pages))
 
 
-@settings(deadline=None)  # a loaded CI machine is slow, not wrong
+@settings(deadline=None)
 @given(TEXTS, st.integers(2, 200))
 def test_wrapping_covers_every_line_within_the_width(text: str, width: int) -> None:
     doc = TextDoc.parse(text)
@@ -69,7 +69,7 @@ QUERIES = st.text(
 )
 
 
-@settings(deadline=None)  # a loaded CI machine is slow, not wrong
+@settings(deadline=None)
 @given(TEXTS, QUERIES)
 def test_search_finds_the_query_where_it_is(text: str, query: str) -> None:
     doc = TextDoc.parse(text + "\n" + query)

@@ -50,9 +50,10 @@ async def test_check_again_without_an_engine_says_why(store: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("t")
-        await pilot.click("#check")
+        await pilot.press("g")
         await pilot.pause()
-        assert any("belongs to another process" in n for n in notes(app))
+        assert "this store belongs to another process" in screen_text(app)
+        assert "Check again" not in screen_text(app) and not app.triage.checking_tools
         await pilot.press("escape")
         assert isinstance(app.screen, RecordsScreen)
 
@@ -81,7 +82,7 @@ async def test_shown_after_first_sweep_then_check_again_unlocks_images(
 
             fake_tool(bin_dir)
             await pilot.click("#check")
-            await wait_until(pilot, lambda: not app.checking_tools)
+            await wait_until(pilot, lambda: not app.triage.checking_tools)
             await settle(pilot)
             record = app.model.record(app.model.ids[key])
             assert record is not None and record.status == "ok"
@@ -98,7 +99,7 @@ async def test_shown_after_first_sweep_then_check_again_unlocks_images(
 
             await pilot.press("escape")
             assert isinstance(app.screen, RecordsScreen)
-            assert app.tools_auto_shown and swept(app)
+            assert app.triage.waiting_tools is not None and swept(app)
 
 
 async def test_every_triage_screen_by_mouse(store: Store) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from engine.events import Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
@@ -16,7 +17,8 @@ from tests.tui.conftest import settle
 from tests.tui.triage_helpers import TriageApp
 from tui.sample import ROOT, build_sample_store, sample_records, sample_summary
 
-SNAP_SIZE = (150, 34)
+SIZES = [(80, 24), (160, 50)]
+"""Every screen at the smallest size it must work at and at a large one."""
 T0 = 1_750_000_000.0
 """2025-06-15 15:06:40 UTC: the fixed clock of the activity log."""
 
@@ -41,31 +43,46 @@ def sample_events() -> list[object]:
     ]
 
 
-def test_tools_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_tools_screen(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("t", "down", "down")
         await settle(pilot)
 
-    assert snap_compare(make_app(tmp_path), terminal_size=SNAP_SIZE, run_before=run_before)
+    assert snap_compare(make_app(tmp_path), terminal_size=size, run_before=run_before)
 
 
-def test_errors_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_errors_screen(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
         await pilot.press("x", "down", "enter")
         await settle(pilot)
 
-    assert snap_compare(make_app(tmp_path), terminal_size=SNAP_SIZE, run_before=run_before)
+    assert snap_compare(make_app(tmp_path), terminal_size=size, run_before=run_before)
 
 
-def test_activity_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_activity_screen(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     app = make_app(tmp_path)
 
     async def run_before(pilot: Pilot[None]) -> None:
         await settle(pilot)
-        app.activity.add(sample_events())  # type: ignore[arg-type]
+        app.triage.activity.add(sample_events())  # type: ignore[arg-type]
         await pilot.press("at")
         await settle(pilot)
 
-    assert snap_compare(app, terminal_size=SNAP_SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_record_detail_from_an_error_group(
+    snap_compare, tmp_path: Path, size: tuple[int, int]
+) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("x", "enter", "enter")
+        await settle(pilot)
+
+    assert snap_compare(make_app(tmp_path), terminal_size=size, run_before=run_before)

@@ -110,13 +110,13 @@ def swept(app: object) -> bool:
     """Whether the app has seen the end of its first full sweep."""
     return any(
         "full sweep finished" in line.text
-        for line in app.activity.lines  # type: ignore[attr-defined]
+        for line in app.triage.activity.lines  # type: ignore[attr-defined]
     )
 
 
 def notes(app: object) -> list[str]:
-    """Every notification shown so far, as ``title: message``."""
-    return [f"{n.title}: {n.message}" for n in app._notifications]  # type: ignore[attr-defined]
+    """Every notification shown so far (expired ones too), as ``title: message``."""
+    return list(getattr(app, "notes_seen", []))
 
 
 async def swept_home(pilot: object, app: object) -> None:

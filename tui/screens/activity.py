@@ -13,11 +13,16 @@ from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Log, Static
+from textual.widgets import Input, Log, Static
 
 from tui.eventlog import LIMIT, LogLine
-from tui.model import Query
+from tui.messages import ModelChanged
+from tui.model import RecordModel
+from tui.query import Query
+from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
+from tui.widgets.footer import FittingFooter
 
 
 class ActivityScreen(TriageScreen):
@@ -30,8 +35,8 @@ class ActivityScreen(TriageScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
         self.query_text = Query.parse("")
         self.following = True
         self.shown = 0
@@ -43,7 +48,7 @@ class ActivityScreen(TriageScreen):
         box = Input(placeholder="filter events: text, regex, !to invert", id="activity-filter")
         box.cursor_blink = False
         yield box
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Show what the log holds."""
@@ -60,7 +65,7 @@ class ActivityScreen(TriageScreen):
         log = self.log_widget
         log.clear()
         self.shown = 0
-        self._write(self.quarry.activity.lines)
+        self._write(self.triage.activity.lines)
 
     def _write(self, lines: Iterable[LogLine]) -> None:
         texts = [t for line in lines if self.query_text.matches(t := line.render())]
@@ -70,7 +75,7 @@ class ActivityScreen(TriageScreen):
         self._title()
 
     def _title(self) -> None:
-        activity = self.quarry.activity
+        activity = self.triage.activity
         parts = [f"[b]Activity[/b]  {len(activity.lines):,} events"]
         if activity.dropped:
             parts.append(f"{activity.dropped:,} older dropped")
@@ -79,11 +84,10 @@ class ActivityScreen(TriageScreen):
         parts.append("following" if self.following else "[$warning]not following (f)[/]")
         self.query_one("#activity-title", Static).update(" · ".join(parts))
 
-    def add_lines(self, lines: list[LogLine]) -> None:
-        """New events arrived (called by the app)."""
-        if not self.ready:
-            return
-        self._write(lines)
+    def on_model_changed(self, message: ModelChanged) -> None:
+        """New events arrived: show their lines at once (the log follows live)."""
+        if self.ready:
+            self._write(message.lines)
 
     def action_filter(self) -> None:
         """Edit the filter."""

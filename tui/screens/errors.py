@@ -12,14 +12,17 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine.names import shown
 from engine.quality import summary_line
 from engine.records import Record
-from tui.model import Key
+from tui.model import Key, RecordModel
+from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
 from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
+from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import RETRYING
 
 MESSAGE_WIDTH = 52
@@ -57,8 +60,8 @@ class ErrorsScreen(TriageScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
         self.groups: list[ErrorGroup] = []
         self.records: dict[Key, Record] = {}
         self._shown: tuple[str, str] | None = None
@@ -69,7 +72,7 @@ class ErrorsScreen(TriageScreen):
         yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
         yield Static("", id="group-detail")
         yield DataTable(id="group-files", cursor_type="row")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Columns, then the groups."""
@@ -100,28 +103,36 @@ class ErrorsScreen(TriageScreen):
     def refresh_data(self) -> None:
         """Groups from the live model; the cursor stays on the same group."""
         keep = self.group.ident if self.group else None
-        records = error_records(self.quarry.model)
-        suspects = quality_records(self.quarry.model)
+        records = error_records(self.model)
+        suspects = quality_records(self.model)
         self.records = {r.key: r for r in (*records, *suspects)}
-        self.groups = group_errors(records) + group_quality(suspects)
+        by_error = group_errors(records)
+        self.groups = by_error + group_quality(suspects)
         table = self.query_one("#groups", DataTable)
         table.clear()
         for g in self.groups:
             table.add_row(
-                f"{g.count:,}", _cell(g.reason), _cell(g.message, MESSAGE_WIDTH),
+                f"{g.count:,}", _cell(g.reason), _cell(g.example or g.message, MESSAGE_WIDTH),
                 _cell(g.mime_text(2), MIME_WIDTH), _cell(g.example_path, MIME_WIDTH),
             )  # fmt: skip
         idents = [g.ident for g in self.groups]
         if keep in idents:
             table.move_cursor(row=idents.index(keep))
-        n, q = len(records), len(suspects)
         self.query_one("#errors-title", Static).update(
-            f"[b]Errors[/b]  {n:,} records · [b]suspect texts[/b] {q:,} · "
-            f"{len(self.groups):,} groups · "
-            "enter: the group's files · R: retry the group · r: retry a file"
+            self._title(len(records), len(by_error), len(suspects))
         )
         self._shown = None
         self._show_group()
+
+    def _title(self, errors: int, groups: int, suspects: int) -> str:
+        """Counts first (they must fit 80 columns), then the keys (the footer has them too)."""
+        title = f"[b]Errors[/b] {errors:,} in {groups:,} group{'s' if groups != 1 else ''}"
+        if suspects:
+            title += f" · [b]suspect texts[/b] {suspects:,}"
+        title += " · enter: the group's files, then a file"
+        if self.triage.writable:
+            title += " · R: retry the group · r: a file"
+        return title
 
     def _show_group(self) -> None:
         group = self.group
@@ -144,7 +155,7 @@ class ErrorsScreen(TriageScreen):
         self._shown = ident
         keep = files.cursor_row
         files.clear()
-        retrying = getattr(self.quarry, "retrying", set())
+        retrying = self.triage.retrying
         for key in group.keys:
             record = self.records.get(key)
             verdict = RETRYING if key in retrying else _verdict(record)
@@ -159,6 +170,18 @@ class ErrorsScreen(TriageScreen):
     def _group_selected(self) -> None:
         """Enter on a group: into its files."""
         self.query_one("#group-files", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Retries are not offered when nothing may be written."""
+        return not action.startswith("retry_") or self.triage.writable
+
+    @on(DataTable.RowSelected, "#group-files")
+    def _file_selected(self) -> None:
+        """Enter on a file: the record in full (its text when it has one); escape returns."""
+        key = self.file_key
+        rid = None if key is None else self.model.ids.get(key)
+        if rid is not None:
+            self.dash.open_record(rid, detail=True)
 
     def action_back(self) -> None:
         """From the files back to the groups; from the groups back to the records."""
@@ -175,7 +198,7 @@ class ErrorsScreen(TriageScreen):
             self.notify("no error group to retry", severity="warning")
             return
         label = f"group {group.reason}: {_cut(shown(group.message), 40)}"
-        self.quarry.retry(list(group.keys), label)
+        self.dash.retry(list(group.keys), label)
         self._shown = None
         self._show_group()
 
@@ -185,6 +208,6 @@ class ErrorsScreen(TriageScreen):
         if key is None:
             self.notify("no file to retry", severity="warning")
             return
-        self.quarry.retry([key], key[1])
+        self.dash.retry([key], key[1])
         self._shown = None
         self._show_group()

@@ -25,4 +25,4 @@ class ReportsWorkerFailures(DOMNode):
         """Say which task failed and why."""
         what = worker_failure(event)
         if what is not None:
-            self.notify(what, title=f"{event.worker.name or 'a task'} failed", severity="error")
+            self.app.notify(what, title=f"{event.worker.name or 'a task'} failed", severity="error")

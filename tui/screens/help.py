@@ -6,6 +6,7 @@ from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -38,9 +39,8 @@ def section(title: str, bindings: list[Binding]) -> str:
     return "\n".join(rows)
 
 
-def help_text() -> str:
-    """Every key, grouped by screen."""
-    from tui.app import QuarryApp
+def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
+    """Every key, grouped by screen (write actions left out when nothing may be written)."""
     from tui.screens.activity import ActivityScreen
     from tui.screens.errors import ErrorsScreen
     from tui.screens.inspector import InspectorScreen
@@ -48,10 +48,13 @@ def help_text() -> str:
     from tui.screens.tools import ToolsScreen
     from tui.widgets.record_table import RecordTable
 
-    def of(cls: type) -> list[Binding]:
-        return [b for b in cls.BINDINGS if isinstance(b, Binding)]
+    writes = {"retry_one", "retry_many", "retry_group", "retry_file", "check", "export_view"}
 
-    app_keys = [*of(QuarryApp), Binding("ctrl+p", "command_palette", "Command palette")]
+    def of(cls: type[DOMNode]) -> list[Binding]:
+        keys = [b for b in cls.BINDINGS if isinstance(b, Binding)]
+        return [b for b in keys if not (read_only and b.action in writes)]
+
+    app_keys = [*app_keys, Binding("ctrl+p", "command_palette", "Command palette")]
     parts = [
         section("Everywhere", app_keys),
         section("Records", [TABS_KEY, *(b for b in of(RecordsScreen) if b.action[:4] != "tab(")]),
@@ -71,10 +74,15 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
+    def __init__(self, app_keys: list[Binding], *, read_only: bool = False) -> None:
+        super().__init__()
+        self.app_keys = app_keys
+        self.read_only = read_only
+
     def compose(self) -> ComposeResult:
         """The key list."""
         with VerticalScroll(id="help"):
-            yield Static(help_text(), id="help-body")
+            yield Static(help_text(self.app_keys, self.read_only), id="help-body")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         """Close the help."""

@@ -10,13 +10,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.names import shown
 from engine.records import Record
 from tui.screens.failures import ReportsWorkerFailures
 from tui.textdoc import TextDoc
+from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
 
 
@@ -63,7 +64,7 @@ class InspectorScreen(ReportsWorkerFailures, Screen[None]):
         box.cursor_blink = False
         yield box
         yield Static("loading…", id="status", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Read the text in a thread."""

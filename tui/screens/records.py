@@ -1,58 +1,89 @@
-"""The records screen: header, summary, status tabs, filter, the table and the detail pane."""
+"""The records screen: header, summary, status tabs, filter, the table and the detail pane.
+
+It owns every key that acts on records (tabs, filter, sort, detail, open, mark, retry, the
+editor, the opener, copy, export): a binding lives on the class that handles it, so the help
+and the footer list them here and nowhere else. Built with the model, the triage state and
+the :class:`~tui.screens.ports.Dashboard` it asks for retries and the terminal.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Iterator
+from pathlib import Path
 
-from textual import on
-from textual.app import ComposeResult
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Tab, Tabs
+from textual.widgets import Input, Tab, Tabs
 
-from tui.model import COLUMNS, TABS
+from engine.records import Record
+from tui import actions
+from tui.messages import ModelChanged
+from tui.model import COLUMNS, TABS, Key, RecordModel
+from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.ports import Dashboard
+from tui.state import TriageState
+from tui.textdoc import display_line
+from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
-if TYPE_CHECKING:
-    from tui.app import QuarryApp
-
+QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
+"""The filter box's placeholder: the query line's grammar in one line."""
+NARROW = 120
+"""Below this many columns the detail pane starts hidden (the table needs the room)."""
+PREVIEW_BYTES = 2000
+"""Bytes of a stored text read for the detail pane's first lines."""
 LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
 LOAD_REFRESH_SECONDS = 0.5
 """While a store loads, counts, tabs and the table are redrawn this often, not per chunk."""
+ENGINE_ACTIONS = frozenset({"retry_one", "retry_many"})
+"""Actions not offered when the engine is not ours (read-only, another process's store)."""
 
 
-class RecordsScreen(Screen[None]):
+class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     """Browse every record of the store, live."""
 
     CSS_PATH = "records.tcss"
     BINDINGS = [
         *(Binding(str(n), f"tab('{tab}')", tab, show=False) for n, tab in enumerate(TABS, 1)),
+        Binding("enter", "open", "Open"),
         Binding("slash", "filter", "Filter"),
-        Binding("escape", "unfocus_filter", "Back to table", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("d", "toggle_detail", "Detail"),
-        Binding("enter", "open", "Open text"),
+        Binding("r", "retry_one", "Retry"),
+        Binding("R", "retry_many", "Retry all"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("shift+down", "mark_down", "Mark down", show=False),
+        Binding("shift+up", "mark_up", "Mark up", show=False),
+        Binding("e", "edit_text", "Edit text", show=False),
+        Binding("o", "open_source", "Open file", show=False),
+        Binding("c", "copy_path", "Copy path", show=False),
+        Binding("E", "export_view", "Export", show=False),
+        Binding("h", "hide_column", "Hide the sort column", show=False),
+        Binding("H", "show_columns", "Show every column", show=False),
+        Binding("plus", "widen(2)", "Widen the sort column", show=False),
+        Binding("minus", "widen(-2)", "Narrow the sort column", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
         super().__init__()
+        self.model = model
+        self.triage = triage
+        self.dash = dash
         self._filter_timer: Timer | None = None
         self._ready = False
         self._detail_rid: int | None = None
         self._shown_rid: int | None = -1
         self._load_shown = 0.0
-
-    @property
-    def quarry(self) -> QuarryApp:
-        """The app, typed."""
-        return cast("QuarryApp", self.app)
 
     def compose(self) -> ComposeResult:
         """Header, summary, tabs, table + detail, filter, footer."""
@@ -60,19 +91,29 @@ class RecordsScreen(Screen[None]):
         yield SummaryBar(id="summary")
         yield Tabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
         with Horizontal(id="body"):
-            yield MarkedTable(self.quarry.model, id="table")
+            yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
-        filter_input = Input(placeholder="filter paths: text, regex, !to invert", id="filter")
+        filter_input = Input(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
-        """Focus the table and draw the current state."""
+        """Focus the table and draw the current state (narrow: the table alone, d shows
+        the detail)."""
         self.query_one(RecordTable).focus()
+        if self.app.size.width < NARROW:
+            self.query_one(DetailPane).display = False
         self._ready = True
         self.refresh_data()
         self.refresh_header()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Write actions are neither offered nor shown when nothing may be written."""
+        if action in ENGINE_ACTIONS and not self.triage.writable:
+            return False
+        # --read-only writes nothing at all, not even an export
+        return not (action == "export_view" and self.triage.read_only)
 
     # -- called by the app -----------------------------------------------------------------
 
@@ -85,17 +126,19 @@ class RecordsScreen(Screen[None]):
         """The model changed: counts, tabs, table (cursor kept on row ``keep``), detail."""
         if not self._ready:
             return
-        model = self.quarry.model
-        problem = self.quarry.load_error
-        if not problem and model.bad_lines:
-            problem = f"{model.bad_lines:,} unreadable line{'s' if model.bad_lines != 1 else ''}"
+        model = self.model
+        problem = self.dash.header()[4]
         self.query_one(SummaryBar).show(
             model.tab_counts(), len(model), model.reused, model.chars, problem
         )
-        counts = model.tab_counts()
+        counts = model.view_counts()  # what the query leaves, per tab
         for tab in TABS:
             self.query_one(f"#tab-{tab}", Tab).label = f"{tab} {counts[tab]:,}"
         self.query_one(Tabs).active = f"tab-{model.tab}"
+        # how many the query leaves, kept true as live changes and reloads come in
+        box = self.query_one("#filter", Input)
+        n = len(model.view)
+        box.border_title = f"{n:,} of {len(model):,} records" if model.query.active else ""
         if changed:
             self.table.changed(changed, keep)
         else:
@@ -115,8 +158,25 @@ class RecordsScreen(Screen[None]):
         """The live state changed."""
         if not self._ready:
             return
-        app = self.quarry
-        self.query_one(LiveHeader).show(app.folder, app.state_text, app.progress, app.last_event)
+        folder, state, progress, last, _problem = self.dash.header()
+        self.query_one(LiveHeader).show(folder, state, progress, last)
+
+    def marks_changed(self) -> None:
+        """Marks or retries in flight changed: repaint the rows and say how many are marked."""
+        if not self._ready:
+            return
+        self.table.refresh()
+        n = len(self.triage.marks)
+        self.sub_title = f"{n:,} marked" if n else ""
+
+    def on_model_changed(self, _message: ModelChanged) -> None:
+        """Back on top after another screen: the app already redrew us; nothing more."""
+
+    def on_screen_resume(self) -> None:
+        """Back from another screen: redraw what changed meanwhile."""
+        if self._ready:
+            self.refresh_data(keep=self.table.rid)
+            self.refresh_header()
 
     # -- table -----------------------------------------------------------------------------
 
@@ -132,12 +192,26 @@ class RecordsScreen(Screen[None]):
 
     def _show_detail(self, rid: int | None) -> None:
         self._shown_rid = rid
-        record = None if rid is None else self.quarry.model.record(rid)
-        self.query_one(DetailPane).show(record, self.quarry.tools_missing)
+        record = None if rid is None else self.model.record(rid)
+        pane = self.query_one(DetailPane)
+        if pane.display:
+            pane.show(record, self.dash.tools_missing(), self._preview(record))
+
+    def _preview(self, record: Record | None) -> list[str]:
+        """The first lines of the record's stored text (a small read)."""
+        path = None if record is None else self.dash.text_path(record)
+        if path is None:
+            return []
+        try:
+            with path.open("rb") as f:
+                head = f.read(PREVIEW_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return []
+        return [display_line(line) for line in head.replace("\f", "\n").split("\n")[:6]]
 
     @on(RecordTable.Opened)
     def _opened(self, event: RecordTable.Opened) -> None:
-        self.quarry.open_inspector(event.rid)
+        self.dash.open_record(event.rid)
 
     @on(RecordTable.HeaderClicked)
     def _header_clicked(self, event: RecordTable.HeaderClicked) -> None:
@@ -146,37 +220,63 @@ class RecordsScreen(Screen[None]):
     @on(Tabs.TabActivated)
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
         tab = (event.tab.id or "tab-all").removeprefix("tab-")
-        if tab != self.quarry.model.tab:
+        if tab != self.model.tab:
             self.action_tab(tab)
 
-    # -- actions ---------------------------------------------------------------------------
+    # -- view actions ----------------------------------------------------------------------
 
     def action_tab(self, tab: str) -> None:
         """Show one status (``all`` for every record); the path filter stays."""
         keep = self.table.rid
-        self.quarry.model.set_tab(tab)
+        self.model.set_tab(tab)
         self.refresh_data(keep=keep)
 
     def action_sort(self, column: str, reverse: bool | None = None) -> None:
         """Sort by ``column`` (again: reverse it)."""
         keep = self.table.rid
-        self.quarry.model.set_sort(column, reverse)
+        self.model.set_sort(column, reverse)
         self.refresh_data(keep=keep)
 
     def action_cycle_sort(self) -> None:
         """Sort by the next column."""
-        i = COLUMNS.index(self.quarry.model.sort_column)
+        i = COLUMNS.index(self.model.sort_column)
         self.action_sort(COLUMNS[(i + 1) % len(COLUMNS)], False)
 
     def action_reverse_sort(self) -> None:
         """Flip the sort direction."""
-        model = self.quarry.model
-        self.action_sort(model.sort_column, not model.sort_reverse)
+        self.action_sort(self.model.sort_column, not self.model.sort_reverse)
 
     def action_toggle_detail(self) -> None:
         """Show or hide the detail pane."""
         pane = self.query_one(DetailPane)
         pane.display = not pane.display
+        if pane.display:
+            self._show_detail(self.table.rid)
+
+    def action_hide_column(self) -> None:
+        """Hide the column the view is sorted by (path and status always stay)."""
+        column = self.model.sort_column
+        if column in ("path", "status"):
+            self.notify("the path and status columns always show", severity="warning")
+            return
+        self.table.hidden_columns.add(column)
+        self.table.on_resize()
+        self.table.refresh()
+
+    def action_show_columns(self) -> None:
+        """Show every column again, at its own width."""
+        self.table.hidden_columns.clear()
+        self.table.extra_widths.clear()
+        self.table.on_resize()
+        self.table.refresh()
+
+    def action_widen(self, cells: int) -> None:
+        """Widen (or narrow) the column the view is sorted by."""
+        extra = self.table.extra_widths
+        column = self.model.sort_column
+        extra[column] = max(-4, extra.get(column, 0) + cells)
+        self.table.on_resize()
+        self.table.refresh()
 
     def action_open(self) -> None:
         """Open the highlighted record's text."""
@@ -194,13 +294,22 @@ class RecordsScreen(Screen[None]):
         box.set_class(bool(box.value), "-shown")
         self.table.focus()
 
+    def action_clear_filter(self) -> None:
+        """Esc: clear the query and go back to the table."""
+        box = self.query_one("#filter", Input)
+        if box.value or self.model.query.active:
+            box.value = ""
+            self.set_filter("")
+        box.remove_class("-shown")
+        self.table.focus()
+
     def set_filter(self, text: str) -> None:
         """Filter paths by ``text`` now (also for the command palette and tests)."""
         if self._filter_timer is not None:
             self._filter_timer.stop()
             self._filter_timer = None
         keep = self.table.rid
-        query = self.quarry.model.set_query(text)
+        query = self.model.set_query(text)
         box = self.query_one("#filter", Input)
         box.set_class(bool(query.error), "-invalid")
         box.tooltip = (
@@ -210,7 +319,7 @@ class RecordsScreen(Screen[None]):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        if len(self.quarry.model) <= LIVE_FILTER_ROWS:
+        if len(self.model) <= LIVE_FILTER_ROWS:
             self.set_filter(event.value)
             return
         if self._filter_timer is not None:
@@ -221,3 +330,166 @@ class RecordsScreen(Screen[None]):
     def _filter_submitted(self, event: Input.Submitted) -> None:
         self.set_filter(event.value)
         self.action_unfocus_filter()
+
+    # -- record actions --------------------------------------------------------------------
+
+    def _current(self) -> tuple[Key, Record] | None:
+        rid = self.table.rid
+        record = None if rid is None else self.model.record(rid)
+        if record is None:
+            self.notify("no record highlighted", severity="warning")
+            return None
+        return record.key, record
+
+    def _mark_and_move(self, delta: int, toggle: bool) -> None:
+        table = self.table
+        rid = table.rid
+        if rid is None:
+            return
+        key = self.model.key(rid)
+        if key is not None:
+            if toggle:
+                self.triage.toggle_mark(key)
+            else:
+                self.triage.marks.add(key)
+        if delta > 0:
+            table.action_cursor_down()
+        elif delta < 0:
+            table.action_cursor_up()
+        if not toggle and (rid := table.rid) is not None and (key := self.model.key(rid)):
+            self.triage.marks.add(key)  # a shift+arrow range covers both ends
+        self.marks_changed()
+
+    def action_mark(self) -> None:
+        """Mark (or unmark) the highlighted record and move down."""
+        self._mark_and_move(1, toggle=True)
+
+    def action_mark_down(self) -> None:
+        """Mark this record and the one below (a range, as shift+down)."""
+        self._mark_and_move(1, toggle=False)
+
+    def action_mark_up(self) -> None:
+        """Mark this record and the one above."""
+        self._mark_and_move(-1, toggle=False)
+
+    def clear_marks(self) -> None:
+        """Forget every mark."""
+        self.triage.marks.clear()
+        self.marks_changed()
+
+    def action_retry_one(self) -> None:
+        """Read the highlighted record again."""
+        current = self._current()
+        if current is not None:
+            self.dash.retry([current[0]], current[0][1])
+
+    def action_retry_many(self) -> None:
+        """Retry the marked records, or else every record of the current view."""
+        if self.triage.marks:
+            keys = sorted(self.triage.marks)
+            label = f"{len(keys):,} marked"
+        else:
+            model = self.model
+            keys = [k for i in range(len(model.view)) if (k := model.key(model.rid_at(i)))]
+            label = f"the {model.tab} view" + (
+                f" filtered by {model.query.text!r}" if model.query.text else ""
+            )
+        self.dash.retry(keys, label, unmark=bool(self.triage.marks))
+
+    def action_edit_text(self) -> None:
+        """Open the stored text in $EDITOR / $PAGER (a private copy; the store stays as is)."""
+        current = self._current()
+        if current is None:
+            return
+        record = current[1]
+        text = self.dash.text_path(record)
+        if text is None:
+            self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
+            return
+        try:
+            copy = actions.private_copy(text, record.path)
+        except OSError as exc:
+            self.notify(f"cannot copy the text: {exc}", severity="error")
+            return
+        command = actions.viewer_command(copy)
+        status = self.dash.run_outside(command)
+        if status == 127:
+            self.notify(f"cannot open the text: {command[0]} is not installed", severity="error")
+        elif status:
+            self.notify(f"the editor exited with status {status}", severity="warning")
+
+    def action_open_source(self) -> None:
+        """Open the source file with the system's opener."""
+        current = self._current()
+        if current is None:
+            return
+        path = self.dash.source_path(current[0])
+        if not path.exists():
+            self.notify(f"{path} is no longer on disk", severity="warning")
+            return
+        command = actions.opener_command(path)
+        status = self.dash.run_outside(command)
+        if status == 127:
+            self.notify(f"cannot open files here: {command[0]} is not installed", severity="error")
+        elif status:
+            self.notify(f"{command[0]} exited with status {status}", severity="warning")
+
+    def action_copy_path(self) -> None:
+        """Copy the source file's path (OSC 52: works over SSH in most terminals)."""
+        current = self._current()
+        if current is not None:
+            path = str(self.dash.source_path(current[0]))
+            text = actions.clipboard_text(path)
+            self.app.copy_to_clipboard(text)
+            self.notify(text, title="path copied" if text == path else "path copied as bytes")
+
+    def action_export_view(self, fmt: str = "csv") -> None:
+        """Write the records of the current view (tab + filter, in order) to a file."""
+        model = self.model
+        rids = [model.rid_at(i) for i in range(len(model.view))]
+        label = model.tab + ("-filtered" if model.query.text else "")
+        path = actions.export_path(Path.cwd(), fmt, label)
+        self._export_worker(rids, path, fmt)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export_worker(self, rids: list[int], path: Path, fmt: str) -> None:
+        model = self.model
+        try:
+            if fmt == "jsonl":
+                n = actions.write_jsonl(path, (model.record(rid) for rid in rids))
+            else:
+                n = actions.write_csv(path, (row for rid in rids if (row := model.rows[rid])))
+        except (OSError, ValueError, TypeError) as exc:  # a full disk, a name it cannot write
+            self.app.call_from_thread(
+                self.notify, f"{type(exc).__name__}: {exc}", title="export failed", severity="error"
+            )
+            return
+        self.app.call_from_thread(self.notify, str(path), title=f"exported {n:,} records")
+
+    def commands(self) -> Iterator[SystemCommand]:
+        """This screen's actions for the command palette."""
+        for tab in TABS:
+            yield SystemCommand(
+                f"Show {tab}", f"Status tab: {tab}", lambda t=tab: self.action_tab(t)
+            )
+        for column in COLUMNS:
+            yield SystemCommand(
+                f"Sort by {column}", "Again to reverse", lambda c=column: self.action_sort(c)
+            )
+        yield SystemCommand("Filter paths", "Text, regex, ! to invert", self.action_filter)
+        yield SystemCommand("Clear filter", "Show every path", lambda: self.set_filter(""))
+        yield SystemCommand("Open text", "Inspect the highlighted record", self.action_open)
+        yield SystemCommand(
+            "Toggle detail", "Show or hide the detail pane", self.action_toggle_detail
+        )
+        yield SystemCommand("Clear marks", "Unmark every record", self.clear_marks)
+        yield SystemCommand("Open text in editor", "e: $EDITOR / $PAGER", self.action_edit_text)
+        yield SystemCommand("Open source file", "o: the system's opener", self.action_open_source)
+        yield SystemCommand("Copy path", "c: to the clipboard (OSC 52)", self.action_copy_path)
+        if self.triage.writable:
+            yield SystemCommand("Retry highlighted record", "r", self.action_retry_one)
+            yield SystemCommand("Retry marked records or the view", "R", self.action_retry_many)
+            yield SystemCommand("Export view as CSV", "E", self.action_export_view)
+            yield SystemCommand(
+                "Export view as JSONL", "Full records", lambda: self.action_export_view("jsonl")
+            )

@@ -15,11 +15,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, DataTable, Footer, Static
+from textual.widgets import Button, DataTable, Static
 
 from engine.names import shown
+from tui.messages import ToolsChecked
+from tui.model import RecordModel
+from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
+from tui.widgets.footer import FittingFooter
 
 FILES_SHOWN = 200
 """Files listed under a tool; the rest are counted."""
@@ -60,8 +65,8 @@ class ToolsScreen(TriageScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
         self.rows: list[ToolRow] = []
         self.checked_at: float | None = None
 
@@ -75,7 +80,7 @@ class ToolsScreen(TriageScreen):
         with Horizontal(id="tools-bar"):
             yield Button("Check again (g)", id="check", variant="primary")
             yield Static("", id="tools-status")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Columns, then the rows."""
@@ -96,7 +101,7 @@ class ToolsScreen(TriageScreen):
     def refresh_data(self) -> None:
         """Rows from the live model and tool set; the cursor stays on the same tool."""
         keep = self.selected.name if self.selected else None
-        self.rows = self.quarry.tool_rows()
+        self.rows = self.dash.tool_rows()
         table = self.query_one(DataTable)
         table.clear()
         for row in self.rows:
@@ -121,8 +126,20 @@ class ToolsScreen(TriageScreen):
         info = self.query_one("#tool-info", Static)
         info.update(tool_detail(row) if row else "[dim]no tool[/dim]")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Checking again retries files: not offered when nothing may be written."""
+        return action != "check" or self.triage.writable
+
     def _show_status(self) -> None:
-        busy = bool(getattr(self.quarry, "checking_tools", False))
+        if not self.triage.writable:
+            self.query_one("#check", Button).display = False
+            self.query_one("#tools-status", Static).update(
+                "read-only: tools as the store's last sweep found them"
+                if self.triage.read_only
+                else "this store belongs to another process: run `quarry tools` there"
+            )
+            return
+        busy = self.triage.checking_tools
         self.query_one("#check", Button).disabled = busy
         if busy:
             text = "checking PATH… (a new tool retries the files it unlocks)"
@@ -142,10 +159,11 @@ class ToolsScreen(TriageScreen):
 
     def action_check(self) -> None:
         """Look for the tools again."""
-        if self.quarry.check_tools():
+        if self.dash.check_tools():
             self._show_status()
 
-    def checked(self) -> None:
-        """The check finished (called by the app)."""
+    def on_tools_checked(self, _message: ToolsChecked) -> None:
+        """The check finished."""
         self.checked_at = time.time()
-        self.refresh_data()
+        if self.ready:
+            self.refresh_data()

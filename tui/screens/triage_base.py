@@ -1,31 +1,48 @@
-"""What the tools, errors and activity screens share: escape goes back, data refreshes live."""
+"""What the tools, errors and activity screens share: built with the model, the triage state
+and the dashboard; escape goes back; live changes redraw them, at most every 0.3 s."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, cast
 
 from textual.binding import Binding
 from textual.screen import Screen
 
-if TYPE_CHECKING:
-    from tui.app import QuarryApp
+from tui.messages import ModelChanged
+from tui.model import RecordModel
+from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.ports import Dashboard
+from tui.state import TriageState
+
+REFRESH_SECONDS = 0.3
+"""Live events redraw a triage screen at most this often (a sweep sends many)."""
 
 
-class TriageScreen(Screen[None]):
+class TriageScreen(ReportsWorkerFailures, Screen[None]):
     """A screen over the records screen; ``t x @`` switch between them, escape goes back."""
 
     BINDINGS = [Binding("escape", "back", "Back")]
 
-    ready = False
-    """Set once mounted: live refreshes before that would find no widgets."""
-
-    @property
-    def quarry(self) -> QuarryApp:
-        """The app, typed."""
-        return cast("QuarryApp", self.app)
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__()
+        self.model = model
+        self.triage = triage
+        self.dash = dash
+        self.ready = False
+        """Set once mounted: live refreshes before that would find no widgets."""
+        self._refresh_due = False
 
     def refresh_data(self) -> None:
-        """The records or the tools changed: redraw (called by the app after live events)."""
+        """The records or the tools changed: redraw."""
+
+    def on_model_changed(self, message: ModelChanged) -> None:
+        """Live changes: redraw soon (once for a burst of them)."""
+        if self.ready and not self._refresh_due:
+            self._refresh_due = True
+            self.set_timer(REFRESH_SECONDS, self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._refresh_due = False
+        if self.ready:
+            self.refresh_data()
 
     def action_back(self) -> None:
         """Back to the records."""

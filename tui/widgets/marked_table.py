@@ -3,8 +3,8 @@
 A thin subclass of :class:`~tui.widgets.record_table.RecordTable`: it draws each row as the
 table does, then tints the rows the user marked (space, shift+arrows) and writes
 ``retrying…`` over the status of the records whose retry is in flight. The marks and the
-in-flight set live on the app (:class:`tui.triage_app.TriageMixin`), keyed by (root, path),
-so they survive live updates and reloads.
+in-flight set live in the :class:`~tui.state.TriageState` the table is given, keyed by
+(root, path), so they survive live updates and reloads.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Collection
 from rich.segment import Segment
 from textual.strip import Strip
 
-from tui.model import Key
+from tui.model import Key, RecordModel
+from tui.state import TriageState
 from tui.widgets.record_table import RecordTable
 
 RETRYING = "retrying…"
@@ -33,9 +34,12 @@ class MarkedTable(RecordTable):
     MarkedTable > .record-table--retrying { color: $text-accent; text-style: italic; }
     """
 
+    def __init__(self, model: RecordModel, triage: TriageState, *, id: str | None = None) -> None:
+        super().__init__(model, id=id)
+        self.triage = triage
+
     def _sets(self) -> tuple[Collection[Key], Collection[Key]]:
-        app = self.app
-        return getattr(app, "marks", ()), getattr(app, "retrying", ())
+        return self.triage.marks, self.triage.retrying
 
     def _row(self, pos: int) -> Strip:
         strip = super()._row(pos)

@@ -67,10 +67,12 @@ class LiveHeader(Horizontal):
     ) -> None:
         """Update every part."""
         self.query_one("#folder", Static).update(escape(shown(folder)))
+        _, read_only, live = state.rpartition("read-only · ")
         colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
-            state.split(" ")[0], "$accent"
+            live.split(" ")[0], "$accent"
         )
-        self.query_one("#state", Static).update(f"[{colour}]●[/] {escape(state)}")
+        mark = "[b $warning]READ-ONLY[/] " if read_only else ""
+        self.query_one("#state", Static).update(f"{mark}[{colour}]●[/] {escape(live)}")
         bar = self.query_one(ProgressBar)
         bar.set_class(progress is not None, "-busy")
         if progress is not None:
@@ -204,10 +206,14 @@ class DetailPane(VerticalScroll):
         """One static body."""
         yield Static("", id="detail-body")
 
-    def show(self, record: Record | None, tools_missing: set[str]) -> None:
-        """Show ``record`` (or say there is nothing to show)."""
+    def show(
+        self, record: Record | None, tools_missing: set[str], preview: list[str] | None = None
+    ) -> None:
+        """Show ``record`` and the first lines of its text (or say there is nothing to show)."""
         body = self.query_one("#detail-body", Static)
         markup = "[dim]no record[/dim]" if record is None else describe(record, tools_missing)
+        if preview:
+            markup += "\n\n[b]text[/b]\n" + "\n".join(f"[dim]{escape(p)}[/dim]" for p in preview)
         # A layout pass re-renders the whole screen (~25 ms at 160x50); moving the cursor
         # between records whose details take the same height needs only a repaint.
         height = _wrapped_height(markup, max(body.size.width, 1))

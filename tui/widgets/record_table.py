@@ -40,6 +40,41 @@ WIDTHS: dict[str, int] = {
 """Fixed column widths; the path takes what is left."""
 RIGHT = {"chars", "pages", "size", "ms"}
 MIN_PATH = 20
+DROP_ORDER: tuple[str, ...] = ("ms", "pages", "extractor", "mime", "size", "chars", "reason")
+"""Columns left out, in this order, when the table is too narrow for them and a readable
+path (status and path always stay)."""
+
+
+def layout_columns(
+    width: int, hidden: frozenset[str] | set[str] = frozenset(), extra: dict[str, int] | None = None
+) -> list[tuple[str, int]]:
+    """(column, width) of the columns shown in ``width`` cells: the path takes what is left,
+    at least :data:`MIN_PATH`; ``hidden`` columns are left out, ``extra`` widens some."""
+    extra = extra or {}
+    shown_cols = [c for c in COLUMNS if c not in hidden or c in ("path", "status")]
+
+    def fixed(cols: list[str]) -> int:
+        return sum(WIDTHS[c] + extra.get(c, 0) + 1 for c in cols if c != "path") + 1
+
+    for column in DROP_ORDER:
+        if width - fixed(shown_cols) >= MIN_PATH + extra.get("path", 0):
+            break
+        if column in shown_cols:
+            shown_cols.remove(column)
+    path = max(MIN_PATH, width - fixed(shown_cols))
+    return [(c, path if c == "path" else WIDTHS[c] + extra.get(c, 0)) for c in shown_cols]
+
+
+def fit_path(path: str, width: int) -> str:
+    """``path`` in ``width`` characters: the file name whole when it fits, and as much of the
+    folder's start as fits before it (``projects/2024/cust…/invoice.pdf``)."""
+    if len(path) <= width:
+        return path
+    folder, _, name = path.rpartition("/")
+    if not folder or len(name) + 2 > width:  # the name alone is too long: keep its end
+        return "…" + path[len(path) - width + 1 :]
+    head = width - len(name) - 2
+    return (folder[:head] + "…/" + name) if head > 0 else "…/" + name
 
 
 def human_size(n: int) -> str:
@@ -101,7 +136,7 @@ class RecordTable(ScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home,g", "first", "First row", show=False),
         Binding("end,G", "last", "Last row", show=False),
-        Binding("enter", "open", "Open text", show=False),
+        Binding("enter", "open", "Open"),
     ]
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
@@ -135,6 +170,10 @@ class RecordTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.model = model
         self.flash: dict[int, float] = {}
+        self.hidden_columns: set[str] = set()
+        """Columns the user hid (``h``); ``H`` shows them all again."""
+        self.extra_widths: dict[str, int] = {}
+        """Cells added to a column's width (``+`` / ``-`` on the sort column)."""
         self._flash_timer: Timer | None = None
         self._last_rid: int | None = None
 
@@ -265,9 +304,8 @@ class RecordTable(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------------
 
     def _layout(self) -> list[tuple[str, int]]:
-        fixed = sum(WIDTHS.values()) + len(COLUMNS)
-        path = max(MIN_PATH, self.scrollable_content_region.width - fixed)
-        return [(c, path if c == "path" else WIDTHS[c]) for c in COLUMNS]
+        width = self.scrollable_content_region.width
+        return layout_columns(width, self.hidden_columns, self.extra_widths)
 
     def _width(self) -> int:
         return sum(w + 1 for _, w in self._layout())
@@ -313,7 +351,7 @@ class RecordTable(ScrollView, can_focus=True):
         for column, width in self._layout():
             text = cell_text(column, row)
             if len(text) > width:
-                text = "…" + text[-width + 1 :] if column == "path" else text[: width - 1] + "…"
+                text = fit_path(text, width) if column == "path" else text[: width - 1] + "…"
             text = text.rjust(width) if column in RIGHT else text.ljust(width)
             style: Style = status_style if column == "status" else base
             segs.append(Segment(text + " ", style))

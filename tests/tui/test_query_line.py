@@ -1,0 +1,49 @@
+"""The records screen's query line: field:value terms, counts that follow, Esc clears."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Tab
+
+from engine.store import Store
+from tests.tui.conftest import SIZE, settle, visible_paths
+from tui.app import QuarryApp
+
+
+def tab_labels(app: QuarryApp) -> list[str]:
+    return [str(tab.label) for tab in app.records_screen.query(Tab)]
+
+
+async def test_field_terms_filter_count_and_esc_clears(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"reason:corrupt mime:pdf")
+        assert visible_paths(app) == ["pdf/truncated.pdf"]
+        assert tab_labels(app) == [
+            "all 1", "ok 0", "empty 0", "unsupported 0", "error 1", "skipped 0"
+        ]  # fmt: skip
+        box = app.records_screen.query_one("#filter", Input)
+        assert box.border_title == "1 of 16 records"
+        await pilot.press("enter")  # back to the table: the query stays
+        assert visible_paths(app) == ["pdf/truncated.pdf"]
+        await pilot.press("escape")  # Esc clears it
+        assert len(visible_paths(app)) == 16 and not app.model.query.active
+        assert tab_labels(app)[0] == "all 16" and not box.has_class("-shown")
+
+        await pilot.press("slash", *"status:error !path:pdf/", "enter")
+        assert visible_paths(app) == ["hostile/zipbomb.docx"]
+        await pilot.press("slash", "escape")  # Esc in the box clears too
+        assert len(visible_paths(app)) == 16
+
+
+async def test_an_error_phrase_and_a_regex(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.records_screen.set_filter('error:"no password"')
+        assert visible_paths(app) == ["pdf/encrypted.pdf"]
+        app.records_screen.set_filter(r"mime:^image/ why:new")
+        assert visible_paths(app) == ["images/photo.png"]
+        app.records_screen.set_filter("extractor:text: !reason:.")
+        assert visible_paths(app) == ["text/latin1_no_bom.txt", "text/readme.md"]

@@ -1,0 +1,56 @@
+"""What a screen may ask of the dashboard around it, as a Protocol (no import of the app).
+
+Screens are built with the records model, the triage state and a :class:`Dashboard`; they
+never reach into the App with ``getattr``. Work that must outlive a screen (a retry, a tools
+re-check) and what needs the terminal (an editor, the opener) is the dashboard's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from engine.records import Record
+from tui.model import Key
+from tui.triage import ToolRow
+
+
+class Dashboard(Protocol):
+    """The app, as the screens see it."""
+
+    def retry(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+        """Read ``keys`` again (asking first when there are many)."""
+        ...
+
+    def check_tools(self) -> bool:
+        """Look the tools up again; False when refused (read-only)."""
+        ...
+
+    def tool_rows(self) -> list[ToolRow]:
+        """The tools view's rows, from the live model."""
+        ...
+
+    def open_record(self, rid: int, *, detail: bool = False) -> None:
+        """Open row ``rid``'s text in the inspector; without text, say why not (or, with
+        ``detail``, show the record in full)."""
+        ...
+
+    def run_outside(self, command: list[str]) -> int | None:
+        """Run ``command`` with the terminal handed over; its status, None if impossible."""
+        ...
+
+    def source_path(self, key: Key) -> Path:
+        """The file on disk a record came from (its exact name)."""
+        ...
+
+    def text_path(self, record: Record) -> Path | None:
+        """Where the record's text is stored, or None when it has none (or no valid hash)."""
+        ...
+
+    def tools_missing(self) -> set[str]:
+        """Tools the engine reports missing."""
+        ...
+
+    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
+        """(folder, live state, progress, last event time, problem) for the header."""
+        ...

@@ -1,0 +1,125 @@
+"""The dashboard's triage state beside the records model: marks, retries in flight, error
+groups already known, the activity log, and the engine port. No Textual here.
+
+Screens receive a :class:`TriageState` (and the :class:`~tui.model.RecordModel`) when they are
+built and read or change it directly; the app applies engine events to both and tells the
+screen on top that they changed. The engine is reached only through :class:`EnginePort`,
+which is absent (``None``) when the dashboard is read-only or follows another process's
+store: then no write action is offered at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from engine.records import Record
+from engine.sweep import SweepResult
+from engine.tools import ToolSet
+from tui.eventlog import ActivityLog
+from tui.model import Key
+from tui.triage import group_key
+
+GroupKey = tuple[str, str]
+"""(reason, normalised message) of an error group."""
+
+
+class EnginePort(Protocol):
+    """What the dashboard asks of the engine (a :class:`engine.session.Session` is one)."""
+
+    @property
+    def roots(self) -> Sequence[Path]:
+        """The folders swept."""
+        ...
+
+    @property
+    def tools(self) -> ToolSet:
+        """The external tools as the engine sees them now."""
+        ...
+
+    def retry(self, keys: Iterable[Key]) -> SweepResult:
+        """Read ``keys`` again, whatever their verdict (blocking)."""
+        ...
+
+    def recheck_tools(self) -> ToolSet:
+        """Look the tools up again; a new one retries what it unlocks (blocking)."""
+        ...
+
+
+@dataclass(slots=True)
+class TriageState:
+    """What the operator has marked, what is being retried, what is already known."""
+
+    engine: EnginePort | None = None
+    """The engine, or None when nothing may be written (read-only, another's store)."""
+    read_only: bool = False
+    """``--read-only``: browse only (the reason :attr:`engine` is None, when it is)."""
+    marks: set[Key] = field(default_factory=set)
+    """Records marked on the records screen (space, shift+arrows)."""
+    retrying: set[Key] = field(default_factory=set)
+    """Records whose retry is in flight."""
+    activity: ActivityLog = field(default_factory=ActivityLog)
+    """The newest engine events, as lines."""
+    known_groups: set[GroupKey] | None = None
+    """Error groups seen so far; None until the loaded store has been grouped."""
+    new_groups: dict[GroupKey, int] = field(default_factory=dict)
+    """Error groups first seen since the last announcement, with their sizes."""
+    checking_tools: bool = False
+    """A tools re-check is running."""
+    waiting_tools: frozenset[str] | None = None
+    """Missing tools files waited on after the previous sweep (None before the first)."""
+
+    @property
+    def writable(self) -> bool:
+        """Whether write actions (retry, check tools, export) are offered."""
+        return self.engine is not None and not self.read_only
+
+    def why_not_writable(self, what: str) -> str:
+        """Why ``what`` cannot be done here, in one line."""
+        if self.read_only:
+            return f"read-only: cannot {what}"
+        return (
+            f"cannot {what}: this store belongs to another process "
+            "(quarry ui --store follows it); use `quarry retry` there"
+        )
+
+    def toggle_mark(self, key: Key) -> None:
+        """Mark ``key``, or unmark it when it is marked."""
+        if key in self.marks:
+            self.marks.discard(key)
+        else:
+            self.marks.add(key)
+
+    def see_records(self, records: Iterable[Record]) -> bool:
+        """Note error groups never seen before; True when some wait to be announced."""
+        for record in records:
+            self.retrying.discard(record.key)
+            if record.status == "error" and self.known_groups is not None:
+                key = group_key(record)
+                if key not in self.known_groups:
+                    self.new_groups[key] = self.new_groups.get(key, 0) + 1
+        return bool(self.new_groups)
+
+    def take_new_groups(self) -> dict[GroupKey, int]:
+        """The groups to announce now (they become known)."""
+        new, self.new_groups = self.new_groups, {}
+        if self.known_groups is not None:
+            self.known_groups.update(new)
+        return new
+
+    def new_waiting_tools(self, waited_on: Iterable[str]) -> bool:
+        """After a full sweep: whether files now wait on a tool the previous sweep did not
+        leave them waiting on (that is when the tools screen opens by itself)."""
+        now = frozenset(waited_on)
+        before, self.waiting_tools = self.waiting_tools, now
+        return bool(now - (before or frozenset()))
+
+
+def announce(new: dict[GroupKey, int]) -> tuple[str, str]:
+    """(title, message) of the notification for new error groups."""
+    first = ", ".join(f"{reason}: {msg}" for reason, msg in list(new)[:2])
+    more = f" (+{len(new) - 2} more)" if len(new) > 2 else ""
+    title = "new error group" if len(new) == 1 else f"{len(new)} new error groups"
+    return title, f"{first}{more} — press x"
