@@ -44,7 +44,8 @@ from engine.store import Store
 from tui import actions
 from tui.eventlog import LogLine, store_lines
 from tui.lines import valid_sha256
-from tui.loader import Chunk, JsonlSource, jsonl_stamp, load_rows, read_jsonl, read_summary
+from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
+from tui.loadpart import load_all
 from tui.messages import (
     EngineEvents,
     LoadFailed,
@@ -257,7 +258,7 @@ class QuarryApp(App[None]):
         data = JsonlSource(data=b"")
         try:
             data = read_jsonl(self.store)
-            for chunk in load_rows(data):
+            for chunk in load_all(data):
                 self.post_message(RowsLoaded(chunk, data, first))
                 first = False
         except OSError as exc:  # a folder in its place, no permission, a failing disk

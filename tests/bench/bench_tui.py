@@ -1,6 +1,6 @@
 """Dashboard at scale: a generated store of N records (default 1,000,000), opened headless.
 
-    python tests/bench/bench_tui.py [N] [--runs 3]
+    python tests/bench/bench_tui.py [N] [--runs 3] [--terminal]
 
 Each run is its own process (clean peak memory). Measured per run:
   first_frame   QuarryApp started -> the records screen drawn with its first rows
@@ -13,6 +13,10 @@ Each run is its own process (clean peak memory). Measured per run:
   filter        path filter "file00042" + frame;  filter_clear: back to all + frame
   field_filter  query "mime:pdf" + frame;  two_terms: "status:error !mime:pdf" + frame
   peak_rss      the process's peak resident memory
+With ``--terminal``, each run is instead the real ``quarry ui --store S`` on a 160x50 pty read
+through pyte (tests/e2e/terminal.py), timed from the process start, as a user meets it:
+  first_frame   process start -> the first record's row on the screen
+  full_count    process start -> the ``all`` tab showing every record (the whole store read)
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
 (which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
 """
@@ -34,6 +38,16 @@ import orjson
 
 STATUSES = ["ok"] * 6 + ["empty", "unsupported", "error", "skipped"]
 MIMES = ["application/pdf", "text/plain", "text/html", "image/png", "application/zip"]
+
+
+def _quality(i: int) -> dict[str, object]:
+    """A scored text's quality as the engine writes it (one in 50 suspect)."""
+    suspect = i % 50 == 0
+    return {
+        "verdict": "suspect" if suspect else "good", "v": 3, "lang": "en", "script": "Latin",
+        "common": 0.21 if suspect else 0.52, "noise": 0.0, "repl": 0.0, "odd": 0.0,
+        "mojibake": 0.0, "per_page": None, "run": 12, "signals": ["common"] if suspect else [],
+    }  # fmt: skip
 
 
 def generate(out: Path, n: int) -> None:
@@ -66,6 +80,7 @@ def generate(out: Path, n: int) -> None:
                         "why": "new",
                         "ms": i % 900,
                         "crashes": 0,
+                        "quality": _quality(i) if ok else None,
                     }
                 )
                 + b"\n"
@@ -135,6 +150,32 @@ async def child(store: Path) -> dict[str, float]:
     return out
 
 
+def terminal_run(store: Path, n: int) -> dict[str, float]:
+    """One run of the real command on a pty, timed from its start."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.e2e.terminal import Terminal, quarry_command
+
+    full = f"all {n:,}"
+    t0 = time.perf_counter()
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 160, 50, store.parent)
+    try:
+        seen_first: float | None = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            term.pump(0.002)
+            text = term.text()
+            if seen_first is None and "file0000000" in text:
+                seen_first = time.perf_counter() - t0
+            if full in text:
+                return {
+                    "first_frame_s": seen_first or 0.0,
+                    "full_count_s": time.perf_counter() - t0,
+                }
+        raise AssertionError(f"no {full!r} within 300 s:\n{term.text()}")
+    finally:
+        term.kill()
+
+
 def main(argv: list[str]) -> int:
     """Generate once, run the children, print medians."""
     if argv and argv[0] == "--child":
@@ -150,13 +191,16 @@ def main(argv: list[str]) -> int:
         print(f"generated {n:,} records ({size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         results = []
-        for _ in range(runs):
+        for _ in range(runs if "--terminal" in argv else 0):
+            results.append(terminal_run(store, n))
+        for _ in range(0 if "--terminal" in argv else runs):
             proc = subprocess.run(
                 [sys.executable, __file__, "--child", str(store)],
                 capture_output=True, text=True, check=True, env=env,
             )  # fmt: skip
             results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    print(f"{'measure':<18}{'median':>12}   runs (cpus: {os.cpu_count()})")
+    load = os.getloadavg()[0]
+    print(f"{'measure':<18}{'median':>12}   runs (cpus: {os.cpu_count()}, load {load:.1f})")
     for key in results[0]:
         values = [r[key] for r in results]
         shown = " ".join(f"{v:.3f}" for v in values)

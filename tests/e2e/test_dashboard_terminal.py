@@ -138,3 +138,33 @@ def test_quarry_dir_sweeps_watches_and_quits(tmp_path: Path, term_factory: list[
     term.press("q")
     assert term.exit_code() == 0
     assert b"Traceback" not in term.raw
+
+
+def test_a_big_store_loads_in_parts_and_counts_every_record(
+    tmp_path: Path, term_factory: list[Terminal]
+) -> None:
+    """Past 32 MB the store is parsed by helper processes: the user sees every record, the
+    lines that are not records named by their real line numbers, and a clean exit."""
+    import orjson
+
+    store = tmp_path / "store"
+    store.mkdir()
+    n, torn = 90_000, 61_234
+    with open(store / "extract.jsonl", "wb") as fh:
+        for i in range(n):
+            if i == torn:
+                fh.write(b'{"root":"/data","path":"torn\n')
+            fh.write(orjson.dumps({
+                "root": "/data", "path": f"d{i // 1000:03d}/file{i:06d}.pdf", "status": "ok",
+                "mime": "application/pdf", "chars": i, "size": i,
+                "error": "x" * 300,  # ~400 bytes a line: past the 32 MB of a parallel load
+            }) + b"\n")  # fmt: skip
+    assert (store / "extract.jsonl").stat().st_size > 32 << 20
+    term = start(term_factory, ["ui", "--store", str(store)], (160, 50), tmp_path)
+    text = term.wait_for(f"all {n:,}", timeout=120)
+    assert "file000000" in text
+    assert "1 unreadable line" in text
+    term.press("@")  # the activity log names it, by its line number in the whole file
+    term.wait_for(r"line 61,235: cut short", timeout=60)
+    term.press("q")
+    assert term.exit_code() == 0
