@@ -20,7 +20,7 @@ from engine.records import Reason, Record
 from engine.sweep import SweepResult
 from engine.tools import ToolSet
 from tui.eventlog import ActivityLog
-from tui.model import Key
+from tui.model import Key, RecordModel
 from tui.triage import group_key
 
 GroupKey = tuple[str, str]
@@ -129,6 +129,12 @@ class TriageState:
 def is_encrypted(record: Record | None) -> bool:
     """Whether a password could help ``record`` (its verdict is ``error/encrypted``)."""
     return record is not None and record.reason == Reason.ENCRYPTED
+
+
+def encrypted_keys(model: RecordModel, keys: Iterable[Key]) -> list[Key]:
+    """Those of ``keys`` whose records are encrypted (what ``P`` gives a password for)."""
+    ids = model.ids
+    return [k for k in keys if (rid := ids.get(k)) is not None and is_encrypted(model.record(rid))]
 
 
 def announce(new: dict[GroupKey, int]) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input
 
+from engine.passwords import Passwords
 from tests.locked_files import DOCX_WORDS, PDF_WORDS, write_locked
 from tests.tui.conftest import SIZE, settle
 from tests.tui.triage_helpers import (
@@ -23,6 +24,7 @@ from tui.model import Key
 from tui.screens.errors import ErrorsScreen
 from tui.screens.password import KEPT, PasswordScreen
 from tui.screens.records import RecordsScreen
+from tui.state import TriageState
 
 TYPED = "Sesame42"
 """The password typed into the box (the locked files' own)."""
@@ -195,3 +197,11 @@ async def test_no_password_is_offered_read_only(sample: Path) -> None:
         await pilot.press("P")
         await settle(pilot)
         assert not isinstance(app.screen, PasswordScreen)
+
+
+def test_the_session_keeps_passwords_in_order_and_out_of_its_repr() -> None:
+    triage = TriageState()
+    triage.add_passwords(Passwords.of(["first-secret"]))
+    triage.add_passwords(Passwords.of(["first-secret", "second-secret"]))
+    assert triage.passwords.values == ("first-secret", "second-secret")
+    assert "secret" not in repr(triage) and "secret" not in repr(triage.passwords)

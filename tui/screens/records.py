@@ -26,7 +26,7 @@ from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, Key, RecordModel
 from tui.screens.failures import ReportsWorkerFailures
 from tui.screens.ports import Dashboard
-from tui.state import TriageState, is_encrypted
+from tui.state import TriageState, encrypted_keys, is_encrypted
 from tui.textdoc import display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
@@ -86,6 +86,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         self._shown_rid: int | None = -1
         self._password_applies = False
         """Whether ``P`` applies here: an encrypted record is highlighted or marked."""
+        self._marked_encrypted = False
         self._load_shown = 0.0
 
     def compose(self) -> ComposeResult:
@@ -174,6 +175,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         self.table.refresh()
         n = len(self.triage.marks)
         self.sub_title = f"{n:,} marked" if n else ""
+        self._marked_encrypted = bool(encrypted_keys(self.model, self.triage.marks))
         self._offer_password()
 
     def on_model_changed(self, _message: ModelChanged) -> None:
@@ -201,10 +203,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     def _offer_password(self) -> None:
         """``P`` applies to an encrypted record highlighted, or marked."""
         rid = self._detail_rid
-        applies = is_encrypted(self.model.record(rid) if rid is not None else None) or any(
-            is_encrypted(self.model.record(i)) for k in self.triage.marks
-            if (i := self.model.ids.get(k)) is not None
-        )  # fmt: skip
+        record = self.model.record(rid) if rid is not None else None
+        applies = self._marked_encrypted or is_encrypted(record)
         if applies != self._password_applies:
             self._password_applies = applies
             self.refresh_bindings()
@@ -418,13 +418,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     def action_retry_with_password(self) -> None:
         """Give a password for the marked encrypted records, or the highlighted one."""
         if self.triage.marks:
-            records = [self.model.record(rid) for k in sorted(self.triage.marks)
-                       if (rid := self.model.ids.get(k)) is not None]  # fmt: skip
-            keys = [r.key for r in records if r is not None and is_encrypted(r)]
+            keys = encrypted_keys(self.model, sorted(self.triage.marks))
             self.dash.unlock(keys, f"{len(keys):,} marked", unmark=bool(keys))
         elif (current := self._current()) is not None:
-            keys = [current[0]] if is_encrypted(current[1]) else []
-            self.dash.unlock(keys, current[0][1])
+            self.dash.unlock(encrypted_keys(self.model, [current[0]]), current[0][1])
 
     def action_edit_text(self) -> None:
         """Open the stored text in $EDITOR / $PAGER (a private copy; the store stays as is)."""
