@@ -159,6 +159,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("retry", help="read files again")
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--store", type=Path, help="store folder (default: found above the files)")
+    # Never a password as an argument's value: it would be in the shell's history and in ps.
+    p.add_argument(
+        "--password",
+        action="store_true",
+        help="ask for a password for encrypted files (typed, not shown; a terminal is needed)",
+    )
+    p.add_argument(
+        "--password-file",
+        type=Path,
+        metavar="FILE",
+        help="passwords for encrypted files, one a line, tried in order",
+    )
     _sweep_flags(p)
     p = sub.add_parser("show", help="print a file's record and text")
     p.add_argument("path", type=Path)

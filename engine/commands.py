@@ -24,6 +24,7 @@ from engine.executors import dask_factory, parse_executor
 from engine.index import Tally
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.names import shown
+from engine.passwords import NO_PASSWORDS, Passwords, read_password_file
 from engine.quality import summary_line
 from engine.records import Record
 from engine.store import JSONL, STORE_DIRNAME, Loaded, Store
@@ -134,6 +135,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_retry(args: argparse.Namespace) -> int:
     """Read the named files again (a folder: every file under it), whatever their verdict."""
     paths = [user_path(p) for p in args.paths]
+    passwords = passwords_from(args)  # asked before any work, wrong input before any read
     options = options_from(args)
     if args.store is not None:
         store = reading_store(args.store)
@@ -151,7 +153,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
     with Sweeper(roots, options, SweepReporter()) as sweeper:
-        result = sweeper.run(only=only, force=force, full=False)
+        result = sweeper.run(only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
         for root, rel, is_dir in targets:
             keys = sorted(_under(after.values(), root, rel))
@@ -161,6 +163,29 @@ def cmd_retry(args: argparse.Namespace) -> int:
                 what = "folder holds no files" if is_dir else "file no longer exists"
                 print(f"gone     {shown(rel or root)}: the {what}")
     return EXIT_ERRORS if result.errors else EXIT_OK
+
+
+def passwords_from(args: argparse.Namespace) -> Passwords:
+    """``--password`` (asked on the terminal, not echoed) then ``--password-file``'s lines.
+
+    Raises UsageError for a password file that cannot be used, for ``--password`` without a
+    terminal to ask on, and for an empty answer.
+    """
+    passwords = NO_PASSWORDS
+    if args.password:
+        if not sys.stdin.isatty():
+            raise UsageError("--password asks on a terminal; without one, use --password-file")
+        import getpass
+
+        try:
+            passwords = Passwords.of([getpass.getpass("password for encrypted files: ")])
+        except EOFError:
+            passwords = NO_PASSWORDS
+        if not passwords:
+            raise UsageError("no password given")
+    if args.password_file is not None:
+        passwords = passwords + read_password_file(user_path(args.password_file))
+    return passwords
 
 
 def cmd_show(args: argparse.Namespace) -> int:

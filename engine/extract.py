@@ -33,8 +33,9 @@ from pathlib import Path
 
 from engine import mimes
 from engine.detect import detect
-from engine.errors import LimitExceeded, NeedsTool, ReadFailure, ToolFailed
+from engine.errors import EncryptedFile, LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
+from engine.passwords import NO_PASSWORDS, Passwords, unlock
 from engine.quality import Quality, score
 from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
@@ -86,6 +87,8 @@ class ReadTask:
     """Size in bytes when planned (the pool batches small files)."""
     ident: Ident | None = None
     """The file's Ident when the engine hashed it to ``sha256``; None: the worker hashes."""
+    passwords: Passwords = NO_PASSWORDS
+    """Passwords to try on an encrypted file (an operator's retry); never shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +262,10 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
         return _fail(base, exc, needs=exc.tools)
     except ToolFailed as exc:
         return _tool_failed(base, exc, reader, task.tools)
+    except EncryptedFile as exc:
+        if not task.passwords:
+            return _fail(base, exc)
+        return _read_unlocked(task, path, base, started)
     except ReadFailure as exc:
         return _fail(base, exc)
     except MemoryError:
@@ -283,6 +290,34 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
             error=f"reader {reader.name} failed: {type(exc).__name__}: {str(exc)[:200]}",
         )
     return _finish(task, base, info, sink, cut)
+
+
+def _read_unlocked(task: ReadTask, path: Path, base: Outcome, started: float) -> Outcome:
+    """An encrypted file, read again from a copy that one of the task's passwords decrypted
+    (:func:`engine.passwords.unlock`); the copy is removed once it is read."""
+    try:
+        copy = unlock(path, task.passwords, task.tmp_dir)
+    except EncryptedFile as exc:
+        return _fail(base, exc)
+    except OSError as exc:
+        return machine_failure(base.mime, f"cannot decrypt into tmp/: {exc.strerror or exc}")
+    try:
+        try:
+            mime = detect(copy)
+        except Exception:  # as in _read_once: a detection bug costs one record
+            mime = base.mime
+        plain = replace(task, passwords=NO_PASSWORDS)  # no second round of unlocking
+        outcome = _read_detected(plain, copy, mime, started)
+    finally:
+        with contextlib.suppress(OSError):
+            copy.unlink()
+    if outcome.status == Status.OK and outcome.error is None:
+        outcome = _replace(outcome, error=OPENED)
+    return outcome
+
+
+OPENED = "opened with a password given for it"
+"""The note on a record read from a decrypted copy."""
 
 
 def _finish(

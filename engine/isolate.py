@@ -196,6 +196,8 @@ class ReadPool:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir) != (first.limits, first.tools, first.tmp_dir):
                 break
+            if nxt.passwords != first.passwords:
+                break
             size += nxt.size
             batch.append(queue.popleft())
         return batch
@@ -308,4 +310,4 @@ def _budget(task: ReadTask) -> float:
 def _batch(tasks: list[ReadTask]) -> _w.Batch:
     first = tasks[0]
     items = tuple((t.path, t.sha256, t.size, t.ident) for t in tasks)
-    return _w.Batch(first.limits, first.tools, first.tmp_dir, items)
+    return _w.Batch(first.limits, first.tools, first.tmp_dir, items, first.passwords)

@@ -25,6 +25,7 @@ from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
 from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
@@ -67,6 +68,8 @@ class RunOptions:
     """When the previous run started: files modified this close before it are re-hashed."""
     verify: bool = False
     """Read every content that has a text again and replace the texts that do not match."""
+    passwords: Passwords = NO_PASSWORDS
+    """Passwords every read of this run may try on an encrypted file (a retry's); never shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +284,8 @@ class Run:
     def _task(self, e: Entry, sha: str) -> ReadTask:
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, str(self.store.tmp_dir)
         ident = self._ident.get((e.root, e.path))
-        return ReadTask(str(e.abspath), sha, limits, tools, tmp, e.size, ident)
+        passwords = self.ctx.options.passwords
+        return ReadTask(str(e.abspath), sha, limits, tools, tmp, e.size, ident, passwords)
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""

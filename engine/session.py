@@ -23,6 +23,7 @@ from types import FrameType
 from engine.debounce import Batch
 from engine.errors import StoreLost
 from engine.events import Event, Listener, Notice, ToolsChanged, ignore
+from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Reason, Record
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
@@ -125,14 +126,17 @@ class Session:
             self.start_watch()
         return result
 
-    def retry(self, keys: Iterable[tuple[str, str]]) -> SweepResult:
-        """Read the given (root, path) records again, whatever their verdict."""
+    def retry(
+        self, keys: Iterable[tuple[str, str]], passwords: Passwords = NO_PASSWORDS
+    ) -> SweepResult:
+        """Read the given (root, path) records again, whatever their verdict; ``passwords``
+        are tried on those that are encrypted (held in memory, never shown)."""
         keys = list(keys)
         only: dict[str, list[str]] = {}
         for root, path in keys:
             only.setdefault(root, []).append(path)
         with self._lock:
-            return self._sweeper.run(only=only, force=keys, full=False)
+            return self._sweeper.run(only=only, force=keys, full=False, passwords=passwords)
 
     def recheck_tools(self) -> ToolSet:
         """Look up tools again; a tool that appeared retries exactly the records it unlocks.

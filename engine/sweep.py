@@ -32,6 +32,7 @@ from engine.index import RecordIndex
 from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.names import shown
+from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
 from engine.run import Run, RunContext, RunOptions
 from engine.store import JSONL, Store, default_out
@@ -237,13 +238,16 @@ class Sweeper:
             self._executor.close()
             self._executor = None
 
-    def run_context(self, rehash: bool = False) -> RunContext:
+    def run_context(self, rehash: bool = False, passwords: Passwords = NO_PASSWORDS) -> RunContext:
         """What the next run is given: records, store, executor, tools, options, listener.
 
-        ``rehash``: this run hashes every file, whatever ``--rehash`` says.
+        ``rehash``: this run hashes every file, whatever ``--rehash`` says. ``passwords``:
+        what its reads may try on encrypted files.
         """
         o = self.options
-        opts = RunOptions(o.limits, rehash or o.rehash, self._prev_started_ns, o.verify)
+        opts = RunOptions(
+            o.limits, rehash or o.rehash, self._prev_started_ns, o.verify, passwords=passwords
+        )
         return RunContext(
             self.index, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
         )
@@ -256,11 +260,13 @@ class Sweeper:
         force: Collection[Key] = (),
         full: bool | None = None,
         rehash: bool = False,
+        passwords: Passwords = NO_PASSWORDS,
     ) -> SweepResult:
         """Sweep everything, or just the paths in ``only`` (root -> relative paths).
 
         ``rehash``: hash every file of this run whatever the stat cache says (the watcher's
         batches: an event named these paths, so their size and mtime prove nothing).
+        ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
         full = only is None if full is None else full
         started = time.time()
@@ -279,7 +285,7 @@ class Sweeper:
         for notice in self._notices:
             self.on_event(notice)
         self._notices = []
-        run = Run(self.run_context(rehash=rehash), entries, set(force), full)
+        run = Run(self.run_context(rehash, passwords), entries, set(force), full)
         new = run.execute()
         if run.executor_failed:
             self.drop_executor()

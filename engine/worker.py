@@ -32,6 +32,7 @@ from multiprocessing.connection import Connection
 
 from engine.extract import Ident, Outcome, ReadTask, read_one
 from engine.limits import KILL_GRACE_S, Limits
+from engine.passwords import NO_PASSWORDS, Passwords
 from engine.readers import registry
 from engine.readers.base import die_with_parent
 from engine.records import Reason, Status
@@ -74,6 +75,8 @@ class Batch:
     """Folder for finished texts."""
     items: tuple[tuple[str, str, int, Ident | None], ...]
     """(path, sha256, size, ident) of each file, as in its ReadTask."""
+    passwords: Passwords = NO_PASSWORDS
+    """Passwords for encrypted files (an operator's retry), as in each ReadTask; never shown."""
 
 
 def main(conn: Connection, cfg: WorkerConfig) -> None:
@@ -148,7 +151,9 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
             return
         conn.send(("batch",))
         for path, sha, size, ident in batch.items:
-            task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident)
+            task = ReadTask(
+                path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident, batch.passwords
+            )
             signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
             outcome = read_one(task, started=lambda mime: conn.send(("mime", mime)))
             signal.setitimer(signal.ITIMER_REAL, 0)

@@ -39,6 +39,7 @@ from engine.events import (
     ToolsChanged,
 )
 from engine.names import shown
+from engine.passwords import Passwords
 from engine.records import Record, Status, Summary
 from engine.store import Store
 from tui import actions
@@ -66,10 +67,11 @@ from tui.screens.errors import ErrorsScreen
 from tui.screens.failures import worker_failure
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
+from tui.screens.password import PasswordScreen
 from tui.screens.records import RecordsScreen
 from tui.screens.tools import ToolsScreen
 from tui.screens.triage_base import TriageScreen
-from tui.state import TriageState, announce
+from tui.state import TriageState, announce, is_encrypted
 from tui.triage import (
     ToolRow,
     error_records,
@@ -497,43 +499,64 @@ class QuarryApp(App[None]):
         self.notify(self.triage.why_not_writable(what), severity="warning")
         return False
 
-    def retry(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
-        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started."""
+    def unlock(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+        """Ask for a password (or a file of them), keep it for the session, retry ``keys``."""
+        if not keys:
+            self.notify("no encrypted file here to give a password for", severity="warning")
+            return
+        if not self._may_write("retry"):
+            return
+
+        def answered(passwords: Passwords | None) -> None:
+            if passwords:
+                self.triage.add_passwords(passwords)
+                self.retry(keys, label, unmark=unmark, unlock=True)
+
+        what = f"{len(keys):,} encrypted file{'s' if len(keys) != 1 else ''} ({label})"
+        self.push_screen(PasswordScreen(what, len(self.triage.passwords)), answered)
+
+    def retry(
+        self, keys: list[Key], label: str, *, unmark: bool = False, unlock: bool = False
+    ) -> None:
+        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started;
+        ``unlock``: the operator just gave a password for them (the answer counts what opened).
+        """
         if not keys:
             self.notify("nothing to retry", severity="warning")
             return
         if not self._may_write("retry"):
             return
         if len(keys) <= CONFIRM_ABOVE:
-            self._start_retry(keys, label, unmark)
+            self._start_retry(keys, label, unmark, unlock)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._start_retry(keys, label, unmark)
+                self._start_retry(keys, label, unmark, unlock)
 
         question = f"Retry {len(keys):,} records ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
-    def _start_retry(self, keys: list[Key], label: str, unmark: bool) -> None:
+    def _start_retry(self, keys: list[Key], label: str, unmark: bool, unlock: bool) -> None:
         if unmark:
             self.triage.marks.clear()
         self.triage.retrying.update(keys)
         self.records_screen.marks_changed()
         self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
-        self._retry_worker(keys, label)
+        self._retry_worker(keys, label, unlock)
 
     @work(thread=True, group="retry", exit_on_error=False)
-    def _retry_worker(self, keys: list[Key], label: str) -> None:
+    def _retry_worker(self, keys: list[Key], label: str, unlock: bool) -> None:
         engine = self.triage.engine
         assert engine is not None
-        try:
-            result = engine.retry(keys)
+        try:  # every retry tries the session's passwords: encrypted files need no second P
+            result = engine.retry(keys, self.triage.passwords)
         except Exception as exc:  # the engine failed: say so, keep the dashboard
-            self.post_message(RetryFinished(keys, label, None, f"{type(exc).__name__}: {exc}"))
+            failed = f"{type(exc).__name__}: {exc}"
+            self.post_message(RetryFinished(keys, label, None, failed, unlock=unlock))
             return
         # the records it changed were posted (in order) before this answer
-        self.post_message(RetryFinished(keys, label, result, ""))
+        self.post_message(RetryFinished(keys, label, result, "", unlock=unlock))
 
     @on(RetryFinished)
     def _retry_finished(self, message: RetryFinished) -> None:
@@ -552,12 +575,31 @@ class QuarryApp(App[None]):
             record = self.model.record(rid) if rid is not None else None
             status = record.status if record is not None else "?"
             verdicts[status] = verdicts.get(status, 0) + 1
+        if message.unlock:
+            self._tell_unlocked(message.keys, vanished)
+            return
         parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
         if vanished:
             names = ", ".join(path for _root, path in sorted(vanished)[:3])
             parts.append(f"{len(vanished):,} vanished (no longer on disk: {names})")
         severity: SeverityLevel = "warning" if vanished else "information"
         self.notify(" · ".join(parts), title=f"retried {message.label}", severity=severity)
+
+    def _tell_unlocked(self, keys: list[Key], vanished: set[Key]) -> None:
+        """After a retry with a new password: how many of the files opened."""
+        records = [
+            self.model.record(rid) for k in keys if (rid := self.model.ids.get(k)) is not None
+        ]
+        opened = sum(1 for r in records if r is not None and r.status == Status.OK)
+        still = sum(1 for r in records if is_encrypted(r))
+        tried = len(keys) - len(vanished)
+        words = f"opened {opened:,} of {tried:,} encrypted file{'s' if tried != 1 else ''}"
+        if still:
+            words += f"; {still:,} still encrypted: the passwords given did not open them"
+        if vanished:
+            words += f"; {len(vanished):,} no longer on disk"
+        severity: SeverityLevel = "information" if opened and not still else "warning"
+        self.notify(words, title="password", severity=severity)
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""

@@ -94,8 +94,18 @@ class ModelChanged(Message):
 class RetryFinished(Message):
     """A retry is done (its records arrived before this, as engine events)."""
 
-    def __init__(self, keys: list[Key], label: str, result: SweepResult | None, error: str) -> None:
+    def __init__(
+        self,
+        keys: list[Key],
+        label: str,
+        result: SweepResult | None,
+        error: str,
+        *,
+        unlock: bool = False,
+    ) -> None:
         super().__init__()
+        self.unlock = unlock
+        """The retry followed a new password (the answer counts the files it opened)."""
         self.keys = keys
         """The records retried."""
         self.label = label

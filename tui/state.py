@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from engine.records import Record
+from engine.passwords import NO_PASSWORDS, Passwords
+from engine.records import Reason, Record
 from engine.sweep import SweepResult
 from engine.tools import ToolSet
 from tui.eventlog import ActivityLog
-from tui.model import Key
+from tui.model import Key, RecordModel
 from tui.triage import group_key
 
 GroupKey = tuple[str, str]
@@ -39,8 +40,9 @@ class EnginePort(Protocol):
         """The external tools as the engine sees them now."""
         ...
 
-    def retry(self, keys: Iterable[Key]) -> SweepResult:
-        """Read ``keys`` again, whatever their verdict (blocking)."""
+    def retry(self, keys: Iterable[Key], passwords: Passwords = NO_PASSWORDS) -> SweepResult:
+        """Read ``keys`` again, whatever their verdict, trying ``passwords`` on encrypted
+        files (blocking)."""
         ...
 
     def recheck_tools(self) -> ToolSet:
@@ -70,6 +72,9 @@ class TriageState:
     """A tools re-check is running."""
     waiting_tools: frozenset[str] | None = None
     """Missing tools files waited on after the previous sweep (None before the first)."""
+    passwords: Passwords = field(default=NO_PASSWORDS, repr=False)
+    """Passwords given this session (``P``), tried by every retry of an encrypted file; held
+    in memory only: never written to the store, the activity log or a notification."""
 
     @property
     def writable(self) -> bool:
@@ -84,6 +89,10 @@ class TriageState:
             f"cannot {what}: this store belongs to another process "
             "(quarry ui --store follows it); use `quarry retry` there"
         )
+
+    def add_passwords(self, passwords: Passwords) -> None:
+        """Keep ``passwords`` for this session (after those given before, tried first)."""
+        self.passwords = self.passwords + passwords
 
     def toggle_mark(self, key: Key) -> None:
         """Mark ``key``, or unmark it when it is marked."""
@@ -115,6 +124,17 @@ class TriageState:
         now = frozenset(waited_on)
         before, self.waiting_tools = self.waiting_tools, now
         return bool(now - (before or frozenset()))
+
+
+def is_encrypted(record: Record | None) -> bool:
+    """Whether a password could help ``record`` (its verdict is ``error/encrypted``)."""
+    return record is not None and record.reason == Reason.ENCRYPTED
+
+
+def encrypted_keys(model: RecordModel, keys: Iterable[Key]) -> list[Key]:
+    """Those of ``keys`` whose records are encrypted (what ``P`` gives a password for)."""
+    ids = model.ids
+    return [k for k in keys if (rid := ids.get(k)) is not None and is_encrypted(model.record(rid))]
 
 
 def announce(new: dict[GroupKey, int]) -> tuple[str, str]:

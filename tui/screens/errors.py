@@ -20,7 +20,7 @@ from engine.records import Record
 from tui.model import Key, RecordModel
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
-from tui.state import TriageState
+from tui.state import TriageState, is_encrypted
 from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import RETRYING
@@ -57,6 +57,7 @@ class ErrorsScreen(TriageScreen):
     BINDINGS = [
         Binding("R", "retry_group", "Retry group"),
         Binding("r", "retry_file", "Retry file"),
+        Binding("P", "retry_with_password", "Password"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -211,3 +212,14 @@ class ErrorsScreen(TriageScreen):
         self.dash.retry([key], key[1])
         self._shown = None
         self._show_group()
+
+    def action_retry_with_password(self) -> None:
+        """Give a password for the encrypted files of the highlighted group (or, with the
+        files focused, the highlighted file), then retry them with it."""
+        group, key = self.group, self.file_key
+        if self.query_one("#group-files", DataTable).has_focus and key is not None:
+            keys, label = [key], key[1]
+        else:
+            keys = list(group.keys) if group is not None else []
+            label = f"group {group.reason}" if group is not None else ""
+        self.dash.unlock([k for k in keys if is_encrypted(self.records.get(k))], label)

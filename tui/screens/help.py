@@ -48,7 +48,8 @@ def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
     from tui.screens.tools import ToolsScreen
     from tui.widgets.record_table import RecordTable
 
-    writes = {"retry_one", "retry_many", "retry_group", "retry_file", "check", "export_view"}
+    writes = {"retry_one", "retry_many", "retry_group", "retry_file", "retry_with_password",
+              "check", "export_view"}  # fmt: skip
 
     def of(cls: type[DOMNode]) -> list[Binding]:
         keys = [b for b in cls.BINDINGS if isinstance(b, Binding)]

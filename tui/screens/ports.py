@@ -18,8 +18,14 @@ from tui.triage import ToolRow
 class Dashboard(Protocol):
     """The app, as the screens see it."""
 
-    def retry(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+    def retry(
+        self, keys: list[Key], label: str, *, unmark: bool = False, unlock: bool = False
+    ) -> None:
         """Read ``keys`` again (asking first when there are many)."""
+        ...
+
+    def unlock(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
+        """Ask for a password for the encrypted files ``keys``, then retry them with it."""
         ...
 
     def check_tools(self) -> bool:

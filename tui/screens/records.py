@@ -26,7 +26,7 @@ from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, Key, RecordModel
 from tui.screens.failures import ReportsWorkerFailures
 from tui.screens.ports import Dashboard
-from tui.state import TriageState
+from tui.state import TriageState, encrypted_keys, is_encrypted
 from tui.textdoc import display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
@@ -43,7 +43,7 @@ LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
 LOAD_REFRESH_SECONDS = 0.5
 """While a store loads, counts, tabs and the table are redrawn this often, not per chunk."""
-ENGINE_ACTIONS = frozenset({"retry_one", "retry_many"})
+ENGINE_ACTIONS = frozenset({"retry_one", "retry_many", "retry_with_password"})
 """Actions not offered when the engine is not ours (read-only, another process's store)."""
 
 
@@ -61,6 +61,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         Binding("d", "toggle_detail", "Detail"),
         Binding("r", "retry_one", "Retry"),
         Binding("R", "retry_many", "Retry all"),
+        Binding("P", "retry_with_password", "Password"),
         Binding("space", "mark", "Mark", show=False),
         Binding("shift+down", "mark_down", "Mark down", show=False),
         Binding("shift+up", "mark_up", "Mark up", show=False),
@@ -83,6 +84,9 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         self._ready = False
         self._detail_rid: int | None = None
         self._shown_rid: int | None = -1
+        self._password_applies = False
+        """Whether ``P`` applies here: an encrypted record is highlighted or marked."""
+        self._marked_encrypted = False
         self._load_shown = 0.0
 
     def compose(self) -> ComposeResult:
@@ -112,6 +116,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """Write actions are neither offered nor shown when nothing may be written."""
         if action in ENGINE_ACTIONS and not self.triage.writable:
             return False
+        if action == "retry_with_password":  # offered (and in the footer) where it applies
+            return self._password_applies
         # --read-only writes nothing at all, not even an export
         return not (action == "export_view" and self.triage.read_only)
 
@@ -145,6 +151,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             self.table.reload(keep)
         if changed and self.table.rid in changed:
             self._show_detail(self.table.rid)
+            self._offer_password()
 
     def refresh_loading(self, force: bool = False) -> None:
         """Rows are still loading: redraw now and then (the UI thread is the loader's rival)."""
@@ -168,6 +175,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         self.table.refresh()
         n = len(self.triage.marks)
         self.sub_title = f"{n:,} marked" if n else ""
+        self._marked_encrypted = bool(encrypted_keys(self.model, self.triage.marks))
+        self._offer_password()
 
     def on_model_changed(self, _message: ModelChanged) -> None:
         """Back on top after another screen: the app already redrew us; nothing more."""
@@ -189,6 +198,16 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     def _show_latest_detail(self) -> None:
         if self._detail_rid != self._shown_rid:
             self._show_detail(self._detail_rid)
+        self._offer_password()
+
+    def _offer_password(self) -> None:
+        """``P`` applies to an encrypted record highlighted, or marked."""
+        rid = self._detail_rid
+        record = self.model.record(rid) if rid is not None else None
+        applies = self._marked_encrypted or is_encrypted(record)
+        if applies != self._password_applies:
+            self._password_applies = applies
+            self.refresh_bindings()
 
     def _show_detail(self, rid: int | None) -> None:
         self._shown_rid = rid
@@ -395,6 +414,14 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
                 f" filtered by {model.query.text!r}" if model.query.text else ""
             )
         self.dash.retry(keys, label, unmark=bool(self.triage.marks))
+
+    def action_retry_with_password(self) -> None:
+        """Give a password for the marked encrypted records, or the highlighted one."""
+        if self.triage.marks:
+            keys = encrypted_keys(self.model, sorted(self.triage.marks))
+            self.dash.unlock(keys, f"{len(keys):,} marked", unmark=bool(keys))
+        elif (current := self._current()) is not None:
+            self.dash.unlock(encrypted_keys(self.model, [current[0]]), current[0][1])
 
     def action_edit_text(self) -> None:
         """Open the stored text in $EDITOR / $PAGER (a private copy; the store stays as is)."""
