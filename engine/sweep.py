@@ -269,6 +269,12 @@ class Sweeper:
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
         full = only is None if full is None else full
+        if passwords and isinstance(self.executor, Distributed):
+            # a Dask task crosses the network (and the scheduler's logs) in the clear
+            raise UsageError(
+                "passwords are given only to this machine's own workers, not to a Dask "
+                "cluster: retry the encrypted files with --executor local"
+            )
         started = time.time()
         entries = self._entries(only)
         held = self._held_roots(entries) if only is None else {}

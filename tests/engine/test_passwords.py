@@ -237,3 +237,23 @@ def test_retry_password_input_that_cannot_be_used(
     # a password as the flag's value is refused by the parser (it would be in ps and history)
     proc = _quarry("retry", target, f"--password={PASSWORD}")
     assert proc.returncode == 1 and "usage:" in proc.stderr
+
+
+def test_passwords_are_not_sent_to_a_dask_cluster(locked: tuple[Path, dict[str, str]]) -> None:
+    """A Dask task crosses the network in the clear: a retry with passwords on a distributed
+    executor is refused in one line before anything is read, and the store keeps its verdict."""
+    from engine.isolate import ReadPool
+
+    class Cluster(ReadPool):  # reads locally, but says it is distributed as Dask's does
+        def worker_tools(self) -> dict[str, ToolSet]:
+            return {}
+
+    root, _words = locked
+    options = SweepOptions(workers=1, tools=ToolSet.empty(), executor=Cluster)
+    with Sweeper([root], options, lambda _e: None) as sweeper:
+        sweeper.run()
+        keys = [(str(root), "locked.pdf")]
+        with pytest.raises(UsageError, match="--executor local"):
+            sweeper.run(only={str(root): ["locked.pdf"]}, force=keys, full=False,
+                        passwords=Passwords.of([PASSWORD]))  # fmt: skip
+        assert sweeper.records[keys[0]].reason == Reason.ENCRYPTED
