@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, repeat
 from operator import add, eq
@@ -26,16 +26,6 @@ Key = tuple[str, str]
 _NUMERIC = ("chars", "size", "ms", "quality")
 """Columns sorted by their stored numbers (quality by code: none, good, suspect, garbled)."""
 _TEXT = {"reason": "reasons", "mime": "mimes", "extractor": "extractors"}
-
-
-def and_masks(parts: Sequence[bytes | bytearray]) -> bytes:
-    """Byte-wise AND of equal-length 0/1 masks (as big integers: a few ms for a million)."""
-    if len(parts) == 1:
-        return bytes(parts[0])
-    acc = int.from_bytes(parts[0], "little")
-    for part in parts[1:]:
-        acc &= int.from_bytes(part, "little")
-    return acc.to_bytes(len(parts[0]), "little")
 
 
 def line_at(data: Any, start: int) -> bytes:

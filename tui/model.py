@@ -23,9 +23,9 @@ from typing import Any
 
 from engine.records import STATUSES, Record
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
-from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, and_masks, line_at
+from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
-from tui.query import Query
+from tui.query import Query, and_masks
 
 Key = tuple[str, str]
 """(root, path): a record's identity."""

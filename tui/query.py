@@ -130,14 +130,17 @@ class Query:
         """One byte per row: 1 when it passes. ``columns(field)`` gives a field's column
         (``status`` as the names of the codes: see :meth:`status_table`)."""
         parts = [_term_mask(t, columns, lower) for t in self.terms]
-        if not parts:
-            return b""
-        if len(parts) == 1:
-            return bytes(parts[0])
-        acc = int.from_bytes(parts[0], "little")
-        for part in parts[1:]:
-            acc &= int.from_bytes(part, "little")
-        return acc.to_bytes(len(parts[0]), "little")
+        return and_masks(parts) if parts else b""
+
+
+def and_masks(parts: Sequence[bytes | bytearray]) -> bytes:
+    """Byte-wise AND of equal-length 0/1 masks (as big integers: a few ms for a million)."""
+    if len(parts) == 1:
+        return bytes(parts[0])
+    acc = int.from_bytes(parts[0], "little")
+    for part in parts[1:]:
+        acc &= int.from_bytes(part, "little")
+    return acc.to_bytes(len(parts[0]), "little")
 
 
 def _verdicts(value: str) -> str:

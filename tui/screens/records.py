@@ -439,11 +439,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             self.notify(f"cannot copy the text: {exc}", severity="error")
             return
         command = actions.viewer_command(copy)
-        status = self.dash.run_outside(command)
-        if status == 127:
-            self.notify(f"cannot open the text: {command[0]} is not installed", severity="error")
-        elif status:
-            self.notify(f"the editor exited with status {status}", severity="warning")
+        self._hand_over(command, "cannot open the text", "the editor")
 
     def action_open_source(self) -> None:
         """Open the source file with the system's opener."""
@@ -455,11 +451,15 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             self.notify(f"{path} is no longer on disk", severity="warning")
             return
         command = actions.opener_command(path)
+        self._hand_over(command, "cannot open files here", command[0])
+
+    def _hand_over(self, command: list[str], cannot: str, who: str) -> None:
+        """Run ``command`` with the terminal; say so if it is missing or fails."""
         status = self.dash.run_outside(command)
         if status == 127:
-            self.notify(f"cannot open files here: {command[0]} is not installed", severity="error")
+            self.notify(f"{cannot}: {command[0]} is not installed", severity="error")
         elif status:
-            self.notify(f"{command[0]} exited with status {status}", severity="warning")
+            self.notify(f"{who} exited with status {status}", severity="warning")
 
     def action_copy_path(self) -> None:
         """Copy the source file's path (OSC 52: works over SSH in most terminals)."""
