@@ -108,3 +108,25 @@ def test_tools_screen_narrow(snap_compare, tmp_path: Path) -> None:  # type: ign
 
     assert snap_compare(make_app(tmp_path), terminal_size=(60, 20), run_before=run_before)
 
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_export_asks_where(
+    snap_compare, tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import tui.actions
+
+    here = Path("/tmp/quarry-snapshots")  # a fixed current folder: the box shows it
+    here.mkdir(exist_ok=True)
+    monkeypatch.chdir(here)
+    real = tui.actions.export_path
+    monkeypatch.setattr(  # a fixed clock for the default name
+        tui.actions, "export_path", lambda folder, fmt, label: real(folder, fmt, label, now=T0)
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("5", "E")
+        await settle(pilot)
+
+    app = make_app(tmp_path)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
