@@ -109,6 +109,9 @@ async def test_asks_where_and_refuses_to_overwrite_without_a_yes(
         await settle(pilot)
         problem = static_text(box.query_one("#export-problem", Static))
         assert app.screen is box and ".csv or .jsonl" in problem
+        box.query_one(Input).value = "  "
+        await pilot.press("enter")
+        assert "type a file name" in static_text(box.query_one("#export-problem", Static))
         box.query_one(Input).value = "no/such/folder/view.csv"
         await pilot.press("enter")
         assert "no such folder" in static_text(box.query_one("#export-problem", Static))

@@ -31,8 +31,6 @@ def resolve(text: str, cwd: Path) -> Path:
 
 def problem(path: Path) -> str | None:
     """Why ``path`` cannot be written to, or None when it can (it may exist: we ask)."""
-    if not path.name:
-        return "type a file name"
     if export_format(path) is None:
         return "the name must end in .csv or .jsonl (that is the format)"
     if not path.parent.is_dir():
@@ -89,7 +87,7 @@ class ExportScreen(ModalScreen[Path | None]):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         path = resolve(event.value, self.cwd)
-        why = problem(path)
+        why = problem(path) if event.value.strip() else "type a file name"
         if why is not None:
             self.query_one("#export-problem", Static).update(escape(why))
             return
