@@ -162,3 +162,13 @@ async def test_read_only_offers_no_export(
         await pilot.press("E")
         await settle(pilot)
         assert isinstance(app.screen, RecordsScreen) and not list(tmp_path.iterdir())
+        assert not [c for c in app.records_screen.commands() if "Export" in c.title]
+
+
+async def test_another_process_store_exports_from_the_palette_too(store: Store) -> None:
+    app = TriageApp(store.out)  # quarry ui --store: nothing retried, but export is offered
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.records_screen.commands()]
+        assert "Export view as CSV" in titles and "Export view as JSONL" in titles
+        assert "Retry highlighted record" not in titles

@@ -497,7 +497,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         if self.triage.writable:
             yield SystemCommand("Retry highlighted record", "r", self.action_retry_one)
             yield SystemCommand("Retry marked records or the view", "R", self.action_retry_many)
-            yield SystemCommand("Export view as CSV", "E", self.action_export_view)
+        if not self.triage.read_only:  # as E: another's store (ui --store) exports too
+            yield SystemCommand("Export view as CSV", "E: asks where", self.action_export_view)
             yield SystemCommand(
-                "Export view as JSONL", "Full records", lambda: self.action_export_view("jsonl")
+                "Export view as JSONL",
+                "Every field, the store's format",
+                lambda: self.action_export_view("jsonl"),
             )
