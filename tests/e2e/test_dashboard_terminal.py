@@ -155,19 +155,20 @@ def test_unsupported_groups_tools_files_and_export_without_dead_ends(
 
     term.press_and_wait("u", "Unsupported 3 in 3 groups")
     term.press("down")
-    term.press_and_wait("enter", lambda t: "needs tesseract for OCR" in t)  # into the group
+    term.wait_for(lambda t: "unlocked by install tesseract" in t)
+    term.press_and_wait("enter", "enter: open the file")  # into the group's files
     term.press_and_wait("enter", detail_of("images/photo.png"))  # the record in full
-    term.press_and_wait("escape", "Unsupported 3 in 3 groups")  # back where it was
-    term.press("escape")  # files -> groups
+    term.press_and_wait("escape", "enter: open the file")  # back where it was
+    term.press_and_wait("escape", "enter: the group's files")  # files -> groups
     term.press_and_wait("escape", lambda t: "s Sort" in footer(t))  # the records
 
     term.press_and_wait("t", "External tools")
     term.press("down", "down")
     term.wait_for(lambda t: "images/photo.png" in t)
-    term.press("enter")  # into tesseract's files
+    term.press_and_wait("enter", "enter: open the file")  # into tesseract's files
     term.press_and_wait("enter", detail_of("images/photo.png"))
-    term.press_and_wait("escape", "External tools")
-    term.press("escape")
+    term.press_and_wait("escape", "enter: open the file")
+    term.press_and_wait("escape", "listed on the left")  # files -> tools
     term.press_and_wait("escape", lambda t: "s Sort" in footer(t))
 
     term.press("5")  # the error tab, then export it: asks where, prefilled here

@@ -58,6 +58,7 @@ async def test_unsupported_files_grouped_by_type_drill_open_and_back(store: Stor
         await pilot.press("down", "enter")  # the PNG group, into its files
         files = screen.query_one("#group-files", DataTable)
         assert files.has_focus and files.row_count == 1
+        assert "enter: open the file · escape: back to the groups" in screen_text(app)
         assert "needs tesseract for OCR" in screen_text(app)
         await pilot.press("enter")  # the file: the record in full
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
@@ -82,7 +83,7 @@ async def test_enter_on_a_tools_file_opens_it_and_escape_returns(store: Store) -
         files = tools.query_one("#tool-files", DataTable)
         assert [str(files.get_row_at(i)[0]) for i in range(files.row_count)] == ["images/photo.png"]
         await pilot.press("enter")  # into its files
-        assert files.has_focus
+        assert files.has_focus and "enter: open the file" in screen_text(app)
         await pilot.press("enter")  # the file: the record in full
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         assert "images/photo.png" in screen_text(app)

@@ -54,7 +54,7 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
         parts = [f"[b]Errors[/b] {errors:,} in {groups:,} group{'s' if groups != 1 else ''}"]
         if suspects:
             parts.append(f"[b]suspect texts[/b] {suspects:,}")
-        parts.append("enter: the group's files, then a file")
+        parts.append(self.keys_hint())
         if self.triage.writable:
             parts.append("R: retry the group · r: a file")
         return parts

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.events import Resize
+from textual.events import DescendantFocus, Resize
 from textual.widgets import DataTable, Static
 
 from engine.names import shown
@@ -213,10 +213,29 @@ class GroupsScreen(TriageScreen, Generic[G]):
         idents = [g.ident for g in self.groups]
         if keep in idents:
             table.move_cursor(row=idents.index(keep))
-        title = self.query_one(f"#{self.TITLE_ID}", Static)
-        title.update(fit_title(self.title_parts(), width - 2))
+        self._show_title()
         self._shown = None
         self._show_group()
+
+    def _show_title(self) -> None:
+        title = self.query_one(f"#{self.TITLE_ID}", Static)
+        title.update(fit_title(self.title_parts(), self._width - 2))
+
+    @property
+    def in_files(self) -> bool:
+        """Whether the files table has the keys (enter opens a file there)."""
+        return self.query_one("#group-files", DataTable).has_focus
+
+    def keys_hint(self) -> str:
+        """What enter and escape do where the keys are now (a title part)."""
+        if self.in_files:
+            return "enter: open the file · escape: back to the groups"
+        return "enter: the group's files, then a file"
+
+    def on_descendant_focus(self, _event: DescendantFocus) -> None:
+        """The keys moved between the tables: the title says what enter does now."""
+        if self.ready:
+            self._show_title()
 
     def _show_group(self) -> None:
         group = self.group

@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.events import Resize
+from textual.events import DescendantFocus, Resize
 from textual.widgets import Button, DataTable, Static
 
 from engine.names import shown
@@ -31,7 +31,7 @@ from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 
 
-def tool_detail(row: ToolRow) -> str:
+def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     """Markup for the detail pane: what the tool does, where it is, what it unlocks, install."""
     state = "[$success]found[/]" if row.found else "[$error]missing[/]"
     lines = [f"[b]{escape(row.name)}[/b]  {state}", escape(row.unlocks), ""]
@@ -46,7 +46,9 @@ def tool_detail(row: ToolRow) -> str:
             lines.append(f"  {escape(worker)}  {state}")
         lines.append("")
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
-    if row.files:
+    if in_files:
+        lines.append("  [dim]enter: open the file · escape: back to the tools[/dim]")
+    elif row.files:
         lines.append("  [dim]listed on the left: enter goes into them[/dim]")
     if row.install:
         lines += ["", "[b]how to install[/b]"]
@@ -149,10 +151,19 @@ class ToolsScreen(TriageScreen):
             self.refresh_data()
 
     def _show_detail(self) -> None:
+        self._show_info()
+        self._show_files(self.selected)
+
+    def _show_info(self) -> None:
         row = self.selected
+        in_files = self.query_one("#tool-files", DataTable).has_focus
         info = self.query_one("#tool-info", Static)
-        info.update(tool_detail(row) if row else "[dim]no tool[/dim]")
-        self._show_files(row)
+        info.update(tool_detail(row, in_files) if row else "[dim]no tool[/dim]")
+
+    def on_descendant_focus(self, _event: DescendantFocus) -> None:
+        """The keys moved between the tables: the detail says what enter does now."""
+        if self.ready:
+            self._show_info()
 
     def _show_files(self, row: ToolRow | None) -> None:
         """The tool's files, the cursor kept on the same file when it is still there."""

@@ -50,12 +50,11 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
     def title_parts(self) -> list[str]:
         """Counts first, then the keys."""
         files, groups = self._counts
-        parts = [
+        return [
             f"[b]Unsupported[/b] {files:,} in {groups:,} group{'s' if groups != 1 else ''}",
+            self.keys_hint(),
             "by reason and MIME type",
-            "enter: the group's files, then a file",
         ]
-        return parts
 
     def describe(self, group: UnsupportedGroup) -> str:
         """Reason, size, MIME type, what would unlock it, then a real example in full."""
