@@ -8,8 +8,8 @@ current view is written out as CSV or JSONL. Copying a path goes through
 
 from __future__ import annotations
 
-import base64
 import csv
+import dataclasses
 import os
 import shlex
 import shutil
@@ -20,15 +20,25 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+import orjson
+
 from engine.names import is_utf8, shown
 from engine.records import Record
-from tui.model import COLUMNS, Row
 
-EXPORT_COLUMNS: tuple[str, ...] = ("root", *COLUMNS, "reused", "root_b64", "path_b64")
-"""CSV columns: the model's rows, then the exact bytes of names that are not UTF-8."""
+EXPORT_COLUMNS: tuple[str, ...] = (
+    *(f.name for f in dataclasses.fields(Record) if f.name not in ("quality", "members")),
+    "quality",
+    "quality_detail",
+    "members",
+    "root_b64",
+    "path_b64",
+)
+"""CSV columns: every field of a record in the store's order (``quality`` its verdict, the
+signals and numbers in ``quality_detail``; ``members`` as JSON), then the exact bytes of
+names that are not UTF-8."""
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
-"""Export formats."""
+"""Export formats, each chosen by the file name's extension."""
 
 
 def export_path(folder: Path, fmt: str, label: str, now: float | None = None) -> Path:
@@ -43,31 +53,45 @@ def export_path(folder: Path, fmt: str, label: str, now: float | None = None) ->
     return path
 
 
-def write_csv(path: Path, rows: Iterable[Row]) -> int:
-    """Write the table rows as CSV (header first); return how many rows were written."""
+def export_format(path: Path) -> str | None:
+    """``csv`` or ``jsonl`` by ``path``'s extension (any case); None for anything else."""
+    fmt = path.suffix.lower().lstrip(".")
+    return fmt if fmt in FORMATS else None
+
+
+def csv_cells(record: Record) -> list[str]:
+    """One CSV row: the record as the store writes it (names escaped, their bytes in
+    ``*_b64``), tool names space-separated, nested values as JSON, booleans as JSON's."""
+    d = record.to_dict()
+    quality = d.pop("quality")
+    d["quality"] = quality["verdict"] if quality else ""
+    d["quality_detail"] = orjson.dumps(quality).decode() if quality else ""
+    d["needs"] = " ".join(d["needs"])
+    d["members"] = orjson.dumps(d["members"]).decode() if d["members"] else ""
+    out = []
+    for name in EXPORT_COLUMNS:
+        value = d.get(name)
+        if value is None:
+            out.append("")
+        elif isinstance(value, bool):
+            out.append("true" if value else "false")
+        else:
+            out.append(str(value))
+    return out
+
+
+def write_csv(path: Path, records: Iterable[Record | None]) -> int:
+    """Write full records as CSV (header first); return how many rows were written."""
     n = 0
-    with path.open("w", newline="", encoding="utf-8") as f:
+    # names arrive escaped (to_dict); backslashreplace only guards a stray surrogate elsewhere
+    with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(EXPORT_COLUMNS)
-        for row in rows:
-            cells = ["" if v is None else v for v in row[: len(EXPORT_COLUMNS) - 2]]
-            root, name = str(cells[0]), str(cells[1])
-            cells[0], cells[1] = store_name(root), store_name(name)
-            writer.writerow([*cells, name_b64(root), name_b64(name)])
-            n += 1
+        for record in records:
+            if record is not None:
+                writer.writerow(csv_cells(record))
+                n += 1
     return n
-
-
-def store_name(name: str) -> str:
-    """``name`` as the store writes it: valid UTF-8, each undecodable byte as ``\\xNN``."""
-    if is_utf8(name):
-        return name
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in name)
-
-
-def name_b64(name: str) -> str:
-    """Standard base64 of the exact bytes of a name that is not UTF-8 ("" when it is)."""
-    return "" if is_utf8(name) else base64.b64encode(os.fsencode(name)).decode("ascii")
 
 
 def write_jsonl(path: Path, records: Iterable[Record | None]) -> int:
@@ -78,6 +102,24 @@ def write_jsonl(path: Path, records: Iterable[Record | None]) -> int:
             if record is not None:
                 f.write(record.to_json() + b"\n")
                 n += 1
+    return n
+
+
+def write_export(path: Path, records: Iterable[Record | None]) -> int:
+    """Write ``records`` to ``path`` as its extension says, atomically: into a temporary
+    file beside it, then renamed over it, so a failed or interrupted export leaves no half
+    file (and an earlier file of that name intact). Returns the rows written."""
+    fmt = export_format(path)
+    if fmt is None:
+        raise ValueError(f"{shown(path.name)}: the name must end in .csv or .jsonl")
+    fd, tmp = tempfile.mkstemp(prefix=".quarry-export-", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        n = write_jsonl(Path(tmp), records) if fmt == "jsonl" else write_csv(Path(tmp), records)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return n
 
 

@@ -71,6 +71,7 @@ from tui.screens.password import PasswordScreen
 from tui.screens.records import RecordsScreen
 from tui.screens.tools import ToolsScreen
 from tui.screens.triage_base import TriageScreen
+from tui.screens.unsupported import UnsupportedScreen
 from tui.state import TriageState, announce, is_encrypted
 from tui.triage import (
     ToolRow,
@@ -104,6 +105,7 @@ class QuarryApp(App[None]):
         Binding("question_mark,f1", "help", "Help"),
         Binding("t", "show_tools", "Tools"),
         Binding("x", "show_errors", "Errors"),
+        Binding("u", "show_unsupported", "Unsupported"),
         Binding("at", "show_activity", "Activity"),
         Binding("p", "pause", "Pause", show=False),
     ]
@@ -701,6 +703,10 @@ class QuarryApp(App[None]):
     def action_show_errors(self) -> None:
         """Error records grouped by reason and message."""
         self._show(ErrorsScreen(self.model, self.triage, self))
+
+    def action_show_unsupported(self) -> None:
+        """Unsupported files grouped by reason and MIME type."""
+        self._show(UnsupportedScreen(self.model, self.triage, self))
 
     def action_show_activity(self) -> None:
         """The engine's events, live."""

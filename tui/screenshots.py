@@ -32,6 +32,7 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
     ("errors", ("x", "enter")),
     ("records-quality", ("slash", *"quality:suspect,garbled", "enter", "up", "up")),
     ("errors-suspect-texts", ("x", "ctrl+end")),
+    ("unsupported", ("u",)),
     ("activity", ("at",)),
 ]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -1,10 +1,12 @@
-"""Triage data for the dashboard: error groups and the tools view's rows. No Textual here.
+"""Triage data for the dashboard: error groups, unsupported files by type, the tools view's
+rows. No Textual here.
 
 Errors are grouped by their reason and a *normalised* message: quoted names, paths, hex
 offsets and numbers are taken out, so "Bad CRC-32 for file 'word/document.xml'" and the same
-complaint about ``'word/styles.xml'`` land in one group. Tools rows join what
-:mod:`engine.tools` knows (every tool a reader can use, with install hints) with what this
-machine has and with the records waiting on each tool.
+complaint about ``'word/styles.xml'`` land in one group. Unsupported files are grouped by
+reason and MIME type, with the tools their records name as what would unlock them. Tools
+rows join what :mod:`engine.tools` knows (every tool a reader can use, with install hints)
+with what this machine has and with the records waiting on each tool.
 """
 
 from __future__ import annotations
@@ -144,6 +146,59 @@ def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
     return sorted(groups.values(), key=lambda g: (g.reason != "garbled", -g.count, g.message))
 
 
+@dataclass(slots=True)
+class UnsupportedGroup:
+    """Unsupported records of one reason and MIME type, and what would unlock them."""
+
+    reason: str
+    """The records' :class:`~engine.records.Reason` code (``needs_tool``, ``no_reader``)."""
+    mime: str
+    """The MIME type the records share ("" when none was detected)."""
+    keys: list[Key] = field(default_factory=list)
+    """(root, path) of every record in the group, in store order."""
+    needs: Counter[str] = field(default_factory=Counter)
+    """Tool -> records naming it among the tools that would unlock them."""
+    example: str = ""
+    """One record's verdict, as the engine wrote it."""
+    example_path: str = ""
+    """The path of that record."""
+
+    @property
+    def count(self) -> int:
+        """Records in the group."""
+        return len(self.keys)
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """What makes the group itself (stable across refreshes)."""
+        return (self.reason, self.mime)
+
+    @property
+    def unlock(self) -> str:
+        """What would unlock the group, in a few words."""
+        if self.needs:
+            return "install " + " or ".join(name for name, _ in self.needs.most_common())
+        if self.reason == Reason.NO_READER.value:
+            return "no reader for this type"
+        return self.example or "(no verdict)"
+
+
+def group_unsupported(records: Iterable[Record]) -> list[UnsupportedGroup]:
+    """Unsupported records grouped by reason and MIME type, largest group first."""
+    groups: dict[tuple[str, str], UnsupportedGroup] = {}
+    for record in records:
+        if record.status != Status.UNSUPPORTED:
+            continue
+        key = (record.reason or "unsupported", record.mime)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = UnsupportedGroup(*key, example=record.error or "")
+            group.example_path = record.path
+        group.keys.append(record.key)
+        group.needs.update(record.needs)
+    return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.mime))
+
+
 def rids_with_status(model: RecordModel, status: str) -> Iterator[int]:
     """Row ids of the live rows with ``status``, in store order.
 
@@ -183,6 +238,11 @@ def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) 
 def error_records(model: RecordModel) -> list[Record]:
     """Every error record of the model."""
     return records_where(model, Status.ERROR.value)
+
+
+def unsupported_records(model: RecordModel) -> list[Record]:
+    """Every unsupported record of the model."""
+    return records_where(model, Status.UNSUPPORTED.value)
 
 
 def waiting_records(model: RecordModel) -> list[Record]:

@@ -9,7 +9,7 @@ Also ``quarry DIR`` itself (sweep, watch, quit). Screens are read through pyte o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -168,3 +168,45 @@ def test_a_big_store_loads_in_parts_and_counts_every_record(
     term.wait_for(r"line 61,235: cut short", timeout=60)
     term.press("q")
     assert term.exit_code() == 0
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_unsupported_groups_tools_files_and_export_without_dead_ends(
+    tmp_path: Path, term_factory: list[Terminal], size: tuple[int, int]
+) -> None:
+    from tui.sample import build_sample_store
+
+    store = build_sample_store(tmp_path / "store").out
+    term = start(term_factory, ["ui", "--store", str(store)], size, tmp_path)
+    term.wait_for("following")
+
+    def detail_of(path: str) -> Callable[[str], bool]:
+        return lambda t: path in t and "in 3 groups" not in t and "External tools" not in t
+
+    term.press_and_wait("u", "Unsupported 3 in 3 groups")
+    term.press("down")
+    term.wait_for(lambda t: "unlocked by install tesseract" in t)
+    term.press_and_wait("enter", "enter: open the file")  # into the group's files
+    term.press_and_wait("enter", detail_of("images/photo.png"))  # the record in full
+    term.press_and_wait("escape", "enter: open the file")  # back where it was
+    term.press_and_wait("escape", "enter: the group's files")  # files -> groups
+    term.press_and_wait("escape", lambda t: "s Sort" in footer(t))  # the records
+
+    term.press_and_wait("t", "External tools")
+    term.press("down", "down")
+    term.wait_for(lambda t: "images/photo.png" in t)
+    term.press_and_wait("enter", "enter: open the file")  # into tesseract's files
+    term.press_and_wait("enter", detail_of("images/photo.png"))
+    term.press_and_wait("escape", "enter: open the file")
+    term.press_and_wait("escape", "listed on the left")  # files -> tools
+    term.press_and_wait("escape", lambda t: "s Sort" in footer(t))
+
+    term.press("5")  # the error tab, then export it: asks where, prefilled here
+    term.press_and_wait("E", "Export 3 records")
+    term.press_and_wait("enter", "exported 3 records")
+    (written,) = tmp_path.glob("quarry-error-*.csv")
+    assert written.read_text().startswith("root,path,size,mtime_ns,status,sha256")
+
+    term.press("q")
+    assert term.exit_code() == 0
+    assert b"Traceback" not in term.raw

@@ -8,7 +8,6 @@ import os
 import shutil
 from pathlib import Path
 
-import orjson
 import pytest
 
 import tui.actions as actions
@@ -26,6 +25,7 @@ from tests.tui.triage_helpers import (
     swept_home,
     wait_until,
 )
+from tui.screens.export import ExportScreen
 
 
 def test_viewer_and_opener_command_lines(tmp_path: Path) -> None:
@@ -85,19 +85,16 @@ async def test_copy_export_and_open_text(
         await pilot.press("o")
         assert len(ran) == 1 and "is no longer on disk" in notes(app)[-1]
 
-        await pilot.press("5", "E")  # the error tab, as CSV
+        await pilot.press("5", "E")  # the error tab: asks where, prefilled in the current folder
+        await settle(pilot)
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("enter")
         await settle(pilot)
         written = sorted(tmp_path.glob("quarry-error-*.csv"))
         assert len(written) == 1 and f"exported 3 records: {written[0]}" in notes(app)
-        rows = list(csv.reader(written[0].read_text().splitlines()))
-        assert rows[0][:3] == ["root", "path", "status"]
-        assert [r[1] for r in rows[1:]] == visible_paths(app)
-        app.records_screen.action_export_view("jsonl")
-        await settle(pilot)
-        (jsonl,) = tmp_path.glob("quarry-error-*.jsonl")
-        records = [orjson.loads(line) for line in jsonl.read_bytes().splitlines()]
-        assert [r["path"] for r in records] == visible_paths(app)
-        assert records[0]["error"]
+        rows = list(csv.DictReader(written[0].read_text().splitlines()))
+        assert [r["path"] for r in rows] == visible_paths(app)
+        assert all(r["error"] and r["status"] == "error" for r in rows)
 
 
 async def test_open_source_runs_the_system_opener(

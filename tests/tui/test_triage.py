@@ -13,9 +13,11 @@ from tui.triage import (
     found_from_summary,
     found_from_toolset,
     group_errors,
+    group_unsupported,
     normalise,
     tool_rows,
     tools_waited_on,
+    unsupported_records,
     waiting_records,
 )
 
@@ -114,3 +116,42 @@ def test_activity_log_describes_events_and_stays_bounded() -> None:
     assert lines[5].text == "found tesseract"
     assert len(log.lines) == 5 and log.dropped == 2 and log.total == 7
     assert log.lines[0].kind == "error"
+
+
+def test_unsupported_groups_by_reason_and_mime_with_what_unlocks_them() -> None:
+    def unsupported(path: str, mime: str, reason: str, needs: tuple[str, ...] = ()) -> Record:
+        error = f"needs {' or '.join(needs)}" if needs else f"no reader for {mime}"
+        return Record("/r", path, 1, 0, "unsupported", mime=mime, reason=reason, error=error,
+                      needs=needs)  # fmt: skip
+
+    records = [
+        unsupported("a.exe", "application/x-dosexec", "no_reader"),
+        unsupported("b.png", "image/png", "needs_tool", ("tesseract",)),
+        unsupported("c.doc", "application/msword", "needs_tool", ("antiword", "catdoc")),
+        unsupported("d.png", "image/png", "needs_tool", ("tesseract",)),
+        unsupported("e.doc", "application/msword", "needs_tool", ("catdoc",)),
+        unsupported("f.png", "image/png", "needs_tool", ("tesseract",)),
+        _err("g.pdf", "broken"),
+        Record("/r", "ok.txt", 1, 0, "ok"),
+    ]
+    groups = group_unsupported(records)
+    assert [(g.reason, g.mime, g.count) for g in groups] == [
+        ("needs_tool", "image/png", 3),
+        ("needs_tool", "application/msword", 2),
+        ("no_reader", "application/x-dosexec", 1),
+    ]
+    png, doc, exe = groups
+    assert png.unlock == "install tesseract" and png.example_path == "b.png"
+    assert doc.unlock == "install catdoc or antiword"  # the tool more of them name first
+    assert exe.unlock == "no reader for this type"
+    assert exe.example == "no reader for application/x-dosexec"
+    assert png.keys == [("/r", "b.png"), ("/r", "d.png"), ("/r", "f.png")]
+    assert png.ident == ("needs_tool", "image/png")
+
+
+def test_model_unsupported_records() -> None:
+    model = RecordModel()
+    model.apply(sample_records())
+    assert sorted(r.path for r in unsupported_records(model)) == [
+        "bin/tool.exe", "images/photo.png", "legacy/memo.doc",
+    ]  # fmt: skip

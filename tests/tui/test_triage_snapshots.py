@@ -86,3 +86,47 @@ def test_record_detail_from_an_error_group(
         await settle(pilot)
 
     assert snap_compare(make_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_unsupported_screen(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("u", "down", "enter")
+        await settle(pilot)
+
+    assert snap_compare(make_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+def test_tools_screen_narrow(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """60x20: the tools keep their names, states and counts; the files list below them."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("t", "down", "down", "enter")
+        await settle(pilot)
+
+    assert snap_compare(make_app(tmp_path), terminal_size=(60, 20), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_export_asks_where(
+    snap_compare, tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import tui.actions
+
+    here = Path("/tmp/quarry-snapshots")  # a fixed current folder: the box shows it
+    here.mkdir(exist_ok=True)
+    monkeypatch.chdir(here)
+    real = tui.actions.export_path
+    monkeypatch.setattr(  # a fixed clock for the default name
+        tui.actions, "export_path", lambda folder, fmt, label: real(folder, fmt, label, now=T0)
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("5", "E")
+        await settle(pilot)
+
+    app = make_app(tmp_path)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -39,6 +39,18 @@ def section(title: str, bindings: list[Binding]) -> str:
     return "\n".join(rows)
 
 
+def inherited(cls: type[DOMNode]) -> list[Binding | tuple[str, ...] | str]:
+    """``cls``'s bindings with those of our classes it extends (as Textual merges them; not
+    Textual's own): a key bound again further down is listed once, where the base put it."""
+    keys: dict[str, Binding | tuple[str, ...] | str] = {}
+    for base in reversed(cls.__mro__):
+        if not base.__module__.startswith("tui."):
+            continue
+        for b in base.__dict__.get("BINDINGS", ()):
+            keys[b.key if isinstance(b, Binding) else str(b)] = b
+    return list(keys.values())
+
+
 def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
     """Every key, grouped by screen (write actions left out when nothing may be written)."""
     from tui.screens.activity import ActivityScreen
@@ -46,13 +58,14 @@ def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
     from tui.screens.inspector import InspectorScreen
     from tui.screens.records import RecordsScreen
     from tui.screens.tools import ToolsScreen
+    from tui.screens.unsupported import UnsupportedScreen
     from tui.widgets.record_table import RecordTable
 
     writes = {"retry_one", "retry_many", "retry_group", "retry_file", "retry_with_password",
               "check", "export_view"}  # fmt: skip
 
     def of(cls: type[DOMNode]) -> list[Binding]:
-        keys = [b for b in cls.BINDINGS if isinstance(b, Binding)]
+        keys = [b for b in inherited(cls) if isinstance(b, Binding)]
         return [b for b in keys if not (read_only and b.action in writes)]
 
     app_keys = [*app_keys, Binding("ctrl+p", "command_palette", "Command palette")]
@@ -63,6 +76,7 @@ def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
         section("Text inspector", of(InspectorScreen)),
         section("Tools (t)", of(ToolsScreen)),
         section("Errors (x)", of(ErrorsScreen)),
+        section("Unsupported (u)", of(UnsupportedScreen)),
         section("Activity (@)", of(ActivityScreen)),
         "[b $accent]Mouse[/]\n" + "\n".join(f"  [b]{k:<20}[/b] {v}" for k, v in MOUSE),
     ]
@@ -84,6 +98,12 @@ class HelpScreen(ModalScreen[None]):
         """The key list."""
         with VerticalScroll(id="help"):
             yield Static(help_text(self.app_keys, self.read_only), id="help-body")
+
+    def on_mount(self) -> None:
+        """Say how to move through it (at 80x24 it is longer than the box)."""
+        box = self.query_one("#help", VerticalScroll)
+        box.border_title = "Keys"
+        box.border_subtitle = "↑ ↓ PgUp PgDn: scroll · esc: close"
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         """Close the help."""

@@ -20,10 +20,12 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Tab, Tabs
 
+from engine.names import shown
 from engine.records import Record
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, Key, RecordModel
+from tui.screens.export import ExportScreen
 from tui.screens.failures import ReportsWorkerFailures
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
@@ -471,27 +473,33 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             self.notify(text, title="path copied" if text == path else "path copied as bytes")
 
     def action_export_view(self, fmt: str = "csv") -> None:
-        """Write the records of the current view (tab + filter, in order) to a file."""
+        """Ask where, then write the records of the current view (tab + filter, in order)
+        there, every field, as the extension says (``fmt`` only chooses the default)."""
         model = self.model
         rids = [model.rid_at(i) for i in range(len(model.view))]
         label = model.tab + ("-filtered" if model.query.text else "")
-        path = actions.export_path(Path.cwd(), fmt, label)
-        self._export_worker(rids, path, fmt)
+        cwd = Path.cwd()
+        default = actions.export_path(cwd, fmt, label)
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self._export_worker(rids, path)
+
+        self.app.push_screen(ExportScreen(default, len(rids), cwd), chosen)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def _export_worker(self, rids: list[int], path: Path, fmt: str) -> None:
+    def _export_worker(self, rids: list[int], path: Path) -> None:
         model = self.model
         try:
-            if fmt == "jsonl":
-                n = actions.write_jsonl(path, (model.record(rid) for rid in rids))
-            else:
-                n = actions.write_csv(path, (row for rid in rids if (row := model.rows[rid])))
+            n = actions.write_export(path, (model.record(rid) for rid in rids))
         except (OSError, ValueError, TypeError) as exc:  # a full disk, a name it cannot write
             self.app.call_from_thread(
                 self.notify, f"{type(exc).__name__}: {exc}", title="export failed", severity="error"
             )
             return
-        self.app.call_from_thread(self.notify, str(path), title=f"exported {n:,} records")
+        self.app.call_from_thread(
+            self.notify, shown(str(path)), title=f"exported {n:,} record{'s' if n != 1 else ''}"
+        )
 
     def commands(self) -> Iterator[SystemCommand]:
         """This screen's actions for the command palette."""
@@ -516,7 +524,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         if self.triage.writable:
             yield SystemCommand("Retry highlighted record", "r", self.action_retry_one)
             yield SystemCommand("Retry marked records or the view", "R", self.action_retry_many)
-            yield SystemCommand("Export view as CSV", "E", self.action_export_view)
+        if not self.triage.read_only:  # as E: another's store (ui --store) exports too
+            yield SystemCommand("Export view as CSV", "E: asks where", self.action_export_view)
             yield SystemCommand(
-                "Export view as JSONL", "Full records", lambda: self.action_export_view("jsonl")
+                "Export view as JSONL",
+                "Every field, the store's format",
+                lambda: self.action_export_view("jsonl"),
             )

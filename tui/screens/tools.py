@@ -3,6 +3,8 @@
 Modelled on Recoll's "missing helpers": shown by itself once after the first sweep when files
 are waiting on a missing tool. "Check again" (``g`` or the button) re-reads PATH through the
 engine, which retries whatever a newly found tool unlocks; the rows update as records change.
+The highlighted tool's files are listed below the tools: enter on a tool goes into them, enter
+on a file opens its record (as on the errors screen) and escape comes back to the same place.
 """
 
 from __future__ import annotations
@@ -14,23 +16,22 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import DescendantFocus, Resize
 from textual.widgets import Button, DataTable, Static
 
 from engine.names import shown
 from tui.messages import ToolsChecked
-from tui.model import RecordModel
+from tui.model import Key, RecordModel
+from tui.screens.groups import WIDE, fit_title, set_columns
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 
-FILES_SHOWN = 200
-"""Files listed under a tool; the rest are counted."""
 
-
-def tool_detail(row: ToolRow) -> str:
+def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     """Markup for the detail pane: what the tool does, where it is, what it unlocks, install."""
     state = "[$success]found[/]" if row.found else "[$error]missing[/]"
     lines = [f"[b]{escape(row.name)}[/b]  {state}", escape(row.unlocks), ""]
@@ -45,15 +46,20 @@ def tool_detail(row: ToolRow) -> str:
             lines.append(f"  {escape(worker)}  {state}")
         lines.append("")
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
-    lines += [f"  {escape(shown(path))}" for _root, path in row.files[:FILES_SHOWN]]
-    if len(row.files) > FILES_SHOWN:
-        lines.append(f"  [dim]… and {len(row.files) - FILES_SHOWN:,} more[/dim]")
+    if in_files:
+        lines.append("  [dim]enter: open the file · escape: back to the tools[/dim]")
+    elif row.files:
+        lines.append("  [dim]listed on the left: enter goes into them[/dim]")
     if row.install:
         lines += ["", "[b]how to install[/b]"]
         for key, name in PLATFORMS:
-            if key in row.install:
-                lines.append(f"  {name:<17} [$accent]{escape(row.install[key])}[/]")
+            if key in row.install:  # the command on its own line: it never wraps mid-name
+                lines += [f"  {name}", f"    [$accent]{escape(row.install[key])}[/]"]
     return "\n".join(lines)
+
+
+TOOL_COLUMNS = ("tool", "state", "files", "version", "path")
+"""The tools table's columns, left out from the end as the terminal narrows."""
 
 
 class ToolsScreen(TriageScreen):
@@ -69,12 +75,15 @@ class ToolsScreen(TriageScreen):
         super().__init__(model, triage, dash)
         self.rows: list[ToolRow] = []
         self.checked_at: float | None = None
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         """Title, table beside the detail, the check-again bar, footer."""
         yield Static("", id="tools-title")
         with Horizontal(id="tools-body"):
-            yield DataTable(id="tool-table", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="tools-left"):
+                yield DataTable(id="tool-table", cursor_type="row", zebra_stripes=True)
+                yield DataTable(id="tool-files", cursor_type="row")
             with VerticalScroll(id="tool-detail"):
                 yield Static("", id="tool-info")
         with Horizontal(id="tools-bar"):
@@ -84,8 +93,7 @@ class ToolsScreen(TriageScreen):
 
     def on_mount(self) -> None:
         """Columns, then the rows."""
-        table = self.query_one(DataTable)
-        table.add_columns("tool", "state", "version", "files", "path")
+        table = self.query_one("#tool-table", DataTable)
         self.ready = True
         self.refresh_data()
         table.focus()
@@ -93,38 +101,85 @@ class ToolsScreen(TriageScreen):
     @property
     def selected(self) -> ToolRow | None:
         """The highlighted tool's row."""
-        table = self.query_one(DataTable)
+        table = self.query_one("#tool-table", DataTable)
         if not self.rows or table.cursor_row >= len(self.rows):
             return None
         return self.rows[table.cursor_row]
+
+    @property
+    def file_key(self) -> Key | None:
+        """The highlighted file of the highlighted tool."""
+        row, files = self.selected, self.query_one("#tool-files", DataTable)
+        if row is None or files.cursor_row >= len(row.files):
+            return None
+        return row.files[files.cursor_row]
 
     def refresh_data(self) -> None:
         """Rows from the live model and tool set; the cursor stays on the same tool."""
         keep = self.selected.name if self.selected else None
         self.rows = self.dash.tool_rows()
-        table = self.query_one(DataTable)
-        table.clear()
+        self._width = width = self.app.size.width
+        columns = TOOL_COLUMNS[: 5 if width >= WIDE else 4 if width >= 80 else 3]
+        table = self.query_one("#tool-table", DataTable)
+        set_columns(table, columns)
         for row in self.rows:
             state = "[green]found[/]" if row.found else "[red]missing[/]"
-            table.add_row(
-                Text(row.name), state, Text(row.version), f"{len(row.files):,}", Text(row.path)
-            )
+            cells = [Text(row.name), state, f"{len(row.files):,}", Text(row.version)]
+            table.add_row(*[*cells, Text(row.path)][: len(columns)])
+        set_columns(
+            self.query_one("#tool-files", DataTable),
+            ("files it would unlock", "MIME")[: 2 if width >= WIDE else 1],
+        )
         names = [r.name for r in self.rows]
         if keep in names:
             table.move_cursor(row=names.index(keep))
         found = sum(r.found for r in self.rows)
         waiting = {k for r in self.rows if not r.found for k in r.files}
         self.query_one("#tools-title", Static).update(
-            f"[b]External tools[/b]  {found} found · {len(self.rows) - found} missing · "
-            f"{len(waiting):,} files waiting on a missing tool"
-        )
+            fit_title(
+                [f"[b]External tools[/b] {found} found · {len(self.rows) - found} missing",
+                 f"{len(waiting):,} files waiting on a missing tool"],
+                width - 2,
+            )
+        )  # fmt: skip
         self._show_detail()
         self._show_status()
 
+    def on_resize(self, event: Resize) -> None:
+        """Another width: the columns that fit it."""
+        if self.ready and event.size.width != self._width:
+            self.refresh_data()
+
     def _show_detail(self) -> None:
+        self._show_info()
+        self._show_files(self.selected)
+
+    def _show_info(self) -> None:
         row = self.selected
+        in_files = self.query_one("#tool-files", DataTable).has_focus
         info = self.query_one("#tool-info", Static)
-        info.update(tool_detail(row) if row else "[dim]no tool[/dim]")
+        info.update(tool_detail(row, in_files) if row else "[dim]no tool[/dim]")
+
+    def on_descendant_focus(self, _event: DescendantFocus) -> None:
+        """The keys moved between the tables: the detail says what enter does now."""
+        if self.ready:
+            self._show_info()
+
+    def _show_files(self, row: ToolRow | None) -> None:
+        """The tool's files, the cursor kept on the same file when it is still there."""
+        files = self.query_one("#tool-files", DataTable)
+        keep = self.file_key if files.row_count else None
+        files.clear()
+        wide = self._width >= WIDE
+        for key in row.files if row else ():
+            if not wide:
+                files.add_row(Text(shown(key[1])))
+                continue
+            rid = self.model.ids.get(key)
+            record = None if rid is None else self.model.record(rid)
+            files.add_row(Text(shown(key[1])), Text(record.mime if record else ""))
+        if row is not None and keep in row.files:
+            files.move_cursor(row=row.files.index(keep))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Checking again retries files: not offered when nothing may be written."""
@@ -149,9 +204,33 @@ class ToolsScreen(TriageScreen):
             text = "install a tool, then check again"
         self.query_one("#tools-status", Static).update(text)
 
-    @on(DataTable.RowHighlighted)
+    @on(DataTable.RowHighlighted, "#tool-table")
     def _highlighted(self) -> None:
         self._show_detail()
+
+    @on(DataTable.RowSelected, "#tool-table")
+    def _tool_selected(self) -> None:
+        """Enter on a tool: into the files it would unlock."""
+        row = self.selected
+        if row is not None and row.files:
+            self.query_one("#tool-files", DataTable).focus()
+        elif row is not None:
+            self.notify(f"no file waits on {row.name}")
+
+    @on(DataTable.RowSelected, "#tool-files")
+    def _file_selected(self) -> None:
+        """Enter on a file: its record in full; escape comes back here."""
+        key = self.file_key
+        rid = None if key is None else self.model.ids.get(key)
+        if rid is not None:
+            self.dash.open_record(rid, detail=True)
+
+    def action_back(self) -> None:
+        """From the files back to the tools; from the tools back to the records."""
+        if self.query_one("#tool-files", DataTable).has_focus:
+            self.query_one("#tool-table", DataTable).focus()
+        else:
+            super().action_back()
 
     @on(Button.Pressed, "#check")
     def _pressed(self) -> None:

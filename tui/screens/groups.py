@@ -1,0 +1,318 @@
+"""What the errors and unsupported screens share: groups of records above, the highlighted
+group's example and files below.
+
+Enter drills from a group into its files; enter on a file opens the record (its text, or the
+record in full) and escape comes back to the same place; escape from the files goes back to
+the groups. ``R`` retries the highlighted group, ``r`` the highlighted file. The groups table
+shows every column from :data:`WIDE` columns on; narrower, the columns the line below the
+table repeats (MIME types, the example) are left out, so nothing is cut at 80 columns.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Protocol, TypeVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.events import DescendantFocus, Resize
+from textual.widgets import DataTable, Static
+
+from engine.names import shown
+from engine.records import Record
+from tui.model import Key, RecordModel
+from tui.screens.ports import Dashboard
+from tui.screens.triage_base import TriageScreen
+from tui.state import TriageState
+from tui.widgets.footer import FittingFooter
+from tui.widgets.marked_table import RETRYING
+
+WIDE = 120
+"""From this width on the groups table shows every column."""
+
+
+class Group(Protocol):
+    """A group of records, as the screen needs it."""
+
+    @property
+    def keys(self) -> list[Key]:
+        """(root, path) of every record in the group."""
+        ...
+
+    @property
+    def count(self) -> int:
+        """Records in the group."""
+        ...
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """What makes the group itself (stable across refreshes)."""
+        ...
+
+
+G = TypeVar("G", bound=Group)
+
+Column = tuple[str, float]
+"""A column's title and its share of the width left after the natural-width columns (0:
+as wide as its cells)."""
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells' worth of characters, ending in … when cut."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def fit_title(parts: list[str], width: int) -> str:
+    """Markup ``parts`` joined by `` · ``, leaving out from the end what does not fit."""
+    title = parts[0]
+    for part in parts[1:]:
+        longer = f"{title} · {part}"
+        if Text.from_markup(longer).cell_len > width:
+            break
+        title = longer
+    return title
+
+
+def widths(columns: list[Column], rows: list[list[str]], total: int) -> list[int]:
+    """Each column's width: natural ones as wide as their cells; the others share what is
+    left of ``total`` (less the cells' padding and a scroll bar) by their shares, a column
+    that needs less than its share giving the rest to the others; at least 8 each."""
+    natural = [
+        max([len(title), *(len(row[i]) for row in rows)]) for i, (title, _s) in enumerate(columns)
+    ]
+    out = [n if share == 0 else 0 for n, (_t, share) in zip(natural, columns, strict=True)]
+    free = total - sum(out) - 2 * len(columns) - 2
+    open_ = [i for i, (_t, share) in enumerate(columns) if share > 0]
+    while open_:  # those that fit their share take what they need; the rest share anew
+        shares = sum(columns[i][1] for i in open_)
+        fits = [i for i in open_ if natural[i] <= free * columns[i][1] / shares]
+        if not fits:
+            for i in open_:
+                out[i] = max(8, int(free * columns[i][1] / shares))
+            break
+        for i in fits:
+            out[i] = natural[i]
+            free -= natural[i]
+        open_ = [i for i in open_ if i not in fits]
+    return out
+
+
+def set_columns(table: DataTable[object], titles: tuple[str, ...]) -> None:
+    """Empty ``table``, and give it ``titles`` as its columns when it has others. (Rebuilding
+    the same columns on every refresh left them as wide as their titles after a live
+    refresh, with Textual 8.2: the cells were cut.)"""
+    if tuple(str(c.label) for c in table.columns.values()) == titles:
+        table.clear()
+    else:
+        table.clear(columns=True)
+        table.add_columns(*titles)
+
+
+class GroupsScreen(TriageScreen, Generic[G]):
+    """Groups above, the highlighted group's files below; subclasses say what a group is."""
+
+    BINDINGS = [
+        Binding("R", "retry_group", "Retry group"),
+        Binding("r", "retry_file", "Retry file"),
+        Binding("escape", "back", "Back"),
+    ]
+    TITLE_ID = "groups-title"
+    """The title's id."""
+    FILE_COLUMNS: tuple[str, ...] = ("path", "MIME", "verdict")
+    """The files table's columns."""
+    EMPTY = "no groups"
+    """What the detail line says when there is no group."""
+
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
+        self.groups: list[G] = []
+        self.records: dict[Key, Record] = {}
+        self._shown: tuple[str, str] | None = None
+        self._width = 0
+
+    # -- what a subclass says ---------------------------------------------------------------
+
+    def load(self) -> tuple[list[G], list[Record]]:
+        """The groups, and every record they hold, from the live model."""
+        raise NotImplementedError
+
+    def columns(self, wide: bool) -> list[Column]:
+        """The groups table's columns."""
+        raise NotImplementedError
+
+    def cells(self, group: G, wide: bool) -> list[str]:
+        """A group's row, one string per column (cut to the column's width here)."""
+        raise NotImplementedError
+
+    def title_parts(self) -> list[str]:
+        """The title as markup parts, most important first (the rest is left out when
+        narrow: the footer has the keys too)."""
+        raise NotImplementedError
+
+    def describe(self, group: G) -> str:
+        """The line(s) below the groups: the group in full, with its example."""
+        raise NotImplementedError
+
+    def verdict(self, record: Record | None) -> str:
+        """A file's verdict in the files table."""
+        return "" if record is None else record.error or ""
+
+    # -- the screen -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        """Title, groups, the group's example, its files, footer."""
+        yield Static("", id=self.TITLE_ID, classes="groups-title")
+        yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="group-detail")
+        yield DataTable(id="group-files", cursor_type="row")
+        yield FittingFooter()
+
+    def on_mount(self) -> None:
+        """Columns, then the groups."""
+        self.query_one("#group-files", DataTable).add_columns(*self.FILE_COLUMNS)
+        self.ready = True
+        self.refresh_data()
+        self.query_one("#groups", DataTable).focus()
+
+    def on_resize(self, event: Resize) -> None:
+        """Another width: the columns that fit it."""
+        if self.ready and event.size.width != self._width:
+            self.refresh_data()
+
+    @property
+    def group(self) -> G | None:
+        """The highlighted group."""
+        table = self.query_one("#groups", DataTable)
+        if not self.groups or table.cursor_row >= len(self.groups):
+            return None
+        return self.groups[table.cursor_row]
+
+    @property
+    def file_key(self) -> Key | None:
+        """The highlighted file of the group."""
+        group, table = self.group, self.query_one("#group-files", DataTable)
+        if group is None or table.cursor_row >= group.count:
+            return None
+        return group.keys[table.cursor_row]
+
+    def refresh_data(self) -> None:
+        """Groups from the live model; the cursor stays on the same group."""
+        keep = self.group.ident if self.group else None
+        self.groups, records = self.load()
+        self.records = {r.key: r for r in records}
+        self._width = width = self.app.size.width
+        wide = width >= WIDE
+        columns = self.columns(wide)
+        rows = [[shown(c) for c in self.cells(g, wide)] for g in self.groups]
+        table = self.query_one("#groups", DataTable)
+        set_columns(table, tuple(title for title, _share in columns))
+        cuts = widths(columns, rows, width)
+        for row in rows:
+            table.add_row(*(Text(cut(c, w)) for c, w in zip(row, cuts, strict=True)))
+        idents = [g.ident for g in self.groups]
+        if keep in idents:
+            table.move_cursor(row=idents.index(keep))
+        self._show_title()
+        self._shown = None
+        self._show_group()
+
+    def _show_title(self) -> None:
+        title = self.query_one(f"#{self.TITLE_ID}", Static)
+        title.update(fit_title(self.title_parts(), self._width - 2))
+
+    @property
+    def in_files(self) -> bool:
+        """Whether the files table has the keys (enter opens a file there)."""
+        return self.query_one("#group-files", DataTable).has_focus
+
+    def keys_hint(self) -> str:
+        """What enter and escape do where the keys are now (a title part)."""
+        if self.in_files:
+            return "enter: open the file · escape: back to the groups"
+        return "enter: the group's files, then a file"
+
+    def on_descendant_focus(self, _event: DescendantFocus) -> None:
+        """The keys moved between the tables: the title says what enter does now."""
+        if self.ready:
+            self._show_title()
+
+    def _show_group(self) -> None:
+        group = self.group
+        files = self.query_one("#group-files", DataTable)
+        detail = self.query_one("#group-detail", Static)
+        if group is None:
+            files.clear()
+            detail.update(f"[dim]{self.EMPTY}[/dim]")
+            self._shown = None
+            return
+        detail.update(self.describe(group))
+        if group.ident == self._shown:
+            return
+        self._shown = group.ident
+        keep = files.cursor_row
+        files.clear()
+        retrying = self.triage.retrying
+        rows = []
+        for key in group.keys:
+            record = self.records.get(key)
+            verdict = RETRYING if key in retrying else self.verdict(record)
+            rows.append([shown(key[1]), shown(record.mime if record else ""), shown(verdict)])
+        # the verdict takes the width the path and MIME leave (the line above has it in full)
+        cuts = widths([("path", 0), ("MIME", 0), ("verdict", 1)], rows, self._width)
+        for row in rows:
+            files.add_row(*(Text(cut(c, w)) for c, w in zip(row, cuts, strict=True)))
+        files.move_cursor(row=min(keep, max(0, group.count - 1)))
+
+    @on(DataTable.RowHighlighted, "#groups")
+    def _group_highlighted(self) -> None:
+        self._show_group()
+
+    @on(DataTable.RowSelected, "#groups")
+    def _group_selected(self) -> None:
+        """Enter on a group: into its files."""
+        self.query_one("#group-files", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Retries are not offered when nothing may be written."""
+        return not action.startswith("retry_") or self.triage.writable
+
+    @on(DataTable.RowSelected, "#group-files")
+    def _file_selected(self) -> None:
+        """Enter on a file: the record in full (its text when it has one); escape returns."""
+        key = self.file_key
+        rid = None if key is None else self.model.ids.get(key)
+        if rid is not None:
+            self.dash.open_record(rid, detail=True)
+
+    def action_back(self) -> None:
+        """From the files back to the groups; from the groups back to the records."""
+        files = self.query_one("#group-files", DataTable)
+        if files.has_focus:
+            self.query_one("#groups", DataTable).focus()
+        else:
+            super().action_back()
+
+    def group_label(self, group: G) -> str:
+        """How a retry of ``group`` is named in its notification."""
+        return f"group {cut(shown(' '.join(group.ident)), 48)}"
+
+    def action_retry_group(self) -> None:
+        """Retry every file of the highlighted group."""
+        group = self.group
+        if group is None:
+            self.notify("no group to retry", severity="warning")
+            return
+        self.dash.retry(list(group.keys), self.group_label(group))
+        self._shown = None
+        self._show_group()
+
+    def action_retry_file(self) -> None:
+        """Retry the highlighted file (the first of the group while the groups have focus)."""
+        key = self.file_key
+        if key is None:
+            self.notify("no file to retry", severity="warning")
+            return
+        self.dash.retry([key], key[1])
+        self._shown = None
+        self._show_group()

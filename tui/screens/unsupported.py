@@ -1,0 +1,70 @@
+"""The unsupported screen: files no reader took, grouped by reason and MIME type, largest
+first, each group saying what would unlock it (the tools its records name, or that no
+reader reads the type).
+
+It works as the errors screen does (:mod:`tui.screens.groups`): enter drills into a group's
+files, enter on a file shows the record in full, escape comes back to the same place. ``R``
+retries a group (after installing what it waits on; the tools screen's ``g`` does that by
+itself for the files a newly found tool unlocks).
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from engine.names import shown
+from engine.records import Record
+from tui.screens.groups import Column, GroupsScreen
+from tui.triage import UnsupportedGroup, group_unsupported, unsupported_records
+
+
+class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
+    """Unsupported files by reason and MIME type above, the highlighted group's files below."""
+
+    CSS_PATH = "errors.tcss"
+    TITLE_ID = "unsupported-title"
+    EMPTY = "no unsupported files"
+    FILE_COLUMNS = ("path", "MIME", "why not read")
+    _counts: tuple[int, int] = (0, 0)
+    """Unsupported records and their groups (for the title)."""
+
+    def load(self) -> tuple[list[UnsupportedGroup], list[Record]]:
+        """Unsupported records by reason and MIME type."""
+        records = unsupported_records(self.model)
+        groups = group_unsupported(records)
+        self._counts = (len(records), len(groups))
+        return groups, records
+
+    def columns(self, wide: bool) -> list[Column]:
+        """Files, reason, MIME type, what would unlock it; wide: an example path too."""
+        if wide:
+            return [("files", 0), ("reason", 0), ("MIME type", 0.35), ("unlocked by", 0.3),
+                    ("example", 0.35)]  # fmt: skip
+        return [("files", 0), ("reason", 0), ("MIME type", 0.55), ("unlocked by", 0.45)]
+
+    def cells(self, group: UnsupportedGroup, wide: bool) -> list[str]:
+        """A group's row."""
+        row = [f"{group.count:,}", group.reason, group.mime or "?", group.unlock]
+        return [*row, group.example_path] if wide else row
+
+    def title_parts(self) -> list[str]:
+        """Counts first, then the keys."""
+        files, groups = self._counts
+        return [
+            f"[b]Unsupported[/b] {files:,} in {groups:,} group{'s' if groups != 1 else ''}",
+            self.keys_hint(),
+            "by reason and MIME type",
+        ]
+
+    def describe(self, group: UnsupportedGroup) -> str:
+        """Reason, size, MIME type, what would unlock it, then a real example in full."""
+        many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
+        return (
+            f"[b]{escape(group.reason)}[/b] · {many} · {escape(shown(group.mime or '?'))}\n"
+            f"[b]unlocked by[/b] {escape(shown(group.unlock))}\n"
+            f"[b]e.g.[/b] {escape(shown(group.example_path))}: {escape(shown(group.example))}"
+        )
+
+    def group_label(self, group: UnsupportedGroup) -> str:
+        """``group needs_tool image/png`` in the retry's notification."""
+        return f"group {group.reason} {shown(group.mime or '?')}"
