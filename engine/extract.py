@@ -75,7 +75,7 @@ class ReadTask:
     path: str
     """Absolute path of the file."""
     sha256: str
-    """Content hash (names the text file)."""
+    """Content hash as the engine found it; empty when it did not hash (the worker does)."""
     limits: Limits
     """Bounds of the read."""
     tools: ToolSet
@@ -315,7 +315,7 @@ def _finish(
         stopped = " before it stopped at a cap" if sink.capped or cut is not None else ""
         why = f"the reader found no text{stopped}"
         return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
-    tmp = Path(task.tmp_dir) / f"{task.sha256}.{os.getpid()}.{time.monotonic_ns()}.txt"
+    tmp = Path(task.tmp_dir) / f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
         _write_text(tmp, text)
     except OSError as exc:

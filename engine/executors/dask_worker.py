@@ -119,7 +119,8 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> list[Outcome]
         for i, task in zip(slots, mine, strict=True):
             done = out[i]
             assert done is not None
-            out[i] = _placed(done, task.sha256, settings.store_dir)
+            # Filed under the hash of what was read (the task's may be empty: not hashed yet).
+            out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
     assert all(o is not None for o in out), "the pool answered every task"
     return [o for o in out if o is not None]
 
