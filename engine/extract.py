@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 import os
 import stat
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from engine import mimes
 from engine.detect import detect
@@ -86,6 +88,9 @@ class ReadTask:
     """Size in bytes when planned (the pool batches small files)."""
     ident: Ident | None = None
     """The file's Ident when the engine hashed it to ``sha256``; None: the worker hashes."""
+    store_dir: str = ""
+    """The store: a finished text is renamed into its ``extract/`` by the worker, under the
+    hash of what was read. Empty: the text stays in ``tmp_dir`` for the engine (verify)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +120,8 @@ class Outcome:
     ms: int = 0
     """Wall time of the read."""
     text_file: str | None = None
-    """Temporary file holding the text (ok records)."""
+    """The file holding the text (ok records): in the store already when the task named one,
+    else a temporary file for the engine to move or compare."""
     machine: bool = False
     """The machine failed, not the file: keep the earlier record, report ``error``."""
     lost_worker: bool = False
@@ -132,6 +138,14 @@ class Outcome:
     """Its mtime as read (with ``sha256``)."""
     gone: bool = False
     """The file was gone (deleted or replaced by a non-file) when the worker came to it."""
+
+    def __reduce__(self) -> tuple[type[Outcome], tuple[object, ...]]:
+        # A worker sends one per file: rebuilt by one call, not dataclasses' field-by-field
+        # __setstate__ (which cost the engine several microseconds per file).
+        return Outcome, _OUTCOME_FIELDS(self)
+
+
+_OUTCOME_FIELDS = operator.attrgetter(*(f.name for f in fields(Outcome)))
 
 
 def normalise(text: str) -> str:
@@ -168,7 +182,21 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
             continue  # it changed while hashed
         outcome = _read_once(task, begun, started)
         if _ident(task.path) == before:
-            return _replace(outcome, sha256=sha, size=before[2], mtime_ns=before[3], ms=_ms(begun))
+            text_file = outcome.text_file
+            if text_file is not None and task.store_dir:
+                try:
+                    text_file = _place(text_file, sha, task.store_dir)
+                except OSError as exc:
+                    why = f"cannot write the text: {exc.strerror or exc}"
+                    return machine_failure(outcome.mime, why)
+            return _replace(
+                outcome,
+                sha256=sha,
+                size=before[2],
+                mtime_ns=before[3],
+                ms=_ms(begun),
+                text_file=text_file,
+            )
         if outcome.text_file is not None:  # made from bytes that are no longer there
             with contextlib.suppress(OSError):
                 os.unlink(outcome.text_file)
@@ -183,6 +211,24 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
 
 GONE = Outcome(Status.SKIPPED, mimes.OCTET, gone=True, error="the file is gone")
 """The Outcome of a file that was gone when its worker came to it."""
+
+
+def text_dest(store_dir: str, sha256: str) -> str:
+    """Where the text of content ``sha256`` lives in the store at ``store_dir``."""
+    return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
+
+
+def _place(tmp: str, sha: str, store_dir: str) -> str:
+    """Rename a finished text into the store (atomic; synced once per sweep by the engine);
+    its place. Raises OSError (the temporary file is removed)."""
+    dest = text_dest(store_dir, sha)
+    try:
+        os.replace(tmp, dest)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return dest
 
 
 def _ms(begun: float) -> int:
@@ -289,41 +335,53 @@ def _finish(
     task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink, cut: LimitExceeded | None
 ) -> Outcome:
     text = normalise(sink.getvalue())
-    base = _replace(
-        base, extractor=info.extractor, pages=info.pages, members=info.members, error=info.note
-    )
+    error = info.note
     # Judged before any cap line is added: a text that would be only that line is no text.
     blank = not text.strip()
     if not blank and sink.capped:
         detail = f"{task.limits.max_chars} characters"
         text += cap_line("max_chars", detail)
-        base = _replace(base, error=f"text cut at the max_chars cap ({detail})")
+        error = f"text cut at the max_chars cap ({detail})"
     elif not blank and cut is not None:
         text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
-        base = _replace(base, error=f"text cut: {cut}"[:500])
-    if blank and cut is not None:
+        error = f"text cut: {cut}"[:500]
+    read = {"extractor": info.extractor, "pages": info.pages, "members": info.members}
+    if not blank:  # the common case: one Outcome made, not one per field that changed
+        return _keep(task, base, text, read, error)
+    base = _replace(base, error=error, **read)
+    if cut is not None:
         return _fail(base, cut)  # a bound stopped it before any text: that bound's verdict
-    if blank:
-        if info.scanned:
-            return _replace(
-                base,
-                status=Status.EMPTY,
-                reason=Reason.SCANNED,
-                error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
-                needs=("pdftoppm", "tesseract"),
-            )
-        stopped = " before it stopped at a cap" if sink.capped or cut is not None else ""
-        why = f"the reader found no text{stopped}"
-        return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
-    tmp = Path(task.tmp_dir) / f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
+    if info.scanned:
+        return _replace(
+            base,
+            status=Status.EMPTY,
+            reason=Reason.SCANNED,
+            error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
+            needs=("pdftoppm", "tesseract"),
+        )
+    stopped = " before it stopped at a cap" if sink.capped else ""
+    why = f"the reader found no text{stopped}"
+    return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
+
+
+def _keep(
+    task: ReadTask,
+    base: Outcome,
+    text: str,
+    read: dict[str, Any],
+    error: str | None,
+) -> Outcome:
+    """Write the text to a temporary file; the ok Outcome that names it."""
+    pages = read["pages"]
+    tmp = f"{task.tmp_dir}/text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
         _write_text(tmp, text)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp)
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
-    quality = score_quietly(text, base.mime, info.pages)
-    return _replace(base, chars=len(text), text_file=str(tmp), quality=quality)
+    quality = score_quietly(text, base.mime, pages)
+    return _replace(base, chars=len(text), text_file=tmp, quality=quality, error=error, **read)
 
 
 def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
@@ -337,11 +395,18 @@ def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
         return None
 
 
-def _write_text(tmp: Path, text: str) -> None:
+def _write_text(tmp: str, text: str) -> None:
     # No fsync here: the engine syncs once before extract.jsonl names these texts, which is
-    # as durable and far cheaper than one fsync per small file.
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    # as durable and far cheaper than one fsync per small file. os.open and os.write: a
+    # text-mode file object costs more than the write of a small text itself.
+    data = text.encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def machine_failure(mime: str, message: str) -> Outcome:

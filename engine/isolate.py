@@ -215,7 +215,12 @@ class ReadPool:
         most = max(1, min(BATCH_FILES, len(queue) // (2 * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
-            if (nxt.limits, nxt.tools, nxt.tmp_dir) != (first.limits, first.tools, first.tmp_dir):
+            if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (
+                first.limits,
+                first.tools,
+                first.tmp_dir,
+                first.store_dir,
+            ):
                 break
             chars += len(nxt.path)
             if chars > BATCH_PATH_CHARS:
@@ -361,4 +366,4 @@ def _budget(task: ReadTask) -> float:
 def _batch(tasks: list[ReadTask], number: int) -> _w.Batch:
     first = tasks[0]
     items = tuple((t.path, t.sha256, t.size, t.ident) for t in tasks)
-    return _w.Batch(first.limits, first.tools, first.tmp_dir, items, number)
+    return _w.Batch(first.limits, first.tools, first.tmp_dir, items, number, first.store_dir)

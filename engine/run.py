@@ -24,7 +24,7 @@ from typing import Protocol
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
-from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
+from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file, text_dest
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
 from engine.quality import enabled as quality_enabled
@@ -149,6 +149,7 @@ class Run:
         self._present: set[str] | None = None
         self._verifying: set[str] = set()
         self._tmp = str(self.store.tmp_dir)
+        self._out = str(self.store.out)
 
     def reader_of(self, mime: str) -> str | None:
         if mime not in self.mime_reader:
@@ -303,6 +304,9 @@ class Run:
             return  # nothing to read: do not start workers
         pending = set(reads)
         executor = self.ctx.executor
+        # Workers rename texts into the store: from here a crash may leave texts no record
+        # names, which the marker tells the next sweep to collect.
+        self.store.mark_dirty()
         try:
             executor.submit(tasks)
             for task, outcome in executor.finished(tick=self._tick):
@@ -331,7 +335,9 @@ class Run:
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, self._tmp
         ident = self._ident.get((e.root, e.path))
         sha = "" if key.startswith("/") else key
-        return ReadTask(_abspath(e), sha, limits, tools, tmp, e.size, ident)
+        # A text to compare with the stored one (verify) stays in tmp/ for the engine.
+        out = "" if sha in self._verifying else self._out
+        return ReadTask(_abspath(e), sha, limits, tools, tmp, e.size, ident, out)
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
@@ -372,6 +378,7 @@ class Run:
         group still hold ``sha`` and the next of them is read in its place.
         """
         if o.machine:
+            self.store.still_ours()  # a store that went is StoreLost, not a machine failure
             self._machine_failed(group, o.error or "machine failure")
             return False
         sha = "" if key.startswith("/") else key
@@ -398,8 +405,8 @@ class Run:
             return again
         if o.text_file is not None:
             try:
-                self.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
-                self.store.put_text_file(real, Path(o.text_file))
+                if o.text_file != text_dest(self._out, real):  # not placed by its worker
+                    self.store.put_text_file(real, Path(o.text_file))
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
@@ -413,7 +420,12 @@ class Run:
             if sha and e is first[0] and real != sha:
                 prior = self.records.get((e.root, e.path))
                 why, base = (Why.CHANGED if prior else Why.NEW), None
-            if e is first[0] and o.size is not None and o.mtime_ns is not None:
+            if (
+                e is first[0]
+                and o.size is not None
+                and o.mtime_ns is not None
+                and (o.size, o.mtime_ns) != (e.size, e.mtime_ns)
+            ):
                 e = replace(e, size=o.size, mtime_ns=o.mtime_ns)
             self.emit(_same_verdict(self._record(e, real, why, base, o), base))
         return again

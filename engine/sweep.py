@@ -283,6 +283,10 @@ class Sweeper:
         new = run.execute()
         if run.executor_failed:
             self.drop_executor()
+        if run.interrupted or run.executor_failed:
+            # Workers rename texts into the store as they read; answers that never came may
+            # have left texts no record names: keep the marker until a full sweep collects them.
+            self._killed_before = True
         # An interrupted run saw only some files: the others keep their records, not lose them.
         gone = [] if run.interrupted else [k for k in scope if k not in new]
         vanished = () if run.interrupted else tuple(k for k in force if k not in new)

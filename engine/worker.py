@@ -139,6 +139,8 @@ class Batch:
     """(path, sha256, size, ident) of each file, as in its ReadTask."""
     number: int = 0
     """The pool's number for this batch (written in the slot while its files are read)."""
+    store_dir: str = ""
+    """The store whose ``extract/`` finished texts are renamed into (see ReadTask)."""
 
 
 def main(conn: Connection, cfg: WorkerConfig) -> None:
@@ -216,7 +218,9 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
         done: list[Outcome] = []
         sent = time.monotonic()
         for index, (path, sha, size, ident) in enumerate(batch.items):
-            task = ReadTask(path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident)
+            task = ReadTask(
+                path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident, batch.store_dir
+            )
             if slot is not None:
                 slot.begin(batch.number, index)
             signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
