@@ -176,13 +176,14 @@ class Run:
                 prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
                 assert prior is not None and prior.sha256 is not None
-                if (
-                    prior.reused
-                    and still_current(prior, self.versions, self._readers)
-                    and (not prior.has_text or self._has_text(prior.sha256))
+                if still_current(prior, self.versions, self._readers) and (
+                    not prior.has_text or self._has_text(prior.sha256)
                 ):
+                    # The warm sweep's common case: what plan() would decide, without a plan.
+                    # Size and mtime match, so the kept verdict differs at most in ``reused``.
                     self.reused += 1
-                    self.emit(self.requalified(prior))  # the warm sweep's common case
+                    kept = prior if prior.reused else prior.evolve(reused=True)
+                    self.emit(self.requalified(kept))
                 else:
                     self.plan(e, prior.sha256)
             elif opts.verify or self.ctx.view.may_hold(e.size):
