@@ -29,12 +29,12 @@ import stat
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from engine import mimes
-from engine.detect import detect
+from engine.detect import HEAD_BYTES, detect
 from engine.errors import LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
 from engine.quality import Quality, score
@@ -61,13 +61,22 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:
     Raises OSError (FileNotFoundError when it is gone). The Ident comes from the open file, so
     a hash and an Ident always describe the same bytes.
     """
+    got = _hash_with_head(path)
+    return None if got is None else got[:2]
+
+
+def _hash_with_head(path: str | os.PathLike[str]) -> tuple[str, Ident, bytes] | None:
+    """:func:`hash_file`, and the file's first :data:`~engine.detect.HEAD_BYTES` bytes (what
+    detection looks at: the same bytes, so the file need not be opened again for it)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         before = ident_of(os.fstat(fh.fileno()))
-        while chunk := fh.read(1 << 20):
+        head = chunk = fh.read(1 << 20)
+        while chunk:
             h.update(chunk)
+            chunk = fh.read(1 << 20)
         after = ident_of(os.fstat(fh.fileno()))
-    return (h.hexdigest(), before) if before == after else None
+    return (h.hexdigest(), before, head[:HEAD_BYTES]) if before == after else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +154,9 @@ class Outcome:
         return Outcome, _OUTCOME_FIELDS(self)
 
 
-_OUTCOME_FIELDS = operator.attrgetter(*(f.name for f in fields(Outcome)))
+_OUTCOME_ORDER = tuple(f.name for f in fields(Outcome))
+_OUTCOME_NAMES = frozenset(_OUTCOME_ORDER)
+_OUTCOME_FIELDS = operator.attrgetter(*_OUTCOME_ORDER)
 
 
 def normalise(text: str) -> str:
@@ -174,13 +185,17 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
         before = _ident(task.path)
         if before is None or isinstance(before, Outcome):
             return _replace(before or GONE, ms=_ms(begun))
+        head = None
         try:
-            sha = task.sha256 if before == task.ident else _hash(task.path, before)
+            if before == task.ident:
+                sha: str | None = task.sha256
+            else:
+                sha, head = _hash(task.path, before)
         except OSError as exc:
             return _unreadable(exc, begun)
         if sha is None:
             continue  # it changed while hashed
-        outcome = _read_once(task, begun, started)
+        outcome = _read_once(task, begun, started, head)
         if _ident(task.path) == before:
             text_file = outcome.text_file
             if text_file is not None and task.store_dir:
@@ -252,24 +267,30 @@ def _unreadable(exc: OSError, begun: float | None) -> Outcome:
     return Outcome(Status.SKIPPED, mimes.OCTET, Reason.UNREADABLE, error=why, ms=ms)
 
 
-def _hash(path: str, before: Ident) -> str | None:
-    """The file's hash when it still is ``before`` throughout; None when it moved or went.
+def _hash(path: str, before: Ident) -> tuple[str | None, bytes | None]:
+    """The file's hash and head when it still is ``before`` throughout; (None, None) when it
+    moved or went.
 
     Raises OSError when the file cannot be read (the verdict is ``skipped/unreadable``).
     """
     try:
-        hashed = hash_file(path)
+        hashed = _hash_with_head(path)
     except FileNotFoundError:
-        return None  # the next attempt's lstat finds it gone
+        return None, None  # the next attempt's lstat finds it gone
     if hashed is None or hashed[1] != before:
-        return None
-    return hashed[0]
+        return None, None
+    return hashed[0], hashed[2]
 
 
-def _read_once(task: ReadTask, begun: float, started: Callable[[str], None] | None) -> Outcome:
+def _read_once(
+    task: ReadTask,
+    begun: float,
+    started: Callable[[str], None] | None,
+    head: bytes | None = None,
+) -> Outcome:
     path = Path(task.path)
     try:
-        mime = detect(path)
+        mime = detect(path, head)
     except Exception:  # a detection bug must cost one record, not the worker
         mime = mimes.OCTET
     if started is not None:
@@ -427,5 +448,12 @@ def _fail(base: Outcome, exc: ReadFailure, needs: tuple[str, ...] = ()) -> Outco
     return _replace(base, status=exc.status, reason=exc.reason, error=str(exc)[:500], needs=needs)
 
 
-def _replace(o: Outcome, **kw: object) -> Outcome:
-    return replace(o, **kw)  # type: ignore[arg-type]
+def _replace(o: Outcome, **kw: Any) -> Outcome:
+    """``o`` with ``kw`` changed: one constructor call (``dataclasses.replace`` costs a
+    worker tens of microseconds a file, and each read makes a few)."""
+    if not kw.keys() <= _OUTCOME_NAMES:
+        raise TypeError(f"not Outcome fields: {sorted(kw.keys() - _OUTCOME_NAMES)}")
+    values: list[Any] = [
+        kw.get(n, v) for n, v in zip(_OUTCOME_ORDER, _OUTCOME_FIELDS(o), strict=True)
+    ]
+    return Outcome(*values)

@@ -59,6 +59,10 @@ SEND_AFTER_S = 0.05
 RECYCLE_RSS = 512 * 1024 * 1024
 """A worker whose peak resident memory passed this leaves after its read (a fresh one comes):
 a big read leaves a heap that small reads would inherit."""
+RSS_CHECK_BYTES = 1 << 20
+"""Files at least this big are followed by a look at the worker's peak memory."""
+RSS_CHECK_MS = 50
+"""Reads at least this long are followed by a look at the worker's peak memory."""
 SLOT_BYTES = 256
 _HEAD = struct.Struct("<qqqd")  # batch number, index, reading (0/1), monotonic start
 _MIME_AT = _HEAD.size
@@ -232,7 +236,7 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
             reads += 1
             # After a MemoryError the heap is not trusted; after max_reads, or a read that
             # grew the heap past RECYCLE_RSS, time to go.
-            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads or _grown():
+            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads or _grown(size, outcome):
                 conn.send(("done", done))
                 conn.send(("bye",))
                 return
@@ -245,8 +249,14 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
     conn.send(("bye",))
 
 
-def _grown() -> bool:
-    """Whether this worker's peak resident memory passed :data:`RECYCLE_RSS`."""
+def _grown(size: int, outcome: Outcome) -> bool:
+    """Whether this worker's peak resident memory passed :data:`RECYCLE_RSS`.
+
+    Asked only after a read that could have grown it (a big file, or a long read):
+    ``getrusage`` costs a few hundred microseconds on some kernels, more than a small read.
+    """
+    if size < RSS_CHECK_BYTES and outcome.ms < RSS_CHECK_MS:
+        return False
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > RECYCLE_RSS
 
 
