@@ -318,7 +318,8 @@ class ReadPool:
         culprit = _release(w, queue, None if at is None else at[0])
         if culprit is not None and at is not None:
             yield culprit, _w.died(culprit, at[2], code)
-        elif not w.leaving and not (w.ready and w.began):
+        elif not w.leaving and not (w.ready and (w.began or w.slot.batch() > 0)):
+            # Died before it began any file (files read but not yet reported count as begun).
             self._start_failed(code)
 
     def _start_failed(self, code: int | None) -> None:

@@ -100,6 +100,10 @@ class Slot:
         """The read finished (its Outcome is the worker's to send)."""
         struct.pack_into("<q", self.buf, 16, 0)
 
+    def batch(self) -> int:
+        """The number of the last batch the worker began a file of (0: none yet)."""
+        return int(_HEAD.unpack_from(self.buf, 0)[0])
+
     def reading(self) -> tuple[int, int, float, str | None] | None:
         """(batch, index, start, MIME or None) of the read under way; None between reads."""
         batch, index, busy, begun = _HEAD.unpack_from(self.buf, 0)

@@ -244,6 +244,26 @@ def test_a_worker_that_dies_mid_batch_is_blamed_for_the_file_its_slot_names(
     assert list(queue) == [a, c]  # read but not reported, and not begun: sent again
 
 
+def test_a_worker_that_dies_between_reads_unreported_is_no_failure_to_start(
+    tmp_path: Path,
+) -> None:
+    """It had read files it had not reported yet, then died between two reads: nothing is
+    blamed, every file is sent again, and it does not count towards "workers cannot start"."""
+    pool = ReadPool(Limits(), workers=1)
+    ours, theirs = Pipe()
+    a, b = (ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "ab")
+    theirs.close()
+    slot = Slot(bytearray(SLOT_BYTES))
+    slot.begin(3, 0)
+    slot.end()
+    w = _Worker(_Exited(-9), ours, slot, ready=True, tasks=deque([(3, 0, a), (3, 1, b)]))  # type: ignore[arg-type]
+    pool._live.append(w)
+    queue: deque[ReadTask] = deque()
+    assert list(pool._dead(w, queue)) == []
+    assert list(queue) == [a, b]
+    assert pool._start_failures == 0
+
+
 # -- a full disk ----------------------------------------------------------------------------
 
 
