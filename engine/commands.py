@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import orjson
-from rich.console import Console
 
 from engine.console import SweepReporter, record_line, summary_table
 from engine.errors import MachineFailure, QuarryError, UsageError
@@ -98,7 +97,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(summary.to_json().decode() + "\n")
     elif not args.quiet:
-        Console().print(summary_table(summary, result.extracted))
+        _print(summary_table(summary, result.extracted))
     return sweep_exit(result)
 
 
@@ -234,8 +233,15 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
-    Console().print(_tools_table(rows, counted=missing is not None))
+    _print(_tools_table(rows, counted=missing is not None))
     return EXIT_OK
+
+
+def _print(renderable: object) -> None:
+    """Print a rich renderable on stdout (rich imported only when there is one to print)."""
+    from rich.console import Console
+
+    Console().print(renderable)
 
 
 COMMANDS: dict[str, Command] = {

@@ -8,25 +8,18 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
-from typing import TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)  # fmt: skip
-from rich.table import Table
+from typing import TYPE_CHECKING, TextIO
 
 from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
 from engine.events import Progress as ProgressEvent
 from engine.names import shown
 from engine.quality import VERDICTS, summary_line
 from engine.records import Record, Status, Summary
+
+if TYPE_CHECKING:  # rich is imported when something is drawn: `--json` and logs never pay
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+    from rich.table import Table
 
 STATUS_STYLE = {
     "ok": "green", "empty": "yellow", "unsupported": "magenta", "error": "red",
@@ -39,11 +32,20 @@ class SweepReporter:
 
     def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
-        self.console = Console(file=self.stream, highlight=False)
+        self._console: Console | None = None
         self.tty = self.stream.isatty()
         self.quiet = quiet
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+
+    @property
+    def console(self) -> Console:
+        """The rich console on the stream, made on first use."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False)
+        return self._console
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, SweepStarted):
@@ -61,6 +63,15 @@ class SweepReporter:
 
     def _start(self, e: SweepStarted) -> None:
         if self.tty and not self.quiet and e.full:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )  # fmt: skip
+
             self._progress = Progress(
                 TextColumn("[bold]sweep"),
                 BarColumn(),
@@ -139,6 +150,8 @@ def quality_counts(counts: dict[str, int]) -> str:
 
 def summary_table(summary: Summary, extracted: int) -> Table:
     """The table printed after a sweep."""
+    from rich.table import Table
+
     table = Table(
         title=f"quarry: {summary.files} files in {summary.seconds:.1f} s", title_justify="left"
     )

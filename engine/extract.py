@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 import os
 import stat
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from engine import mimes
-from engine.detect import detect
+from engine.detect import HEAD_BYTES, detect
 from engine.errors import EncryptedFile, LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
 from engine.passwords import NO_PASSWORDS, Passwords, unlock
@@ -60,13 +62,22 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:
     Raises OSError (FileNotFoundError when it is gone). The Ident comes from the open file, so
     a hash and an Ident always describe the same bytes.
     """
+    got = _hash_with_head(path)
+    return None if got is None else got[:2]
+
+
+def _hash_with_head(path: str | os.PathLike[str]) -> tuple[str, Ident, bytes] | None:
+    """:func:`hash_file`, and the file's first :data:`~engine.detect.HEAD_BYTES` bytes (what
+    detection looks at: the same bytes, so the file need not be opened again for it)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         before = ident_of(os.fstat(fh.fileno()))
-        while chunk := fh.read(1 << 20):
+        head = chunk = fh.read(1 << 20)
+        while chunk:
             h.update(chunk)
+            chunk = fh.read(1 << 20)
         after = ident_of(os.fstat(fh.fileno()))
-    return (h.hexdigest(), before) if before == after else None
+    return (h.hexdigest(), before, head[:HEAD_BYTES]) if before == after else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +87,7 @@ class ReadTask:
     path: str
     """Absolute path of the file."""
     sha256: str
-    """Content hash (names the text file)."""
+    """Content hash as the engine found it; empty when it did not hash (the worker does)."""
     limits: Limits
     """Bounds of the read."""
     tools: ToolSet
@@ -87,6 +98,9 @@ class ReadTask:
     """Size in bytes when planned (the pool batches small files)."""
     ident: Ident | None = None
     """The file's Ident when the engine hashed it to ``sha256``; None: the worker hashes."""
+    store_dir: str = ""
+    """The store: a finished text is renamed into its ``extract/`` by the worker, under the
+    hash of what was read. Empty: the text stays in ``tmp_dir`` for the engine (verify)."""
     passwords: Passwords = NO_PASSWORDS
     """Passwords to try on an encrypted file (an operator's retry); never shown."""
 
@@ -118,7 +132,8 @@ class Outcome:
     ms: int = 0
     """Wall time of the read."""
     text_file: str | None = None
-    """Temporary file holding the text (ok records)."""
+    """The file holding the text (ok records): in the store already when the task named one,
+    else a temporary file for the engine to move or compare."""
     machine: bool = False
     """The machine failed, not the file: keep the earlier record, report ``error``."""
     lost_worker: bool = False
@@ -135,6 +150,16 @@ class Outcome:
     """Its mtime as read (with ``sha256``)."""
     gone: bool = False
     """The file was gone (deleted or replaced by a non-file) when the worker came to it."""
+
+    def __reduce__(self) -> tuple[type[Outcome], tuple[object, ...]]:
+        # A worker sends one per file: rebuilt by one call, not dataclasses' field-by-field
+        # __setstate__ (which cost the engine several microseconds per file).
+        return Outcome, _OUTCOME_FIELDS(self)
+
+
+_OUTCOME_ORDER = tuple(f.name for f in fields(Outcome))
+_OUTCOME_NAMES = frozenset(_OUTCOME_ORDER)
+_OUTCOME_FIELDS = operator.attrgetter(*_OUTCOME_ORDER)
 
 
 def normalise(text: str) -> str:
@@ -163,15 +188,33 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
         before = _ident(task.path)
         if before is None or isinstance(before, Outcome):
             return _replace(before or GONE, ms=_ms(begun))
+        head = None
         try:
-            sha = task.sha256 if before == task.ident else _hash(task.path, before)
+            if before == task.ident:
+                sha: str | None = task.sha256
+            else:
+                sha, head = _hash(task.path, before)
         except OSError as exc:
             return _unreadable(exc, begun)
         if sha is None:
             continue  # it changed while hashed
-        outcome = _read_once(task, begun, started)
+        outcome = _read_once(task, begun, started, head)
         if _ident(task.path) == before:
-            return _replace(outcome, sha256=sha, size=before[2], mtime_ns=before[3], ms=_ms(begun))
+            text_file = outcome.text_file
+            if text_file is not None and task.store_dir:
+                try:
+                    text_file = _place(text_file, sha, task.store_dir)
+                except OSError as exc:
+                    why = f"cannot write the text: {exc.strerror or exc}"
+                    return machine_failure(outcome.mime, why)
+            return _replace(
+                outcome,
+                sha256=sha,
+                size=before[2],
+                mtime_ns=before[3],
+                ms=_ms(begun),
+                text_file=text_file,
+            )
         if outcome.text_file is not None:  # made from bytes that are no longer there
             with contextlib.suppress(OSError):
                 os.unlink(outcome.text_file)
@@ -186,6 +229,24 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
 
 GONE = Outcome(Status.SKIPPED, mimes.OCTET, gone=True, error="the file is gone")
 """The Outcome of a file that was gone when its worker came to it."""
+
+
+def text_dest(store_dir: str, sha256: str) -> str:
+    """Where the text of content ``sha256`` lives in the store at ``store_dir``."""
+    return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
+
+
+def _place(tmp: str, sha: str, store_dir: str) -> str:
+    """Rename a finished text into the store (atomic; synced once per sweep by the engine);
+    its place. Raises OSError (the temporary file is removed)."""
+    dest = text_dest(store_dir, sha)
+    try:
+        os.replace(tmp, dest)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return dest
 
 
 def _ms(begun: float) -> int:
@@ -209,24 +270,30 @@ def _unreadable(exc: OSError, begun: float | None) -> Outcome:
     return Outcome(Status.SKIPPED, mimes.OCTET, Reason.UNREADABLE, error=why, ms=ms)
 
 
-def _hash(path: str, before: Ident) -> str | None:
-    """The file's hash when it still is ``before`` throughout; None when it moved or went.
+def _hash(path: str, before: Ident) -> tuple[str | None, bytes | None]:
+    """The file's hash and head when it still is ``before`` throughout; (None, None) when it
+    moved or went.
 
     Raises OSError when the file cannot be read (the verdict is ``skipped/unreadable``).
     """
     try:
-        hashed = hash_file(path)
+        hashed = _hash_with_head(path)
     except FileNotFoundError:
-        return None  # the next attempt's lstat finds it gone
+        return None, None  # the next attempt's lstat finds it gone
     if hashed is None or hashed[1] != before:
-        return None
-    return hashed[0]
+        return None, None
+    return hashed[0], hashed[2]
 
 
-def _read_once(task: ReadTask, begun: float, started: Callable[[str], None] | None) -> Outcome:
+def _read_once(
+    task: ReadTask,
+    begun: float,
+    started: Callable[[str], None] | None,
+    head: bytes | None = None,
+) -> Outcome:
     path = Path(task.path)
     try:
-        mime = detect(path)
+        mime = detect(path, head)
     except Exception:  # a detection bug must cost one record, not the worker
         mime = mimes.OCTET
     if started is not None:
@@ -324,41 +391,53 @@ def _finish(
     task: ReadTask, base: Outcome, info: ReadInfo, sink: TextSink, cut: LimitExceeded | None
 ) -> Outcome:
     text = normalise(sink.getvalue())
-    base = _replace(
-        base, extractor=info.extractor, pages=info.pages, members=info.members, error=info.note
-    )
+    error = info.note
     # Judged before any cap line is added: a text that would be only that line is no text.
     blank = not text.strip()
     if not blank and sink.capped:
         detail = f"{task.limits.max_chars} characters"
         text += cap_line("max_chars", detail)
-        base = _replace(base, error=f"text cut at the max_chars cap ({detail})")
+        error = f"text cut at the max_chars cap ({detail})"
     elif not blank and cut is not None:
         text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
-        base = _replace(base, error=f"text cut: {cut}"[:500])
-    if blank and cut is not None:
+        error = f"text cut: {cut}"[:500]
+    read = {"extractor": info.extractor, "pages": info.pages, "members": info.members}
+    if not blank:  # the common case: one Outcome made, not one per field that changed
+        return _keep(task, base, text, read, error)
+    base = _replace(base, error=error, **read)
+    if cut is not None:
         return _fail(base, cut)  # a bound stopped it before any text: that bound's verdict
-    if blank:
-        if info.scanned:
-            return _replace(
-                base,
-                status=Status.EMPTY,
-                reason=Reason.SCANNED,
-                error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
-                needs=("pdftoppm", "tesseract"),
-            )
-        stopped = " before it stopped at a cap" if sink.capped or cut is not None else ""
-        why = f"the reader found no text{stopped}"
-        return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
-    tmp = Path(task.tmp_dir) / f"{task.sha256}.{os.getpid()}.{time.monotonic_ns()}.txt"
+    if info.scanned:
+        return _replace(
+            base,
+            status=Status.EMPTY,
+            reason=Reason.SCANNED,
+            error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
+            needs=("pdftoppm", "tesseract"),
+        )
+    stopped = " before it stopped at a cap" if sink.capped else ""
+    why = f"the reader found no text{stopped}"
+    return _replace(base, status=Status.EMPTY, reason=Reason.NO_TEXT, error=why)
+
+
+def _keep(
+    task: ReadTask,
+    base: Outcome,
+    text: str,
+    read: dict[str, Any],
+    error: str | None,
+) -> Outcome:
+    """Write the text to a temporary file; the ok Outcome that names it."""
+    pages = read["pages"]
+    tmp = f"{task.tmp_dir}/text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
         _write_text(tmp, text)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp)
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
-    quality = score_quietly(text, base.mime, info.pages)
-    return _replace(base, chars=len(text), text_file=str(tmp), quality=quality)
+    quality = score_quietly(text, base.mime, pages)
+    return _replace(base, chars=len(text), text_file=tmp, quality=quality, error=error, **read)
 
 
 def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
@@ -372,11 +451,18 @@ def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
         return None
 
 
-def _write_text(tmp: Path, text: str) -> None:
+def _write_text(tmp: str, text: str) -> None:
     # No fsync here: the engine syncs once before extract.jsonl names these texts, which is
-    # as durable and far cheaper than one fsync per small file.
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    # as durable and far cheaper than one fsync per small file. os.open and os.write: a
+    # text-mode file object costs more than the write of a small text itself.
+    data = text.encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def machine_failure(mime: str, message: str) -> Outcome:
@@ -397,5 +483,12 @@ def _fail(base: Outcome, exc: ReadFailure, needs: tuple[str, ...] = ()) -> Outco
     return _replace(base, status=exc.status, reason=exc.reason, error=str(exc)[:500], needs=needs)
 
 
-def _replace(o: Outcome, **kw: object) -> Outcome:
-    return replace(o, **kw)  # type: ignore[arg-type]
+def _replace(o: Outcome, **kw: Any) -> Outcome:
+    """``o`` with ``kw`` changed: one constructor call (``dataclasses.replace`` costs a
+    worker tens of microseconds a file, and each read makes a few)."""
+    if not kw.keys() <= _OUTCOME_NAMES:
+        raise TypeError(f"not Outcome fields: {sorted(kw.keys() - _OUTCOME_NAMES)}")
+    values: list[Any] = [
+        kw.get(n, v) for n, v in zip(_OUTCOME_ORDER, _OUTCOME_FIELDS(o), strict=True)
+    ]
+    return Outcome(*values)

@@ -53,6 +53,8 @@ class RecordIndex:
         self.tally = Tally()
         self._by_sha: dict[str, Key] = {}
         self._text_refs: Counter[str] = Counter()
+        self._sizes: Counter[int] = Counter()
+        """Size -> records with a content hash of that size (reuse needs an equal size)."""
         recs = list(records)
         if len({r.key for r in recs}) == len(recs):
             self._bulk(recs)
@@ -72,6 +74,7 @@ class RecordIndex:
         for r in recs:
             if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
                 t.waiting.update(r.needs)
+        self._sizes = Counter(r.size for r in recs if r.sha256 is not None)
         with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]
         self._text_refs = Counter(r.sha256 for r in with_text if r.sha256)
         for r in recs:
@@ -83,6 +86,12 @@ class RecordIndex:
         """An earlier record with this content (one with text if any has)."""
         key = self._by_sha.get(sha256)
         return self.records.get(key) if key is not None else None
+
+    def may_hold(self, size: int) -> bool:
+        """Whether some record's content could be a file of ``size`` bytes (one with a hash
+        has that size). False proves that no content of that size is known: hashing such a
+        file before reading it could not find anything to reuse."""
+        return self._sizes.get(size, 0) > 0
 
     def has_text_refs(self, sha256: str) -> bool:
         """Whether any record still names the stored text of ``sha256``."""
@@ -116,6 +125,7 @@ class RecordIndex:
         self.tally.add(r)
         if r.sha256 is None:
             return
+        self._sizes[r.size] += 1
         if r.has_text:
             self._text_refs[r.sha256] += 1
         held = self._by_sha.get(r.sha256)
@@ -126,6 +136,9 @@ class RecordIndex:
         self.tally.add(r, -1)
         if r.sha256 is None:
             return
+        self._sizes[r.size] -= 1
+        if self._sizes[r.size] <= 0:
+            del self._sizes[r.size]
         if r.has_text:
             self._text_refs[r.sha256] -= 1
             if self._text_refs[r.sha256] <= 0:

@@ -11,11 +11,14 @@ files, waits on the workers' pipes and exit sentinels, and turns whatever happen
   ``error/memory``;
 - any other death (a segfault, ``os._exit``): ``error/crashed``.
 
-The culprit is always known: the worker announces each file as it begins it, so only that
-file is blamed and the rest of its batch is sent again. A dead or killed worker is replaced;
-workers leave on their own after ``max_reads`` reads. Workers start from a forkserver, so
-they are small and never copy the engine's threads or memory. Workers that cannot start
-(three in a row die before taking a batch) raise :class:`MachineFailure`.
+The culprit is always known: the worker notes each file in its shared
+:class:`~engine.worker.Slot` as it begins it, so only that file is blamed and the rest of its
+batch is sent again. Outcomes come back a few dozen to a message, and a worker is sent its
+next batch before the run files the outcomes it just returned, so no worker waits on the
+engine. A dead or killed worker is replaced; workers leave on their own after ``max_reads``
+reads or once a read grew them past :data:`~engine.worker.RECYCLE_RSS`. Workers start from a
+forkserver, so they are small and never copy the engine's threads or memory. Workers that
+cannot start (three in a row die before taking a batch) raise :class:`MachineFailure`.
 """
 
 from __future__ import annotations
@@ -44,10 +47,16 @@ GRACE_S = KILL_GRACE_S
 """Most time a read gets past its own deadline (readers stop themselves first)."""
 START_FAILURES = 3
 """Workers in a row that die before taking a batch before the pool gives up."""
-BATCH_FILES = 32
+BATCH_FILES = 256
 """Most files sent to a worker at once."""
-BATCH_BYTES = 1 << 20
+BATCH_BYTES = 4 << 20
 """Files are batched until their sizes add up to this; a larger file goes alone."""
+BATCH_PATH_CHARS = 32 * 1024
+"""Files are batched until their paths add up to this: a batch stays well inside a pipe's
+buffer, so sending it never waits on a busy worker."""
+MAX_READS = 10_000
+"""Reads after which a worker leaves (a fresh one takes its place): a bound on slow leaks.
+A worker start costs tens of milliseconds, so this is not a per-hundred-files cost."""
 START_TIMEOUT_S = 30.0
 """Time a new worker has to say it is ready."""
 
@@ -58,11 +67,13 @@ class _Worker:
 
     proc: BaseProcess
     conn: Connection
+    slot: _w.Slot
     ready: bool = False
-    accepted: bool = False
+    began: bool = False
+    """It read (or was reading) a file: a death from now on is not a failure to start."""
     leaving: bool = False
-    tasks: deque[ReadTask] = field(default_factory=deque)
-    mime: str | None = None
+    tasks: deque[tuple[int, int, ReadTask]] = field(default_factory=deque)
+    """(batch number, index in the batch, task) of every file sent and not yet answered."""
     deadline: float = float("inf")
     born: float = field(default_factory=time.monotonic)
 
@@ -75,7 +86,7 @@ def grace(limits: Limits) -> float:
 class ReadPool:
     """Worker processes that read files under time and memory bounds: the local Executor."""
 
-    def __init__(self, limits: Limits, workers: int = 0, max_reads: int = 500) -> None:
+    def __init__(self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS) -> None:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
         self.max_reads = max_reads
@@ -85,6 +96,7 @@ class ReadPool:
         self._live: list[_Worker] = []
         self._start_failures = 0
         self._queue: deque[ReadTask] = deque()
+        self._batches = 0
 
     # -- the Executor face ------------------------------------------------------------------
 
@@ -106,7 +118,11 @@ class ReadPool:
             while queue or any(w.tasks for w in self._live):
                 self._staff(len(queue))
                 self._dispatch(queue)
-                yield from self._wait(queue)
+                got = list(self._wait(queue))
+                # Idle workers get their next batch before the run files these outcomes.
+                self._staff(len(queue))
+                self._dispatch(queue)
+                yield from got
                 if tick is not None:
                     tick()
         finally:
@@ -147,8 +163,12 @@ class ReadPool:
             self._live.append(self._start())
 
     def _start(self) -> _Worker:
+        slot = _w.Slot.make(self._ctx)
         cfg = _w.WorkerConfig(
-            self.limits.memory_bytes, os.environ.get(registry.EXTRA_ENV, ""), self.max_reads
+            self.limits.memory_bytes,
+            os.environ.get(registry.EXTRA_ENV, ""),
+            self.max_reads,
+            slot.buf,
         )
         ours, theirs = self._ctx.Pipe()
         try:
@@ -159,7 +179,7 @@ class ReadPool:
         finally:
             theirs.close()
         self.started += 1
-        return _Worker(proc, ours)
+        return _Worker(proc, ours, slot)
 
     def _bury(self, w: _Worker, *, kill: bool) -> None:
         """Forget a worker, killing its process group and what it started."""
@@ -181,20 +201,29 @@ class ReadPool:
                 return
             if w.ready and not w.leaving and not w.tasks:
                 batch = self._take(queue)
-                w.tasks = deque(batch)
-                w.accepted = False
+                self._batches += 1
+                number = self._batches
+                w.tasks = deque((number, i, t) for i, t in enumerate(batch))
                 w.deadline = time.monotonic() + _budget(batch[0])
                 with contextlib.suppress(OSError):  # a dead worker shows on its sentinel
-                    w.conn.send(_batch(batch))
+                    w.conn.send(_batch(batch, number))
 
     def _take(self, queue: deque[ReadTask]) -> list[ReadTask]:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
-        batch, size = [first], first.size
+        batch, size, chars = [first], first.size, len(first.path)
         most = max(1, min(BATCH_FILES, len(queue) // (2 * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
-            if (nxt.limits, nxt.tools, nxt.tmp_dir) != (first.limits, first.tools, first.tmp_dir):
+            if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (
+                first.limits,
+                first.tools,
+                first.tmp_dir,
+                first.store_dir,
+            ):
+                break
+            chars += len(nxt.path)
+            if chars > BATCH_PATH_CHARS:
                 break
             if nxt.passwords != first.passwords:
                 break
@@ -222,42 +251,56 @@ class ReadPool:
                 self._start_failed(None)
             elif w.tasks and now > w.deadline:
                 yield from self._drain(w, queue)
-                if w in self._live and w.tasks and time.monotonic() > w.deadline:
-                    yield self._timed_out(w, queue)
+                if w in self._live and w.tasks and self._overdue(w):
+                    yield from self._timed_out(w, queue)
+
+    def _overdue(self, w: _Worker) -> bool:
+        """Whether the read under way is past its budget; else move the deadline to its end.
+
+        The deadline set when outcomes arrive is a guess (the next read began at some moment
+        since); the slot says when the read under way began.
+        """
+        now = time.monotonic()
+        if now <= w.deadline:
+            return False
+        at = _reading(w)
+        if at is None:  # between reads: the next one begins now at the latest
+            w.deadline = now + _budget(w.tasks[0][2])
+            return False
+        pos, begun, _mime = at
+        end = min(begun, now) + _budget(w.tasks[pos][2])
+        if now <= end:
+            w.deadline = end
+            return False
+        return True
 
     def _drain(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
         """Handle every message the worker sent; bury it if it has gone."""
         try:
             while w.conn.poll():
-                msg = w.conn.recv()
-                done = self._message(w, msg)
-                if done is not None:
-                    yield done
+                yield from self._message(w, w.conn.recv())
         except (EOFError, OSError):
             pass
         if not w.proc.is_alive() or w.conn.closed:
             yield from self._dead(w, queue)
 
-    def _message(self, w: _Worker, msg: tuple[object, ...]) -> tuple[ReadTask, Outcome] | None:
+    def _message(self, w: _Worker, msg: tuple[Any, ...]) -> list[tuple[ReadTask, Outcome]]:
         kind = msg[0]
         if kind == "ready":
             w.ready = True
-        elif kind == "batch":
-            w.accepted = True
-            self._start_failures = 0
-        elif kind == "mime":
-            w.mime = str(msg[1])
         elif kind == "done":
-            task = w.tasks.popleft()
-            w.mime = None
+            out = []
+            for outcome in msg[1]:
+                assert isinstance(outcome, Outcome)
+                out.append((w.tasks.popleft()[2], outcome))
+            w.began = True
+            self._start_failures = 0
             if w.tasks:
-                w.deadline = time.monotonic() + _budget(w.tasks[0])
-            outcome = msg[1]
-            assert isinstance(outcome, Outcome)
-            return task, outcome
+                w.deadline = time.monotonic() + _budget(w.tasks[0][2])
+            return out
         elif kind == "bye":
             w.leaving = True
-        return None
+        return []
 
     def _dead(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
         """A worker exited: blame the file it was reading, if any; send the rest again."""
@@ -268,17 +311,17 @@ class ReadPool:
         # "done" alone, it would look like a death while reading the next file of its batch.
         try:
             while w.conn.poll():
-                done = self._message(w, w.conn.recv())
-                if done is not None:
-                    yield done
+                yield from self._message(w, w.conn.recv())
         except (EOFError, OSError):
             pass
         self._bury(w, kill=False)
         code = w.proc.exitcode
-        culprit = _release(w, queue, blame=w.accepted and not w.leaving)
-        if culprit is not None:
-            yield culprit, _w.died(culprit, w.mime, code)
-        elif not w.leaving and not (w.ready and w.accepted):
+        at = None if w.leaving else _reading(w)
+        culprit = _release(w, queue, None if at is None else at[0])
+        if culprit is not None and at is not None:
+            yield culprit, _w.died(culprit, at[2], code)
+        elif not w.leaving and not (w.ready and (w.began or w.slot.batch() > 0)):
+            # Died before it began any file (files read but not yet reported count as begun).
             self._start_failed(code)
 
     def _start_failed(self, code: int | None) -> None:
@@ -287,27 +330,45 @@ class ReadPool:
             how = _w.how(code) if code is not None else "no answer"
             raise MachineFailure(f"worker processes cannot start ({how})")
 
-    def _timed_out(self, w: _Worker, queue: deque[ReadTask]) -> tuple[ReadTask, Outcome]:
+    def _timed_out(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
         self._bury(w, kill=True)
-        culprit = _release(w, queue, blame=True)
-        assert culprit is not None
-        took = f"read took longer than {culprit.limits.timeout_s:g} s"
-        return culprit, _w.failed(culprit, w.mime, Reason.TIMEOUT, took)
+        at = _reading(w)  # read after the kill: the slot no longer moves
+        culprit = _release(w, queue, None if at is None else at[0])
+        if culprit is not None and at is not None:
+            took = f"read took longer than {culprit.limits.timeout_s:g} s"
+            yield culprit, _w.failed(culprit, at[2], Reason.TIMEOUT, took)
 
 
-def _release(w: _Worker, queue: deque[ReadTask], *, blame: bool) -> ReadTask | None:
-    """Take the file a lost worker was reading (when it is to blame); queue the rest again."""
-    culprit = w.tasks.popleft() if blame and w.tasks else None
-    queue.extendleft(reversed(w.tasks))
+def _reading(w: _Worker) -> tuple[int, float, str | None] | None:
+    """(position in ``w.tasks``, start, MIME) of the file ``w`` is reading; None if none."""
+    at = w.slot.reading()
+    if at is None:
+        return None
+    batch, index, begun, mime = at
+    for pos, (number, i, _task) in enumerate(w.tasks):
+        if (number, i) == (batch, index):
+            return pos, begun, mime
+    return None  # a file already answered: the worker was between reads
+
+
+def _release(w: _Worker, queue: deque[ReadTask], culprit: int | None) -> ReadTask | None:
+    """Take the file at position ``culprit`` (the one a lost worker was reading, if it is to
+    blame); queue the rest again, in order: those it read but had not reported, and those
+    it had not begun."""
+    tasks = [t for _n, _i, t in w.tasks]
     w.tasks.clear()
-    return culprit
+    blamed = tasks.pop(culprit) if culprit is not None else None
+    queue.extendleft(reversed(tasks))
+    return blamed
 
 
 def _budget(task: ReadTask) -> float:
     return task.limits.timeout_s + grace(task.limits)
 
 
-def _batch(tasks: list[ReadTask]) -> _w.Batch:
+def _batch(tasks: list[ReadTask], number: int) -> _w.Batch:
     first = tasks[0]
     items = tuple((t.path, t.sha256, t.size, t.ident) for t in tasks)
-    return _w.Batch(first.limits, first.tools, first.tmp_dir, items, first.passwords)
+    return _w.Batch(
+        first.limits, first.tools, first.tmp_dir, items, number, first.store_dir, first.passwords
+    )

@@ -26,6 +26,9 @@ from pathlib import Path
 from engine import worker
 
 _PROC = Path("/proc")
+LAZY_READER_DEPS = ("pptx",)
+"""Libraries a reader imports only when it reads (to keep the engine's start small): the
+forkserver imports them once, so that no worker pays for them on its first file."""
 
 
 def parents() -> dict[int, tuple[int, int]]:
@@ -84,7 +87,8 @@ def worker_context() -> BaseContext:
 
     mods = pkgutil.iter_modules(pkg.__path__)
     readers = [f"engine.readers.{m.name}" for m in mods if not m.name.startswith("_")]
-    ctx.set_forkserver_preload(["engine.worker", *readers, "engine.quality_preload"])
+    preload = ["engine.worker", *readers, *LAZY_READER_DEPS, "engine.quality_preload"]
+    ctx.set_forkserver_preload(preload)  # a module that fails to import is skipped
     return ctx
 
 

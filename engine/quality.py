@@ -26,12 +26,13 @@ sentence an operator can act on ("12% common English words, expected > 40%").
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import threading
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,10 @@ class Quality:
     signals: tuple[str, ...] = ()
     """The :class:`Signal` codes that fired, worst first."""
 
+    def __reduce__(self) -> tuple[type[Quality], tuple[object, ...]]:
+        # Sent from the worker with each ok Outcome: one call to rebuild, not __setstate__.
+        return Quality, _QUALITY_STATE(self)
+
     def explain(self) -> list[str]:
         """One sentence per signal that fired, for the detail pane and ``quarry show``."""
         return [_sentence(Signal(s), self) for s in self.signals if s in _SIGNALS]
@@ -174,6 +179,9 @@ class Quality:
             and all(isinstance(getattr(q, n), int | float) for n in _NUMBERS)
         )
         return q if types_ok else None
+
+
+_QUALITY_STATE = operator.attrgetter(*(f.name for f in fields(Quality)))
 
 
 _NUMBERS = ("noise", "repl", "odd", "mojibake", "run")

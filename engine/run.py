@@ -14,6 +14,7 @@ import filecmp
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -23,7 +24,7 @@ from typing import Protocol
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
-from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
+from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file, text_dest
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
@@ -36,6 +37,13 @@ from engine.tools import ToolSet
 from engine.walk import Entry
 
 Key = tuple[str, str]
+HASH_CHUNK = 64
+"""Files hashed per task of the engine's hashing threads."""
+HASH_THREADS = 4
+"""Threads that hash in the engine (files whose content may be known already)."""
+DEDUP_BYTES = 64 * 1024
+"""New files this big that share their size are hashed first, so that copies are read once;
+smaller ones are read unhashed (a copy costs a second small read, not a hash of every file)."""
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 _SKIP_REASON = {
     "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
@@ -53,6 +61,10 @@ class RecordsView(Protocol):
 
     def same_content(self, sha256: str) -> Record | None:
         """An earlier record with this content (one with text if any has)."""
+        ...
+
+    def may_hold(self, size: int) -> bool:
+        """Whether some earlier record's content could be a file of ``size`` bytes."""
         ...
 
 
@@ -139,6 +151,8 @@ class Run:
         self._machine: dict[str, int] = {}
         self._present: set[str] | None = None
         self._verifying: set[str] = set()
+        self._tmp = str(self.store.tmp_dir)
+        self._out = str(self.store.out)
 
     def reader_of(self, mime: str) -> str | None:
         if mime not in self.mime_reader:
@@ -150,6 +164,7 @@ class Run:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
         opts = self.ctx.options
         to_hash: list[Entry] = []
+        unknown: list[tuple[Entry, Record | None]] = []
         for n, e in enumerate(self.entries):
             if n % 256 == 0 and self.ctx.stopped():
                 self.interrupted = True
@@ -164,17 +179,21 @@ class Run:
                 prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
                 assert prior is not None and prior.sha256 is not None
-                if (
-                    prior.reused
-                    and still_current(prior, self.versions, self._readers)
-                    and (not prior.has_text or self._has_text(prior.sha256))
+                if still_current(prior, self.versions, self._readers) and (
+                    not prior.has_text or self._has_text(prior.sha256)
                 ):
+                    # The warm sweep's common case: what plan() would decide, without a plan.
+                    # Size and mtime match, so the kept verdict differs at most in ``reused``.
                     self.reused += 1
-                    self.emit(self.requalified(prior))  # the warm sweep's common case
+                    kept = prior if prior.reused else prior.evolve(reused=True)
+                    self.emit(self.requalified(kept))
                 else:
                     self.plan(e, prior.sha256)
+            elif opts.verify or self.ctx.view.may_hold(e.size):
+                to_hash.append(e)  # its content may be known already: hash before reading
             else:
-                to_hash.append(e)
+                unknown.append((e, prior))
+        self._sort_unknown(unknown, to_hash)
         if not self.interrupted:
             self._hash_and_plan(to_hash)
         if not self.interrupted:
@@ -190,29 +209,58 @@ class Run:
             self._present = _stored_texts(self.store.extract_dir)
         return sha in self._present
 
+    def _sort_unknown(
+        self, unknown: list[tuple[Entry, Record | None]], to_hash: list[Entry]
+    ) -> None:
+        """Files of a size no record has: read unhashed, except big ones that share their size
+        with another of this run (possible copies: hashed here, so that one read serves all)."""
+        big = Counter(e.size for e, _prior in unknown if e.size >= DEDUP_BYTES)
+        for e, prior in unknown:
+            if big.get(e.size, 0) > 1:
+                to_hash.append(e)
+            else:
+                self._read_unhashed(e, prior)
+
+    def _read_unhashed(self, e: Entry, prior: Record | None) -> None:
+        """Send ``e`` to be read without hashing it here: no earlier record has its size, so
+        no earlier content can be its own, and ``decide`` would read it. The worker hashes
+        what it reads; the read is keyed by the file's path until then."""
+        key = (e.root, e.path)
+        if key in self.force:
+            why = Why.FORCED
+        else:
+            why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
+        self._sha_of[key] = ""
+        self._reads[_abspath(e)] = [(e, why, prior)]
+
     def _hash_and_plan(self, entries: list[Entry]) -> None:
+        """Hash the files whose content may be known, in chunks (a future per file costs
+        more in its locks than hashing a small file does), and plan each."""
         if not entries:
             return
-        with ThreadPoolExecutor(max_workers=min(8, len(entries))) as tp:
-            for e, got in zip(entries, tp.map(_hash_file, entries), strict=True):
+        chunks = [entries[i : i + HASH_CHUNK] for i in range(0, len(entries), HASH_CHUNK)]
+        with ThreadPoolExecutor(max_workers=min(HASH_THREADS, len(chunks))) as tp:
+            for chunk, results in zip(chunks, tp.map(_hash_chunk, chunks), strict=True):
                 if self.ctx.stopped():
                     self.interrupted = True
                     tp.shutdown(wait=True, cancel_futures=True)
                     return
-                if isinstance(got, FileNotFoundError):
-                    continue  # gone since the walk: its record (if any) is dropped
-                if isinstance(got, OSError):
-                    why = got.strerror or str(got)
-                    self.emit(_skipped(replace(e, kind="unreadable", detail=why)))
-                elif got is None:
-                    self.emit(
-                        _changing(e, f"the file changed during each of {READ_ATTEMPTS} hashes")
-                    )
-                else:
-                    sha, ident = got
-                    e = replace(e, size=ident[2], mtime_ns=ident[3])  # the stat of what was hashed
-                    self._ident[(e.root, e.path)] = ident
-                    self.plan(e, sha)
+                for e, got in zip(chunk, results, strict=True):
+                    self._hashed(e, got)
+
+    def _hashed(self, e: Entry, got: tuple[str, Ident] | OSError | None) -> None:
+        if isinstance(got, FileNotFoundError):
+            return  # gone since the walk: its record (if any) is dropped
+        if isinstance(got, OSError):
+            why = got.strerror or str(got)
+            self.emit(_skipped(replace(e, kind="unreadable", detail=why)))
+        elif got is None:
+            self.emit(_changing(e, f"the file changed during each of {READ_ATTEMPTS} hashes"))
+        else:
+            sha, ident = got
+            e = replace(e, size=ident[2], mtime_ns=ident[3])  # the stat of what was hashed
+            self._ident[(e.root, e.path)] = ident
+            self.plan(e, sha)
 
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)
@@ -255,16 +303,20 @@ class Run:
 
     def _read_all(self) -> None:
         reads = self._reads
-        tasks = [self._task(group[0][0], sha) for sha, group in reads.items()]
+        tasks = [self._task(group[0][0], key) for key, group in reads.items()]
         if not tasks:
             return  # nothing to read: do not start workers
         pending = set(reads)
         executor = self.ctx.executor
+        # Workers rename texts into the store: from here a crash may leave texts no record
+        # names, which the marker tells the next sweep to collect.
+        self.store.mark_dirty()
         try:
             executor.submit(tasks)
             for task, outcome in executor.finished(tick=self._tick):
-                if not self._finish(task.sha256, reads[task.sha256], outcome):
-                    pending.discard(task.sha256)
+                key = task.sha256 or task.path
+                if not self._finish(key, reads[key], outcome):
+                    pending.discard(key)
                 self._tick()
         except _Stopped:
             # What is still being read keeps its earlier record; nothing of it may come later.
@@ -281,11 +333,18 @@ class Run:
         if self.ctx.stopped():
             raise _Stopped
 
-    def _task(self, e: Entry, sha: str) -> ReadTask:
-        limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, str(self.store.tmp_dir)
+    def _task(self, e: Entry, key: str) -> ReadTask:
+        """The read of ``e``; ``key`` is its content hash, or its path when not hashed yet
+        (then the task's ``sha256`` is empty and the worker hashes)."""
+        limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, self._tmp
         ident = self._ident.get((e.root, e.path))
+        sha = "" if key.startswith("/") else key
+        # A text to compare with the stored one (verify) stays in tmp/ for the engine.
+        out = "" if sha in self._verifying else self._out
         passwords = self.ctx.options.passwords
-        return ReadTask(str(e.abspath), sha, limits, tools, tmp, e.size, ident, passwords)
+        return ReadTask(
+            _abspath(e), sha, limits, tools, tmp, e.size, ident, out, passwords=passwords
+        )
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
@@ -316,26 +375,36 @@ class Run:
             )
         self._machine.clear()
 
-    def _finish(self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> bool:
-        """File the outcome of reading ``sha``'s first file; True when the rest are read again.
+    def _finish(self, key: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> bool:
+        """File the outcome of reading ``key``'s first file; True when the rest are read again.
 
-        The text is filed under the hash of what the worker read. When that is not ``sha``
-        (the file changed after it was hashed), or the file went or kept changing, the outcome
-        speaks for that one file only: the other files of the group still hold ``sha`` and the
-        next of them is read in its place.
+        ``key`` is the content hash the engine found, or the file's path when the worker was
+        left to hash it (a group of one). The text is filed under the hash of what the worker
+        read. When that is not ``sha`` (the file changed after it was hashed), or the file went
+        or kept changing, the outcome speaks for that one file only: the other files of the
+        group still hold ``sha`` and the next of them is read in its place.
         """
         if o.machine:
+            self.store.still_ours()  # a store that went is StoreLost, not a machine failure
             self._machine_failed(group, o.error or "machine failure")
             return False
+        sha = "" if key.startswith("/") else key
         first, rest = group[0], group[1:]
         real = o.sha256 or sha
         again = bool(rest) and (o.gone or real != sha or o.reason == Reason.CHANGING)
         if again:
-            self._reads[sha] = rest
-            self.ctx.executor.submit([self._task(rest[0][0], sha)])
+            self._reads[key] = rest
+            self.ctx.executor.submit([self._task(rest[0][0], key)])
             group = [first]
         if o.gone:
             return again  # dropped: the file is no longer there
+        if not real and o.status != Status.SKIPPED:
+            # Not hashed here, and its worker was lost before it said what it read: hash it
+            # now (one file), so that its verdict names its content and quarantine can count.
+            found = self._hash_after_loss(first[0])
+            if found is None:
+                return again
+            real = found
         if sha in self._verifying and real == sha and self._matches(o, first[2]):
             for e, _why, base in group:
                 assert base is not None
@@ -343,8 +412,8 @@ class Run:
             return again
         if o.text_file is not None:
             try:
-                self.store.mark_dirty()  # a crash from here on leaves orphan texts to collect
-                self.store.put_text_file(real, Path(o.text_file))
+                if o.text_file != text_dest(self._out, real):  # not placed by its worker
+                    self.store.put_text_file(real, Path(o.text_file))
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
@@ -355,13 +424,27 @@ class Run:
         if group[0][1] == Why.REPAIR:
             self.repaired += 1
         for e, why, base in group:
-            if e is first[0] and real != sha:
+            if sha and e is first[0] and real != sha:
                 prior = self.records.get((e.root, e.path))
                 why, base = (Why.CHANGED if prior else Why.NEW), None
-            if e is first[0] and o.size is not None and o.mtime_ns is not None:
+            if (
+                e is first[0]
+                and o.size is not None
+                and o.mtime_ns is not None
+                and (o.size, o.mtime_ns) != (e.size, e.mtime_ns)
+            ):
                 e = replace(e, size=o.size, mtime_ns=o.mtime_ns)
             self.emit(_same_verdict(self._record(e, real, why, base, o), base))
         return again
+
+    def _hash_after_loss(self, e: Entry) -> str | None:
+        """The hash of a file whose read lost its worker; None when it cannot be had (its
+        record, if any, is emitted: skipped/unreadable or changing; a gone file has none)."""
+        got = _hash_file(e)
+        if isinstance(got, tuple):
+            return got[0]
+        self._hashed(e, got)
+        return None
 
     def _matches(self, o: Outcome, base: Record | None) -> bool:
         """Verify: the read gave ``base``'s verdict and the very text stored for it."""
@@ -493,6 +576,14 @@ def _reused(base: Record, e: Entry) -> Record:
     ):
         return base
     return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
+
+
+def _abspath(e: Entry) -> str:
+    return os.path.join(e.root, e.path)
+
+
+def _hash_chunk(entries: list[Entry]) -> list[tuple[str, Ident] | OSError | None]:
+    return [_hash_file(e) for e in entries]
 
 
 def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:

@@ -349,6 +349,10 @@ class Store:
             return f"the store's lock file was replaced ({shown(str(self.out))})"
         return None
 
+    def still_ours(self) -> None:
+        """Raise StoreLost when the lock this writer holds no longer guards the store."""
+        self._still_ours()
+
     def _still_ours(self) -> None:
         """Raise StoreLost rather than write into a store our lock no longer guards.
 

@@ -295,6 +295,10 @@ class Sweeper:
         new = run.execute()
         if run.executor_failed:
             self.drop_executor()
+        if run.interrupted or run.executor_failed:
+            # Workers rename texts into the store as they read; answers that never came may
+            # have left texts no record names: keep the marker until a full sweep collects them.
+            self._killed_before = True
         # An interrupted run saw only some files: the others keep their records, not lose them.
         gone = [] if run.interrupted else [k for k in scope if k not in new]
         vanished = () if run.interrupted else tuple(k for k in force if k not in new)
@@ -313,11 +317,16 @@ class Sweeper:
         old_shas = {records[k].sha256 for k in gone}
         if not full:  # a full sweep garbage-collects the whole store instead
             old_shas |= {records[k].sha256 for k in changed if k in records}
+        # A text can lose its last record only when a record goes or names another text (a
+        # warm sweep that merely marks every record reused need not list every text).
+        unnamed = bool(gone) or any(
+            _text_of(records[k]) != _text_of(new[k]) for k in changed if k in records
+        )
         self.index.apply(new, gone)
         if gone:
             run.flush_events(removed=gone)
         summary = self._write(
-            run, bool(changed or gone), old_shas, full and not run.interrupted, started
+            run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
         self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
@@ -335,7 +344,13 @@ class Sweeper:
         )
 
     def _write(
-        self, run: Run, changed: bool, old_shas: set[str | None], full: bool, started: float
+        self,
+        run: Run,
+        changed: bool,
+        unnamed: bool,
+        old_shas: set[str | None],
+        full: bool,
+        started: float,
     ) -> Summary:
         """Write records and summary; on a full disk (any OSError) put things back, re-raise.
 
@@ -348,7 +363,7 @@ class Sweeper:
             if run.added_texts:
                 # Texts reach the disk before any record that names them (one sync per run).
                 os.sync()
-            self._persist(changed, old_shas, full, started)
+            self._persist(changed, unnamed, old_shas, full, started)
             summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
             self.store.write_summary(summary)
         except OSError:
@@ -428,8 +443,9 @@ class Sweeper:
         return keys
 
     def _persist(
-        self, changed: bool, old_shas: set[str | None], full: bool, started: float
+        self, changed: bool, unnamed: bool, old_shas: set[str | None], full: bool, started: float
     ) -> None:
+        unnamed = unnamed or self._repair  # the dropped lines' texts may be named by none
         if changed or self._repair or not self.store.exists():
             self.store.write_records(self.records.values())
             if self._repair:
@@ -442,7 +458,7 @@ class Sweeper:
                         "info",
                     )
                 )
-        if full and (changed or self._killed_before or self.store.dirty_path.exists()):
+        if full and (unnamed or self._killed_before or self.store.dirty_path.exists()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
             _gone, stuck = self.store.gc(self.index.referenced_texts())
@@ -464,6 +480,11 @@ class Sweeper:
             if not self._killed_before:
                 self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
+
+
+def _text_of(record: Record) -> str | None:
+    """The stored text ``record`` names, if any."""
+    return record.sha256 if record.has_text else None
 
 
 @contextlib.contextmanager

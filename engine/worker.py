@@ -4,14 +4,18 @@ Runs in a child of the engine (started by :class:`engine.isolate.ReadPool`), nev
 engine's own process. The conversation over its pipe::
 
     pool -> worker   Batch | None (stop)
-    worker -> pool   ("ready",)            bounds set, readers imported
-                     ("batch",)            a batch was received whole
-                     ("mime", str)         the next file was detected and its read begins
-                     ("done", Outcome)     that file's read finished
-                     ("bye",)              the worker leaves on its own (recycled)
+    worker -> pool   ("ready",)                 bounds set, readers imported
+                     ("done", [Outcome, ...])   the next files of the batch were read, in order
+                     ("bye",)                   the worker leaves on its own (recycled)
 
-The pool blames a file only for a death between its ``mime`` and its ``done``; a worker that
-dies before ``batch`` failed on its own (a machine failure), and its files are sent again.
+Outcomes travel a few dozen at a time (:data:`SEND_EVERY` files, or :data:`SEND_AFTER_S`),
+not one message per file. Which file is being read is not a message at all: the worker writes
+it into its :class:`Slot`, a small block of memory it shares with the pool (batch number, index
+in the batch, reading or not, when the read began, and the MIME type once detected). The pool
+looks at the slot only when the worker dies or is past its deadline, and blames a file only
+when the slot says the worker died reading it; the files it had read but not yet reported, and
+those after it, are sent again. A worker that dies before it began any file of its first batch
+failed on its own (a machine failure), and its files are sent again.
 
 A worker dies with the engine, whatever kills the engine: it closes the forkserver's liveness
 pipe it inherits (else the forkserver, its parent, would outlive the engine for as long as the
@@ -27,8 +31,11 @@ import contextlib
 import os
 import resource
 import signal
+import struct
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 from engine.extract import Ident, Outcome, ReadTask, read_one
 from engine.limits import KILL_GRACE_S, Limits
@@ -46,6 +53,68 @@ OWN_BOUND_EXTRA_S = 1.0
 """Seconds past the pool's own kill time at which a read ends itself (the pool acts first)."""
 
 
+SEND_EVERY = 64
+"""Outcomes a worker gathers before it sends them (the batch's end sends the rest)."""
+SEND_AFTER_S = 0.05
+"""Longest a finished outcome waits in the worker before it is sent."""
+RECYCLE_RSS = 512 * 1024 * 1024
+"""A worker whose peak resident memory passed this leaves after its read (a fresh one comes):
+a big read leaves a heap that small reads would inherit."""
+RSS_CHECK_BYTES = 1 << 20
+"""Files at least this big are followed by a look at the worker's peak memory."""
+RSS_CHECK_MS = 50
+"""Reads at least this long are followed by a look at the worker's peak memory."""
+SLOT_BYTES = 256
+_HEAD = struct.Struct("<qqqd")  # batch number, index, reading (0/1), monotonic start
+_MIME_AT = _HEAD.size
+
+
+class Slot:
+    """The worker's note of the file it is reading, in memory shared with its pool.
+
+    Written by the worker before and after each read (no system call), read by the pool when
+    the worker died or ran past its deadline. ``CLOCK_MONOTONIC`` is one clock for every
+    process of the machine, so the start time means the same on both sides.
+    """
+
+    def __init__(self, buf: Any) -> None:
+        self.buf = buf
+        """A ``multiprocessing`` RawArray of :data:`SLOT_BYTES` bytes (picklable to a child)."""
+
+    @classmethod
+    def make(cls, ctx: Any) -> Slot:
+        """A fresh slot from ``ctx``'s shared memory."""
+        return cls(ctx.RawArray("B", SLOT_BYTES))
+
+    def begin(self, batch: int, index: int) -> None:
+        """The worker starts reading file ``index`` of batch ``batch``."""
+        self.buf[_MIME_AT] = 0
+        _HEAD.pack_into(self.buf, 0, batch, index, 1, time.monotonic())
+
+    def mime(self, mime: str) -> None:
+        """The file being read was detected as ``mime``."""
+        raw = mime.encode("ascii", "replace")[: SLOT_BYTES - _MIME_AT - 1]
+        self.buf[_MIME_AT + 1 : _MIME_AT + 1 + len(raw)] = raw
+        self.buf[_MIME_AT] = len(raw)
+
+    def end(self) -> None:
+        """The read finished (its Outcome is the worker's to send)."""
+        struct.pack_into("<q", self.buf, 16, 0)
+
+    def batch(self) -> int:
+        """The number of the last batch the worker began a file of (0: none yet)."""
+        return int(_HEAD.unpack_from(self.buf, 0)[0])
+
+    def reading(self) -> tuple[int, int, float, str | None] | None:
+        """(batch, index, start, MIME or None) of the read under way; None between reads."""
+        batch, index, busy, begun = _HEAD.unpack_from(self.buf, 0)
+        if not busy:
+            return None
+        n = self.buf[_MIME_AT]
+        raw = bytes(self.buf[_MIME_AT + 1 : _MIME_AT + 1 + n])
+        return batch, index, begun, raw.decode("ascii", "replace") if n else None
+
+
 def own_bound(limits: Limits) -> float:
     """Seconds after which a read ends its own worker (SIGALRM): after the pool's kill."""
     return limits.timeout_s + KILL_GRACE_S + OWN_BOUND_EXTRA_S
@@ -61,6 +130,8 @@ class WorkerConfig:
     """The engine's ``QUARRY_EXTRA_READERS`` (the forkserver's environment may be older)."""
     max_reads: int
     """Reads after which the worker leaves, to be replaced by a fresh one."""
+    slot: Any = None
+    """The worker's :class:`Slot` buffer, shared with its pool (None: no one is told)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +146,10 @@ class Batch:
     """Folder for finished texts."""
     items: tuple[tuple[str, str, int, Ident | None], ...]
     """(path, sha256, size, ident) of each file, as in its ReadTask."""
+    number: int = 0
+    """The pool's number for this batch (written in the slot while its files are read)."""
+    store_dir: str = ""
+    """The store whose ``extract/`` finished texts are renamed into (see ReadTask)."""
     passwords: Passwords = NO_PASSWORDS
     """Passwords for encrypted files (an operator's retry), as in each ReadTask; never shown."""
 
@@ -143,27 +218,61 @@ def _silence() -> None:
 
 
 def _serve(conn: Connection, cfg: WorkerConfig) -> None:
+    slot = Slot(cfg.slot) if cfg.slot is not None else None
+    started = slot.mime if slot is not None else None
     conn.send(("ready",))
     reads = 0
     while reads < cfg.max_reads:
         batch = conn.recv()
         if batch is None:
             return
-        conn.send(("batch",))
-        for path, sha, size, ident in batch.items:
+        done: list[Outcome] = []
+        sent = time.monotonic()
+        for index, (path, sha, size, ident) in enumerate(batch.items):
             task = ReadTask(
-                path, sha, batch.limits, batch.tools, batch.tmp_dir, size, ident, batch.passwords
+                path,
+                sha,
+                batch.limits,
+                batch.tools,
+                batch.tmp_dir,
+                size,
+                ident,
+                batch.store_dir,
+                passwords=batch.passwords,
             )
+            if slot is not None:
+                slot.begin(batch.number, index)
             signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
-            outcome = read_one(task, started=lambda mime: conn.send(("mime", mime)))
+            outcome = read_one(task, started=started)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            conn.send(("done", outcome))
+            if slot is not None:
+                slot.end()
+            done.append(outcome)
             reads += 1
-            # After a MemoryError the heap is not trusted; after max_reads, time to go.
-            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads:
+            # After a MemoryError the heap is not trusted; after max_reads, or a read that
+            # grew the heap past RECYCLE_RSS, time to go.
+            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads or _grown(size, outcome):
+                conn.send(("done", done))
                 conn.send(("bye",))
                 return
+            now = time.monotonic()
+            if len(done) >= SEND_EVERY or now - sent >= SEND_AFTER_S:
+                conn.send(("done", done))
+                done, sent = [], now
+        if done:
+            conn.send(("done", done))
     conn.send(("bye",))
+
+
+def _grown(size: int, outcome: Outcome) -> bool:
+    """Whether this worker's peak resident memory passed :data:`RECYCLE_RSS`.
+
+    Asked only after a read that could have grown it (a big file, or a long read):
+    ``getrusage`` costs a few hundred microseconds on some kernels, more than a small read.
+    """
+    if size < RSS_CHECK_BYTES and outcome.ms < RSS_CHECK_MS:
+        return False
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > RECYCLE_RSS
 
 
 # -- what a worker's end means (the pool's side) ------------------------------------------

@@ -46,7 +46,6 @@ from engine.executor import TICK_S
 from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec, dask_worker
 from engine.executors.dask_worker import WorkerInfo, WorkerSettings, close_pools, probe, read_batch
 from engine.extract import Outcome, ReadTask, machine_failure
-from engine.isolate import BATCH_BYTES, BATCH_FILES
 from engine.mimes import OCTET
 from engine.records import Reason
 from engine.store import Store
@@ -60,6 +59,10 @@ WINDOW_PER_THREAD = 2
 """Batches in flight per worker thread: one running, one queued behind it on the worker."""
 PROBE_FILES = 4
 """Files to read (from different folders) each worker must see before the sweep starts."""
+BATCH_FILES = 32
+"""Most files in one Dask task (a lost task is sent again one file per task: kept small)."""
+BATCH_BYTES = 1 << 20
+"""Files go together into one task until their sizes add up to this."""
 REFRESH_S = 2.0
 """How often the worker list is looked at again (joins, departures, the window's size)."""
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.extract import Outcome, ReadTask, machine_failure
-from engine.isolate import ReadPool
+from engine.isolate import MAX_READS, ReadPool
 from engine.limits import Limits
 from engine.mimes import OCTET
 from engine.readers import registry
@@ -59,7 +59,7 @@ class WorkerSettings:
     """A tool set imposed on every worker (tests); None: each worker discovers its own."""
     extra_readers: str = ""
     """The engine's ``QUARRY_EXTRA_READERS`` (the fault reader in tests)."""
-    max_reads: int = 500
+    max_reads: int = MAX_READS
     """Reads after which a read child is replaced."""
 
 
@@ -119,7 +119,8 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> list[Outcome]
         for i, task in zip(slots, mine, strict=True):
             done = out[i]
             assert done is not None
-            out[i] = _placed(done, task.sha256, settings.store_dir)
+            # Filed under the hash of what was read (the task's may be empty: not hashed yet).
+            out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
     assert all(o is not None for o in out), "the pool answered every task"
     return [o for o in out if o is not None]
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import importlib
 import io
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
@@ -36,12 +38,13 @@ _INNER_SUFFIX = {".tgz": ".tar", ".tbz2": ".tar", ".tbz": ".tar", ".txz": ".tar"
 
 def _zstd_open() -> Opener | None:
     try:
-        from backports import zstd
+        # by name: whether mypy sees this namespace package's stubs depends on the release
+        zstd = importlib.import_module("backports.zstd")
     except ImportError:
         return None
 
     def opener(path: Path) -> io.BufferedIOBase:
-        return zstd.open(path, "rb")
+        return cast("io.BufferedIOBase", zstd.open(path, "rb"))
 
     return opener
 

@@ -204,6 +204,15 @@ class TextReader:
         """Write the decoded text of ``path`` into ``sink``."""
         try:
             with open(path, "rb") as fh:
+                head = fh.read(SNIFF + 1)
+                if len(head) <= SNIFF:
+                    # The whole file (most are this small): decoded at once, with the same
+                    # choice decode_file makes, for a tenth of the calls.
+                    text, encoding = decode_bytes(head)
+                    sink.describe(f"text:{encoding}")
+                    sink.write(text)
+                    return ReadInfo(extractor=f"text:{encoding}")
+                fh.seek(0)
                 encoding, pieces = decode_file(fh, path.stat().st_size)
                 sink.describe(f"text:{encoding}")
                 for piece in pieces:

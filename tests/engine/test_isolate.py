@@ -7,6 +7,7 @@ Drives :class:`engine.isolate.ReadPool` with the fault-injection reader
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import time
 from collections.abc import Generator, Iterator
@@ -184,6 +185,35 @@ def test_disk_full_in_the_worker_is_the_machines_fault(tmp_path: Path) -> None:
     outcome = read_one(gone)
     assert outcome.machine and outcome.status == Status.ERROR
     assert outcome.error is not None and "cannot write the text" in outcome.error
+
+
+def test_a_text_that_cannot_be_placed_in_the_store_is_the_machines_fault(
+    tmp_path: Path,
+) -> None:
+    task = make(tmp_path, "ok", "ok")
+    store = tmp_path / "store-without-extract"
+    store.mkdir()
+    placed = ReadTask(
+        task.path, "", LIMITS, task.tools, task.tmp_dir, store_dir=str(store)
+    )  # the worker hashes and renames the text into store/extract/<aa>/, which is not there
+    outcome = read_one(placed)
+    assert outcome.machine and outcome.status == Status.ERROR
+    assert outcome.error is not None and "cannot write the text" in outcome.error
+    assert list(Path(task.tmp_dir).iterdir()) == []  # no temporary text left behind
+
+
+def test_a_worker_places_the_text_under_the_hash_of_what_it_read(tmp_path: Path) -> None:
+    task = make(tmp_path, "ok", "ok")
+    store = tmp_path / "store"
+    real = hashlib.sha256(Path(task.path).read_bytes()).hexdigest()
+    (store / "extract" / real[:2]).mkdir(parents=True)
+    outcome = read_one(
+        ReadTask(task.path, "", LIMITS, task.tools, task.tmp_dir, store_dir=str(store))
+    )
+    assert outcome.status == Status.OK and outcome.sha256 == real
+    assert outcome.text_file == str(store / "extract" / real[:2] / f"{real}.txt")
+    assert Path(outcome.text_file).is_file()
+    assert list(Path(task.tmp_dir).iterdir()) == []
 
 
 def test_a_tool_that_vanished_is_the_machines_fault(tmp_path: Path) -> None:

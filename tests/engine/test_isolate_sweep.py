@@ -17,12 +17,13 @@ import pytest
 
 from engine import procs
 from engine.events import Event, Notice, SweepFinished
+from engine.extract import Outcome, ReadTask, machine_failure
+from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
 from engine.plan import CRASH_QUARANTINE, decide
 from engine.readers import registry
 from engine.readers._fault import MIME, fixture
 from engine.records import Reason, Record, Status, Why
-from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 
@@ -157,10 +158,18 @@ def test_disk_full_keeps_the_good_record_and_says_so(
     good = run.record("a.txt")
     assert good.status == Status.OK
 
-    def full(*_args: object) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    # Workers write and place the texts: a full disk reaches the engine as the Outcome a
+    # worker gives when its write fails (tests/engine/test_isolate.py holds the worker to it).
+    real = ReadPool.finished
 
-    monkeypatch.setattr(Store, "put_text_file", full)
+    def full(self: ReadPool, tick: object = None) -> Iterator[tuple[ReadTask, Outcome]]:
+        for task, o in real(self, tick):  # type: ignore[arg-type]
+            if o.text_file is not None:  # (a text already placed is collected as an orphan)
+                why = f"cannot write the text: {os.strerror(errno.ENOSPC)}"
+                o = machine_failure(o.mime, why)
+            yield task, o
+
+    monkeypatch.setattr(ReadPool, "finished", full)
     (run.root / "b.txt").write_text("a new file that cannot be stored\n")
     run.sweeper.run(force=[(str(run.root), "a.txt")])
     kept = run.record("a.txt")

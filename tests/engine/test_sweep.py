@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -257,3 +258,41 @@ def test_an_unchanged_sweep_reports_progress_but_no_changed_records(tmp_path: Pa
     sweep([root], SweepOptions(tools=ToolSet.empty()), events.append)
     changed = [r.path for e in events if isinstance(e, RecordsChanged) for r in e.records]
     assert changed == ["b.txt"]
+
+
+def test_new_files_of_unknown_size_are_hashed_by_the_worker_not_the_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    hashed: list[str] = []
+    real_hash = sweep_mod._hash_file
+
+    def counting_hash(entry: object) -> object:
+        hashed.append(str(getattr(entry, "path", entry)))
+        return real_hash(entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweep_mod, "_hash_file", counting_hash)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert hashed == []  # no record existed: nothing to reuse, nothing hashed in the engine
+    text = Store(root / ".quarry").read_text(records["a.txt"].sha256 or "")
+    assert records["a.txt"].sha256 == hashlib.sha256(b"alpha\n").hexdigest()
+    assert text == "alpha\n"
+    (root / "twin.txt").write_text("bravo\n")  # the size of a known record: maybe a copy
+    (root / "other.txt").write_text("a size no record has\n")
+    hashed.clear()
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert hashed == ["twin.txt"]
+    assert _records(root)["twin.txt"].reused and result.extracted == 1
+
+
+def test_big_copies_in_one_cold_sweep_are_read_once(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    body = ("a line of a big text file\n" * (sweep_mod.DEDUP_BYTES // 20)).encode()
+    for name in ("one.txt", "two.txt", "three.txt"):
+        (root / name).write_bytes(body)
+    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    records = _records(root)
+    assert result.extracted == 1
+    assert {r.sha256 for r in records.values()} == {hashlib.sha256(body).hexdigest()}

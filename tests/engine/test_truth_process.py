@@ -33,6 +33,7 @@ from engine.records import Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
+from engine.worker import SLOT_BYTES, Slot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -197,15 +198,70 @@ def test_a_recycled_worker_is_never_blamed_for_the_next_file(tmp_path: Path) -> 
         ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "ab"
     )
     done = Outcome(Status.OK, "text/plain", chars=3)
-    theirs.send(("done", done))
+    theirs.send(("done", [done]))
     theirs.send(("bye",))
     theirs.close()
-    w = _Worker(_Exited(0), ours, ready=True, accepted=True, tasks=deque([first, second]))  # type: ignore[arg-type]
+    slot = Slot(bytearray(SLOT_BYTES))
+    slot.begin(1, 0)
+    slot.end()  # as the worker leaves it: the first file read, the second not begun
+    tasks = deque([(1, 0, first), (1, 1, second)])
+    w = _Worker(_Exited(0), ours, slot, ready=True, began=True, tasks=tasks)  # type: ignore[arg-type]
     pool._live.append(w)
     queue: deque[ReadTask] = deque()
     got = list(pool._dead(w, queue))
     assert got == [(first, done)]
     assert list(queue) == [second]  # sent again, not blamed
+
+
+def test_a_worker_that_dies_mid_batch_is_blamed_for_the_file_its_slot_names(
+    tmp_path: Path,
+) -> None:
+    """Outcomes travel a few at a time: a worker can die having read files it had not yet
+    reported. Only the file its slot says it was reading is blamed, with the MIME it noted;
+    the others are sent again."""
+    pool = ReadPool(Limits(), workers=1)
+    ours, theirs = Pipe()
+    a, b, c = (
+        ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "abc"
+    )
+    theirs.close()  # it died before sending anything
+    slot = Slot(bytearray(SLOT_BYTES))
+    slot.begin(7, 1)
+    slot.mime("application/pdf")
+    tasks = deque([(7, 0, a), (7, 1, b), (7, 2, c)])
+    w = _Worker(_Exited(-11), ours, slot, ready=True, tasks=tasks)  # type: ignore[arg-type]
+    pool._live.append(w)
+    queue: deque[ReadTask] = deque()
+    (task, outcome), *rest = list(pool._dead(w, queue))
+    assert not rest
+    assert task is b
+    assert (outcome.status, outcome.reason, outcome.mime) == (
+        Status.ERROR,
+        "crashed",
+        "application/pdf",
+    )
+    assert outcome.error == "worker died while reading (signal SIGSEGV)"
+    assert list(queue) == [a, c]  # read but not reported, and not begun: sent again
+
+
+def test_a_worker_that_dies_between_reads_unreported_is_no_failure_to_start(
+    tmp_path: Path,
+) -> None:
+    """It had read files it had not reported yet, then died between two reads: nothing is
+    blamed, every file is sent again, and it does not count towards "workers cannot start"."""
+    pool = ReadPool(Limits(), workers=1)
+    ours, theirs = Pipe()
+    a, b = (ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "ab")
+    theirs.close()
+    slot = Slot(bytearray(SLOT_BYTES))
+    slot.begin(3, 0)
+    slot.end()
+    w = _Worker(_Exited(-9), ours, slot, ready=True, tasks=deque([(3, 0, a), (3, 1, b)]))  # type: ignore[arg-type]
+    pool._live.append(w)
+    queue: deque[ReadTask] = deque()
+    assert list(pool._dead(w, queue)) == []
+    assert list(queue) == [a, b]
+    assert pool._start_failures == 0
 
 
 # -- a full disk ----------------------------------------------------------------------------

@@ -126,3 +126,35 @@ def test_reader_identity() -> None:
     reader = TextReader()
     assert (reader.name, reader.version, reader.tools) == ("text", 2, ())
     assert "text/*" in reader.mimes
+
+
+SMALL_CASES = {
+    "utf8": "naïve café ☕\nline two\n".encode(),
+    "utf8-bom": b"\xef\xbb\xbf" + "bom café\n".encode(),
+    "utf16-le-bom": "\ufeffwide text\n".encode("utf-16-le"),
+    "utf16-be-no-bom": "wide text without a mark, long enough\n".encode("utf-16-be"),
+    "cp1252": "caf\xe9 na\xefve \x80 euro \x81 undefined\n".encode("latin-1"),
+    "late-invalid-utf8": b"ascii " * 50 + b"\xff\xfe tail\n",
+    "one-byte": b"x",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_CASES))
+def test_a_small_file_read_at_once_gives_what_the_stream_gives(tmp_path: Path, name: str) -> None:
+    """Files up to SNIFF bytes are decoded in one call: the same text and encoding as the
+    chunked path that bigger files take (here forced by a SNIFF smaller than the file)."""
+    data = SMALL_CASES[name]
+    path = tmp_path / f"{name}.txt"
+    path.write_bytes(data)
+
+    def read() -> tuple[str, str | None]:
+        sink = TextSink(1000)
+        ctx = ReadContext(mime=M.PLAIN)
+        info = TextReader().read(path, ctx, sink)
+        return sink.getvalue(), info.extractor
+
+    at_once = read()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(text_mod, "SNIFF", max(1, len(data) // 2))
+        streamed = read()
+    assert at_once == streamed
