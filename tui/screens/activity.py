@@ -76,7 +76,7 @@ class ActivityScreen(TriageScreen):
 
     def _title(self) -> None:
         activity = self.triage.activity
-        parts = [f"[b]Activity[/b]  {len(activity.lines):,} events"]
+        parts = [f"[b]Activity  [/b]{len(activity.lines):,} events"]
         if activity.dropped:
             parts.append(f"{activity.dropped:,} older dropped")
         if self.query_text.text:

@@ -55,9 +55,9 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
     def title_parts(self) -> list[str]:
         """Counts first (they must fit 80 columns), then the keys."""
         errors, groups, suspects = self._counts
-        parts = [f"[b]Errors[/b] {errors:,} in {groups:,} group{'s' if groups != 1 else ''}"]
+        parts = [f"[b]Errors [/b]{errors:,} in {groups:,} group{'s' if groups != 1 else ''}"]
         if suspects:
-            parts.append(f"[b]suspect texts[/b] {suspects:,}")
+            parts.append(f"[b]suspect texts [/b]{suspects:,}")
         parts.append(self.keys_hint())
         if self.triage.writable:
             parts.append("R: retry the group · r: a file")
@@ -67,8 +67,8 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
         """Reason, size, MIME types, then a real example in full."""
         many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
         return (
-            f"[b]{escape(group.reason)}[/b] · {many} · {escape(shown(group.mime_text(6)))}\n"
-            f"[b]e.g.[/b] {escape(shown(group.example_path))}: {escape(shown(group.example))}"
+            f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime_text(6)))}\n"
+            f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"
         )
 
     def verdict(self, record: Record | None) -> str:

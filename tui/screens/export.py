@@ -66,7 +66,7 @@ class ExportScreen(ModalScreen[Path | None]):
         """The question, the path box, a problem line, the keys."""
         many = f"{self.count:,} record" + ("s" if self.count != 1 else "")
         with Vertical(id="export"):
-            yield Static(f"[b]Export {many}[/b] (the current view, every field) to:")
+            yield Static(f"[b]Export {many} [/b](the current view, every field) to:")
             path_input = Input(str(self.default), id="export-path", select_on_focus=False)
             path_input.cursor_blink = False
             yield path_input

@@ -35,7 +35,7 @@ def section(title: str, bindings: list[Binding]) -> str:
     """One screen's keys as markup."""
     rows = [f"[b $accent]{title}[/]"]
     for b in bindings:
-        rows.append(f"  [b]{escape(key_label(b)):<12}[/b] {escape(b.description or b.action)}")
+        rows.append(f"  [b]{escape(key_label(b)):<12} [/b]{escape(b.description or b.action)}")
     return "\n".join(rows)
 
 
@@ -78,7 +78,7 @@ def help_text(app_keys: list[Binding], read_only: bool = False) -> str:
         section("Errors (x)", of(ErrorsScreen)),
         section("Unsupported (u)", of(UnsupportedScreen)),
         section("Activity (@)", of(ActivityScreen)),
-        "[b $accent]Mouse[/]\n" + "\n".join(f"  [b]{k:<20}[/b] {v}" for k, v in MOUSE),
+        "[b $accent]Mouse[/]\n" + "\n".join(f"  [b]{k:<20} [/b]{v}" for k, v in MOUSE),
     ]
     return "\n\n".join(parts)
 

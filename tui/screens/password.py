@@ -53,7 +53,7 @@ class PasswordScreen(ModalScreen[Passwords | None]):
     def compose(self) -> ComposeResult:
         """The question, the two boxes, where the password goes, two buttons."""
         with Vertical(id="password-box"):
-            yield Static(f"[b]Password[/b] for {escape(self.what)}", id="password-title")
+            yield Static(f"[b]Password [/b]for {escape(self.what)}", id="password-title")
             yield Input(placeholder="password (not shown)", password=True, id="password-typed")
             yield Input(placeholder="or a password file: one a line", id="password-file")
             held = f" ({self.held} given before: tried too.)" if self.held else ""

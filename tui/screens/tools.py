@@ -34,9 +34,9 @@ from tui.widgets.footer import FittingFooter
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     """Markup for the detail pane: what the tool does, where it is, what it unlocks, install."""
     state = "[$success]found[/]" if row.found else "[$error]missing[/]"
-    lines = [f"[b]{escape(row.name)}[/b]  {state}", escape(row.unlocks), ""]
+    lines = [f"[b]{escape(row.name)}  [/b]{state}", escape(row.unlocks), ""]
     if row.found:
-        lines += [f"[b]version[/b]  {escape(row.version)}", f"[b]path[/b]     {escape(row.path)}"]
+        lines += [f"[b]version  [/b]{escape(row.version)}", f"[b]path      [/b]{escape(row.path)}"]
         lines.append("")
     if row.workers:
         have = sum(version is not None for _w, version in row.workers)
@@ -137,7 +137,7 @@ class ToolsScreen(TriageScreen):
         waiting = {k for r in self.rows if not r.found for k in r.files}
         self.query_one("#tools-title", Static).update(
             fit_title(
-                [f"[b]External tools[/b] {found} found · {len(self.rows) - found} missing",
+                [f"[b]External tools [/b]{found} found · {len(self.rows) - found} missing",
                  f"{len(waiting):,} files waiting on a missing tool"],
                 width - 2,
             )

@@ -51,7 +51,7 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         """Counts first, then the keys."""
         files, groups = self._counts
         return [
-            f"[b]Unsupported[/b] {files:,} in {groups:,} group{'s' if groups != 1 else ''}",
+            f"[b]Unsupported [/b]{files:,} in {groups:,} group{'s' if groups != 1 else ''}",
             self.keys_hint(),
             "by reason and MIME type",
         ]
@@ -60,9 +60,9 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         """Reason, size, MIME type, what would unlock it, then a real example in full."""
         many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
         return (
-            f"[b]{escape(group.reason)}[/b] · {many} · {escape(shown(group.mime or '?'))}\n"
-            f"[b]unlocked by[/b] {escape(shown(group.unlock))}\n"
-            f"[b]e.g.[/b] {escape(shown(group.example_path))}: {escape(shown(group.example))}"
+            f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime or '?'))}\n"
+            f"[b]unlocked by [/b]{escape(shown(group.unlock))}\n"
+            f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"
         )
 
     def group_label(self, group: UnsupportedGroup) -> str:

@@ -91,13 +91,15 @@ class SummaryBar(Static):
         self, counts: dict[str, int], files: int, reused: int, chars: int, problem: str = ""
     ) -> None:
         """Update the counts and totals, and what is wrong with the store (if anything)."""
-        parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}[/]" for s in STATUSES]
+        parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}   [/]" for s in STATUSES]
         totals = (
-            f"files [b]{files:,}[/b] · reused [b]{reused:,}[/b] · "
+            f"files [b]{files:,} [/b]· reused [b]{reused:,} [/b]· "
             f"chars [b]{short_number(chars)}[/b]"
         )
-        trouble = f"   [$text-error]⚠ {escape(problem)}[/]" if problem else ""
-        self.update("  ".join(parts) + "   " + totals + trouble)
+        trouble = f"[$text-error]   ⚠ {escape(problem)}[/]" if problem else ""
+        # each run of spaces ends a styled run, never starts one: an SVG export drawn
+        # by librsvg drops the spaces that start a run ("skipped 2files")
+        self.update("".join(parts) + totals + trouble)
 
 
 def _iso(ns: int) -> str:
@@ -115,7 +117,7 @@ QUALITY_COLOURS = {"good": "$success", "suspect": "$warning", "garbled": "$error
 def quality_lines(q: Quality) -> list[str]:
     """The quality verdict, why in words, and the numbers, as detail-pane markup."""
     colour = QUALITY_COLOURS.get(q.verdict, "$text")
-    lines = [f"[b]quality[/b] [{colour}][b]{escape(q.verdict)}[/b][/]"]
+    lines = [f"[b]quality [/b][{colour}][b]{escape(q.verdict)}[/b][/]"]
     lines += [f"  {escape(reason)}" for reason in q.explain()]
     facts = [f"language {q.lang}" if q.lang else "", q.script or ""]
     if q.common is not None:
@@ -181,7 +183,7 @@ def describe_members(record: Record) -> list[str]:
     members = sorted(record.members, key=lambda m: m.status == "ok")
     bad = sum(1 for m in members if m.status not in ("ok", "empty"))
     lines = [
-        f"[b]members[/b] {len(record.members)}" + (f", [$error]{bad} not read[/]" if bad else "")
+        f"[b]members [/b]{len(record.members)}" + (f", [$error]{bad} not read[/]" if bad else "")
     ]
     for m in members[:MEMBERS_SHOWN]:
         colour = STATUS_COLOURS.get(m.status, "$text")
