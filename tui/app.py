@@ -313,7 +313,7 @@ class QuarryApp(App[None]):
                 self.notify(problem, title="store", severity="warning", timeout=15)
         self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
-        self.records_screen.refresh_data(keep=self.records_screen.table.rid)
+        self.records_screen.refresh_data(keep=self.records_screen.table.kept_rid)
         self.records_screen.refresh_header()
 
     @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
@@ -370,7 +370,8 @@ class QuarryApp(App[None]):
         if self.summary is not None:
             self.last_event = _parse_iso(self.summary.finished) or time.time()
         screen = self.records_screen
-        keep = self.model.key(screen.table.rid) if screen.table.rid is not None else None
+        kept = screen.table.kept_rid
+        keep = self.model.key(kept) if kept is not None else None
         self.model.clear()
         self.model.data = diff.data
         self.model.extend(diff.chunk.rows, diff.chunk.starts)
@@ -412,7 +413,7 @@ class QuarryApp(App[None]):
         lines = self.triage.activity.add(events)
         changed: set[int] = set()
         if records or removed:
-            keep = self.records_screen.table.rid
+            keep = self.records_screen.table.kept_rid
             changed = self.model.apply(records.values(), removed)
             self.records_screen.refresh_data(changed, keep)
             self._see_records(records.values())

@@ -142,3 +142,33 @@ async def test_the_header_never_says_watching_while_the_store_lags(store: Store)
         app.post_message(EngineEvents([SweepFinished(now, summary, 0, 0, full=False)]))
         await pilot.pause(0.1)
         assert app.state_text.removeprefix("read-only · ") == "stopped: store lost"
+
+
+async def test_the_cursor_stays_on_top_while_a_sweep_fills_the_table(store: Store) -> None:
+    """Until the user moves it, the cursor is the top row's, not the first file decided's;
+    once moved, live rows arriving above it leave it on the same record."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.query_one(RecordTable)
+        bridge = app.engine_listener
+
+        def arrive(*paths: str) -> None:
+            now = time.time()
+            for path in paths:  # sorted by path: each lands above the rows already shown
+                rec = Record(ROOT, path, 1, 1, "ok", "cd" * 32, "text/plain", None)
+                bridge(RecordsChanged(now, (rec,)))
+
+        arrive("aaa/3.txt")
+        await wait_until(pilot, lambda: (ROOT, "aaa/3.txt") in app.model.ids)
+        arrive("aaa/2.txt", "aaa/1.txt")
+        await wait_until(pilot, lambda: (ROOT, "aaa/1.txt") in app.model.ids)
+        await settle(pilot)
+        assert table.cursor == 0 and app.model.key(table.rid) == (ROOT, "aaa/1.txt")  # type: ignore[arg-type]
+
+        await pilot.press("down")  # the user chooses a record: it stays under the cursor
+        chosen = app.model.key(table.rid)  # type: ignore[arg-type]
+        arrive("aaa/0.txt")
+        await wait_until(pilot, lambda: (ROOT, "aaa/0.txt") in app.model.ids)
+        await settle(pilot)
+        assert app.model.key(table.rid) == chosen and table.cursor == 2  # type: ignore[arg-type]

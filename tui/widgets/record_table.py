@@ -176,6 +176,8 @@ class RecordTable(ScrollView, can_focus=True):
         """Cells added to a column's width (``+`` / ``-`` on the sort column)."""
         self._flash_timer: Timer | None = None
         self._last_rid: int | None = None
+        self.moved = False
+        """Whether the user has moved the cursor (keys or a click) since the table was made."""
 
     def on_mount(self) -> None:
         """Start the (paused) timer that ends row highlights."""
@@ -190,6 +192,13 @@ class RecordTable(ScrollView, can_focus=True):
         if not self.model.view:
             return None
         return self.model.rid_at(min(self.cursor, len(self.model.view) - 1))
+
+    @property
+    def kept_rid(self) -> int | None:
+        """The row a live change keeps the cursor on: the one under it once the user has
+        moved it; before that None, so the cursor stays on the top row while a sweep fills
+        the table (not on whichever file happened to be decided first)."""
+        return self.rid if self.moved else None
 
     def reload(self, keep: int | None = None) -> None:
         """The view changed: resize, and put the cursor back on row ``keep`` if still shown."""
@@ -244,6 +253,7 @@ class RecordTable(ScrollView, can_focus=True):
             self.refresh(Region(0, y, self.size.width, 1))
 
     def _move(self, delta: int) -> None:
+        self.moved = True
         self.cursor = max(0, min(len(self.model.view) - 1, self.cursor + delta))
 
     def action_cursor_up(self) -> None:
@@ -264,6 +274,7 @@ class RecordTable(ScrollView, can_focus=True):
 
     def action_first(self) -> None:
         """Move to the first row."""
+        self.moved = True
         self.cursor = 0
 
     def action_last(self) -> None:
@@ -289,6 +300,7 @@ class RecordTable(ScrollView, can_focus=True):
             return
         pos = int(self.scroll_y) + offset.y - 1
         if 0 <= pos < len(self.model.view):
+            self.moved = True
             self.cursor = pos
             if event.chain >= 2:
                 self.action_open()
