@@ -179,7 +179,7 @@ class UnsupportedGroup:
         if self.needs:
             return "install " + " or ".join(name for name, _ in self.needs.most_common())
         if self.reason == Reason.NO_READER.value:
-            return "no reader for this type"
+            return "nothing: no reader for it yet"
         return self.example or "(no verdict)"
 
 

@@ -50,7 +50,7 @@ async def test_unsupported_files_grouped_by_type_drill_open_and_back(store: Stor
         assert [(g.reason, g.mime, g.unlock) for g in screen.groups] == [
             ("needs_tool", "application/msword", "install antiword or catdoc"),
             ("needs_tool", "image/png", "install tesseract"),
-            ("no_reader", "application/x-dosexec", "no reader for this type"),
+            ("no_reader", "application/x-dosexec", "nothing: no reader for it yet"),
         ]
         text = screen_text(app)
         assert "Unsupported 3 in 3 groups" in text

@@ -143,7 +143,7 @@ def test_unsupported_groups_by_reason_and_mime_with_what_unlocks_them() -> None:
     png, doc, exe = groups
     assert png.unlock == "install tesseract" and png.example_path == "b.png"
     assert doc.unlock == "install catdoc or antiword"  # the tool more of them name first
-    assert exe.unlock == "no reader for this type"
+    assert exe.unlock == "nothing: no reader for it yet"
     assert exe.example == "no reader for application/x-dosexec"
     assert png.keys == [("/r", "b.png"), ("/r", "d.png"), ("/r", "f.png")]
     assert png.ident == ("needs_tool", "image/png")
