@@ -35,9 +35,8 @@ from engine.commands import (
     tool_rows,
 )  # fmt: skip
 from engine.errors import MachineFailure, QuarryError, UsageError
-from engine.limits import DEFAULT_LIMITS
+from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
-from engine.sweep import DEFAULT_MAX_BYTES
 from engine.tools import KNOWN_TOOLS
 
 VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "open")

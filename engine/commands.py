@@ -14,21 +14,18 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import orjson
-
-from engine.console import SweepReporter, record_line, summary_table
 from engine.errors import MachineFailure, QuarryError, UsageError
-from engine.executors import dask_factory, parse_executor
-from engine.index import Tally
-from engine.limits import DEFAULT_LIMITS, Limits
 from engine.names import shown
-from engine.passwords import NO_PASSWORDS, Passwords, read_password_file
-from engine.quality import summary_line
-from engine.records import Record
 from engine.store import JSONL, STORE_DIRNAME, Loaded, Store
-from engine.sweep import Sweeper, SweepOptions, SweepResult, stop_on_signals
-from engine.tools import KNOWN_TOOLS, discover
+
+# Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
+# own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
+if TYPE_CHECKING:
+    from engine.passwords import Passwords
+    from engine.records import Record
+    from engine.sweep import SweepOptions, SweepResult
 
 EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -38,6 +35,10 @@ Command = Callable[[argparse.Namespace], int]
 
 def options_from(args: argparse.Namespace) -> SweepOptions:
     """SweepOptions from parsed flags."""
+    from engine.executors import dask_factory, parse_executor
+    from engine.limits import DEFAULT_LIMITS, Limits
+    from engine.sweep import SweepOptions
+
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if args.workers < 0:
@@ -70,6 +71,8 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
 
 def dump_json(obj: object) -> str:
     """Pretty JSON for --json output."""
+    import orjson
+
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
 
 
@@ -83,6 +86,9 @@ def default_dirs(dirs: list[Path]) -> list[Path]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Sweep once; print a summary table (or JSON); exit 2 when errors remain."""
+    from engine.console import SweepReporter, summary_table
+    from engine.sweep import Sweeper, stop_on_signals
+
     options = options_from(args)
     reporter = SweepReporter(quiet=args.quiet or args.json)
     with Sweeper(args.dirs, options, reporter) as sweeper, stop_on_signals(sweeper):
@@ -123,6 +129,7 @@ def sweep_exit(result: SweepResult) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Sweep, then follow the folders until Ctrl-C / SIGTERM."""
+    from engine.console import SweepReporter
     from engine.session import watch_forever
     from engine.watch import WatchOptions
 
@@ -133,6 +140,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_retry(args: argparse.Namespace) -> int:
     """Read the named files again (a folder: every file under it), whatever their verdict."""
+    from engine.console import SweepReporter, record_line
+    from engine.sweep import Sweeper
+
     paths = [user_path(p) for p in args.paths]
     passwords = passwords_from(args)  # asked before any work, wrong input before any read
     options = options_from(args)
@@ -170,6 +180,8 @@ def passwords_from(args: argparse.Namespace) -> Passwords:
     Raises UsageError for a password file that cannot be used, for ``--password`` without a
     terminal to ask on, and for an empty answer.
     """
+    from engine.passwords import NO_PASSWORDS, Passwords, read_password_file
+
     passwords = NO_PASSWORDS
     if args.password:
         if not sys.stdin.isatty():
@@ -189,6 +201,8 @@ def passwords_from(args: argparse.Namespace) -> Passwords:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one file's record (every field, names escaped) and its text."""
+    from engine.quality import summary_line
+
     path = user_path(args.path)
     store = reading_store(args.store) if args.store else find_store(path)
     records = _load(store).records
@@ -215,6 +229,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """List the external tools, found and missing, with what each would unlock."""
+    from engine.index import Tally
+
     missing: dict[str, int] | None = None
     if args.store is not None or args.dir is not None:
         if args.store is None:
@@ -378,6 +394,8 @@ def _no_record(path: Path, records: list[Record], root: str, rel: str, store: St
 
 def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
     """One row per known tool: found or missing, version, path, unlocks, install hints."""
+    from engine.tools import KNOWN_TOOLS, discover
+
     found = {t.name: t for t in discover().found}
     rows: list[dict[str, object]] = []
     for name, spec in KNOWN_TOOLS.items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MiB = 1024 * 1024
+DEFAULT_MAX_BYTES = 512 * MiB
+"""Files larger than this are skipped (``--max-bytes``)."""
 KILL_GRACE_S = 2.0
 """Most time a read gets past its own deadline before the pool kills it (readers stop first)."""
 

@@ -34,7 +34,6 @@ from typing import IO
 
 from engine.errors import EncryptedFile, UsageError
 from engine.names import shown
-from engine.readers.base import quiet_library
 
 _PDF_MAGIC = b"%PDF"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -152,6 +151,8 @@ def _head(path: Path) -> bytes:
 
 def _decrypt_pdf(path: Path, passwords: Passwords, out: IO[bytes]) -> bool:
     """Write the decrypted PDF to ``out``; False when no password opens it."""
+    from engine.readers.base import quiet_library  # the readers' side, in the worker only
+
     with quiet_library("pypdf", logging.CRITICAL):
         return _pypdf_decrypt(path, passwords, out)
 

@@ -30,7 +30,7 @@ from engine.events import (
 from engine.executor import Announcing, Distributed, Executor, ExecutorFactory
 from engine.index import RecordIndex
 from engine.isolate import ReadPool
-from engine.limits import DEFAULT_LIMITS, Limits
+from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
@@ -41,7 +41,6 @@ from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
 
 Key = tuple[str, str]
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ install it. :func:`discover` looks them up and returns a :class:`ToolSet`, whose
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -127,6 +126,8 @@ class ToolSet:
     @property
     def fingerprint(self) -> str:
         """Short stable digest of names and versions; changes when a tool comes or goes."""
+        import hashlib  # not needed by every importer (the dashboard starting up)
+
         text = ";".join(f"{t.name}={t.version}" for t in self.found)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 

@@ -15,8 +15,10 @@ import stat
 from collections.abc import Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
-import pathspec
+if TYPE_CHECKING:  # imported when a walk starts: the store (and the dashboard) need none of it
+    import pathspec
 
 IGNORE_FILE = ".quarryignore"
 STORE_MARKER = "quarry-store.json"
@@ -102,7 +104,7 @@ class WalkRules:
     """Files larger than this are ``skipped/too_large``."""
 
 
-Specs = tuple[tuple[int, pathspec.GitIgnoreSpec], ...]
+Specs: TypeAlias = "tuple[tuple[int, pathspec.GitIgnoreSpec], ...]"
 """The ``.quarryignore`` rules that apply in one folder: (length of their folder's prefix, spec)."""
 
 
@@ -110,6 +112,8 @@ class Ignorer:
     """Decides whether a path under one root is ignored; caches each folder's rules."""
 
     def __init__(self, root: Path, rules: WalkRules) -> None:
+        import pathspec
+
         self.root = root
         self.base = pathspec.GitIgnoreSpec.from_lines(rules.excludes) if rules.excludes else None
         self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
@@ -118,6 +122,8 @@ class Ignorer:
         self._stores: dict[str, bool] = {}
 
     def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        import pathspec
+
         if rel_dir not in self._specs:
             try:
                 text = (self.root / rel_dir / IGNORE_FILE).read_text("utf-8", "replace")

@@ -60,18 +60,12 @@ from tui.messages import (
 )
 from tui.model import Key, RecordModel
 from tui.poll import diff_store
-from tui.screens.activity import ActivityScreen
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.detail import DetailScreen
-from tui.screens.errors import ErrorsScreen
+
+# Only the records screen is imported here; every other screen (and what it imports) is
+# imported by the action that shows it, after the first frame.
 from tui.screens.failures import worker_failure
-from tui.screens.help import HelpScreen
-from tui.screens.inspector import InspectorScreen
-from tui.screens.password import PasswordScreen
 from tui.screens.records import RecordsScreen
-from tui.screens.tools import ToolsScreen
 from tui.screens.triage_base import TriageScreen
-from tui.screens.unsupported import UnsupportedScreen
 from tui.state import TriageState, announce, is_encrypted
 from tui.triage import (
     ToolRow,
@@ -211,6 +205,9 @@ class QuarryApp(App[None]):
     def open_record(self, rid: int, *, detail: bool = False) -> None:
         """Open the stored text of row ``rid``; with ``detail``, a record without text shows
         in full instead (from triage screens: never a dead end)."""
+        from tui.screens.detail import DetailScreen
+        from tui.screens.inspector import InspectorScreen
+
         record = self.model.record(rid)
         if record is None:
             return
@@ -487,6 +484,8 @@ class QuarryApp(App[None]):
     def _maybe_show_tools(self) -> None:
         """After a full sweep: the tools screen, when files now wait on a tool they did not
         wait on after the previous sweep (not on every launch)."""
+        from tui.screens.tools import ToolsScreen
+
         waited = [r.name for r in tools_waited_on(self.tool_rows())]
         if not self.triage.new_waiting_tools(waited) or self.quitting:
             return
@@ -504,6 +503,8 @@ class QuarryApp(App[None]):
 
     def unlock(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
         """Ask for a password (or a file of them), keep it for the session, retry ``keys``."""
+        from tui.screens.password import PasswordScreen
+
         if not keys:
             self.notify("no encrypted file here to give a password for", severity="warning")
             return
@@ -524,6 +525,8 @@ class QuarryApp(App[None]):
         """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started;
         ``unlock``: the operator just gave a password for them (the answer counts what opened).
         """
+        from tui.screens.confirm import ConfirmScreen
+
         if not keys:
             self.notify("nothing to retry", severity="warning")
             return
@@ -699,18 +702,26 @@ class QuarryApp(App[None]):
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""
+        from tui.screens.tools import ToolsScreen
+
         self._show(ToolsScreen(self.model, self.triage, self))
 
     def action_show_errors(self) -> None:
         """Error records grouped by reason and message."""
+        from tui.screens.errors import ErrorsScreen
+
         self._show(ErrorsScreen(self.model, self.triage, self))
 
     def action_show_unsupported(self) -> None:
         """Unsupported files grouped by reason and MIME type."""
+        from tui.screens.unsupported import UnsupportedScreen
+
         self._show(UnsupportedScreen(self.model, self.triage, self))
 
     def action_show_activity(self) -> None:
         """The engine's events, live."""
+        from tui.screens.activity import ActivityScreen
+
         self._show(ActivityScreen(self.model, self.triage, self))
 
     def action_pause(self) -> None:
@@ -723,6 +734,8 @@ class QuarryApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
+        from tui.screens.help import HelpScreen
+
         if not isinstance(self._top(), HelpScreen | None):
             keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
             self.push_screen(HelpScreen(keys, read_only=not self.triage.writable))

@@ -15,12 +15,9 @@ from typing import TYPE_CHECKING
 from engine.cli import EXIT_OK, EXIT_USAGE, default_dirs, options_from
 from engine.cli import main as engine_main
 from engine.commands import reading_store
-from engine.errors import UsageError
-from engine.names import shown
-from engine.session import Session
-from engine.sweep import resolve_roots, store_for
-from engine.watch import WatchOptions
 
+# The session, the sweep and the watcher are imported by ``cmd_open``, which needs them;
+# ``quarry ui`` does not, and every import is time before the dashboard's first frame.
 if TYPE_CHECKING:
     from tui.app import QuarryApp
 
@@ -37,6 +34,11 @@ def run_app(app: QuarryApp) -> int:
 
 def cmd_open(args: argparse.Namespace) -> int:
     """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
+    from engine.errors import UsageError
+    from engine.names import shown
+    from engine.session import Session
+    from engine.sweep import resolve_roots, store_for
+    from engine.watch import WatchOptions
     from tui.app import QuarryApp
 
     options = options_from(args)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
 from engine.events import Event
 from engine.records import Summary
-from engine.sweep import SweepResult
 from tui.eventlog import LogLine
 from tui.loader import Chunk, JsonlSource
 from tui.model import Key
 from tui.poll import StoreDiff
+
+if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame
+    from engine.sweep import SweepResult
 
 
 class RowsLoaded(Message):

@@ -13,15 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Reason, Record
-from engine.sweep import SweepResult
-from engine.tools import ToolSet
 from tui.eventlog import ActivityLog
 from tui.model import Key, RecordModel
 from tui.triage import group_key
+
+if TYPE_CHECKING:  # the engine port's types; the sweep is not imported before the first frame
+    from engine.sweep import SweepResult
+    from engine.tools import ToolSet
 
 GroupKey = tuple[str, str]
 """(reason, normalised message) of an error group."""

@@ -25,7 +25,6 @@ from engine.records import Record
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, Key, RecordModel
-from tui.screens.export import ExportScreen
 from tui.screens.failures import ReportsWorkerFailures
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
@@ -484,6 +483,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         def chosen(path: Path | None) -> None:
             if path is not None:
                 self._export_worker(rids, path)
+
+        from tui.screens.export import ExportScreen  # imported when asked for
 
         self.app.push_screen(ExportScreen(default, len(rids), cwd), chosen)
 

@@ -7,21 +7,62 @@ app's), so a narrow terminal keeps a screen's own verbs and drops the app-wide o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+    from textual.binding import Binding
+    from textual.screen import Screen
+
 
 class FittingFooter(Footer):
-    """:class:`~textual.widgets.Footer`, trimmed to the keys that fit whole."""
+    """:class:`~textual.widgets.Footer`, trimmed to the keys that fit whole.
+
+    Rebuilds are fewer than Textual's footer makes (one per signal that the bindings may
+    have changed, and one per resize), each tens of milliseconds on the way to the first
+    frame: signals before a pending rebuild are one rebuild; a signal whose bindings are
+    those already shown (mounting the keys sends one) is none; a new width shows every key
+    again and trims anew, without a rebuild. The keys drawn are the same.
+    """
+
+    _rebuild_pending = False
+    _shown: list[tuple[str, Binding, bool, str]] | None = None
+    """The bindings the keys were last built from."""
+
+    def _bindings_now(self) -> list[tuple[str, Binding, bool, str]]:
+        return [(k, b, on, tip) for k, (_node, b, on, tip) in self.screen.active_bindings.items()]
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, noting the bindings they are built from."""
+        self._shown = self._bindings_now() if self._bindings_ready else None
+        yield from super().compose()
 
     async def recompose(self) -> None:
         """Rebuild the keys, then trim them once they are laid out."""
+        self._rebuild_pending = False
         await super().recompose()
         self.call_after_refresh(self._fit)
 
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """The bindings may have changed: one rebuild after the next refresh, if they did."""
+        self._bindings_ready = True
+        mine = screen.app.app_focus and self.is_attached and screen is self.screen
+        if mine and not self._rebuild_pending and self._bindings_now() != self._shown:
+            self._rebuild_soon()
+
     def on_resize(self) -> None:
-        """A new width: every key again, then trim."""
-        self.call_after_refresh(self.recompose)
+        """A new width: every key shown again, then trimmed (the keys are the same)."""
+        for key in self.query(FooterKey):
+            key.display = True
+        self.call_after_refresh(self._fit)
+
+    def _rebuild_soon(self) -> None:
+        if not self._rebuild_pending:
+            self._rebuild_pending = True
+            self.call_after_refresh(self.recompose)
 
     def _fit(self) -> None:
         keys = list(self.query(FooterKey))
