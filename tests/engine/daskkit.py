@@ -56,6 +56,8 @@ def cluster_processes(cluster: Any) -> list[Any]:
     out: list[Any] = []
     for nanny in cluster.workers.values():
         pid = nanny.process.pid if nanny.process is not None else None
+        if pid is None:  # a worker being restarted: psutil.Process(None) is this very process
+            continue
         with contextlib.suppress(psutil.Error, TypeError, ValueError):
             proc = psutil.Process(pid)
             out.extend([proc, *proc.children(recursive=True)])
@@ -71,7 +73,14 @@ def assert_gone(procs: list[Any]) -> None:
         if not left:
             return
         time.sleep(0.05)
-    raise AssertionError(f"processes left running: {[p.pid for p in left]}")
+    raise AssertionError(f"processes left running: {[(p.pid, _cmdline(p)) for p in left]}")
+
+
+def _cmdline(p: Any) -> str:
+    try:
+        return " ".join(p.cmdline())[:160]
+    except psutil.Error:
+        return "?"
 
 
 def _alive(p: Any) -> bool:
