@@ -84,10 +84,16 @@ class _Part:
         self.proc: subprocess.Popen[bytes] | None = None
         fd = src.fileno()
         # -P: a folder called tui/ where the user stands must not stand in for this package
-        argv = [sys.executable, "-P", "-m", "tui.loadpart", str(fd), str(start), str(stop)]
+        argv = [
+            sys.executable,
+            "-P",
+            "-m",
+            "tui.loadpart",
+            *map(str, (fd, start, stop, chunk_rows)),
+        ]
         try:
             self.proc = subprocess.Popen(
-                [*argv, str(chunk_rows)],
+                argv,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 pass_fds=(fd,), close_fds=True,
             )  # fmt: skip
@@ -132,9 +138,8 @@ def load_in_parts(
     first_stop = head.rfind(b"\n") + 1 if len(head) < src.size else src.size
     if first_stop <= 0:  # one enormous first line: no parts worth cutting
         first_stop = src.size
-    parts = [
-        _Part(src, a, b, chunk_rows) for a, b in _pairs(_cuts(src, first_stop, processes)) if a < b
-    ]
+    cuts = _cuts(src, first_stop, processes)
+    parts = [_Part(src, a, b, chunk_rows) for a, b in pairwise(cuts) if a < b]
     try:
         lines_before = 0
         for chunk, lines in parse_range(src, 0, first_stop, chunk_rows):
@@ -145,10 +150,6 @@ def load_in_parts(
     finally:
         for part in parts:
             part.stop_child()
-
-
-def _pairs(cuts: list[int]) -> list[tuple[int, int]]:
-    return list(pairwise(cuts))
 
 
 def _deliver(
