@@ -56,6 +56,11 @@ class StoreLost(QuarryError):
     """
 
 
+class SessionClosed(QuarryError):
+    """Raised by a session asked to sweep, retry or apply after it was closed: its store's
+    lock is released, so writing now could overwrite another writer's store."""
+
+
 class StoreUnusable(QuarryError):
     """Raised when a store cannot be read or written as it is: a file in the way of the store
     folder, a folder where one of its files belongs (or the reverse), a newer store format,

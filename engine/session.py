@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 
 from engine.debounce import Batch
-from engine.errors import StoreLost
+from engine.errors import SessionClosed, StoreLost
 from engine.events import Event, Listener, Notice, ToolsChanged, ignore
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Reason, Record
@@ -58,6 +58,7 @@ class Session:
         self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit)
         self._sweeper.__enter__()
         self._lock = threading.RLock()
+        self._life = threading.RLock()  # starting and stopping the watcher (see close)
         self._watcher: Watcher | None = None
         self._watch_options = watch_options
         self._closed = False
@@ -107,10 +108,16 @@ class Session:
         """Held while a sweep, batch or retry runs: one at a time."""
         return self._lock
 
+    def _open(self) -> Sweeper:
+        """The sweeper, for a run under the lock; SessionClosed once the store is released."""
+        if self._closed:
+            raise SessionClosed("the session is closed: its store is no longer held")
+        return self._sweeper
+
     def sweep(self) -> SweepResult:
         """A full sweep."""
         with self._lock:
-            return self._sweeper.run()
+            return self._open().run()
 
     def sweep_then_watch(self) -> SweepResult:
         """Start the observers, sweep, then apply what changed meanwhile and keep following.
@@ -136,7 +143,7 @@ class Session:
         for root, path in keys:
             only.setdefault(root, []).append(path)
         with self._lock:
-            return self._sweeper.run(only=only, force=keys, full=False, passwords=passwords)
+            return self._open().run(only=only, force=keys, full=False, passwords=passwords)
 
     def recheck_tools(self) -> ToolSet:
         """Look up tools again; a tool that appeared retries exactly the records it unlocks.
@@ -145,6 +152,7 @@ class Session:
         ``needs_tool``); a version change alone reads nothing again.
         """
         with self._lock:
+            self._open()
             before = set(self._sweeper.tools.names)
             tools = self._sweeper.rediscover_tools()
             after = set(tools.names)
@@ -162,11 +170,11 @@ class Session:
 
     def apply(self, batch: Batch) -> None:
         """Bring the batch's paths up to date; every file in it is hashed (an event named it)."""
-        self._guarded(lambda: self._sweeper.run(only=batch, full=False, rehash=True))
+        self._guarded(lambda: self._open().run(only=batch, full=False, rehash=True))
 
     def rescan(self) -> None:
         """Walk every root; the stat cache applies (no event named these files)."""
-        self._guarded(lambda: self._sweeper.run(full=False))
+        self._guarded(lambda: self._open().run(full=False))
 
     def notify(self, event: Event) -> None:
         """Hand a watcher's event to the listener."""
@@ -195,28 +203,48 @@ class Session:
     # -- watching ---------------------------------------------------------------------------
 
     def _observe(self) -> Watcher:
-        if self._watcher is None:
-            self._watcher = Watcher(self, self._watch_options)
-        self._watcher.observe()
-        return self._watcher
+        with self._life:
+            if self._closed:  # observers started now would never be stopped
+                raise SessionClosed("the session is closed: nothing more is watched")
+            if self._watcher is None:
+                self._watcher = Watcher(self, self._watch_options)
+            self._watcher.observe()
+            return self._watcher
 
     def start_watch(self) -> None:
         """Start following the roots (non-blocking); observers already started are kept."""
-        if self._closed:
-            return
-        watcher = self._observe()
-        if not watcher.started:
-            watcher.start()
+        with self._life:
+            if self._closed:
+                return
+            watcher = self._observe()
+            if not watcher.started:
+                watcher.start()
 
     def close(self) -> None:
-        """Stop watching (what is queued is applied first) and release the store."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._watcher is not None:
-            self._watcher.stop()
-        with self._lock:
-            self._sweeper.close()
+        """Stop watching and release the store; a first sweep still running ends early.
+
+        While watching, what is queued is applied first (the batch in flight finishes). Before
+        that, the first sweep stops as a signal stops it, writing what it read (the other
+        files keep their records): quitting never waits for a whole folder to be read. Every
+        later run raises SessionClosed: the lock is released, and another writer may hold it
+        by then. Safe to call twice, from any thread; the store is released even when
+        stopping a thread fails.
+        """
+        # ``_life`` orders close() against a thread still starting observers or the
+        # consumer: none can start after this, and none is half started when stopped.
+        with self._life:
+            if self._closed:
+                return
+            self._closed = True
+            watcher = self._watcher
+            if watcher is None or not watcher.started:
+                self._sweeper.stop.set()
+            try:
+                if watcher is not None:
+                    watcher.stop()
+            finally:
+                with self._lock:
+                    self._sweeper.close()
 
 
 def unlocked_by(records: Iterable[Record], appeared: Iterable[str]) -> dict[str, list[str]]:

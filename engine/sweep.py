@@ -198,9 +198,11 @@ class Sweeper:
         self.close()
 
     def close(self) -> None:
-        """Stop the workers and release the store's lock."""
-        self.drop_executor()
-        self._stack.close()
+        """Stop the workers and release the store's lock (released even if stopping fails)."""
+        try:
+            self.drop_executor()
+        finally:
+            self._stack.close()
 
     def reload(self) -> None:
         """Take the records on disk again, forgetting what failed runs applied in memory only.

@@ -29,6 +29,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
+from engine.errors import SessionClosed
 from engine.events import (
     Event,
     Notice,
@@ -281,6 +282,8 @@ class QuarryApp(App[None]):
             self.session.sweep_then_watch()
             if not self.quitting:
                 self.post_message(SessionStage("watching"))
+        except SessionClosed:
+            pass  # q came before the sweep began: nothing to say, the app is leaving
         except Exception as exc:  # the engine failed: say so on screen, keep browsing
             self.post_message(SessionStage("failed", f"{type(exc).__name__}: {exc}"))
 

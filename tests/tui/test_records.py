@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.command import CommandList
 from textual.widgets import Input, Static, Tabs
 
@@ -193,6 +195,11 @@ async def test_q_quits(store: Store) -> None:
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("q")
-        await pilot.pause()
+        # Not awaited: a press waits for the animator, which stops with the app it quits.
+        press = asyncio.create_task(pilot.press("q"))
+        for _ in range(600):
+            if not app.is_running:
+                break
+            await asyncio.sleep(0.05)
+        press.cancel()
     assert app.return_code == 0
