@@ -443,26 +443,34 @@ def parse_jsonl(data: bytes) -> list[Record]:
 def read_jsonl(data: bytes) -> Loaded:
     """Parse the bytes of an ``extract.jsonl``: usable records, and the lines that are not.
 
-    The common case, a file this quarry wrote, is one msgspec call over the whole file
-    straight into Records, then a validation of the fields that become file names, in bulk.
-    Anything else (a line that is not a record, a name kept as bytes, a foreign writer's
-    fields) is read line by line through :meth:`Record.from_dict`.
+    The common case, a file this quarry wrote (one record per line, each line ended), is one
+    msgspec call over the whole buffer straight into Records, then a validation of the fields
+    that become file names, in bulk. Anything else (a blank or torn line, a line that is not
+    one record, a name kept as bytes, a foreign writer's fields) is read line by line through
+    :meth:`Record.from_dict`.
     """
-    numbered = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     try:
-        records = _DECODER.decode(b"[" + b",".join(line for _, line in numbered) + b"]")
+        records = _LINES_DECODER.decode_lines(data)
     except msgspec.DecodeError:
-        return _read_lines(numbered)
-    if not _valid_in_bulk(records):
-        return _read_lines(numbered)
+        return _read_lines(_numbered(data))
+    # decode_lines takes any whitespace between records: as many records as lines, or the
+    # file has blank lines or two records on one (each line is then judged by itself).
+    if len(records) != lines or not _valid_in_bulk(records):
+        return _read_lines(_numbered(data))
     if b'_b64"' in data:  # names kept as bytes: restore them from their lines
-        for i, (_n, line) in enumerate(numbered):
+        for i, (_n, line) in enumerate(_numbered(data)):
             if b'_b64"' in line:
                 try:
                     records[i] = Record.from_json(line)
                 except BadRecord:
-                    return _read_lines(numbered)
+                    return _read_lines(_numbered(data))
     return Loaded(records)
+
+
+def _numbered(data: bytes) -> list[tuple[int, bytes]]:
+    """(line number, line) of every line that is not blank."""
+    return [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
 
 
 def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
@@ -476,7 +484,7 @@ def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
     return Loaded(records, tuple(bad))
 
 
-_DECODER = msgspec.json.Decoder(list[Record])
+_LINES_DECODER = msgspec.json.Decoder(Record)
 # A path, between NUL separators, that starts with "/" or has an empty, "." or ".." part.
 _BAD_PATH = re.compile("(?:\0|/)\\.{0,2}(?:/|\0)")
 

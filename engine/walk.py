@@ -147,6 +147,9 @@ class Ignorer:
 
     def ignored_in(self, rel: str, name: str, is_dir: bool, specs: Specs) -> bool:
         """Whether ``rel`` (named ``name``, in a folder whose rules are ``specs``) is left out."""
+        if not is_dir and not specs and self.base is None:
+            # The walk's common case, a file where no rule applies: one match, no probe.
+            return _FILE_RE.match(name) is not None
         if is_default_ignored(name, is_dir):
             return True
         if is_dir and self.skip and os.path.normpath(self.root / rel) in self.skip:
