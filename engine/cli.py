@@ -191,6 +191,13 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in VERBS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "open")
+    if any(a.startswith("--password=") for a in argv[: argv.index("--") if "--" in argv else None]):
+        # argparse would say "ignored explicit argument": say why no value is taken instead.
+        return _fail(
+            "--password takes no value (a password on the command line shows in ps and in "
+            "the shell's history): give --password alone and type it when asked, or use "
+            "--password-file FILE"
+        )
     args = build_parser().parse_args(argv)
     table: dict[str, Command] = {**COMMANDS, **(ui or {})}
     try:

@@ -234,9 +234,15 @@ def test_retry_password_input_that_cannot_be_used(
         proc = _quarry("retry", target, *flags)
         assert proc.returncode == 1, (flags, proc.stderr)
         assert words in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
-    # a password as the flag's value is refused by the parser (it would be in ps and history)
+    # a password as the flag's value is refused, saying why (it would be in ps and history)
+    # and what to do instead, and the store is not touched
     proc = _quarry("retry", target, f"--password={PASSWORD}")
-    assert proc.returncode == 1 and "usage:" in proc.stderr
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "--password takes no value" in proc.stderr and "--password-file FILE" in proc.stderr
+    assert PASSWORD not in proc.stderr
+    # after "--" it is a path like any other, not a flag
+    proc = _quarry("retry", "--", f"--password={PASSWORD}")
+    assert "--password takes no value" not in proc.stderr
 
 
 def test_passwords_are_not_sent_to_a_dask_cluster(locked: tuple[Path, dict[str, str]]) -> None:
