@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.names import shown
@@ -25,7 +25,7 @@ from engine.store import JSONL, STORE_DIRNAME, Loaded, Store
 if TYPE_CHECKING:
     from engine.passwords import Passwords
     from engine.records import Record
-    from engine.sweep import SweepOptions, SweepResult
+    from engine.sweep import Sweeper, SweepOptions, SweepResult
 
 EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -92,19 +92,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     options = options_from(args)
     reporter = SweepReporter(quiet=args.quiet or args.json)
     with Sweeper(args.dirs, options, reporter) as sweeper, stop_on_signals(sweeper):
-        try:
-            result = sweeper.run()
-        except OSError as exc:  # the store could not be written: the machine's failure
-            raise MachineFailure(
-                f"cannot write the store {shown(str(sweeper.store.out))}: {exc.strerror or exc}; "
-                "its earlier records are kept"
-            ) from exc
+        result = run_writing(sweeper)
     summary = result.summary
     if args.json:
         sys.stdout.write(summary.to_json().decode() + "\n")
     elif not args.quiet:
         _print(summary_table(summary, result.extracted))
     return sweep_exit(result)
+
+
+def run_writing(sweeper: Sweeper, **run: Any) -> SweepResult:
+    """``sweeper.run(**run)``; a store that cannot be written is the machine's failure."""
+    try:
+        return sweeper.run(**run)
+    except OSError as exc:
+        raise MachineFailure(
+            f"cannot write the store {shown(str(sweeper.store.out))}: {exc.strerror or exc}; "
+            "its earlier records are kept"
+        ) from exc
 
 
 def sweep_exit(result: SweepResult) -> int:
@@ -141,7 +146,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_retry(args: argparse.Namespace) -> int:
     """Read the named files again (a folder: every file under it), whatever their verdict."""
     from engine.console import SweepReporter, record_line
-    from engine.sweep import Sweeper
+    from engine.sweep import Sweeper, stop_on_signals
 
     paths = [user_path(p) for p in args.paths]
     passwords = passwords_from(args)  # asked before any work, wrong input before any read
@@ -161,8 +166,8 @@ def cmd_retry(args: argparse.Namespace) -> int:
     for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
-    with Sweeper(roots, options, SweepReporter()) as sweeper:
-        result = sweeper.run(only=only, force=force, full=False, passwords=passwords)
+    with Sweeper(roots, options, SweepReporter()) as sweeper, stop_on_signals(sweeper):
+        result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
         for root, rel, is_dir in targets:
             keys = sorted(_under(after.values(), root, rel))
@@ -171,7 +176,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
             if not keys:
                 what = "folder holds no files" if is_dir else "file no longer exists"
                 print(f"gone     {shown(rel or root)}: the {what}")
-    return EXIT_ERRORS if result.errors else EXIT_OK
+    return sweep_exit(result)
 
 
 def passwords_from(args: argparse.Namespace) -> Passwords:

@@ -108,6 +108,49 @@ def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) 
     assert not _alive(int(pidfile.read_text()))
 
 
+def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("text\n")
+    pidfile = tmp_path / "tool.pid"
+    (root / "z.bin").write_bytes(fixture("tool", str(pidfile)))
+    out = tmp_path / "store"
+    base = [sys.executable, "-m", "engine"]
+    first = subprocess.run(
+        [*base, "sweep", str(root), "--out", str(out), "--workers", "1", "--timeout", "1"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.returncode == 2, first.stderr  # z.bin: error/timeout
+    before = {r.path: r for r in Store(out).load_records()}
+    pidfile.unlink()
+    proc = subprocess.Popen(
+        [*base, "retry", str(root / "z.bin"), "--out", str(out), "--timeout", "100"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _until(pidfile.exists, "the retried read in flight")
+        family = [pid for pid, _ in procs.descendants(proc.pid)]
+        proc.send_signal(signal.SIGTERM)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(OSError):
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "quarry: interrupted; the store keeps what was read so far" in stderr
+    assert "Traceback" not in stderr
+    assert {r.path: r for r in Store(out).load_records()} == before  # nothing invented
+    with Store(out).writer():
+        pass  # the lock was released
+    _until(lambda: not any(_alive(p) for p in family), "the retry's processes to end")
+    assert not _alive(int(pidfile.read_text()))
+
+
 def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
