@@ -123,3 +123,28 @@ async def test_a_big_group_asks_first(sample: Path) -> None:
             await settle(pilot)
             await wait_until(pilot, lambda: any("error 22" in n for n in notes(app)))
             assert screen.groups[0].count == 22  # still damaged: same verdict, read again
+
+
+async def test_home_and_end_go_to_the_first_and_last_group_and_file(sample: Path) -> None:
+    """Textual's DataTable scrolls sideways on home/end; on a list of groups or files the
+    operator means the first and the last row, as on the records screen."""
+    folder = add_trouble(sample)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await _errors(pilot, app)
+            groups = screen.query_one("#groups", DataTable)
+            assert groups.has_focus and groups.row_count > 2
+            await pilot.press("end")
+            assert groups.cursor_row == groups.row_count - 1 and groups.scroll_x == 0
+            await pilot.press("home")
+            assert groups.cursor_row == 0 and groups.scroll_x == 0
+            await pilot.press("j", "j", "k")
+            assert groups.cursor_row == 1
+            await pilot.press("home", "enter")  # the largest group: three damaged files
+            files = screen.query_one("#group-files", DataTable)
+            assert files.has_focus and files.row_count == 3
+            await pilot.press("end")
+            assert files.cursor_row == 2 and files.scroll_x == 0
+            await pilot.press("home")
+            assert files.cursor_row == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button
+from textual.widgets import Button, DataTable
 
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
@@ -43,6 +43,12 @@ async def test_every_tool_with_state_files_and_install_hints(store: Store) -> No
         text = screen_text(app)
         assert "tesseract  missing" in text and "images/photo.png" in text
         assert "choco install tesseract" in text
+        # home and end: the first and last tool (not a sideways scroll of the table)
+        table = screen.query_one("#tool-table", DataTable)
+        await pilot.press("end")
+        assert table.cursor_row == len(screen.rows) - 1 and table.scroll_x == 0
+        await pilot.press("home")
+        assert table.cursor_row == 0 and screen.rows[0].name in screen_text(app)
 
 
 async def test_check_again_without_an_engine_says_why(store: Store) -> None:

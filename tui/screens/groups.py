@@ -27,6 +27,7 @@ from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import RETRYING
+from tui.widgets.row_table import RowTable
 
 WIDE = 120
 """From this width on the groups table shows every column."""
@@ -163,9 +164,9 @@ class GroupsScreen(TriageScreen, Generic[G]):
     def compose(self) -> ComposeResult:
         """Title, groups, the group's example, its files, footer."""
         yield Static("", id=self.TITLE_ID, classes="groups-title")
-        yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="groups", cursor_type="row", zebra_stripes=True)
         yield Static("", id="group-detail")
-        yield DataTable(id="group-files", cursor_type="row")
+        yield RowTable(id="group-files", cursor_type="row")
         yield FittingFooter()
 
     def on_mount(self) -> None:

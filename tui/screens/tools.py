@@ -29,6 +29,7 @@ from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
+from tui.widgets.row_table import RowTable
 
 
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:
@@ -82,8 +83,8 @@ class ToolsScreen(TriageScreen):
         yield Static("", id="tools-title")
         with Horizontal(id="tools-body"):
             with Vertical(id="tools-left"):
-                yield DataTable(id="tool-table", cursor_type="row", zebra_stripes=True)
-                yield DataTable(id="tool-files", cursor_type="row")
+                yield RowTable(id="tool-table", cursor_type="row", zebra_stripes=True)
+                yield RowTable(id="tool-files", cursor_type="row")
             with VerticalScroll(id="tool-detail"):
                 yield Static("", id="tool-info")
         with Horizontal(id="tools-bar"):
