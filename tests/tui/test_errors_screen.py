@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.widgets import DataTable
 
 from tests.tui.conftest import SIZE, settle
@@ -19,6 +20,7 @@ from tests.tui.triage_helpers import (
     wait_until,
 )
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.detail import DetailScreen
 from tui.screens.errors import ErrorsScreen
 from tui.screens.records import RecordsScreen
 
@@ -148,3 +150,26 @@ async def test_home_and_end_go_to_the_first_and_last_group_and_file(sample: Path
             assert files.cursor_row == 2 and files.scroll_x == 0
             await pilot.press("home")
             assert files.cursor_row == 0
+
+
+async def test_two_enters_typed_together_open_the_groups_first_file(sample: Path) -> None:
+    """Both keys of a fast (or pasted) enter-enter reach the app before the first is handled:
+    the second must open the group's first file, not be lost on the groups table."""
+    folder = add_trouble(sample)
+    with session_over(folder, NO_TOOLS) as session:
+        app = TriageApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _errors(pilot, app)
+            driver = app._driver
+            assert driver is not None
+            for _ in range(2):  # as a terminal delivers them: one read, no wait between
+                key = events.Key("enter", None)
+                key.set_sender(app)
+                driver.send_message(key)
+            await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+            await settle(pilot)
+            assert "damaged/report00.docx" in screen_text(app)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert isinstance(app.screen, ErrorsScreen)
+            assert app.screen.query_one("#group-files", DataTable).has_focus

@@ -164,7 +164,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
     def compose(self) -> ComposeResult:
         """Title, groups, the group's example, its files, footer."""
         yield Static("", id=self.TITLE_ID, classes="groups-title")
-        yield RowTable(id="groups", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="groups", cursor_type="row", zebra_stripes=True, into="group-files")
         yield Static("", id="group-detail")
         yield RowTable(id="group-files", cursor_type="row")
         yield FittingFooter()
@@ -271,7 +271,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
 
     @on(DataTable.RowSelected, "#groups")
     def _group_selected(self) -> None:
-        """Enter on a group: into its files."""
+        """Enter on a group: into its files (the table moved the focus there already)."""
         self.query_one("#group-files", DataTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -83,7 +83,9 @@ class ToolsScreen(TriageScreen):
         yield Static("", id="tools-title")
         with Horizontal(id="tools-body"):
             with Vertical(id="tools-left"):
-                yield RowTable(id="tool-table", cursor_type="row", zebra_stripes=True)
+                yield RowTable(
+                    id="tool-table", cursor_type="row", zebra_stripes=True, into="tool-files"
+                )
                 yield RowTable(id="tool-files", cursor_type="row")
             with VerticalScroll(id="tool-detail"):
                 yield Static("", id="tool-info")

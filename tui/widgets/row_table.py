@@ -4,11 +4,17 @@ Textual's DataTable gives ``home``/``end`` to the leftmost and rightmost column,
 table with a row cursor only scrolls it sideways (the first column, a group's name, slides
 out of view). The grouped screens and the tools screen list rows: there ``home`` and ``end``
 go to the first and last row, and ``j``/``k`` move as on the records screen.
+
+A table whose enter drills into another (a group into its files, a tool into the files it
+would unlock) is given that table's id as ``into``: the keys move there as the enter is
+handled, not a posted message later. Two enters typed or pasted together both reached the
+first table before, and the second, meant for the first file, was lost; an enter that
+still reaches this table once the keys have moved on is now the other table's.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
@@ -23,6 +29,24 @@ class RowTable(DataTable[object]):
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
     ]
+
+    def __init__(self, *, into: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.into = into
+        """The id of the table that enter moves the keys to (None: enter only selects)."""
+
+    def action_select_cursor(self) -> None:
+        """Select the row; with ``into``, move the keys to that table at once."""
+        if self.into is None:
+            super().action_select_cursor()
+            return
+        target = self.screen.query_one(f"#{self.into}", DataTable)
+        if self.screen.focused is target:  # a late enter: the keys have moved on already
+            target.action_select_cursor()
+            return
+        super().action_select_cursor()
+        if target.row_count:
+            self.screen.set_focus(target)
 
     def action_first_row(self) -> None:
         """The cursor to the first row, the table to its left edge."""
