@@ -130,6 +130,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
         self.groups: list[G] = []
         self.records: dict[Key, Record] = {}
         self._shown: tuple[str, str] | None = None
+        self._file_before: Key | None = None  # the file highlighted before a refresh
         self._width = 0
 
     # -- what a subclass says ---------------------------------------------------------------
@@ -199,7 +200,8 @@ class GroupsScreen(TriageScreen, Generic[G]):
 
     def refresh_data(self) -> None:
         """Groups from the live model; the cursor stays on the same group."""
-        keep = self.group.ident if self.group else None
+        before, file_before = self.group, self.file_key
+        keep = before.ident if before else None
         self.groups, records = self.load()
         self.records = {r.key: r for r in records}
         self._width = width = self.app.size.width
@@ -214,6 +216,15 @@ class GroupsScreen(TriageScreen, Generic[G]):
         idents = [g.ident for g in self.groups]
         if keep in idents:
             table.move_cursor(row=idents.index(keep))
+        elif before is not None:
+            # The group is gone: follow its files to the group that holds most of them now
+            # (a retry with a wrong password, a repaired file that fails another way).
+            following = set(before.keys)
+            shared = [len(following.intersection(g.keys)) for g in self.groups]
+            most = max(shared, default=0)
+            if most:
+                table.move_cursor(row=shared.index(most))
+        self._file_before = file_before
         self._show_title()
         self._shown = None
         self._show_group()
@@ -263,6 +274,9 @@ class GroupsScreen(TriageScreen, Generic[G]):
         cuts = widths([("path", 0), ("MIME", 0), ("verdict", 1)], rows, self._width)
         for row in rows:
             files.add_row(*(Text(cut(c, w)) for c, w in zip(row, cuts, strict=True)))
+        follow, self._file_before = self._file_before, None
+        if follow in group.keys:  # the same file, wherever it now is in the list
+            keep = group.keys.index(follow)
         files.move_cursor(row=min(keep, max(0, group.count - 1)))
 
     @on(DataTable.RowHighlighted, "#groups")
