@@ -292,6 +292,34 @@ PLATFORMS: tuple[tuple[str, str], ...] = (
 """Install-hint keys of :data:`engine.tools.KNOWN_TOOLS`, with the name shown."""
 
 
+def this_platform() -> str | None:
+    """The install-hint key of this machine (:data:`PLATFORMS`), None when none fits."""
+    import shutil
+    import sys
+
+    if sys.platform == "darwin":
+        return "macos"
+    if sys.platform.startswith(("win", "cygwin")):
+        return "windows"
+    for key, manager in (("debian", "apt"), ("fedora", "dnf")):
+        if shutil.which(manager):
+            return key
+    return None
+
+
+def install_hint(tools: Iterable[str], platform: str | None) -> str:
+    """The command that installs ``tools`` here ("" when unknown): one per package."""
+    if platform is None:
+        return ""
+    commands: list[str] = []
+    for name in tools:
+        spec = KNOWN_TOOLS.get(name)
+        command = spec.install.get(platform) if spec else None
+        if command and command not in commands:
+            commands.append(command)
+    return "; ".join(commands)
+
+
 def found_from_toolset(tools: ToolSet) -> dict[str, tuple[str, str]]:
     """Name -> (version, path) of a live session's tools."""
     return {t.name: (t.version, t.path) for t in tools.found}

@@ -50,6 +50,12 @@ def notes_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(App, "notify", notify)
 
 
+@pytest.fixture(autouse=True)
+def debian(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Install hints as on Debian, whatever this machine is: screens do not depend on it."""
+    monkeypatch.setattr("tui.screens.unsupported.this_platform", lambda: "debian")
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     """The sample store (every status, paged texts) in a temporary folder."""

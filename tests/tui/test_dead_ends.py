@@ -55,7 +55,14 @@ async def test_unsupported_files_grouped_by_type_drill_open_and_back(store: Stor
         text = screen_text(app)
         assert "Unsupported 3 in 3 groups" in text
         assert "1      needs_tool  image/png" in text and "install tesseract" in text
-        await pilot.press("down", "enter")  # the PNG group, into its files
+        # the highlighted group says how to install what it waits on, on this platform
+        assert (
+            "install antiword or catdoc · sudo apt install antiword; sudo apt install catdoc"
+            in text
+        )
+        await pilot.press("down")
+        assert "install tesseract · sudo apt install tesseract-ocr (t: tools)" in screen_text(app)
+        await pilot.press("enter")  # the PNG group, into its files
         files = screen.query_one("#group-files", DataTable)
         assert files.has_focus and files.row_count == 1
         assert "enter: open the file · escape: back to the groups" in screen_text(app)

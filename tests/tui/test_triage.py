@@ -14,6 +14,7 @@ from tui.triage import (
     found_from_toolset,
     group_errors,
     group_unsupported,
+    install_hint,
     normalise,
     tool_rows,
     tools_waited_on,
@@ -147,6 +148,13 @@ def test_unsupported_groups_by_reason_and_mime_with_what_unlocks_them() -> None:
     assert exe.example == "no reader for application/x-dosexec"
     assert png.keys == [("/r", "b.png"), ("/r", "d.png"), ("/r", "f.png")]
     assert png.ident == ("needs_tool", "image/png")
+    # the command that installs them here, each package once (xls2csv comes with catdoc),
+    # nothing for a machine no hint fits
+    assert install_hint(["tesseract"], "debian") == "sudo apt install tesseract-ocr"
+    assert install_hint(["catdoc", "antiword", "xls2csv"], "fedora") == (
+        "sudo dnf install catdoc; sudo dnf install antiword"
+    )
+    assert install_hint(["tesseract"], None) == "" and install_hint(["nosuch"], "debian") == ""
 
 
 def test_model_unsupported_records() -> None:

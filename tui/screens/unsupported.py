@@ -14,8 +14,17 @@ from rich.markup import escape
 
 from engine.names import shown
 from engine.records import Record
+from tui.model import RecordModel
 from tui.screens.groups import Column, GroupsScreen
-from tui.triage import UnsupportedGroup, group_unsupported, unsupported_records
+from tui.screens.ports import Dashboard
+from tui.state import TriageState
+from tui.triage import (
+    UnsupportedGroup,
+    group_unsupported,
+    install_hint,
+    this_platform,
+    unsupported_records,
+)
 
 
 class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
@@ -27,6 +36,11 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
     FILE_COLUMNS = ("path", "MIME", "why not read")
     _counts: tuple[int, int] = (0, 0)
     """Unsupported records and their groups (for the title)."""
+
+    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+        super().__init__(model, triage, dash)
+        self._platform = this_platform()
+        """This machine's install-hint key (None: no hint fits it)."""
 
     def load(self) -> tuple[list[UnsupportedGroup], list[Record]]:
         """Unsupported records by reason and MIME type."""
@@ -61,9 +75,14 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime or '?'))}\n"
-            f"[b]unlocked by [/b]{escape(shown(group.unlock))}\n"
+            f"[b]unlocked by [/b]{escape(shown(group.unlock))}{self._install(group)}\n"
             f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"
         )
+
+    def _install(self, group: UnsupportedGroup) -> str:
+        """`` · sudo apt install ...`` for this machine (every platform's: ``t``)."""
+        hint = install_hint((name for name, _ in group.needs.most_common()), self._platform)
+        return f" [dim]·[/dim] [$accent]{escape(hint)}[/] [dim](t: tools)[/dim]" if hint else ""
 
     def group_label(self, group: UnsupportedGroup) -> str:
         """``group needs_tool image/png`` in the retry's notification."""
