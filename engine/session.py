@@ -63,6 +63,8 @@ class Session:
         self._watch_options = watch_options
         self._closed = False
         self._machine = "the machine failed"
+        self.swept_whole = False
+        """Whether a sweep_then_watch() read every file (not stopped early, nor never run)."""
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind == _MACHINE_FAILURE:
@@ -128,8 +130,10 @@ class Session:
         early (``sweeper.stop``) starts no watching.
         """
         self._observe()
-        result = self.sweep()
-        if not result.interrupted:  # an interrupted sweep: the caller is stopping
+        with self._lock:  # close() sees the verdict as soon as it holds the lock
+            result = self._open().run()
+            self.swept_whole = not result.interrupted
+        if self.swept_whole:  # an interrupted sweep: the caller is stopping, no watching
             self.start_watch()
         return result
 

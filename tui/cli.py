@@ -54,9 +54,17 @@ def cmd_open(args: argparse.Namespace) -> int:
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
     try:
-        return run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
+        code = run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
     finally:
         session.close()
+    if not session.swept_whole and code == EXIT_OK:
+        # Quit during the first sweep: say what the store holds, and that nothing is lost.
+        print(
+            f"quarry: stopped before the first sweep finished: the store keeps "
+            f"{len(session.sweeper.records):,} record(s); 'quarry' again reads the rest",
+            file=sys.stderr,
+        )
+    return code
 
 
 def cmd_ui(args: argparse.Namespace) -> int:

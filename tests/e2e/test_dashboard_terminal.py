@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.store import Store
 from tests.e2e.terminal import Terminal, quarry_command
 from tests.tui.conftest import text_store
 
@@ -138,6 +139,30 @@ def test_quarry_dir_sweeps_watches_and_quits(tmp_path: Path, term_factory: list[
     term.press("q")
     assert term.exit_code() == 0
     assert b"Traceback" not in term.raw
+
+
+def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(
+    tmp_path: Path, term_factory: list[Terminal], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """q must not wait for a whole folder: the sweep stops, what was read is kept and said."""
+    from engine.readers._fault import fixture
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(20):
+        (folder / f"note{i:02d}.txt").write_text(f"note {i}\n")
+    (folder / "zz-hangs.bin").write_bytes(fixture("hang"))  # the sweep never ends by itself
+    monkeypatch.setenv("QUARRY_EXTRA_READERS", "engine.readers._fault")
+    term = start(term_factory, [str(folder), "--timeout", "300"], (100, 30), tmp_path)
+    term.wait_for(r"sweeping")
+    term.wait_for(r"ok 20\b")  # the notes are read; the hanging file holds the sweep
+    term.press("q")
+    assert term.exit_code(timeout=60) == 0
+    tail = bytes(term.raw).decode("utf-8", "replace")
+    assert "quarry: stopped before the first sweep finished: the store keeps 20 record(s)" in tail
+    assert "Traceback" not in tail
+    records = Store(folder / ".quarry").load_records()
+    assert sorted(r.path for r in records) == [f"note{i:02d}.txt" for i in range(20)]
 
 
 def test_a_big_store_loads_in_parts_and_counts_every_record(
