@@ -1,0 +1,125 @@
+"""How a reader runs an external tool: through setpriv where it is (the worker is not forked
+whole), else with the parent-death hook in the child; either way the tool dies with its
+worker, and a tool that cannot start is said the same way."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import engine.readers.base as base
+from engine.errors import ToolFailed
+from engine.limits import Limits
+from engine.readers.base import ReadContext, die_with_parent, tool_argv
+from engine.tools import Tool, ToolSet
+
+WAYS = ["setpriv", "hook"]
+
+
+@pytest.fixture(params=WAYS)
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test both ways: setpriv (skipped where it is missing) and the preexec hook."""
+    if request.param == "setpriv":
+        if base._find_setpriv() is None:
+            pytest.skip("setpriv (util-linux) is not installed here")
+        monkeypatch.setattr(base, "_SETPRIV", base._find_setpriv())
+    else:
+        monkeypatch.setattr(base, "_SETPRIV", None)
+    return str(request.param)
+
+
+def _until(cond: Callable[[], bool], what: str, limit: float = 30.0) -> None:
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _ctx(name: str, exe: str) -> ReadContext:
+    return ReadContext("x", Limits(timeout_s=30), ToolSet((Tool(name, exe, "1"),)))
+
+
+def test_the_command_line_each_way(way: str) -> None:
+    argv, preexec = tool_argv("/usr/bin/pdftotext", ["-layout", "a.pdf", "-"])
+    if way == "setpriv":
+        assert argv[1:] == [
+            "--pdeathsig",
+            "KILL",
+            "--",
+            "/usr/bin/pdftotext",
+            "-layout",
+            "a.pdf",
+            "-",
+        ]
+        assert preexec is None  # nothing runs between fork and exec: subprocess may spawn
+    else:
+        assert (
+            argv == ["/usr/bin/pdftotext", "-layout", "a.pdf", "-"] and preexec is die_with_parent
+        )
+
+
+def test_output_exit_codes_and_a_tool_that_cannot_start(way: str, tmp_path: Path) -> None:
+    tool = tmp_path / "tool"
+    tool.write_text(
+        '#!/bin/sh\nprintf "%s|" "$@"\n'
+        '[ "$1" = fail ] && { echo "bad input" >&2; exit 3; }\nexit 0\n'
+    )
+    tool.chmod(0o755)
+    assert _ctx("t", str(tool)).run_tool("t", ["a b", "--", "-x"]) == b"a b|--|-x|"
+    with pytest.raises(ToolFailed, match=r"^t exited 3: bad input$"):
+        _ctx("t", str(tool)).run_tool("t", ["fail"])
+    tool.unlink()  # gone since the tools were looked up
+    with pytest.raises(ToolFailed, match=r"^t could not start: No such file or directory"):
+        _ctx("t", str(tool)).run_tool("t", [])
+    tool.write_text("#!/bin/sh\nexit 0\n")  # there, but not executable
+    with pytest.raises(ToolFailed, match=r"^t could not start: Permission denied"):
+        _ctx("t", str(tool)).run_tool("t", [])
+
+
+def test_a_tool_dies_with_the_process_that_ran_it(way: str, tmp_path: Path) -> None:
+    """A stand-in worker runs a tool that would sleep five minutes, then is SIGKILLed."""
+    pidfile = tmp_path / "tool.pid"
+    tool = tmp_path / "tool"
+    tool.write_text('#!/bin/sh\necho $$ > "$1"\nexec sleep 300\n')
+    tool.chmod(0o755)
+    script = (
+        "import sys\n"
+        "import engine.readers.base as base\n"
+        "from engine.limits import Limits\n"
+        "from engine.tools import Tool, ToolSet\n"
+        f"base._SETPRIV = {base._SETPRIV!r}\n"
+        f"tools = ToolSet((Tool('t', {str(tool)!r}, '1'),))\n"
+        "ctx = base.ReadContext('x', Limits(timeout_s=600, tool_timeout_s=600), tools)\n"
+        f"ctx.run_tool('t', [{str(pidfile)!r}])\n"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        _until(lambda: pidfile.exists() and pidfile.read_text().strip() != "", "the tool")
+        tool_pid = int(pidfile.read_text())
+        assert _alive(tool_pid)
+        os.kill(worker.pid, signal.SIGKILL)  # no cleanup code of the worker can run
+        worker.wait(30)
+        _until(lambda: not _alive(tool_pid), "the tool to die with its worker")
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+        if pidfile.exists() and pidfile.read_text().strip():
+            with contextlib.suppress(OSError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
