@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import signal
@@ -44,14 +45,25 @@ def die_with_parent(code: int = 1) -> None:
         os._exit(code)
 
 
-def _find_setpriv() -> str | None:
+@functools.cache
+def setpriv() -> str | None:
+    """util-linux's setpriv when it can set the parent-death signal (2.33 and later), asked
+    once per process; None where it is missing or too old."""
     import shutil
 
-    return shutil.which("setpriv") if hasattr(os, "posix_spawn") else None
-
-
-_SETPRIV = _find_setpriv()
-"""util-linux's setpriv, which sets the parent-death signal and then runs the tool."""
+    exe = shutil.which("setpriv")
+    if exe is None or not hasattr(os, "posix_spawn"):
+        return None
+    try:
+        probe = subprocess.run(
+            [exe, "--pdeathsig", "KILL", "--", exe, "--version"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return exe if probe.returncode == 0 else None
 
 
 def tool_argv(exe: str, args: Sequence[str]) -> tuple[list[str], Callable[[], None] | None]:
@@ -65,8 +77,9 @@ def tool_argv(exe: str, args: Sequence[str]) -> tuple[list[str], Callable[[], No
     in that millisecond leaves its tool to end by itself (the pool still kills the worker's
     process group, which holds the tool, whenever it buries a worker).
     """
-    if _SETPRIV is not None:
-        return [_SETPRIV, "--pdeathsig", "KILL", "--", exe, *args], None
+    wrapper = setpriv()
+    if wrapper is not None:
+        return [wrapper, "--pdeathsig", "KILL", "--", exe, *args], None
     return [exe, *args], die_with_parent
 
 

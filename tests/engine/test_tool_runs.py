@@ -27,12 +27,11 @@ WAYS = ["setpriv", "hook"]
 @pytest.fixture(params=WAYS)
 def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each test both ways: setpriv (skipped where it is missing) and the preexec hook."""
-    if request.param == "setpriv":
-        if base._find_setpriv() is None:
-            pytest.skip("setpriv (util-linux) is not installed here")
-        monkeypatch.setattr(base, "_SETPRIV", base._find_setpriv())
-    else:
-        monkeypatch.setattr(base, "_SETPRIV", None)
+    found = base.setpriv()
+    if request.param == "setpriv" and found is None:
+        pytest.skip("setpriv (util-linux 2.33 or later) is not installed here")
+    wrapper = found if request.param == "setpriv" else None
+    monkeypatch.setattr(base, "setpriv", lambda: wrapper)
     return str(request.param)
 
 
@@ -104,7 +103,7 @@ def test_a_tool_dies_with_the_process_that_ran_it(way: str, tmp_path: Path) -> N
         "import engine.readers.base as base\n"
         "from engine.limits import Limits\n"
         "from engine.tools import Tool, ToolSet\n"
-        f"base._SETPRIV = {base._SETPRIV!r}\n"
+        f"base.setpriv = lambda: {base.setpriv()!r}\n"
         f"tools = ToolSet((Tool('t', {str(tool)!r}, '1'),))\n"
         "ctx = base.ReadContext('x', Limits(timeout_s=600, tool_timeout_s=600), tools)\n"
         f"ctx.run_tool('t', [{str(pidfile)!r}])\n"
@@ -123,3 +122,21 @@ def test_a_tool_dies_with_the_process_that_ran_it(way: str, tmp_path: Path) -> N
         if pidfile.exists() and pidfile.read_text().strip():
             with contextlib.suppress(OSError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_setpriv_too_old_for_pdeathsig_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """util-linux before 2.33 has setpriv without --pdeathsig: the hook is used instead of
+    failing every tool run."""
+    old = tmp_path / "bin" / "setpriv"
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\necho \"setpriv: unrecognized option '$1'\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{os.environ['PATH']}")
+    base.setpriv.cache_clear()
+    try:
+        assert base.setpriv() is None
+        assert tool_argv("/bin/echo", ["x"]) == (["/bin/echo", "x"], die_with_parent)
+    finally:
+        base.setpriv.cache_clear()
