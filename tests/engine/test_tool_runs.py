@@ -140,3 +140,20 @@ def test_a_setpriv_too_old_for_pdeathsig_is_not_used(
         assert tool_argv("/bin/echo", ["x"]) == (["/bin/echo", "x"], die_with_parent)
     finally:
         base.setpriv.cache_clear()
+
+
+def test_the_exit_is_awaited_within_the_bound(tmp_path: Path) -> None:
+    """Output closed before the exit: the exit code is still awaited, and a tool that never
+    exits after closing its output is killed at the bound, not waited on forever."""
+    late = tmp_path / "late"
+    late.write_text("#!/bin/sh\necho out\nexec >&- 2>&-\nsleep 0.3\nexit 4\n")
+    late.chmod(0o755)
+    done = base.run_bounded([str(late)], None, 30.0, None)
+    assert (done.returncode, done.stdout) == (4, b"out\n")
+    stuck = tmp_path / "stuck"
+    pidfile = tmp_path / "stuck.pid"
+    stuck.write_text(f'#!/bin/sh\necho $$ > "{pidfile}"\nexec >&- 2>&-\nexec sleep 300\n')
+    stuck.chmod(0o755)
+    with pytest.raises(subprocess.TimeoutExpired):
+        base.run_bounded([str(stuck)], b"ignored input", 1.0, None)
+    _until(lambda: not _alive(int(pidfile.read_text())), "the stuck tool to be killed")
