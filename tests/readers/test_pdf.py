@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, NeedsTool, ToolFailed
 from engine.limits import Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.pdf import PdfReader, printable_share
+from engine.readers.pdf import _UNPRINTABLE, PdfReader, printable_share
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen import _pdfwriter as W
 from fixtures.gen.pdf import scanned_pdf, unmapped_font_pdf
@@ -133,6 +136,15 @@ def test_printable_share() -> None:
     assert printable_share("abc \n\f") == 1.0
     assert printable_share("ab\x01\x02") == 0.5
     assert printable_share("\ue000x") == 0.5
+
+
+@given(st.text(alphabet=st.characters(codec=None), max_size=200))
+def test_printable_share_is_the_share_of_visible_characters_that_print(text: str) -> None:
+    """Against the definition, one character at a time (any text, any code point)."""
+    visible = [c for c in text if not re.match(r"\s", c)]
+    bad = [c for c in text if _UNPRINTABLE.match(c)]
+    expected = 1.0 if not visible else 1.0 - len(bad) / len(visible)
+    assert printable_share(text) == pytest.approx(expected)
 
 
 def test_tool_timeout_falls_back_to_pypdf(tmp_path: Path) -> None:
