@@ -474,14 +474,40 @@ def _numbered(data: bytes) -> list[tuple[int, bytes]]:
 
 
 def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
+    """Each line judged by itself, a block of lines at a time: a block of good lines is one
+    msgspec call, a block that holds a line that is not a record is read line by line (one
+    torn line in a million no longer makes the whole store load 20 times slower)."""
     records: list[Record] = []
     bad: list[BadLine] = []
-    for n, line in numbered:
-        try:
-            records.append(Record.from_json(line))
-        except BadRecord as exc:
-            bad.append(BadLine(n, str(exc)))
+    for start in range(0, len(numbered), _BLOCK_LINES):
+        block = numbered[start : start + _BLOCK_LINES]
+        fast = _block_in_one_call(block)
+        if fast is not None:
+            records.extend(fast)
+            continue
+        for n, line in block:
+            try:
+                records.append(Record.from_json(line))
+            except BadRecord as exc:
+                bad.append(BadLine(n, str(exc)))
     return Loaded(records, tuple(bad))
+
+
+_BLOCK_LINES = 1024
+
+
+def _block_in_one_call(block: list[tuple[int, bytes]]) -> list[Record] | None:
+    """The block's records when every line is one usable record msgspec reads as it is."""
+    lines = [line for _n, line in block]
+    if any(b'_b64"' in line for line in lines):
+        return None  # names kept as bytes: Record.from_dict restores them
+    try:
+        records = _LINES_DECODER.decode_lines(b"\n".join(lines))
+    except msgspec.DecodeError:
+        return None
+    if len(records) != len(lines) or not _valid_in_bulk(records):
+        return None
+    return records
 
 
 _LINES_DECODER = msgspec.json.Decoder(Record)

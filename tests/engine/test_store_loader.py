@@ -217,3 +217,38 @@ def test_retry_and_show_never_touch_what_a_hostile_hash_names(tmp_path: Path) ->
     assert victim.read_text() == "precious"
     (rec,) = Store(store).load_records()
     assert rec.status == "ok" and rec.sha256 is not None and is_sha256(rec.sha256)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(damaged_lines(), max_size=12))
+def test_blocks_read_as_each_line_alone_would_be(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store with bad lines is read a block at a time (one msgspec call per clean block):
+    the same records and the same named bad lines as reading every line by itself."""
+    import engine.store as store_module
+
+    monkeypatch.setattr(store_module, "_BLOCK_LINES", 3)  # several blocks in a few lines
+    data = b"\n".join(lines)
+    loaded = read_jsonl(data)
+    records, bad = [], []
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if line.strip():
+            try:
+                records.append(Record.from_json(line))
+            except BadRecord:
+                bad.append(n)
+    assert loaded.records == records
+    assert [b.line for b in loaded.bad] == bad
+
+
+def test_one_torn_line_in_thousands_keeps_every_other_record() -> None:
+    recs = [Record.from_dict(_good(i)) for i in range(5000)]
+    lines = [r.to_json() for r in recs]
+    lines[2500] = lines[2500][:40]  # torn mid-record
+    lines.append(b'{"root": "/r", "pa')  # and a last line cut by a crash
+    loaded = read_jsonl(b"\n".join(lines))
+    assert [b.line for b in loaded.bad] == [2501, 5001]
+    assert loaded.records == recs[:2500] + recs[2501:]
