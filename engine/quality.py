@@ -22,6 +22,9 @@ tika-eval's:
 The rules are versioned (:data:`QUALITY_VERSION`): a change re-scores stored texts on the next
 sweep without reading the documents again. Each rule that fires adds a :class:`Signal` with a
 sentence an operator can act on ("12% common English words, expected > 40%").
+
+Past STYLE's 500 lines on purpose: every signal is a step of one pass over one sample, and
+each threshold is kept beside the sentence that explains it to an operator.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ A :class:`Run` lives for one ``Sweeper.run`` call and receives everything it use
 tool set, its options and the listener. It never reaches back into the sweeper
 (:mod:`engine.sweep` owns the lock, the executor's lifetime and the records between runs), so
 this module does not import it.
+
+Past STYLE's 500 lines on purpose: planning, reading and emitting share one run's state (the
+reads pending per content hash, the records decided so far, the events not yet sent); apart,
+each part would reach into the others' state.
 """
 
 from __future__ import annotations

@@ -16,6 +16,10 @@ format) is one :class:`StoreUnusable` naming what is wrong.
 
 Every file is written atomically (temp file, fsync, rename, fsync of the folder), so a crash
 leaves the last good store. Readers never take the lock and never block.
+
+Past STYLE's 500 lines on purpose: the format's reading, writing, locking and shape checks
+are one set of rules about one folder; the serialised lines' cache is apart
+(:mod:`engine.jsonl`), as are the store's record types (:mod:`engine.records`).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@
 pool) for its lifetime, so the watcher can run many incremental sweeps (``run(only=...)``)
 through the same pipeline as a full one. Each run is a :class:`~engine.run.Run` given what it
 needs in a :class:`~engine.run.RunContext`. :func:`sweep` is the one-shot form the CLI uses.
+
+Just past STYLE's 500 lines: what a run leaves to its sweeper (the scope, the records gone,
+the writes and their recovery on a full disk) needs the lock and the executor it holds.
 """
 
 from __future__ import annotations
