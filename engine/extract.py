@@ -401,7 +401,13 @@ def _finish(
     elif not blank and cut is not None:
         text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
         error = f"text cut: {cut}"[:500]
-    read = {"extractor": info.extractor, "pages": info.pages, "members": info.members}
+    read: dict[str, Any] = {
+        "extractor": info.extractor,
+        "pages": info.pages,
+        "members": info.members,
+    }
+    if info.needs:  # a container whose members wait on a tool: read again once one is here
+        read["needs"] = info.needs
     if not blank:  # the common case: one Outcome made, not one per field that changed
         return _keep(task, base, text, read, error)
     base = _replace(base, error=error, **read)
@@ -414,6 +420,13 @@ def _finish(
             reason=Reason.SCANNED,
             error="pages but no text layer: needs OCR (pdftoppm and tesseract)",
             needs=("pdftoppm", "tesseract"),
+        )
+    if info.needs:  # no text, and members waiting on a tool: that is what stands in the way
+        return _replace(
+            base,
+            status=Status.UNSUPPORTED,
+            reason=Reason.NEEDS_TOOL,
+            error=f"its documents need {' or '.join(info.needs)} to be read",
         )
     stopped = " before it stopped at a cap" if sink.capped else ""
     why = f"the reader found no text{stopped}"

@@ -11,7 +11,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from engine.records import Reason, Record, Status
+from engine.records import Record, Status
 
 Key = tuple[str, str]
 
@@ -40,7 +40,7 @@ class Tally:
         self.chars += sign * r.chars
         if r.quality is not None:
             self.quality[r.quality.verdict] += sign
-        if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
+        if r.needs:  # needs_tool, scanned, or a container whose members wait on a tool
             for tool in r.needs:
                 self.waiting[tool] += sign
 
@@ -72,7 +72,7 @@ class RecordIndex:
         t.chars = sum(map(operator.attrgetter("chars"), recs))
         t.quality = Counter(r.quality.verdict for r in recs if r.quality is not None)
         for r in recs:
-            if r.needs and r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED):
+            if r.needs:
                 t.waiting.update(r.needs)
         self._sizes = Counter(r.size for r in recs if r.sha256 is not None)
         with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]

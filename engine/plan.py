@@ -52,7 +52,7 @@ def still_current(
     """A cheap yes for the warm sweep's common case: an ok or no-text verdict whose reader is
     unchanged, for unchanged content, is kept by :func:`decide` too (a test holds them to it).
     False means "ask decide()", not "read"."""
-    if prior.status == Status.OK or (
+    if (prior.status == Status.OK and not prior.needs) or (
         prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT
     ):
         reader = prior.reader
@@ -120,7 +120,9 @@ def _stale(
         if quarantined(base):
             return None
         return Why.RETRY_ERROR if full else None
-    if base.status == Status.EMPTY and base.reason == Reason.SCANNED:
+    if (base.status == Status.EMPTY and base.reason == Reason.SCANNED) or base.needs:
+        # scanned pages, or a container's members, waiting on a tool: read again when the
+        # tools differ from those it was read with
         return Why.TOOLS_CHANGED if base.tools not in (None, tools_fingerprint) else None
     return None
 

@@ -144,7 +144,8 @@ class Record:
     error: str | None = None
     """Human-readable verdict for error, unsupported and skipped records. Never file text."""
     needs: tuple[str, ...] = ()
-    """Tools that would unlock an ``unsupported/needs_tool`` record (any one of them)."""
+    """Tools that would unlock an ``unsupported/needs_tool`` or ``empty/scanned`` record, or
+    the members a container could not read (any one of them)."""
     tools: str | None = None
     """Tool-set fingerprint at the time of an unsupported verdict; retried when it changes."""
     reused: bool = False

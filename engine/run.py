@@ -478,7 +478,9 @@ class Run:
                     f"{error}; lost a worker {crashes} sweeps in a row: not read again "
                     "until its content or reader changes"
                 )
-        keeps_tools = o.status == Status.UNSUPPORTED or o.reason == Reason.SCANNED
+        # The tools it was read with, where a new one would change the verdict: unsupported,
+        # scanned, or a container whose members wait on one.
+        keeps_tools = o.status == Status.UNSUPPORTED or o.reason == Reason.SCANNED or bool(o.needs)
         return Record(
             root=e.root,
             path=e.path,

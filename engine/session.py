@@ -24,7 +24,7 @@ from engine.debounce import Batch
 from engine.errors import SessionClosed, StoreLost
 from engine.events import Event, Listener, Notice, ToolsChanged, ignore
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.records import Reason, Record
+from engine.records import Record
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
@@ -256,7 +256,7 @@ def unlocked_by(records: Iterable[Record], appeared: Iterable[str]) -> dict[str,
     new = set(appeared)
     only: dict[str, list[str]] = {}
     for r in records:
-        if r.reason in (Reason.NEEDS_TOOL, Reason.SCANNED) and new.intersection(r.needs):
+        if new.intersection(r.needs):  # needs_tool, scanned, or a container's members
             only.setdefault(r.root, []).append(r.path)
     return only
 

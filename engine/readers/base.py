@@ -197,6 +197,8 @@ class ReadInfo:
     """For a container: the verdict on each document inside it."""
     note: str | None = None
     """A remark for the record's ``error`` field on a good read (``2 of 9 members not read``)."""
+    needs: tuple[str, ...] = ()
+    """For a container: the tools its unread members wait on (any one reads some of them)."""
 
 
 class ArchiveBudget:

@@ -130,6 +130,8 @@ class MemberReader:
         self.count = 0
         self.failed = 0
         self.noted = 0
+        self.needs: set[str] = set()
+        """Tools that members left unread wait on (the container is read again with them)."""
         self._scratch: str | None = None
 
     def __enter__(self) -> MemberReader:
@@ -220,6 +222,7 @@ class MemberReader:
         try:
             inner = read_file(path, self.ctx, max(room, 0))
         except NeedsTool as exc:
+            self.needs.update(exc.tools)
             self.note(name, exc.status, exc.reason, str(exc)[:300])
             return
         except ReadFailure as exc:
@@ -237,8 +240,10 @@ class MemberReader:
 
     def _write(self, name: str, inner: Inner) -> None:
         text = inner.text
+        self.needs.update(inner.info.needs)  # a container inside: its members' tools too
         if not text.strip():
-            if inner.info.scanned:
+            if inner.info.scanned:  # pages without text, and no OCR here: what it needs
+                self.needs.update(("pdftoppm", "tesseract"))
                 self.note(name, Status.EMPTY, Reason.SCANNED, "pages but no text layer")
             else:
                 self.note(name, Status.EMPTY, Reason.NO_TEXT, "no text")
@@ -278,7 +283,7 @@ class MemberReader:
         note = None
         if self.failed:
             note = f"{self.failed} of {self.noted} members not read"
-        return ReadInfo(extractor, members=members, note=note)
+        return ReadInfo(extractor, members=members, note=note, needs=tuple(sorted(self.needs)))
 
 
 def enter(ctx: ReadContext) -> None:
