@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import orjson
 
 from engine.names import escaped, from_b64, name_b64
@@ -111,6 +112,11 @@ class Member:
         return tuple(out)
 
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A count or size: never negative. The store's bulk decoder (msgspec) refuses a negative one,
+so the line is judged alone, by :meth:`Record.from_dict`, which takes the default instead."""
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """What the engine knows about one file after a sweep."""
@@ -119,7 +125,7 @@ class Record:
     """Absolute path of the root folder the file was found under."""
     path: str
     """Path relative to ``root``, with ``/`` separators."""
-    size: int
+    size: Count
     """Size in bytes at the time of the sweep."""
     mtime_ns: int
     """Modification time in nanoseconds, as ``os.stat`` gave it."""
@@ -135,11 +141,11 @@ class Record:
     """What produced the text: ``text:utf-8``, ``pdftotext``, ``pypdf``, ``tesseract``..."""
     reader: str | None = None
     """The reader family that handled the file (``text``, ``pdf``, ``docx``...)."""
-    v: int = 0
+    v: Count = 0
     """Version of that reader; a bump redoes only its records."""
-    chars: int = 0
+    chars: Count = 0
     """Characters in the stored text (after normalisation)."""
-    pages: int | None = None
+    pages: Count | None = None
     """Pages, slides or sheets, for paged formats."""
     error: str | None = None
     """Human-readable verdict for error, unsupported and skipped records. Never file text."""
@@ -152,9 +158,9 @@ class Record:
     """True when this sweep kept an earlier verdict without reading the file."""
     why: str | None = None
     """A :class:`Why` code: why the file was last read."""
-    ms: int = 0
+    ms: Count = 0
     """Wall time of the last read, in milliseconds."""
-    crashes: int = 0
+    crashes: Count = 0
     """Consecutive sweeps in which reading this content crashed a worker."""
     quality: Quality | None = None
     """For ok records: is the text any good (a verdict and the numbers that explain it)."""
