@@ -9,8 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from engine.errors import ToolFailed
 from engine.limits import Limits
 from engine.readers.base import ReadContext, die_with_parent, tool_argv
 from engine.tools import Tool, ToolSet
+from tests.waiting import alive, until
 
 WAYS = ["setpriv", "hook"]
 
@@ -33,22 +32,6 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     wrapper = found if request.param == "setpriv" else None
     monkeypatch.setattr(base, "setpriv", lambda: wrapper)
     return str(request.param)
-
-
-def _until(cond: Callable[[], bool], what: str, limit: float = 30.0) -> None:
-    end = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 def _ctx(name: str, exe: str) -> ReadContext:
@@ -110,12 +93,12 @@ def test_a_tool_dies_with_the_process_that_ran_it(way: str, tmp_path: Path) -> N
     )
     worker = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     try:
-        _until(lambda: pidfile.exists() and pidfile.read_text().strip() != "", "the tool")
+        until(lambda: pidfile.exists() and pidfile.read_text().strip() != "", "the tool")
         tool_pid = int(pidfile.read_text())
-        assert _alive(tool_pid)
+        assert alive(tool_pid)
         os.kill(worker.pid, signal.SIGKILL)  # no cleanup code of the worker can run
         worker.wait(30)
-        _until(lambda: not _alive(tool_pid), "the tool to die with its worker")
+        until(lambda: not alive(tool_pid), "the tool to die with its worker")
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
@@ -156,4 +139,4 @@ def test_the_exit_is_awaited_within_the_bound(tmp_path: Path) -> None:
     stuck.chmod(0o755)
     with pytest.raises(subprocess.TimeoutExpired):
         base.run_bounded([str(stuck)], b"ignored input", 1.0, None)
-    _until(lambda: not _alive(int(pidfile.read_text())), "the stuck tool to be killed")
+    until(lambda: not alive(int(pidfile.read_text())), "the stuck tool to be killed")

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from multiprocessing import Pipe
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 from engine.worker import SLOT_BYTES, Slot
+from tests.waiting import alive, until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,22 +44,6 @@ ENV = {**os.environ, "QUARRY_EXTRA_READERS": "engine.readers._fault"}
 @pytest.fixture(autouse=True)
 def faults(fault_reader: None) -> None:
     """The fault reader, in this process and in the engines and workers it starts."""
-
-
-def _until(cond: Callable[[], bool], what: str, limit: float = 30.0) -> None:
-    end = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 def _tool_script(tmp_path: Path) -> Path:
@@ -73,24 +58,12 @@ def _tool_script(tmp_path: Path) -> Path:
 # -- signals and deaths ---------------------------------------------------------------------
 
 
-def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) -> None:
-    root = tmp_path / "docs"
-    root.mkdir()
-    for i in range(5):
-        (root / f"a{i}.txt").write_text(f"text number {i}\n")
-    pidfile = tmp_path / "tool.pid"
-    (root / "z.bin").write_bytes(fixture("tool", str(pidfile)))  # in flight when SIGTERM comes
-    out = tmp_path / "store"
-    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out)]
-    proc = subprocess.Popen(
-        [*cmd, "--workers", "1", "--timeout", "100"],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _sigterm_while_reading(cmd: list[str], pidfile: Path) -> list[int]:
+    """Run ``cmd``; once the tool writes ``pidfile`` (a read in flight), SIGTERM it. It must
+    exit 130 with its one line and no traceback; returns the processes it had started."""
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _until(pidfile.exists, "the read in flight")
+        until(pidfile.exists, "the read in flight")
         family = [pid for pid, _ in procs.descendants(proc.pid)]
         proc.send_signal(signal.SIGTERM)
         _stdout, stderr = proc.communicate(timeout=60)
@@ -100,12 +73,25 @@ def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) 
     assert proc.returncode == 130, stderr
     assert "quarry: interrupted; the store keeps what was read so far" in stderr
     assert "Traceback" not in stderr
+    return family
+
+
+def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(5):
+        (root / f"a{i}.txt").write_text(f"text number {i}\n")
+    pidfile = tmp_path / "tool.pid"
+    (root / "z.bin").write_bytes(fixture("tool", str(pidfile)))  # in flight when SIGTERM comes
+    out = tmp_path / "store"
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out)]
+    family = _sigterm_while_reading([*cmd, "--workers", "1", "--timeout", "100"], pidfile)
     records = {r.path: r for r in Store(out).load_records()}
     assert "z.bin" not in records  # never read: no verdict invented for it
     for r in records.values():
         assert r.status == Status.OK and Store(out).has_text(r.sha256 or "")
-    _until(lambda: not any(_alive(p) for p in family), "the engine's processes to end")
-    assert not _alive(int(pidfile.read_text()))
+    until(lambda: not any(alive(p) for p in family), "the engine's processes to end")
+    assert not alive(int(pidfile.read_text()))
 
 
 def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_path: Path) -> None:
@@ -126,29 +112,13 @@ def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_pat
     assert first.returncode == 2, first.stderr  # z.bin: error/timeout
     before = {r.path: r for r in Store(out).load_records()}
     pidfile.unlink()
-    proc = subprocess.Popen(
-        [*base, "retry", str(root / "z.bin"), "--out", str(out), "--timeout", "100"],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _until(pidfile.exists, "the retried read in flight")
-        family = [pid for pid, _ in procs.descendants(proc.pid)]
-        proc.send_signal(signal.SIGTERM)
-        _stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(OSError):
-            proc.kill()
-    assert proc.returncode == 130, stderr
-    assert "quarry: interrupted; the store keeps what was read so far" in stderr
-    assert "Traceback" not in stderr
+    retry = [*base, "retry", str(root / "z.bin"), "--out", str(out), "--timeout", "100"]
+    family = _sigterm_while_reading(retry, pidfile)
     assert {r.path: r for r in Store(out).load_records()} == before  # nothing invented
     with Store(out).writer():
         pass  # the lock was released
-    _until(lambda: not any(_alive(p) for p in family), "the retry's processes to end")
-    assert not _alive(int(pidfile.read_text()))
+    until(lambda: not any(alive(p) for p in family), "the retry's processes to end")
+    assert not alive(int(pidfile.read_text()))
 
 
 def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Path) -> None:
@@ -177,8 +147,8 @@ def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Pat
         stdout=subprocess.PIPE,
     )
     try:
-        _until(pidfile.exists, "the tool to start")
-        _until(lambda: pidfile.read_text().strip() != "", "the tool's pid")
+        until(pidfile.exists, "the tool to start")
+        until(lambda: pidfile.read_text().strip() != "", "the tool's pid")
         tool = int(pidfile.read_text())
         family = [pid for pid, _ in procs.descendants(engine.pid)]
         assert tool in family
@@ -187,7 +157,7 @@ def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Pat
         started = time.monotonic()
         rest = engine.stdout.read()  # `quarry sweep ... | cat`: EOF must come now, not in 300 s
         assert rest == b"engine up\n" and time.monotonic() - started < 60
-        _until(lambda: not any(_alive(p) for p in family), "workers and tools to die")
+        until(lambda: not any(alive(p) for p in family), "workers and tools to die")
     finally:
         engine.kill()
         engine.wait(10)
@@ -205,11 +175,11 @@ def test_a_worker_ends_a_read_past_its_budget_when_no_engine_acts(tmp_path: Path
         reads = pool.read([task])
         pool._staff(1)
         worker = pool._live[0]
-        _until(lambda: bool([*pool._drain(worker, pool._queue)]) or worker.ready, "ready")
+        until(lambda: bool([*pool._drain(worker, pool._queue)]) or worker.ready, "ready")
         pool._dispatch(pool._queue)
         assert worker.tasks
         # The engine does nothing now (as if stopped or gone): only the worker's own bound acts.
-        _until(lambda: not worker.proc.is_alive(), "the worker's own bound", limit=30)
+        until(lambda: not worker.proc.is_alive(), "the worker's own bound", limit=30)
         assert worker.proc.exitcode == -signal.SIGALRM
         (_task, outcome), *_ = list(reads)
         assert (outcome.status, outcome.reason) == (Status.ERROR, "timeout")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Iterator
@@ -68,6 +69,21 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def quit_with_q(pilot: Pilot[None]) -> None:
+    """Press q the user's way (driver, bindings) and wait, bounded, for the app to end.
+
+    The press is not awaited: a pilot's press waits for the animator, which stops with the app
+    it quits (awaiting it hung a test now and then under load)."""
+    app = pilot.app
+    press = asyncio.create_task(pilot.press("q"))
+    for _ in range(600):
+        if not app.is_running:
+            break
+        await asyncio.sleep(0.05)
+    press.cancel()
+    assert not app.is_running, "q must exit the app"
 
 
 def screen_lines(widget: Widget) -> list[str]:

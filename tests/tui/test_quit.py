@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from engine.session import Session
@@ -10,6 +9,7 @@ from engine.store import Store
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
 from engine.watch import WatchOptions
+from tests.tui.conftest import quit_with_q
 from tui.app import QuarryApp
 
 
@@ -22,15 +22,7 @@ async def test_q_with_a_live_session_stops_the_engine_and_exits(sample: Path) ->
                 await pilot.pause(0.05)
                 if session.store.exists():
                     break
-            # The key goes the user's way (driver, bindings), but the test does not wait on the
-            # pilot: a press waits for the animator, which stops with the app it is quitting.
-            press = asyncio.create_task(pilot.press("q"))
-            for _ in range(600):
-                if not app.is_running:
-                    break
-                await asyncio.sleep(0.05)
-            press.cancel()
-            assert not app.is_running, "q must exit the app once the engine has stopped"
+            await quit_with_q(pilot)  # the engine stops first, then the app
     finally:
         session.close()
     assert app.return_code == 0

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.command import CommandList
 from textual.widgets import Input, Static, Tabs
 
 from engine.store import Store
-from tests.tui.conftest import SIZE, screen_lines, settle, static_text, visible_paths, wait_for
+from tests.tui.conftest import (
+    SIZE,
+    quit_with_q,
+    screen_lines,
+    settle,
+    static_text,
+    visible_paths,
+    wait_for,
+)
 from tui.app import QuarryApp
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
@@ -195,11 +201,5 @@ async def test_q_quits(store: Store) -> None:
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        # Not awaited: a press waits for the animator, which stops with the app it quits.
-        press = asyncio.create_task(pilot.press("q"))
-        for _ in range(600):
-            if not app.is_running:
-                break
-            await asyncio.sleep(0.05)
-        press.cancel()
+        await quit_with_q(pilot)
     assert app.return_code == 0
