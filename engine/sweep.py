@@ -277,6 +277,12 @@ class Sweeper:
                 "cluster: retry the encrypted files with --executor local"
             )
         started = time.time()
+        if not self.index.records and self.options.executor is None:
+            # A new store: every file will be read. The workers' forkserver starts now, its
+            # imports overlapping the walk.
+            pool = self.executor
+            if isinstance(pool, ReadPool):
+                pool.warm()
         entries = self._entries(only)
         held = self._held_roots(entries) if only is None else {}
         scope = [k for k in self._scope(only) if k[0] not in held]

@@ -296,3 +296,41 @@ def test_big_copies_in_one_cold_sweep_are_read_once(tmp_path: Path) -> None:
     records = _records(root)
     assert result.extracted == 1
     assert {r.sha256 for r in records.values()} == {hashlib.sha256(body).hexdigest()}
+
+
+def test_a_new_store_starts_the_workers_forkserver_before_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    calls: list[str] = []
+    monkeypatch.setattr(ReadPool, "warm", lambda self: calls.append("warm"))
+    walk = Sweeper._entries
+    monkeypatch.setattr(
+        Sweeper, "_entries", lambda self, only: calls.append("walk") or walk(self, only)
+    )
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert calls == ["warm", "walk"]
+    calls.clear()
+    sweep([root], SweepOptions(tools=ToolSet.empty()))  # records already: maybe nothing to read
+    assert calls == ["walk"]
+
+
+def test_warm_starts_the_forkserver_and_reads_still_work(tmp_path: Path) -> None:
+    from multiprocessing import forkserver
+
+    from engine.extract import ReadTask
+    from engine.limits import Limits
+
+    (tmp_path / "t").mkdir()
+    src = tmp_path / "a.txt"
+    src.write_text("hello\n", encoding="utf-8")
+    pool = ReadPool(Limits(), workers=1)
+    try:
+        pool.warm()
+        pool.warm()  # a second call leaves the running forkserver alone
+        assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+        task = ReadTask(str(src), "", Limits(), ToolSet.empty(), str(tmp_path / "t"), 6)
+        [(_task, outcome)] = list(pool.read([task]))
+    finally:
+        pool.close()
+    assert outcome.status == Status.OK and outcome.chars == 6
