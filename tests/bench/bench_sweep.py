@@ -17,13 +17,14 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
 ``--against`` names a second quarry command (another checkout's, say): its cold and warm
 sweeps run interleaved with the first's, run for run, so both see the same load.
 
-Nothing is deleted while anything is timed: every run writes into a folder of its own and the
-outputs go only once all runs are done (a tree of the right size is kept between invocations).
-On ext4 without a journal (this machine's disk) the kernel skips inodes freed in the last 60 s
-(360 s while their inode table block is dirty) when it allocates one, scanning past each; a
-store of 20,000 texts deleted just before a cold sweep made every text the sweep created pay
-for that scan (tens of microseconds of system time a file, and the floor alike). Run two
-invocations a few minutes apart for the same reason.
+Nothing is deleted while anything is timed: every run writes into a folder of its own under
+``DIR/runs``, left there when the bench ends; the next invocation deletes it, syncs, and waits
+61 s before it times anything (a tree of the right size is kept between invocations). On ext4
+without a journal (this machine's disk) the kernel skips inodes freed in the last 60 s (360 s
+while their inode table block is dirty) when it allocates one, scanning past each; a store of
+20,000 texts deleted just before a cold sweep made every text the sweep created pay for that
+scan (tens of microseconds of system time a file, and the floor alike). Other work on the
+machine that deletes many files costs quarry's cold sweep the same way.
 
 Then the same for ``--corpus`` (real documents: quarry runs ``--without tesseract``, recoll
 without OCR). Not a test: nothing here asserts a time.
@@ -267,15 +268,18 @@ def main() -> None:
     print(f"command: python tests/bench/bench_sweep.py {' '.join(sys.argv[1:])}")
     args.dir.mkdir(parents=True, exist_ok=True)
     become_subreaper()
-    # Outputs of an earlier invocation go now, before the tree is made (see the docstring).
-    shutil.rmtree(args.dir / "runs", ignore_errors=True)
-    try:
-        bench_tree(args, args.dir)
-        if not args.no_corpus and args.corpus.is_dir():
-            bench_corpus(args, args.dir)
-    finally:
-        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    if (args.dir / "runs").exists():
+        # An earlier invocation's outputs go now, and their inodes age past the kernel's
+        # "recently deleted" window before anything is timed (see the docstring).
         shutil.rmtree(args.dir / "runs", ignore_errors=True)
+        os.sync()
+        print("deleted the previous outputs; waiting 61 s", flush=True)
+        time.sleep(61)
+    bench_tree(args, args.dir)
+    if not args.no_corpus and args.corpus.is_dir():
+        bench_corpus(args, args.dir)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"outputs left in {args.dir / 'runs'} (the next invocation deletes them)")
 
 
 if __name__ == "__main__":
