@@ -34,7 +34,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
-from engine.run import Run, RunContext, RunOptions
+from engine.run import Run, RunContext, RunOptions, fewer_collections
 from engine.store import JSONL, Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
@@ -269,6 +269,17 @@ class Sweeper:
         batches: an event named these paths, so their size and mtime prove nothing).
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
+        with fewer_collections():
+            return self._run(only, force, full, rehash, passwords)
+
+    def _run(
+        self,
+        only: Mapping[str, Collection[str]] | None,
+        force: Collection[Key],
+        full: bool | None,
+        rehash: bool,
+        passwords: Passwords,
+    ) -> SweepResult:
         full = only is None if full is None else full
         if passwords and isinstance(self.executor, Distributed):
             # a Dask task crosses the network (and the scheduler's logs) in the clear

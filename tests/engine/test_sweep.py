@@ -334,3 +334,24 @@ def test_warm_starts_the_forkserver_and_reads_still_work(tmp_path: Path) -> None
     finally:
         pool.close()
     assert outcome.status == Status.OK and outcome.chars == 6
+
+
+def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path) -> None:
+    import gc
+
+    from engine.run import GC_YOUNG, fewer_collections
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    with fewer_collections():
+        seen.append(gc.get_threshold())
+        assert gc.get_freeze_count() > 0
+        with fewer_collections():  # another run at once (the watcher's thread, say)
+            seen.append(gc.get_threshold())
+        seen.append(gc.get_threshold())
+    assert seen == [(max(before[0], GC_YOUNG), *before[1:])] * 3
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
