@@ -83,6 +83,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"fLaC", "audio/flac"),
     (b"\x00asm", "application/wasm"),
 )
+_MAGIC_FIRST = frozenset(magic[0] for magic, _mime in _MAGIC)
+"""First bytes of the magics above: a head that starts with none of them matches none."""
 _FTYP: dict[bytes, str] = {
     b"heic": "image/heic", b"heix": "image/heic", b"mif1": "image/heif", b"avif": "image/avif",
     b"qt  ": "video/quicktime", b"M4A ": "audio/mp4",
@@ -137,9 +139,10 @@ def _by_magic(path: Path, head: bytes) -> str | None:
     # magic at offset 257 goes first.
     if head[257:262] == b"ustar":
         return "application/x-tar"
-    for magic, mime in _MAGIC:
-        if head.startswith(magic):
-            return mime
+    if head[0] in _MAGIC_FIRST:
+        for magic, mime in _MAGIC:
+            if head.startswith(magic):
+                return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
     if head[:2] in (b"\x31\xbe", b"\x32\xbe") and head[4:6] == b"\x00\xab":

@@ -66,17 +66,31 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:
     return None if got is None else got[:2]
 
 
+HASH_CHUNK = 1 << 20
+"""Bytes read per step while hashing a file."""
+
+
 def _hash_with_head(path: str | os.PathLike[str]) -> tuple[str, Ident, bytes] | None:
     """:func:`hash_file`, and the file's first :data:`~engine.detect.HEAD_BYTES` bytes (what
-    detection looks at: the same bytes, so the file need not be opened again for it)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        before = ident_of(os.fstat(fh.fileno()))
-        head = chunk = fh.read(1 << 20)
+    detection looks at: the same bytes, so the file need not be opened again for it). A file
+    of at most that many bytes is all there: its head is its whole content, as hashed.
+
+    Plain ``os.open`` and ``os.read``: a buffered file object costs more than reading a small
+    file, and the first read asks for the size ``fstat`` gave and one byte more, so a small
+    file is read into a buffer of its own size (not a 1 MiB one). The end is an empty read (a
+    short read is not one on every file system).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        before = ident_of(os.fstat(fd))
+        head = chunk = os.read(fd, min(before[2] + 1, HASH_CHUNK))
+        h = hashlib.sha256()
         while chunk:
             h.update(chunk)
-            chunk = fh.read(1 << 20)
-        after = ident_of(os.fstat(fh.fileno()))
+            chunk = os.read(fd, HASH_CHUNK)
+        after = ident_of(os.fstat(fd))
+    finally:
+        os.close(fd)
     return (h.hexdigest(), before, head[:HEAD_BYTES]) if before == after else None
 
 
@@ -198,7 +212,10 @@ def read_one(task: ReadTask, started: Callable[[str], None] | None = None) -> Ou
             return _unreadable(exc, begun)
         if sha is None:
             continue  # it changed while hashed
-        outcome = _read_once(task, begun, started, head)
+        # A file no bigger than the head was read whole while hashed: its reader gets those
+        # bytes (the very bytes ``sha`` names) and need not open it again.
+        whole = head if head is not None and len(head) == before[2] else None
+        outcome = _read_once(task, begun, started, head, whole)
         if _ident(task.path) == before:
             text_file = outcome.text_file
             if text_file is not None and task.store_dir:
@@ -290,6 +307,7 @@ def _read_once(
     begun: float,
     started: Callable[[str], None] | None,
     head: bytes | None = None,
+    whole: bytes | None = None,
 ) -> Outcome:
     path = Path(task.path)
     try:
@@ -298,10 +316,12 @@ def _read_once(
         mime = mimes.OCTET
     if started is not None:
         started(mime)
-    return _read_detected(task, path, mime, begun)
+    return _read_detected(task, path, mime, begun, whole)
 
 
-def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Outcome:
+def _read_detected(
+    task: ReadTask, path: Path, mime: str, started: float, whole: bytes | None = None
+) -> Outcome:
     if mime == mimes.EMPTY:
         return Outcome(Status.EMPTY, mime, Reason.NO_TEXT, error="the file is empty")
     reader = reader_for(mime)
@@ -312,6 +332,7 @@ def _read_detected(task: ReadTask, path: Path, mime: str, started: float) -> Out
         limits=task.limits,
         tools=task.tools,
         deadline=started + task.limits.timeout_s,
+        data=whole,
     )
     sink = TextSink(task.limits.max_chars)
     base = Outcome(Status.OK, mime, reader=reader.name, v=reader.version)
@@ -450,7 +471,20 @@ def _keep(
             os.unlink(tmp)
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
     quality = score_quietly(text, base.mime, pages)
-    return _replace(base, chars=len(text), text_file=tmp, quality=quality, error=error, **read)
+    # One constructor call (no _replace): this is every ok read's Outcome.
+    return Outcome(
+        base.status,
+        base.mime,
+        reader=base.reader,
+        v=base.v,
+        extractor=read["extractor"],
+        chars=len(text),
+        pages=pages,
+        error=error,
+        text_file=tmp,
+        members=read["members"],
+        quality=quality,
+    )
 
 
 def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:

@@ -37,7 +37,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
-from engine.run import Run, RunContext, RunOptions
+from engine.run import Run, RunContext, RunOptions, fewer_collections
 from engine.store import JSONL, Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
@@ -272,6 +272,17 @@ class Sweeper:
         batches: an event named these paths, so their size and mtime prove nothing).
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
+        with fewer_collections():
+            return self._run(only, force, full, rehash, passwords)
+
+    def _run(
+        self,
+        only: Mapping[str, Collection[str]] | None,
+        force: Collection[Key],
+        full: bool | None,
+        rehash: bool,
+        passwords: Passwords,
+    ) -> SweepResult:
         full = only is None if full is None else full
         if passwords and isinstance(self.executor, Distributed):
             # a Dask task crosses the network (and the scheduler's logs) in the clear
@@ -280,6 +291,12 @@ class Sweeper:
                 "cluster: retry the encrypted files with --executor local"
             )
         started = time.time()
+        if not self.index.records and self.options.executor is None:
+            # A new store: every file will be read. The workers' forkserver starts now, its
+            # imports overlapping the walk.
+            pool = self.executor
+            if isinstance(pool, ReadPool):
+                pool.warm()
         entries = self._entries(only)
         held = self._held_roots(entries) if only is None else {}
         scope = [k for k in self._scope(only) if k[0] not in held]

@@ -236,6 +236,11 @@ class ReadContext:
     """Containers this read is inside (0 for a walked file; archive members are 1 deeper)."""
     budget: ArchiveBudget = field(default_factory=ArchiveBudget)
     """Decompressed bytes left to the containers of this read (shared with nested reads)."""
+    data: bytes | None = None
+    """The file's whole content when the worker already read all of it while hashing it (a
+    file of at most :data:`~engine.detect.HEAD_BYTES`), else None: a reader may use these
+    bytes instead of opening ``path``. Never passed to a nested read (see
+    :func:`engine.readers.members.read_file`)."""
 
     def remaining(self) -> float:
         """Seconds left of this read's budget."""

@@ -106,7 +106,7 @@ def read_file(path: Path, ctx: ReadContext, max_chars: int) -> Inner:
     if reader is None:
         raise NoReader(f"no reader for {mime}")
     sink = TextSink(max_chars)
-    inner_ctx = replace(ctx, mime=mime, depth=ctx.depth + 1)
+    inner_ctx = replace(ctx, mime=mime, depth=ctx.depth + 1, data=None)  # not the container's
     try:
         info = reader.read(path, inner_ctx, sink)
     except TextCapReached:

@@ -202,6 +202,12 @@ class TextReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the decoded text of ``path`` into ``sink``."""
+        if ctx.data is not None and len(ctx.data) <= SNIFF:
+            # The worker read the whole file while hashing it: decode those bytes.
+            text, encoding = decode_bytes(ctx.data)
+            sink.describe(f"text:{encoding}")
+            sink.write(text)
+            return ReadInfo(extractor=f"text:{encoding}")
         try:
             with open(path, "rb") as fh:
                 head = fh.read(SNIFF + 1)

@@ -2,6 +2,7 @@
 
     python tests/bench/bench_sweep.py [--files 20000] [--runs 3] [--corpus ../shared/corpus]
                                       [--dir /tmp/quarry-bench] [--quarry .venv/bin/quarry]
+                                      [--against OTHER_QUARRY]
 
 One run, one machine, one tree, each figure a median of ``--runs`` with min and max:
 
@@ -12,6 +13,18 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
   text to its content-addressed file with a rename (no isolation, no detection, no records);
 - ``bare walk``: ``os.scandir`` + ``lstat`` of every entry, the floor of a warm sweep;
 - ``recollindex``: a cold index of the same tree into an empty index, where it is installed.
+
+``--against`` names a second quarry command (another checkout's, say): its cold and warm
+sweeps run interleaved with the first's, run for run, so both see the same load.
+
+Nothing is deleted while anything is timed: every run writes into a folder of its own under
+``DIR/runs``, left there when the bench ends; the next invocation deletes it, syncs, and waits
+61 s before it times anything (a tree of the right size is kept between invocations). On ext4
+without a journal (this machine's disk) the kernel skips inodes freed in the last 60 s (360 s
+while their inode table block is dirty) when it allocates one, scanning past each; a store of
+20,000 texts deleted just before a cold sweep made every text the sweep created pay for that
+scan (tens of microseconds of system time a file, and the floor alike). Other work on the
+machine that deletes many files costs quarry's cold sweep the same way.
 
 Then the same for ``--corpus`` (real documents: quarry runs ``--without tesseract``, recoll
 without OCR). Not a test: nothing here asserts a time.
@@ -43,8 +56,11 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 def make_tree(root: Path, files: int, per_folder: int = 200) -> None:
-    """``files`` text files of a few bytes, ``per_folder`` to a folder, with old mtimes."""
+    """``files`` text files of a few bytes, ``per_folder`` to a folder, with old mtimes (an
+    existing tree of that many files is kept: deleting one just before the runs slows them)."""
     if root.exists():
+        if bare_walk(root) == files:
+            return
         shutil.rmtree(root)
     for i in range(files):
         folder = root / f"d{i // per_folder:04}"
@@ -73,8 +89,6 @@ def bare_walk(root: Path) -> int:
 
 def floor(root: Path, out: Path) -> int:
     """Walk, read, hash and store each file's text by content with a rename: no isolation."""
-    if out.exists():
-        shutil.rmtree(out)
     tmp = out / "tmp"
     tmp.mkdir(parents=True)
     for i in range(256):
@@ -178,30 +192,41 @@ def report(
     return med
 
 
+def fresh(work: Path, name: str) -> Path:
+    """A folder for one run's output that does not exist yet (outputs go at the end)."""
+    runs = work / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=runs)) / "out"
+
+
 def bench_tree(args: argparse.Namespace, work: Path) -> None:
     tree = work / "tree"
     make_tree(tree, args.files)
-    store = work / "store"
     n = args.files
     print(f"\n## {n} small text files in {n // 200} folders")
-    colds: list[float] = []
-    warms: list[float] = []
-    cold_cpu: list[float] = []
-    warm_cpu: list[float] = []
+    quarries = [("quarry", args.quarry)] + ([("against", args.against)] if args.against else [])
+    colds: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    warms: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    cold_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    warm_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     for _ in range(args.runs):
-        shutil.rmtree(store, ignore_errors=True)
-        colds.append(timed(cpu_of(lambda: quarry_sweep(args.quarry, tree, store), cold_cpu)))
-        warms.append(timed(cpu_of(lambda: quarry_sweep(args.quarry, tree, store), warm_cpu)))
-    floors = [timed(lambda: floor(tree, work / "floor")) for _ in range(args.runs)]
+        for label, quarry in quarries:
+            store = fresh(work, label)
+            sweep = lambda q=quarry, s=store: quarry_sweep(q, tree, s)  # noqa: E731
+            colds[label].append(timed(cpu_of(sweep, cold_cpu[label])))
+            warms[label].append(timed(cpu_of(sweep, warm_cpu[label])))
+    floors = [timed(lambda: floor(tree, fresh(work, "floor"))) for _ in range(args.runs)]
     walks = [timed(lambda: bare_walk(tree)) for _ in range(args.runs)]
     f = report("floor (1 process)", floors, n)
     w = report("bare walk", walks, n)
-    report("quarry cold", colds, n, f, cold_cpu)
-    report("quarry warm", warms, n, w, warm_cpu)
+    for label, _q in quarries:
+        report(f"{label} cold", colds[label], n, f, cold_cpu[label])
+        report(f"{label} warm", warms[label], n, w, warm_cpu[label])
     if shutil.which("recollindex"):
-        recolls = [timed(lambda: recoll(tree, work / "recoll")) for _ in range(args.runs)]
+        recolls = [timed(lambda: recoll(tree, fresh(work, "recoll"))) for _ in range(args.runs)]
         r = report("recollindex cold", recolls, n)
-        print(f"quarry cold / recollindex: {statistics.median(colds) / r:.2f}")
+        for label, _q in quarries:
+            print(f"{label} cold / recollindex: {statistics.median(colds[label]) / r:.2f}")
     else:
         print("recollindex: not installed (apt install recollcmd)")
 
@@ -210,16 +235,17 @@ def bench_corpus(args: argparse.Namespace, work: Path) -> None:
     corpus = args.corpus.resolve()
     n = sum(1 for p in corpus.rglob("*") if p.is_file())
     print(f"\n## {corpus} ({n} files), quarry --without tesseract, recoll without OCR")
-    store = work / "corpus-store"
     colds: list[float] = []
     cpus: list[float] = []
     for _ in range(args.runs):
-        shutil.rmtree(store, ignore_errors=True)
-        sweep = lambda: quarry_sweep(args.quarry, corpus, store, "--without", "tesseract")  # noqa: E731
+        store = fresh(work, "corpus")
+        sweep = lambda s=store: quarry_sweep(args.quarry, corpus, s, "--without", "tesseract")  # noqa: E731
         colds.append(timed(cpu_of(sweep, cpus)))
     c = report("quarry cold", colds, n, cpus=cpus)
     if shutil.which("recollindex"):
-        recolls = [timed(lambda: recoll(corpus, work / "recoll-corpus")) for _ in range(args.runs)]
+        recolls = [
+            timed(lambda: recoll(corpus, fresh(work, "recoll-corpus"))) for _ in range(args.runs)
+        ]
         r = report("recollindex cold", recolls, n)
         print(f"quarry cold / recollindex: {c / r:.2f}")
 
@@ -232,6 +258,7 @@ def main() -> None:
     ap.add_argument("--no-corpus", action="store_true")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "quarry-bench")
     ap.add_argument("--quarry", default=shutil.which("quarry") or ".venv/bin/quarry")
+    ap.add_argument("--against", help="a second quarry command, run interleaved with --quarry")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     print(
@@ -241,9 +268,18 @@ def main() -> None:
     print(f"command: python tests/bench/bench_sweep.py {' '.join(sys.argv[1:])}")
     args.dir.mkdir(parents=True, exist_ok=True)
     become_subreaper()
+    if (args.dir / "runs").exists():
+        # An earlier invocation's outputs go now, and their inodes age past the kernel's
+        # "recently deleted" window before anything is timed (see the docstring).
+        shutil.rmtree(args.dir / "runs", ignore_errors=True)
+        os.sync()
+        print("deleted the previous outputs; waiting 61 s", flush=True)
+        time.sleep(61)
     bench_tree(args, args.dir)
     if not args.no_corpus and args.corpus.is_dir():
         bench_corpus(args, args.dir)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"outputs left in {args.dir / 'runs'} (the next invocation deletes them)")
 
 
 if __name__ == "__main__":

@@ -296,3 +296,62 @@ def test_big_copies_in_one_cold_sweep_are_read_once(tmp_path: Path) -> None:
     records = _records(root)
     assert result.extracted == 1
     assert {r.sha256 for r in records.values()} == {hashlib.sha256(body).hexdigest()}
+
+
+def test_a_new_store_starts_the_workers_forkserver_before_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    calls: list[str] = []
+    monkeypatch.setattr(ReadPool, "warm", lambda self: calls.append("warm"))
+    walk = Sweeper._entries
+    monkeypatch.setattr(
+        Sweeper, "_entries", lambda self, only: calls.append("walk") or walk(self, only)
+    )
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert calls == ["warm", "walk"]
+    calls.clear()
+    sweep([root], SweepOptions(tools=ToolSet.empty()))  # records already: maybe nothing to read
+    assert calls == ["walk"]
+
+
+def test_warm_starts_the_forkserver_and_reads_still_work(tmp_path: Path) -> None:
+    from multiprocessing import forkserver
+
+    from engine.extract import ReadTask
+    from engine.limits import Limits
+
+    (tmp_path / "t").mkdir()
+    src = tmp_path / "a.txt"
+    src.write_text("hello\n", encoding="utf-8")
+    pool = ReadPool(Limits(), workers=1)
+    try:
+        pool.warm()
+        pool.warm()  # a second call leaves the running forkserver alone
+        assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+        task = ReadTask(str(src), "", Limits(), ToolSet.empty(), str(tmp_path / "t"), 6)
+        [(_task, outcome)] = list(pool.read([task]))
+    finally:
+        pool.close()
+    assert outcome.status == Status.OK and outcome.chars == 6
+
+
+def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path) -> None:
+    import gc
+
+    from engine.run import GC_YOUNG, fewer_collections
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    with fewer_collections():
+        seen.append(gc.get_threshold())
+        assert gc.get_freeze_count() > 0
+        with fewer_collections():  # another run at once (the watcher's thread, say)
+            seen.append(gc.get_threshold())
+        seen.append(gc.get_threshold())
+    assert seen == [(max(before[0], GC_YOUNG), *before[1:])] * 3
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
