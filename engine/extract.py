@@ -483,6 +483,7 @@ def _keep(
         error=error,
         text_file=tmp,
         members=read["members"],
+        needs=read.get("needs", ()),
         quality=quality,
     )
 
