@@ -73,7 +73,7 @@ from tui.triage import (
     error_records,
     found_from_summary,
     found_from_toolset,
-    group_key,
+    group_keys,
     tool_rows,
     tools_waited_on,
     waiting_records,
@@ -318,16 +318,9 @@ class QuarryApp(App[None]):
 
     @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
     def _learn_groups(self, rids: list[int]) -> None:
-        """Group the loaded errors off the UI thread: at a million records it takes seconds."""
-        keys = set()
-        for rid in rids:
-            try:
-                record = self.model.record(rid)
-            except (KeyError, IndexError):  # a row removed live meanwhile
-                continue
-            if record is not None:
-                keys.add(group_key(record))
-        self.call_from_thread(setattr, self.triage, "known_groups", keys)
+        """Group the loaded errors off the UI thread (each distinct message is normalised by
+        regular expressions: many distinct ones take a while)."""
+        self.call_from_thread(setattr, self.triage, "known_groups", group_keys(self.model, rids))
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
