@@ -61,9 +61,12 @@ def cmd_open(args: argparse.Namespace) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     """The dashboard over an existing store, following its changes."""
-    from tui.app import QuarryApp
+    from tui.loadpart import start_early
 
     store = reading_store(args.store)
+    start_early(store.jsonl_path)  # a big store is parsed while Textual is imported and starts
+    from tui.app import QuarryApp
+
     return run_app(QuarryApp(store.out, None, read_only=args.read_only))
 
 
