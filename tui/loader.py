@@ -348,7 +348,8 @@ def columns_of(rows: list[_Row]) -> Batch:
         size=array("q", map(f["size"], rows)),
         ms=array("q", map(f["ms"], rows)),
         reused=bytearray(map(f["reused"], rows)),
-        errors=list(map(f["error"], rows)),
+        # messages repeat: one object each, pickled once per chunk by a helper process
+        errors=intern_all(list(map(f["error"], rows))),
         whys=intern_all(list(map(f["why"], rows))),
     )
     scored = list(map(f["quality"], rows))
