@@ -3,11 +3,12 @@
 Decoding a million records is seconds of Python holding the GIL; split over processes it
 takes a fraction of that on every core, and the dashboard's own process only unpickles
 finished columns. The parent parses the first block itself (the first screen fills at once),
-cuts the rest into one part per process at line ends, and runs ``python -m tui.loadpart FD
-START STOP`` for each: the child reads the same open file (its descriptor is passed, so a
-store replaced meanwhile is still the version being loaded) and writes its chunks to stdout
-as length-prefixed pickles. Chunks are yielded in file order, with line numbers of lines that
-are not records counted from the file's start, exactly as one process would give them.
+cuts the rest into one part per process at line ends, and runs :func:`_child` (``FD START
+STOP CHUNK_ROWS``) in a new Python for each, at :data:`HELPER_NICE`: the child reads the same
+open file (its descriptor is passed, so a store replaced meanwhile is still the version being
+loaded) and writes its chunks to stdout as length-prefixed pickles. Chunks are yielded in file
+order, with line numbers of lines that are not records counted from the file's start, exactly
+as one process would give them.
 
 A child that cannot start, dies or writes garbage costs time, never rows: whatever it did not
 deliver is parsed here. No Textual.
@@ -33,6 +34,15 @@ from tui.loader import BLOCK_BYTES, FIRST_BYTES, Chunk, JsonlSource, parse_range
 
 PARALLEL_BYTES = 32 << 20
 """Stores from this size (about 70,000 records) are parsed by helper processes."""
+HELPER_NICE = 10
+"""How much nicer than the dashboard its helpers run: on a machine with few cores they parse
+with what the dashboard leaves (started before its first frame, they made that frame 2-3x
+later on two loaded cores; at 10 the frame kept its time and the full count did not slow)."""
+_CHILD = (
+    f"import os, sys; os.nice({HELPER_NICE}); "
+    "from tui.loadpart import _child; sys.exit(_child(sys.argv[1:]))"
+)
+"""A helper's program: niced before it imports anything."""
 _HEADER = struct.Struct("<Q")
 _END = b""
 """What a reader thread queues when its child's output ends (or fails)."""
@@ -162,13 +172,7 @@ class _Part:
         self.proc: subprocess.Popen[bytes] | None = None
         fd = src.fileno()
         # -P: a folder called tui/ where the user stands must not stand in for this package
-        argv = [
-            sys.executable,
-            "-P",
-            "-m",
-            "tui.loadpart",
-            *map(str, (fd, start, stop, chunk_rows)),
-        ]
+        argv = [sys.executable, "-P", "-c", _CHILD, *map(str, (fd, start, stop, chunk_rows))]
         try:
             self.proc = subprocess.Popen(
                 argv,
