@@ -140,3 +140,66 @@ def test_a_store_torn_anywhere_loads_as_one_process_reads_it(
         assert got == one
     finally:
         src.close()
+
+
+FEW = {
+    "root": ["/a", "/b", ""],
+    "status": ["ok", "error", "empty", "quarantined"],
+    "reason": [None, "corrupt", "needs_tool", "new-reason"],
+    "mime": ["text/plain", "application/pdf", "", "x/new"],
+    "extractor": [None, "pypdf", "text:utf-8"],
+    "why": [None, "new", "changed", "other"],
+    "verdict": ["good", "suspect", "garbled", "weird"],
+    "signal": ["common", "noise", "zzz"],
+}
+
+
+def _few_record(i: int, pick: list[int]) -> bytes:
+    def one(name: str, k: int) -> object:
+        values = FEW[name]
+        return values[pick[k] % len(values)]
+
+    quality = {"verdict": one("verdict", 6), "signals": [one("signal", 7)] * (pick[7] % 2)}
+    return orjson.dumps(
+        {"root": one("root", 0), "path": f"p{i:06d}", "status": one("status", 1),
+         "reason": one("reason", 2), "mime": one("mime", 3), "extractor": one("extractor", 4),
+         "why": one("why", 5), "quality": quality if pick[6] % 5 else None, "chars": i}
+    )  # fmt: skip
+
+
+def _columns(batch: Batch) -> tuple[object, ...]:
+    return (
+        batch.roots, batch.paths, bytes(batch.status), batch.reasons, batch.mimes,
+        batch.extractors, batch.whys, bytes(batch.quality), batch.signals, list(batch.chars),
+    )  # fmt: skip
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.lists(st.integers(0, 11), min_size=8, max_size=8), min_size=1, max_size=400),
+    st.integers(200, 3_000),
+    st.integers(1, 5),
+)
+def test_values_met_late_decode_as_the_plain_decoder_does(
+    monkeypatch: pytest.MonkeyPatch, picks: list[list[int]], block: int, misses: int
+) -> None:
+    """The decoder that names the values met so far (:class:`tui.loader._Vocabulary`) gives
+    the columns a record-by-record parse gives, whatever values later blocks bring, before
+    and after it gives up on a store that keeps bringing new ones."""
+    from tui import loader
+    from tui.lines import parse_line
+
+    vocabulary = loader._Vocabulary()
+    vocabulary.MISSES = misses
+    monkeypatch.setattr(loader, "_vocabulary", vocabulary)
+    monkeypatch.setattr(loader, "BLOCK_BYTES", block)  # many blocks
+    lines = [_few_record(i, pick) for i, pick in enumerate(picks)]
+    data = b"\n".join(lines) + b"\n"
+    got = Batch()
+    for chunk in load_rows(data, chunk_rows=50_000):
+        assert isinstance(chunk.rows, Batch) and not chunk.bad
+        got.extend(chunk.rows)
+    assert _columns(got) == _columns(Batch.of(map(parse_line, lines)))
+    assert vocabulary.misses <= misses
