@@ -47,7 +47,7 @@ from tui import actions
 from tui.eventlog import LogLine, store_lines
 from tui.lines import valid_sha256
 from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
-from tui.loadpart import load_all
+from tui.loadpart import Load, take_early
 from tui.messages import (
     EngineEvents,
     LoadFailed,
@@ -73,7 +73,7 @@ from tui.triage import (
     error_records,
     found_from_summary,
     found_from_toolset,
-    group_key,
+    group_keys,
     tool_rows,
     tools_waited_on,
     waiting_records,
@@ -140,6 +140,13 @@ class QuarryApp(App[None]):
         self._store_trouble = ""
         """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self._announcing = False
+        self._loading: Load | None = None
+        """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
+        self._load_stamp: tuple[int, int] | None = None
+        self._load_trouble: OSError | None = None
+        """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
+        self._rows_begun = False
+        """Whether the model was started afresh with the load's first chunk."""
         self.records_screen = RecordsScreen(self.model, self.triage, self)
         """The home screen, at the bottom of the stack."""
         self.install_screen(self.records_screen, name="records")
@@ -246,21 +253,43 @@ class QuarryApp(App[None]):
 
     # -- start-up --------------------------------------------------------------------------
 
+    def on_load(self) -> None:
+        """Open the store and parse its first block here, before the records screen mounts:
+        the first frame has rows (a few hundred, in milliseconds); the rest is loaded by
+        :meth:`_load` from :meth:`on_mount` (helper processes may be parsing it already:
+        :func:`tui.loadpart.start_early`)."""
+        self._loading = take_early(self.store.jsonl_path)
+        self._load_stamp = None if self._loading is None else self._loading.src.stamp
+        try:
+            if self._loading is None:
+                self._load_stamp = jsonl_stamp(self.store)
+                self._loading = Load(read_jsonl(self.store))
+            chunks = self._loading.first()
+        except OSError as exc:  # a folder in its place, no permission: said by the worker
+            self._load_trouble = exc
+            return
+        for chunk in chunks:
+            self._rows_loaded(RowsLoaded(chunk, self._loading.src, not self._rows_begun))
+            self._rows_begun = True
+
     def on_mount(self) -> None:
-        """Load the store; then sweep and watch, or poll."""
+        """Load the rest of the store; then sweep and watch, or poll."""
         self._load()
         if self.session is None:
             self.set_interval(POLL_SECONDS, self._poll)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:
-        """Parse ``extract.jsonl`` in chunks (thread) and then start the session, if any."""
-        stamp = jsonl_stamp(self.store)
-        first = True
-        data = JsonlSource(data=b"")
+        """Parse the rest of ``extract.jsonl`` in chunks (thread) and then start the session,
+        if any."""
+        load, stamp = self._loading, self._load_stamp
+        first = not self._rows_begun  # the first chunk starts the model afresh
+        data = load.src if load is not None else JsonlSource(data=b"")
         try:
-            data = read_jsonl(self.store)
-            for chunk in load_all(data):
+            if self._load_trouble is not None:
+                raise self._load_trouble
+            assert load is not None
+            for chunk in load.rest():
                 self.post_message(RowsLoaded(chunk, data, first))
                 first = False
         except OSError as exc:  # a folder in its place, no permission, a failing disk
@@ -318,16 +347,9 @@ class QuarryApp(App[None]):
 
     @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
     def _learn_groups(self, rids: list[int]) -> None:
-        """Group the loaded errors off the UI thread: at a million records it takes seconds."""
-        keys = set()
-        for rid in rids:
-            try:
-                record = self.model.record(rid)
-            except (KeyError, IndexError):  # a row removed live meanwhile
-                continue
-            if record is not None:
-                keys.add(group_key(record))
-        self.call_from_thread(setattr, self.triage, "known_groups", keys)
+        """Group the loaded errors off the UI thread (each distinct message is normalised by
+        regular expressions: many distinct ones take a while)."""
+        self.call_from_thread(setattr, self.triage, "known_groups", group_keys(self.model, rids))
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:

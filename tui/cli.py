@@ -39,7 +39,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     from engine.session import Session
     from engine.sweep import resolve_roots, store_for
     from engine.watch import WatchOptions
-    from tui.app import QuarryApp
+    from tui.loadpart import start_early
 
     options = options_from(args)
     if args.read_only:
@@ -50,9 +50,15 @@ def cmd_open(args: argparse.Namespace) -> int:
         if not store.exists():
             where = shown(str(store.out))
             raise UsageError(f"no store at {where} to browse (run 'quarry sweep' first)")
+        start_early(store.jsonl_path)
+        from tui.app import QuarryApp
+
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
+    start_early(session.store.jsonl_path)  # the store's last records, read while Textual starts
+    from tui.app import QuarryApp
+
     try:
         code = run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
     finally:
@@ -69,9 +75,12 @@ def cmd_open(args: argparse.Namespace) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     """The dashboard over an existing store, following its changes."""
-    from tui.app import QuarryApp
+    from tui.loadpart import start_early
 
     store = reading_store(args.store)
+    start_early(store.jsonl_path)  # a big store is parsed while Textual is imported and starts
+    from tui.app import QuarryApp
+
     return run_app(QuarryApp(store.out, None, read_only=args.read_only))
 
 

@@ -3,11 +3,12 @@
 Decoding a million records is seconds of Python holding the GIL; split over processes it
 takes a fraction of that on every core, and the dashboard's own process only unpickles
 finished columns. The parent parses the first block itself (the first screen fills at once),
-cuts the rest into one part per process at line ends, and runs ``python -m tui.loadpart FD
-START STOP`` for each: the child reads the same open file (its descriptor is passed, so a
-store replaced meanwhile is still the version being loaded) and writes its chunks to stdout
-as length-prefixed pickles. Chunks are yielded in file order, with line numbers of lines that
-are not records counted from the file's start, exactly as one process would give them.
+cuts the rest into one part per process at line ends, and runs :func:`_child` (``FD START
+STOP CHUNK_ROWS``) in a new Python for each, at :data:`HELPER_NICE`: the child reads the same
+open file (its descriptor is passed, so a store replaced meanwhile is still the version being
+loaded) and writes its chunks to stdout as length-prefixed pickles. Chunks are yielded in file
+order, with line numbers of lines that are not records counted from the file's start, exactly
+as one process would give them.
 
 A child that cannot start, dies or writes garbage costs time, never rows: whatever it did not
 deliver is parsed here. No Textual.
@@ -15,6 +16,7 @@ deliver is parsed here. No Textual.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import queue
@@ -25,25 +27,111 @@ import threading
 from collections.abc import Generator, Iterator
 from dataclasses import replace
 from itertools import pairwise
+from pathlib import Path
 
 from tui.lines import BadLine
-from tui.loader import FIRST_BYTES, Chunk, JsonlSource, load_rows, parse_range
+from tui.loader import BLOCK_BYTES, FIRST_BYTES, Chunk, JsonlSource, parse_range
 
 PARALLEL_BYTES = 32 << 20
 """Stores from this size (about 70,000 records) are parsed by helper processes."""
+HELPER_NICE = 10
+"""How much nicer than the dashboard its helpers run: on a machine with few cores they parse
+with what the dashboard leaves (started before its first frame, they made that frame 2-3x
+later on two loaded cores; at 10 the frame kept its time and the full count did not slow)."""
+_CHILD = (
+    f"import os, sys; os.nice({HELPER_NICE}); "
+    "from tui.loadpart import _child; sys.exit(_child(sys.argv[1:]))"
+)
+"""A helper's program: niced before it imports anything."""
 _HEADER = struct.Struct("<Q")
 _END = b""
 """What a reader thread queues when its child's output ends (or fails)."""
 
 
 def load_all(src: JsonlSource, chunk_rows: int = 50_000) -> Iterator[Chunk]:
-    """Every chunk of ``src`` in order: by helper processes for a big file on disk, else by
-    :func:`tui.loader.load_rows` here."""
-    processes = _processes()
-    if src.fileno() >= 0 and src.size >= PARALLEL_BYTES and processes > 1:
-        yield from load_in_parts(src, chunk_rows, processes)
-    else:
-        yield from load_rows(src, chunk_rows)
+    """Every chunk of ``src`` in order: by helper processes for a big file on disk, else here
+    (see :class:`Load`)."""
+    load = Load(src, chunk_rows)
+    yield from load.first()
+    yield from load.rest()
+
+
+class Load:
+    """One load of ``src``: its first block, parsed by whoever asks for it (the dashboard, on
+    its UI thread, so that its first frame has rows), and the rest, from helper processes
+    started here for a big file on disk (:data:`PARALLEL_BYTES`, :func:`_processes`), else
+    parsed by whoever iterates :meth:`rest`."""
+
+    def __init__(
+        self,
+        src: JsonlSource,
+        chunk_rows: int = 50_000,
+        first: int = FIRST_BYTES,
+        processes: int | None = None,
+    ) -> None:
+        self.src, self.chunk_rows = src, chunk_rows
+        head = src.read(0, first) if src.size else b""
+        # the first block ends at a line's end; one enormous first line leaves it empty
+        self.first_stop = src.size if len(head) >= src.size else head.rfind(b"\n") + 1
+        self.lines = 0
+        """Lines of the first block (once :meth:`first` ran)."""
+        procs = _processes() if processes is None else processes  # given: whatever the size
+        big = src.size >= PARALLEL_BYTES or processes is not None
+        self.parts: list[_Part] = []
+        if big and procs > 1 and src.fileno() >= 0 and 0 < self.first_stop < src.size:
+            cuts = _cuts(src, self.first_stop, procs)
+            self.parts = [_Part(src, a, b, chunk_rows) for a, b in pairwise(cuts) if a < b]
+
+    def first(self) -> list[Chunk]:
+        """The chunks of the first block (a few hundred records: milliseconds)."""
+        chunks = []
+        for chunk, lines in parse_range(self.src, 0, self.first_stop, self.chunk_rows):
+            chunks.append(chunk)
+            self.lines = lines
+        return chunks
+
+    def rest(self) -> Iterator[Chunk]:
+        """The chunks after the first block, in order (after :meth:`first`)."""
+        try:
+            if self.parts:
+                before = self.lines
+                for part in self.parts:
+                    before = yield from _deliver(self.src, part, self.chunk_rows, before)
+                return
+            stop, rows = self.src.size, self.chunk_rows
+            for chunk, _ in parse_range(self.src, self.first_stop, stop, rows, first=BLOCK_BYTES):
+                yield _renumbered(chunk, self.lines)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """The load was abandoned (the app quit) or is over: no child outlives it."""
+        for part in self.parts:
+            part.stop_child()
+
+
+_early: dict[str, Load] = {}
+
+
+def start_early(path: Path) -> None:
+    """Start the helper processes of the store ``path`` now, before the dashboard has even
+    imported Textual (``quarry ui``): they parse while it starts. The app takes the load with
+    :func:`take_early`; a store too small for helpers is left for the app to open."""
+    try:
+        src = JsonlSource(path)
+    except OSError:  # the app will say what is wrong with it
+        return
+    load = Load(src)
+    if not load.parts:
+        src.close()
+        return
+    _early[os.fsdecode(path)] = load
+    atexit.register(load.stop)  # never taken (the app failed to start): no child left
+
+
+def take_early(path: Path) -> Load | None:
+    """The load :func:`start_early` began for ``path``, if any (once)."""
+    return _early.pop(os.fsdecode(path), None)
 
 
 def _processes() -> int:
@@ -84,13 +172,7 @@ class _Part:
         self.proc: subprocess.Popen[bytes] | None = None
         fd = src.fileno()
         # -P: a folder called tui/ where the user stands must not stand in for this package
-        argv = [
-            sys.executable,
-            "-P",
-            "-m",
-            "tui.loadpart",
-            *map(str, (fd, start, stop, chunk_rows)),
-        ]
+        argv = [sys.executable, "-P", "-c", _CHILD, *map(str, (fd, start, stop, chunk_rows))]
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -124,7 +206,7 @@ class _Part:
             self.proc.wait()
 
     def stop_child(self) -> None:
-        """The load was abandoned (the app quit): no child outlives it."""
+        """No child outlives its load."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
@@ -134,22 +216,9 @@ def load_in_parts(
 ) -> Iterator[Chunk]:
     """The chunks of the whole file, in order: the ``first`` bytes parsed here, the rest by
     ``processes`` helper processes."""
-    head = src.read(0, first)
-    first_stop = head.rfind(b"\n") + 1 if len(head) < src.size else src.size
-    if first_stop <= 0:  # one enormous first line: no parts worth cutting
-        first_stop = src.size
-    cuts = _cuts(src, first_stop, processes)
-    parts = [_Part(src, a, b, chunk_rows) for a, b in pairwise(cuts) if a < b]
-    try:
-        lines_before = 0
-        for chunk, lines in parse_range(src, 0, first_stop, chunk_rows):
-            yield chunk
-            lines_before = lines
-        for part in parts:
-            lines_before = yield from _deliver(src, part, chunk_rows, lines_before)
-    finally:
-        for part in parts:
-            part.stop_child()
+    load = Load(src, chunk_rows, first, processes)
+    yield from load.first()
+    yield from load.rest()
 
 
 def _deliver(

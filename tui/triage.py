@@ -81,6 +81,14 @@ def group_key(record: Record) -> tuple[str, str]:
     return (record.reason or "error", normalise(record.error))
 
 
+def group_keys(model: RecordModel, rids: Iterable[int]) -> set[tuple[str, str]]:
+    """The groups of the error rows ``rids``, from the model's reason and error columns (no
+    record is read back from the store; each distinct message is normalised once)."""
+    cols = model.cols
+    pairs = {(cols.reasons[rid], cols.errors[rid]) for rid in rids}
+    return {(reason or "error", normalise(error)) for reason, error in pairs}
+
+
 def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
     """Error records grouped by reason and normalised message, largest group first."""
     groups: dict[tuple[str, str], ErrorGroup] = {}
@@ -224,10 +232,15 @@ def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) 
     """Full records of ``status`` (and, when given, one of ``reasons``), in store order."""
     wanted = set(reasons)
     out: list[Record] = []
+    cols = getattr(model, "cols", None)
     for rid in rids_with_status(model, status):
-        if wanted:
-            row = model.rows[rid]
-            if row is None or row[R_REASON] not in wanted:
+        if wanted:  # the reason column, not a row tuple per record (100,000s of them)
+            if cols is not None:
+                reason = cols.reasons[rid]
+            else:
+                row = model.rows[rid]
+                reason = None if row is None else row[R_REASON]
+            if reason not in wanted:
                 continue
         record = model.record(rid)
         if record is not None:

@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -114,17 +115,23 @@ def test_small_or_in_memory_stores_stay_in_this_process(
 ) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
     started: list[int] = []
-    monkeypatch.setattr(loadpart, "load_in_parts", lambda *a: started.append(1) or iter(()))
-    src = _store(tmp_path, [_record(i) for i in range(100)])
-    assert len(_collect(loadpart.load_all(src))[0]) == 100
-    assert len(_collect(loadpart.load_all(JsonlSource(data=src.read(0, src.size))))[0]) == 100
+
+    class Counted(loadpart._Part):
+        def __init__(self, *args: Any) -> None:
+            started.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(loadpart, "_Part", Counted)
+    src = _store(tmp_path, [_record(i) for i in range(2_000)])  # more than the first block
+    assert len(_collect(loadpart.load_all(src))[0]) == 2_000
+    assert len(_collect(loadpart.load_all(JsonlSource(data=src.read(0, src.size))))[0]) == 2_000
     monkeypatch.setattr(loadpart, "PARALLEL_BYTES", 1)
     monkeypatch.setenv("QUARRY_LOAD_PROCS", "1")
-    assert len(_collect(loadpart.load_all(src))[0]) == 100
+    assert len(_collect(loadpart.load_all(src))[0]) == 2_000
     assert not started
     monkeypatch.setenv("QUARRY_LOAD_PROCS", "2")
-    list(loadpart.load_all(src))
-    assert started == [1]
+    assert len(_collect(loadpart.load_all(src))[0]) == 2_000  # no python: parsed here
+    assert started == [1, 1]
 
 
 LINE = st.one_of(

@@ -31,7 +31,7 @@ from tui.state import TriageState, encrypted_keys, is_encrypted
 from tui.textdoc import display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
-from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
+from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
@@ -94,7 +94,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """Header, summary, tabs, table + detail, filter, footer."""
         yield LiveHeader(id="header")
         yield SummaryBar(id="summary")
-        yield Tabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
+        yield CountTabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
         with Horizontal(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
@@ -140,7 +140,10 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         )
         counts = model.view_counts()  # what the query leaves, per tab
         for tab in TABS:
-            self.query_one(f"#tab-{tab}", Tab).label = f"{tab} {counts[tab]:,}"
+            label = f"{tab} {counts[tab]:,}"
+            widget = self.query_one(f"#tab-{tab}", Tab)
+            if widget.label.plain != label:  # each relabel re-lays out the tabs
+                widget.label = label
         self.query_one(Tabs).active = f"tab-{model.tab}"
         # how many the query leaves, kept true as live changes and reloads come in
         box = self.query_one("#filter", Input)
