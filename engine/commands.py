@@ -166,7 +166,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
-    with Sweeper(roots, options, SweepReporter()) as sweeper, stop_on_signals(sweeper):
+    with Sweeper(roots, options, SweepReporter(quiet=True)) as sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
         for root, rel, is_dir in targets:
