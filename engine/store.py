@@ -29,7 +29,7 @@ import fcntl
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -453,23 +453,32 @@ def read_jsonl(data: bytes) -> Loaded:
     one record, a name kept as bytes, a foreign writer's fields) is read line by line through
     :meth:`Record.from_dict`.
     """
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    records = _in_one_call(data, count, lambda: [line for _n, line in _numbered(data)])
+    return Loaded(records) if records is not None else _read_lines(_numbered(data))
+
+
+def _in_one_call(buf: bytes, count: int, lines: Callable[[], list[bytes]]) -> list[Record] | None:
+    """The records of ``buf`` (``count`` lines) when each line is one usable record: one
+    msgspec call, a bulk check of the fields that become file names, and the few lines with
+    names kept as bytes (``lines()`` gives them) read again by :meth:`Record.from_json`.
+    None when any line needs judging alone."""
     try:
-        records = _LINES_DECODER.decode_lines(data)
+        records = _LINES_DECODER.decode_lines(buf)
     except msgspec.DecodeError:
-        return _read_lines(_numbered(data))
-    # decode_lines takes any whitespace between records: as many records as lines, or the
-    # file has blank lines or two records on one (each line is then judged by itself).
-    if len(records) != lines or not _valid_in_bulk(records):
-        return _read_lines(_numbered(data))
-    if b'_b64"' in data:  # names kept as bytes: restore them from their lines
-        for i, (_n, line) in enumerate(_numbered(data)):
+        return None
+    # decode_lines takes any whitespace between records: as many records as lines, or there
+    # are blank lines or two records on one line.
+    if len(records) != count or not _valid_in_bulk(records):
+        return None
+    if b'_b64"' in buf:
+        for i, line in enumerate(lines()):
             if b'_b64"' in line:
                 try:
                     records[i] = Record.from_json(line)
                 except BadRecord:
-                    return _read_lines(_numbered(data))
-    return Loaded(records)
+                    return None
+    return records
 
 
 def _numbered(data: bytes) -> list[tuple[int, bytes]]:
@@ -485,7 +494,8 @@ def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
     bad: list[BadLine] = []
     for start in range(0, len(numbered), _BLOCK_LINES):
         block = numbered[start : start + _BLOCK_LINES]
-        fast = _block_in_one_call(block)
+        lines = [line for _n, line in block]
+        fast = _in_one_call(b"\n".join(lines), len(lines), lines.copy)
         if fast is not None:
             records.extend(fast)
             continue
@@ -498,21 +508,7 @@ def _read_lines(numbered: list[tuple[int, bytes]]) -> Loaded:
 
 
 _BLOCK_LINES = 1024
-
-
-def _block_in_one_call(block: list[tuple[int, bytes]]) -> list[Record] | None:
-    """The block's records when every line is one usable record msgspec reads as it is."""
-    lines = [line for _n, line in block]
-    if any(b'_b64"' in line for line in lines):
-        return None  # names kept as bytes: Record.from_dict restores them
-    try:
-        records = _LINES_DECODER.decode_lines(b"\n".join(lines))
-    except msgspec.DecodeError:
-        return None
-    if len(records) != len(lines) or not _valid_in_bulk(records):
-        return None
-    return records
-
+"""Lines of a store with a bad line that are tried as one msgspec call."""
 
 _LINES_DECODER = msgspec.json.Decoder(Record)
 # A path, between NUL separators, that starts with "/" or has an empty, "." or ".." part.
