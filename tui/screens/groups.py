@@ -185,18 +185,15 @@ class GroupsScreen(TriageScreen, Generic[G]):
     @property
     def group(self) -> G | None:
         """The highlighted group."""
-        table = self.query_one("#groups", DataTable)
-        if not self.groups or table.cursor_row >= len(self.groups):
-            return None
-        return self.groups[table.cursor_row]
+        return self.query_one("#groups", RowTable).at_cursor(self.groups)
 
     @property
     def file_key(self) -> Key | None:
         """The highlighted file of the group."""
-        group, table = self.group, self.query_one("#group-files", DataTable)
-        if group is None or table.cursor_row >= group.count:
+        group = self.group
+        if group is None:
             return None
-        return group.keys[table.cursor_row]
+        return self.query_one("#group-files", RowTable).at_cursor(group.keys)
 
     def refresh_data(self) -> None:
         """Groups from the live model; the cursor stays on the same group."""

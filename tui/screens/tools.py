@@ -104,18 +104,13 @@ class ToolsScreen(TriageScreen):
     @property
     def selected(self) -> ToolRow | None:
         """The highlighted tool's row."""
-        table = self.query_one("#tool-table", DataTable)
-        if not self.rows or table.cursor_row >= len(self.rows):
-            return None
-        return self.rows[table.cursor_row]
+        return self.query_one("#tool-table", RowTable).at_cursor(self.rows)
 
     @property
     def file_key(self) -> Key | None:
         """The highlighted file of the highlighted tool."""
-        row, files = self.selected, self.query_one("#tool-files", DataTable)
-        if row is None or files.cursor_row >= len(row.files):
-            return None
-        return row.files[files.cursor_row]
+        row = self.selected
+        return None if row is None else self.query_one("#tool-files", RowTable).at_cursor(row.files)
 
     def refresh_data(self) -> None:
         """Rows from the live model and tool set; the cursor stays on the same tool."""

@@ -14,10 +14,13 @@ still reaches this table once the keys have moved on is now the other table's.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
 
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
+
+T = TypeVar("T")
 
 
 class RowTable(DataTable[object]):
@@ -34,6 +37,11 @@ class RowTable(DataTable[object]):
         super().__init__(**kwargs)
         self.into = into
         """The id of the table that enter moves the keys to (None: enter only selects)."""
+
+    def at_cursor(self, items: Sequence[T]) -> T | None:
+        """The item of ``items`` (one a row, in row order) under the cursor; None past them."""
+        row = self.cursor_row
+        return items[row] if 0 <= row < len(items) else None
 
     def action_select_cursor(self) -> None:
         """Select the row; with ``into``, move the keys to that table at once."""
