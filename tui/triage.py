@@ -42,20 +42,14 @@ def normalise(message: str | None) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-@dataclass(slots=True)
-class ErrorGroup:
-    """Error records that failed for the same reason with the same (normalised) message."""
+@dataclass(slots=True, kw_only=True)
+class _Group:
+    """What every grouped view's group holds: its records' keys and one example."""
 
-    reason: str
-    """The records' :class:`~engine.records.Reason` code."""
-    message: str
-    """The normalised message shared by the group."""
     keys: list[Key] = field(default_factory=list)
     """(root, path) of every record in the group, in store order."""
-    mimes: Counter[str] = field(default_factory=Counter)
-    """MIME type -> records of that type."""
     example: str = ""
-    """One record's full message, as the engine wrote it."""
+    """One record's verdict, as the engine wrote it."""
     example_path: str = ""
     """The path of that record."""
 
@@ -63,6 +57,18 @@ class ErrorGroup:
     def count(self) -> int:
         """Records in the group."""
         return len(self.keys)
+
+
+@dataclass(slots=True)
+class ErrorGroup(_Group):
+    """Error records that failed for the same reason with the same (normalised) message."""
+
+    reason: str
+    """The records' :class:`~engine.records.Reason` code."""
+    message: str
+    """The normalised message shared by the group."""
+    mimes: Counter[str] = field(default_factory=Counter)
+    """MIME type -> records of that type."""
 
     @property
     def ident(self) -> tuple[str, str]:
@@ -155,26 +161,15 @@ def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
 
 
 @dataclass(slots=True)
-class UnsupportedGroup:
+class UnsupportedGroup(_Group):
     """Unsupported records of one reason and MIME type, and what would unlock them."""
 
     reason: str
     """The records' :class:`~engine.records.Reason` code (``needs_tool``, ``no_reader``)."""
     mime: str
     """The MIME type the records share ("" when none was detected)."""
-    keys: list[Key] = field(default_factory=list)
-    """(root, path) of every record in the group, in store order."""
     needs: Counter[str] = field(default_factory=Counter)
     """Tool -> records naming it among the tools that would unlock them."""
-    example: str = ""
-    """One record's verdict, as the engine wrote it."""
-    example_path: str = ""
-    """The path of that record."""
-
-    @property
-    def count(self) -> int:
-        """Records in the group."""
-        return len(self.keys)
 
     @property
     def ident(self) -> tuple[str, str]:
