@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import ctypes
 import os
 import platform
 import resource
@@ -27,24 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# run as a script, this folder is on sys.path: the sweep bench's helpers are shared
+from bench_sweep import become_subreaper, reap_orphans
+
 from engine.quality import OFF_ENV, score_file
 from engine.store import Store
-
-
-def become_subreaper() -> None:
-    """Adopt the sweep's orphans (its forkserver and workers), so that their CPU time is
-    counted in this process's RUSAGE_CHILDREN once reaped."""
-    pr_set_child_subreaper = 36
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
-
-
-def reap_orphans() -> None:
-    """Wait for every adopted process (the forkserver leaves when the engine has gone)."""
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
 
 
 def one_sweep(corpus: Path, out: Path, scoring: bool) -> tuple[float, float]:
