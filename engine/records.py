@@ -184,10 +184,15 @@ class Record:
         ``dataclasses.replace`` costs tens of microseconds a call; a warm sweep evolves every
         record once (its ``reused`` flag), so this builds the copy from one tuple instead.
         """
-        if not changes.keys() <= _RECORD_NAMES:
-            raise TypeError(f"not Record fields: {sorted(changes.keys() - _RECORD_NAMES)}")
-        values = _RECORD_STATE(self)
-        return Record(*[changes.get(n, v) for n, v in zip(_RECORD_ORDER, values, strict=True)])
+        values = list(_RECORD_STATE(self))
+        try:
+            for name, value in changes.items():
+                values[_RECORD_INDEX[name]] = value
+        except KeyError:
+            raise TypeError(
+                f"not Record fields: {sorted(changes.keys() - _RECORD_NAMES)}"
+            ) from None
+        return Record(*values)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as ``extract.jsonl`` holds it: fields in order, tuples as lists.
@@ -255,6 +260,7 @@ class Record:
 
 _RECORD_ORDER = tuple(f.name for f in fields(Record))
 _RECORD_NAMES = frozenset(_RECORD_ORDER)
+_RECORD_INDEX = {name: i for i, name in enumerate(_RECORD_ORDER)}
 _RECORD_STATE = operator.attrgetter(*_RECORD_ORDER)
 
 

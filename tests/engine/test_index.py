@@ -62,3 +62,44 @@ def test_bulk_build_equals_one_at_a_time() -> None:
     for sha in {r.sha256 for r in recs if r.sha256}:
         a, b = bulk.same_content(sha), stepwise.same_content(sha)
         assert a is not None and b is not None and a.has_text == b.has_text
+
+
+def test_big_batches_recount_to_what_one_at_a_time_gives() -> None:
+    """Batches past the bulk threshold (a first re-sweep, a big move) rebuild everything;
+    the result is what applying the same changes one record at a time gives."""
+    rng = random.Random(11)
+    paths = [f"p{i}" for i in range(3000)]
+    bulk = RecordIndex([rec(p, rng.randrange(6)) for p in paths[:2000]])
+    stepwise = RecordIndex(bulk.records.values())
+    held = bulk.records
+    for size in (1500, 40, 2600, 3000):
+        new = {r.key: r for r in (rec(p, rng.randrange(6)) for p in rng.sample(paths, size))}
+        gone = [("/r", p) for p in rng.sample(paths, rng.randrange(200)) if ("/r", p) not in new]
+        bulk.apply(new, iter(gone))
+        for key in gone:
+            stepwise.apply({}, [key])
+        for key, r in new.items():
+            stepwise.apply({key: r}, ())
+        assert bulk.records is held  # a run holds the dict: it is changed, not replaced
+        assert bulk.records == stepwise.records
+        fresh = build_summary(bulk.records.values(), [], ToolSet.empty(), 0, 0)
+        assert build_summary(bulk.tally, [], ToolSet.empty(), 0, 0) == fresh
+        assert build_summary(stepwise.tally, [], ToolSet.empty(), 0, 0) == fresh
+        assert bulk.referenced_texts() == stepwise.referenced_texts()
+        for sha in {r.sha256 for r in bulk.records.values() if r.sha256}:
+            a, b = bulk.same_content(sha), stepwise.same_content(sha)
+            assert a is not None and b is not None and a.has_text == b.has_text
+            assert bulk.may_hold(a.size) and stepwise.may_hold(b.size)
+
+
+def test_evolve_changes_only_what_it_is_given_and_refuses_unknown_names() -> None:
+    r = rec("p", 0)
+    moved = r.evolve(path="q", reused=True)
+    assert (moved.path, moved.reused, moved.sha256, moved.chars) == ("q", True, r.sha256, 5)
+    assert r.path == "p" and not r.reused
+    try:
+        r.evolve(reused=True, colour="red")
+    except TypeError as exc:
+        assert "colour" in str(exc)
+    else:
+        raise AssertionError("an unknown field was accepted")
