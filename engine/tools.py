@@ -15,6 +15,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from engine import toolcache
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
@@ -178,7 +180,8 @@ def _version_of(proc: subprocess.Popen[bytes] | None, deadline: float) -> str:
 def discover(
     *, no_external: bool = False, without: Iterable[str] = (), path: str | None = None
 ) -> ToolSet:
-    """Look up every known tool on PATH (or ``path``) and probe its version."""
+    """Look up every known tool on PATH (or ``path``) and its version (asked of the tool, or
+    remembered from a run that asked the very same executable: :mod:`engine.toolcache`)."""
     if no_external:
         return ToolSet.empty()
     skip = set(without)
@@ -191,7 +194,7 @@ def discover(
         if exe is not None:
             found.append((name, exe))
     probes = [(exe, KNOWN_TOOLS[name].version_args) for name, exe in found]
-    versions = probe_versions(probes)
+    versions = toolcache.versions(probes, probe_versions)
     return ToolSet(
         tuple(Tool(name, exe, v) for (name, exe), v in zip(found, versions, strict=True))
     )

@@ -19,10 +19,13 @@ FIXTURES = REPO / "fixtures"
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Tests never read or write the user's home configuration."""
+    """Tests never read or write the user's home configuration or cache (each test has a
+    tool-version cache of its own: a fake tool is never answered by another test's)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("QUARRY_CACHE_DIR", raising=False)
 
 
 @pytest.fixture(autouse=True)

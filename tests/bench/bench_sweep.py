@@ -8,10 +8,18 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
 
 - ``quarry cold``: the real command (process start included), ``quarry sweep TREE --out S``
   into an empty store;
-- ``quarry warm``: the same command again, nothing changed (no file hashed or read);
+- ``quarry warm``: the same command again, nothing changed (no file hashed or read): the
+  first re-sweep after a cold one, which marks every record ``reused`` and so rewrites
+  ``extract.jsonl``;
+- ``quarry warm again``: once more, nothing changed since the last sweep either (the records
+  already say ``reused``: nothing is written but the summary), what a sweep of an unchanged
+  folder costs from then on;
 - ``floor``: one Python process doing the same work by hand: walk, read, sha256, write each
   text to its content-addressed file with a rename (no isolation, no detection, no records);
-- ``bare walk``: ``os.scandir`` + ``lstat`` of every entry, the floor of a warm sweep;
+- ``bare walk``: ``os.scandir`` + ``lstat`` of every entry, the floor of a warm sweep, in
+  the bench's own process; ``walk process``: the same walk as a command of its own (a fresh
+  ``python -c``, interpreter start included), the floor of a warm ``quarry sweep``, which is
+  a command too;
 - ``recollindex``: a cold index of the same tree into an empty index, where it is installed.
 
 ``--against`` names a second quarry command (another checkout's, say): its cold and warm
@@ -85,6 +93,27 @@ def bare_walk(root: Path) -> int:
                     e.stat(follow_symlinks=False)
                     n += 1
     return n
+
+
+WALK_COMMAND = """
+import os, sys
+n, stack = 0, [sys.argv[1]]
+while stack:
+    with os.scandir(stack.pop()) as it:
+        for e in it:
+            if e.is_dir(follow_symlinks=False):
+                if e.name != ".quarry":
+                    stack.append(e.path)
+            else:
+                e.stat(follow_symlinks=False)
+                n += 1
+print(n)
+"""
+"""``bare_walk`` as a command of its own: what any command that walks the tree starts from."""
+
+
+def walk_process(root: Path) -> None:
+    subprocess.run([sys.executable, "-c", WALK_COMMAND, str(root)], check=True, capture_output=True)
 
 
 def floor(root: Path, out: Path) -> int:
@@ -209,19 +238,27 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     warms: dict[str, list[float]] = {label: [] for label, _q in quarries}
     cold_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     warm_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    agains: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    again_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     for _ in range(args.runs):
         for label, quarry in quarries:
             store = fresh(work, label)
             sweep = lambda q=quarry, s=store: quarry_sweep(q, tree, s)  # noqa: E731
             colds[label].append(timed(cpu_of(sweep, cold_cpu[label])))
             warms[label].append(timed(cpu_of(sweep, warm_cpu[label])))
+            agains[label].append(timed(cpu_of(sweep, again_cpu[label])))
     floors = [timed(lambda: floor(tree, fresh(work, "floor"))) for _ in range(args.runs)]
     walks = [timed(lambda: bare_walk(tree)) for _ in range(args.runs)]
+    walk_cmds = [timed(lambda: walk_process(tree)) for _ in range(args.runs)]
     f = report("floor (1 process)", floors, n)
     w = report("bare walk", walks, n)
+    wp = report("walk process", walk_cmds, n)
     for label, _q in quarries:
         report(f"{label} cold", colds[label], n, f, cold_cpu[label])
         report(f"{label} warm", warms[label], n, w, warm_cpu[label])
+        report(f"{label} warm again", agains[label], n, w, again_cpu[label])
+        for which, times in (("warm", warms[label]), ("warm again", agains[label])):
+            print(f"{label} {which} / walk process: {statistics.median(times) / wp:.2f}")
     if shutil.which("recollindex"):
         recolls = [timed(lambda: recoll(tree, fresh(work, "recoll"))) for _ in range(args.runs)]
         r = report("recollindex cold", recolls, n)
