@@ -2,9 +2,13 @@
 
 The text is the message's From/To/Cc/Date/Subject lines, an empty line, then the body: the
 plain-text body when there is one, else the HTML body through the HTML reader, else the
-compressed RTF body through the RTF reader. Attachments are listed by name after the body;
-their contents are not read. extract-msg's own exceptions, warnings and log lines never leave
-the reader: a file it cannot parse is ``error/corrupt``.
+compressed RTF body through the RTF reader. Attachments are listed by name after the body,
+then read as members of a container, as an ``.eml``'s are (:mod:`engine.readers.members`:
+each its own verdict in the record, its text after a ``# member NAME`` line, the same bounds);
+an attached message (an Outlook item inside the item) is written after them the same way.
+Past ``archive_depth`` attachments are only named. extract-msg's own exceptions, warnings and
+log lines never leave the reader: a file it cannot parse is ``error/corrupt``; an attachment
+whose data it cannot give is named and not read.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import codecs
 import logging
 import os
+from dataclasses import replace
 from datetime import datetime
 from email.utils import format_datetime
 from pathlib import Path
@@ -21,6 +26,8 @@ from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.html import decode_html, html_to_text
+from engine.readers.mail import MAX_DEPTH, attachments
+from engine.readers.members import MemberReader
 from engine.readers.rtf import rtf_to_text
 
 MESSAGE_CODEPAGE = "3FFD0003"
@@ -101,26 +108,42 @@ def write_body(msg: Any, sink: TextSink) -> None:
 
 def attachment_names(msg: Any) -> list[str]:
     """Names of the attachments, in order."""
-    names = []
-    for att in _get(msg, "attachments") or ():
-        name = None
-        for attr in ("longFilename", "shortFilename", "displayName", "name"):
-            name = _get(att, attr)
-            if isinstance(name, str) and name.strip():
-                break
-        names.append(name.strip() if isinstance(name, str) and name.strip() else "(unnamed)")
-    return names
+    return [_name_of(att) for att in _get(msg, "attachments") or ()]
 
 
-def _write(msg: Any, sink: TextSink) -> None:
+def _name_of(att: Any) -> str:
+    for attr in ("longFilename", "shortFilename", "displayName", "name"):
+        name = _get(att, attr)
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return "(unnamed)"
+
+
+def _write(msg: Any, sink: TextSink, members: MemberReader | None, depth: int = 0) -> None:
     write_headers(msg, sink)
     sink.write("\n")
     write_body(msg, sink)
-    names = attachment_names(msg)
-    if names:
+    atts = list(_get(msg, "attachments") or ())
+    if atts:
         sink.line("\nAttachments:")
-        for name in names:
-            sink.line(f"- {name}")
+        for att in atts:
+            sink.line(f"- {_name_of(att)}")
+    if members is None:
+        return
+    inner: list[Any] = []
+    for att in atts:
+        if _get(att, "hidden") is True:
+            continue  # shown inside the body (a logo, a signature image): not an attachment
+        data = _get(att, "data")
+        if isinstance(data, bytes):
+            if data:
+                members.read(_name_of(att), [data])
+        elif data is not None and hasattr(data, "attachments"):
+            inner.append(data)  # an embedded Outlook item: extract-msg opened it as one
+    for item in inner:
+        if depth + 1 < MAX_DEPTH:
+            sink.write("\n")
+            _write(item, sink, members, depth + 1)
 
 
 def _open(path: Path, encoding: str | None) -> Any:
@@ -140,12 +163,12 @@ class MsgReader:
     """Outlook messages (and other .msg items) by extract-msg."""
 
     name = "msg"
-    version = 1
+    version = 2
     mimes = frozenset({M.MSG})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write headers, body and attachment names of the message at ``path``."""
+        """Write headers, body, attachment names and attachments of the message at ``path``."""
         with quiet_library("extract_msg", logging.CRITICAL):
             msg = _open(path, None)
             encoding = _internet_codepage(msg)
@@ -153,10 +176,16 @@ class MsgReader:
                 msg.close()
                 msg = _open(path, encoding)
             try:
-                _write(msg, sink)
+                with attachments(ctx, sink) as members:
+                    try:
+                        _write(msg, sink, members)
+                    except RecursionError as exc:
+                        raise CorruptFile("message nests too deeply to read") from exc
+                    if members is None:
+                        return ReadInfo("msg")
+                    return replace(members.finish("msg"), extractor="msg")
             finally:
                 msg.close()
-        return ReadInfo("msg")
 
 
 READERS = (MsgReader(),)

@@ -27,6 +27,8 @@ CORPUS = Path("/work/shared/corpus")
 class FakeAttachment:
     longFilename: str | None = None
     shortFilename: str | None = None
+    data: Any = None
+    hidden: bool = False
 
 
 @dataclass
@@ -51,12 +53,19 @@ HEAD = (
 )
 
 
-def render(message: FakeMessage, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+def read(
+    message: FakeMessage, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **ctx: Any
+) -> tuple[str, ReadInfo]:
     monkeypatch.setattr(msgmod, "_open", lambda path, encoding: message)
     sink = TextSink(100_000)
-    info = MsgReader().read(tmp_path / "x.msg", ReadContext(M.MSG), sink)
+    info = MsgReader().read(tmp_path / "x.msg", ReadContext(M.MSG, **ctx), sink)
+    return sink.getvalue(), info
+
+
+def render(message: FakeMessage, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    text, info = read(message, monkeypatch, tmp_path)
     assert info == ReadInfo("msg")
-    return sink.getvalue()
+    return text
 
 
 def test_plain_body_and_attachments(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -70,6 +79,45 @@ def test_plain_body_and_attachments(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     )
     expected = HEAD + "Hello\nworld\n\nAttachments:\n- report.pdf\n- NOTES~1.TXT\n- (unnamed)\n"
     assert render(message, monkeypatch, tmp_path) == expected
+
+
+def test_attachments_are_read_as_members(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each attachment's text after a ``# member`` line, its verdict in the record; an
+    attached Outlook item written after them; an inline (hidden) one only named."""
+    inner = FakeMessage(
+        subject="Forwarded",
+        body="Inner body",
+        attachments=[FakeAttachment("inner.csv", data=b"a,b\n1,2\n")],
+    )
+    message = FakeMessage(
+        body="Outer body",
+        attachments=[
+            FakeAttachment("notes.txt", data=b"Minutes of the meeting\n"),
+            FakeAttachment("empty.txt", data=b""),
+            FakeAttachment("broken.pdf", data=b"%PDF-1.4 not really"),
+            FakeAttachment("logo.txt", data=b"inline logo\n", hidden=True),
+            FakeAttachment("Forwarded", data=inner),
+        ],
+    )
+    text, info = read(message, monkeypatch, tmp_path)
+    assert text.startswith(HEAD + "Outer body\n\nAttachments:\n- notes.txt\n- empty.txt\n")
+    assert "# member notes.txt\nMinutes of the meeting\n" in text
+    assert "Subject: Forwarded\n\nInner body\n" in text
+    assert "# member inner.csv\n" in text and "inline logo" not in text
+    verdicts = {m.path: (m.status, m.reason) for m in info.members}
+    assert verdicts["notes.txt"] == ("ok", None) and verdicts["inner.csv"][0] == "ok"
+    assert verdicts["broken.pdf"][0] == "error"
+    assert "logo.txt" not in verdicts and "empty.txt" not in verdicts
+    assert info.extractor == "msg" and info.note == "1 of 3 members not read"
+
+
+def test_attachments_past_the_depth_bound_are_only_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    message = FakeMessage(body="B", attachments=[FakeAttachment("a.txt", data=b"secret\n")])
+    limits = ReadContext(M.MSG).limits
+    text, info = read(message, monkeypatch, tmp_path, depth=limits.archive_depth)
+    assert text == HEAD + "B\n\nAttachments:\n- a.txt\n" and info == ReadInfo("msg")
 
 
 def test_html_body_goes_through_the_html_reader(
@@ -117,6 +165,12 @@ REAL = {
     ),
     "unstructured/example-docs/fake-email-attachment.msg": (
         "Attachments:\n- fake-attachment.txt\n",
+        "# member fake-attachment.txt\nHey this is a fake attachment!",
+    ),
+    "tika/tika-parsers/tika-parsers-standard/tika-parsers-standard-modules/"
+    "tika-parser-microsoft-module/src/test/resources/test-documents/testMSG_att_msg.msg": (
+        "# member smbprn.00009008.KdcPjl.pdf\n",
+        "Subject: Test Attachment\n\nBlah blah blah",
     ),
     "tika/tika-parsers/tika-parsers-standard/tika-parsers-standard-modules/"
     "tika-parser-microsoft-module/src/test/resources/test-documents/testMSG_chinese.msg": (
