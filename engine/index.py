@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from engine.records import Record, Status
 
 Key = tuple[str, str]
+_KEY = operator.attrgetter("root", "path")
 BULK_ABOVE = 1000
 """More changes than this (and than a quarter of the records) in one apply: recount all."""
 
@@ -58,15 +59,13 @@ class RecordIndex:
         self._sizes: Counter[int] = Counter()
         """Size -> records with a content hash of that size (reuse needs an equal size)."""
         recs = list(records)
-        if len({r.key for r in recs}) == len(recs):
-            self._bulk(recs)
+        by_key = dict(zip(map(_KEY, recs), recs, strict=True))
+        if len(by_key) == len(recs):
+            # Everything at once: loading a 100,000-record store must cost little.
+            self.records = by_key
+            self._derive(recs)
         else:  # duplicate keys (a hand-edited store): the later record wins, one at a time
-            self.apply({r.key: r for r in recs}, ())
-
-    def _bulk(self, recs: list[Record]) -> None:
-        """Build everything at once: loading a 100,000-record store must cost little."""
-        self.records = {(r.root, r.path): r for r in recs}
-        self._derive(recs)
+            self.apply(by_key, ())
 
     def _derive(self, recs: list[Record]) -> None:
         """Tally, sizes, text references and content index from ``recs`` (every record)."""

@@ -172,8 +172,9 @@ class Sweeper:
         """Take over the store as it is: what cannot be used is named, and repaired by the
         first run (which rewrites the store without it)."""
         self._killed_before = self.store.dirty_path.exists()
-        loaded = self.store.load()
-        self.index = RecordIndex(loaded.records)
+        with fewer_collections():  # 20,000 records: 0.03 s of collections that free nothing
+            loaded = self.store.load()
+            self.index = RecordIndex(loaded.records)
         if loaded.bad:
             self._repair = True
             self._notices.append(
