@@ -10,6 +10,8 @@ from __future__ import annotations
 import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import compress
+from operator import is_not
 
 from engine.records import Record, Status
 
@@ -115,26 +117,27 @@ class RecordIndex:
     def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:
         """Replace or add ``new`` records and drop the ``gone`` keys."""
         gone = tuple(gone)
-        if len(new) + len(gone) > max(BULK_ABOVE, len(self.records) // 4):
+        records = self.records  # the same dict, always: a run holds it
+        # A sweep hands over every record it decided; most are the very objects held.
+        changed = list(compress(new.keys(), map(is_not, map(records.get, new), new.values())))
+        if len(changed) + len(gone) > max(BULK_ABOVE, len(records) // 4):
             # The first sweep after a cold one marks every record reused: counting 20,000
             # records out and in again one at a time cost 0.12 s, a recount 0.03 s.
-            records = self.records  # the same dict: a run holds it
             for key in gone:
                 records.pop(key, None)
-            records.update(new)
+            records.update((key, new[key]) for key in changed)
             self._derive(list(records.values()))
             return
         for key in gone:
-            old = self.records.pop(key, None)
+            old = records.pop(key, None)
             if old is not None:
                 self._forget(old)
-        for key, rec in new.items():
-            old = self.records.get(key)
-            if old is rec:
-                continue
+        for key in changed:
+            rec = new[key]
+            old = records.get(key)
             if old is not None:
                 self._forget(old)
-            self.records[key] = rec
+            records[key] = rec
             self._learn(rec)
 
     def _learn(self, r: Record) -> None:

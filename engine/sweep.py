@@ -37,7 +37,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
-from engine.run import Run, RunContext, RunOptions, fewer_collections
+from engine.run import Run, RunContext, RunOptions, fewer_collections, no_collections
 from engine.store import JSONL, Store, default_out
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
@@ -172,7 +172,7 @@ class Sweeper:
         """Take over the store as it is: what cannot be used is named, and repaired by the
         first run (which rewrites the store without it)."""
         self._killed_before = self.store.dirty_path.exists()
-        with fewer_collections():  # 20,000 records: 0.03 s of collections that free nothing
+        with no_collections():
             loaded = self.store.load()
             self.index = RecordIndex(loaded.records)
         if loaded.bad:
