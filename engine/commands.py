@@ -413,7 +413,9 @@ def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
                 "path": tool.path if tool else None,
                 "gives": spec.unlocks,
                 "install": spec.install,
-                "files_waiting": (store_missing or {}).get(name, 0) if tool is None else 0,
+                # Found or not: records swept before it came (or --without it) still wait
+                # for it until a sweep reads them again.
+                "files_waiting": (store_missing or {}).get(name, 0),
             }
         )
     return rows
@@ -435,6 +437,12 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
             str(r["gives"]),
             str(r["files_waiting"]) if counted else "-",
             "" if r["found"] else hint,
+        )
+    ready = [f"{r['tool']} {r['files_waiting']}" for r in rows if r["found"] and r["files_waiting"]]
+    if counted and ready:
+        table.caption = (
+            f"files waiting on a tool that is found ({', '.join(ready)}): swept before it came "
+            "or --without it; the next sweep reads them"
         )
     return table
 

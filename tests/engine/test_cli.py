@@ -161,9 +161,14 @@ def test_quarry_tools_dir_and_store_count_the_files_waiting(tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
         rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
         tesseract = rows["tesseract"]
-        assert tesseract["files_waiting"] == (0 if tesseract["found"] else 1)
+        # swept --without it: the png waits for tesseract whether or not it is installed
+        assert tesseract["files_waiting"] == 1
     proc = run("tools", str(root))
     assert proc.returncode == 0 and "tesseract" in proc.stdout, proc.stderr
+    if tesseract["found"]:
+        said = " ".join(proc.stdout.split())
+        assert "files waiting on a tool that is found (tesseract 1)" in said, proc.stdout
+        assert "the next sweep reads them" in said
 
 
 def test_retry_dir_reads_every_record_under_it_again(tmp_path: Path) -> None:
