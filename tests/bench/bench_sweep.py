@@ -48,6 +48,7 @@ import argparse
 import contextlib
 import ctypes
 import hashlib
+import inspect
 import os
 import platform
 import resource
@@ -95,21 +96,13 @@ def bare_walk(root: Path) -> int:
     return n
 
 
-WALK_COMMAND = """
-import os, sys
-n, stack = 0, [sys.argv[1]]
-while stack:
-    with os.scandir(stack.pop()) as it:
-        for e in it:
-            if e.is_dir(follow_symlinks=False):
-                if e.name != ".quarry":
-                    stack.append(e.path)
-            else:
-                e.stat(follow_symlinks=False)
-                n += 1
-print(n)
-"""
-"""``bare_walk`` as a command of its own: what any command that walks the tree starts from."""
+WALK_COMMAND = (
+    "import os, sys\n"
+    + inspect.getsource(bare_walk).replace("root: Path", "root").replace(" -> int", "")
+    + "print(bare_walk(sys.argv[1]))\n"
+)
+"""``bare_walk`` as a command of its own (the same lines, in a fresh ``python -c``): what any
+command that walks the tree starts from."""
 
 
 def walk_process(root: Path) -> None:
