@@ -106,11 +106,6 @@ def write_body(msg: Any, sink: TextSink) -> None:
         rtf_to_text(rtf, sink)
 
 
-def attachment_names(msg: Any) -> list[str]:
-    """Names of the attachments, in order."""
-    return [_name_of(att) for att in _get(msg, "attachments") or ()]
-
-
 def _name_of(att: Any) -> str:
     for attr in ("longFilename", "shortFilename", "displayName", "name"):
         name = _get(att, attr)
