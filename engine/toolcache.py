@@ -123,5 +123,6 @@ def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:
             entries[exe] = {"id": ident, "args": list(args), "version": version}
             changed = True
     if changed:
-        save(path, entries)
+        # Tools that are gone (another PATH, an uninstalled package) leave with this write.
+        save(path, {exe: e for exe, e in entries.items() if os.path.exists(exe)})
     return [v if v is not None else UNKNOWN for v in got]

@@ -114,3 +114,13 @@ def test_an_unknown_answer_is_asked_again(tmp_path: Path) -> None:
     exe.chmod(0o755)
     assert _version(bin_) == "unknown"
     assert _version(bin_) == "unknown" and _asked(bin_) == 2
+
+
+def test_a_tool_that_is_gone_leaves_the_cache_at_its_next_write(tmp_path: Path) -> None:
+    old = _fake_tesseract(tmp_path / "old", "4.0.0")
+    assert _version(tmp_path / "old") == "4.0.0"
+    old.unlink()
+    _fake_tesseract(tmp_path / "new", "5.0.0")
+    assert _version(tmp_path / "new") == "5.0.0"
+    cached = toolcache.load(toolcache.cache_path())
+    assert str(tmp_path / "new" / "tesseract") in cached and str(old) not in cached
