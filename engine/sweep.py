@@ -38,7 +38,7 @@ from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
 from engine.run import Run, RunContext, RunOptions, fewer_collections, no_collections
-from engine.store import JSONL, Store, default_out
+from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
@@ -383,8 +383,9 @@ class Sweeper:
         """
         try:
             if run.added_texts:
-                # Texts reach the disk before any record that names them (one sync per run).
-                os.sync()
+                # Texts reach the disk before any record that names them (one sync per run, of
+                # the store's file system only).
+                sync_fs(self.store.out)
             self._persist(changed, unnamed, old_shas, full, started)
             summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
             self.store.write_summary(summary)

@@ -105,3 +105,56 @@ def test_sigkill_mid_sweep_leaves_the_previous_store(tmp_path: Path) -> None:
     assert not (out / "sweep.dirty").exists()
     shas = {r.sha256 for r in records if r.has_text}
     assert {p.stem for p in (out / "extract").rglob("*.txt")} == shas
+
+
+def test_a_sweep_syncs_the_stores_file_system_once_not_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.store as store_mod
+
+    synced: list[int] = []
+
+    def syncfs(fd: int) -> int:
+        synced.append(os.fstat(fd).st_dev)
+        return 0
+
+    def no_sync() -> None:
+        raise AssertionError("os.sync flushes every file system of the machine")
+
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: syncfs)
+    monkeypatch.setattr(os, "sync", no_sync)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"{i}.txt").write_text(f"text {i}\n")
+    sweep([root], SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1))
+    assert synced == [os.stat(tmp_path / "store").st_dev]
+
+
+def test_without_syncfs_the_store_is_synced_with_os_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.store as store_mod
+
+    calls: list[str] = []
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: None)
+    monkeypatch.setattr(os, "sync", lambda: calls.append("sync"))
+    store_mod.sync_fs(tmp_path)
+    failing = lambda fd: -1  # noqa: E731  (syncfs failed: errno set, -1)
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: failing)
+    store_mod.sync_fs(tmp_path)
+    assert calls == ["sync", "sync"]
+
+
+def test_syncfs_is_found_on_linux() -> None:
+    import engine.store as store_mod
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("syncfs is Linux's")
+    fn = store_mod._syncfs()
+    assert fn is not None
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        assert fn(fd) == 0
+    finally:
+        os.close(fd)
