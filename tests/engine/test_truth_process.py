@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from engine import isolate, procs
+from engine import worker as worker_mod
 from engine.events import Event, Notice
 from engine.extract import Outcome, ReadTask
 from engine.isolate import ReadPool, _Worker
@@ -197,6 +198,40 @@ def _ready_worker(pool: ReadPool) -> _Worker:
 def _send_batch(worker: _Worker, tasks: list[ReadTask], number: int) -> None:
     worker.tasks = deque((number, i, t) for i, t in enumerate(tasks))
     worker.conn.send(isolate._batch(tasks, number))
+
+
+def _files(tmp_path: Path, actions: list[str], limits: Limits, tag: str) -> list[ReadTask]:
+    tasks = []
+    for i, action in enumerate(actions):
+        path = tmp_path / f"{tag}{i}.bin"
+        path.write_bytes(fixture(action, f"{tag}{i}"))
+        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    return tasks
+
+
+@pytest.mark.parametrize(("before", "after", "early"), [(70, 5, True), (1, 1, False)])
+def test_a_worker_at_the_end_of_a_batch_of_small_files_is_sent_the_next_one(
+    tmp_path: Path, before: int, after: int, early: bool
+) -> None:
+    # Its next batch waits in its pipe, so it never waits on the engine between batches; a
+    # batch of a few files (big ones) is not followed early: another worker may be free first.
+    limits = Limits(timeout_s=30)
+    first = _files(tmp_path, ["ok"] * before + ["hang"] + ["ok"] * after, limits, "a")
+    pool = ReadPool(limits, workers=1)
+    try:
+        worker = _ready_worker(pool)
+        pool._batches = 1
+        _send_batch(worker, first, 1)
+        until(lambda: (worker.slot.reading() or (0, 0))[:2] == (1, before), "the hung read")
+        got: list[object] = []
+        # Outcomes the worker has sent by now at least (every SEND_EVERY reads).
+        sent = before // worker_mod.SEND_EVERY * worker_mod.SEND_EVERY
+        until(lambda: len(got.extend(pool._drain(worker, pool._queue)) or got) >= sent, "oks")
+        pool._queue.extend(_files(tmp_path, ["ok"] * 40, limits, "b"))
+        pool._dispatch(pool._queue)
+        assert {number for number, _i, _t in worker.tasks} == ({1, 2} if early else {1})
+    finally:
+        pool.close()
 
 
 def test_a_hung_read_after_quick_ones_of_its_batch_ends_by_the_workers_own_bound(
