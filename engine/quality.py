@@ -507,7 +507,8 @@ class _Models:
 
 
 MODELS = _Models()
-"""The process's common-word table (``MODELS.warm()`` loads it ahead of the first score)."""
+"""The process's common-word table, built for the first text long enough to be judged on
+common words (``MODELS.warm()`` builds it ahead)."""
 
 
 def _language(body: str, script: str | None) -> tuple[str | None, float | None, float]:

@@ -411,3 +411,18 @@ def test_a_verdict_given_once_is_given_again_only_for_the_same_kind_of_text() ->
         assert got[mimes.CSV].signals == ()  # data: the run rule does not apply
     # Two texts measured alike share one (immutable) verdict.
     assert score("ab cd\n", "text/plain") is score("ef gh\n", "text/plain")
+
+
+def test_the_forkservers_preload_leaves_the_word_table_to_the_first_long_text() -> None:
+    # Built in the forkserver, the table (~0.1 s) delayed every cold sweep's first read; a
+    # folder of short notes never needs it.
+    code = (
+        "import engine.quality_preload\n"
+        "from engine.quality import MODELS, score\n"
+        "assert MODELS._masks is None\n"
+        "score('ab cd', 'text/plain')\n"
+        "assert MODELS._masks is None\n"
+        "q = score('the cat and the dog were in the house ' * 5, 'text/plain')\n"
+        "assert MODELS._masks is not None and q.lang == 'en', q\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
