@@ -443,8 +443,13 @@ class Store:
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             self.text_path(sha256).unlink()
 
-    def write_records(self, records: Iterable[Record]) -> None:
+    def write_records(
+        self, records: Iterable[Record], before_write: Callable[[], None] | None = None
+    ) -> None:
         """Replace ``extract.jsonl`` with ``records`` sorted by (root, path).
+
+        ``before_write`` is called once the lines are made, before the file is touched (a
+        sweep waits there for the sync of its texts, which ran while the lines were made).
 
         Cheap when few records changed since the last write (a watch batch in a big store):
         unchanged records (the same objects) keep their serialised line and the sort order is
@@ -455,7 +460,10 @@ class Store:
         if self._unprimed is not None:
             self._lines.prime(*self._unprimed)
             self._unprimed = None
-        atomic_write(self.jsonl_path, self._lines.render(records))
+        data = self._lines.render(records)
+        if before_write is not None:
+            before_write()
+        atomic_write(self.jsonl_path, data)
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""

@@ -158,3 +158,44 @@ def test_syncfs_is_found_on_linux() -> None:
         assert fn(fd) == 0
     finally:
         os.close(fd)
+
+
+def test_records_are_made_while_the_texts_sync_and_written_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import engine.jsonl as jsonl_mod
+    import engine.store as store_mod
+
+    events: list[str] = []
+    rendered = threading.Event()
+    real_render = jsonl_mod.LineCache.render
+    real_write = store_mod.atomic_write
+
+    def render(self: jsonl_mod.LineCache, records: object) -> bytes:
+        data = real_render(self, records)  # type: ignore[arg-type]
+        events.append("lines made")
+        rendered.set()
+        return data
+
+    def syncfs(_fd: int) -> int:
+        # The lines are made meanwhile (bounded: without that overlap this waits 10 s).
+        events.append("sync begins" + ("" if rendered.wait(10) else ", lines not made meanwhile"))
+        events.append("sync ends")
+        return 0
+
+    def write(path: Path, data: object) -> None:
+        events.append(f"write {path.name}")
+        real_write(path, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: syncfs)
+    monkeypatch.setattr(jsonl_mod.LineCache, "render", render)
+    monkeypatch.setattr(store_mod, "atomic_write", write)
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("some text\n")
+    sweep([root], SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1))
+    assert "sync begins" in events  # not "..., lines not made meanwhile"
+    assert events.index("sync ends") < events.index("write extract.jsonl")
+    assert events.count("sync ends") == 1

@@ -433,7 +433,7 @@ def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(
     before = (tmp_path / "store" / "extract.jsonl").read_bytes()
     (root / "b.txt").write_text("bravo\n")
 
-    def full(self: Store, records: object) -> None:
+    def full(self: Store, records: object, before_write: object = None) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(Store, "write_records", full)
