@@ -13,12 +13,14 @@ files, waits on the workers' pipes and exit sentinels, and turns whatever happen
 
 The culprit is always known: the worker notes each file in its shared
 :class:`~engine.worker.Slot` as it begins it, so only that file is blamed and the rest of its
-batch is sent again. Outcomes come back a few dozen to a message, and a worker is sent its
-next batch before the run files the outcomes it just returned, so no worker waits on the
-engine. A dead or killed worker is replaced; workers leave on their own after ``max_reads``
-reads or once a read grew them past :data:`~engine.worker.RECYCLE_RSS`. Workers start from a
-forkserver, so they are small and never copy the engine's threads or memory. Workers that
-cannot start (three in a row die before taking a batch) raise :class:`MachineFailure`.
+batch is sent again. Outcomes come back a few dozen to a message; a worker reading the last
+files of a batch of small files is sent its next batch then (one batch waits in its pipe at
+most), and any other is sent its next batch before the run files the outcomes it just
+returned, so no worker waits on the engine. A dead or killed worker is replaced; workers
+leave on their own after ``max_reads`` reads or once a read grew them past
+:data:`~engine.worker.RECYCLE_RSS`. Workers start from a forkserver, so they are small and
+never copy the engine's threads or memory. Workers that cannot start (three in a row die
+before taking a batch) raise :class:`MachineFailure`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ START_FAILURES = 3
 """Workers in a row that die before taking a batch before the pool gives up."""
 BATCH_FILES = 256
 """Most files sent to a worker at once."""
+AHEAD_FILES = 32
+"""A worker with this few files of its batch left is sent its next batch (see _near_end)."""
+AHEAD_MIN_BATCH = 16
+"""Only a batch of at least this many files (small ones) is followed before it ends."""
 BATCH_BYTES = 4 << 20
 """Files are batched until their sizes add up to this; a larger file goes alone."""
 BATCH_PATH_CHARS = 32 * 1024
@@ -213,12 +219,13 @@ class ReadPool:
         for w in self._live:
             if not queue:
                 return
-            if w.ready and not w.leaving and not w.tasks:
+            if w.ready and not w.leaving and (not w.tasks or _near_end(w)):
                 batch = self._take(queue)
                 self._batches += 1
                 number = self._batches
-                w.tasks = deque((number, i, t) for i, t in enumerate(batch))
-                w.deadline = time.monotonic() + _budget(batch[0])
+                if not w.tasks:
+                    w.deadline = time.monotonic() + _budget(batch[0])
+                w.tasks.extend((number, i, t) for i, t in enumerate(batch))
                 with contextlib.suppress(OSError):  # a dead worker shows on its sentinel
                     w.conn.send(_batch(batch, number))
 
@@ -351,6 +358,25 @@ class ReadPool:
         if culprit is not None and at is not None:
             took = f"read took longer than {culprit.limits.timeout_s:g} s"
             yield culprit, _w.failed(culprit, at[2], Reason.TIMEOUT, took)
+
+
+def _near_end(w: _Worker) -> bool:
+    """Whether ``w`` is reading the last :data:`AHEAD_FILES` files of a batch of small files
+    and should have its next batch now (it starts it without waiting on the engine).
+
+    Only one batch waits in the pipe at a time: the worker has begun the batch it holds (its
+    slot names it), so the batch sent now is the only one it has not taken. A batch of a few
+    big files is never followed early: the next file could wait behind a long read while
+    another worker is free.
+    """
+    tasks = w.tasks
+    last = tasks[-1][0]
+    return (
+        len(tasks) <= AHEAD_FILES
+        and tasks[0][0] == last
+        and tasks[-1][1] >= AHEAD_MIN_BATCH - 1
+        and w.slot.batch() == last
+    )
 
 
 def _reading(w: _Worker) -> tuple[int, float, str | None] | None:

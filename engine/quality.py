@@ -38,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine import mimes
 
@@ -294,8 +294,10 @@ _LAST: list[tuple[tuple[str, str, int | None, int, int], Quality]] = []
 (the PDF reader choosing between its ways) does not cost the worker a second scoring."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Measures:
+class _Measures(NamedTuple):
+    """What :func:`_judge` needs of a sample (a tuple: made for every text, and a key of the
+    verdicts already given)."""
+
     chars: int
     lang: str | None
     script: str | None
@@ -311,26 +313,50 @@ class _Measures:
 def _measure(body: str, mime: str, scale: float, pages: int | None) -> _Measures:
     n = max(len(body), 1)
     script = _dominant_script(body)
-    lang, common, noise = _language(body, script) if is_prose(mime) else (None, None, 0.0)
+    # Fewer characters than MIN_WORDS cannot make MIN_WORDS tokens (each is one character at
+    # least): the language is not judged, and a tiny text skips the tokenizer.
+    if len(body) >= MIN_WORDS and is_prose(mime):
+        lang, common, noise = _language(body, script)
+    else:
+        lang, common, noise = None, None, 0.0
+    words = body.split()
     per_page = None
     if pages and mime in _PAGED_PROSE:
-        visible = sum(map(len, body.split()))
+        visible = sum(map(len, words))
         per_page = round(visible * scale / pages)
+    ascii_only = body.isascii()  # no replacement character, no mojibake
     return _Measures(
         chars=len(body),
         lang=lang,
         script=script,
         common=common,
         noise=round(noise, 3),
-        repl=round(body.count("\ufffd") / n, 4),
+        repl=0.0 if ascii_only else round(body.count("\ufffd") / n, 4),
         odd=round(_odd_count(body) / n, 4),
-        mojibake=round(_badness(body) * 1000 / n, 2),
+        mojibake=0.0 if ascii_only else round(_badness(body) * 1000 / n, 2),
         per_page=per_page,
-        run=max(map(len, body.split()), default=0),
+        run=max(map(len, words), default=0),
     )
 
 
+_JUDGED: dict[tuple[_Measures, bool, int | None, int], Quality] = {}
+"""Verdicts already given, by what they were judged from: small texts repeat their measures
+(a folder of short notes gives a few hundred distinct ones), and a Quality is immutable."""
+JUDGED_MAX = 4096
+"""Entries of :data:`_JUDGED` after which it starts again (a bound on its memory)."""
+
+
 def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
+    key = (m, is_prose(mime), pages, QUALITY_VERSION)  # new rules come with a new version
+    q = _JUDGED.get(key)
+    if q is None:
+        if len(_JUDGED) >= JUDGED_MAX:
+            _JUDGED.clear()
+        q = _JUDGED[key] = _judge_anew(m, key[1], pages)
+    return q
+
+
+def _judge_anew(m: _Measures, prose: bool, pages: int | None) -> Quality:
     found: list[tuple[Verdict, Signal]] = []
 
     def rule(signal: Signal, garbled: bool, suspect: bool) -> None:
@@ -351,7 +377,7 @@ def _judge(m: _Measures, mime: str, pages: int | None) -> Quality:
         rule(Signal.NOISE, False, m.noise >= NOISE_SUSPECT)
     if m.per_page is not None and (pages or 0) >= SPARSE_MIN_PAGES:
         rule(Signal.SPARSE, False, m.per_page < SPARSE_PER_PAGE)
-    if is_prose(mime) and m.script not in _NO_SPACE_SCRIPTS:
+    if prose and m.script not in _NO_SPACE_SCRIPTS:
         rule(Signal.RUN, False, m.run > RUN_SUSPECT)
     found.sort(key=lambda vs: -_RANK[vs[0]])
     verdict = found[0][0] if found else Verdict.GOOD
@@ -413,6 +439,14 @@ def _script(ch: str) -> str:
 
 
 def _dominant_script(body: str) -> str | None:
+    if body.isascii():  # a Latin text or no letters at all: no name to look up
+        raw = body.encode("ascii")
+        return "Latin" if len(raw.translate(None, _ASCII_LETTER_BYTES)) < len(raw) else None
+    return _counted_script(body)
+
+
+def _counted_script(body: str) -> str | None:
+    """The script most of the letters are written in, counted letter by letter."""
     # ASCII letters are counted at C speed; only the rest go through the Unicode names.
     ascii_only = body.encode("ascii", "ignore")
     ascii_letters = len(ascii_only) - len(ascii_only.translate(None, _ASCII_LETTER_BYTES))
@@ -473,7 +507,8 @@ class _Models:
 
 
 MODELS = _Models()
-"""The process's common-word table (``MODELS.warm()`` loads it ahead of the first score)."""
+"""The process's common-word table, built for the first text long enough to be judged on
+common words (``MODELS.warm()`` builds it ahead)."""
 
 
 def _language(body: str, script: str | None) -> tuple[str | None, float | None, float]:
@@ -532,10 +567,10 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 def _badness(body: str) -> int:
     """ftfy's count of mojibake sequences, run on the lines that hold a non-ASCII character
     (no mojibake is made of ASCII alone, and the check is the scorer's dearest part)."""
-    from ftfy.badness import badness
-
     if body.isascii():
         return 0
+    from ftfy.badness import badness
+
     return int(badness("\n".join(line for line in body.split("\n") if not line.isascii())))
 
 

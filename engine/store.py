@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from typing import cast
 
 import msgspec
 import orjson
@@ -114,6 +117,44 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def sync_fs(folder: Path) -> None:
+    """Flush every write of the file system that holds ``folder`` to its disk.
+
+    ``syncfs`` of that one file system (``os.sync`` flushes every file system of the machine,
+    and waits for other programs' writes too); ``os.sync`` where ``syncfs`` is not to be had
+    (not Linux, a libc without it) or fails.
+    """
+    syncfs = _syncfs()
+    if syncfs is not None:
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                if syncfs(fd) == 0:
+                    return
+            finally:
+                os.close(fd)
+    os.sync()
+
+
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs``, or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here: the dashboard imports this module and never syncs
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return cast(Callable[[int], int], fn)
 
 
 class Store:
@@ -402,8 +443,13 @@ class Store:
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             self.text_path(sha256).unlink()
 
-    def write_records(self, records: Iterable[Record]) -> None:
+    def write_records(
+        self, records: Iterable[Record], before_write: Callable[[], None] | None = None
+    ) -> None:
         """Replace ``extract.jsonl`` with ``records`` sorted by (root, path).
+
+        ``before_write`` is called once the lines are made, before the file is touched (a
+        sweep waits there for the sync of its texts, which ran while the lines were made).
 
         Cheap when few records changed since the last write (a watch batch in a big store):
         unchanged records (the same objects) keep their serialised line and the sort order is
@@ -414,7 +460,10 @@ class Store:
         if self._unprimed is not None:
             self._lines.prime(*self._unprimed)
             self._unprimed = None
-        atomic_write(self.jsonl_path, self._lines.render(records))
+        data = self._lines.render(records)
+        if before_write is not None:
+            before_write()
+        atomic_write(self.jsonl_path, data)
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""

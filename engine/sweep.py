@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -38,7 +38,7 @@ from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Summary
 from engine.run import Run, RunContext, RunOptions, fewer_collections, no_collections
-from engine.store import JSONL, Store, default_out
+from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
@@ -381,16 +381,21 @@ class Sweeper:
         are removed at once (they would fill the disk further). The OSError goes on to the
         caller (the CLI: exit 3 with one line; the watcher: a deferred batch or a lost store).
         """
+        # Texts reach the disk before any record that names them: one sync per run, of the
+        # store's file system only, in a thread while the records' lines are made (it waits on
+        # the disk, they on the CPU); nothing is written before it ends.
+        synced = _Background(sync_fs, self.store.out) if run.added_texts else None
         try:
-            if run.added_texts:
-                # Texts reach the disk before any record that names them (one sync per run).
-                os.sync()
-            self._persist(changed, unnamed, old_shas, full, started)
+            self._persist(changed, unnamed, old_shas, full, started, synced)
             summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
             self.store.write_summary(summary)
         except OSError:
+            _end_quietly(synced)
             if self.store.out.is_dir():  # a store folder that vanished is the caller's to judge
                 self._recover_from_write_failure()
+            raise
+        except BaseException:
+            _end_quietly(synced)  # the sync ends before the error goes on
             raise
         return summary
 
@@ -465,11 +470,20 @@ class Sweeper:
         return keys
 
     def _persist(
-        self, changed: bool, unnamed: bool, old_shas: set[str | None], full: bool, started: float
+        self,
+        changed: bool,
+        unnamed: bool,
+        old_shas: set[str | None],
+        full: bool,
+        started: float,
+        synced: _Background | None = None,
     ) -> None:
+        """Write ``extract.jsonl`` if it changed and drop the texts no record names, once
+        ``synced`` (the sync of this run's texts) has ended."""
+        wait = synced.wait if synced is not None else None
         unnamed = unnamed or self._repair  # the dropped lines' texts may be named by none
         if changed or self._repair or not self.store.exists():
-            self.store.write_records(self.records.values())
+            self.store.write_records(self.records.values(), before_write=wait)
             if self._repair:
                 self._repair = False
                 self.on_event(
@@ -480,6 +494,8 @@ class Sweeper:
                         "info",
                     )
                 )
+        if wait is not None:
+            wait()  # (at once when the records were written)
         if full and (unnamed or self._killed_before or self.store.dirty_path.exists()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
@@ -502,6 +518,35 @@ class Sweeper:
             if not self._killed_before:
                 self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
+
+
+class _Background:
+    """``fn(arg)`` in a thread of its own; :meth:`wait` ends with it (and raises what it
+    raised). A system call that waits on the disk (``syncfs``) lets Python run meanwhile."""
+
+    def __init__(self, fn: Callable[[Path], None], arg: Path) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, arg), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[Path], None], arg: Path) -> None:
+        try:
+            fn(arg)
+        except BaseException as exc:  # handed to the waiting thread
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+
+def _end_quietly(job: _Background | None) -> None:
+    """Wait for ``job`` while another error is on its way (that one is what the caller gets)."""
+    if job is not None:
+        with contextlib.suppress(BaseException):
+            job.wait()
 
 
 def _text_of(record: Record) -> str | None:

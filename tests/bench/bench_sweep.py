@@ -171,15 +171,21 @@ def reap_orphans() -> None:
             return
 
 
-def cpu_of(fn: Callable[[], object], cpus: list[float]) -> Callable[[], None]:
-    """``fn`` with the CPU time of the processes it ran (and their orphans) appended."""
+def cpu_of(
+    fn: Callable[[], object], cpus: list[float], split: list[tuple[float, float]] | None = None
+) -> Callable[[], None]:
+    """``fn`` with the CPU time of the processes it ran (and their orphans) appended to
+    ``cpus``, and its user and system parts apart to ``split``."""
 
     def run() -> None:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         fn()
         reap_orphans()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+        cpus.append(user + system)
+        if split is not None:
+            split.append((user, system))
 
     return run
 
@@ -201,6 +207,7 @@ def report(
     files: int | None = None,
     base: float = 0.0,
     cpus: list[float] | None = None,
+    split: list[tuple[float, float]] | None = None,
 ) -> float:
     med = statistics.median(times)
     line = f"{label:<22} {med:8.2f} s  (min {min(times):.2f}, max {max(times):.2f})"
@@ -210,6 +217,10 @@ def report(
         line += f"  = {med / base:.2f}x"
     if cpus:
         line += f"  cpu {statistics.median(cpus):.2f} s"
+    if split:
+        user = statistics.median(u for u, _s in split)
+        system = statistics.median(s for _u, s in split)
+        line += f" (user {user:.2f}, sys {system:.2f})"
     print(line, flush=True)
     return med
 
@@ -230,6 +241,7 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     colds: dict[str, list[float]] = {label: [] for label, _q in quarries}
     warms: dict[str, list[float]] = {label: [] for label, _q in quarries}
     cold_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    cold_split: dict[str, list[tuple[float, float]]] = {label: [] for label, _q in quarries}
     warm_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     agains: dict[str, list[float]] = {label: [] for label, _q in quarries}
     again_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
@@ -237,7 +249,7 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
         for label, quarry in quarries:
             store = fresh(work, label)
             sweep = lambda q=quarry, s=store: quarry_sweep(q, tree, s)  # noqa: E731
-            colds[label].append(timed(cpu_of(sweep, cold_cpu[label])))
+            colds[label].append(timed(cpu_of(sweep, cold_cpu[label], cold_split[label])))
             warms[label].append(timed(cpu_of(sweep, warm_cpu[label])))
             agains[label].append(timed(cpu_of(sweep, again_cpu[label])))
     floors = [timed(lambda: floor(tree, fresh(work, "floor"))) for _ in range(args.runs)]
@@ -247,7 +259,7 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     w = report("bare walk", walks, n)
     wp = report("walk process", walk_cmds, n)
     for label, _q in quarries:
-        report(f"{label} cold", colds[label], n, f, cold_cpu[label])
+        report(f"{label} cold", colds[label], n, f, cold_cpu[label], cold_split[label])
         report(f"{label} warm", warms[label], n, w, warm_cpu[label])
         report(f"{label} warm again", agains[label], n, w, again_cpu[label])
         for which, times in (("warm", warms[label]), ("warm again", agains[label])):
@@ -267,11 +279,12 @@ def bench_corpus(args: argparse.Namespace, work: Path) -> None:
     print(f"\n## {corpus} ({n} files), quarry --without tesseract, recoll without OCR")
     colds: list[float] = []
     cpus: list[float] = []
+    split: list[tuple[float, float]] = []
     for _ in range(args.runs):
         store = fresh(work, "corpus")
         sweep = lambda s=store: quarry_sweep(args.quarry, corpus, s, "--without", "tesseract")  # noqa: E731
-        colds.append(timed(cpu_of(sweep, cpus)))
-    c = report("quarry cold", colds, n, cpus=cpus)
+        colds.append(timed(cpu_of(sweep, cpus, split)))
+    c = report("quarry cold", colds, n, cpus=cpus, split=split)
     if shutil.which("recollindex"):
         recolls = [
             timed(lambda: recoll(corpus, fresh(work, "recoll-corpus"))) for _ in range(args.runs)

@@ -234,3 +234,29 @@ def test_an_abandoned_read_leaves_no_stale_answers(pool: ReadPool, tmp_path: Pat
     reads.close()
     out = read_all(pool, [make(tmp_path, "later", "ok")])
     assert list(out) == ["later"] and out["later"].status == Status.OK
+
+
+def test_a_big_batch_of_outcomes_goes_down_the_pipe_in_one_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Connection.send writes a message over 16 KiB as two (its length, then its bytes): the
+    # engine would sit in recv between them whenever the worker lost its core there.
+    outcomes = [Outcome(Status.OK, "text/plain", error=f"{i:0>300}") for i in range(100)]
+    msg = ("done", outcomes)
+    writes: list[int] = []
+    real_write = os.write
+
+    def counted(fd: int, data: Any) -> int:
+        writes.append(len(data))
+        return real_write(fd, data)
+
+    ours, theirs = procs.worker_context().Pipe()
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(os, "write", counted)
+            worker_mod.send(theirs, msg)
+        assert len(writes) == 1 and writes[0] > 16 * 1024
+        assert ours.recv() == msg
+    finally:
+        ours.close()
+        theirs.close()

@@ -378,3 +378,51 @@ def test_a_good_text_layer_is_never_read_twice(tmp_path: Path) -> None:
     text, info = _read_pdf(tmp_path, W.text_pdf(fx._wrap(fx.ENGLISH, 70)), tools)
     assert info.extractor == "pypdf" and text.startswith("This report")
     assert not (tmp_path / "bin" / "calls").exists()
+
+
+# The short cuts for small texts give the verdicts of the full measures.
+
+_ANY_LETTERS = st.text(
+    alphabet=st.sampled_from("aB zZ.'’-\n\tÄéßжЖ中文かカ한\ufffd\x01\ue000"), max_size=60
+)
+
+
+@given(_ANY_LETTERS)
+@settings(max_examples=300, deadline=None)
+def test_a_text_shorter_than_min_words_cannot_be_judged_on_common_words(text: str) -> None:
+    if len(text) >= quality_mod.MIN_WORDS:
+        return
+    script = quality_mod._counted_script(text)
+    assert quality_mod._language(text, script) == (None, None, 0.0)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_the_script_of_an_ascii_text_is_the_counted_one(text: str) -> None:
+    assert quality_mod._dominant_script(text) == quality_mod._counted_script(text)
+
+
+def test_a_verdict_given_once_is_given_again_only_for_the_same_kind_of_text() -> None:
+    run = "x" * (quality_mod.RUN_SUSPECT + 1)
+    for mimes_in_order in (("text/plain", mimes.CSV), (mimes.CSV, "text/plain")):
+        quality_mod._JUDGED.clear()
+        got = {m: score(run, m) for m in mimes_in_order}
+        assert Signal.RUN.value in got["text/plain"].signals  # prose: a run this long is suspect
+        assert got[mimes.CSV].signals == ()  # data: the run rule does not apply
+    # Two texts measured alike share one (immutable) verdict.
+    assert score("ab cd\n", "text/plain") is score("ef gh\n", "text/plain")
+
+
+def test_the_forkservers_preload_leaves_the_word_table_to_the_first_long_text() -> None:
+    # Built in the forkserver, the table (~0.1 s) delayed every cold sweep's first read; a
+    # folder of short notes never needs it.
+    code = (
+        "import engine.quality_preload\n"
+        "from engine.quality import MODELS, score\n"
+        "assert MODELS._masks is None\n"
+        "score('ab cd', 'text/plain')\n"
+        "assert MODELS._masks is None\n"
+        "q = score('the cat and the dog were in the house ' * 5, 'text/plain')\n"
+        "assert MODELS._masks is not None and q.lang == 'en', q\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -105,3 +105,97 @@ def test_sigkill_mid_sweep_leaves_the_previous_store(tmp_path: Path) -> None:
     assert not (out / "sweep.dirty").exists()
     shas = {r.sha256 for r in records if r.has_text}
     assert {p.stem for p in (out / "extract").rglob("*.txt")} == shas
+
+
+def test_a_sweep_syncs_the_stores_file_system_once_not_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.store as store_mod
+
+    synced: list[int] = []
+
+    def syncfs(fd: int) -> int:
+        synced.append(os.fstat(fd).st_dev)
+        return 0
+
+    def no_sync() -> None:
+        raise AssertionError("os.sync flushes every file system of the machine")
+
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: syncfs)
+    monkeypatch.setattr(os, "sync", no_sync)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"{i}.txt").write_text(f"text {i}\n")
+    sweep([root], SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1))
+    assert synced == [os.stat(tmp_path / "store").st_dev]
+
+
+def test_without_syncfs_the_store_is_synced_with_os_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.store as store_mod
+
+    calls: list[str] = []
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: None)
+    monkeypatch.setattr(os, "sync", lambda: calls.append("sync"))
+    store_mod.sync_fs(tmp_path)
+    failing = lambda fd: -1  # noqa: E731  (syncfs failed: errno set, -1)
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: failing)
+    store_mod.sync_fs(tmp_path)
+    assert calls == ["sync", "sync"]
+
+
+def test_syncfs_is_found_on_linux() -> None:
+    import engine.store as store_mod
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("syncfs is Linux's")
+    fn = store_mod._syncfs()
+    assert fn is not None
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        assert fn(fd) == 0
+    finally:
+        os.close(fd)
+
+
+def test_records_are_made_while_the_texts_sync_and_written_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import engine.jsonl as jsonl_mod
+    import engine.store as store_mod
+
+    events: list[str] = []
+    rendered = threading.Event()
+    real_render = jsonl_mod.LineCache.render
+    real_write = store_mod.atomic_write
+
+    def render(self: jsonl_mod.LineCache, records: object) -> bytes:
+        data = real_render(self, records)  # type: ignore[arg-type]
+        events.append("lines made")
+        rendered.set()
+        return data
+
+    def syncfs(_fd: int) -> int:
+        # The lines are made meanwhile (bounded: without that overlap this waits 10 s).
+        events.append("sync begins" + ("" if rendered.wait(10) else ", lines not made meanwhile"))
+        events.append("sync ends")
+        return 0
+
+    def write(path: Path, data: object) -> None:
+        events.append(f"write {path.name}")
+        real_write(path, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_mod, "_syncfs", lambda: syncfs)
+    monkeypatch.setattr(jsonl_mod.LineCache, "render", render)
+    monkeypatch.setattr(store_mod, "atomic_write", write)
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("some text\n")
+    sweep([root], SweepOptions(out=tmp_path / "store", tools=ToolSet.empty(), workers=1))
+    assert "sync begins" in events  # not "..., lines not made meanwhile"
+    assert events.index("sync ends") < events.index("write extract.jsonl")
+    assert events.count("sync ends") == 1

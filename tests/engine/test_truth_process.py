@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import procs
+from engine import isolate, procs
+from engine import worker as worker_mod
 from engine.events import Event, Notice
 from engine.extract import Outcome, ReadTask
 from engine.isolate import ReadPool, _Worker
@@ -33,7 +34,7 @@ from engine.records import Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
-from engine.worker import SLOT_BYTES, Slot
+from engine.worker import SLOT_BYTES, Slot, own_bound
 from tests.waiting import alive, until
 
 pytestmark = pytest.mark.timeout(120)
@@ -183,6 +184,100 @@ def test_a_worker_ends_a_read_past_its_budget_when_no_engine_acts(tmp_path: Path
         assert worker.proc.exitcode == -signal.SIGALRM
         (_task, outcome), *_ = list(reads)
         assert (outcome.status, outcome.reason) == (Status.ERROR, "timeout")
+    finally:
+        pool.close()
+
+
+def _ready_worker(pool: ReadPool) -> _Worker:
+    pool._staff(1)
+    worker = pool._live[0]
+    until(lambda: bool([*pool._drain(worker, pool._queue)]) or worker.ready, "ready")
+    return worker
+
+
+def _send_batch(worker: _Worker, tasks: list[ReadTask], number: int) -> None:
+    worker.tasks = deque((number, i, t) for i, t in enumerate(tasks))
+    worker.conn.send(isolate._batch(tasks, number))
+
+
+def _files(tmp_path: Path, actions: list[str], limits: Limits, tag: str) -> list[ReadTask]:
+    tasks = []
+    for i, action in enumerate(actions):
+        path = tmp_path / f"{tag}{i}.bin"
+        path.write_bytes(fixture(action, f"{tag}{i}"))
+        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    return tasks
+
+
+@pytest.mark.parametrize(("before", "after", "early"), [(70, 5, True), (1, 1, False)])
+def test_a_worker_at_the_end_of_a_batch_of_small_files_is_sent_the_next_one(
+    tmp_path: Path, before: int, after: int, early: bool
+) -> None:
+    # Its next batch waits in its pipe, so it never waits on the engine between batches; a
+    # batch of a few files (big ones) is not followed early: another worker may be free first.
+    limits = Limits(timeout_s=30)
+    first = _files(tmp_path, ["ok"] * before + ["hang"] + ["ok"] * after, limits, "a")
+    pool = ReadPool(limits, workers=1)
+    try:
+        worker = _ready_worker(pool)
+        pool._batches = 1
+        _send_batch(worker, first, 1)
+        until(lambda: (worker.slot.reading() or (0, 0))[:2] == (1, before), "the hung read")
+        got: list[object] = []
+        # Outcomes the worker has sent by now at least (every SEND_EVERY reads).
+        sent = before // worker_mod.SEND_EVERY * worker_mod.SEND_EVERY
+        until(lambda: len(got.extend(pool._drain(worker, pool._queue)) or got) >= sent, "oks")
+        pool._queue.extend(_files(tmp_path, ["ok"] * 40, limits, "b"))
+        pool._dispatch(pool._queue)
+        assert {number for number, _i, _t in worker.tasks} == ({1, 2} if early else {1})
+    finally:
+        pool.close()
+
+
+def test_a_hung_read_after_quick_ones_of_its_batch_ends_by_the_workers_own_bound(
+    tmp_path: Path,
+) -> None:
+    # The alarm is not armed anew for every read of a batch: the hung read must still get one.
+    limits = Limits(timeout_s=0.5)
+    tasks = []
+    for i, action in enumerate(["ok"] * 5 + ["hang"]):
+        path = tmp_path / f"{i}.bin"
+        path.write_bytes(fixture(action, str(i)))
+        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    pool = ReadPool(limits, workers=1)
+    try:
+        worker = _ready_worker(pool)
+        _send_batch(worker, tasks, 1)
+        # The engine does nothing now (as if stopped or gone): only the worker's own bound acts.
+        until(lambda: not worker.proc.is_alive(), "the worker's own bound", limit=30)
+        assert worker.proc.exitcode == -signal.SIGALRM
+        reading = worker.slot.reading()
+        assert reading is not None and reading[:2] == (1, 5)  # it was reading the hung file
+    finally:
+        pool.close()
+
+
+def test_a_worker_waiting_for_its_next_batch_is_not_ended_by_its_own_bound(
+    tmp_path: Path,
+) -> None:
+    limits = Limits(timeout_s=0.1)
+    tasks = []
+    for i in range(3):
+        path = tmp_path / f"{i}.bin"
+        path.write_bytes(fixture("ok", str(i)))
+        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    pool = ReadPool(limits, workers=1)
+    try:
+        worker = _ready_worker(pool)
+        _send_batch(worker, tasks[:2], 1)
+        got: list[object] = []
+        until(lambda: len(got.extend(pool._drain(worker, pool._queue)) or got) == 2, "2 reads")
+        # Idle past its own bound (an alarm left armed after the batch would end it now).
+        time.sleep(own_bound(limits) + 0.5)
+        assert worker.proc.is_alive()
+        _send_batch(worker, tasks[2:], 2)
+        until(lambda: len(got.extend(pool._drain(worker, pool._queue)) or got) == 3, "3rd read")
+        assert worker.proc.is_alive()
     finally:
         pool.close()
 
@@ -338,7 +433,7 @@ def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(
     before = (tmp_path / "store" / "extract.jsonl").read_bytes()
     (root / "b.txt").write_text("bravo\n")
 
-    def full(self: Store, records: object) -> None:
+    def full(self: Store, records: object, before_write: object = None) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(Store, "write_records", full)
