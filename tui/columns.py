@@ -2,9 +2,11 @@
 
 A million records as per-row tuples cost 330 MB and every filter or sort walks them in Python.
 Here each column is one object: paths and their lowercase form as lists of str, the status as
-a ``bytearray`` of codes, low-cardinality strings (root, reason, MIME, extractor) interned,
-numbers as ``array('q')``. Filters and sorts then run as C loops (``map``, ``compress``,
-``bytes.translate``) over whole columns.
+a ``bytearray`` of codes, the fields that take few values (reason, MIME, extractor, why, the
+quality's worst signal, the error message) as a :class:`Coded` column (an array of small
+integer codes and the table of the values they stand for), numbers as ``array('q')``.
+Filters and sorts then run as C loops (``map``, ``compress``, ``bytes.translate``) over whole
+columns.
 
 The loader fills a :class:`Batch` off the UI thread, with its counts already taken; the model
 appends batches to its own (a :class:`Batch` too) and sets single rows for live changes.
@@ -20,6 +22,7 @@ from typing import Any
 
 from engine.quality import VERDICTS
 from engine.records import STATUSES, Record
+from tui.coded import Coded
 
 QUALITY_NAMES: tuple[str | None, ...] = (None, *VERDICTS)
 """Quality code -> verdict: 0 none (not an ok record, or not scored), 1 good, 2 suspect,
@@ -97,9 +100,9 @@ class Batch:
     """``paths`` lowercased, for case-insensitive filters."""
     status: bytearray = field(default_factory=bytearray)
     """Status codes (:data:`STATUS_NAMES`)."""
-    reasons: list[str | None] = field(default_factory=list)
-    mimes: list[str] = field(default_factory=list)
-    extractors: list[str | None] = field(default_factory=list)
+    reasons: Coded[str | None] = field(default_factory=Coded)
+    mimes: Coded[str] = field(default_factory=Coded)
+    extractors: Coded[str | None] = field(default_factory=Coded)
     chars: array[int] = field(default_factory=lambda: array("q"))
     pages: array[int] = field(default_factory=lambda: array("q"))
     """Pages, -1 for none."""
@@ -108,11 +111,11 @@ class Batch:
     reused: bytearray = field(default_factory=bytearray)
     quality: bytearray = field(default_factory=bytearray)
     """Quality codes (:data:`QUALITY_NAMES`)."""
-    signals: list[str | None] = field(default_factory=list)
+    signals: Coded[str | None] = field(default_factory=Coded)
     """The worst quality signal of each row (``common``, ``noise``...), None when good."""
-    errors: list[str | None] = field(default_factory=list)
+    errors: Coded[str | None] = field(default_factory=Coded)
     """The verdict in words (for ``error:`` queries)."""
-    whys: list[str | None] = field(default_factory=list)
+    whys: Coded[str | None] = field(default_factory=Coded)
     """Why each file was last read (for ``why:`` queries)."""
     in_order: bool = True
     """Whether the keys (root, path) strictly increase within the batch."""
@@ -176,9 +179,9 @@ class Batch:
         self.lower[i] = path.lower()
         self.status[i] = STATUS_CODE[status]
         reason, mime, extractor = get("reason"), get("mime", "") or "", get("extractor")
-        self.reasons[i] = intern(reason, reason)
-        self.mimes[i] = str(intern(mime, mime))
-        self.extractors[i] = intern(extractor, extractor)
+        self.reasons[i] = reason
+        self.mimes[i] = str(mime)
+        self.extractors[i] = extractor
         self.chars[i] = get("chars", 0) or 0
         pages = get("pages")
         self.pages[i] = -1 if pages is None else pages
@@ -187,10 +190,10 @@ class Batch:
         self.reused[i] = _bool(get("reused", False))
         verdict, signal = quality_of(get("quality"))
         self.quality[i] = QUALITY_CODE.get(verdict, 0)
-        self.signals[i] = intern(signal, signal)
+        self.signals[i] = signal
         error, why = get("error"), get("why")
         self.errors[i] = error if isinstance(error, str) else None
-        self.whys[i] = intern(why, why) if isinstance(why, str) else None
+        self.whys[i] = why if isinstance(why, str) else None
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""
@@ -201,7 +204,9 @@ class Batch:
     def tally(self) -> Counter[tuple[int, str | None]]:
         """Rows per (status code, reason), counted once (the loader does it off the UI thread)."""
         if self.pairs is None:
-            self.pairs = Counter(zip(self.status, self.reasons, strict=True))
+            by_code = Counter(zip(self.status, self.reasons.codes, strict=True))
+            reasons = self.reasons.values
+            self.pairs = Counter({(s, reasons[c]): n for (s, c), n in by_code.items()})
         return self.pairs
 
     def row(self, i: int) -> tuple[Any, ...]:

@@ -28,6 +28,7 @@ import msgspec
 from engine.errors import QuarryError
 from engine.records import Summary
 from engine.store import Store
+from tui.coded import Coded
 from tui.columns import QUALITY_CODE, STATUS_CODE, Batch, intern_all, lower_of
 from tui.indexing import LineIndex, Lines
 from tui.lines import BadLine, NotARecord, parse_line, restore_name
@@ -417,29 +418,28 @@ def columns_of(rows: list[_Row]) -> Batch:
         paths=paths,
         lower=lower_of(paths),
         status=bytearray(map(STATUS_CODE.__getitem__, map(f["status"], rows))),
-        reasons=intern_all(list(map(f["reason"], rows))),
-        mimes=intern_all(list(map(f["mime"], rows))),
-        extractors=intern_all(list(map(f["extractor"], rows))),
+        reasons=Coded.of(map(f["reason"], rows)),
+        mimes=Coded.of(map(f["mime"], rows)),
+        extractors=Coded.of(map(f["extractor"], rows)),
         chars=array("q", map(f["chars"], rows)),
         pages=array("q", map(_NEG.get, pages, pages)),
         size=array("q", map(f["size"], rows)),
         ms=array("q", map(f["ms"], rows)),
         reused=bytearray(map(f["reused"], rows)),
-        # messages repeat: one object each, pickled once per chunk by a helper process
-        errors=intern_all(list(map(f["error"], rows))),
-        whys=intern_all(list(map(f["why"], rows))),
+        errors=Coded.of(map(f["error"], rows)),
+        whys=Coded.of(map(f["why"], rows)),
     )
     scored = list(map(f["quality"], rows))
     if any(scored):  # comprehensions, not a call per row: a million in tens of ms
         verdicts = [q.verdict if q is not None else None for q in scored]
         batch.quality = bytearray(map(QUALITY_CODE.get, verdicts, repeat(0)))
         known = QUALITY_CODE  # a verdict no engine wrote is no verdict, its signals none
-        batch.signals = intern_all(
+        batch.signals = Coded.of(
             [q.signals[0] if q and q.signals and q.verdict in known else None for q in scored]
         )
     else:  # a store written before quality was scored: no per-row work
         batch.quality = bytearray(len(rows))
-        batch.signals = [None] * len(rows)
+        batch.signals = Coded([None], array("B", bytes(len(rows))))
     batch.in_order = in_order(batch)
     batch.tally()
     return batch

@@ -22,6 +22,7 @@ from itertools import compress
 from typing import Any
 
 from engine.records import STATUSES, Record
+from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
@@ -296,10 +297,10 @@ class RecordModel(Ordering):
     def column(self, field: str) -> Sequence[str | None]:
         """The values of a query field over every row (status as names)."""
         cols = self.cols
-        if field == "status":
-            return list(map(STATUS_NAMES.__getitem__, cols.status))
+        if field == "status":  # the codes as they are, with the names as their table
+            return Coded(STATUS_NAMES, array("B", cols.status))
         if field == "quality":
-            return list(map(QUALITY_NAMES.__getitem__, cols.quality))
+            return Coded(QUALITY_NAMES, array("B", cols.quality))
         by_field: dict[str, Sequence[str | None]] = {
             "path": cols.paths,
             "reason": cols.reasons,
