@@ -333,19 +333,22 @@ def parse_range(
         if end == 0 and pos + len(buf) < stop:
             want *= 2  # a line longer than the block
             continue
-        block = buf[: end or len(buf)]
-        count = block.count(b"\n") + (not block.endswith(b"\n"))
-        fast = _parse_block(block, pos, count) if count <= chunk_rows else None
+        size = end or len(buf)
+        # the block is decoded through a view: slicing 8 MB off the read is a copy (0.1 s of
+        # CPU per million records)
+        view = memoryview(buf)[:size]
+        count = buf.count(b"\n", 0, size) + (buf[size - 1] != 0x0A)
+        fast = _parse_block(view, pos, count) if count <= chunk_rows else None
         if fast is not None:
             if hashes is not None:
-                hashes.extend(map(hash, block.split(b"\n")[: len(fast[0])]))
-            yield Chunk(*fast, min(pos + len(block), total), total), line_no + count
+                hashes.extend(map(hash, buf[:size].split(b"\n")[: len(fast[0])]))
+            yield Chunk(*fast, min(pos + size, total), total), line_no + count
         else:
-            yield from _split_block(block, pos, total, chunk_rows, hashes, line_no)
-        pos, want, line_no = pos + len(block), BLOCK_BYTES, line_no + count
+            yield from _split_block(buf[:size], pos, total, chunk_rows, hashes, line_no)
+        pos, want, line_no = pos + size, BLOCK_BYTES, line_no + count
 
 
-def _parse_block(block: bytes, pos: int, count: int) -> tuple[Batch, Lines] | None:
+def _parse_block(block: memoryview, pos: int, count: int) -> tuple[Batch, Lines] | None:
     """The ``count`` lines of ``block`` in one decode, unsplit; None if any line is odd."""
     rows = None
     fast = _vocabulary.decode

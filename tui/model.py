@@ -231,13 +231,18 @@ class RecordModel(Ordering):
         found = [(r, n) for (c, r), n in self._pairs.items() if c == code and r and n > 0]
         return sorted(found, key=lambda g: (-g[1], g[0]))
 
-    def rids_with_status(self, status: str) -> list[int]:
-        """Live row ids of one status, in file order (fast: no row tuples built)."""
+    def rids_with_status(self, status: str, reasons: Iterable[str | None] = ()) -> list[int]:
+        """Live row ids of one status (and, when given, one of ``reasons``), in file order
+        (masks over the status and reason codes: no row tuples built)."""
         code = STATUS_CODE.get(status)
         if code is None:
             return []
-        mask = and_masks([self.cols.status.translate(_tab_table(code)), self.alive])
-        return list(compress(range(len(self.cols)), mask))
+        parts = [self.cols.status.translate(_tab_table(code)), self.alive]
+        wanted = set(reasons)
+        if wanted:
+            table = self.cols.reasons.values
+            parts.append(self.cols.reasons.mask([1 if r in wanted else 0 for r in table]))
+        return list(compress(range(len(self.cols)), and_masks(parts)))
 
     # -- filter and sort ----------------------------------------------------------------
 

@@ -228,6 +228,9 @@ def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) 
     wanted = set(reasons)
     out: list[Record] = []
     cols = getattr(model, "cols", None)
+    if isinstance(model, RecordModel):  # masks over the status and reason codes, in C
+        found = (model.record(rid) for rid in model.rids_with_status(status, wanted))
+        return [record for record in found if record is not None]
     for rid in rids_with_status(model, status):
         if wanted:  # the reason column, not a row tuple per record (100,000s of them)
             if cols is not None:
