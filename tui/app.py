@@ -76,7 +76,6 @@ from tui.triage import (
     group_keys,
     tool_rows,
     tools_waited_on,
-    waiting_records,
 )
 
 if TYPE_CHECKING:
@@ -199,7 +198,7 @@ class QuarryApp(App[None]):
             found = found_from_summary(self.summary.tools_found if self.summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
-        return tool_rows(found, waiting_records(self.model), workers)
+        return tool_rows(found, self.model.waiting(), workers)
 
     def source_path(self, key: Key) -> Path:
         """The file on disk a record came from."""

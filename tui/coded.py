@@ -7,10 +7,11 @@ Pure and Textual-free, below the model's columns and the query line, which both 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar, overload
 
-V = TypeVar("V", str, str | None)
+V = TypeVar("V")
+"""What a column holds: a string, None, a tuple of tool names."""
 
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 """The next code width when a column's table outgrows the current one."""
@@ -49,18 +50,24 @@ class Coded(Sequence[V], Generic[V]):
         """One code per row."""
 
     @classmethod
-    def of(cls, values: Iterable[V]) -> Coded[V]:
-        """The column of ``values`` (their first appearances make the table, in order)."""
+    def of(cls, values: Iterable[V], again: Callable[[], Iterable[V]] | None = None) -> Coded[V]:
+        """The column of ``values`` (their first appearances make the table, in order).
+
+        ``again`` gives the values anew when they are an iterator (``map`` over rows) that a
+        column of more than 256 distinct values must read twice; without it an iterator is
+        made a list first.
+        """
         col: Coded[V] = cls()
-        seq = values if isinstance(values, list) else list(values)
+        if again is None and not isinstance(values, list):
+            values = list(values)
         try:  # bytearray(map(...)) is a C loop; array("B", map(...)) is 3x slower
-            col.codes = array("B", bytearray(map(col.lookup.__getitem__, seq)))
+            col.codes = array("B", bytearray(map(col.lookup.__getitem__, values)))
             return col
         except ValueError:  # a code past 255: more distinct values than a byte holds
             pass
         for kind in ("H", "I", "Q"):
             try:
-                col.codes = array(kind, map(col.lookup.__getitem__, seq))
+                col.codes = array(kind, map(col.lookup.__getitem__, again() if again else values))
                 return col
             except OverflowError:
                 continue

@@ -86,6 +86,13 @@ def quality_of(value: Any) -> tuple[str | None, str | None]:
     return verdict, first
 
 
+def _tools(value: Any) -> tuple[str, ...]:
+    """A record's ``needs`` as a tuple of tool names (a stored list, a Record's tuple)."""
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(name for name in value if isinstance(name, str))
+
+
 def _bool(value: Any) -> int:
     return 1 if value else 0
 
@@ -117,6 +124,9 @@ class Batch:
     """The verdict in words (for ``error:`` queries)."""
     whys: Coded[str | None] = field(default_factory=Coded)
     """Why each file was last read (for ``why:`` queries)."""
+    needs: Coded[tuple[str, ...]] = field(default_factory=Coded)
+    """The tools that would unlock each row (a ``needs_tool`` or scanned record, or a
+    container whose members wait on one); ``()`` for most."""
     in_order: bool = True
     """Whether the keys (root, path) strictly increase within the batch."""
     pairs: Counter[tuple[int, str | None]] | None = None
@@ -153,6 +163,7 @@ class Batch:
             "whys",
         ):
             getattr(self, name).append(None)
+        self.needs.append(())
         for name in ("chars", "pages", "size", "ms"):
             getattr(self, name).append(0)
         self.status.append(0)
@@ -194,6 +205,7 @@ class Batch:
         error, why = get("error"), get("why")
         self.errors[i] = error if isinstance(error, str) else None
         self.whys[i] = why if isinstance(why, str) else None
+        self.needs[i] = _tools(get("needs", ()))
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""

@@ -237,12 +237,20 @@ class RecordModel(Ordering):
         code = STATUS_CODE.get(status)
         if code is None:
             return []
-        parts = [self.cols.status.translate(_tab_table(code)), self.alive]
+        parts: list[bytes | bytearray] = [self.cols.status.translate(_tab_table(code)), self.alive]
         wanted = set(reasons)
         if wanted:
             table = self.cols.reasons.values
             parts.append(self.cols.reasons.mask([1 if r in wanted else 0 for r in table]))
         return list(compress(range(len(self.cols)), and_masks(parts)))
+
+    def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
+        """(key, tools) of every live row that names tools that would unlock it: a
+        ``needs_tool`` or scanned record, or an ok container whose members wait on a tool
+        (what ``quarry tools DIR`` counts), in file order; a mask over the ``needs`` codes."""
+        needs = self.cols.needs
+        mask = and_masks([needs.mask([1 if tools else 0 for tools in needs.values]), self.alive])
+        return [(self.key_of(rid), needs[rid]) for rid in compress(range(len(needs)), mask)]
 
     # -- filter and sort ----------------------------------------------------------------
 

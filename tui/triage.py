@@ -27,9 +27,6 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?[\w.~-]*(?:[/\\][\w.~-]+)+[/\\]?")
 _NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 
-WAITING_REASONS: frozenset[str] = frozenset({Reason.NEEDS_TOOL.value, Reason.SCANNED.value})
-"""Reasons of records that a missing tool would unlock (``unsupported``/``empty``)."""
-
 
 def normalise(message: str | None) -> str:
     """``message`` with the parts that differ between siblings replaced by placeholders."""
@@ -257,11 +254,10 @@ def unsupported_records(model: RecordModel) -> list[Record]:
 
 
 def waiting_records(model: RecordModel) -> list[Record]:
-    """Records a tool would unlock: ``unsupported/needs_tool`` and ``empty/scanned``."""
-    return [
-        *records_where(model, Status.UNSUPPORTED.value, [Reason.NEEDS_TOOL.value]),
-        *records_where(model, Status.EMPTY.value, [Reason.SCANNED.value]),
-    ]
+    """Records a tool would unlock: ``unsupported/needs_tool``, ``empty/scanned``, and ok
+    containers whose members wait on a tool (every record whose ``needs`` names one)."""
+    found = (model.record(model.ids[key]) for key, _tools in model.waiting())
+    return [record for record in found if record is not None]
 
 
 # -- tools -----------------------------------------------------------------------------------
@@ -343,19 +339,22 @@ def found_from_summary(tools_found: Mapping[str, str]) -> dict[str, tuple[str, s
 
 def tool_rows(
     found: Mapping[str, tuple[str, str]],
-    waiting: Iterable[Record],
+    waiting: Iterable[Record | tuple[Key, Iterable[str]]],
     workers: Mapping[str, ToolSet] | None = None,
 ) -> list[ToolRow]:
     """Every known tool (and any other a record names): missing ones waited on most first.
 
+    ``waiting``: the records that name tools that would unlock them, or their (key, tools)
+    (:meth:`~tui.model.RecordModel.waiting`, no record read back); an ok container whose
+    members wait on a tool is listed under it, as ``quarry tools DIR`` counts it.
     ``workers`` (reads on a Dask cluster) says which worker has which tool.
     """
     workers = workers or {}
     files: dict[str, list[Key]] = {}
-    for record in waiting:
-        if record.reason in WAITING_REASONS:
-            for name in record.needs:
-                files.setdefault(name, []).append(record.key)
+    for item in waiting:
+        key, needs = (item.key, item.needs) if isinstance(item, Record) else item
+        for name in needs:
+            files.setdefault(name, []).append(key)
     rows = []
     for name in sorted(set(KNOWN_TOOLS) | set(files)):
         spec = KNOWN_TOOLS.get(name)
