@@ -14,6 +14,7 @@ The app composes: it owns the records model and the triage state, turns each eng
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from array import array
@@ -76,7 +77,6 @@ from tui.triage import (
     group_keys,
     tool_rows,
     tools_waited_on,
-    waiting_records,
 )
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ class QuarryApp(App[None]):
         self._loading: Load | None = None
         """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
         self._load_stamp: tuple[int, int] | None = None
+        self._gc_paused = False
+        """Whether :meth:`on_load` paused the garbage collector (it was running)."""
         self._load_trouble: OSError | None = None
         """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
         self._rows_begun = False
@@ -199,7 +201,7 @@ class QuarryApp(App[None]):
             found = found_from_summary(self.summary.tools_found if self.summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
-        return tool_rows(found, waiting_records(self.model), workers)
+        return tool_rows(found, self.model.waiting(), workers)
 
     def source_path(self, key: Key) -> Path:
         """The file on disk a record came from."""
@@ -257,7 +259,14 @@ class QuarryApp(App[None]):
         """Open the store and parse its first block here, before the records screen mounts:
         the first frame has rows (a few hundred, in milliseconds); the rest is loaded by
         :meth:`_load` from :meth:`on_mount` (helper processes may be parsing it already:
-        :func:`tui.loadpart.start_early`)."""
+        :func:`tui.loadpart.start_early`).
+
+        The cyclic garbage collector is paused until the load is shown (:meth:`_gc_resume`):
+        the load allocates millions of objects (rows' columns, unpickled chunks) and few
+        cycles, and each pass walked the growing model: ~0.1 s of this process's CPU per
+        million records, some of it inside frames."""
+        self._gc_paused = gc.isenabled()
+        gc.disable()
         self._loading = take_early(self.store.jsonl_path)
         self._load_stamp = None if self._loading is None else self._loading.src.stamp
         try:
@@ -344,6 +353,17 @@ class QuarryApp(App[None]):
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
         self.records_screen.refresh_data(keep=self.records_screen.table.kept_rid)
         self.records_screen.refresh_header()
+        self.call_after_refresh(self._gc_resume)  # the first collection after the frame
+
+    def _gc_resume(self) -> None:
+        """The load is over (or failed, or the app is leaving): collect garbage again."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gc.enable()
+
+    def on_unmount(self) -> None:
+        """Leaving (a quit during the load too): the collector runs again."""
+        self._gc_resume()
 
     @work(thread=True, exclusive=True, group="known-groups", exit_on_error=False)
     def _learn_groups(self, rids: list[int]) -> None:
@@ -353,6 +373,7 @@ class QuarryApp(App[None]):
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
+        self._gc_resume()
         self.load_error = message.reason
         self.state = "failed"
         self.notify(message.reason, title="store", severity="error", timeout=30)

@@ -144,12 +144,11 @@ class Ordering:
             for rank, code in enumerate(ranked):
                 table[code] = rank
             keys = cols.status.translate(table)
-        else:
-            values = getattr(cols, _TEXT[column])
-            distinct = sorted({v or "" for v in set(values)})
+        else:  # rank each value of the column's table, then map the codes to ranks
+            table = getattr(cols, _TEXT[column]).values
+            distinct = sorted({v or "" for v in table})
             ranks: dict[Any, int] = {v: i for i, v in enumerate(distinct)}
-            ranks[None] = ranks.get("", 0)
-            keys = array("q", map(ranks.__getitem__, values))
+            keys = getattr(cols, _TEXT[column]).ranks([ranks[v or ""] for v in table])
         base = range(len(cols)) if self.identity else self.order
         perm = array("q", sorted(base, key=keys.__getitem__))
         self._perms[column] = perm

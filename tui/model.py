@@ -22,6 +22,7 @@ from itertools import compress
 from typing import Any
 
 from engine.records import STATUSES, Record
+from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
@@ -230,13 +231,26 @@ class RecordModel(Ordering):
         found = [(r, n) for (c, r), n in self._pairs.items() if c == code and r and n > 0]
         return sorted(found, key=lambda g: (-g[1], g[0]))
 
-    def rids_with_status(self, status: str) -> list[int]:
-        """Live row ids of one status, in file order (fast: no row tuples built)."""
+    def rids_with_status(self, status: str, reasons: Iterable[str | None] = ()) -> list[int]:
+        """Live row ids of one status (and, when given, one of ``reasons``), in file order
+        (masks over the status and reason codes: no row tuples built)."""
         code = STATUS_CODE.get(status)
         if code is None:
             return []
-        mask = and_masks([self.cols.status.translate(_tab_table(code)), self.alive])
-        return list(compress(range(len(self.cols)), mask))
+        parts: list[bytes | bytearray] = [self.cols.status.translate(_tab_table(code)), self.alive]
+        wanted = set(reasons)
+        if wanted:
+            table = self.cols.reasons.values
+            parts.append(self.cols.reasons.mask([1 if r in wanted else 0 for r in table]))
+        return list(compress(range(len(self.cols)), and_masks(parts)))
+
+    def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
+        """(key, tools) of every live row that names tools that would unlock it: a
+        ``needs_tool`` or scanned record, or an ok container whose members wait on a tool
+        (what ``quarry tools DIR`` counts), in file order; a mask over the ``needs`` codes."""
+        needs = self.cols.needs
+        mask = and_masks([needs.mask([1 if tools else 0 for tools in needs.values]), self.alive])
+        return [(self.key_of(rid), needs[rid]) for rid in compress(range(len(needs)), mask)]
 
     # -- filter and sort ----------------------------------------------------------------
 
@@ -296,10 +310,10 @@ class RecordModel(Ordering):
     def column(self, field: str) -> Sequence[str | None]:
         """The values of a query field over every row (status as names)."""
         cols = self.cols
-        if field == "status":
-            return list(map(STATUS_NAMES.__getitem__, cols.status))
+        if field == "status":  # the codes as they are, with the names as their table
+            return Coded(STATUS_NAMES, array("B", cols.status))
         if field == "quality":
-            return list(map(QUALITY_NAMES.__getitem__, cols.quality))
+            return Coded(QUALITY_NAMES, array("B", cols.quality))
         by_field: dict[str, Sequence[str | None]] = {
             "path": cols.paths,
             "reason": cols.reasons,

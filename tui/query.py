@@ -24,6 +24,8 @@ from itertools import repeat
 from operator import contains, is_not
 from typing import cast
 
+from tui.coded import Coded
+
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
 FLIP = bytes([1, 0, *range(2, 256)])
 """``bytes.translate`` table that inverts a 0/1 mask."""
@@ -155,12 +157,15 @@ def _term_mask(
     term: Term, columns: Callable[[str], Sequence[str | None]], lower: Sequence[str]
 ) -> bytes | bytearray:
     values = columns(term.field)
+    hits: bytes | bytearray
     if term.field == "path":
         paths = cast("Sequence[str]", values)  # a path is never missing
         if term.literal is not None:
             hits = bytearray(map(contains, lower if term.icase else paths, repeat(term.literal)))
         else:
             hits = bytearray(map(is_not, map(term.pattern.search, paths), repeat(None)))
+    elif isinstance(values, Coded):  # decide each value of the table once, map the codes
+        hits = values.mask([1 if term.hit(v) else 0 for v in values.values])
     else:  # few distinct values: decide each once, then map the column through the answers
         answer = {v: 1 if term.hit(v) else 0 for v in set(values)}
         hits = bytearray(map(answer.__getitem__, values))

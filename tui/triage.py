@@ -27,9 +27,6 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?[\w.~-]*(?:[/\\][\w.~-]+)+[/\\]?")
 _NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 
-WAITING_REASONS: frozenset[str] = frozenset({Reason.NEEDS_TOOL.value, Reason.SCANNED.value})
-"""Reasons of records that a missing tool would unlock (``unsupported``/``empty``)."""
-
 
 def normalise(message: str | None) -> str:
     """``message`` with the parts that differ between siblings replaced by placeholders."""
@@ -90,9 +87,12 @@ def group_key(record: Record) -> tuple[str, str]:
 def group_keys(model: RecordModel, rids: Iterable[int]) -> set[tuple[str, str]]:
     """The groups of the error rows ``rids``, from the model's reason and error columns (no
     record is read back from the store; each distinct message is normalised once)."""
-    cols = model.cols
-    pairs = {(cols.reasons[rid], cols.errors[rid]) for rid in rids}
-    return {(reason or "error", normalise(error)) for reason, error in pairs}
+    reasons, errors = model.cols.reasons, model.cols.errors
+    rids = rids if isinstance(rids, list) else list(rids)
+    # pairs of codes, in C: a Python step per error row (100,000s) held the GIL beside the UI
+    codes = map(reasons.codes.__getitem__, rids), map(errors.codes.__getitem__, rids)
+    pairs = set(zip(*codes, strict=True))
+    return {(reasons.values[r] or "error", normalise(errors.values[e])) for r, e in pairs}
 
 
 def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
@@ -228,6 +228,9 @@ def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) 
     wanted = set(reasons)
     out: list[Record] = []
     cols = getattr(model, "cols", None)
+    if isinstance(model, RecordModel):  # masks over the status and reason codes, in C
+        found = (model.record(rid) for rid in model.rids_with_status(status, wanted))
+        return [record for record in found if record is not None]
     for rid in rids_with_status(model, status):
         if wanted:  # the reason column, not a row tuple per record (100,000s of them)
             if cols is not None:
@@ -254,11 +257,10 @@ def unsupported_records(model: RecordModel) -> list[Record]:
 
 
 def waiting_records(model: RecordModel) -> list[Record]:
-    """Records a tool would unlock: ``unsupported/needs_tool`` and ``empty/scanned``."""
-    return [
-        *records_where(model, Status.UNSUPPORTED.value, [Reason.NEEDS_TOOL.value]),
-        *records_where(model, Status.EMPTY.value, [Reason.SCANNED.value]),
-    ]
+    """Records a tool would unlock: ``unsupported/needs_tool``, ``empty/scanned``, and ok
+    containers whose members wait on a tool (every record whose ``needs`` names one)."""
+    found = (model.record(model.ids[key]) for key, _tools in model.waiting())
+    return [record for record in found if record is not None]
 
 
 # -- tools -----------------------------------------------------------------------------------
@@ -340,19 +342,22 @@ def found_from_summary(tools_found: Mapping[str, str]) -> dict[str, tuple[str, s
 
 def tool_rows(
     found: Mapping[str, tuple[str, str]],
-    waiting: Iterable[Record],
+    waiting: Iterable[Record | tuple[Key, Iterable[str]]],
     workers: Mapping[str, ToolSet] | None = None,
 ) -> list[ToolRow]:
     """Every known tool (and any other a record names): missing ones waited on most first.
 
+    ``waiting``: the records that name tools that would unlock them, or their (key, tools)
+    (:meth:`~tui.model.RecordModel.waiting`, no record read back); an ok container whose
+    members wait on a tool is listed under it, as ``quarry tools DIR`` counts it.
     ``workers`` (reads on a Dask cluster) says which worker has which tool.
     """
     workers = workers or {}
     files: dict[str, list[Key]] = {}
-    for record in waiting:
-        if record.reason in WAITING_REASONS:
-            for name in record.needs:
-                files.setdefault(name, []).append(record.key)
+    for item in waiting:
+        key, needs = (item.key, item.needs) if isinstance(item, Record) else item
+        for name in needs:
+            files.setdefault(name, []).append(key)
     rows = []
     for name in sorted(set(KNOWN_TOOLS) | set(files)):
         spec = KNOWN_TOOLS.get(name)

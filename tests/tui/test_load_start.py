@@ -203,3 +203,26 @@ def test_values_met_late_decode_as_the_plain_decoder_does(
         got.extend(chunk.rows)
     assert _columns(got) == _columns(Batch.of(map(parse_line, lines)))
     assert vocabulary.misses <= misses
+
+
+async def test_the_garbage_collector_pauses_for_the_load_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    _write(tmp_path / "s", [_record(i) for i in range(4_000)])
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(100):  # bounded: it resumes after the frame that shows the load
+            if gc.isenabled():
+                break
+            await pilot.pause(0.01)
+        assert gc.isenabled() and len(app.model) == 4_000
+    # a dashboard left during its load (the rest never read) leaves it running too
+    monkeypatch.setattr(QuarryApp, "_load", lambda self: None)
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not gc.isenabled() and app.progress is not None
+    assert gc.isenabled()

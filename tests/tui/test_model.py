@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from engine.records import Record
 from engine.store import Store
 from tui import loader
@@ -254,3 +256,34 @@ def test_live_updates_keep_the_order_within_a_sort() -> None:
     assert paths(m) == before
     m.apply([same[2].evolve(reason="timeout")])  # a new value: it moves to its place
     assert paths(m)[-1] == "s/2.txt"
+
+
+def test_needs_are_carried_from_any_line_and_live_changes() -> None:
+    """The tools a record waits on, whatever the line holds: a container's list, none, a
+    foreign store's ``null`` or string (the block then takes the lenient way)."""
+
+    def line(path: str, status: str, needs: object, reason: str | None = None) -> bytes:
+        d = {"root": ROOT, "path": path, "status": status, "reason": reason, "needs": needs}
+        return orjson.dumps(d) + b"\n"
+
+    data = b"".join(
+        [
+            line("a.zip", "ok", ["antiword", "catdoc"]),
+            line("b.doc", "unsupported", ["antiword"], "needs_tool"),
+            line("c.txt", "ok", []),
+            line("d.png", "unsupported", None, "needs_tool"),
+            line("e.pdf", "empty", "tesseract", "scanned"),
+        ]
+    )
+    m = RecordModel()
+    m.data = data
+    for chunk in load_rows(data):
+        m.extend(chunk.rows, chunk.starts)
+    assert len(m) == 5
+    assert m.waiting() == [
+        ((ROOT, "a.zip"), ("antiword", "catdoc")),
+        ((ROOT, "b.doc"), ("antiword",)),
+        ((ROOT, "e.pdf"), ("tesseract",)),  # a string: one tool, as tui.lines reads any line
+    ]
+    m.apply([rec("a.zip", "ok"), rec("f.eml", "ok", needs=("tesseract",))])
+    assert [key[1] for key, _ in m.waiting()] == ["b.doc", "e.pdf", "f.eml"]

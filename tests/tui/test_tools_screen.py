@@ -141,3 +141,53 @@ async def test_every_triage_screen_by_mouse(store: Store) -> None:
         await click_footer("escape")
         assert isinstance(app.screen, RecordsScreen)
         assert len(app.screen_stack) == 1
+
+
+def _with_waiting_containers(out: Path) -> Store:
+    """The sample store plus two ok containers whose members wait on a tool (issue 16): a
+    zip with a .doc member (antiword or catdoc) and a mail with an image (tesseract)."""
+    from engine.records import Member, Record
+    from tui.sample import ROOT, sample_records, sample_summary
+
+    def container(path: str, mime: str, member: str, reason: str, needs: tuple[str, ...]) -> Record:
+        return Record(
+            ROOT, path, 9_000, 1, "ok", "c" * 64, mime, None, "zip", "zip", 1, chars=40,
+            error="1 of 2 members not read", needs=needs, tools="t-3f2a", why="new",
+            members=(Member("a.txt", "ok", None, None, 40), Member(member, "unsupported",
+                     reason, "needs a tool", 0)),
+        )  # fmt: skip
+
+    records = sorted(
+        [
+            *sample_records(),
+            container("mail/scan.eml", "message/rfc822", "scan.png", "needs_tool", ("tesseract",)),
+            container("zips/memos.zip", "application/zip", "memo.doc", "needs_tool",
+                      ("antiword", "catdoc")),
+        ],
+        key=lambda r: r.key,
+    )  # fmt: skip
+    store = Store(out)
+    with store.writer():
+        store.write_records(records)
+        store.write_summary(sample_summary(records))
+    return store
+
+
+async def test_ok_containers_waiting_on_a_tool_are_listed_under_it(tmp_path: Path) -> None:
+    store = _with_waiting_containers(tmp_path / "store")
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, ToolsScreen)
+        by_name = {r.name: r for r in screen.rows}
+        assert [k[1] for k in by_name["antiword"].files] == ["legacy/memo.doc", "zips/memos.zip"]
+        assert [k[1] for k in by_name["catdoc"].files] == ["legacy/memo.doc", "zips/memos.zip"]
+        assert [k[1] for k in by_name["tesseract"].files] == ["images/photo.png", "mail/scan.eml"]
+        # counted as `quarry tools DIR` counts them: 4 files wait on a missing tool, not 2
+        text = screen_text(app)
+        assert "4 files waiting on a missing tool" in text
+        assert screen.rows[0].name == "antiword" and "zips/memos.zip" in text
+        await pilot.press("down", "down")
+        assert "tesseract  missing" in screen_text(app) and "mail/scan.eml" in screen_text(app)
