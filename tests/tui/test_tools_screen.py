@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Button, DataTable
 
 from engine.store import Store
@@ -24,13 +25,19 @@ from tui.screens.records import RecordsScreen
 from tui.screens.tools import ToolsScreen
 
 
+async def _open_tools(app: TriageApp, pilot: Pilot[None]) -> ToolsScreen:
+    """The tools screen, as ``t`` opens it once the store has loaded."""
+    await settle(pilot)
+    await pilot.press("t")
+    screen = app.screen
+    assert isinstance(screen, ToolsScreen)
+    return screen
+
+
 async def test_every_tool_with_state_files_and_install_hints(store: Store) -> None:
     app = TriageApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("t")
-        screen = app.screen
-        assert isinstance(screen, ToolsScreen)
+        screen = await _open_tools(app, pilot)
         assert {r.name for r in screen.rows} == set(KNOWN_TOOLS)
         text = screen_text(app)
         assert "1 found · 6 missing · 2 files waiting on a missing tool" in text
@@ -177,10 +184,7 @@ async def test_ok_containers_waiting_on_a_tool_are_listed_under_it(tmp_path: Pat
     store = _with_waiting_containers(tmp_path / "store")
     app = TriageApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("t")
-        screen = app.screen
-        assert isinstance(screen, ToolsScreen)
+        screen = await _open_tools(app, pilot)
         by_name = {r.name: r for r in screen.rows}
         assert [k[1] for k in by_name["antiword"].files] == ["legacy/memo.doc", "zips/memos.zip"]
         assert [k[1] for k in by_name["catdoc"].files] == ["legacy/memo.doc", "zips/memos.zip"]
