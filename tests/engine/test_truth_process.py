@@ -239,11 +239,7 @@ def test_a_hung_read_after_quick_ones_of_its_batch_ends_by_the_workers_own_bound
 ) -> None:
     # The alarm is not armed anew for every read of a batch: the hung read must still get one.
     limits = Limits(timeout_s=0.5)
-    tasks = []
-    for i, action in enumerate(["ok"] * 5 + ["hang"]):
-        path = tmp_path / f"{i}.bin"
-        path.write_bytes(fixture(action, str(i)))
-        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    tasks = _files(tmp_path, ["ok"] * 5 + ["hang"], limits, "")
     pool = ReadPool(limits, workers=1)
     try:
         worker = _ready_worker(pool)
@@ -261,11 +257,7 @@ def test_a_worker_waiting_for_its_next_batch_is_not_ended_by_its_own_bound(
     tmp_path: Path,
 ) -> None:
     limits = Limits(timeout_s=0.1)
-    tasks = []
-    for i in range(3):
-        path = tmp_path / f"{i}.bin"
-        path.write_bytes(fixture("ok", str(i)))
-        tasks.append(ReadTask(str(path), "", limits, ToolSet.empty(), str(tmp_path)))
+    tasks = _files(tmp_path, ["ok"] * 3, limits, "")
     pool = ReadPool(limits, workers=1)
     try:
         worker = _ready_worker(pool)
