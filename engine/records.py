@@ -362,8 +362,12 @@ def _bool(value: object) -> object:
 
 
 def _needs(value: object) -> object:
-    if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        return tuple(value)
+    """The tools a record waits on, read as the dashboard reads them (``tui.lines``): a list's
+    strings, or one tool named by a plain string (a hand edit)."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if isinstance(value, list):
+        return tuple(t for t in value if isinstance(t, str))
     return _DEFAULT
 
 

@@ -252,3 +252,28 @@ def test_one_torn_line_in_thousands_keeps_every_other_record() -> None:
     loaded = read_jsonl(b"\n".join(lines))
     assert [b.line for b in loaded.bad] == [2501, 5001]
     assert loaded.records == recs[:2500] + recs[2501:]
+
+
+def test_needs_are_read_as_the_dashboard_reads_them() -> None:
+    """A list's strings, or one tool named by a plain string: the engine counts and retries
+    what the dashboard lists (tui.lines reads ``needs`` the same way)."""
+    from tui.lines import parse_line
+
+    def line(needs: object) -> bytes:
+        d = _good(1)
+        d.update(status="unsupported", reason="needs_tool", needs=needs)
+        return orjson.dumps(d)
+
+    cases = {
+        "tesseract": ("tesseract",),
+        "": (),
+        ("antiword", 3, "catdoc"): ("antiword", "catdoc"),
+        None: (),
+        7: (),
+    }
+    for needs, tools in cases.items():
+        raw = line(list(needs) if isinstance(needs, tuple) else needs)
+        assert Record.from_json(raw).needs == tools, needs
+        (only,) = read_jsonl(raw + b"\n").records
+        assert only.needs == tools, needs
+        assert tuple(parse_line(raw)["needs"]) == tools, needs
