@@ -26,6 +26,8 @@ CACHE_ENV = "QUARRY_CACHE_DIR"
 UNKNOWN = "unknown"
 
 NAME = "tool-versions.json"
+MAX_BYTES = 1 << 20
+"""Largest cache file read (whatever is larger was not written by this module)."""
 
 Probe = tuple[str, tuple[str, ...]]
 ProbeFn = Callable[[Sequence[Probe]], list[str]]
@@ -62,7 +64,11 @@ def load(path: Path | None) -> dict[str, _Entry]:
     if path is None:
         return {}
     try:
-        data = orjson.loads(path.read_bytes())
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:  # not ours (a few hundred bytes a tool): asked, rewritten
+            return {}
+        data = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError):
         return {}
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -71,7 +71,15 @@ def test_a_repointed_symlink_is_asked_again(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"{torn", b"[1, 2]", b'{"format": 99, "tools": {}}', b'{"format": 1, "tools": 3}'],
+    [
+        b"",
+        b"{torn",
+        b"[1, 2]",
+        b'{"format": 99, "tools": {}}',
+        b'{"format": 1, "tools": 3}',
+        b'{"format": 1, "tools": {}, "pad": "' + b"x" * (2 << 20) + b'"}',
+    ],
+    ids=["empty", "torn", "list", "newer", "tools-not-a-dict", "huge"],
 )
 def test_a_damaged_or_foreign_cache_means_asking(tmp_path: Path, content: bytes) -> None:
     bin_ = tmp_path / "bin"
