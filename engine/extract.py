@@ -17,6 +17,11 @@ its file did not have while it was read. A file gone before or during the read c
 A failure of the machine rather than the file (the text cannot be written, a tool vanished
 during the sweep) comes back with ``machine`` set: the sweep keeps the earlier record and
 reports it, and never blames the file.
+
+Past STYLE's 500 lines on purpose: one read is one sequence (hash, detect, read, unlock,
+normalise, score, write the text, build the Outcome) whose steps share the task and the
+outcome being built; split apart, each piece would take and give back the same half-built
+state.
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@ The app composes: it owns the records model and the triage state, turns each eng
 (:class:`~tui.messages.ModelChanged`). Screens own their keys. What must outlive a screen
 (retries, tools re-checks) and the terminal hand-over live here, behind the
 :class:`~tui.screens.ports.Dashboard` protocol the screens are given.
+
+Past STYLE's 500 lines: this is the one place where engine events, the model, the triage
+state and the screens meet, and what outlives a screen (retries, tools re-checks, the
+terminal hand-over, crash and worker-failure handling) is kept here by design. The seam for
+the next growth is the engine link (events in, retries and re-checks out), which could become
+a class of its own that the app holds.
 """
 
 from __future__ import annotations

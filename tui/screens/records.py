@@ -4,6 +4,9 @@ It owns every key that acts on records (tabs, filter, sort, detail, open, mark, 
 editor, the opener, copy, export): a binding lives on the class that handles it, so the help
 and the footer list them here and nowhere else. Built with the model, the triage state and
 the :class:`~tui.screens.ports.Dashboard` it asks for retries and the terminal.
+
+Past STYLE's 500 lines on purpose: every key that acts on records lives here (the rule
+above), and the bindings, their actions and the help they feed are one list to read.
 """
 
 from __future__ import annotations
