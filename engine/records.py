@@ -361,14 +361,14 @@ def _bool(value: object) -> object:
     return value if isinstance(value, bool) else _DEFAULT
 
 
-def _needs(value: object) -> object:
-    """The tools a record waits on, read as the dashboard reads them (``tui.lines``): a list's
-    strings, or one tool named by a plain string (a hand edit)."""
+def needs_of(value: object) -> tuple[str, ...]:
+    """A stored ``needs`` as tool names, read the same by the engine and the dashboard: a
+    list's (or tuple's) strings, one tool named by a plain string (a hand edit), else none."""
     if isinstance(value, str):
         return (value,) if value else ()
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return tuple(t for t in value if isinstance(t, str))
-    return _DEFAULT
+    return ()
 
 
 def _tools(value: object) -> object:
@@ -391,7 +391,7 @@ _LENIENT: dict[str, Callable[[object], object]] = {
     "chars": _int(0),
     "pages": _opt_int,
     "error": _opt_str,
-    "needs": _needs,
+    "needs": needs_of,
     "tools": _tools,
     "reused": _bool,
     "why": _opt_str,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.quality import VERDICTS
-from engine.records import STATUSES, Record
+from engine.records import STATUSES, Record, needs_of
 from tui.coded import Coded
 
 QUALITY_NAMES: tuple[str | None, ...] = (None, *VERDICTS)
@@ -84,13 +84,6 @@ def quality_of(value: Any) -> tuple[str | None, str | None]:
         return None, None
     first = signals[0] if signals and isinstance(signals[0], str) else None
     return verdict, first
-
-
-def _tools(value: Any) -> tuple[str, ...]:
-    """A record's ``needs`` as a tuple of tool names (a stored list, a Record's tuple)."""
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(name for name in value if isinstance(name, str))
 
 
 def _bool(value: Any) -> int:
@@ -229,7 +222,7 @@ class Batch:
         error, why = get("error"), get("why")
         self.errors[i] = error if isinstance(error, str) else None
         self.whys[i] = why if isinstance(why, str) else None
-        self.needs[i] = _tools(get("needs", ()))
+        self.needs[i] = needs_of(get("needs", ()))
 
     def extend(self, other: Batch) -> None:
         """Append every row of ``other``."""

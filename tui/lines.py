@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from engine.quality import Quality
-from engine.records import Member, Record
+from engine.records import Member, Record, needs_of
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _INT = ("size", "mtime_ns", "v", "chars", "ms", "crashes")
@@ -79,14 +79,6 @@ def _opt_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _needs(value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,) if value else ()
-    if isinstance(value, list | tuple):
-        return tuple(v for v in value if isinstance(v, str))
-    return ()
-
-
 def _tools(value: object) -> str | None:
     """The tool-set fingerprint; the extract stage writes the list of tools present."""
     if isinstance(value, str):
@@ -115,7 +107,7 @@ def clean(d: object) -> dict[str, Any]:
         "path": restore_name(path, d.get("path_b64")),
         "status": status,
         "sha256": valid_sha256(d.get("sha256")),
-        "needs": _needs(d.get("needs")),
+        "needs": needs_of(d.get("needs")),
         "tools": _tools(d.get("tools")),
         "reused": d.get("reused") is True,
         "pages": _int(d["pages"]) if isinstance(d.get("pages"), int | float) else None,
