@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from engine.quality import summary_line
 from engine.records import Reason, Record, Status
 from engine.tools import KNOWN_TOOLS, ToolSet
-from tui.model import R_REASON, R_STATUS, Key, RecordModel
+from tui.model import Key, RecordModel
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|‘[^’]*’|“[^”]*”")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b")
@@ -202,48 +202,11 @@ def group_unsupported(records: Iterable[Record]) -> list[UnsupportedGroup]:
     return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.mime))
 
 
-def rids_with_status(model: RecordModel, status: str) -> Iterator[int]:
-    """Row ids of the live rows with ``status``, in store order.
-
-    Scans the model's status column (a ``bytearray`` of codes) with ``bytearray.find``, a C
-    loop, so a million rows with a few thousand errors cost milliseconds, not a tuple per row;
-    a model without columns is walked row by row.
-    """
-    cols, alive = getattr(model, "cols", None), getattr(model, "alive", None)
-    if cols is None or alive is None or not isinstance(cols.status, bytearray):
-        yield from (i for i, r in enumerate(model.rows) if r is not None and r[R_STATUS] == status)
-        return
-    from tui.columns import STATUS_CODE
-
-    code, data = STATUS_CODE[status], cols.status
-    i = data.find(code)
-    while i != -1:
-        if alive[i]:
-            yield i
-        i = data.find(code, i + 1)
-
-
 def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) -> list[Record]:
-    """Full records of ``status`` (and, when given, one of ``reasons``), in store order."""
-    wanted = set(reasons)
-    out: list[Record] = []
-    cols = getattr(model, "cols", None)
-    if isinstance(model, RecordModel):  # masks over the status and reason codes, in C
-        found = (model.record(rid) for rid in model.rids_with_status(status, wanted))
-        return [record for record in found if record is not None]
-    for rid in rids_with_status(model, status):
-        if wanted:  # the reason column, not a row tuple per record (100,000s of them)
-            if cols is not None:
-                reason = cols.reasons[rid]
-            else:
-                row = model.rows[rid]
-                reason = None if row is None else row[R_REASON]
-            if reason not in wanted:
-                continue
-        record = model.record(rid)
-        if record is not None:
-            out.append(record)
-    return out
+    """Full records of ``status`` (and, when given, one of ``reasons``), in store order (masks
+    over the model's status and reason codes, in C)."""
+    found = (model.record(rid) for rid in model.rids_with_status(status, reasons))
+    return [record for record in found if record is not None]
 
 
 def error_records(model: RecordModel) -> list[Record]:
