@@ -203,21 +203,12 @@ class TextReader:
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the decoded text of ``path`` into ``sink``."""
         if ctx.data is not None and len(ctx.data) <= SNIFF:
-            # The worker read the whole file while hashing it: decode those bytes.
-            text, encoding = decode_bytes(ctx.data)
-            sink.describe(f"text:{encoding}")
-            sink.write(text)
-            return ReadInfo(extractor=f"text:{encoding}")
+            return _whole(ctx.data, sink)  # the worker read all of it while hashing it
         try:
             with open(path, "rb") as fh:
                 head = fh.read(SNIFF + 1)
-                if len(head) <= SNIFF:
-                    # The whole file (most are this small): decoded at once, with the same
-                    # choice decode_file makes, for a tenth of the calls.
-                    text, encoding = decode_bytes(head)
-                    sink.describe(f"text:{encoding}")
-                    sink.write(text)
-                    return ReadInfo(extractor=f"text:{encoding}")
+                if len(head) <= SNIFF:  # the whole file (most are this small)
+                    return _whole(head, sink)
                 fh.seek(0)
                 encoding, pieces = decode_file(fh, path.stat().st_size)
                 sink.describe(f"text:{encoding}")
@@ -226,6 +217,15 @@ class TextReader:
         except OSError as exc:
             raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
         return ReadInfo(extractor=f"text:{encoding}")
+
+
+def _whole(data: bytes, sink: TextSink) -> ReadInfo:
+    """A whole small file decoded at once, with the same choice decode_file makes, for a
+    tenth of the calls."""
+    text, encoding = decode_bytes(data)
+    sink.describe(f"text:{encoding}")
+    sink.write(text)
+    return ReadInfo(extractor=f"text:{encoding}")
 
 
 READERS = (TextReader(),)
