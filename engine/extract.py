@@ -427,13 +427,13 @@ def _finish(
     elif not blank and cut is not None:
         text += cap_line(cut.limit, str(cut).removeprefix(f"{cut.limit}: "))
         error = f"text cut: {cut}"[:500]
-    read: dict[str, Any] = {
+    # needs: a container whose members wait on a tool (read again once one is here)
+    read = {
         "extractor": info.extractor,
         "pages": info.pages,
         "members": info.members,
+        "needs": info.needs,
     }
-    if info.needs:  # a container whose members wait on a tool: read again once one is here
-        read["needs"] = info.needs
     if not blank:  # the common case: one Outcome made, not one per field that changed
         return _keep(task, base, text, read, error)
     base = _replace(base, error=error, **read)
@@ -488,7 +488,7 @@ def _keep(
         error=error,
         text_file=tmp,
         members=read["members"],
-        needs=read.get("needs", ()),
+        needs=read["needs"],
         quality=quality,
     )
 

@@ -389,13 +389,11 @@ class Sweeper:
             self._persist(changed, unnamed, old_shas, full, started, synced)
             summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
             self.store.write_summary(summary)
-        except OSError:
-            _end_quietly(synced)
-            if self.store.out.is_dir():  # a store folder that vanished is the caller's to judge
-                self._recover_from_write_failure()
-            raise
-        except BaseException:
+        except BaseException as exc:
             _end_quietly(synced)  # the sync ends before the error goes on
+            # a store folder that vanished is the caller's to judge
+            if isinstance(exc, OSError) and self.store.out.is_dir():
+                self._recover_from_write_failure()
             raise
         return summary
 
