@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import orjson
+
+from engine.store import atomic_write
 
 FORMAT = 1
 CACHE_ENV = "QUARRY_CACHE_DIR"
@@ -95,17 +96,8 @@ def save(path: Path | None, entries: dict[str, _Entry]) -> None:
     """Replace the cache file atomically; a cache that cannot be written is skipped."""
     if path is None:
         return
-    data = orjson.dumps({"format": FORMAT, "tools": entries})
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tool-versions.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        atomic_write(path, orjson.dumps({"format": FORMAT, "tools": entries}))
 
 
 def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:
@@ -116,10 +108,8 @@ def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:
     idents = [identity(exe) for exe, _args in probes]
     got = [cached_version(entries, p, i) for p, i in zip(probes, idents, strict=True)]
     asked = [n for n, v in enumerate(got) if v is None]
-    if not asked:
-        return [v for v in got if v is not None]
-    answers = probe([probes[n] for n in asked])
     changed = False
+    answers = probe([probes[n] for n in asked]) if asked else []
     for n, version in zip(asked, answers, strict=True):
         got[n] = version
         ident = idents[n]

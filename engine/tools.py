@@ -164,17 +164,17 @@ def probe_versions(
 
 def _version_of(proc: subprocess.Popen[bytes] | None, deadline: float) -> str:
     if proc is None:
-        return "unknown"
+        return toolcache.UNKNOWN
     try:
         out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        return "unknown"
+        return toolcache.UNKNOWN
     except OSError:
-        return "unknown"
+        return toolcache.UNKNOWN
     match = _VERSION_RE.search(out.decode("utf-8", "replace"))
-    return match.group(1) if match else "unknown"
+    return match.group(1) if match else toolcache.UNKNOWN
 
 
 def discover(
