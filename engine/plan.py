@@ -64,6 +64,17 @@ def still_current(
     return False
 
 
+def keeps(
+    prior: Record,
+    reader_versions: Mapping[str, int],
+    reader_for_mime: Mapping[str, str | None],
+    tools_fingerprint: str,
+) -> bool:
+    """Whether a full sweep that trusts ``prior``'s hash (same size and mtime) keeps its
+    verdict without reading the file: :func:`decide` with the content unchanged."""
+    return _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, True) is None
+
+
 def decide(
     sha256: str,
     prior: Record | None,

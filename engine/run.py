@@ -38,6 +38,7 @@ from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status, Why
+from engine.statindex import text_folders
 from engine.store import Store
 from engine.tools import ToolSet
 from engine.walk import Entry
@@ -55,6 +56,8 @@ _SKIP_REASON = {
     "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
     "too_large": Reason.TOO_LARGE,
 }  # fmt: skip
+SKIP_KINDS: dict[str, str] = {reason: kind for kind, reason in _SKIP_REASON.items()}
+"""A skipped record's reason -> the kind of walk entry that gives it."""
 
 
 GC_YOUNG = 20_000
@@ -210,9 +213,16 @@ class Run:
         self._ident: dict[Key, Ident] = {}
         self._machine: dict[str, int] = {}
         self._present: set[str] | None = None
+        self.texts_seen: tuple[list[int], set[str]] | None = None
+        """The text folders' times and, listed after them, the texts, when the run listed them."""
         self._verifying: set[str] = set()
         self._tmp = str(self.store.tmp_dir)
         self._out = str(self.store.out)
+
+    @property
+    def finished_whole(self) -> bool:
+        """Every file was decided: no stop, no lost executor, no read the machine failed."""
+        return not (self.interrupted or self.executor_failed or self.machine_failures)
 
     def reader_of(self, mime: str) -> str | None:
         if mime not in self.mime_reader:
@@ -232,9 +242,9 @@ class Run:
             key = (e.root, e.path)
             prior = self.records.get(key)
             if e.kind != "file":
-                self.emit(_skipped(e))
+                self.emit(skipped_record(e))
             elif e.size == 0:
-                self.emit(_empty(e, prior))
+                self.emit(empty_record(e, prior))
             elif key not in self.force and not needs_hash(
                 prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
@@ -266,7 +276,9 @@ class Run:
         if not self.full:
             return self.store.has_text(sha)
         if self._present is None:
-            self._present = _stored_texts(self.store.extract_dir)
+            # the text folders' times first: a text removed after the listing changes them
+            self.texts_seen = (text_folders(self.store.out), stored_texts(self.store.extract_dir))
+            self._present = self.texts_seen[1]
         return sha in self._present
 
     def _sort_unknown(
@@ -313,7 +325,7 @@ class Run:
             return  # gone since the walk: its record (if any) is dropped
         if isinstance(got, OSError):
             why = got.strerror or str(got)
-            self.emit(_skipped(replace(e, kind="unreadable", detail=why)))
+            self.emit(skipped_record(replace(e, kind="unreadable", detail=why)))
         elif got is None:
             self.emit(_changing(e, f"the file changed during each of {READ_ATTEMPTS} hashes"))
         else:
@@ -660,7 +672,7 @@ def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
     return None
 
 
-def _stored_texts(extract_dir: Path) -> set[str]:
+def stored_texts(extract_dir: Path) -> set[str]:
     """The hashes of every text in the store: one listing per fan-out folder, no stat.
 
     A warm sweep of 100,000 files asks this once instead of once per ``ok`` record.
@@ -699,7 +711,8 @@ def _changing(e: Entry, why: str) -> Record:
     )
 
 
-def _skipped(e: Entry) -> Record:
+def skipped_record(e: Entry) -> Record:
+    """The record of an entry the walk found as other than a regular file to read."""
     return Record(
         root=e.root,
         path=e.path,
@@ -711,7 +724,8 @@ def _skipped(e: Entry) -> Record:
     )
 
 
-def _empty(e: Entry, prior: Record | None) -> Record:
+def empty_record(e: Entry, prior: Record | None) -> Record:
+    """The record of an empty file (``prior``: its record before)."""
     return Record(
         root=e.root,
         path=e.path,
