@@ -91,7 +91,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     reporter = SweepReporter(quiet=args.quiet or args.json)
-    with Sweeper(args.dirs, options, reporter) as sweeper, stop_on_signals(sweeper):
+    with Sweeper(args.dirs, options, reporter, quick=True) as sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper)
     summary = result.summary
     if args.json:

@@ -5,6 +5,7 @@ Layout under the output folder (default ``<root>/.quarry``)::
     extract/<aa>/<sha256>.txt   one normalised UTF-8 text per distinct content hash
     extract.jsonl               one record per walked file, sorted by (root, path)
     extract.summary.json        counts, tools, readers, timing
+    extract.stat                derived: what the next full sweep keeps as it is (engine.statindex)
     lock                        held (flock) by the one writer
     quarry-store.json           the marker: this folder is a store, and its format version
     tmp/                        workers' texts before they are renamed into place

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from engine import statindex
 from engine.errors import StoreCorrupt, UsageError
 from engine.events import (
     Listener,
     Notice,
+    Progress,
     SweepFinished,
     SweepStarted,
     ignore,
@@ -36,7 +38,7 @@ from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.records import Record, Summary
+from engine.records import Record, Status, Summary
 from engine.run import Run, RunContext, RunOptions, fewer_collections, no_collections
 from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary
@@ -100,6 +102,8 @@ class SweepResult:
     """Files not read because the machine failed (disk full...); earlier records kept."""
     held_roots: tuple[str, ...] = ()
     """Roots found gone or empty whose records were kept (see ``forget_missing``)."""
+    quick: bool = False
+    """Nothing had changed, as the stat index showed: no record was loaded or written."""
 
 
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
@@ -129,9 +133,21 @@ def store_for(roots: Sequence[Path], options: SweepOptions) -> Store:
 
 
 class Sweeper:
-    """Sweeps roots into one store; hold it open (``with``) for repeated incremental runs."""
+    """Sweeps roots into one store; hold it open (``with``) for repeated incremental runs.
 
-    def __init__(self, roots: Sequence[Path], options: SweepOptions, on_event: Listener = ignore):
+    ``quick``: for a sweeper that runs one full sweep (the ``sweep`` command). Its records are
+    loaded only when the stat index (:mod:`engine.statindex`) cannot show that nothing
+    changed, and its full sweeps write that index for the next one.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        options: SweepOptions,
+        on_event: Listener = ignore,
+        *,
+        quick: bool = False,
+    ):
         self.roots = resolve_roots(roots)
         self.options = options
         self.on_event = on_event
@@ -150,6 +166,10 @@ class Sweeper:
         """The store held lines that are not records: the next write leaves them out."""
         self._notices: list[Notice] = []
         """Said once the first run has started (a listener may not be ready before)."""
+        self.quick = quick
+        self._loaded = False
+        self._walked: list[Entry] | None = None
+        """The walk a quick sweep made before finding a change: the run that follows uses it."""
 
     @property
     def records(self) -> dict[Key, Record]:
@@ -162,7 +182,8 @@ class Sweeper:
     def __enter__(self) -> Sweeper:
         self._stack.enter_context(self.store.writer())
         try:
-            self._load()
+            if not self.quick:
+                self._load()
         except BaseException:
             self._stack.close()
             raise
@@ -171,6 +192,7 @@ class Sweeper:
     def _load(self) -> None:
         """Take over the store as it is: what cannot be used is named, and repaired by the
         first run (which rewrites the store without it)."""
+        self._loaded = True
         self._killed_before = self.store.dirty_path.exists()
         with no_collections():
             loaded = self.store.load()
@@ -193,10 +215,8 @@ class Sweeper:
             self._notices.append(
                 Notice(time.time(), "store-repair", f"{exc}: rewritten by this sweep", "warning")
             )
-        if summary is not None and summary.started:
-            with contextlib.suppress(ValueError, OverflowError):
-                started = dt.datetime.fromisoformat(summary.started)
-                self._prev_started_ns = int(started.timestamp() * 1e9)
+        if summary is not None:
+            self._prev_started_ns = started_ns(summary)
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -274,7 +294,49 @@ class Sweeper:
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
         with fewer_collections():
+            if not self._loaded:
+                if only is None and not force and full is not False and not rehash:
+                    result = self._quick()
+                    if result is not None:
+                        return result
+                self._load()
             return self._run(only, force, full, rehash, passwords)
+
+    def _quick(self) -> SweepResult | None:
+        """A full sweep of a folder where nothing changed, judged by the walk and the stat
+        index alone; None when the index cannot show it (the usual run follows, with this
+        walk). What it writes is what the usual run writes then: the summary."""
+        started = time.time()
+        opts, out = self.options, self.store.out
+        if opts.rehash or opts.verify or self.store.dirty_path.exists():
+            return None
+        index = statindex.load(out)
+        if index is None or any(str(r) not in index.roots for r in self.roots):
+            return None
+        try:
+            summary = self.store.load_summary()
+        except StoreCorrupt:
+            return None
+        env = statindex.environment(self.tools)
+        if summary is None or not index.describes(out, env, started_ns(summary)):
+            return None
+        entries = self._walked = self._entries(None)
+        by_root: dict[str, list[Entry]] = {str(r): [] for r in self.roots}
+        for e in entries:
+            by_root[e.root].append(e)
+        if self.stop.is_set() or not all(index.unchanged(r, es) for r, es in by_root.items()):
+            return None
+        self._walked = None
+        total = sum(e.size for e in entries)
+        self.on_event(SweepStarted(started, tuple(by_root), len(entries), total, True))
+        tally = index.tally()
+        summary = build_summary(tally, self.roots, self.tools, started, time.time())
+        self.store.write_summary(summary)
+        last = entries[-1].path if entries else ""
+        self.on_event(Progress(time.time(), len(entries), len(entries), total, total, last))
+        reused = sum(1 for e in entries if e.kind == "file" and e.size > 0)
+        self.on_event(SweepFinished(time.time(), summary, 0, reused, True))
+        return SweepResult(summary, 0, reused, errors=tally.counts.get(Status.ERROR, 0), quick=True)
 
     def _run(
         self,
@@ -350,6 +412,17 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
+        if self.quick and only is None and full and not force and run.finished_whole:
+            with contextlib.suppress(OSError):  # the index is derived: a sweep can do without
+                statindex.write(
+                    self.store.out,
+                    self.records,
+                    (str(r) for r in self.roots),
+                    self.index.tally,
+                    self.tools,
+                    started_ns(summary),
+                    run.texts_seen,
+                )
         self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
         return SweepResult(
@@ -444,6 +517,9 @@ class Sweeper:
         return held
 
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
+        if only is None and self._walked is not None:
+            walked, self._walked = self._walked, None
+            return walked
         if only is None:
             return [e for root in self.roots for e in walk(root, self.rules)]
         out: list[Entry] = []
@@ -547,6 +623,14 @@ def _end_quietly(job: _Background | None) -> None:
             job.wait()
 
 
+def started_ns(summary: Summary) -> int:
+    """When the sweep that wrote ``summary`` started, in ns (0 when it does not say)."""
+    try:
+        return int(dt.datetime.fromisoformat(summary.started).timestamp() * 1e9)
+    except (ValueError, OverflowError):
+        return 0
+
+
 def _text_of(record: Record) -> str | None:
     """The stored text ``record`` names, if any."""
     return record.sha256 if record.has_text else None
@@ -580,5 +664,5 @@ def sweep(
     roots: Sequence[Path], options: SweepOptions | None = None, on_event: Listener = ignore
 ) -> SweepResult:
     """Sweep ``roots`` once into their store (holding its lock for the duration)."""
-    with Sweeper(roots, options or SweepOptions(), on_event) as sweeper:
+    with Sweeper(roots, options or SweepOptions(), on_event, quick=True) as sweeper:
         return sweeper.run()

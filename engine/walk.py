@@ -24,7 +24,16 @@ IGNORE_FILE = ".quarryignore"
 STORE_MARKER = "quarry-store.json"
 """The file every store holds (with its format version): a folder holding it is a store."""
 STORE_ENTRIES = frozenset(
-    {STORE_MARKER, "extract.jsonl", "extract.summary.json", "lock", "sweep.dirty", "tmp", "extract"}
+    {
+        STORE_MARKER,
+        "extract.jsonl",
+        "extract.summary.json",
+        "extract.stat",
+        "lock",
+        "sweep.dirty",
+        "tmp",
+        "extract",
+    }
 )
 """Names a store writes in its folder."""
 

@@ -1,0 +1,340 @@
+"""The stat index: which files the next full sweep would find kept as they are.
+
+A full ``quarry sweep`` of a folder where nothing changed reads nothing, hashes nothing and
+writes no record, yet it used to decode and index every record of the store to learn that.
+``extract.stat`` (beside ``extract.jsonl``) lets it learn it from the walk alone: per root, the
+path, size and mtime of every record that such a sweep keeps as the very same record (an ``ok``
+verdict of a current reader with its text in the store, an unsupported one for the same tools,
+a skipped link...), and the store's tally for the summary. When the walk finds exactly those
+paths with exactly those sizes and mtimes, the sweep's outcome is known: the records stand,
+only the summary is written.
+
+The index is derived and never trusted beyond what it was written for:
+
+- the ``extract.jsonl`` beside it (its size, mtime, ctime and inode: any other writer, this
+  quarry's or another version's, makes it stale);
+- the text folders as they were (``extract/00`` .. ``extract/ff``'s mtimes and ctimes: a text
+  removed or added since is seen);
+- the readers, their versions and MIME types, the tools' fingerprint and the quality rules in
+  force (:func:`environment`);
+- mtimes older than the start of the sweep that wrote it by git's racy margin, and a summary
+  that says no earlier sweep started since (a sweep trusts a size and mtime only then);
+- its own checksum and version.
+
+Anything else, or any doubt, and the sweep goes the usual way, which writes a new index.
+Deleting the file costs one ordinary sweep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps
+from engine.records import Record, Status
+from engine.store import atomic_write
+
+if TYPE_CHECKING:
+    from engine.index import Tally
+    from engine.tools import ToolSet
+    from engine.walk import Entry
+
+NAME = "extract.stat"
+"""The index's file in the store folder."""
+VERSION = 1
+"""Bumped whenever what the index holds, or the rules it stands for, change."""
+_MAGIC = b"quarry-stat\n"
+_FANOUT = tuple(f"{i:02x}" for i in range(256))
+
+
+class RootFiles(msgspec.Struct, frozen=True, array_like=True):
+    """One root's files as the index knows them."""
+
+    paths: str
+    """Relative paths, NUL-joined (a path never holds a NUL)."""
+    sizes: list[int]
+    """Each path's size."""
+    mtimes: list[int]
+    """Each path's mtime in nanoseconds."""
+    odd: dict[str, tuple[str, str]]
+    """Path -> (kind, detail) of what the walk finds as other than a regular file (a link, a
+    special file, an unreadable folder, a file over ``--max-bytes``)."""
+
+
+class Counts(msgspec.Struct, frozen=True, array_like=True):
+    """The store's tally, for the summary a quick sweep writes."""
+
+    files: int
+    counts: dict[str, int]
+    reasons: dict[str, int]
+    reused: int
+    chars: int
+    waiting: dict[str, int]
+    quality: dict[str, int]
+
+
+class StatIndex(msgspec.Struct, frozen=True):
+    """The contents of ``extract.stat``."""
+
+    v: int
+    jsonl: tuple[int, int, int, int]
+    """``extract.jsonl``'s size, mtime_ns, ctime_ns and inode when the index was written."""
+    texts: list[int]
+    """The text folders' mtime_ns and ctime_ns, in name order (-1 for one that is missing)."""
+    env: str
+    """:func:`environment` when it was written."""
+    started_ns: int
+    """The start of the sweep that wrote it, as the summary it wrote says: every listed mtime
+    is older than this by the racy margin."""
+    roots: dict[str, RootFiles]
+    """Roots whose every record is kept as it is, -> their files."""
+    counts: Counts
+    """The tally of every record in the store."""
+
+    def describes(self, out: Path, env: str, started_ns: int) -> bool:
+        """Whether this index still describes the store in ``out``: its ``extract.jsonl``,
+        its texts, the environment ``env``, and a summary that started at ``started_ns``."""
+        return (
+            self.v == VERSION
+            and self.env == env
+            and started_ns >= self.started_ns
+            and self.jsonl == jsonl_identity(out)
+            and self.texts == text_folders(out)
+        )
+
+    def unchanged(self, root: str, entries: Sequence[Entry]) -> bool:
+        """Whether the walk of ``root`` found ``entries`` exactly as the index lists them."""
+        files = self.roots.get(root)
+        if files is None or len(entries) != len(files.sizes):
+            return False
+        paths = files.paths.split("\0") if files.sizes else []
+        if not len(paths) == len(files.sizes) == len(files.mtimes):
+            return False
+        stat = dict(zip(paths, zip(files.sizes, files.mtimes, strict=True), strict=True))
+        if len(stat) != len(paths):
+            return False
+        odd = files.odd
+        for e in entries:
+            if stat.get(e.path) != (e.size, e.mtime_ns):
+                return False
+            if (e.kind != "file" or odd) and odd.get(e.path, ("file", "")) != (e.kind, e.detail):
+                return False
+        return True
+
+    def tally(self) -> Tally:
+        """The store's tally as it was counted when the index was written."""
+        from engine.index import Tally
+
+        c = self.counts
+        t = Tally()
+        t.files, t.reused, t.chars = c.files, c.reused, c.chars
+        t.counts, t.reasons = Counter(c.counts), Counter(c.reasons)
+        t.waiting, t.quality = Counter(c.waiting), Counter(c.quality)
+        return t
+
+
+def environment(tools: ToolSet) -> str:
+    """A digest of everything besides a file's record and stat that decides whether a sweep
+    keeps the record: the readers (names, versions, MIME types, in lookup order), the tools'
+    fingerprint, the quality rules and the engine's own rules."""
+    from engine import __version__
+    from engine.quality import QUALITY_VERSION
+    from engine.readers.registry import all_readers
+
+    parts = [f"{VERSION}:{__version__}:{QUALITY_VERSION}:{RACY_NS}:{CRASH_QUARANTINE}"]
+    parts += (f"{r.name}={r.version}:{','.join(sorted(r.mimes))}" for r in all_readers())
+    parts.append(tools.fingerprint)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def jsonl_identity(out: Path) -> tuple[int, int, int, int]:
+    """``extract.jsonl``'s size, mtime, ctime and inode ((-1, ...) when it is missing)."""
+    try:
+        st = os.stat(out / "extract.jsonl")
+    except OSError:
+        return (-1, -1, -1, -1)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def text_folders(out: Path) -> list[int]:
+    """The mtime and ctime of each text folder: adding or removing a text changes them."""
+    found: list[int] = []
+    base = os.path.join(out, "extract")
+    for name in _FANOUT:
+        try:
+            st = os.stat(os.path.join(base, name))
+        except OSError:
+            found += (-1, -1)
+        else:
+            found += (st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
+def load(out: Path) -> StatIndex | None:
+    """The index in the store folder ``out``; None when there is none or it cannot be used."""
+    try:
+        data = (out / NAME).read_bytes()
+    except OSError:
+        return None
+    head = len(_MAGIC)
+    if not data.startswith(_MAGIC) or len(data) < head + 4:
+        return None
+    payload = data[head + 4 :]
+    if int.from_bytes(data[head : head + 4], "big") != zlib.crc32(payload):
+        return None
+    try:
+        index = _DECODER.decode(payload)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    return index if index.v == VERSION else None
+
+
+def remove(out: Path) -> None:
+    """Remove the index (a sweep that cannot vouch for the store)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(out / NAME)
+
+
+def write(
+    out: Path,
+    records: Mapping[tuple[str, str], Record],
+    roots: Iterable[str],
+    tally: Tally,
+    tools: ToolSet,
+    started_ns: int,
+    texts_seen: tuple[list[int], set[str]] | None = None,
+) -> bool:
+    """Write the index of the store in ``out`` (holding its lock) after a full sweep that
+    started at ``started_ns`` wrote ``records``; ``roots`` are the roots it swept (listed even
+    with no records, so that an empty folder is quick too); ``texts_seen``: the text folders'
+    times and the texts listed after them, when the sweep listed them. False when no root
+    qualifies (the file is then removed)."""
+    from engine.readers.registry import reader_for, reader_versions
+
+    readers: dict[str, str | None] = {}
+    for mime in {r.mime for r in records.values()}:
+        reader = reader_for(mime)
+        readers[mime] = reader.name if reader else None
+    judge = _Judge(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)
+    # The folders' times are taken before the texts are listed: a text removed after the
+    # listing changes a time the next sweep compares.
+    texts, present = texts_seen if texts_seen is not None else (text_folders(out), None)
+    by_root: dict[str, list[Record]] = {r: [] for r in roots}
+    for (root, _path), r in records.items():
+        by_root.setdefault(root, []).append(r)
+    kept: dict[str, RootFiles] = {}
+    for root, recs in by_root.items():
+        kinds = []
+        for r in recs:
+            kind = judge(r)
+            if kind is None:
+                break
+            kinds.append(kind)
+        else:
+            wanted = {r.sha256 for r in recs if r.status == Status.OK and r.sha256}
+            if wanted:
+                present = _stored_texts(out) if present is None else present
+                if not wanted <= present:
+                    continue
+            kept[root] = RootFiles(
+                "\0".join(r.path for r in recs),
+                [r.size for r in recs],
+                [r.mtime_ns for r in recs],
+                {r.path: k for r, k in zip(recs, kinds, strict=True) if k is not _FILE},
+            )
+    if not kept:
+        remove(out)
+        return False
+    env = environment(tools)
+    index = StatIndex(VERSION, jsonl_identity(out), texts, env, started_ns, kept, _counts(tally))
+    payload = msgspec.msgpack.encode(index)
+    atomic_write(out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    return True
+
+
+_FILE = ("file", "")
+_VERDICT = attrgetter("status", "reason", "reader", "v", "mime", "tools", "needs", "crashes")
+"""The fields :func:`engine.plan.keeps` reads: records alike in them are judged once."""
+
+
+class _Judge:
+    """How the walk finds a record's file when a full sweep keeps that very record for it
+    (the entry's kind and detail); None when such a sweep would hash, read or rewrite it."""
+
+    def __init__(
+        self,
+        versions: Mapping[str, int],
+        readers: Mapping[str, str | None],
+        fingerprint: str,
+        trusted_before: int,
+    ) -> None:
+        from engine.quality import QUALITY_VERSION
+
+        self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
+        self.trusted_before = trusted_before
+        self.quality_version = QUALITY_VERSION
+        self._kept: dict[tuple[object, ...], bool] = {}
+
+    def __call__(self, r: Record) -> tuple[str, str] | None:
+        if r.status == Status.SKIPPED:
+            return self._skipped(r)
+        if r.size == 0:
+            return self._empty(r)
+        if not r.reused or r.sha256 is None or r.mtime_ns >= self.trusted_before:
+            return None  # rewritten as reused, or its size and mtime prove nothing yet
+        if r.status == Status.OK and (r.quality is None or r.quality.v != self.quality_version):
+            return None  # its text is scored again
+        verdict = _VERDICT(r)
+        kept = self._kept.get(verdict)
+        if kept is None:
+            kept = self._kept[verdict] = keeps(r, self.versions, self.readers, self.fingerprint)
+        return _FILE if kept else None
+
+    @staticmethod
+    def _skipped(r: Record) -> tuple[str, str] | None:
+        from engine.run import SKIP_KINDS, skipped_record
+        from engine.walk import Entry
+
+        kind = SKIP_KINDS.get(r.reason or "")
+        if kind is None:
+            return None  # a file that kept changing is hashed again
+        found = Entry(r.root, r.path, r.size, r.mtime_ns, kind, r.error or "")
+        return (kind, found.detail) if skipped_record(found) == r else None
+
+    @staticmethod
+    def _empty(r: Record) -> tuple[str, str] | None:
+        from engine.run import empty_record
+        from engine.walk import Entry
+
+        found = Entry(r.root, r.path, 0, r.mtime_ns, "file")
+        return _FILE if empty_record(found, r) == r else None
+
+
+def _stored_texts(out: Path) -> set[str]:
+    from engine.run import stored_texts
+
+    return stored_texts(out / "extract")
+
+
+def _counts(t: Tally) -> Counts:
+    return Counts(
+        t.files,
+        dict(t.counts),
+        dict(t.reasons),
+        t.reused,
+        t.chars,
+        dict(t.waiting),
+        dict(t.quality),
+    )
+
+
+_DECODER = msgspec.msgpack.Decoder(StatIndex)
