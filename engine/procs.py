@@ -26,7 +26,9 @@ from pathlib import Path
 from engine import worker
 
 _PROC = Path("/proc")
-LAZY_READER_DEPS = ("pptx",)
+LAZY_READER_DEPS = (
+    "pptx", "email.policy", "email.parser", "email.utils", "engine.readers._htmltext", "tarfile",
+)  # fmt: skip
 """Libraries a reader imports only when it reads (to keep the engine's start small): the
 forkserver imports them once, so that no worker pays for them on its first file."""
 

@@ -34,7 +34,6 @@ from engine.events import (
 )  # fmt: skip
 from engine.executor import Announcing, Distributed, Executor, ExecutorFactory
 from engine.index import RecordIndex
-from engine.isolate import ReadPool
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
@@ -246,6 +245,8 @@ class Sweeper:
     def executor(self) -> Executor:
         """The executor of reads, made on first use and made again after it broke."""
         if self._executor is None:
+            from engine.isolate import ReadPool  # multiprocessing: only when reads need a pool
+
             make = self.options.executor or ReadPool
             self._executor = make(self.options.limits, self.options.workers)
             if isinstance(self._executor, Announcing):
@@ -357,6 +358,8 @@ class Sweeper:
         if not self.index.records and self.options.executor is None:
             # A new store: every file will be read. The workers' forkserver starts now, its
             # imports overlapping the walk.
+            from engine.isolate import ReadPool
+
             pool = self.executor
             if isinstance(pool, ReadPool):
                 pool.warm()

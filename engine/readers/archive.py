@@ -13,12 +13,11 @@ is written to a counting sink as it is decompressed, so a bomb stops at the memb
 from __future__ import annotations
 
 import stat
-import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
@@ -27,7 +26,8 @@ from engine.readers.members import CHUNK, MemberReader
 from engine.readers.zipsafe import SafeZip
 from engine.records import Reason, Status
 
-_TAR_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
+if TYPE_CHECKING:
+    import tarfile
 
 
 def _zip_link(info: zipfile.ZipInfo) -> bool:
@@ -67,6 +67,13 @@ class ZipReader:
             return members.finish("zip")
 
 
+def _tar_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
+    """What a broken tar archive raises (and ``more``: a 7z's own errors)."""
+    import tarfile  # only a sweep that reads an archive needs it (the registry imports us)
+
+    return (tarfile.TarError, EOFError, OSError, zlib.error, ValueError, *more)
+
+
 class TarReader:
     """Tar archives, read front to back without seeking."""
 
@@ -77,12 +84,14 @@ class TarReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each regular member's text; links and special files get verdicts."""
+        import tarfile
+
         with MemberReader(ctx, sink) as members:
             try:
                 with tarfile.open(path, mode="r|") as tf:
                     for entry in tf:
                         _tar_member(tf, entry, members)
-            except _TAR_ERRORS as exc:
+            except _tar_errors() as exc:
                 if not members.count:
                     raise CorruptFile(f"not a readable tar archive: {exc}"[:300]) from exc
                 members.note("(rest of the archive)", Status.ERROR, Reason.CORRUPT, f"{exc}"[:300])
@@ -130,7 +139,7 @@ class SevenZipReader:
                 archive = py7zr.SevenZipFile(fh, mode="r")
             except py7zr.exceptions.PasswordRequired as exc:
                 raise EncryptedFile("the archive is password-protected") from exc
-            except (py7zr.exceptions.ArchiveError, *_TAR_ERRORS, KeyError, IndexError) as exc:
+            except _tar_errors(py7zr.exceptions.ArchiveError, KeyError, IndexError) as exc:
                 raise CorruptFile(f"not a readable 7z archive: {exc}"[:300]) from exc
             with archive:
                 _read_7z(archive, members)
@@ -155,7 +164,7 @@ def _read_7z(archive: Any, members: MemberReader) -> None:
     factory = _Factory(members)
     try:
         archive.extract(targets=wanted, factory=factory)
-    except (py7zr.exceptions.ArchiveError, *_TAR_ERRORS, KeyError, IndexError, EOFError) as exc:
+    except _tar_errors(py7zr.exceptions.ArchiveError, KeyError, IndexError, EOFError) as exc:
         if factory.fatal is not None:
             raise factory.fatal from exc
         raise CorruptFile(f"7z archive is damaged: {exc}"[:300]) from exc

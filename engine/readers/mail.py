@@ -20,10 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from email import policy
-from email.message import EmailMessage, Message
-from email.parser import BytesParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine import mimes as M
 from engine.errors import CorruptFile
@@ -31,6 +29,11 @@ from engine.readers.base import ReadContext, ReadInfo, TextSink, read_all
 from engine.readers.html import html_to_text, meta_charset
 from engine.readers.members import MemberReader
 from engine.readers.text import decode_bytes
+
+# The email package (7 ms to import, email.policy most of it) is imported by the functions that
+# parse and walk a message: every sweep imports this module to learn the readers, few read mail.
+if TYPE_CHECKING:
+    from email.message import EmailMessage, Message
 
 HEADERS = ("From", "To", "Cc", "Date", "Subject")
 """Header lines written before the body, in this order."""
@@ -40,6 +43,10 @@ MAX_DEPTH = 20
 
 def parse_message(data: bytes) -> EmailMessage:
     """Parse a message's bytes with the modern policy."""
+    from email import policy
+    from email.message import EmailMessage
+    from email.parser import BytesParser
+
     parser = BytesParser(_class=EmailMessage, policy=policy.default)
     try:
         return parser.parsebytes(data)
@@ -116,6 +123,8 @@ def header_text(msg: Message, name: str) -> str:
 
 def _leaves(msg: Message, depth: int) -> Iterator[Message]:
     """Non-multipart parts in document order, ignoring any deeper than MAX_DEPTH."""
+    from email.message import Message
+
     stack: list[tuple[Message, int]] = [(msg, depth)]
     while stack:
         part, level = stack.pop()
@@ -176,6 +185,8 @@ def _attachment_name(part: Message, ctype: str) -> str | None:
 
 
 def _inner_messages(part: Message) -> list[Message]:
+    from email.message import Message
+
     payload = part.get_payload()
     if isinstance(payload, list):
         return [p for p in payload if isinstance(p, Message)]

@@ -18,7 +18,6 @@ import logging
 import os
 from dataclasses import replace
 from datetime import datetime
-from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,8 @@ def _get(msg: Any, attr: str) -> Any:
 
 def _header_value(value: Any) -> str:
     if isinstance(value, datetime):
+        from email.utils import format_datetime  # the email package only once mail is read
+
         # 1601-01-01 is a FILETIME of zero: no date at all.
         return format_datetime(value) if value.year > 1601 else ""
     text = " ".join(str(value).replace("\x00", " ").split())

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import stat
+import tempfile
 from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pathspec import GitIgnoreSpec
 
 from engine.records import Reason, Status
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
-from engine.walk import WalkRules, walk
+from engine.walk import (
+    DEFAULT_IGNORED_DIRS,
+    DEFAULT_IGNORED_FILES,
+    IGNORE_FILE,
+    STORE_ENTRIES,
+    STORE_MARKER,
+    WalkRules,
+    walk,
+)
 
 
 def _paths(root: Path, rules: WalkRules | None = None) -> dict[str, str]:
@@ -91,3 +107,103 @@ def test_output_is_sorted_by_root_and_path(tmp_path: Path) -> None:
     lines = (tmp_path / ".quarry" / "extract.jsonl").read_text().splitlines()
     paths = [line.split('"path":"')[1].split('"')[0] for line in lines]
     assert paths == sorted(paths)
+
+
+# --- The walk against a plain reference walk, for random trees -------------------------------
+
+# Names that exercise the rules: droppings, ignored folder names, a store's marker, names an
+# ignore file or --exclude names, and names whose order differs from a case-blind sort.
+_NAMES = ["a.txt", "B.md", "c.log", "é.txt", "doc.txt~", ".DS_Store", "._x", "4913", "sub",
+          ".git", "build", "Z", "z9", STORE_MARKER, "extract.jsonl", "keep.bin"]  # fmt: skip
+_PATTERNS = ["*.log", "build/", "!c.log", "z*", "sub/a.txt", "/B.md", "*.md"]
+
+_files = st.tuples(st.just("file"), st.sampled_from([0, 1, 7, 8, 9, 12]))  # max_bytes is 8
+_leaves = st.one_of(_files, st.just(("link", 0)), st.just(("fifo", 0)), st.just(("dirlink", 0)))
+_trees = st.recursive(
+    st.dictionaries(st.sampled_from(_NAMES), _leaves, max_size=5),
+    lambda kids: st.dictionaries(
+        st.sampled_from(_NAMES), st.one_of(_leaves, kids.map(lambda d: ("dir", d))), max_size=5
+    ),
+    max_leaves=20,
+)
+_ignores = st.lists(st.sampled_from(_PATTERNS), max_size=3)
+
+
+def _make(folder: Path, tree: dict[str, Any], ignores: list[list[str]], depth: int = 0) -> None:
+    folder.mkdir(exist_ok=True)
+    if ignores and ignores[depth % len(ignores)]:
+        (folder / IGNORE_FILE).write_text("\n".join(ignores[depth % len(ignores)]) + "\n")
+    for name, (kind, arg) in tree.items():
+        path = folder / name
+        if kind == "file":
+            path.write_bytes(b"x" * arg)
+            os.utime(path, ns=(arg * 1_000_000_007, arg * 1_000_000_007))
+        elif kind == "dir":
+            _make(path, arg, ignores, depth + 1)
+        elif kind == "link":
+            path.symlink_to("a.txt")
+        elif kind == "dirlink":
+            path.symlink_to(folder)
+        else:
+            os.mkfifo(path)
+
+
+def _reference(root: Path, rules: WalkRules) -> list[tuple[str, str, int, int, str]]:
+    """The walk's rules written plainly: a recursive listdir, lstat on everything."""
+    base = GitIgnoreSpec.from_lines(rules.excludes) if rules.excludes else None
+    out: list[tuple[str, str, int, int, str]] = []
+
+    def dropped(name: str, is_dir: bool) -> bool:
+        if is_dir:
+            return name in DEFAULT_IGNORED_DIRS
+        return any(fnmatch.fnmatchcase(name, g) for g in DEFAULT_IGNORED_FILES)
+
+    def visit(folder: Path, rel_dir: str, specs: list[tuple[int, GitIgnoreSpec]]) -> None:
+        names = sorted(os.listdir(folder))
+        store = STORE_MARKER in names or (
+            "extract.jsonl" in names and ("extract.summary.json" in names or "lock" in names)
+        )
+        if store:
+            if rel_dir:
+                return
+            names = [n for n in names if n not in STORE_ENTRIES]
+        if os.path.isfile(folder / IGNORE_FILE) and not os.path.islink(folder / IGNORE_FILE):
+            lines = (folder / IGNORE_FILE).read_text().splitlines()
+            specs = [*specs, (len(rel_dir) + 1 if rel_dir else 0, GitIgnoreSpec.from_lines(lines))]
+        for name in names:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            st_ = os.lstat(folder / name)
+            is_dir = stat.S_ISDIR(st_.st_mode)
+            probe = rel + "/" if is_dir else rel
+            if dropped(name, is_dir) or (base is not None and base.match_file(probe)):
+                continue
+            if any(spec.match_file(probe[cut:]) for cut, spec in specs):
+                continue
+            if is_dir:
+                visit(folder / name, rel, specs)
+            elif stat.S_ISLNK(st_.st_mode):
+                out.append((rel, "link", 0, st_.st_mtime_ns, "symbolic link (not followed)"))
+            elif stat.S_ISFIFO(st_.st_mode):
+                out.append((rel, "special", 0, st_.st_mtime_ns, "named pipe (not opened)"))
+            elif st_.st_size > rules.max_bytes:
+                why = f"{st_.st_size} bytes is over --max-bytes {rules.max_bytes}"
+                out.append((rel, "too_large", st_.st_size, st_.st_mtime_ns, why))
+            else:
+                out.append((rel, "file", st_.st_size, st_.st_mtime_ns, ""))
+
+    visit(root, "", [])
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_trees, st.lists(_ignores, max_size=3), st.lists(st.sampled_from(_PATTERNS), max_size=2))
+def test_walk_matches_a_plain_reference_walk(
+    tree: dict[str, Any], ignores: list[list[str]], excludes: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="walk-") as tmp:
+        root = Path(tmp, "root")
+        _make(root, tree, ignores)
+        rules = WalkRules(excludes=tuple(excludes), max_bytes=8)
+        got = [(e.path, e.kind, e.size, e.mtime_ns, e.detail) for e in walk(root, rules)]
+        assert got == _reference(root, rules)
+        assert all(e.root == str(root) and e.abspath == root / e.path for e in walk(root, rules))
