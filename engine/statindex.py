@@ -60,7 +60,7 @@ class RootFiles(msgspec.Struct, frozen=True, array_like=True):
     """One root's files as the index knows them."""
 
     paths: str
-    """Relative paths, NUL-joined (a path never holds a NUL)."""
+    """Relative paths in the walk's order, NUL-joined (a path never holds a NUL)."""
     sizes: list[int]
     """Each path's size."""
     mtimes: list[int]
@@ -116,19 +116,14 @@ class StatIndex(msgspec.Struct, frozen=True):
         files = self.roots.get(root)
         if files is None or len(entries) != len(files.sizes):
             return False
+        # Listed in the walk's order: three list comparisons in C, no per-path lookups.
         paths = files.paths.split("\0") if files.sizes else []
-        if not len(paths) == len(files.sizes) == len(files.mtimes):
-            return False
-        stat = dict(zip(paths, zip(files.sizes, files.mtimes, strict=True), strict=True))
-        if len(stat) != len(paths):
-            return False
-        odd = files.odd
-        for e in entries:
-            if stat.get(e.path) != (e.size, e.mtime_ns):
-                return False
-            if (e.kind != "file" or odd) and odd.get(e.path, ("file", "")) != (e.kind, e.detail):
-                return False
-        return True
+        return (
+            [e.path for e in entries] == paths
+            and [e.size for e in entries] == files.sizes
+            and [e.mtime_ns for e in entries] == files.mtimes
+            and {e.path: (e.kind, e.detail) for e in entries if e.kind != "file"} == files.odd
+        )
 
     def tally(self) -> Tally:
         """The store's tally as it was counted when the index was written."""
@@ -231,6 +226,8 @@ def write(
     by_root: dict[str, list[Record]] = {r: [] for r in roots}
     for (root, _path), r in records.items():
         by_root.setdefault(root, []).append(r)
+    for recs in by_root.values():
+        recs.sort(key=_walk_order)
     kept: dict[str, RootFiles] = {}
     for root, recs in by_root.items():
         kinds = []
@@ -259,6 +256,12 @@ def write(
     payload = msgspec.msgpack.encode(index)
     atomic_write(out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
     return True
+
+
+def _walk_order(r: Record) -> list[str]:
+    """The walk's order: depth first, each folder's names sorted, is the order of the paths'
+    lists of parts (a folder's files come right after its name would)."""
+    return r.path.split("/")
 
 
 _FILE = ("file", "")
