@@ -57,17 +57,20 @@ _FANOUT = tuple(f"{i:02x}" for i in range(256))
 
 
 class RootFiles(msgspec.Struct, frozen=True, array_like=True):
-    """One root's files as the index knows them."""
+    """One root's files as the index knows them. Names are :func:`encoded`: a name the file
+    system gave as bytes that are not UTF-8 is held exactly."""
 
-    paths: str
+    root: bytes
+    """The root folder."""
+    paths: bytes
     """Relative paths in the walk's order, NUL-joined (a path never holds a NUL)."""
     sizes: list[int]
     """Each path's size."""
     mtimes: list[int]
     """Each path's mtime in nanoseconds."""
-    odd: dict[str, tuple[str, str]]
-    """Path -> (kind, detail) of what the walk finds as other than a regular file (a link, a
-    special file, an unreadable folder, a file over ``--max-bytes``)."""
+    odd: list[tuple[bytes, str, bytes]]
+    """(path, kind, detail) of what the walk finds as other than a regular file (a link, a
+    special file, an unreadable folder, a file over ``--max-bytes``), in the walk's order."""
 
 
 class Counts(msgspec.Struct, frozen=True, array_like=True):
@@ -95,8 +98,8 @@ class StatIndex(msgspec.Struct, frozen=True):
     started_ns: int
     """The start of the sweep that wrote it, as the summary it wrote says: every listed mtime
     is older than this by the racy margin."""
-    roots: dict[str, RootFiles]
-    """Roots whose every record is kept as it is, -> their files."""
+    roots: list[RootFiles]
+    """The roots whose every record is kept as it is."""
     counts: Counts
     """The tally of every record in the store."""
 
@@ -113,17 +116,21 @@ class StatIndex(msgspec.Struct, frozen=True):
 
     def unchanged(self, root: str, entries: Sequence[Entry]) -> bool:
         """Whether the walk of ``root`` found ``entries`` exactly as the index lists them."""
-        files = self.roots.get(root)
+        files = self.files_of(root)
         if files is None or len(entries) != len(files.sizes):
             return False
-        # Listed in the walk's order: three list comparisons in C, no per-path lookups.
-        paths = files.paths.split("\0") if files.sizes else []
+        # Listed in the walk's order: comparisons in C, no per-path lookups.
         return (
-            [e.path for e in entries] == paths
+            encoded("\0".join([e.path for e in entries])) == files.paths
             and [e.size for e in entries] == files.sizes
             and [e.mtime_ns for e in entries] == files.mtimes
-            and {e.path: (e.kind, e.detail) for e in entries if e.kind != "file"} == files.odd
+            and _odd(entries) == files.odd
         )
+
+    def files_of(self, root: str) -> RootFiles | None:
+        """What the index lists of ``root``; None when it is not one of its roots."""
+        want = encoded(root)
+        return next((files for files in self.roots if files.root == want), None)
 
     def tally(self) -> Tally:
         """The store's tally as it was counted when the index was written."""
@@ -228,7 +235,7 @@ def write(
         by_root.setdefault(root, []).append(r)
     for recs in by_root.values():
         recs.sort(key=_walk_order)
-    kept: dict[str, RootFiles] = {}
+    kept: list[RootFiles] = []
     for root, recs in by_root.items():
         kinds = []
         for r in recs:
@@ -242,11 +249,18 @@ def write(
                 present = _stored_texts(out) if present is None else present
                 if not wanted <= present:
                     continue
-            kept[root] = RootFiles(
-                "\0".join(r.path for r in recs),
-                [r.size for r in recs],
-                [r.mtime_ns for r in recs],
-                {r.path: k for r, k in zip(recs, kinds, strict=True) if k is not _FILE},
+            kept.append(
+                RootFiles(
+                    encoded(root),
+                    encoded("\0".join([r.path for r in recs])),
+                    [r.size for r in recs],
+                    [r.mtime_ns for r in recs],
+                    [
+                        (encoded(r.path), kind, encoded(detail))
+                        for r, (kind, detail) in zip(recs, kinds, strict=True)
+                        if kind != "file"
+                    ],
+                )
             )
     if not kept:
         remove(out)
@@ -256,6 +270,15 @@ def write(
     payload = msgspec.msgpack.encode(index)
     atomic_write(out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
     return True
+
+
+def encoded(name: str) -> bytes:
+    """``name`` as bytes, exactly: a lone surrogate (a name that was not UTF-8 on disk) too."""
+    return name.encode("utf-8", "surrogatepass")
+
+
+def _odd(entries: Sequence[Entry]) -> list[tuple[bytes, str, bytes]]:
+    return [(encoded(e.path), e.kind, encoded(e.detail)) for e in entries if e.kind != "file"]
 
 
 def _walk_order(r: Record) -> list[str]:

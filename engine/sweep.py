@@ -312,7 +312,7 @@ class Sweeper:
         if opts.rehash or opts.verify or self.store.dirty_path.exists():
             return None
         index = statindex.load(out)
-        if index is None or any(str(r) not in index.roots for r in self.roots):
+        if index is None or any(index.files_of(str(r)) is None for r in self.roots):
             return None
         try:
             summary = self.store.load_summary()
@@ -416,16 +416,7 @@ class Sweeper:
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
         if self.quick and only is None and full and not force and run.finished_whole:
-            with contextlib.suppress(OSError):  # the index is derived: a sweep can do without
-                statindex.write(
-                    self.store.out,
-                    self.records,
-                    (str(r) for r in self.roots),
-                    self.index.tally,
-                    self.tools,
-                    started_ns(summary),
-                    run.texts_seen,
-                )
+            self._write_stat_index(summary, run.texts_seen)
         self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
         return SweepResult(
@@ -481,6 +472,32 @@ class Sweeper:
             self.store.gc(keep)
         with contextlib.suppress(OSError):
             self.store.clean_tmp()
+
+    def _write_stat_index(
+        self, summary: Summary, texts_seen: tuple[list[int], set[str]] | None
+    ) -> None:
+        """Leave the stat index for the next sweep. It is derived: a sweep does without it,
+        so failing to write it is never this sweep's failure (a fault is said, not raised)."""
+        try:
+            statindex.write(
+                self.store.out,
+                self.records,
+                (str(r) for r in self.roots),
+                self.index.tally,
+                self.tools,
+                started_ns(summary),
+                texts_seen,
+            )
+        except OSError:
+            pass  # a full or read-only disk: the sweep's own writes said so already
+        except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
+            with contextlib.suppress(OSError):
+                statindex.remove(self.store.out)
+            why = (
+                f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
+                "the next sweep loads the store"
+            )
+            self.on_event(Notice(time.time(), "stat-index", why, "warning"))
 
     def _tell(self, run: Run, decided: int) -> None:
         """Notices for what the run could not do as asked."""

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import statindex
-from engine.events import Progress, SweepFinished, SweepStarted
+from engine.events import Notice, Progress, SweepFinished, SweepStarted
 from engine.records import Record, Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
@@ -295,7 +295,9 @@ def test_a_store_whose_index_cannot_be_written_still_sweeps(tmp_path: Path) -> N
 
 # -- the usual sweep as the oracle, over random histories -----------------------------------
 
-_NAMES = st.sampled_from(["a.txt", "b.txt", "sub/c.txt", "sub/d.html", "e.bin", "sub/f.txt"])
+_NAMES = st.sampled_from(
+    ["a.txt", "b.txt", "sub/c.txt", "sub/d.html", "e.bin", "sub/f.txt", os.fsdecode(b"g\xe9.txt")]
+)
 _STEPS = st.lists(
     st.tuples(
         st.sampled_from(
@@ -445,3 +447,40 @@ def test_a_text_missing_from_a_root_not_swept_keeps_that_root_out_of_the_index(
     result = sweep([two], both)
     assert not result.quick and result.repaired == 1
     assert Store(out).text_path(lost.sha256).is_file()
+
+
+def test_names_that_are_not_utf8_are_held_exactly(tmp_path: Path) -> None:
+    root = Path(os.fsdecode(bytes(tmp_path) + b"/d\xe9j\xe0"))  # the root's own name too
+    root.mkdir()
+    for name in (b"caf\xe9.txt", b"\xff\xfe.txt", b"plain.txt"):
+        (Path(os.fsdecode(bytes(root) + b"/" + name))).write_text("some words here\n")
+    os.symlink(os.fsdecode(b"\xe9lsewhere"), os.fsdecode(bytes(root) + b"/l\xe9nk"))
+    _age(root)
+    _settled(root)
+    result = _sweep(root)
+    assert result.quick and result.summary.files == 4
+    os.utime(os.fsdecode(bytes(root) + b"/caf\xe9.txt"), ns=(OLD_NS + 9, OLD_NS + 9))
+    assert not _sweep(root).quick
+
+
+def test_a_fault_writing_the_index_is_said_and_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    _settled(root)
+
+    def broken(*_args: object, **_kw: object) -> bool:
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(statindex, "write", broken)
+    _edit(root)
+    events: list[object] = []
+    result = sweep([root], SweepOptions(tools=NONE), events.append)
+    assert result.extracted == 1 and not result.quick
+    said = [e for e in events if isinstance(e, Notice) and e.kind == "stat-index"]
+    assert said and "TypeError: a bug" in said[0].message
+    assert not (_store(root) / statindex.NAME).exists()
+    assert _records(root)["a.txt"].size == len("alpha bravo charlie delta\n")  # written
+    monkeypatch.undo()
+    _settled(root)
+    assert _sweep(root).quick
