@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -110,19 +113,38 @@ def test_a_quick_sweep_tells_its_listener_what_the_usual_one_does(tmp_path: Path
     assert (finished.extracted, finished.reused) == (0, 4)
 
 
-def test_the_cli_sweep_is_quick_and_prints_the_same_summary(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from engine.cli import main
-
+def test_the_sweep_command_prints_the_same_summary_quick_or_not(tmp_path: Path) -> None:
     root = _tree(tmp_path)
-    for _ in range(2):
-        assert main(["sweep", str(root), "--no-external", "--quiet"]) == 0
-    stamp = (_store(root) / "extract.jsonl").stat()
-    assert main(["sweep", str(root), "--no-external"]) == 0
-    out = capsys.readouterr().out
-    assert "6 files" in out and "read 0, reused 5" in out
-    assert (_store(root) / "extract.jsonl").stat().st_mtime_ns == stamp.st_mtime_ns
+
+    def quarry(*args: str) -> dict[str, object]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "engine", "sweep", str(root), "--no-external", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        summary: dict[str, object] = orjson.loads(proc.stdout) if proc.stdout else {}
+        for key in ("started", "finished", "seconds"):
+            summary.pop(key, None)
+        return summary
+
+    quarry("--quiet")
+    usual = quarry("--json")  # every record becomes reused: the last usual sweep
+    jsonl = _store(root) / "extract.jsonl"
+    stamp = jsonl.stat().st_mtime_ns
+    assert quarry("--json") == usual  # quick
+    assert jsonl.stat().st_mtime_ns == stamp
+    _tear_index(root)
+    assert quarry("--json") == usual  # a torn index: the usual way, the same answer
+    assert statindex.load(_store(root)) is not None  # and a good index again
+    table = subprocess.run(
+        [sys.executable, "-m", "engine", "sweep", str(root), "--no-external"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert table.returncode == 0 and "read 0, reused 5" in table.stdout, table.stdout
 
 
 Change = Callable[[Path], None]
