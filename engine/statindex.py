@@ -33,7 +33,7 @@ import os
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -233,33 +233,28 @@ def write(
     by_root: dict[str, list[Record]] = {r: [] for r in roots}
     for (root, _path), r in records.items():
         by_root.setdefault(root, []).append(r)
-    for recs in by_root.values():
-        recs.sort(key=_walk_order)
     kept: list[RootFiles] = []
     for root, recs in by_root.items():
-        kinds = []
+        found: list[tuple[list[str], Record, str, str]] = []
         for r in recs:
             kind = judge(r)
             if kind is None:
-                break
-            kinds.append(kind)
+                break  # (a cold sweep's first record: nothing else is done)
+            found.append((_walk_order(r), r, *kind))
         else:
             wanted = {r.sha256 for r in recs if r.status == Status.OK and r.sha256}
             if wanted:
                 present = _stored_texts(out) if present is None else present
                 if not wanted <= present:
                     continue
+            found.sort(key=itemgetter(0))
             kept.append(
                 RootFiles(
                     encoded(root),
-                    encoded("\0".join([r.path for r in recs])),
-                    [r.size for r in recs],
-                    [r.mtime_ns for r in recs],
-                    [
-                        (encoded(r.path), kind, encoded(detail))
-                        for r, (kind, detail) in zip(recs, kinds, strict=True)
-                        if kind != "file"
-                    ],
+                    encoded("\0".join([r.path for _o, r, _k, _d in found])),
+                    [r.size for _o, r, _k, _d in found],
+                    [r.mtime_ns for _o, r, _k, _d in found],
+                    [(encoded(r.path), k, encoded(d)) for _o, r, k, d in found if k != "file"],
                 )
             )
     if not kept:
