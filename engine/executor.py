@@ -34,12 +34,14 @@ The contract, for anyone writing an executor:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from engine.events import Listener
-from engine.extract import Outcome, ReadTask
 from engine.limits import Limits
 from engine.tools import ToolSet
+
+if TYPE_CHECKING:  # the reads' types only: a sweep with nothing to read imports no reader
+    from engine.extract import Outcome, ReadTask
 
 TICK_S = 0.2
 """Longest wait between calls of ``finished``'s ``tick`` while reads run."""

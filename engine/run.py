@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import filecmp
-import gc
 import hashlib
 import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -58,60 +56,6 @@ _SKIP_REASON = {
 }  # fmt: skip
 SKIP_KINDS: dict[str, str] = {reason: kind for kind, reason in _SKIP_REASON.items()}
 """A skipped record's reason -> the kind of walk entry that gives it."""
-
-
-GC_YOUNG = 20_000
-"""Allocations between the cyclic garbage collector's young collections during a run (the
-interpreter's default, 700, made the engine collect thousands of times in a cold sweep of
-20,000 files)."""
-
-
-@contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less while a sweep runs.
-
-    What exists when the run starts (modules, the store's records) is frozen out of the
-    collector's view, and young collections come every :data:`GC_YOUNG` allocations: about a
-    tenth of the engine's CPU in a cold sweep of small files went to the collector walking
-    objects that live as long as the process. Everything goes back as it was afterwards;
-    reference counting still frees what is not in a cycle at once.
-    """
-    with _GC_LOCK:
-        _GC_RUNS.append(gc.get_threshold())
-        if len(_GC_RUNS) == 1:  # runs in other threads at once: the first sets, the last resets
-            young, middle, old = _GC_RUNS[0]
-            gc.freeze()
-            if young:  # 0: collection is off and stays off
-                gc.set_threshold(max(young, GC_YOUNG), middle, old)
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            first = _GC_RUNS[0]
-            _GC_RUNS.pop()
-            if not _GC_RUNS:
-                gc.set_threshold(*first)
-                gc.unfreeze()
-
-
-@contextlib.contextmanager
-def no_collections() -> Iterator[None]:
-    """No cyclic garbage collection while a store is loaded: decoding makes records, their
-    strings and tuples, and no cycles, yet each collection walks what was made so far.
-    Decoding and indexing 100,000 records took 0.66-0.69 s with the default collections,
-    0.62-0.69 s under :func:`fewer_collections` and 0.50-0.51 s with none."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-_GC_LOCK = threading.Lock()
-_GC_RUNS: list[tuple[int, int, int]] = []
-"""The thresholds found by each run under way (the first one's are put back)."""
 
 
 class RecordsView(Protocol):

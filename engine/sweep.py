@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from engine import statindex
 from engine.errors import StoreCorrupt, UsageError
@@ -32,17 +33,20 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.executor import Announcing, Distributed, Executor, ExecutorFactory
+from engine.gcpause import fewer_collections, no_collections
 from engine.index import RecordIndex
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, Status, Summary
-from engine.run import Run, RunContext, RunOptions, fewer_collections, no_collections
 from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
+
+if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
+    from engine.executor import Executor, ExecutorFactory
+    from engine.run import Run, RunContext
 
 Key = tuple[str, str]
 
@@ -245,6 +249,7 @@ class Sweeper:
     def executor(self) -> Executor:
         """The executor of reads, made on first use and made again after it broke."""
         if self._executor is None:
+            from engine.executor import Announcing
             from engine.isolate import ReadPool  # multiprocessing: only when reads need a pool
 
             make = self.options.executor or ReadPool
@@ -255,6 +260,8 @@ class Sweeper:
 
     def worker_tools(self) -> dict[str, ToolSet]:
         """Each remote worker's tools (worker -> tools); empty while reads run locally."""
+        from engine.executor import Distributed
+
         ex = self._executor
         return dict(ex.worker_tools()) if isinstance(ex, Distributed) else {}
 
@@ -270,6 +277,8 @@ class Sweeper:
         ``rehash``: this run hashes every file, whatever ``--rehash`` says. ``passwords``:
         what its reads may try on encrypted files.
         """
+        from engine.run import RunContext, RunOptions
+
         o = self.options
         opts = RunOptions(
             o.limits, rehash or o.rehash, self._prev_started_ns, o.verify, passwords=passwords
@@ -347,6 +356,9 @@ class Sweeper:
         rehash: bool,
         passwords: Passwords,
     ) -> SweepResult:
+        from engine.executor import Distributed
+        from engine.run import Run
+
         full = only is None if full is None else full
         if passwords and isinstance(self.executor, Distributed):
             # a Dask task crosses the network (and the scheduler's logs) in the clear

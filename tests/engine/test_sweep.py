@@ -339,7 +339,7 @@ def test_warm_starts_the_forkserver_and_reads_still_work(tmp_path: Path) -> None
 def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path) -> None:
     import gc
 
-    from engine.run import GC_YOUNG, fewer_collections
+    from engine.gcpause import GC_YOUNG, fewer_collections
 
     before = gc.get_threshold()
     seen: list[tuple[int, int, int]] = []
