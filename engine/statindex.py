@@ -147,12 +147,14 @@ class StatIndex(msgspec.Struct, frozen=True):
 def environment(tools: ToolSet) -> str:
     """A digest of everything besides a file's record and stat that decides whether a sweep
     keeps the record: the readers (names, versions, MIME types, in lookup order), the tools'
-    fingerprint, the quality rules and the engine's own rules."""
+    fingerprint, the quality rules (and whether texts are scored) and the engine's own."""
     from engine import __version__
     from engine.quality import QUALITY_VERSION
+    from engine.quality import enabled as scoring
     from engine.readers.registry import all_readers
 
-    parts = [f"{VERSION}:{__version__}:{QUALITY_VERSION}:{RACY_NS}:{CRASH_QUARANTINE}"]
+    rules = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{RACY_NS}:{CRASH_QUARANTINE}"
+    parts = [rules]
     parts += (f"{r.name}={r.version}:{','.join(sorted(r.mimes))}" for r in all_readers())
     parts.append(tools.fingerprint)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -299,10 +301,13 @@ class _Judge:
         trusted_before: int,
     ) -> None:
         from engine.quality import QUALITY_VERSION
+        from engine.quality import enabled as scoring
 
         self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
         self.trusted_before = trusted_before
         self.quality_version = QUALITY_VERSION
+        self.scoring = scoring()
+        """Texts are scored (else a text's old score stands: the environment says which)."""
         self._kept: dict[tuple[object, ...], bool] = {}
 
     def __call__(self, r: Record) -> tuple[str, str] | None:
@@ -312,7 +317,11 @@ class _Judge:
             return self._empty(r)
         if not r.reused or r.sha256 is None or r.mtime_ns >= self.trusted_before:
             return None  # rewritten as reused, or its size and mtime prove nothing yet
-        if r.status == Status.OK and (r.quality is None or r.quality.v != self.quality_version):
+        if (
+            self.scoring
+            and r.status == Status.OK
+            and (r.quality is None or r.quality.v != self.quality_version)
+        ):
             return None  # its text is scored again
         verdict = _VERDICT(r)
         kept = self._kept.get(verdict)

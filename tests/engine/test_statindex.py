@@ -446,6 +446,7 @@ def test_texts_scored_by_no_rules_are_scored_once_the_rules_are_on(
     monkeypatch.setenv(OFF_ENV, "1")  # the engine scores no stored text either
     _settled(root)
     assert _records(root)["a.txt"].quality is None
+    assert _sweep(root).quick  # while texts are not scored, an unscored one is kept as it is
     monkeypatch.delenv(OFF_ENV)
     result = _sweep(root)
     assert not result.quick
