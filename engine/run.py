@@ -186,9 +186,9 @@ class Run:
             key = (e.root, e.path)
             prior = self.records.get(key)
             if e.kind != "file":
-                self.emit(skipped_record(e))
+                self.emit(_same(skipped_record(e), prior))
             elif e.size == 0:
-                self.emit(empty_record(e, prior))
+                self.emit(_same(empty_record(e, prior), prior))
             elif key not in self.force and not needs_hash(
                 prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
@@ -630,6 +630,12 @@ def stored_texts(extract_dir: Path) -> set[str]:
         with contextlib.suppress(OSError):
             found.update(n[:-4] for n in os.listdir(sub) if n.endswith(".txt") and n[0] != ".")
     return found
+
+
+def _same(new: Record, prior: Record | None) -> Record:
+    """``prior`` itself when ``new`` equals it: an unchanged link or empty file is no change
+    to tell listeners of (a warm sweep used to report every link again)."""
+    return prior if prior is not None and prior == new else new
 
 
 def _same_verdict(new: Record, base: Record | None) -> Record:

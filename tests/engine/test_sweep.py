@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 import engine.run as sweep_mod
+from engine.events import Listener, ignore
 from engine.isolate import ReadPool
 from engine.records import Record, Status, Why
 from engine.store import Store
-from engine.sweep import Sweeper, SweepOptions, sweep
+from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
 from engine.tools import ToolSet, discover
 from fixtures.generate import expected_all
 
@@ -67,11 +68,18 @@ def test_second_sweep_reads_and_hashes_nothing(
             (sample / rec.path).unlink()
     sweep([sample], SweepOptions(tools=ToolSet.empty()))
     hashed = _arm_no_reads(monkeypatch)
-    result = sweep([sample], SweepOptions(tools=ToolSet.empty()))
+    result = _usual(sample, SweepOptions(tools=ToolSet.empty()))
     assert hashed == []
     assert result.extracted == 0
     records = _records(sample)
     assert records and all(r.reused for r in records.values() if r.sha256)
+
+
+def _usual(root: Path, options: SweepOptions, on_event: Listener = ignore) -> SweepResult:
+    """A sweep that loads the store and decides every file (never the stat index's quick way,
+    which ``sweep`` takes when nothing changed): the warm path these tests are about."""
+    with Sweeper([root], options, on_event) as sweeper:
+        return sweeper.run()
 
 
 def _arm_no_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -146,7 +154,9 @@ def test_sweeps_are_byte_identical(tmp_path: Path) -> None:
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     second = _store_bytes(root)
-    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    _usual(root, SweepOptions(tools=ToolSet.empty()))
+    assert _store_bytes(root) == second
+    assert sweep([root], SweepOptions(tools=ToolSet.empty())).quick
     assert _store_bytes(root) == second
 
 
@@ -245,14 +255,16 @@ def test_an_unchanged_sweep_reports_progress_but_no_changed_records(tmp_path: Pa
     from engine.events import Event, Progress, RecordsChanged
 
     root = _tree(tmp_path)
+    os.symlink("a.txt", root / "link")  # a link and an empty file are no change either
+    (root / "empty.txt").write_bytes(b"")
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     sweep([root], SweepOptions(tools=ToolSet.empty()))  # marks every record reused
     events: list[Event] = []
-    sweep([root], SweepOptions(tools=ToolSet.empty()), events.append)
+    _usual(root, SweepOptions(tools=ToolSet.empty()), events.append)
     changed = [r for e in events if isinstance(e, RecordsChanged) for r in e.records]
     assert changed == []
     progress = [e for e in events if isinstance(e, Progress)]
-    assert progress and progress[-1].done == progress[-1].total == 3
+    assert progress and progress[-1].done == progress[-1].total == 5
     (root / "b.txt").write_text("bravo two\n")
     events.clear()
     sweep([root], SweepOptions(tools=ToolSet.empty()), events.append)
