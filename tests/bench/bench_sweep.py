@@ -13,7 +13,8 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
   ``extract.jsonl``;
 - ``quarry warm again``: once more, nothing changed since the last sweep either (the records
   already say ``reused``: nothing is written but the summary), what a sweep of an unchanged
-  folder costs from then on;
+  folder costs from then on: the stat index's quick path (the walk and a comparison with
+  ``extract.stat``, no record loaded; the first re-sweep wrote the index);
 - ``floor``: one Python process doing the same work by hand: walk, read, sha256, write each
   text to its content-addressed file with a rename (no isolation, no detection, no records);
 - ``bare walk``: ``os.scandir`` + ``lstat`` of every entry, the floor of a warm sweep, in
