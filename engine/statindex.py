@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps
+from engine.jsonl import line_of
+from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
 from engine.records import Record, Status
 from engine.store import atomic_write
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 NAME = "extract.stat"
 """The index's file in the store folder."""
-VERSION = 1
+VERSION = 2
 """Bumped whenever what the index holds, or the rules it stands for, change."""
 _MAGIC = b"quarry-stat\n"
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
@@ -71,6 +72,9 @@ class RootFiles(msgspec.Struct, frozen=True, array_like=True):
     odd: list[tuple[bytes, str, bytes]]
     """(path, kind, detail) of what the walk finds as other than a regular file (a link, a
     special file, an unreadable folder, a file over ``--max-bytes``), in the walk's order."""
+    retry: list[bytes]
+    """The ``extract.jsonl`` lines of the ``error`` records a full sweep reads again (every
+    one not quarantined): with them a sweep of an unchanged folder reads just those files."""
 
 
 class Counts(msgspec.Struct, frozen=True, array_like=True):
@@ -131,6 +135,11 @@ class StatIndex(msgspec.Struct, frozen=True):
         """What the index lists of ``root``; None when it is not one of its roots."""
         want = encoded(root)
         return next((files for files in self.roots if files.root == want), None)
+
+    def retries(self, root: str) -> list[Record]:
+        """The records of ``root`` whose files a full sweep reads again (its errors)."""
+        files = self.files_of(root)
+        return [Record.from_json(line) for line in files.retry] if files is not None else []
 
     def tally(self) -> Tally:
         """The store's tally as it was counted when the index was written."""
@@ -257,6 +266,7 @@ def write(
                     [r.size for _o, r, _k, _d in found],
                     [r.mtime_ns for _o, r, _k, _d in found],
                     [(encoded(r.path), k, encoded(d)) for _o, r, k, d in found if k != "file"],
+                    [line_of(r) for _o, r, k, d in found if d is _RETRY],
                 )
             )
     if not kept:
@@ -285,6 +295,8 @@ def _walk_order(r: Record) -> list[str]:
 
 
 _FILE = ("file", "")
+_RETRY = "(read again)"
+"""The detail :class:`_Judge` gives an ``error`` record: its file is read again, nothing else."""
 _VERDICT = attrgetter("status", "reason", "reader", "v", "mime", "tools", "needs", "crashes")
 """The fields :func:`engine.plan.keeps` reads: records alike in them are judged once."""
 
@@ -315,8 +327,12 @@ class _Judge:
             return self._skipped(r)
         if r.size == 0:
             return self._empty(r)
-        if not r.reused or r.sha256 is None or r.mtime_ns >= self.trusted_before:
-            return None  # rewritten as reused, or its size and mtime prove nothing yet
+        if r.sha256 is None or r.mtime_ns >= self.trusted_before:
+            return None  # its size and mtime prove nothing yet: hashed again
+        if r.status == Status.ERROR and not quarantined(r):
+            return ("file", _RETRY)  # read again by every full sweep, and by the quick one
+        if not r.reused:
+            return None  # rewritten as reused
         if (
             self.scoring
             and r.status == Status.OK

@@ -339,14 +339,57 @@ class Sweeper:
         self._walked = None
         total = sum(e.size for e in entries)
         self.on_event(SweepStarted(started, tuple(by_root), len(entries), total, True))
+        retry = {(r.root, r.path): r for root in by_root for r in index.retries(root)}
+        reused = sum(1 for e in entries if e.kind == "file" and e.size > 0) - len(retry)
+        extracted = 0
+        if retry:
+            run, new = self._read_again(retry, entries, started_ns(summary))
+            extracted = run.extracted
+            if not (
+                run.finished_whole
+                and not run.added_texts
+                and len(new) == len(retry)
+                and all(new.get(k) is r for k, r in retry.items())
+            ):
+                # A verdict changed (or the reads did not all end): the store is loaded and
+                # what was read is applied as the usual sweep applies it.
+                self._progress(entries, total)
+                self._load()
+                for notice in self._notices:
+                    self.on_event(notice)
+                self._notices = []
+                return self._conclude(run, new, list(retry), (), True, True, started, reused)
+            self.store.mark_clean()  # nothing added: no text can lack its record
         tally = index.tally()
         summary = build_summary(tally, self.roots, self.tools, started, time.time())
         self.store.write_summary(summary)
+        self._progress(entries, total)
+        self.on_event(SweepFinished(time.time(), summary, extracted, reused, True))
+        errors = tally.counts.get(Status.ERROR, 0)
+        return SweepResult(summary, extracted, reused, errors=errors, quick=True)
+
+    def _read_again(
+        self, retry: Mapping[Key, Record], entries: list[Entry], prev_started_ns: int
+    ) -> tuple[Run, dict[Key, Record]]:
+        """Read the files of the ``retry`` records (errors: every full sweep reads them again)
+        as the usual run would, with only those records in view."""
+        from engine.run import Run, RunContext, RunOptions
+
+        view = RecordIndex(retry.values())
+        opts = RunOptions(self.options.limits, False, prev_started_ns, False)
+        ctx = RunContext(
+            view, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
+        )
+        run = Run(ctx, [e for e in entries if (e.root, e.path) in retry], set(), True)
+        new = run.execute()
+        if run.executor_failed:
+            self.drop_executor()
+        return run, new
+
+    def _progress(self, entries: list[Entry], total: int) -> None:
+        """Every file of a quick sweep decided."""
         last = entries[-1].path if entries else ""
         self.on_event(Progress(time.time(), len(entries), len(entries), total, total, last))
-        reused = sum(1 for e in entries if e.kind == "file" and e.size > 0)
-        self.on_event(SweepFinished(time.time(), summary, 0, reused, True))
-        return SweepResult(summary, 0, reused, errors=tally.counts.get(Status.ERROR, 0), quick=True)
 
     def _run(
         self,
@@ -392,6 +435,25 @@ class Sweeper:
         self._notices = []
         run = Run(self.run_context(rehash, passwords), entries, set(force), full)
         new = run.execute()
+        return self._conclude(
+            run, new, scope, force, full, only is None, started, run.reused, tuple(held)
+        )
+
+    def _conclude(
+        self,
+        run: Run,
+        new: dict[Key, Record],
+        scope: list[Key],
+        force: Collection[Key],
+        full: bool,
+        whole: bool,
+        started: float,
+        reused: int,
+        held: tuple[str, ...] = (),
+    ) -> SweepResult:
+        """Apply what ``run`` decided (``new``; the records of ``scope`` it did not see are
+        gone) and write the store. ``whole``: the run answered for every root's every file;
+        ``reused``: the files whose verdict was kept; ``held``: roots gone or empty."""
         if run.executor_failed:
             self.drop_executor()
         if run.interrupted or run.executor_failed:
@@ -427,21 +489,21 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
-        if self.quick and only is None and full and not force and run.finished_whole:
+        if self.quick and whole and full and not force and run.finished_whole:
             self._write_stat_index(summary, run.texts_seen)
         self._tell(run, len(new))
-        self.on_event(SweepFinished(time.time(), summary, run.extracted, run.reused, full))
+        self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
         return SweepResult(
             summary,
             run.extracted,
-            run.reused,
+            reused,
             len(gone),
             self.index.errors,
             vanished,
             run.repaired,
             run.interrupted,
             run.machine_failures,
-            tuple(held),
+            held,
         )
 
     def _write(
