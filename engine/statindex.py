@@ -5,9 +5,11 @@ writes no record, yet it used to decode and index every record of the store to l
 ``extract.stat`` (beside ``extract.jsonl``) lets it learn it from the walk alone: per root, the
 path, size and mtime of every record that such a sweep keeps as the very same record (an ``ok``
 verdict of a current reader with its text in the store, an unsupported one for the same tools,
-a skipped link...), and the store's tally for the summary. When the walk finds exactly those
-paths with exactly those sizes and mtimes, the sweep's outcome is known: the records stand,
-only the summary is written.
+a skipped link...), the lines of the ``error`` records (every full sweep reads those files
+again), and the store's tally for the summary. When the walk finds exactly those paths with
+exactly those sizes and mtimes, the sweep's outcome is known but for the errors: it reads
+just them again (:meth:`engine.sweep.Sweeper.run`), and when each keeps its verdict the records
+stand and only the summary is written.
 
 The index is derived and never trusted beyond what it was written for:
 

@@ -18,6 +18,14 @@ def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat()
 
 
+def started_ns(summary: Summary) -> int:
+    """When the sweep that wrote ``summary`` started, in ns (0 when it does not say)."""
+    try:
+        return int(dt.datetime.fromisoformat(summary.started).timestamp() * 1e9)
+    except (ValueError, OverflowError):
+        return 0
+
+
 def _missing(tally: Tally, tools: ToolSet) -> dict[str, int]:
     missing = set(KNOWN_TOOLS) - set(tools.names)
     return {name: max(0, tally.waiting.get(name, 0)) for name in sorted(missing)}

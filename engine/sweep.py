@@ -5,14 +5,17 @@ pool) for its lifetime, so the watcher can run many incremental sweeps (``run(on
 through the same pipeline as a full one. Each run is a :class:`~engine.run.Run` given what it
 needs in a :class:`~engine.run.RunContext`. :func:`sweep` is the one-shot form the CLI uses.
 
-Just past STYLE's 500 lines: what a run leaves to its sweeper (the scope, the records gone,
-the writes and their recovery on a full disk) needs the lock and the executor it holds.
+A sweeper made with ``quick=True`` (the ``sweep`` command's) first tries
+:func:`engine.quick.quick_sweep`, which needs no record loaded when nothing changed.
+
+Past STYLE's 500 lines: what a run leaves to its sweeper (the scope, the records gone, the
+writes and their recovery on a full disk) needs the lock and the executor it holds, and both
+the usual run and the quick one end in it (:meth:`Sweeper._conclude`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import signal
 import threading
@@ -23,12 +26,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from engine import statindex
 from engine.errors import StoreCorrupt, UsageError
 from engine.events import (
     Listener,
     Notice,
-    Progress,
     SweepFinished,
     SweepStarted,
     ignore,
@@ -38,9 +39,10 @@ from engine.index import RecordIndex
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.records import Record, Status, Summary
+from engine.quick import Unchanged, leave_index, quick_sweep
+from engine.records import Record, Summary
 from engine.store import JSONL, Store, default_out, sync_fs
-from engine.summary import build_summary
+from engine.summary import build_summary, started_ns
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, WalkRules, walk, walk_paths
 
@@ -305,91 +307,31 @@ class Sweeper:
         """
         with fewer_collections():
             if not self._loaded:
-                if only is None and not force and full is not False and not rehash:
-                    result = self._quick()
-                    if result is not None:
-                        return result
+                quick = only is None and not force and full is not False and not rehash
+                got = quick_sweep(self) if quick else None
+                if isinstance(got, Unchanged):
+                    self._walked = None
+                    return SweepResult(
+                        got.summary, got.extracted, got.reused, errors=got.errors, quick=True
+                    )
                 self._load()
+                if got is not None:  # errors read again to other verdicts: applied as usual
+                    self._walked = None
+                    self._say_notices()
+                    args = (got.run, got.new, got.scope, (), True, True, got.started, got.reused)
+                    return self._conclude(*args)
             return self._run(only, force, full, rehash, passwords)
 
-    def _quick(self) -> SweepResult | None:
-        """A full sweep of a folder where nothing changed, judged by the walk and the stat
-        index alone; None when the index cannot show it (the usual run follows, with this
-        walk). What it writes is what the usual run writes then: the summary."""
-        started = time.time()
-        opts, out = self.options, self.store.out
-        if opts.rehash or opts.verify or self.store.dirty_path.exists():
-            return None
-        index = statindex.load(out)
-        if index is None or any(index.files_of(str(r)) is None for r in self.roots):
-            return None
-        try:
-            summary = self.store.load_summary()
-        except StoreCorrupt:
-            return None
-        env = statindex.environment(self.tools)
-        if summary is None or not index.describes(out, env, started_ns(summary)):
-            return None
-        entries = self._walked = self._entries(None)
-        by_root: dict[str, list[Entry]] = {str(r): [] for r in self.roots}
-        for e in entries:
-            by_root[e.root].append(e)
-        if self.stop.is_set() or not all(index.unchanged(r, es) for r, es in by_root.items()):
-            return None
-        self._walked = None
-        total = sum(e.size for e in entries)
-        self.on_event(SweepStarted(started, tuple(by_root), len(entries), total, True))
-        retry = {(r.root, r.path): r for root in by_root for r in index.retries(root)}
-        reused = sum(1 for e in entries if e.kind == "file" and e.size > 0) - len(retry)
-        extracted = 0
-        if retry:
-            run, new = self._read_again(retry, entries, started_ns(summary))
-            extracted = run.extracted
-            if not (
-                run.finished_whole
-                and not run.added_texts
-                and len(new) == len(retry)
-                and all(new.get(k) is r for k, r in retry.items())
-            ):
-                # A verdict changed (or the reads did not all end): the store is loaded and
-                # what was read is applied as the usual sweep applies it.
-                self._progress(entries, total)
-                self._load()
-                for notice in self._notices:
-                    self.on_event(notice)
-                self._notices = []
-                return self._conclude(run, new, list(retry), (), True, True, started, reused)
-            self.store.mark_clean()  # nothing added: no text can lack its record
-        tally = index.tally()
-        summary = build_summary(tally, self.roots, self.tools, started, time.time())
-        self.store.write_summary(summary)
-        self._progress(entries, total)
-        self.on_event(SweepFinished(time.time(), summary, extracted, reused, True))
-        errors = tally.counts.get(Status.ERROR, 0)
-        return SweepResult(summary, extracted, reused, errors=errors, quick=True)
+    def walk_all(self) -> list[Entry]:
+        """Walk every root; the run that follows uses this walk rather than walking again."""
+        self._walked = self._entries(None)
+        return self._walked
 
-    def _read_again(
-        self, retry: Mapping[Key, Record], entries: list[Entry], prev_started_ns: int
-    ) -> tuple[Run, dict[Key, Record]]:
-        """Read the files of the ``retry`` records (errors: every full sweep reads them again)
-        as the usual run would, with only those records in view."""
-        from engine.run import Run, RunContext, RunOptions
-
-        view = RecordIndex(retry.values())
-        opts = RunOptions(self.options.limits, False, prev_started_ns, False)
-        ctx = RunContext(
-            view, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
-        )
-        run = Run(ctx, [e for e in entries if (e.root, e.path) in retry], set(), True)
-        new = run.execute()
-        if run.executor_failed:
-            self.drop_executor()
-        return run, new
-
-    def _progress(self, entries: list[Entry], total: int) -> None:
-        """Every file of a quick sweep decided."""
-        last = entries[-1].path if entries else ""
-        self.on_event(Progress(time.time(), len(entries), len(entries), total, total, last))
+    def _say_notices(self) -> None:
+        """Tell the listener what the store's load found (once a run has started)."""
+        for notice in self._notices:
+            self.on_event(notice)
+        self._notices = []
 
     def _run(
         self,
@@ -430,9 +372,7 @@ class Sweeper:
                 full,
             )
         )
-        for notice in self._notices:
-            self.on_event(notice)
-        self._notices = []
+        self._say_notices()
         run = Run(self.run_context(rehash, passwords), entries, set(force), full)
         new = run.execute()
         return self._conclude(
@@ -490,7 +430,7 @@ class Sweeper:
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
         if self.quick and whole and full and not force and run.finished_whole:
-            self._write_stat_index(summary, run.texts_seen)
+            leave_index(self, summary, run.texts_seen)
         self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
         return SweepResult(
@@ -546,32 +486,6 @@ class Sweeper:
             self.store.gc(keep)
         with contextlib.suppress(OSError):
             self.store.clean_tmp()
-
-    def _write_stat_index(
-        self, summary: Summary, texts_seen: tuple[list[int], set[str]] | None
-    ) -> None:
-        """Leave the stat index for the next sweep. It is derived: a sweep does without it,
-        so failing to write it is never this sweep's failure (a fault is said, not raised)."""
-        try:
-            statindex.write(
-                self.store.out,
-                self.records,
-                (str(r) for r in self.roots),
-                self.index.tally,
-                self.tools,
-                started_ns(summary),
-                texts_seen,
-            )
-        except OSError:
-            pass  # a full or read-only disk: the sweep's own writes said so already
-        except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
-            with contextlib.suppress(OSError):
-                statindex.remove(self.store.out)
-            why = (
-                f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
-                "the next sweep loads the store"
-            )
-            self.on_event(Notice(time.time(), "stat-index", why, "warning"))
 
     def _tell(self, run: Run, decided: int) -> None:
         """Notices for what the run could not do as asked."""
@@ -715,14 +629,6 @@ def _end_quietly(job: _Background | None) -> None:
     if job is not None:
         with contextlib.suppress(BaseException):
             job.wait()
-
-
-def started_ns(summary: Summary) -> int:
-    """When the sweep that wrote ``summary`` started, in ns (0 when it does not say)."""
-    try:
-        return int(dt.datetime.fromisoformat(summary.started).timestamp() * 1e9)
-    except (ValueError, OverflowError):
-        return 0
 
 
 def _text_of(record: Record) -> str | None:
