@@ -203,3 +203,16 @@ async def test_q_quits(store: Store) -> None:
         await settle(pilot)
         await quit_with_q(pilot)
     assert app.return_code == 0
+
+
+async def test_the_header_takes_an_update_while_its_parts_are_gone(store: Store) -> None:
+    # An engine event can reach the app while it closes and its screens lose their widgets.
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        header = app.query_one(LiveHeader)
+        await header.remove_children()
+        header.show("/somewhere", "updating", (1, 2), None)  # no error, nothing to draw
+        app.records_screen.refresh_header()
+        await pilot.pause()
+    assert app.return_code in (None, 0)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.widgets import ProgressBar, Static, Tab, Tabs
 
 from engine.names import shown
@@ -65,19 +66,25 @@ class LiveHeader(Horizontal):
         progress: tuple[int, int] | None,
         last_event: float | None,
     ) -> None:
-        """Update every part."""
-        self.query_one("#folder", Static).update(escape(shown(folder)))
+        """Update every part (nothing while the header's parts are not there: an engine
+        event that comes while the app is closing must not end it with an error)."""
+        try:
+            parts = [self.query_one(f"#{name}", Static) for name in ("folder", "state", "last")]
+            bar = self.query_one(ProgressBar)
+        except NoMatches:
+            return
+        folder_part, state_part, last_part = parts
+        folder_part.update(escape(shown(folder)))
         _, read_only, live = state.rpartition("read-only · ")
         colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
             live.split(" ")[0], "$accent"
         )
         mark = "[b $warning]READ-ONLY[/] " if read_only else ""
-        self.query_one("#state", Static).update(f"{mark}[{colour}]●[/] {escape(live)}")
-        bar = self.query_one(ProgressBar)
+        state_part.update(f"{mark}[{colour}]●[/] {escape(live)}")
         bar.set_class(progress is not None, "-busy")
         if progress is not None:
             bar.update(total=max(progress[1], 1), progress=progress[0])
-        self.query_one("#last", Static).update(f"last event {clock(last_event)}")
+        last_part.update(f"last event {clock(last_event)}")
 
 
 class CountTabs(Tabs):
