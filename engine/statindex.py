@@ -13,8 +13,9 @@ stand and only the summary is written.
 
 The index is derived and never trusted beyond what it was written for:
 
-- the ``extract.jsonl`` beside it (its size, mtime, ctime and inode: any other writer, this
-  quarry's or another version's, makes it stale);
+- the ``extract.jsonl`` beside it: every write of it by this quarry removes the index first
+  (:meth:`engine.store.Store.write_records`), and its size, mtime, ctime and inode are
+  compared, for writers that do not (another version, a hand);
 - the text folders as they were (``extract/00`` .. ``extract/ff``'s mtimes and ctimes: a text
   removed or added since is seen);
 - the readers, their versions and MIME types, the tools' fingerprint and the quality rules in
@@ -44,14 +45,14 @@ import msgspec
 from engine.jsonl import line_of
 from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
 from engine.records import Record, Status
-from engine.store import atomic_write
+from engine.store import STAT_INDEX, atomic_write
 
 if TYPE_CHECKING:
     from engine.index import Tally
     from engine.tools import ToolSet
     from engine.walk import Entry
 
-NAME = "extract.stat"
+NAME = STAT_INDEX
 """The index's file in the store folder."""
 VERSION = 2
 """Bumped whenever what the index holds, or the rules it stands for, change."""

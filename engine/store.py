@@ -50,6 +50,8 @@ from engine.walk import STORE_MARKER, looks_like_store
 STORE_DIRNAME = ".quarry"
 JSONL = "extract.jsonl"
 SUMMARY = "extract.summary.json"
+STAT_INDEX = "extract.stat"
+"""The stat index (:mod:`engine.statindex`): every write of ``extract.jsonl`` removes it."""
 FORMAT = 1
 """The store format this quarry reads and writes (in the marker); a newer one is refused."""
 _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
@@ -464,6 +466,11 @@ class Store:
         data = self._lines.render(records)
         if before_write is not None:
             before_write()
+        # The stat index describes the records it was written with: it goes first, so that
+        # it never outlives them whatever the file system's clock (the sweep command writes
+        # a new one after).
+        with contextlib.suppress(OSError):  # none there, or not a file (then not an index)
+            (self.out / STAT_INDEX).unlink()
         atomic_write(self.jsonl_path, data)
 
     def write_summary(self, summary: Summary) -> None:

@@ -627,3 +627,17 @@ def test_a_quarantined_error_is_left_alone_quick_or_not(tmp_path: Path) -> None:
     _settled(root)
     result = _sweep(root)
     assert result.quick and result.extracted == 0 and result.errors == 1
+
+
+def test_every_write_of_the_records_removes_the_index_first(tmp_path: Path) -> None:
+    # whatever the file system's clock: a watcher's or the dashboard's write leaves none
+    root = _tree(tmp_path)
+    _settled(root)
+    index = _store(root) / statindex.NAME
+    assert index.exists()
+    _edit(root)
+    with Sweeper([root], SweepOptions(tools=NONE)) as sweeper:  # as the watcher's
+        sweeper.run(only={str(root): ["a.txt"]}, rehash=True)
+    assert not index.exists()
+    _settled(root)
+    assert index.exists() and _sweep(root).quick
