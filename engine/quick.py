@@ -9,7 +9,6 @@ writes the index at the end of a usual full sweep, for the next one.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,7 +77,7 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
     except StoreCorrupt:
         return None
     env = statindex.environment(sweeper.tools)
-    if summary is None or not index.describes(store.out, env, started_ns(summary)):
+    if summary is None or not index.describes(store, env, started_ns(summary)):
         return None
     entries = sweeper.walk_all()
     by_root: dict[str, list[Entry]] = {r: [] for r in roots}
@@ -120,7 +119,7 @@ def leave_index(
     store = sweeper.store
     try:
         statindex.write(
-            store.out,
+            store,
             sweeper.records,
             (str(r) for r in sweeper.roots),
             sweeper.index.tally,
@@ -131,8 +130,7 @@ def leave_index(
     except OSError:
         pass  # a full or read-only disk: the sweep's own writes said so already
     except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
-        with contextlib.suppress(OSError):
-            statindex.remove(store.out)
+        store.drop_stat_index()
         why = (
             f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
             "the next sweep loads the store"

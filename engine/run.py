@@ -36,7 +36,6 @@ from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status, Why
-from engine.statindex import text_folders
 from engine.store import Store
 from engine.tools import ToolSet
 from engine.walk import Entry
@@ -221,7 +220,7 @@ class Run:
             return self.store.has_text(sha)
         if self._present is None:
             # the text folders' times first: a text removed after the listing changes them
-            self.texts_seen = (text_folders(self.store.out), stored_texts(self.store.extract_dir))
+            self.texts_seen = (self.store.text_folder_times(), self.store.text_names())
             self._present = self.texts_seen[1]
         return sha in self._present
 
@@ -614,22 +613,6 @@ def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
         if got is not None:
             return got
     return None
-
-
-def stored_texts(extract_dir: Path) -> set[str]:
-    """The hashes of every text in the store: one listing per fan-out folder, no stat.
-
-    A warm sweep of 100,000 files asks this once instead of once per ``ok`` record.
-    """
-    found: set[str] = set()
-    try:
-        subs = [e.path for e in os.scandir(extract_dir) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return found
-    for sub in subs:
-        with contextlib.suppress(OSError):
-            found.update(n[:-4] for n in os.listdir(sub) if n.endswith(".txt") and n[0] != ".")
-    return found
 
 
 def _same(new: Record, prior: Record | None) -> Record:

@@ -30,9 +30,7 @@ Deleting the file costs one ordinary sweep.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,19 +43,18 @@ import msgspec
 from engine.jsonl import line_of
 from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
 from engine.records import Record, Status
-from engine.store import STAT_INDEX, atomic_write
+from engine.store import STAT_INDEX, Store, atomic_write
+from engine.walk import Entry
 
 if TYPE_CHECKING:
     from engine.index import Tally
     from engine.tools import ToolSet
-    from engine.walk import Entry
 
 NAME = STAT_INDEX
 """The index's file in the store folder."""
 VERSION = 2
 """Bumped whenever what the index holds, or the rules it stands for, change."""
 _MAGIC = b"quarry-stat\n"
-_FANOUT = tuple(f"{i:02x}" for i in range(256))
 
 
 class RootFiles(msgspec.Struct, frozen=True, array_like=True):
@@ -110,15 +107,15 @@ class StatIndex(msgspec.Struct, frozen=True):
     counts: Counts
     """The tally of every record in the store."""
 
-    def describes(self, out: Path, env: str, started_ns: int) -> bool:
-        """Whether this index still describes the store in ``out``: its ``extract.jsonl``,
-        its texts, the environment ``env``, and a summary that started at ``started_ns``."""
+    def describes(self, store: Store, env: str, started_ns: int) -> bool:
+        """Whether this index still describes ``store``: its ``extract.jsonl``, its texts,
+        the environment ``env``, and a summary that started at ``started_ns``."""
         return (
             self.v == VERSION
             and self.env == env
             and started_ns >= self.started_ns
-            and self.jsonl == jsonl_identity(out)
-            and self.texts == text_folders(out)
+            and self.jsonl == store.jsonl_identity()
+            and self.texts == store.text_folder_times()
         )
 
     def unchanged(self, root: str, entries: Sequence[Entry]) -> bool:
@@ -172,29 +169,6 @@ def environment(tools: ToolSet) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def jsonl_identity(out: Path) -> tuple[int, int, int, int]:
-    """``extract.jsonl``'s size, mtime, ctime and inode ((-1, ...) when it is missing)."""
-    try:
-        st = os.stat(out / "extract.jsonl")
-    except OSError:
-        return (-1, -1, -1, -1)
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
-def text_folders(out: Path) -> list[int]:
-    """The mtime and ctime of each text folder: adding or removing a text changes them."""
-    found: list[int] = []
-    base = os.path.join(out, "extract")
-    for name in _FANOUT:
-        try:
-            st = os.stat(os.path.join(base, name))
-        except OSError:
-            found += (-1, -1)
-        else:
-            found += (st.st_mtime_ns, st.st_ctime_ns)
-    return found
-
-
 def load(out: Path) -> StatIndex | None:
     """The index in the store folder ``out``; None when there is none or it cannot be used."""
     try:
@@ -214,14 +188,8 @@ def load(out: Path) -> StatIndex | None:
     return index if index.v == VERSION else None
 
 
-def remove(out: Path) -> None:
-    """Remove the index (a sweep that cannot vouch for the store)."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(out / NAME)
-
-
 def write(
-    out: Path,
+    store: Store,
     records: Mapping[tuple[str, str], Record],
     roots: Iterable[str],
     tally: Tally,
@@ -229,7 +197,7 @@ def write(
     started_ns: int,
     texts_seen: tuple[list[int], set[str]] | None = None,
 ) -> bool:
-    """Write the index of the store in ``out`` (holding its lock) after a full sweep that
+    """Write the index of ``store`` (holding its lock) after a full sweep that
     started at ``started_ns`` wrote ``records``; ``roots`` are the roots it swept (listed even
     with no records, so that an empty folder is quick too); ``texts_seen``: the text folders'
     times and the texts listed after them, when the sweep listed them. False when no root
@@ -243,7 +211,7 @@ def write(
     judge = _Judge(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)
     # The folders' times are taken before the texts are listed: a text removed after the
     # listing changes a time the next sweep compares.
-    texts, present = texts_seen if texts_seen is not None else (text_folders(out), None)
+    texts, present = texts_seen if texts_seen is not None else (store.text_folder_times(), None)
     by_root: dict[str, list[Record]] = {r: [] for r in roots}
     for (root, _path), r in records.items():
         by_root.setdefault(root, []).append(r)
@@ -258,7 +226,7 @@ def write(
         else:
             wanted = {r.sha256 for r in recs if r.status == Status.OK and r.sha256}
             if wanted:
-                present = _stored_texts(out) if present is None else present
+                present = store.text_names() if present is None else present
                 if not wanted <= present:
                     continue
             found.sort(key=itemgetter(0))
@@ -273,12 +241,12 @@ def write(
                 )
             )
     if not kept:
-        remove(out)
+        store.drop_stat_index()
         return False
     env = environment(tools)
-    index = StatIndex(VERSION, jsonl_identity(out), texts, env, started_ns, kept, _counts(tally))
+    index = StatIndex(VERSION, store.jsonl_identity(), texts, env, started_ns, kept, _counts(tally))
     payload = msgspec.msgpack.encode(index)
-    atomic_write(out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    atomic_write(store.out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
     return True
 
 
@@ -315,9 +283,14 @@ class _Judge:
         fingerprint: str,
         trusted_before: int,
     ) -> None:
+        # The run's record makers: imported here (a write follows a usual run, which has them)
+        # and not at the top, which the quick sweep imports without any run.
         from engine.quality import QUALITY_VERSION
         from engine.quality import enabled as scoring
+        from engine.run import SKIP_KINDS, empty_record, skipped_record
 
+        self._skip_kinds, self._skipped_record = SKIP_KINDS, skipped_record
+        self._empty_record = empty_record
         self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
         self.trusted_before = trusted_before
         self.quality_version = QUALITY_VERSION
@@ -348,30 +321,16 @@ class _Judge:
             kept = self._kept[verdict] = keeps(r, self.versions, self.readers, self.fingerprint)
         return _FILE if kept else None
 
-    @staticmethod
-    def _skipped(r: Record) -> tuple[str, str] | None:
-        from engine.run import SKIP_KINDS, skipped_record
-        from engine.walk import Entry
-
-        kind = SKIP_KINDS.get(r.reason or "")
+    def _skipped(self, r: Record) -> tuple[str, str] | None:
+        kind = self._skip_kinds.get(r.reason or "")
         if kind is None:
             return None  # a file that kept changing is hashed again
         found = Entry(r.root, r.path, r.size, r.mtime_ns, kind, r.error or "")
-        return (kind, found.detail) if skipped_record(found) == r else None
+        return (kind, found.detail) if self._skipped_record(found) == r else None
 
-    @staticmethod
-    def _empty(r: Record) -> tuple[str, str] | None:
-        from engine.run import empty_record
-        from engine.walk import Entry
-
+    def _empty(self, r: Record) -> tuple[str, str] | None:
         found = Entry(r.root, r.path, 0, r.mtime_ns, "file")
-        return _FILE if empty_record(found, r) == r else None
-
-
-def _stored_texts(out: Path) -> set[str]:
-    from engine.run import stored_texts
-
-    return stored_texts(out / "extract")
+        return _FILE if self._empty_record(found, r) == r else None
 
 
 def _counts(t: Tally) -> Counts:

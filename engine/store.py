@@ -55,6 +55,8 @@ STAT_INDEX = "extract.stat"
 FORMAT = 1
 """The store format this quarry reads and writes (in the marker); a newer one is refused."""
 _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
+_FANOUT = tuple(f"{i:02x}" for i in range(256))
+"""The text folders ``extract/00`` .. ``extract/ff``."""
 _FOLDERS = ("extract", "tmp")
 
 
@@ -292,6 +294,42 @@ class Store:
                 if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4):
                     yield name[:-4]
 
+    def text_names(self) -> set[str]:
+        """The names of every stored text without ``.txt``: one listing per text folder, no
+        stat and no check of the name (:meth:`text_hashes` checks, for the collector). A
+        sweep asks whether known hashes are here: once, instead of once per ``ok`` record."""
+        found: set[str] = set()
+        try:
+            with os.scandir(self.extract_dir) as it:
+                subs = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return found
+        for sub in subs:
+            with contextlib.suppress(OSError):
+                found.update(n[:-4] for n in os.listdir(sub) if n.endswith(".txt") and n[0] != ".")
+        return found
+
+    def text_folder_times(self) -> list[int]:
+        """The mtime and ctime of each text folder (-1, -1 for a missing one): adding or
+        removing a text changes them."""
+        found: list[int] = []
+        for name in _FANOUT:
+            try:
+                st = os.stat(self.extract_dir / name)
+            except OSError:
+                found += (-1, -1)
+            else:
+                found += (st.st_mtime_ns, st.st_ctime_ns)
+        return found
+
+    def jsonl_identity(self) -> tuple[int, int, int, int]:
+        """``extract.jsonl``'s size, mtime, ctime and inode ((-1, ...) when it is missing)."""
+        try:
+            st = os.stat(self.jsonl_path)
+        except OSError:
+            return (-1, -1, -1, -1)
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
     # -- writing ------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -360,8 +398,8 @@ class Store:
         With the folders there from the start, the store's renames never delay the events
         of the user's own files.
         """
-        for i in range(256):
-            (self.extract_dir / f"{i:02x}").mkdir(parents=True, exist_ok=True)
+        for name in _FANOUT:
+            (self.extract_dir / name).mkdir(parents=True, exist_ok=True)
 
     def clean_tmp(self) -> None:
         """Remove what a killed writer left: workers' texts in ``tmp/`` and the temp files of
@@ -469,9 +507,13 @@ class Store:
         # The stat index describes the records it was written with: it goes first, so that
         # it never outlives them whatever the file system's clock (the sweep command writes
         # a new one after).
-        with contextlib.suppress(OSError):  # none there, or not a file (then not an index)
-            (self.out / STAT_INDEX).unlink()
+        self.drop_stat_index()
         atomic_write(self.jsonl_path, data)
+
+    def drop_stat_index(self) -> None:
+        """Remove the stat index (none there, or not a file, is no index either)."""
+        with contextlib.suppress(OSError):
+            (self.out / STAT_INDEX).unlink()
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""

@@ -318,8 +318,9 @@ class Sweeper:
                 if got is not None:  # errors read again to other verdicts: applied as usual
                     self._walked = None
                     self._say_notices()
-                    args = (got.run, got.new, got.scope, (), True, True, got.started, got.reused)
-                    return self._conclude(*args)
+                    return self._conclude(
+                        got.run, got.new, got.scope, (), True, True, got.started, got.reused
+                    )
             return self._run(only, force, full, rehash, passwords)
 
     def walk_all(self) -> list[Entry]:
