@@ -24,9 +24,7 @@ how many passwords were tried and never what they were.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +128,8 @@ def unlock(path: Path, passwords: Passwords, scratch: str) -> Path:
         decrypt = _decrypt_office
     else:
         raise EncryptedFile("needs a password: this kind of encryption cannot be opened here")
+    import tempfile  # (with logging below: not every sweep reads an encrypted file)
+
     fd, name = tempfile.mkstemp(prefix=".unlocked-", suffix=path.suffix[:16], dir=scratch)
     copy = Path(name)
     try:
@@ -151,6 +151,8 @@ def _head(path: Path) -> bytes:
 
 def _decrypt_pdf(path: Path, passwords: Passwords, out: IO[bytes]) -> bool:
     """Write the decrypted PDF to ``out``; False when no password opens it."""
+    import logging
+
     from engine.readers.base import quiet_library  # the readers' side, in the worker only
 
     with quiet_library("pypdf", logging.CRITICAL):

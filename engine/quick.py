@@ -9,6 +9,7 @@ writes the index at the end of a usual full sweep, for the next one.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from engine.summary import build_summary, started_ns
 if TYPE_CHECKING:
     from engine.run import Run
     from engine.sweep import Sweeper
-    from engine.walk import Entry
+    from engine.walk import Listing
 
 Key = tuple[str, str]
 
@@ -76,22 +77,19 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
         summary = store.load_summary()
     except StoreCorrupt:
         return None
-    env = statindex.environment(sweeper.tools)
-    if summary is None or not index.describes(store, env, started_ns(summary)):
+    if summary is None or not index.describes(store, sweeper.tools, started_ns(summary)):
         return None
-    entries = sweeper.walk_all()
-    by_root: dict[str, list[Entry]] = {r: [] for r in roots}
-    for e in entries:
-        by_root[e.root].append(e)
-    if sweeper.stop.is_set() or not all(index.unchanged(r, es) for r, es in by_root.items()):
+    listings = sweeper.walk_all()
+    if sweeper.stop.is_set() or not all(index.unchanged(listing) for listing in listings):
         return None
-    total = sum(e.size for e in entries)
-    sweeper.on_event(SweepStarted(started, tuple(roots), len(entries), total, True))
+    files = sum(map(len, listings))
+    total = sum(sum(listing.sizes) for listing in listings)
+    sweeper.on_event(SweepStarted(started, tuple(roots), files, total, True))
     retry = {(r.root, r.path): r for root in roots for r in index.retries(root)}
-    reused = sum(1 for e in entries if e.kind == "file" and e.size > 0) - len(retry)
+    reused = sum(listing.nonempty_files() for listing in listings) - len(retry)
     extracted = 0
     if retry:
-        run, new = _read_again(sweeper, retry, entries, started_ns(summary))
+        run, new = _read_again(sweeper, retry, listings, started_ns(summary))
         extracted = run.extracted
         if not (
             run.finished_whole
@@ -99,13 +97,16 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
             and len(new) == len(retry)
             and all(new.get(k) is r for k, r in retry.items())
         ):
-            _progress(sweeper, entries, total)
+            _progress(sweeper, listings, total)
             return ReadAgain(run, new, list(retry), reused, started)
         store.mark_clean()  # nothing was added: no text can lack its record
     tally = index.tally()
-    summary = build_summary(tally, sweeper.roots, sweeper.tools, started, time.time())
+    versions = index.reader_versions()
+    summary = build_summary(tally, sweeper.roots, sweeper.tools, started, time.time(), versions)
     store.write_summary(summary)
-    _progress(sweeper, entries, total)
+    with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
+        statindex.renew_sources(store, index)
+    _progress(sweeper, listings, total)
     sweeper.on_event(SweepFinished(time.time(), summary, extracted, reused, True))
     return Unchanged(summary, extracted, reused, tally.counts.get(Status.ERROR, 0))
 
@@ -139,7 +140,7 @@ def leave_index(
 
 
 def _read_again(
-    sweeper: Sweeper, retry: Mapping[Key, Record], entries: list[Entry], prev_started_ns: int
+    sweeper: Sweeper, retry: Mapping[Key, Record], listings: list[Listing], prev_started_ns: int
 ) -> tuple[Run, dict[Key, Record]]:
     """Read the files of the ``retry`` records as the usual run would (its rules decide),
     with only those records in view."""
@@ -156,14 +157,16 @@ def _read_again(
         sweeper.on_event,
         sweeper.stop.is_set,
     )
-    run = Run(ctx, [e for e in entries if (e.root, e.path) in retry], set(), True)
+    wanted = [listing.pick({p for r, p in retry if r == listing.root}) for listing in listings]
+    run = Run(ctx, [e for entries in wanted for e in entries], set(), True)
     new = run.execute()
     if run.executor_failed:
         sweeper.drop_executor()
     return run, new
 
 
-def _progress(sweeper: Sweeper, entries: list[Entry], total: int) -> None:
+def _progress(sweeper: Sweeper, listings: list[Listing], total: int) -> None:
     """Every file of the sweep decided."""
-    last = entries[-1].path if entries else ""
-    sweeper.on_event(Progress(time.time(), len(entries), len(entries), total, total, last))
+    files = sum(map(len, listings))
+    last = next((listing.paths[-1] for listing in reversed(listings) if listing.paths), "")
+    sweeper.on_event(Progress(time.time(), files, files, total, total, last))

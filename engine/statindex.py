@@ -18,8 +18,9 @@ The index is derived and never trusted beyond what it was written for:
   compared, for writers that do not (another version, a hand);
 - the text folders as they were (``extract/00`` .. ``extract/ff``'s mtimes and ctimes: a text
   removed or added since is seen);
-- the readers, their versions and MIME types, the tools' fingerprint and the quality rules in
-  force (:func:`environment`);
+- the readers, their versions and MIME types (:func:`readers_table`: a quick sweep does not
+  import every reader to learn them while :func:`sources` says nothing they are made from
+  changed), the tools' fingerprint and the quality rules in force (:func:`environment`);
 - mtimes older than the start of the sweep that wrote it by git's racy margin, and a summary
   that says no earlier sweep started since (a sweep trusts a size and mtime only then);
 - its own checksum and version.
@@ -30,10 +31,11 @@ Deleting the file costs one ordinary sweep.
 
 from __future__ import annotations
 
-import hashlib
+import os
+import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +46,7 @@ from engine.jsonl import line_of
 from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
 from engine.records import Record, Status
 from engine.store import STAT_INDEX, Store, atomic_write
-from engine.walk import Entry
+from engine.walk import Entry, Listing
 
 if TYPE_CHECKING:
     from engine.index import Tally
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
 
 NAME = STAT_INDEX
 """The index's file in the store folder."""
-VERSION = 2
+VERSION = 3
 """Bumped whenever what the index holds, or the rules it stands for, change."""
 _MAGIC = b"quarry-stat\n"
 
@@ -99,6 +101,10 @@ class StatIndex(msgspec.Struct, frozen=True):
     """The text folders' mtime_ns and ctime_ns, in name order (-1 for one that is missing)."""
     env: str
     """:func:`environment` when it was written."""
+    readers: str
+    """:func:`readers_table` when it was written."""
+    sources: str
+    """:func:`sources` when it was written."""
     started_ns: int
     """The start of the sweep that wrote it, as the summary it wrote says: every listed mtime
     is older than this by the racy margin."""
@@ -107,28 +113,32 @@ class StatIndex(msgspec.Struct, frozen=True):
     counts: Counts
     """The tally of every record in the store."""
 
-    def describes(self, store: Store, env: str, started_ns: int) -> bool:
-        """Whether this index still describes ``store``: its ``extract.jsonl``, its texts,
-        the environment ``env``, and a summary that started at ``started_ns``."""
+    def describes(self, store: Store, tools: ToolSet, started_ns: int) -> bool:
+        """Whether this index still describes ``store``: its ``extract.jsonl``, its texts, the
+        environment with ``tools``, and a summary that started at ``started_ns``."""
         return (
             self.v == VERSION
-            and self.env == env
             and started_ns >= self.started_ns
             and self.jsonl == store.jsonl_identity()
             and self.texts == store.text_folder_times()
+            and self.env == environment(tools)
+            and (
+                (self.sources != "" and self.sources == sources())
+                or self.readers == readers_table()
+            )
         )
 
-    def unchanged(self, root: str, entries: Sequence[Entry]) -> bool:
-        """Whether the walk of ``root`` found ``entries`` exactly as the index lists them."""
-        files = self.files_of(root)
-        if files is None or len(entries) != len(files.sizes):
+    def unchanged(self, found: Listing) -> bool:
+        """Whether a walk of a root found exactly what the index lists of it."""
+        files = self.files_of(found.root)
+        if files is None or len(found.paths) != len(files.sizes):
             return False
         # Listed in the walk's order: comparisons in C, no per-path lookups.
         return (
-            encoded("\0".join([e.path for e in entries])) == files.paths
-            and [e.size for e in entries] == files.sizes
-            and [e.mtime_ns for e in entries] == files.mtimes
-            and _odd(entries) == files.odd
+            found.sizes == files.sizes
+            and found.mtimes == files.mtimes
+            and encoded("\0".join(found.paths)) == files.paths
+            and _odd(found) == files.odd
         )
 
     def files_of(self, root: str) -> RootFiles | None:
@@ -140,6 +150,11 @@ class StatIndex(msgspec.Struct, frozen=True):
         """The records of ``root`` whose files a full sweep reads again (its errors)."""
         files = self.files_of(root)
         return [Record.from_json(line) for line in files.retry] if files is not None else []
+
+    def reader_versions(self) -> dict[str, int]:
+        """Reader name -> version, as :attr:`readers` lists them (for the summary)."""
+        lines = self.readers.splitlines()
+        return {n: int(v.partition(":")[0]) for n, _, v in (line.partition("=") for line in lines)}
 
     def tally(self) -> Tally:
         """The store's tally as it was counted when the index was written."""
@@ -154,19 +169,62 @@ class StatIndex(msgspec.Struct, frozen=True):
 
 
 def environment(tools: ToolSet) -> str:
-    """A digest of everything besides a file's record and stat that decides whether a sweep
-    keeps the record: the readers (names, versions, MIME types, in lookup order), the tools'
-    fingerprint, the quality rules (and whether texts are scored) and the engine's own."""
+    """Everything besides a file's record and stat and the readers that decides whether a
+    sweep keeps the record: the tools' fingerprint, the quality rules (and whether texts are
+    scored) and the engine's own."""
     from engine import __version__
     from engine.quality import QUALITY_VERSION
     from engine.quality import enabled as scoring
-    from engine.readers.registry import all_readers
 
     rules = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{RACY_NS}:{CRASH_QUARANTINE}"
-    parts = [rules]
-    parts += (f"{r.name}={r.version}:{','.join(sorted(r.mimes))}" for r in all_readers())
-    parts.append(tools.fingerprint)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return f"{rules}\n{tools.fingerprint}"
+
+
+def readers_table() -> str:
+    """Every reader's name, version and MIME types, in lookup order (importing every reader
+    module: 15 ms, most of a quick sweep's time that is not the walk)."""
+    from engine.readers.registry import all_readers
+
+    return "\n".join(f"{r.name}={r.version}:{','.join(sorted(r.mimes))}" for r in all_readers())
+
+
+def sources() -> str:
+    """What :func:`readers_table` is made from, judged as Python judges its own caches: the
+    engine's source files by path, size and mtime (as a ``.pyc`` is), every folder on the
+    import path by its mtime (as importlib's path finder is: installing or removing a library
+    changes it; a reader drops out when its library is missing) and the interpreter. Empty
+    when extra readers are named (:data:`~engine.readers.registry.EXTRA_ENV`): then the table
+    itself is compared."""
+    from engine.readers.registry import EXTRA_ENV
+
+    if os.environ.get(EXTRA_ENV):
+        return ""
+    parts = [sys.version]
+    engine_dir = os.path.dirname(os.path.abspath(__file__))
+    for folder in (engine_dir, os.path.join(engine_dir, "readers")):
+        with os.scandir(folder) as it:
+            for e in sorted(it, key=_name):
+                if e.name.endswith(".py"):
+                    st = e.stat()
+                    parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+    for folder in sys.path:
+        try:
+            parts.append(f"{folder}:{os.stat(folder or '.').st_mtime_ns}")
+        except OSError:
+            parts.append(f"{folder}:-")
+    return "\n".join(parts)
+
+
+_name = attrgetter("name")
+
+
+def renew_sources(store: Store, index: StatIndex) -> None:
+    """Write ``index`` again with today's :func:`sources` when they changed but the readers'
+    table did not (an upgrade that touched no reader): else every quick sweep after it would
+    import every reader to learn what it learnt once."""
+    now = sources()
+    if now and now != index.sources:
+        _write(store, msgspec.structs.replace(index, sources=now))
 
 
 def load(out: Path) -> StatIndex | None:
@@ -243,11 +301,24 @@ def write(
     if not kept:
         store.drop_stat_index()
         return False
-    env = environment(tools)
-    index = StatIndex(VERSION, store.jsonl_identity(), texts, env, started_ns, kept, _counts(tally))
+    index = StatIndex(
+        VERSION,
+        store.jsonl_identity(),
+        texts,
+        environment(tools),
+        readers_table(),
+        sources(),
+        started_ns,
+        kept,
+        _counts(tally),
+    )
+    _write(store, index)
+    return True
+
+
+def _write(store: Store, index: StatIndex) -> None:
     payload = msgspec.msgpack.encode(index)
     atomic_write(store.out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
-    return True
 
 
 def encoded(name: str) -> bytes:
@@ -255,8 +326,9 @@ def encoded(name: str) -> bytes:
     return name.encode("utf-8", "surrogatepass")
 
 
-def _odd(entries: Sequence[Entry]) -> list[tuple[bytes, str, bytes]]:
-    return [(encoded(e.path), e.kind, encoded(e.detail)) for e in entries if e.kind != "file"]
+def _odd(found: Listing) -> list[tuple[bytes, str, bytes]]:
+    paths = found.paths
+    return [(encoded(paths[i]), kind, encoded(why)) for i, (kind, why) in found.odd.items()]
 
 
 def _walk_order(r: Record) -> list[str]:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from engine.index import Tally
 from engine.quality import VERDICTS
-from engine.readers.registry import reader_versions
 from engine.records import Record, Status, Summary
 from engine.tools import KNOWN_TOOLS, ToolSet
 
@@ -37,8 +36,10 @@ def build_summary(
     tools: ToolSet,
     started: float,
     finished: float,
+    readers: Mapping[str, int] | None = None,
 ) -> Summary:
-    """Counts per status and reason, totals, tools found and missing, readers, timing."""
+    """Counts per status and reason, totals, tools found and missing, readers (``readers``:
+    their versions when the caller knows them without importing every reader), timing."""
     if isinstance(records, Tally):
         tally = records
     else:
@@ -54,9 +55,15 @@ def build_summary(
         chars=tally.chars,
         tools_found={t.name: t.version for t in tools.found},
         tools_missing=_missing(tally, tools),
-        readers=dict(sorted(reader_versions().items())),
+        readers=dict(sorted((readers if readers is not None else _reader_versions()).items())),
         started=iso(started),
         finished=iso(finished),
         seconds=round(finished - started, 3),
         quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
     )
+
+
+def _reader_versions() -> dict[str, int]:
+    from engine.readers.registry import reader_versions
+
+    return reader_versions()

@@ -44,7 +44,7 @@ from engine.records import Record, Summary
 from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary, started_ns
 from engine.tools import ToolSet, discover
-from engine.walk import Entry, WalkRules, walk, walk_paths
+from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
     from engine.executor import Executor, ExecutorFactory
@@ -173,7 +173,7 @@ class Sweeper:
         """Said once the first run has started (a listener may not be ready before)."""
         self.quick = quick
         self._loaded = False
-        self._walked: list[Entry] | None = None
+        self._walked: list[Listing] | None = None
         """The walk a quick sweep made before finding a change: the run that follows uses it."""
 
     @property
@@ -323,9 +323,10 @@ class Sweeper:
                     )
             return self._run(only, force, full, rehash, passwords)
 
-    def walk_all(self) -> list[Entry]:
-        """Walk every root; the run that follows uses this walk rather than walking again."""
-        self._walked = self._entries(None)
+    def walk_all(self) -> list[Listing]:
+        """Walk every root (a listing each, in the roots' order); the run that follows uses
+        this walk rather than walking again."""
+        self._walked = [walk(root, self.rules) for root in self.roots]
         return self._walked
 
     def _say_notices(self) -> None:
@@ -526,14 +527,13 @@ class Sweeper:
         return held
 
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
-        if only is None and self._walked is not None:
-            walked, self._walked = self._walked, None
-            return walked
         if only is None:
-            return [e for root in self.roots for e in walk(root, self.rules)]
+            walked, self._walked = self._walked, None
+            listings = walked or (walk(root, self.rules) for root in self.roots)
+            return [e for listing in listings for e in listing.entries()]
         out: list[Entry] = []
         for root, rels in only.items():
-            out.extend(walk_paths(Path(root), rels, self.rules))
+            out.extend(walk_paths(Path(root), rels, self.rules).entries())
         return out
 
     def _scope(self, only: Mapping[str, Collection[str]] | None) -> list[Key]:

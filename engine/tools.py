@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine import toolcache
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,8 @@ def probe_versions(
 ) -> list[str]:
     """The version of each ``(exe, args)``, the tools run side by side (every start of a sweep
     or a dashboard asks all of them; one after another they cost 60-250 ms)."""
+    import subprocess  # only when a version is not remembered: a warm start asks none
+
     procs: list[subprocess.Popen[bytes] | None] = []
     for exe, args in probes:
         try:
@@ -163,6 +168,8 @@ def probe_versions(
 
 
 def _version_of(proc: subprocess.Popen[bytes] | None, deadline: float) -> str:
+    import subprocess
+
     if proc is None:
         return toolcache.UNKNOWN
     try:

@@ -1,5 +1,5 @@
 """``python -m tui`` is the ``quarry`` command."""
 
-from tui.cli import main
+from tui.cli import run
 
-raise SystemExit(main())
+run()

@@ -85,5 +85,33 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``quarry`` script."""
+    """The ``quarry`` command: its exit status."""
     return engine_main(argv, ui={"open": cmd_open, "ui": cmd_ui})
+
+
+def run() -> None:
+    """Entry point of the ``quarry`` script: :func:`main`, then the process ends."""
+    code = main()
+    end_now(code)
+    sys.exit(code)
+
+
+def end_now(code: int) -> None:
+    """End the process with ``code`` at once when nothing is left to do at exit: no other
+    thread and no exit handler (a worker pool, multiprocessing, Textual and coverage each
+    register one, and then the usual exit runs them). The interpreter's teardown, freeing
+    every module and object one by one, cost a sweep of an unchanged folder 10-13 ms of its
+    ~150 (the walk it cannot avoid is ~60); mypy ends its runs the same way."""
+    import atexit
+    import os
+    import threading
+
+    pending = getattr(atexit, "_ncallbacks", lambda: 1)()  # (CPython's; elsewhere: the usual exit)
+    if threading.active_count() != 1 or pending:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a closed or broken stream: the usual exit says so
+    os._exit(code)

@@ -13,8 +13,10 @@ import os
 import pkgutil
 from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING
 
-from engine.readers.base import Reader
+if TYPE_CHECKING:  # the stat index imports this module for EXTRA_ENV alone
+    from engine.readers.base import Reader
 
 _SKIP = {"base", "registry", "__init__"}
 EXTRA_ENV = "QUARRY_EXTRA_READERS"

@@ -641,3 +641,56 @@ def test_every_write_of_the_records_removes_the_index_first(tmp_path: Path) -> N
     assert not index.exists()
     _settled(root)
     assert index.exists() and _sweep(root).quick
+
+
+def test_the_readers_are_compared_only_when_their_sources_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    _settled(root)
+    compared: list[str] = []
+    real = statindex.readers_table
+
+    def table() -> str:
+        compared.append("readers")
+        return real()
+
+    monkeypatch.setattr(statindex, "readers_table", table)
+    assert _sweep(root).quick and compared == []  # no reader imported
+    monkeypatch.setattr(statindex, "sources", lambda: "an upgrade that touched no reader")
+    assert _sweep(root).quick and compared == ["readers"]  # the same readers
+    index = statindex.load(_store(root))
+    assert index is not None and index.sources == "an upgrade that touched no reader"
+    assert _sweep(root).quick and compared == ["readers"]  # renewed: not compared again
+
+
+def test_other_readers_send_the_sweep_the_usual_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    _settled(root)
+    real = statindex.readers_table
+    monkeypatch.setattr(statindex, "sources", lambda: "an upgrade")
+    monkeypatch.setattr(statindex, "readers_table", lambda: real() + "\nnew=1:text/x-new")
+    assert not _sweep(root).quick
+    assert _sweep(root).quick
+
+
+def test_the_sources_name_every_reader_and_each_import_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.readers
+
+    before = statindex.sources()
+    for module in Path(engine.readers.__file__).parent.glob("*.py"):
+        assert f"{module}:{module.stat().st_size}:" in before
+    library = tmp_path / "site"
+    library.mkdir()
+    os.utime(library, ns=(OLD_NS, OLD_NS))
+    monkeypatch.syspath_prepend(str(library))
+    with_folder = statindex.sources()
+    assert with_folder != before
+    (library / "newlib").mkdir()  # a library installed there
+    assert statindex.sources() != with_folder
+    monkeypatch.setenv("QUARRY_EXTRA_READERS", "tests.fake:READERS")
+    assert statindex.sources() == ""  # extra readers: the table itself is compared

@@ -207,3 +207,26 @@ def test_walk_matches_a_plain_reference_walk(
         got = [(e.path, e.kind, e.size, e.mtime_ns, e.detail) for e in walk(root, rules)]
         assert got == _reference(root, rules)
         assert all(e.root == str(root) and e.abspath == root / e.path for e in walk(root, rules))
+
+
+def test_a_listing_gives_the_entries_the_walk_found(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "big.txt").write_text("x" * 100)
+    (tmp_path / "empty.txt").write_bytes(b"")
+    (tmp_path / "sub" / "b.txt").write_text("bravo")
+    os.symlink("a.txt", tmp_path / "link")
+    found = walk(tmp_path, WalkRules(max_bytes=50))
+    entries = found.entries()
+    assert [(e.path, e.kind) for e in entries] == [
+        ("a.txt", "file"),
+        ("big.txt", "too_large"),
+        ("empty.txt", "file"),
+        ("link", "link"),
+        ("sub/b.txt", "file"),
+    ]
+    assert list(found) == entries and len(found) == 5
+    assert [e.size for e in entries] == found.sizes == [5, 100, 0, 0, 5]
+    assert found.nonempty_files() == 2  # not the empty file, the link, nor the file over the cap
+    assert found.pick({"sub/b.txt", "link", "gone.txt"}) == [entries[3], entries[4]]
+    assert found.pick(set()) == []

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 
 def quarry(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,3 +30,31 @@ def test_headless_commands_still_work_through_quarry(tmp_path: Path) -> None:
     proc = quarry("sweep", "-q", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / ".quarry" / "extract.jsonl").exists()
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_a_command_ends_with_its_output_whole_and_its_status(tmp_path: Path, times: int) -> None:
+    # The third sweep of an unchanged folder is a quick one, which ends the process at once.
+    (tmp_path / "a.txt").write_text("alpha bravo")
+    os.utime(tmp_path / "a.txt", (1_600_000_000, 1_600_000_000))  # (a fresh file is not trusted)
+    for _ in range(times):
+        proc = quarry("sweep", "--json", "--no-external", str(tmp_path))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["counts"]["ok"] == 1
+    assert (tmp_path / ".quarry" / "extract.stat").is_file() == (times == 3)
+    gone = quarry("sweep", "-q", str(tmp_path / "gone"))
+    assert gone.returncode == 1 and "no such folder" in gone.stderr
+
+
+def test_exit_handlers_still_run(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha bravo")
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(print, 'handler ran')\n"
+        "from tui.cli import run\n"
+        f"sys.argv = ['quarry', 'sweep', '-q', '--no-external', {str(tmp_path)!r}]\n"
+        "run()\n"
+    )
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stdout == "handler ran\n", proc.stderr
