@@ -202,11 +202,14 @@ def sources() -> str:
     parts = [sys.version]
     engine_dir = os.path.dirname(os.path.abspath(__file__))
     for folder in (engine_dir, os.path.join(engine_dir, "readers")):
-        with os.scandir(folder) as it:
-            for e in sorted(it, key=_name):
-                if e.name.endswith(".py"):
-                    st = e.stat()
-                    parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+        try:
+            with os.scandir(folder) as it:
+                for e in sorted(it, key=_name):
+                    if e.name.endswith(".py"):
+                        st = e.stat()
+                        parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            return ""  # (imported from a zip, say): the table is compared
     for folder in sys.path:
         try:
             parts.append(f"{folder}:{os.stat(folder or '.').st_mtime_ns}")

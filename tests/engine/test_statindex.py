@@ -694,3 +694,13 @@ def test_the_sources_name_every_reader_and_each_import_folder(
     assert statindex.sources() != with_folder
     monkeypatch.setenv("QUARRY_EXTRA_READERS", "tests.fake:READERS")
     assert statindex.sources() == ""  # extra readers: the table itself is compared
+
+
+def test_an_engine_whose_files_cannot_be_listed_compares_the_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path)
+    _settled(root)
+    monkeypatch.setattr(statindex, "__file__", str(tmp_path / "quarry.zip" / "engine" / "x.py"))
+    assert statindex.sources() == ""
+    assert _sweep(root).quick
