@@ -247,10 +247,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
             store = reading_store(folder, hint=folder)
         else:
             store = reading_store(args.store)
-        tally = Tally()
-        for r in _load(store).records:
-            tally.add(r)
-        missing = dict(tally.waiting)
+        missing = dict(Tally.of(_load(store).records).waiting)
     rows = tool_rows(missing)
     if args.json:
         print(dump_json(rows))

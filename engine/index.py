@@ -35,6 +35,23 @@ class Tally:
         self.quality: Counter[str] = Counter()
         """Quality verdict -> ok records with it."""
 
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> Tally:
+        """The tally of ``records``, counted field by field (what :meth:`add` does one
+        record at a time: a 100,000-record store is counted at once)."""
+        recs = records if isinstance(records, list) else list(records)
+        t = cls()
+        t.files = len(recs)
+        t.counts = Counter(map(operator.attrgetter("status"), recs))
+        t.reasons = Counter(f"{r.status}/{r.reason}" for r in recs if r.reason)
+        t.reused = sum(map(operator.attrgetter("reused"), recs))
+        t.chars = sum(map(operator.attrgetter("chars"), recs))
+        t.quality = Counter(r.quality.verdict for r in recs if r.quality is not None)
+        for r in recs:
+            if r.needs:
+                t.waiting.update(r.needs)
+        return t
+
     def add(self, r: Record, sign: int = 1) -> None:
         """Count ``r`` in (``sign=1``) or out (``sign=-1``)."""
         self.files += sign
@@ -71,16 +88,7 @@ class RecordIndex:
 
     def _derive(self, recs: list[Record]) -> None:
         """Tally, sizes, text references and content index from ``recs`` (every record)."""
-        self.tally = t = Tally()
-        t.files = len(recs)
-        t.counts = Counter(map(operator.attrgetter("status"), recs))
-        t.reasons = Counter(f"{r.status}/{r.reason}" for r in recs if r.reason)
-        t.reused = sum(map(operator.attrgetter("reused"), recs))
-        t.chars = sum(map(operator.attrgetter("chars"), recs))
-        t.quality = Counter(r.quality.verdict for r in recs if r.quality is not None)
-        for r in recs:
-            if r.needs:
-                t.waiting.update(r.needs)
+        self.tally = Tally.of(recs)
         self._sizes = Counter(r.size for r in recs if r.sha256 is not None)
         with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]
         self._text_refs = Counter(r.sha256 for r in with_text if r.sha256)

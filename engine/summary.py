@@ -40,12 +40,7 @@ def build_summary(
 ) -> Summary:
     """Counts per status and reason, totals, tools found and missing, readers (``readers``:
     their versions when the caller knows them without importing every reader), timing."""
-    if isinstance(records, Tally):
-        tally = records
-    else:
-        tally = Tally()
-        for r in records:
-            tally.add(r)
+    tally = records if isinstance(records, Tally) else Tally.of(records)
     return Summary(
         roots=tuple(str(r) for r in roots),
         files=tally.files,
