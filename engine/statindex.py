@@ -20,7 +20,7 @@ The index is derived and never trusted beyond what it was written for:
   removed or added since is seen);
 - the readers, their versions and MIME types (:func:`readers_table`: a quick sweep does not
   import every reader to learn them while :func:`sources` says nothing they are made from
-  changed), the tools' fingerprint and the quality rules in force (:func:`environment`);
+  changed), the tools' names and versions and the quality rules in force (:func:`environment`);
 - mtimes older than the start of the sweep that wrote it by git's racy margin, and a summary
   that says no earlier sweep started since (a sweep trusts a size and mtime only then);
 - its own checksum and version.
@@ -170,14 +170,14 @@ class StatIndex(msgspec.Struct, frozen=True):
 
 def environment(tools: ToolSet) -> str:
     """Everything besides a file's record and stat and the readers that decides whether a
-    sweep keeps the record: the tools' fingerprint, the quality rules (and whether texts are
+    sweep keeps the record: the tools' names and versions, the quality rules (and whether texts are
     scored) and the engine's own."""
     from engine import __version__
     from engine.quality import QUALITY_VERSION
     from engine.quality import enabled as scoring
 
     rules = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{RACY_NS}:{CRASH_QUARANTINE}"
-    return f"{rules}\n{tools.fingerprint}"
+    return f"{rules}\n{tools.named}"  # (what the fingerprint digests: no hashlib to import)
 
 
 def readers_table() -> str:

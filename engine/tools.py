@@ -130,12 +130,16 @@ class ToolSet:
         return tuple(n for n in KNOWN_TOOLS if n not in have)
 
     @property
+    def named(self) -> str:
+        """Every tool's name and version: what :attr:`fingerprint` digests."""
+        return ";".join(f"{t.name}={t.version}" for t in self.found)
+
+    @property
     def fingerprint(self) -> str:
         """Short stable digest of names and versions; changes when a tool comes or goes."""
         import hashlib  # not needed by every importer (the dashboard starting up)
 
-        text = ";".join(f"{t.name}={t.version}" for t in self.found)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        return hashlib.sha256(self.named.encode()).hexdigest()[:12]
 
     def without(self, names: Iterable[str]) -> ToolSet:
         """This set minus ``names``."""

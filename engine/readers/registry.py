@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
@@ -26,6 +25,8 @@ EXTRA_ENV = "QUARRY_EXTRA_READERS"
 @cache
 def all_readers() -> tuple[Reader, ...]:
     """Every reader that imported, in a stable order."""
+    import pkgutil
+
     import engine.readers as pkg
 
     readers: list[Reader] = []
