@@ -205,7 +205,9 @@ def _ole_kind(path: Path) -> str:
     try:
         import olefile
 
-        with olefile.OleFileIO(str(path)) as ole:
+        # Opened here, not by name: olefile records the caller's stack (with its source
+        # lines) for every file it opens itself, a millisecond or more a file in a worker.
+        with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
             streams = {"/".join(s) for s in ole.listdir(streams=True, storages=True)}
     except Exception:  # olefile raises bare OSError/IndexError/etc. on junk: any is "unknown"
         return _by_extension(path) or M.OLE

@@ -16,11 +16,15 @@ The culprit is always known: the worker notes each file in its shared
 batch is sent again. Outcomes come back a few dozen to a message; a worker reading the last
 files of a batch of small files is sent its next batch then (one batch waits in its pipe at
 most), and any other is sent its next batch before the run files the outcomes it just
-returned, so no worker waits on the engine. A dead or killed worker is replaced; workers
-leave on their own after ``max_reads`` reads or once a read grew them past
-:data:`~engine.worker.RECYCLE_RSS`. Workers start from a forkserver, so they are small and
-never copy the engine's threads or memory. Workers that cannot start (three in a row die
-before taking a batch) raise :class:`MachineFailure`.
+returned, so no worker waits on the engine. The queue is read a kind at a time (by name
+extension; kinds of bigger files first, the queued order within a kind): a reader's first-use
+imports (extract-msg's 0.12 s, xlrd's, py7zr's) then happen in the worker that reads that
+kind rather than in each, and a batch takes at most 1/:data:`BATCH_SHARE` of a worker's share
+of the queue, so that a batch of a heavy kind never outlasts the light rest. A dead or killed
+worker is replaced; workers leave on their own after ``max_reads`` reads or once a read grew
+them past :data:`~engine.worker.RECYCLE_RSS`. Workers start from a forkserver, so they are
+small and never copy the engine's threads or memory. Workers that cannot start (three in a
+row die before taking a batch) raise :class:`MachineFailure`.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ START_FAILURES = 3
 """Workers in a row that die before taking a batch before the pool gives up."""
 BATCH_FILES = 256
 """Most files sent to a worker at once."""
+BATCH_SHARE = 8
+"""A batch takes at most 1/BATCH_SHARE of a worker's share of what is queued. With the queue
+read a kind at a time, a quarter of it (as before) gave one worker 75 of the corpus's PDFs in
+one batch while the other finished the light kinds and waited."""
 AHEAD_FILES = 32
 """A worker with this few files of its batch left is sent its next batch (see _near_end)."""
 AHEAD_MIN_BATCH = 16
@@ -135,6 +143,8 @@ class ReadPool:
         """
         queue = self._queue
         try:
+            self._staff(len(queue))
+            _by_kind(queue)  # while the workers just started get ready
             while queue or any(w.tasks for w in self._live):
                 self._staff(len(queue))
                 self._dispatch(queue)
@@ -233,7 +243,7 @@ class ReadPool:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
         batch, size, chars = [first], first.size, len(first.path)
-        most = max(1, min(BATCH_FILES, len(queue) // (2 * self.workers)))
+        most = max(1, min(BATCH_FILES, len(queue) // (BATCH_SHARE * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (
@@ -358,6 +368,40 @@ class ReadPool:
         if culprit is not None and at is not None:
             took = f"read took longer than {culprit.limits.timeout_s:g} s"
             yield culprit, _w.failed(culprit, at[2], Reason.TIMEOUT, took)
+
+
+def _kind(path: str) -> str:
+    """A file's kind as its name says: its extension, in lower case ("" for none)."""
+    dot = path.rfind(".")
+    return path[dot:].lower() if dot > path.rfind("/") else ""
+
+
+def _by_kind(queue: deque[ReadTask]) -> None:
+    """Put the queued files of each kind together: kinds of bigger files (on average) first,
+    each kind in the order it was queued.
+
+    Batches are taken from the front, so a kind's files go to one worker or a few, and so do
+    the imports its reader makes on first use. Big files first and small ones last: the last
+    batches, taken when the queue is short, are small and quick, and the workers end together
+    (the corpus: 4.55 -> 4.43 s of CPU, 2.56 -> 2.49 s). Detection decides the reader, not the
+    name; the name is a guess that costs nothing (a few ms for 20,000 files of one kind, made
+    while the workers start, and their order is left as it is).
+    """
+    if len(queue) < 2:
+        return
+    kinds = [_kind(t.path) for t in queue]
+    sums: dict[str, list[int]] = {}
+    for kind, task in zip(kinds, queue, strict=True):
+        acc = sums.setdefault(kind, [0, 0])
+        acc[0] += task.size
+        acc[1] += 1
+    if len(sums) < 2:
+        return
+    rank = {kind: (-size / files, kind) for kind, (size, files) in sums.items()}
+    order = sorted(range(len(kinds)), key=lambda i: rank[kinds[i]])
+    tasks = list(queue)
+    queue.clear()
+    queue.extend(tasks[i] for i in order)
 
 
 def _near_end(w: _Worker) -> bool:

@@ -175,6 +175,7 @@ class Sweeper:
         self._loaded = False
         self._walked: list[Listing] | None = None
         """The walk a quick sweep made before finding a change: the run that follows uses it."""
+        self._warmed = False
 
     @property
     def records(self) -> dict[Key, Record]:
@@ -185,6 +186,8 @@ class Sweeper:
         return discover(no_external=self.options.no_external, without=self.options.without)
 
     def __enter__(self) -> Sweeper:
+        if not self.store.exists():
+            self._warm_pool()  # before the lock: it overlaps the store's folders being made
         self._stack.enter_context(self.store.writer())
         try:
             if not self.quick:
@@ -323,6 +326,22 @@ class Sweeper:
                     )
             return self._run(only, force, full, rehash, passwords)
 
+    def _warm_pool(self) -> None:
+        """Start the local pool's forkserver now, in the background (once per sweeper).
+
+        Asked when the store is new (from ``__enter__``, before the lock) or holds no record:
+        every file will be read, and the server's imports (~0.2 s) then overlap the lock, the
+        store's folders, the walk and the plan instead of delaying the first read.
+        """
+        if self._warmed or self.options.executor is not None:
+            return
+        self._warmed = True
+        from engine.isolate import ReadPool  # multiprocessing: only when reads need a pool
+
+        pool = self.executor
+        if isinstance(pool, ReadPool):
+            pool.warm()
+
     def walk_all(self) -> list[Listing]:
         """Walk every root (a listing each, in the roots' order); the run that follows uses
         this walk rather than walking again."""
@@ -354,14 +373,8 @@ class Sweeper:
                 "cluster: retry the encrypted files with --executor local"
             )
         started = time.time()
-        if not self.index.records and self.options.executor is None:
-            # A new store: every file will be read. The workers' forkserver starts now, its
-            # imports overlapping the walk.
-            from engine.isolate import ReadPool
-
-            pool = self.executor
-            if isinstance(pool, ReadPool):
-                pool.warm()
+        if not self.index.records:
+            self._warm_pool()
         entries = self._entries(only)
         held = self._held_roots(entries) if only is None else {}
         scope = [k for k in self._scope(only) if k[0] not in held]

@@ -213,7 +213,8 @@ def _streams(path: Path) -> tuple[bytes, bytes]:
 
     with quiet_library("olefile"):
         try:
-            with olefile.OleFileIO(str(path)) as ole:
+            # A file object: olefile records the caller's stack for a file it opens by name.
+            with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
                 if ole.exists("EncryptedSummary"):
                     raise EncryptedFile("the presentation is password-protected")
                 if not ole.exists("PowerPoint Document"):

@@ -1,11 +1,14 @@
 """PowerPoint (PPTX) presentations through python-pptx, opened only after the zip checks.
 
 python-pptx inflates every member when it opens a package, so the file never reaches it
-directly. Every XML part is read under the :mod:`zipsafe` caps and parsed once by
-:mod:`xmlsafe` (no DTD, UTF-8/16, ``xml_bytes``, ``parts_per_block`` in a DrawingML paragraph
-or table row); python-pptx is then given a skeleton package holding those parts and empty
-media, which are never inflated at all. Slideshow and template packages are presented to it as
-ordinary presentations.
+directly. The XML parts the text comes from (the presentation, its slides, their notes, their
+relationships and ``[Content_Types].xml``) are read under the :mod:`zipsafe` caps and parsed
+once by :mod:`xmlsafe` (no DTD, UTF-8/16, ``xml_bytes``, ``parts_per_block`` in a DrawingML
+paragraph or table row); python-pptx is then given a skeleton package holding those parts.
+Every other member is in it empty, never inflated: media, and the layouts, masters, themes,
+charts and properties (two thirds of a deck's XML), typed as bytes python-pptx keeps unparsed,
+their relationships left out. Slideshow, template and macro-enabled packages are presented to
+it as ordinary presentations.
 
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``), then the
@@ -54,24 +57,108 @@ def _xml_part(zf: SafeZip, name: str, budget: XmlBudget) -> bytes:
     """One XML part, read under the zip caps and validated by xmlsafe."""
     data = zf.read(name)
     parse_bytes(data, _CHECK_ONLY, budget)
-    if name == "[Content_Types].xml":
-        for other in _OTHER_MAINS:
-            data = data.replace(other, _MAIN)
     return data
 
 
-def skeleton(zf: SafeZip, budget: XmlBudget) -> bytes:
-    """A stored zip with the package's checked XML parts and every other member empty.
+_CONTENT_TYPES = "[Content_Types].xml"
+_TYPES_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
+_READ = frozenset(
+    {
+        _MAIN.decode(),
+        *(main.decode() for main in _OTHER_MAINS),
+        "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+        "application/vnd.openxmlformats-officedocument.presentationml.slide+xml",
+        "application/vnd.openxmlformats-officedocument.presentationml.notesSlide+xml",
+    }
+)
+"""Content types of the parts the text comes from: the presentation, its slides, their notes."""
+_UNREAD = "application/x-quarry-unread"
+"""The content type a part that is not read is given: python-pptx keeps it as bytes."""
 
-    Media are never inflated, so they are not checked either: a well-compressed EMF picture
-    is no reason to refuse the slides.
+
+class _Types:
+    """A package's ``[Content_Types].xml``: the content type of each part by its name."""
+
+    def __init__(self, data: bytes, budget: XmlBudget) -> None:
+        self.defaults: dict[str, str] = {}
+        self.overrides: dict[str, tuple[str, str]] = {}
+        """Lower-case part name -> (its name as written, its content type)."""
+
+        def on_start(tag: str, attrs: dict[str, str]) -> None:
+            kind = attrs.get("ContentType", "")
+            if tag == "Default":
+                self.defaults[attrs.get("Extension", "").lower()] = kind
+            else:
+                name = attrs.get("PartName", "")
+                self.overrides[name.lower()] = (name, kind)
+
+        rules = Rules({_TYPES_NS: ""}, starts=frozenset({"Default", "Override"}), on_start=on_start)
+        parse_bytes(data, rules, budget)
+
+    def of(self, name: str) -> str:
+        """The content type of the member ``name`` (a part name without its leading slash)."""
+        found = self.overrides.get("/" + name.lower())
+        if found is not None:
+            return found[1]
+        return self.defaults.get(name.rpartition(".")[2].lower(), "")
+
+    def read(self, name: str) -> bool:
+        """Whether the member ``name`` is a part the text comes from, or the relationships of
+        one (or of the package)."""
+        if name.endswith(".rels"):
+            folder, _, rels = name.rpartition("_rels/")
+            return (not folder and rels == ".rels") or self.of(folder + rels[:-5]) in _READ
+        return self.of(name) in _READ
+
+    def xml(self, unread: list[str]) -> bytes:
+        """The content types again, every main type as a presentation's and the ``unread``
+        parts as bytes that python-pptx never parses."""
+        lines = [f'<Types xmlns="{_TYPES_NS}">']
+        for ext, kind in self.defaults.items():
+            lines.append(f'<Default Extension="{_attr(ext)}" ContentType="{_attr(kind)}"/>')
+        typed = {"/" + name.lower(): ("/" + name, _UNREAD) for name in unread}
+        main = _MAIN.decode()
+        for name, kind in {**self.overrides, **typed}.values():
+            kind = main if kind in _READ and kind.endswith(".main+xml") else kind
+            lines.append(f'<Override PartName="{_attr(name)}" ContentType="{_attr(kind)}"/>')
+        lines.append("</Types>")
+        return "".join(lines).encode()
+
+
+def _attr(value: str) -> str:
+    return (
+        value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def skeleton(zf: SafeZip, budget: XmlBudget) -> bytes:
+    """A stored zip with the XML parts the text comes from, checked, and every other member
+    empty.
+
+    Only the presentation, its slides, their notes and the relationships of those are read
+    and checked: layouts, masters, themes, charts and properties (two thirds of a deck's XML)
+    are never inflated, and their relationships are left out, so python-pptx does not follow
+    them. Media are never inflated either: a well-compressed EMF picture is no reason to
+    refuse the slides. A package without ``[Content_Types].xml`` keeps every XML part.
     """
+    names = [name for name in zf.names() if not name.endswith("/")]
+    types = _Types(zf.read(_CONTENT_TYPES), budget) if _CONTENT_TYPES in names else None
+    unread = [
+        name
+        for name in names
+        if types is not None and name != _CONTENT_TYPES and _is_xml(name) and not types.read(name)
+    ]
+    skipped = set(unread)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
-        for name in zf.names():
-            if name.endswith("/"):
-                continue
-            dst.writestr(name, _xml_part(zf, name, budget) if _is_xml(name) else b"")
+        for name in names:
+            if name in skipped:
+                if not name.endswith(".rels"):  # relationships of an unread part: left out
+                    dst.writestr(name, b"")
+            elif name == _CONTENT_TYPES and types is not None:
+                dst.writestr(name, types.xml([n for n in unread if not n.endswith(".rels")]))
+            else:
+                dst.writestr(name, _xml_part(zf, name, budget) if _is_xml(name) else b"")
     return out.getvalue()
 
 
@@ -131,7 +218,9 @@ class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
     name = "pptx"
-    version = 1
+    version = 2
+    """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
+    refuses the deck); every readable deck's text is as in 1."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 

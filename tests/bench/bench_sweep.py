@@ -2,7 +2,7 @@
 
     python tests/bench/bench_sweep.py [--files 20000] [--runs 3] [--corpus ../shared/corpus]
                                       [--dir /tmp/quarry-bench] [--quarry .venv/bin/quarry]
-                                      [--against OTHER_QUARRY]
+                                      [--against OTHER_QUARRY] [--no-corpus | --corpus-only]
 
 One run, one machine, one tree, each figure a median of ``--runs`` with min and max:
 
@@ -36,7 +36,9 @@ scan (tens of microseconds of system time a file, and the floor alike). Other wo
 machine that deletes many files costs quarry's cold sweep the same way.
 
 Then the same for ``--corpus`` (real documents: quarry runs ``--without tesseract``, recoll
-without OCR). Not a test: nothing here asserts a time.
+without OCR), a quarry run and a recollindex run in turn, so that both see the same load, and
+the ratio run for run besides the ratio of the medians (``--corpus-only``: this part alone).
+Not a test: nothing here asserts a time.
 
 Beside each quarry wall time the CPU time of the command and every process under it (its
 forkserver and workers, adopted through PR_SET_CHILD_SUBREAPER) is reported: on a machine
@@ -278,20 +280,29 @@ def bench_corpus(args: argparse.Namespace, work: Path) -> None:
     corpus = args.corpus.resolve()
     n = sum(1 for p in corpus.rglob("*") if p.is_file())
     print(f"\n## {corpus} ({n} files), quarry --without tesseract, recoll without OCR")
-    colds: list[float] = []
-    cpus: list[float] = []
-    split: list[tuple[float, float]] = []
-    for _ in range(args.runs):
-        store = fresh(work, "corpus")
-        sweep = lambda s=store: quarry_sweep(args.quarry, corpus, s, "--without", "tesseract")  # noqa: E731
-        colds.append(timed(cpu_of(sweep, cpus, split)))
-    c = report("quarry cold", colds, n, cpus=cpus, split=split)
-    if shutil.which("recollindex"):
-        recolls = [
-            timed(lambda: recoll(corpus, fresh(work, "recoll-corpus"))) for _ in range(args.runs)
-        ]
+    quarries = [("quarry", args.quarry)] + ([("against", args.against)] if args.against else [])
+    colds: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    cpus: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    split: dict[str, list[tuple[float, float]]] = {label: [] for label, _q in quarries}
+    recolls: list[float] = []
+    has_recoll = shutil.which("recollindex") is not None
+    for _ in range(args.runs):  # run for run with recollindex: all see the same load
+        for label, quarry in quarries:
+            store = fresh(work, "corpus")
+            sweep = lambda q=quarry, s=store: quarry_sweep(q, corpus, s, "--without", "tesseract")  # noqa: E731
+            colds[label].append(timed(cpu_of(sweep, cpus[label], split[label])))
+        if has_recoll:
+            recolls.append(timed(lambda: recoll(corpus, fresh(work, "recoll-corpus"))))
+    meds = {
+        label: report(f"{label} cold", colds[label], n, cpus=cpus[label], split=split[label])
+        for label, _q in quarries
+    }
+    if has_recoll:
         r = report("recollindex cold", recolls, n)
-        print(f"quarry cold / recollindex: {c / r:.2f}")
+        for label, _q in quarries:
+            ratios = sorted(q / rr for q, rr in zip(colds[label], recolls, strict=True))
+            print(f"{label} cold / recollindex: {meds[label] / r:.2f}", end="")
+            print(f"  (run for run: {' '.join(f'{x:.2f}' for x in ratios)})")
 
 
 def main() -> None:
@@ -300,6 +311,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
     ap.add_argument("--no-corpus", action="store_true")
+    ap.add_argument("--corpus-only", action="store_true", help="skip the small-file tree")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "quarry-bench")
     ap.add_argument("--quarry", default=shutil.which("quarry") or ".venv/bin/quarry")
     ap.add_argument("--against", help="a second quarry command, run interleaved with --quarry")
@@ -319,7 +331,8 @@ def main() -> None:
         os.sync()
         print("deleted the previous outputs; waiting 61 s", flush=True)
         time.sleep(61)
-    bench_tree(args, args.dir)
+    if not args.corpus_only:
+        bench_tree(args, args.dir)
     if not args.no_corpus and args.corpus.is_dir():
         bench_corpus(args, args.dir)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")

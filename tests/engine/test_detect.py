@@ -129,6 +129,17 @@ def test_ole_files_by_streams(tmp_path: Path, streams: tuple[str, ...], mime: st
     assert check(tmp_path, "compound.bin", ole2(*streams)) == mime
 
 
+def test_ole_files_are_told_apart_without_olefile_recording_the_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """olefile keeps the caller's stack, source lines and all, for every file it opens by
+    name (a millisecond or more a file in a worker): detection hands it an open file."""
+    import traceback
+
+    monkeypatch.setattr(traceback, "extract_stack", lambda *a, **k: pytest.fail("stack kept"))
+    assert check(tmp_path, "letter.bin", ole2("WordDocument", "1Table")) == M.DOC
+
+
 def test_broken_ole_goes_by_extension(tmp_path: Path) -> None:
     junk = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(range(256)) * 4
     assert check(tmp_path, "old.xls", junk) == M.XLS

@@ -6,6 +6,7 @@ Drives :class:`engine.isolate.ReadPool` with the fault-injection reader
 
 from __future__ import annotations
 
+import collections
 import errno
 import hashlib
 import os
@@ -290,3 +291,30 @@ def test_a_big_batch_of_outcomes_goes_down_the_pipe_in_one_write(
     finally:
         ours.close()
         theirs.close()
+
+
+def test_files_are_read_a_kind_at_a_time_kinds_of_bigger_files_first(tmp_path: Path) -> None:
+    """The queue is grouped by name extension (any case; a dotted folder is no extension),
+    kinds of bigger files on average first, the queued order kept within a kind: a kind's
+    first-use imports happen in the worker that reads it, not in every one."""
+    from dataclasses import replace
+
+    (tmp_path / "sub.d").mkdir()
+    named = [("a.txt", 10), ("b.PDF", 900), ("sub.d/c", 50), ("d.pdf", 100), ("e.txt", 30)]
+    tasks = [replace(make(tmp_path, name, "ok"), size=size) for name, size in named]
+    pool = ReadPool(LIMITS, workers=1)
+    try:
+        order = [Path(t.path).name for t, _o in pool.read(tasks)]
+    finally:
+        pool.close()
+    assert order == ["b.PDF", "d.pdf", "c", "a.txt", "e.txt"]  # means 500, 50, 20
+
+
+def test_a_batch_takes_a_small_share_of_the_queue(tmp_path: Path) -> None:
+    """At most 1/BATCH_SHARE of a worker's share: a batch of one heavy kind cannot outlast
+    what the other workers have left."""
+    task = make(tmp_path, "one", "ok")
+    pool = ReadPool(LIMITS, workers=2)
+    queue = collections.deque([task] * 161)  # the first, then a share of the 160 after it
+    assert len(pool._take(queue)) == 160 // (isolate.BATCH_SHARE * 2)
+    assert len(pool._take(collections.deque([task] * 3))) == 1

@@ -310,21 +310,22 @@ def test_big_copies_in_one_cold_sweep_are_read_once(tmp_path: Path) -> None:
     assert {r.sha256 for r in records.values()} == {hashlib.sha256(body).hexdigest()}
 
 
-def test_a_new_store_starts_the_workers_forkserver_before_the_walk(
+def test_a_new_store_starts_the_workers_forkserver_before_the_lock_and_the_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _tree(tmp_path)
     calls: list[str] = []
     monkeypatch.setattr(ReadPool, "warm", lambda self: calls.append("warm"))
-    walk = Sweeper._entries
+    walk, writer = Sweeper._entries, Store.writer
     monkeypatch.setattr(
         Sweeper, "_entries", lambda self, only: calls.append("walk") or walk(self, only)
     )
+    monkeypatch.setattr(Store, "writer", lambda self: calls.append("lock") or writer(self))
     sweep([root], SweepOptions(tools=ToolSet.empty()))
-    assert calls == ["warm", "walk"]
+    assert calls == ["warm", "lock", "walk"]  # once, before the store's lock is taken
     calls.clear()
     sweep([root], SweepOptions(tools=ToolSet.empty()))  # records already: maybe nothing to read
-    assert calls == ["walk"]
+    assert calls == ["lock", "walk"]
 
 
 def test_warm_starts_the_forkserver_and_reads_still_work(tmp_path: Path) -> None:

@@ -140,3 +140,18 @@ def test_the_exit_is_awaited_within_the_bound(tmp_path: Path) -> None:
     with pytest.raises(subprocess.TimeoutExpired):
         base.run_bounded([str(stuck)], b"ignored input", 1.0, None)
     until(lambda: not alive(int(pidfile.read_text())), "the stuck tool to be killed")
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd on this platform")
+def test_the_exit_is_awaited_on_a_pidfd_not_in_sleeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that closes its output before it exits: its exit is awaited without the
+    1, 2, 4... ms sleeps of subprocess's own timed wait (the worker would idle in them)."""
+    late = tmp_path / "late"
+    late.write_text("#!/bin/sh\necho out\nexec >&- 2>&-\nsleep 0.2\nexit 3\n")
+    late.chmod(0o755)
+    slept: list[float] = []
+    monkeypatch.setattr(subprocess.time, "sleep", slept.append)  # type: ignore[attr-defined]
+    done = base.run_bounded([str(late)], None, 30.0, None)
+    assert (done.returncode, done.stdout, slept) == (3, b"out\n", [])

@@ -256,3 +256,31 @@ def test_fb2_bounds(tmp_path: Path) -> None:
     assert read(FB2, path) == O.FB2_TEXT
     assert limit_hit(FB2, path, xml_bytes=500) == "xml_bytes"
     assert limit_hit(FB2, path, parts_per_block=2) == "parts_per_block"
+
+
+def test_pptx_reads_only_the_parts_its_text_comes_from(tmp_path: Path) -> None:
+    """Layouts, masters and themes (most of a deck's XML) are never inflated or parsed, so a
+    billion-laughs layout or a broken theme costs nothing and refuses nothing; the slides
+    and their notes are read as before."""
+    fmt = FORMATS[IDS.index("pptx")]
+    good = read(fmt, package(tmp_path, fmt))
+    bomb = (
+        O.LAUGHS.replace("lolz", "p:sldLayout")
+        + "<p:sldLayout xmlns:p='urn:p'>&lol9;</p:sldLayout>"
+    )
+    spoiled = {"ppt/slideLayouts/slideLayout1.xml": bomb, "ppt/theme/theme1.xml": "<a:theme><"}
+    assert read(fmt, package(tmp_path, fmt, **spoiled)) == good
+    assert good.strip()
+
+
+def test_pptm_and_other_main_types_read_like_a_presentation(tmp_path: Path) -> None:
+    fmt = FORMATS[IDS.index("pptx")]
+    good = read(fmt, package(tmp_path, fmt))
+    types = bytes(_pptx_members()["[Content_Types].xml"])
+    main = b"application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"
+    for other in (
+        b"application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+        b"application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+    ):
+        changed = {"[Content_Types].xml": types.replace(main, other)}
+        assert read(fmt, package(tmp_path, fmt, **changed)) == good

@@ -60,6 +60,16 @@ def test_ppt_exact_text_from_the_current_edit(tmp_path: Path) -> None:
     assert "Old title" not in text and "Master" not in text and "Speaker" not in text
 
 
+def test_ppt_streams_are_read_without_olefile_recording_the_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import traceback
+
+    path = _file(tmp_path, "s.ppt", L.ppt_bytes())
+    monkeypatch.setattr(traceback, "extract_stack", lambda *a, **k: pytest.fail("stack kept"))
+    assert _read(PptReader(), path)[0] == L.PPT_TEXT
+
+
 def test_ppt_encrypted_edit_is_encrypted(tmp_path: Path) -> None:
     with pytest.raises(EncryptedFile):
         _read(PptReader(), _file(tmp_path, "e.ppt", L.ppt_bytes(encrypted=True)))
