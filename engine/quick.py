@@ -77,7 +77,8 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
         summary = store.load_summary()
     except StoreCorrupt:
         return None
-    if summary is None or not index.describes(store, sweeper.tools, started_ns(summary)):
+    now = statindex.sources()  # once: what the readers are trusted for is what is renewed
+    if summary is None or not index.describes(store, sweeper.tools, started_ns(summary), now):
         return None
     listings = sweeper.walk_all()
     if sweeper.stop.is_set() or not all(index.unchanged(listing) for listing in listings):
@@ -105,7 +106,7 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
     summary = build_summary(tally, sweeper.roots, sweeper.tools, started, time.time(), versions)
     store.write_summary(summary)
     with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
-        statindex.renew_sources(store, index)
+        statindex.renew_sources(store, index, now)
     _progress(sweeper, listings, total)
     sweeper.on_event(SweepFinished(time.time(), summary, extracted, reused, True))
     return Unchanged(summary, extracted, reused, tally.counts.get(Status.ERROR, 0))

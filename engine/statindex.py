@@ -113,19 +113,17 @@ class StatIndex(msgspec.Struct, frozen=True):
     counts: Counts
     """The tally of every record in the store."""
 
-    def describes(self, store: Store, tools: ToolSet, started_ns: int) -> bool:
+    def describes(self, store: Store, tools: ToolSet, started_ns: int, now: str) -> bool:
         """Whether this index still describes ``store``: its ``extract.jsonl``, its texts, the
-        environment with ``tools``, and a summary that started at ``started_ns``."""
+        environment with ``tools``, a summary that started at ``started_ns``, and the readers
+        (trusted as listed while their :func:`sources` are ``now``)."""
         return (
             self.v == VERSION
             and started_ns >= self.started_ns
             and self.jsonl == store.jsonl_identity()
             and self.texts == store.text_folder_times()
             and self.env == environment(tools)
-            and (
-                (self.sources != "" and self.sources == sources())
-                or self.readers == readers_table()
-            )
+            and ((self.sources != "" and self.sources == now) or self.readers == readers_table())
         )
 
     def unchanged(self, found: Listing) -> bool:
@@ -151,10 +149,14 @@ class StatIndex(msgspec.Struct, frozen=True):
         files = self.files_of(root)
         return [Record.from_json(line) for line in files.retry] if files is not None else []
 
-    def reader_versions(self) -> dict[str, int]:
-        """Reader name -> version, as :attr:`readers` lists them (for the summary)."""
+    def reader_versions(self) -> dict[str, int] | None:
+        """Reader name -> version, as :attr:`readers` lists them (for the summary); None when
+        a line does not read as one (then the registry is asked)."""
         lines = self.readers.splitlines()
-        return {n: int(v.partition(":")[0]) for n, _, v in (line.partition("=") for line in lines)}
+        try:
+            return {n: int(v.partition(":")[0]) for n, _, v in (x.partition("=") for x in lines)}
+        except ValueError:
+            return None
 
     def tally(self) -> Tally:
         """The store's tally as it was counted when the index was written."""
@@ -221,11 +223,11 @@ def sources() -> str:
 _name = attrgetter("name")
 
 
-def renew_sources(store: Store, index: StatIndex) -> None:
-    """Write ``index`` again with today's :func:`sources` when they changed but the readers'
-    table did not (an upgrade that touched no reader): else every quick sweep after it would
-    import every reader to learn what it learnt once."""
-    now = sources()
+def renew_sources(store: Store, index: StatIndex, now: str) -> None:
+    """Write ``index`` again with the :func:`sources` it was found to describe the store with
+    (``now``) when they changed but the readers' table did not (an upgrade that touched no
+    reader): else every quick sweep after it would import every reader to learn what it
+    learnt once."""
     if now and now != index.sources:
         _write(store, msgspec.structs.replace(index, sources=now))
 

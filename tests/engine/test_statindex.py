@@ -704,3 +704,19 @@ def test_an_engine_whose_files_cannot_be_listed_compares_the_readers(
     monkeypatch.setattr(statindex, "__file__", str(tmp_path / "quarry.zip" / "engine" / "x.py"))
     assert statindex.sources() == ""
     assert _sweep(root).quick
+
+
+def test_a_readers_table_that_does_not_read_leaves_the_summary_to_the_registry(
+    tmp_path: Path,
+) -> None:
+    import msgspec
+
+    root = _tree(tmp_path)
+    _settled(root)
+    summary = _summary_sans_times(root)
+    index = statindex.load(_store(root))
+    assert index is not None
+    garbled = msgspec.structs.replace(index, readers="text=two:text/plain\nno version here")
+    statindex._write(Store(_store(root)), garbled)  # (its checksum is right: a hand's edit)
+    assert _sweep(root).quick
+    assert _summary_sans_times(root) == summary  # the readers' versions as they are
