@@ -17,6 +17,7 @@ store (one line on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -210,12 +211,27 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
         return EXIT_MACHINE
     except QuarryError as exc:
         return _fail(str(exc))
+    except BrokenPipeError:  # the reader went (``| head``): its choice, nothing to say
+        drop_stdout()
+        return EXIT_USAGE
     except OSError as exc:  # the machine said no (permissions, a full disk): still one line
         where = f": {exc.filename}" if isinstance(exc.filename, str) else ""
         return _fail(f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         sys.stderr.write("quarry: interrupted\n")
         return EXIT_INTERRUPTED
+
+
+def drop_stdout() -> None:
+    """Point standard output at ``/dev/null``: what is still buffered for a reader that went
+    is dropped instead of failing again when the process ends (Python's own advice on
+    SIGPIPE; the exit status stays 1, as Python's own on a broken pipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # not a file (a test's capture): nothing is buffered for a pipe
 
 
 def _fail(message: str) -> int:
@@ -230,6 +246,7 @@ __all__ = [
     "EXIT_USAGE",
     "build_parser",
     "default_dirs",
+    "drop_stdout",
     "dump_json",
     "main",
     "options_from",

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.cli import EXIT_OK, EXIT_USAGE, default_dirs, options_from
+from engine.cli import EXIT_OK, EXIT_USAGE, default_dirs, drop_stdout, options_from
 from engine.cli import main as engine_main
 from engine.commands import reading_store
 
@@ -92,6 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Entry point of the ``quarry`` script: :func:`main`, then the process ends."""
     code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the last of it, for a reader that went: as main says it
+        drop_stdout()
+        code = code or EXIT_USAGE
     end_now(code)
     sys.exit(code)
 

@@ -58,3 +58,23 @@ def test_exit_handlers_still_run(tmp_path: Path) -> None:
     for _ in range(3):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert proc.returncode == 0 and proc.stdout == "handler ran\n", proc.stderr
+
+
+def test_a_reader_that_goes_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    # `quarry show FILE | head -c 1`: the reader closes the pipe with most of the text unread.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    long = folder / "long.txt"
+    long.write_text("".join(f"line {i} of a long text\n" for i in range(20_000)))
+    assert quarry("sweep", "-q", "--no-external", str(folder)).returncode == 0
+    args = ["show", str(long)]
+    with subprocess.Popen(
+        [sys.executable, "-m", "tui", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(1)
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=60)
+    assert "Broken pipe" not in err and "Exception ignored" not in err and "Traceback" not in err
+    assert code == 1, err  # the text did not all reach its reader (Python's own status)
