@@ -41,6 +41,10 @@ def build_summary(
     """Counts per status and reason, totals, tools found and missing, readers (``readers``:
     their versions when the caller knows them without importing every reader), timing."""
     tally = records if isinstance(records, Tally) else Tally.of(records)
+    if readers is None:
+        from engine.readers.registry import reader_versions  # every reader: not at import
+
+        readers = reader_versions()
     return Summary(
         roots=tuple(str(r) for r in roots),
         files=tally.files,
@@ -50,15 +54,9 @@ def build_summary(
         chars=tally.chars,
         tools_found={t.name: t.version for t in tools.found},
         tools_missing=_missing(tally, tools),
-        readers=dict(sorted((readers if readers is not None else _reader_versions()).items())),
+        readers=dict(sorted(readers.items())),
         started=iso(started),
         finished=iso(finished),
         seconds=round(finished - started, 3),
         quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
     )
-
-
-def _reader_versions() -> dict[str, int]:
-    from engine.readers.registry import reader_versions
-
-    return reader_versions()

@@ -243,9 +243,12 @@ class Listing:
 
     def pick(self, paths: Collection[str]) -> list[Entry]:
         """The entries of ``paths`` (those of them the walk found), in the walk's order."""
-        if not paths:
-            return []
-        return [e for e in self.entries() if e.path in paths]
+        odd, plain = self.odd, ("file", "")
+        return [
+            Entry(self.root, p, self.sizes[i], self.mtimes[i], *odd.get(i, plain))
+            for i, p in enumerate(self.paths)
+            if p in paths
+        ]
 
     def nonempty_files(self) -> int:
         """Regular files under the size cap that hold a byte or more."""
