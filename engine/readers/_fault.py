@@ -131,6 +131,11 @@ def _ok(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     sink.line("fault reader: a clean read")
 
 
+def _slow(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
+    time.sleep(0.2)  # longer than the worker's SEND_AFTER_S: what was read before is sent
+    sink.line("fault reader: a slow read")
+
+
 EDITED = b"edited in the middle of its read\n"
 """What the ``edit`` fault writes over its target."""
 
@@ -177,6 +182,7 @@ _ACTIONS = {
     "tool": _tool,
     "vanish": _vanish,
     "ok": _ok,
+    "slow": _slow,
 }
 
 READERS = (FaultReader(),)
