@@ -83,6 +83,7 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
     listings = sweeper.walk_all()
     if sweeper.stop.is_set() or not all(index.unchanged(listing) for listing in listings):
         return None
+    started = min(started, sweeper.walk_started)  # a walk made ahead began before this sweep
     files = sum(map(len, listings))
     total = sum(sum(listing.sizes) for listing in listings)
     sweeper.on_event(SweepStarted(started, tuple(roots), files, total, True))

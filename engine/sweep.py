@@ -26,6 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from engine import ahead
 from engine.errors import StoreCorrupt, UsageError
 from engine.events import (
     Listener,
@@ -175,6 +176,9 @@ class Sweeper:
         self._loaded = False
         self._walked: list[Listing] | None = None
         """The walk a quick sweep made before finding a change: the run that follows uses it."""
+        self.walk_started = 0.0
+        """When the last walk of every root started: a sweep's start is never later (it is
+        the next sweep's racy reference, and the walk's stats are what it trusts)."""
         self._warmed = False
 
     @property
@@ -345,8 +349,19 @@ class Sweeper:
     def walk_all(self) -> list[Listing]:
         """Walk every root (a listing each, in the roots' order); the run that follows uses
         this walk rather than walking again."""
-        self._walked = [walk(root, self.rules) for root in self.roots]
+        self._walked = self._walk()
         return self._walked
+
+    def _walk(self) -> list[Listing]:
+        """Every root's listing: the one the ``quarry`` script's child made ahead
+        (:mod:`engine.ahead`) when it walked these very roots with these very rules, else a
+        walk now."""
+        got = ahead.take([str(r) for r in self.roots], self.rules)
+        if got is not None:
+            listings, self.walk_started = got
+            return listings
+        self.walk_started = time.time()
+        return [walk(root, self.rules) for root in self.roots]
 
     def _say_notices(self) -> None:
         """Tell the listener what the store's load found (once a run has started)."""
@@ -376,6 +391,8 @@ class Sweeper:
         if not self.index.records:
             self._warm_pool()
         entries = self._entries(only)
+        if only is None:  # (a walk kept from the quick sweep, or made ahead, came first)
+            started = min(started, self.walk_started)
         held = self._held_roots(entries) if only is None else {}
         scope = [k for k in self._scope(only) if k[0] not in held]
         self.on_event(
@@ -542,7 +559,7 @@ class Sweeper:
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
         if only is None:
             walked, self._walked = self._walked, None
-            listings = walked or (walk(root, self.rules) for root in self.roots)
+            listings = walked or self._walk()
             return [e for listing in listings for e in listing.entries()]
         out: list[Entry] = []
         for root, rels in only.items():

@@ -78,3 +78,66 @@ def test_a_reader_that_goes_early_ends_the_command_quietly(tmp_path: Path) -> No
         code = proc.wait(timeout=60)
     assert "Broken pipe" not in err and "Exception ignored" not in err and "Traceback" not in err
     assert code == 1, err  # the text did not all reach its reader (Python's own status)
+
+
+def _odd_tree(folder: Path) -> None:
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("alpha bravo")
+    (folder / "sub" / "b.html").write_text("<p>charlie</p>")
+    (folder / "sub" / "skip.log").write_text("delta")
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / os.fsdecode(b"caf\xe9.txt")).write_text("echo")
+    os.symlink("a.txt", folder / "link")
+
+
+def test_a_sweep_walked_ahead_writes_what_a_sweep_walked_after_writes(tmp_path: Path) -> None:
+    # The quarry script walks a plain sweep's folder while the engine is imported.
+    folder = tmp_path / "docs"
+    _odd_tree(folder)
+    records = []
+    for off, out in (("", "ahead"), ("1", "after")):
+        env = {**os.environ, "QUARRY_NO_WALK_AHEAD": off} if off else None
+        args = ["sweep", "--json", "--no-external", "--exclude", "*.log", str(folder)]
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui", *args, "--out", str(tmp_path / out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["files"] == 5
+        lines = (tmp_path / out / "extract.jsonl").read_bytes().splitlines()
+        records.append(
+            sorted(
+                (r["path"], r["status"], r["sha256"], r["size"], r["mtime_ns"])
+                for r in map(json.loads, lines)
+            )
+        )
+    assert records[0] == records[1]
+
+
+def test_a_command_that_fails_leaves_no_walk_running(tmp_path: Path) -> None:
+    # A walk ahead that never ends, and a command the parser refuses after the fork: the
+    # child is ended with the command, not left to walk on.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    code = (
+        "import sys, time\n"
+        "import engine.walk\n"
+        "from engine import ahead\n"
+        "engine.walk.walk = lambda *a: time.sleep(600)\n"
+        "start = ahead.start\n"
+        "def started(argv):\n"
+        "    start(argv)\n"
+        "    print(ahead._pending.pid, flush=True)\n"
+        "ahead.start = started\n"
+        "from tui.cli import run\n"
+        f"sys.argv = ['quarry', 'sweep', {str(tmp_path / 'a')!r}, '--json', "
+        f"{str(tmp_path / 'b')!r}, '--out', {str(tmp_path / 's')!r}]\n"
+        "run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "unrecognized arguments" in proc.stderr, proc.stderr
+    with pytest.raises(ProcessLookupError):  # killed and reaped before the command ended
+        os.kill(int(proc.stdout), 0)

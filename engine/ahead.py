@@ -1,0 +1,221 @@
+"""The walk ahead: a ``quarry sweep``'s walk made by a forked child while the engine is imported.
+
+A sweep of a folder where nothing changed costs the walk it cannot avoid plus fixed costs, the
+biggest of them the engine's own imports (msgspec, dataclasses, the records: ~40 ms, most of a
+20,000-file walk's time again). The ``quarry`` script calls :func:`start` before it imports
+the engine: for the plain forms of ``sweep`` (folders, ``--out``, ``--exclude`` and flags that
+leave the walk alone) it forks a child that walks each folder with :func:`engine.walk.walk`
+while the parent imports, on the machine's other core. The child writes its listings into a
+memory file and ends; the sweeper :func:`take` s them for its first walk.
+
+What the child guessed is never trusted: the sweeper takes the listings only when its own roots
+and walk rules, as the real parser and store made them, are the very ones the child walked, and
+only when the child ended well. Anything else (another form of the command, a root the child
+could not walk, a system without ``fork`` or ``memfd_create``, ``QUARRY_NO_WALK_AHEAD`` set)
+leaves the sweeper to walk as it always did. The walk starts before the sweep's own start time:
+:func:`take` gives its start too, so that the sweep's start (the next sweep's racy reference)
+is never later than the stats it trusted.
+
+Only the standard library is imported here: this module runs before the engine is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False  # (typing's own is 3 ms to import, before the fork)
+if TYPE_CHECKING:
+    from engine.walk import Listing, WalkRules
+
+OFF_ENV = "QUARRY_NO_WALK_AHEAD"
+"""Set (to anything) to walk in the sweep as before: for comparisons and for debugging."""
+
+# The sweep command's flags that do not change the walk, by whether they take a value. Any
+# other flag (``--max-bytes``, an abbreviation argparse would accept, ``--``) means no walk
+# ahead: the guess is kept simple, since only an exact match is ever used.
+_FLAGS = frozenset({"-q", "--quiet", "--json", "--verify", "--rehash", "--no-external"})
+_FLAGS |= {"--forget-missing"}
+_VALUED = frozenset({"--without", "--timeout", "--memory", "--workers", "--executor"})
+
+
+class Plan:
+    """What the child walks: absolute roots, the store folder it must leave out, the excludes.
+    (Not a dataclass: ``dataclasses`` is 7 ms to import, and this runs before the fork.)"""
+
+    __slots__ = ("excludes", "out", "roots")
+
+    def __init__(self, roots: tuple[str, ...], out: str, excludes: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.out = out
+        self.excludes = excludes
+
+
+class Ahead:
+    """A child walking ``plan``: its pid, the memory file it writes, when it was started."""
+
+    __slots__ = ("fd", "pid", "plan", "started")
+
+    def __init__(self, plan: Plan, pid: int, fd: int, started: float) -> None:
+        self.plan = plan
+        self.pid = pid
+        self.fd = fd
+        self.started = started
+
+
+_pending: Ahead | None = None
+
+
+def plan(argv: list[str]) -> Plan | None:
+    """What ``quarry`` with ``argv`` would walk, for the plain forms of ``sweep``; None when
+    it is not one (the sweep then walks for itself)."""
+    if not argv or argv[0] != "sweep":
+        return None
+    dirs: list[str] = []
+    out: str | None = None
+    excludes: list[str] = []
+    it = iter(argv[1:])
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if arg in _FLAGS:
+            continue
+        if name in ("--out", "--exclude") or name in _VALUED:
+            if not eq:
+                value = next(it, "")
+                if not value or value.startswith("-"):
+                    return None  # a missing value: argparse says so
+            if name == "--out":
+                out = value
+            elif name == "--exclude":
+                excludes.append(value)
+            continue
+        if arg.startswith("-"):
+            return None
+        dirs.append(arg)
+    if not dirs or (out is None and len(dirs) > 1):
+        return None
+    try:
+        roots = tuple(str(_resolved(d)) for d in dirs)
+        store = _resolved(out) if out is not None else os.path.join(roots[0], ".quarry")
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return Plan(roots, str(store), tuple(excludes))
+
+
+def _resolved(path: str) -> str:
+    # As the sweep resolves a folder (``Path(p).expanduser().resolve()``), without pathlib's
+    # import: realpath of the user-expanded path.
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def start(argv: list[str]) -> None:
+    """Fork the child that walks what ``argv`` would (see :func:`plan`), if it is a plain
+    sweep; at most once per process."""
+    global _pending
+    if _pending is not None or os.environ.get(OFF_ENV) or not hasattr(os, "memfd_create"):
+        return
+    wanted = plan(argv)
+    if wanted is None:
+        return
+    started = time.time()
+    try:
+        fd = os.memfd_create("quarry-walk", os.MFD_CLOEXEC)
+    except OSError:
+        return
+    sys.stdout.flush()  # nothing buffered is written twice (the child never flushes: _exit)
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(fd)
+        return
+    if pid == 0:
+        _child(wanted, fd)
+    _pending = Ahead(wanted, pid, fd, started)
+
+
+def _child(wanted: Plan, fd: int) -> None:
+    """Walk, write the listings as one marshal blob, and end at once (no exit handlers: they
+    are the parent's)."""
+    code = 1
+    try:
+        import marshal
+        from pathlib import Path
+
+        from engine.walk import walk
+
+        rules = rules_of(wanted)
+        found = []
+        for root in wanted.roots:
+            listing = walk(Path(root), rules)
+            found.append((listing.root, listing.paths, listing.sizes, listing.mtimes, listing.odd))
+        data = marshal.dumps(found)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        code = 0
+    except BaseException:  # a failed child only means that the sweep walks for itself
+        pass
+    os._exit(code)
+
+
+def rules_of(wanted: Plan) -> WalkRules:
+    """The walk rules the child of ``wanted`` walks with."""
+    from engine.limits import DEFAULT_MAX_BYTES
+    from engine.walk import WalkRules
+
+    return WalkRules(wanted.excludes, (wanted.out,), DEFAULT_MAX_BYTES)
+
+
+def take(roots: list[str], rules: WalkRules) -> tuple[list[Listing], float] | None:
+    """The child's listings of ``roots`` and when its walk started, if it walked exactly these
+    roots with exactly these rules and ended well; else None (and the child is ended). Once:
+    the listings go to the first walk that asks."""
+    global _pending
+    ahead, _pending = _pending, None
+    if ahead is None:
+        return None
+    matches = tuple(roots) == ahead.plan.roots and rules == rules_of(ahead.plan)
+    try:
+        return _collect(ahead) if matches else None
+    finally:
+        if not matches:
+            _end(ahead.pid)
+        os.close(ahead.fd)
+
+
+def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
+    import marshal
+
+    from engine.walk import Listing
+
+    _, status = os.waitpid(ahead.pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    with open(ahead.fd, "rb", closefd=False) as f:
+        f.seek(0)
+        found = marshal.loads(f.read())
+    listings = [
+        Listing(root, paths, sizes, mtimes, odd) for root, paths, sizes, mtimes, odd in found
+    ]
+    return listings, ahead.started
+
+
+def _end(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass  # ended already, and reaped
+
+
+def discard() -> None:
+    """End a child nobody took (a command that failed before its sweep walked)."""
+    global _pending
+    ahead, _pending = _pending, None
+    if ahead is not None:
+        _end(ahead.pid)
+        os.close(ahead.fd)
