@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
 
@@ -24,6 +24,8 @@ from engine.walk import (
     STORE_ENTRIES,
     STORE_MARKER,
     WalkRules,
+    _literal_ends,
+    is_default_ignored,
     walk,
 )
 
@@ -230,3 +232,30 @@ def test_a_listing_gives_the_entries_the_walk_found(tmp_path: Path) -> None:
     assert found.nonempty_files() == 2  # not the empty file, the link, nor the file over the cap
     assert found.pick({"sub/b.txt", "link", "gone.txt"}) == [entries[3], entries[4]]
     assert found.pick(set()) == []
+
+
+# --- Droppings: the walk asks the regex only about names that can match ------------------------
+
+_PIECES = ["~", "#", ".", "swp", ".tmp", ".part", "$", "lock", "_", "jb", "tmp", "old", "a"]
+_PIECES += ["4913", ".DS_Store", "Thumbs.db", "desktop.ini", IGNORE_FILE, ".goutputstream-"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join))
+def test_a_dropping_is_known_as_one_by_its_ends(name: str) -> None:
+    want = any(fnmatch.fnmatchcase(name, g) for g in DEFAULT_IGNORED_FILES)
+    assert is_default_ignored(name) == want
+
+
+@settings(max_examples=300)
+@example(["a[b]"], "ab")
+@example(["*.[ab]"], "b.a")
+@example(["[!a]*"], "b.")
+@given(
+    st.lists(st.text("ab*?[]\\.", min_size=1, max_size=6), min_size=1, max_size=4),
+    st.text("ab.[]\\", min_size=1, max_size=8),
+)
+def test_the_ends_of_any_globs_admit_every_name_they_match(globs: list[str], name: str) -> None:
+    ends, starts, names = _literal_ends(globs)
+    if any(fnmatch.fnmatchcase(name, g) for g in globs):
+        assert name.endswith(ends) or name.startswith(starts) or name in names
