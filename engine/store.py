@@ -413,8 +413,14 @@ class Store:
         With the folders there from the start, the store's renames never delay the events
         of the user's own files.
         """
+        try:  # one listing, not 256 mkdirs that fail (1.4 ms of every sweep's start)
+            with os.scandir(self.extract_dir) as it:
+                there = {e.name for e in it if e.is_dir()}
+        except FileNotFoundError:
+            there = set()
         for name in _FANOUT:
-            (self.extract_dir / name).mkdir(parents=True, exist_ok=True)
+            if name not in there:
+                (self.extract_dir / name).mkdir(parents=True, exist_ok=True)
 
     def clean_tmp(self) -> None:
         """Remove what a killed writer left: workers' texts in ``tmp/`` and the temp files of
