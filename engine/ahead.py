@@ -6,7 +6,9 @@ biggest of them the engine's own imports (msgspec, dataclasses, the records: ~40
 the engine: for the plain forms of ``sweep`` (folders, ``--out``, ``--exclude`` and flags that
 leave the walk alone) it forks a child that walks each folder with :func:`engine.walk.walk`
 while the parent imports, on the machine's other core. The child writes its listings into a
-memory file and ends; the sweeper :func:`take` s them for its first walk.
+memory file and ends; the sweeper :func:`take` s them for its first walk. For a new store
+(every file will be read) the read pool's forkserver is started at the same moment, so that
+its imports too overlap the engine's.
 
 What the child guessed is never trusted: the sweeper takes the listings only when its own roots
 and walk rules, as the real parser and store made them, are the very ones the child walked, and
@@ -41,15 +43,20 @@ _VALUED = frozenset({"--without", "--timeout", "--memory", "--workers", "--execu
 
 
 class Plan:
-    """What the child walks: absolute roots, the store folder it must leave out, the excludes.
-    (Not a dataclass: ``dataclasses`` is 7 ms to import, and this runs before the fork.)"""
+    """What the child walks: absolute roots, the store folder it must leave out, the excludes;
+    ``pool``: whether the sweep will read every file with this machine's pool (a new store,
+    no other executor). (Not a dataclass: ``dataclasses`` is 7 ms to import, and this runs
+    before the fork.)"""
 
-    __slots__ = ("excludes", "out", "roots")
+    __slots__ = ("excludes", "out", "pool", "roots")
 
-    def __init__(self, roots: tuple[str, ...], out: str, excludes: tuple[str, ...]) -> None:
+    def __init__(
+        self, roots: tuple[str, ...], out: str, excludes: tuple[str, ...], pool: bool = False
+    ) -> None:
         self.roots = roots
         self.out = out
         self.excludes = excludes
+        self.pool = pool
 
 
 class Ahead:
@@ -75,6 +82,7 @@ def plan(argv: list[str]) -> Plan | None:
     dirs: list[str] = []
     out: str | None = None
     excludes: list[str] = []
+    local = True
     it = iter(argv[1:])
     for arg in it:
         name, eq, value = arg.partition("=")
@@ -89,6 +97,8 @@ def plan(argv: list[str]) -> Plan | None:
                 out = value
             elif name == "--exclude":
                 excludes.append(value)
+            elif name == "--executor":
+                local = value == "local"
             continue
         if arg.startswith("-"):
             return None
@@ -100,7 +110,11 @@ def plan(argv: list[str]) -> Plan | None:
         store = _resolved(out) if out is not None else os.path.join(roots[0], ".quarry")
     except (OSError, ValueError, RuntimeError):
         return None
-    return Plan(roots, str(store), tuple(excludes))
+    try:  # as the sweeper judges a store it must read everything into (Store.exists)
+        new = os.stat(os.path.join(store, "extract.jsonl")).st_size == 0
+    except OSError:
+        new = True
+    return Plan(roots, str(store), tuple(excludes), new and local)
 
 
 def _resolved(path: str) -> str:
@@ -133,6 +147,20 @@ def start(argv: list[str]) -> None:
     if pid == 0:
         _child(wanted, fd)
     _pending = Ahead(wanted, pid, fd, started)
+    if wanted.pool:
+        _start_pool()
+
+
+def _start_pool() -> None:
+    """Start the read pool's forkserver now, for a sweep that will read every file: its
+    imports (every reader, ~0.2 s) overlap the engine's instead of following them (the
+    sweeper would start it after its own imports; it finds this one running)."""
+    try:
+        from engine import procs
+
+        procs.start_forkserver(procs.worker_context())
+    except Exception:  # the sweeper starts it as before
+        pass
 
 
 def _child(wanted: Plan, fd: int) -> None:

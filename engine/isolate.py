@@ -119,12 +119,7 @@ class ReadPool:
         the caller does next (a cold sweep's walk) instead of delaying the first read. Returns
         at once; a forkserver already running is left as it is.
         """
-        if self._ctx.get_start_method() != "forkserver":
-            return
-        from multiprocessing import forkserver
-
-        with contextlib.suppress(OSError, ValueError):
-            forkserver.ensure_running()
+        procs.start_forkserver(self._ctx)
 
     # -- the Executor face ------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine import worker
+if TYPE_CHECKING:  # the worker (and every reader it imports) only where a worker starts
+    from engine import worker
 
 _PROC = Path("/proc")
 LAZY_READER_DEPS = (
@@ -94,8 +96,22 @@ def worker_context() -> BaseContext:
     return ctx
 
 
+def start_forkserver(ctx: BaseContext) -> None:
+    """Start ``ctx``'s forkserver now, if it is one, and return at once: its imports (every
+    reader, ~0.2 s) then overlap whatever comes next instead of delaying the first read. A
+    forkserver already running is left as it is."""
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    with contextlib.suppress(OSError, ValueError):
+        forkserver.ensure_running()
+
+
 def start_process(ctx: BaseContext, conn: Connection, cfg: worker.WorkerConfig) -> BaseProcess:
     """Start one worker process (tests replace this to simulate a machine that cannot)."""
+    from engine import worker
+
     proc: BaseProcess = ctx.Process(  # type: ignore[attr-defined]
         target=worker.main, args=(conn, cfg), name="quarry-worker", daemon=True
     )

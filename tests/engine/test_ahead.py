@@ -222,3 +222,17 @@ def test_whenever_the_sweep_walks_the_plan_is_its_walk(
         return  # the command stops before it walks
     assert tuple(map(str, sweeper.roots)) == wanted.roots
     assert sweeper.rules == ahead.rules_of(wanted)
+
+
+def test_the_pool_starts_ahead_only_for_a_sweep_that_reads_everything_here(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path)
+    store = tmp_path / "s"
+    new = ahead.plan(["sweep", str(root), "--out", str(store)])
+    assert new is not None and new.pool  # no store yet: every file will be read
+    elsewhere = ahead.plan(["sweep", str(root), "--out", str(store), "--executor", "dask-local"])
+    assert elsewhere is not None and not elsewhere.pool  # read by Dask's workers
+    assert main(["sweep", str(root), "--out", str(store), "--no-external", "-q"]) == 0
+    again = ahead.plan(["sweep", str(root), "--out", str(store)])
+    assert again is not None and not again.pool  # a store with records: the reads are few
