@@ -229,8 +229,33 @@ def cmd_show(args: argparse.Namespace) -> int:
                 "the next sweep reads the file again"
             ) from exc
         print("-" * 40)
-        sys.stdout.write(text)
+        write_whole(text)
     return EXIT_OK
+
+
+def write_whole(text: str) -> None:
+    """Write ``text`` to standard output whole, or raise (BrokenPipeError for a reader that
+    went). Python's unbuffered stdout (``-u``, ``PYTHONUNBUFFERED``) hands a big text to one
+    ``write`` of its raw file, which a pipe may take only part of when its reader closes it
+    during the write: ``TextIOWrapper`` ignores the count and drops the rest in silence, so
+    ``quarry show BIG | head`` ended 0 as if all was read. Each part is written until none
+    is left; the write after a closed pipe raises."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a stream that is text only (a test's StringIO)
+        out.write(text)
+        return
+    out.flush()
+    view = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    while view:
+        written = buffer.write(view)
+        if written is None:  # a non-blocking stdout that is full: wait until it is not
+            import select
+
+            select.select([], [buffer], [])
+            continue
+        view = view[written:]
+    buffer.flush()
 
 
 def cmd_tools(args: argparse.Namespace) -> int:

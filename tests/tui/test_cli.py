@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,18 +61,38 @@ def test_exit_handlers_still_run(tmp_path: Path) -> None:
         assert proc.returncode == 0 and proc.stdout == "handler ran\n", proc.stderr
 
 
-def test_a_reader_that_goes_early_ends_the_command_quietly(tmp_path: Path) -> None:
-    # `quarry show FILE | head -c 1`: the reader closes the pipe with most of the text unread.
+def _writing_to_a_pipe(pid: int) -> bool:
+    """Whether the process is blocked writing to a full pipe (as /proc says, where it does)."""
+    try:
+        return "pipe_write" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_reader_that_goes_early_ends_the_command_quietly(tmp_path: Path, unbuffered: str) -> None:
+    # `quarry show FILE | head -c 1`: the reader closes the pipe with most of the text unread,
+    # while the command is in the middle of writing it. With an unbuffered stdout (python -u,
+    # PYTHONUNBUFFERED) that write took part of the text and the rest was dropped in silence.
     folder = tmp_path / "docs"
     folder.mkdir()
     long = folder / "long.txt"
     long.write_text("".join(f"line {i} of a long text\n" for i in range(20_000)))
     assert quarry("sweep", "-q", "--no-external", str(folder)).returncode == 0
     args = ["show", str(long)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
     with subprocess.Popen(
-        [sys.executable, "-m", "tui", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "tui", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
+        deadline = time.monotonic() + 10  # (where /proc does not say, the close comes anyway)
+        while not _writing_to_a_pipe(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert proc.stdout.read(1)
         proc.stdout.close()
         err = proc.stderr.read().decode()
