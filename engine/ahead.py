@@ -4,12 +4,11 @@ A sweep of a folder where nothing changed costs the walk it cannot avoid plus fi
 biggest of them the engine's own imports (msgspec, dataclasses, the records: ~40 ms, most of a
 20,000-file walk's time again). The ``quarry`` script calls :func:`start` before it imports
 the engine: for the plain forms of ``sweep`` (folders, ``--out``, ``--exclude`` and flags that
-leave the walk alone), and of ``watch`` and ``open`` (``quarry DIR``), whose first sweep walks
-the same way, it forks a child that walks each folder with :func:`engine.walk.walk` while the
-parent imports, on the machine's other core. The child writes its listings into a memory file
-and ends; the sweeper :func:`take` s them for its first walk. For a new store (every file
-will be read) the read pool's forkserver is started at the same moment, so that its imports
-too overlap the engine's.
+leave the walk alone) it forks a child that walks each folder with :func:`engine.walk.walk`
+while the parent imports, on the machine's other core. The child writes its listings into a
+memory file and ends; the sweeper :func:`take` s them for its first walk. For a new store
+(every file will be read) the read pool's forkserver is started at the same moment, so that
+its imports too overlap the engine's.
 
 What the child guessed is never trusted: the sweeper takes the listings only when its own roots
 and walk rules, as the real parser and store made them, are the very ones the child walked, and
@@ -35,17 +34,15 @@ if TYPE_CHECKING:
 OFF_ENV = "QUARRY_NO_WALK_AHEAD"
 """Set (to anything) to walk in the sweep as before: for comparisons and for debugging."""
 
-# The verbs that sweep (``open`` is also what ``quarry DIR`` means), the others (as
-# ``engine.cli.VERBS`` has them: a test holds the two the same), and the flags of the sweeping
-# verbs that do not change the walk, by whether they take a value. Any other flag
-# (``--max-bytes``, ``--read-only``, an abbreviation argparse would accept, ``--``) means no
-# walk ahead: the guess is kept simple, since only an exact match is ever used.
-_SWEEPING = ("sweep", "watch", "open")
-_OTHER_VERBS = ("ui", "retry", "show", "tools")
+# The sweep command's flags that do not change the walk, by whether they take a value. Any
+# other flag (``--max-bytes``, an abbreviation argparse would accept, ``--``) means no walk
+# ahead: the guess is kept simple, since only an exact match is ever used. Only ``sweep``:
+# ``watch`` and ``open`` start their observers before their first walk, so that a file
+# changed during the walk is caught; a walk made before the observers would miss one changed
+# between the two.
 _FLAGS = frozenset({"-q", "--quiet", "--json", "--verify", "--rehash", "--no-external"})
-_FLAGS |= {"--forget-missing", "--poll"}
+_FLAGS |= {"--forget-missing"}
 _VALUED = frozenset({"--without", "--timeout", "--memory", "--workers", "--executor"})
-_VALUED |= {"--rescan"}
 
 
 class Plan:
@@ -81,12 +78,11 @@ _pending: Ahead | None = None
 
 
 def plan(argv: list[str]) -> Plan | None:
-    """What ``quarry`` with ``argv`` would walk first, for the plain forms of ``sweep``,
-    ``watch`` and ``open`` (or ``quarry DIR``) with their folders named; None when it is not
-    one (the sweep then walks for itself)."""
-    if not argv or argv[0] in _OTHER_VERBS or argv[0].startswith("-"):
+    """What ``quarry`` with ``argv`` would walk, for the plain forms of ``sweep``; None when
+    it is not one (the sweep then walks for itself)."""
+    if not argv or argv[0] != "sweep":
         return None
-    words = argv[1:] if argv[0] in _SWEEPING else argv
+    words = argv[1:]
     dirs: list[str] = []
     out: str | None = None
     excludes: list[str] = []
