@@ -143,13 +143,14 @@ def start(argv: list[str]) -> None:
         return
     sys.stdout.flush()  # nothing buffered is written twice (the child never flushes: _exit)
     sys.stderr.flush()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
         os.close(fd)
         return
     if pid == 0:
-        _child(wanted, fd)
+        _child(wanted, fd, parent)
     _pending = Ahead(wanted, pid, fd, started)
     if wanted.pool:
         _start_pool()
@@ -167,11 +168,12 @@ def _start_pool() -> None:
         pass
 
 
-def _child(wanted: Plan, fd: int) -> None:
+def _child(wanted: Plan, fd: int, parent: int) -> None:
     """Walk, write the listings as one marshal blob, and end at once (no exit handlers: they
     are the parent's)."""
     code = 1
     try:
+        _die_with(parent)
         import marshal
         from pathlib import Path
 
@@ -190,6 +192,17 @@ def _child(wanted: Plan, fd: int) -> None:
     except BaseException:  # a failed child only means that the sweep walks for itself
         pass
     os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """Be killed when the parent dies (Linux's parent-death signal): a sweep killed while it
+    imports leaves no walk of a big tree going on without it."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before the request took hold
+        os._exit(1)
 
 
 def rules_of(wanted: Plan) -> WalkRules:
@@ -218,19 +231,24 @@ def take(roots: list[str], rules: WalkRules) -> tuple[list[Listing], float] | No
 
 
 def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
+    """The child's listings once it has ended well; None when it did not or cannot be known
+    (a parent that ignores SIGCHLD has its children reaped for it: no status to read)."""
     import marshal
 
     from engine.walk import Listing
 
-    _, status = os.waitpid(ahead.pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+    try:
+        _, status = os.waitpid(ahead.pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return None
+        with open(ahead.fd, "rb", closefd=False) as f:
+            f.seek(0)
+            found = marshal.loads(f.read())
+        listings = [
+            Listing(root, paths, sizes, mtimes, odd) for root, paths, sizes, mtimes, odd in found
+        ]
+    except (OSError, EOFError, ValueError, TypeError):
         return None
-    with open(ahead.fd, "rb", closefd=False) as f:
-        f.seek(0)
-        found = marshal.loads(f.read())
-    listings = [
-        Listing(root, paths, sizes, mtimes, odd) for root, paths, sizes, mtimes, odd in found
-    ]
     return listings, ahead.started
 
 

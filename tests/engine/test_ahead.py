@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from engine.summary import started_ns
 from engine.sweep import Sweeper
 from engine.tools import ToolSet
 from engine.walk import Listing, WalkRules, walk
+from tests.waiting import alive, until
 
 OLD_NS = 1_600_000_000_000_000_000
 
@@ -54,6 +57,12 @@ def _tree(tmp_path: Path) -> Path:
     other.mkdir(parents=True)
     (other / "quarry-store.json").write_text("{}")
     return root
+
+
+def _rules(argv: list[str]) -> WalkRules:
+    wanted = ahead.plan(argv)
+    assert wanted is not None
+    return ahead.rules_of(wanted)
 
 
 def _columns(listing: Listing) -> tuple[object, ...]:
@@ -97,7 +106,7 @@ def test_a_child_that_fails_leaves_the_walk_to_the_sweep(
     monkeypatch.setattr(engine.walk, "walk", broken)  # before the fork: the child's walk
     ahead.start(["sweep", str(root)])
     monkeypatch.undo()
-    rules = WalkRules((), (str(root / ".quarry"),))
+    rules = _rules(["sweep", str(root)])  # the very walk: only the child's failure says no
     assert ahead.take([str(root)], rules) is None
 
 
@@ -243,3 +252,34 @@ def test_the_pool_starts_ahead_only_for_a_sweep_that_reads_everything_here(
     assert main(["sweep", str(root), "--out", str(store), "--no-external", "-q"]) == 0
     again = ahead.plan(["sweep", str(root), "--out", str(store)])
     assert again is not None and not again.pool  # a store with records: the reads are few
+
+
+def test_a_child_reaped_by_another_leaves_the_walk_to_the_sweep(tmp_path: Path) -> None:
+    # A parent that ignores SIGCHLD has its children reaped for it: no status to read.
+    root = _tree(tmp_path)
+    ahead.start(["sweep", str(root)])
+    pending = ahead._pending
+    assert pending is not None
+    os.waitpid(pending.pid, 0)  # reaped before the sweeper asks
+    assert ahead.take([str(root)], _rules(["sweep", str(root)])) is None
+
+
+def test_a_walk_ahead_ends_with_the_command_that_started_it(tmp_path: Path) -> None:
+    # A sweep killed while it imports (kill -9) leaves no walk going on without it.
+    root = _tree(tmp_path)
+    code = (
+        "import sys, time\n"
+        "import engine.walk\n"
+        "from engine import ahead\n"
+        "engine.walk.walk = lambda *a: time.sleep(600)\n"
+        f"ahead.start(['sweep', {str(root)!r}])\n"
+        "print(ahead._pending.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        child = int(proc.stdout.readline())
+        assert alive(child)
+        proc.kill()
+        proc.wait(timeout=60)
+        until(lambda: not alive(child), "the walk ahead to end with its parent")
