@@ -357,7 +357,7 @@ class QuarryApp(App[None]):
                 self.notify(problem, title="store", severity="warning", timeout=15)
         self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
-        self.records_screen.refresh_data(keep=self.records_screen.table.kept_rid)
+        self.records_screen.refresh_data(keep=self.records_screen.kept_rid)
         self.records_screen.refresh_header()
         self.call_after_refresh(self._gc_resume)  # the first collection after the frame
 
@@ -413,13 +413,15 @@ class QuarryApp(App[None]):
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
+        if not self.is_running:  # leaving: the screens are going
+            return
         diff = message.diff
         self._stamp = diff.stamp
         self.summary = diff.summary or self.summary
         if self.summary is not None:
             self.last_event = _parse_iso(self.summary.finished) or time.time()
         screen = self.records_screen
-        kept = screen.table.kept_rid
+        kept = screen.kept_rid
         keep = self.model.key(kept) if kept is not None else None
         self.model.clear()
         self.model.data = diff.data
@@ -439,6 +441,8 @@ class QuarryApp(App[None]):
 
     @on(EngineEvents)
     def _engine_events(self, message: EngineEvents) -> None:
+        if not self.is_running:  # leaving: the screens are going, a retry may still report
+            return
         self.last_event = message.events[-1].at
         if self.paused:
             self.pending.extend(message.events)
@@ -462,7 +466,7 @@ class QuarryApp(App[None]):
         lines = self.triage.activity.add(events)
         changed: set[int] = set()
         if records or removed:
-            keep = self.records_screen.table.kept_rid
+            keep = self.records_screen.kept_rid
             changed = self.model.apply(records.values(), removed)
             self.records_screen.refresh_data(changed, keep)
             self._see_records(records.values())

@@ -172,3 +172,13 @@ async def test_the_cursor_stays_on_top_while_a_sweep_fills_the_table(store: Stor
         await wait_until(pilot, lambda: (ROOT, "aaa/0.txt") in app.model.ids)
         await settle(pilot)
         assert app.model.key(table.rid) == chosen and table.cursor == 2  # type: ignore[arg-type]
+
+
+def test_events_that_come_before_the_records_screen_is_up_are_applied(store: Store) -> None:
+    # A live session reports from its first moment, before the records screen is mounted
+    # (under load the window is long): the model takes the change, the screen draws it later.
+    app = QuarryApp(store.out)
+    fixed = changed_record("pdf/encrypted.pdf", status="ok", reason=None, error=None)
+    app.apply_events([RecordsChanged(time.time(), (fixed,))])
+    assert app.records_screen.kept_rid is None
+    assert app.model.record(app.model.ids[(ROOT, "pdf/encrypted.pdf")]) == fixed

@@ -132,6 +132,16 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """The records table."""
         return self.query_one(RecordTable)
 
+    @property
+    def kept_rid(self) -> int | None:
+        """The row a live change keeps the cursor on (:attr:`RecordTable.kept_rid`); None
+        while there is no table to ask (before the screen is mounted, or once the app is
+        leaving and its widgets are gone while engine events still come in)."""
+        if not self._ready:
+            return None
+        table = next(iter(self.query(RecordTable)), None)
+        return table.kept_rid if table is not None else None
+
     def refresh_data(self, changed: set[int] | None = None, keep: int | None = None) -> None:
         """The model changed: counts, tabs, table (cursor kept on row ``keep``), detail."""
         if not self._ready:
