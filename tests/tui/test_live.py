@@ -182,3 +182,13 @@ def test_events_that_come_before_the_records_screen_is_up_are_applied(store: Sto
     app.apply_events([RecordsChanged(time.time(), (fixed,))])
     assert app.records_screen.kept_rid is None
     assert app.model.record(app.model.ids[(ROOT, "pdf/encrypted.pdf")]) == fixed
+
+
+async def test_events_that_come_once_the_app_has_left_end_nothing(store: Store) -> None:
+    # A retry or sweep still reporting as the app closes: its screens are gone.
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    fixed = changed_record("pdf/encrypted.pdf", status="ok", reason=None, error=None)
+    app._engine_events(EngineEvents([RecordsChanged(time.time(), (fixed,))]))
+    assert not app.is_running
