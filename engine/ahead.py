@@ -82,12 +82,11 @@ def plan(argv: list[str]) -> Plan | None:
     it is not one (the sweep then walks for itself)."""
     if not argv or argv[0] != "sweep":
         return None
-    words = argv[1:]
     dirs: list[str] = []
     out: str | None = None
     excludes: list[str] = []
     local = True
-    it = iter(words)
+    it = iter(argv[1:])
     for arg in it:
         name, eq, value = arg.partition("=")
         if arg in _FLAGS:
@@ -110,7 +109,7 @@ def plan(argv: list[str]) -> Plan | None:
     if not dirs or (out is None and len(dirs) > 1):
         return None
     try:
-        roots = tuple(str(_resolved(d)) for d in dirs)
+        roots = tuple(_resolved(d) for d in dirs)
         store = _resolved(out) if out is not None else os.path.join(roots[0], ".quarry")
     except (OSError, ValueError, RuntimeError):
         return None
@@ -118,7 +117,7 @@ def plan(argv: list[str]) -> Plan | None:
         new = os.stat(os.path.join(store, "extract.jsonl")).st_size == 0
     except OSError:
         new = True
-    return Plan(roots, str(store), tuple(excludes), new and local)
+    return Plan(roots, store, tuple(excludes), new and local)
 
 
 def _resolved(path: str) -> str:
@@ -221,12 +220,12 @@ def take(roots: list[str], rules: WalkRules) -> tuple[list[Listing], float] | No
     ahead, _pending = _pending, None
     if ahead is None:
         return None
-    matches = tuple(roots) == ahead.plan.roots and rules == rules_of(ahead.plan)
+    if tuple(roots) != ahead.plan.roots or rules != rules_of(ahead.plan):
+        _drop(ahead)
+        return None
     try:
-        return _collect(ahead) if matches else None
+        return _collect(ahead)
     finally:
-        if not matches:
-            _end(ahead.pid)
         os.close(ahead.fd)
 
 
@@ -252,14 +251,16 @@ def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
     return listings, ahead.started
 
 
-def _end(pid: int) -> None:
+def _drop(ahead: Ahead) -> None:
+    """End the child and let its memory file go."""
     import signal
 
     try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        os.kill(ahead.pid, signal.SIGKILL)
+        os.waitpid(ahead.pid, 0)
     except OSError:
         pass  # ended already, and reaped
+    os.close(ahead.fd)
 
 
 def discard() -> None:
@@ -267,5 +268,4 @@ def discard() -> None:
     global _pending
     ahead, _pending = _pending, None
     if ahead is not None:
-        _end(ahead.pid)
-        os.close(ahead.fd)
+        _drop(ahead)

@@ -103,11 +103,9 @@ def is_default_ignored(name: str, is_dir: bool = False) -> bool:
     """Whether a file or folder name is one of the droppings every sweep leaves out."""
     if is_dir:
         return name in _DIR_NAMES
-    return _maybe_dropping(name) and _FILE_RE.match(name) is not None
-
-
-def _maybe_dropping(name: str) -> bool:
-    return name.endswith(_DROP_ENDS) or name.startswith(_DROP_STARTS) or name in _DROP_NAMES
+    return (
+        name.endswith(_DROP_ENDS) or name.startswith(_DROP_STARTS) or name in _DROP_NAMES
+    ) and _FILE_RE.match(name) is not None
 
 
 @dataclass(slots=True)
