@@ -1,0 +1,164 @@
+"""Key latency of the real dashboard: a key pressed in a terminal until its screen is drawn.
+
+    python tests/bench/bench_keys.py [--store S | --dir DIR] [--busy 2] [--rounds 10]
+                                     [--size 160x50] [--live]       (--help: usage)
+
+Runs the installed ``quarry ui --store S`` (or ``quarry DIR`` with ``--live``: sweeping and
+watching while keys are pressed) on a pty read through pyte (tests/e2e/terminal.py), with
+``--busy`` processes spinning beside it (default two: a loaded two-core machine). Each round
+presses a fixed tour of keys, each one awaited on what its screen must show:
+
+    x (errors)  escape  u (unsupported)  escape  t (tools)  escape  ? (help)  escape
+    / (the filter line)  a path fragment typed (the all tab's count falls)  escape (all again)
+
+A key's latency is the time from writing it to the pty until the screen shows what it must
+(the harness reads the screen again only when the process wrote something). Prints, per key
+and for all keys together, the median, p95 and max in milliseconds, the machine's load before
+and after, and the number of presses. Not a test: the goal (150 ms p95 with two busy loops,
+DESIGN.md) is reported, never asserted.
+
+Without ``--store``/``--dir`` the bundled ``fixtures/`` are swept into a temporary store first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.e2e.terminal import KEYS, Terminal, quarry_command  # noqa: E402
+
+Check = Callable[[str], bool]
+
+
+def shows(pattern: str) -> Check:
+    """A check that the screen matches ``pattern`` (a regex)."""
+    rx = re.compile(pattern)
+    return lambda text: rx.search(text) is not None
+
+
+RECORDS = shows(r"\bpath\b.*\bstatus\b.*\bmime\b")
+"""The records screen: its table's header."""
+ALL = re.compile(r"\ball ([\d,]+)")
+"""The all tab's count."""
+
+
+def tour(fragment: str, total: str) -> list[tuple[str, str, Check]]:
+    """The keys of one round: (label, keys to send, what the screen must then show);
+    ``total`` is the all tab's count with no filter."""
+    every = shows(rf"\ball {total}\b")
+    return [
+        ("x errors", "x", shows(r"Errors \d")),
+        ("escape", "escape", RECORDS),
+        ("u unsupported", "u", shows(r"Unsupported \d")),
+        ("escape", "escape", RECORDS),
+        ("t tools", "t", shows(r"External tools")),
+        ("escape", "escape", RECORDS),
+        ("? help", "?", shows(r"Keys")),
+        ("escape", "escape", RECORDS),
+        ("/ open filter", "/", shows(r"field:value")),
+        ("type filter", fragment, lambda text: "all " in text and not every(text)),
+        ("escape", "escape", lambda text: every(text) and RECORDS(text)),
+    ]
+
+
+def press(term: Terminal, keys: str, check: Check, timeout: float) -> float:
+    """Send ``keys`` and wait until the screen passes ``check``: the seconds it took."""
+    raw = KEYS.get(keys, keys).encode()
+    t0 = time.perf_counter()
+    os.write(term.fd, raw)
+    end = time.monotonic() + timeout
+    while True:
+        written = len(term.raw)
+        term.pump(0.002)
+        if len(term.raw) != written and check(term.text()):
+            return time.perf_counter() - t0
+        if term.proc.poll() is not None:
+            raise SystemExit(f"quarry exited {term.proc.returncode}:\n{term.text()}")
+        if time.monotonic() > end:
+            raise SystemExit(f"no answer to {keys!r} within {timeout} s:\n{term.text()}")
+
+
+def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
+    """``n`` processes that spin until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by the nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", type=Path, help="an existing store (quarry ui --store S)")
+    ap.add_argument("--dir", type=Path, help="with --live: the folder to sweep and watch")
+    ap.add_argument("--live", action="store_true", help="quarry DIR (sweep + watch) instead")
+    ap.add_argument("--busy", type=int, default=2, help="spinning processes beside (default 2)")
+    ap.add_argument("--rounds", type=int, default=10, help="tours of the keys (default 10)")
+    ap.add_argument("--size", default="160x50", help="terminal COLSxROWS (default 160x50)")
+    ap.add_argument("--fragment", default="hostile", help="a path fragment to filter on")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    cols, rows = (int(v) for v in args.size.split("x"))
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.live:
+            target = args.dir or REPO / "fixtures"
+            argv_q = [*quarry_command(), str(target), "--out", f"{tmp}/store"]
+        else:
+            store = args.store
+            if store is None:
+                store = Path(tmp) / "store"
+                subprocess.run(
+                    [*quarry_command(), "sweep", str(REPO / "fixtures"), "--out", str(store), "-q"],
+                    check=False, capture_output=True,
+                )  # fmt: skip
+            argv_q = [*quarry_command(), "ui", "--store", str(store)]
+        term = Terminal(argv_q, cols, rows, Path(tmp))
+        loops: list[subprocess.Popen[bytes]] = []
+        try:
+            first = term.wait_for(lambda text: RECORDS(text) and ALL.search(text) is not None)
+            total = ALL.search(first).group(1)  # type: ignore[union-attr]
+            loads = [os.getloadavg()[0]]
+            loops = busy_loops(args.busy)
+            time.sleep(1.0)  # let the loops take their cores before the first key
+            per_key: dict[str, list[float]] = {}
+            for _ in range(args.rounds):
+                for label, keys, check in tour(args.fragment, total):
+                    per_key.setdefault(label, []).append(press(term, keys, check, 60.0))
+            loads.append(os.getloadavg()[0])
+        finally:
+            for p in loops:
+                p.kill()
+                p.wait()
+            term.close()
+    everything = [v for values in per_key.values() for v in values]
+    print(
+        f"quarry {' '.join(argv_q[1:2])} at {cols}x{rows}, {args.busy} busy loops, "
+        f"{args.rounds} rounds; cpus {os.cpu_count()}, load {loads[0]:.1f} -> {loads[1]:.1f}"
+    )
+    print(f"{'key':<16}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'n':>5}")
+    for label, values in [*per_key.items(), ("all keys", everything)]:
+        print(
+            f"{label:<16}{statistics.median(values) * 1e3:>10.0f}"
+            f"{percentile(values, 0.95) * 1e3:>9.0f}{max(values) * 1e3:>9.0f}{len(values):>5}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
