@@ -168,7 +168,42 @@ def summary_table(summary: Summary, extracted: int) -> Table:
         if status is Status.OK and any(summary.quality.values()):
             reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
-    table.caption = f"read {extracted}, reused {summary.reused}, {summary.chars:,} characters" + (
-        f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""
+    table.caption = "\n".join(
+        line
+        for line in (
+            f"{how_decided(summary.files, extracted, summary.reused)}, "
+            f"{summary.chars:,} characters"
+            + (
+                f"; missing tools: {', '.join(summary.tools_missing)}"
+                if summary.tools_missing
+                else ""
+            ),
+            left_out_line(summary.left_out),
+        )
+        if line
     )
     return table
+
+
+def how_decided(files: int, extracted: int, reused: int) -> str:
+    """``read 3, reused 800, 14 not read (empty, skipped)``: parts that add up to ``files``
+    (a record neither read nor reused is an empty file, a link, a file over the cap...)."""
+    rest = files - extracted - reused
+    tail = f", {rest:,} not read (empty, skipped)" if rest > 0 else ""
+    return f"read {extracted:,}, reused {reused:,}{tail}"
+
+
+def left_out_line(left_out: dict[str, int]) -> str:
+    """``left out by default: 3 files (*.tmp 2, .DS_Store 1), 1 folder (.git/); ...``, or
+    "" when the default exclusions left nothing out."""
+    files = {k: v for k, v in left_out.items() if not k.endswith("/")}
+    folders = {k: v for k, v in left_out.items() if k.endswith("/")}
+    parts = []
+    for what, counts in (("file", files), ("folder", folders)):
+        n = sum(counts.values())
+        if n:
+            each = ", ".join(f"{shown(k)} {v}" for k, v in counts.items())
+            parts.append(f"{n:,} {what}{'' if n == 1 else 's'} ({each})")
+    if not parts:
+        return ""
+    return f"left out by default: {', '.join(parts)}; --no-default-excludes keeps them"
