@@ -103,13 +103,14 @@ def test_the_command_line_states_counts_and_turns_off_the_exclusions(tmp_path: P
     assert len(_paths(root / ".quarry")) == 2 + len(DROPPINGS) + 1
 
 
-@pytest.mark.parametrize("defaults", [True, False])
+@pytest.mark.parametrize("poll", [False, True], ids=["native", "polling"])
+@pytest.mark.parametrize("defaults", [True, False], ids=["defaults", "no-defaults"])
 def test_a_watched_folder_ends_as_a_fresh_sweep_with_the_same_rules(
-    tmp_path: Path, defaults: bool
+    tmp_path: Path, defaults: bool, poll: bool
 ) -> None:
     root = _tree(tmp_path / "r")
     opts = SweepOptions(tools=ToolSet.empty(), workers=2, default_excludes=defaults)
-    with watched(root, False, opts) as w:
+    with watched(root, poll, opts) as w:
         # an editor's atomic save: a temp file renamed over the document a moment later
         (root / "doc.txt.tmp").write_text("new text\n")
         os.replace(root / "doc.txt.tmp", root / "doc.txt")
@@ -127,3 +128,4 @@ def test_a_watched_folder_ends_as_a_fresh_sweep_with_the_same_rules(
     sweep([root], SweepOptions(out=fresh, tools=ToolSet.empty(), default_excludes=defaults))
     assert got == _paths(fresh)
     assert ("later.swp" in got) is not defaults and "~" in got
+    assert (".git/ORIG_HEAD" in got) is not defaults  # the polling observer lists .git then
