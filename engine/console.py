@@ -19,9 +19,8 @@ from engine.quality import VERDICTS, summary_line
 from engine.records import Record, Status, Summary
 
 if TYPE_CHECKING:  # rich is imported when something is drawn: `--json` and logs never pay
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.progress import Progress, ProgressColumn, TaskID
-    from rich.table import Table
 
 STATUS_STYLE = {
     "ok": "green", "empty": "yellow", "unsupported": "magenta", "error": "red",
@@ -251,9 +250,12 @@ def quality_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
 
 
-def summary_table(summary: Summary, extracted: int) -> Table:
-    """The table printed after a sweep."""
+def summary_table(summary: Summary, extracted: int) -> RenderableType:
+    """The table printed after a sweep, and below it what the default exclusions left out
+    (a line of its own: a caption would be folded to the table's width)."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(
         title=f"quarry: {summary.files} files in {summary.seconds:.1f} s", title_justify="left"
@@ -271,21 +273,12 @@ def summary_table(summary: Summary, extracted: int) -> Table:
         if status is Status.OK and any(summary.quality.values()):
             reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
-    table.caption = "\n".join(
-        line
-        for line in (
-            f"{how_decided(summary.files, extracted, summary.reused)}, "
-            f"{summary.chars:,} characters"
-            + (
-                f"; missing tools: {', '.join(summary.tools_missing)}"
-                if summary.tools_missing
-                else ""
-            ),
-            left_out_line(summary.left_out),
-        )
-        if line
+    table.caption = (
+        f"{how_decided(summary.files, extracted, summary.reused)}, {summary.chars:,} characters"
+        + (f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else "")
     )
-    return table
+    left = left_out_line(summary.left_out)
+    return Group(table, Text(left)) if left else table
 
 
 def how_decided(files: int, extracted: int, reused: int) -> str:
