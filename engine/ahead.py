@@ -3,9 +3,10 @@
 A sweep of a folder where nothing changed costs the walk it cannot avoid plus fixed costs, the
 biggest of them the engine's own imports (msgspec, dataclasses, the records: ~40 ms, most of a
 20,000-file walk's time again). The ``quarry`` script calls :func:`start` before it imports
-the engine: for the plain forms of ``sweep`` (folders, ``--out``, ``--exclude`` and flags that
-leave the walk alone) it forks a child that walks each folder with :func:`engine.walk.walk`
-while the parent imports, on the machine's other core. The child writes its listings into a
+the engine: for the plain forms of ``sweep`` (folders, ``--out``, ``--exclude``,
+``--no-default-excludes`` and flags that leave the walk alone) it forks a child that walks
+each folder with :func:`engine.walk.walk` while the parent imports, on the machine's other
+core. The child writes its listings into a
 memory file and ends; the sweeper :func:`take` s them for its first walk. For a new store
 (every file will be read) the read pool's forkserver is started at the same moment, so that
 its imports too overlap the engine's.
@@ -48,18 +49,24 @@ _VALUED = frozenset({"--without", "--timeout", "--memory", "--workers", "--execu
 class Plan:
     """What the child walks: absolute roots, the store folder it must leave out, the excludes;
     ``pool``: whether the sweep will read every file with this machine's pool (a new store,
-    no other executor). (Not a dataclass: ``dataclasses`` is 7 ms to import, and this runs
-    before the fork.)"""
+    no other executor); ``defaults``: whether the default exclusions apply. (Not a dataclass:
+    ``dataclasses`` is 7 ms to import, and this runs before the fork.)"""
 
-    __slots__ = ("excludes", "out", "pool", "roots")
+    __slots__ = ("defaults", "excludes", "out", "pool", "roots")
 
     def __init__(
-        self, roots: tuple[str, ...], out: str, excludes: tuple[str, ...], pool: bool = False
+        self,
+        roots: tuple[str, ...],
+        out: str,
+        excludes: tuple[str, ...],
+        pool: bool = False,
+        defaults: bool = True,
     ) -> None:
         self.roots = roots
         self.out = out
         self.excludes = excludes
         self.pool = pool
+        self.defaults = defaults
 
 
 class Ahead:
@@ -86,10 +93,14 @@ def plan(argv: list[str]) -> Plan | None:
     out: str | None = None
     excludes: list[str] = []
     local = True
+    defaults = True
     it = iter(argv[1:])
     for arg in it:
         name, eq, value = arg.partition("=")
         if arg in _FLAGS:
+            continue
+        if arg == "--no-default-excludes":
+            defaults = False
             continue
         if name in ("--out", "--exclude") or name in _VALUED:
             if not eq:
@@ -117,7 +128,7 @@ def plan(argv: list[str]) -> Plan | None:
         new = os.stat(os.path.join(store, "extract.jsonl")).st_size == 0
     except OSError:
         new = True
-    return Plan(roots, store, tuple(excludes), new and local)
+    return Plan(roots, store, tuple(excludes), new and local, defaults)
 
 
 def _resolved(path: str) -> str:
@@ -182,7 +193,16 @@ def _child(wanted: Plan, fd: int, parent: int) -> None:
         found = []
         for root in wanted.roots:
             listing = walk(Path(root), rules)
-            found.append((listing.root, listing.paths, listing.sizes, listing.mtimes, listing.odd))
+            found.append(
+                (
+                    listing.root,
+                    listing.paths,
+                    listing.sizes,
+                    listing.mtimes,
+                    listing.odd,
+                    listing.left_out,
+                )
+            )
         data = marshal.dumps(found)
         view = memoryview(data)
         while view:
@@ -209,7 +229,7 @@ def rules_of(wanted: Plan) -> WalkRules:
     from engine.limits import DEFAULT_MAX_BYTES
     from engine.walk import WalkRules
 
-    return WalkRules(wanted.excludes, (wanted.out,), DEFAULT_MAX_BYTES)
+    return WalkRules(wanted.excludes, (wanted.out,), DEFAULT_MAX_BYTES, wanted.defaults)
 
 
 def take(roots: list[str], rules: WalkRules) -> tuple[list[Listing], float] | None:
@@ -243,9 +263,7 @@ def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
         with open(ahead.fd, "rb", closefd=False) as f:
             f.seek(0)
             found = marshal.loads(f.read())
-        listings = [
-            Listing(root, paths, sizes, mtimes, odd) for root, paths, sizes, mtimes, odd in found
-        ]
+        listings = [Listing(*columns) for columns in found]
     except (OSError, EOFError, ValueError, TypeError):
         return None
     return listings, ahead.started

@@ -80,6 +80,15 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="skip files larger than SIZE (default 512M)",
     )
+    p.add_argument(
+        "--no-default-excludes",
+        action="store_true",
+        help="give a record to what is left out by default, counted in the summary: editor, "
+        "office and OS droppings (*~ but not ~ itself, .#*, #*#, *.swp, *.swx, *.swo, ~$*, "
+        ".~lock.*#, *.tmp, *.part, *.crdownload, .goutputstream-*, *___jb_tmp___, "
+        "*___jb_old___, 4913, .DS_Store, ._*, Thumbs.db, desktop.ini) and the folders .git, "
+        ".hg, .svn, __MACOSX, .Trashes, .Spotlight-V100, @eaDir, .stversions",
+    )
     p.add_argument("--rehash", action="store_true", help="hash every file, trust no stat cache")
     p.add_argument(
         "--forget-missing",

@@ -59,6 +59,7 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         out=args.out,
         excludes=tuple(args.exclude),
         max_bytes=args.max_bytes,
+        default_excludes=not args.no_default_excludes,
         rehash=args.rehash,
         verify=getattr(args, "verify", False),
         forget_missing=getattr(args, "forget_missing", False),
@@ -175,9 +176,22 @@ def cmd_retry(args: argparse.Namespace) -> int:
             for key in keys:
                 print(record_line(after[key]))
             if not keys:
-                what = "folder holds no files" if is_dir else "file no longer exists"
-                print(f"gone     {shown(rel or root)}: the {what}")
+                print(_unrecorded(root, rel, is_dir, options.default_excludes))
     return sweep_exit(result)
+
+
+def _unrecorded(root: str, rel: str, is_dir: bool, defaults: bool) -> str:
+    """The line for a path a retry left without a record: gone, or left out by a rule."""
+    from engine.walk import default_rule
+
+    name = shown(rel or root)
+    if not is_dir and os.path.lexists(os.path.join(root, rel)):
+        rule = default_rule(rel.rpartition("/")[2]) if defaults else None
+        if rule is not None:
+            return f"left out {name}: a default exclusion ({rule}); --no-default-excludes reads it"
+        return f"left out {name}: an --exclude or .quarryignore rule"
+    what = "folder holds no files" if is_dir else "file no longer exists"
+    return f"gone     {name}: the {what}"
 
 
 def passwords_from(args: argparse.Namespace) -> Passwords:

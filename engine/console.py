@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
@@ -17,9 +19,8 @@ from engine.quality import VERDICTS, summary_line
 from engine.records import Record, Status, Summary
 
 if TYPE_CHECKING:  # rich is imported when something is drawn: `--json` and logs never pay
-    from rich.console import Console
-    from rich.progress import Progress, TaskID
-    from rich.table import Table
+    from rich.console import Console, RenderableType
+    from rich.progress import Progress, ProgressColumn, TaskID
 
 STATUS_STYLE = {
     "ok": "green", "empty": "yellow", "unsupported": "magenta", "error": "red",
@@ -37,6 +38,7 @@ class SweepReporter:
         self.quiet = quiet
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._rates: Rates | None = None
 
     @property
     def console(self) -> Console:
@@ -63,34 +65,32 @@ class SweepReporter:
 
     def _start(self, e: SweepStarted) -> None:
         if self.tty and not self.quiet and e.full:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )  # fmt: skip
+            from rich.progress import BarColumn, Progress, TextColumn
 
+            # Files done of the files found, and what the rates say, drawn at every refresh
+            # (not only at each event: a long OCR read ends no file, and its time must show).
+            self._rates = Rates(e.at, e.files, e.bytes)
             self._progress = Progress(
                 TextColumn("[bold]sweep"),
                 BarColumn(),
-                MofNCompleteColumn(),
-                TransferSpeedColumn(),
-                TimeRemainingColumn(),
+                _stats_column(self._rates),
                 TextColumn("{task.fields[current]}", style="dim"),
                 console=self.console,
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task("sweep", total=max(e.bytes, 1), current="")
+            self._task = self._progress.add_task("sweep", total=max(e.files, 1), current="")
         elif not self.quiet:
             self._line(f"sweep: {e.files} files, {e.bytes} bytes")
 
     def _advance(self, e: ProgressEvent) -> None:
+        if self._rates is not None:
+            self._rates.add(e)
         if self._progress is not None and self._task is not None:
             current = shown(e.current)[-50:]
-            self._progress.update(self._task, completed=e.bytes_done, current=current)
+            self._progress.update(
+                self._task, total=max(e.total, 1), completed=e.done, current=current
+            )
 
     def _records(self, records: Iterable[Record], removed: Iterable[tuple[str, str]]) -> None:
         if self.tty or self.quiet:
@@ -105,6 +105,7 @@ class SweepReporter:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+        self._rates = None
 
     def _line(self, text: str, *, always: bool = False) -> None:
         """Write one line; whatever a name held, it stays one line of plain characters."""
@@ -116,6 +117,107 @@ class SweepReporter:
         else:
             self.stream.write(text + "\n")
             self.stream.flush()
+
+
+WINDOW_S = 20.0
+"""How far back the rates look: long enough to span a few slow reads, short enough to follow a
+sweep that moves from OCR to plain text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Where a sweep stands: files done of total, the rate, the time left (None: not known)."""
+
+    done: int
+    total: int
+    files_per_s: float | None
+    left_s: float | None
+
+
+class Rates:
+    """A sweep's progress events, and the rates and time left they give at any moment.
+
+    Two things fooled the time left of a byte-based bar: a scan is few bytes and a slow OCR
+    read, so the bytes left understate the time left; and a read that takes a minute sends no
+    event, so a rate taken between events never slows down. Here the time left is the larger
+    of what the files left and the bytes left would take at the rates of the last
+    :data:`WINDOW_S` seconds up to *now* (a read still running slows them down). When no file
+    ended in that window, the rates since the first file ended are taken; the time before it
+    (the walk, the workers starting) counts only once it is all there is to go by.
+    """
+
+    def __init__(self, started: float, total: int, bytes_total: int) -> None:
+        self.started = started
+        self.total = total
+        self.bytes_total = bytes_total
+        self.first: tuple[float, int, int] | None = None
+        """The first event's (time, files done, bytes done)."""
+        self.samples: deque[tuple[float, int, int]] = deque()
+        """(time, files done, bytes done) of the events since the window's baseline."""
+
+    def add(self, e: ProgressEvent) -> None:
+        """Take one progress event."""
+        self.total, self.bytes_total = e.total, e.bytes_total
+        sample = (e.at, e.done, e.bytes_done)
+        if self.first is None:
+            self.first = sample
+        self.samples.append(sample)
+        # keep one sample at or before the window's start: it is the baseline
+        while len(self.samples) > 2 and self.samples[1][0] <= e.at - WINDOW_S:
+            self.samples.popleft()
+
+    def estimate(self, now: float) -> Estimate:
+        """The estimate at ``now``."""
+        if not self.samples:
+            return Estimate(0, self.total, None, None)
+        t1, done, bytes_done = self.samples[-1]
+        now = max(now, t1)
+        base = None
+        for sample in self.samples:
+            if sample[0] > now - WINDOW_S:
+                break
+            base = sample
+        if base is None or base[1] == done:  # nothing ended in the window
+            base = self.first
+        if (base is None or base[1] == done) and now - self.started >= WINDOW_S:
+            base = (self.started, 0, 0)
+        if base is None or base[1] == done or now <= base[0]:
+            return Estimate(done, self.total, None, None)
+        span = now - base[0]
+        files_rate = (done - base[1]) / span
+        bytes_rate = (bytes_done - base[2]) / span
+        left = (self.total - done) / files_rate
+        if bytes_rate > 0:
+            left = max(left, (self.bytes_total - bytes_done) / bytes_rate)
+        return Estimate(done, self.total, files_rate, max(left, 0.0))
+
+
+def progress_text(est: Estimate) -> str:
+    """``412/818 files  35.2 files/s  0:00:12 left``: what the progress bar says beside it."""
+    rate = "--" if est.files_per_s is None else _rate(est.files_per_s)
+    left = "-:--:--" if est.left_s is None else _clock(est.left_s)
+    return f"{est.done:,}/{est.total:,} files  {rate} files/s  {left} left"
+
+
+def _rate(per_s: float) -> str:
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.1f}" if per_s >= 1 else f"{per_s:.2f}"
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _stats_column(rates: Rates) -> ProgressColumn:
+    """A rich column drawing :func:`progress_text` of ``rates`` at each refresh."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    class Stats(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(progress_text(rates.estimate(time.time())))
+
+    return Stats()
 
 
 def record_line(r: Record) -> str:
@@ -148,9 +250,12 @@ def quality_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
 
 
-def summary_table(summary: Summary, extracted: int) -> Table:
-    """The table printed after a sweep."""
+def summary_table(summary: Summary, extracted: int) -> RenderableType:
+    """The table printed after a sweep, and below it what the default exclusions left out
+    (a line of its own: a caption would be folded to the table's width)."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(
         title=f"quarry: {summary.files} files in {summary.seconds:.1f} s", title_justify="left"
@@ -168,7 +273,33 @@ def summary_table(summary: Summary, extracted: int) -> Table:
         if status is Status.OK and any(summary.quality.values()):
             reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
-    table.caption = f"read {extracted}, reused {summary.reused}, {summary.chars:,} characters" + (
-        f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""
+    table.caption = (
+        f"{how_decided(summary.files, extracted, summary.reused)}, {summary.chars:,} characters"
+        + (f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else "")
     )
-    return table
+    left = left_out_line(summary.left_out)
+    return Group(table, Text(left)) if left else table
+
+
+def how_decided(files: int, extracted: int, reused: int) -> str:
+    """``read 3, reused 800, 14 not read (empty, skipped)``: parts that add up to ``files``
+    (a record neither read nor reused is an empty file, a link, a file over the cap...)."""
+    rest = files - extracted - reused
+    tail = f", {rest:,} not read (empty, skipped)" if rest > 0 else ""
+    return f"read {extracted:,}, reused {reused:,}{tail}"
+
+
+def left_out_line(left_out: dict[str, int]) -> str:
+    """``left out by default: 3 files (*.tmp 2, .DS_Store 1), 1 folder (.git/); ...``, or
+    "" when the default exclusions left nothing out."""
+    files = {k: v for k, v in left_out.items() if not k.endswith("/")}
+    folders = {k: v for k, v in left_out.items() if k.endswith("/")}
+    parts = []
+    for what, counts in (("file", files), ("folder", folders)):
+        n = sum(counts.values())
+        if n:
+            each = ", ".join(f"{shown(k)} {v}" for k, v in counts.items())
+            parts.append(f"{n:,} {what}{'' if n == 1 else 's'} ({each})")
+    if not parts:
+        return ""
+    return f"left out by default: {', '.join(parts)}; --no-default-excludes keeps them"

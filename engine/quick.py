@@ -104,7 +104,9 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
         store.mark_clean()  # nothing was added: no text can lack its record
     tally = index.tally()
     versions = index.reader_versions()
-    summary = build_summary(tally, sweeper.roots, sweeper.tools, started, time.time(), versions)
+    summary = build_summary(
+        tally, sweeper.roots, sweeper.tools, started, time.time(), versions, sweeper.left_out
+    )
     store.write_summary(summary)
     with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
         statindex.renew_sources(store, index, now)

@@ -430,6 +430,10 @@ class Summary:
     """Duration of the sweep."""
     quality: dict[str, int] = field(default_factory=dict)
     """ok records per quality verdict (``good``, ``suspect``, ``garbled``)."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Default exclusion (``*.tmp``, ``.git/``: a folder's ends in ``/``) -> the files, or
+    folders, it left out of the sweep's walk: they have no record (``--no-default-excludes``
+    gives them one)."""
 
     def to_json(self) -> bytes:
         """Pretty, key-sorted JSON for the summary file (roots as ``escaped`` names)."""

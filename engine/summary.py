@@ -37,9 +37,11 @@ def build_summary(
     started: float,
     finished: float,
     readers: Mapping[str, int] | None = None,
+    left_out: Mapping[str, int] | None = None,
 ) -> Summary:
     """Counts per status and reason, totals, tools found and missing, readers (``readers``:
-    their versions when the caller knows them without importing every reader), timing."""
+    their versions when the caller knows them without importing every reader), timing, and
+    what the default exclusions left out (``left_out``: per rule, from the last walk)."""
     tally = records if isinstance(records, Tally) else Tally.of(records)
     if readers is None:
         from engine.readers.registry import reader_versions  # every reader: not at import
@@ -59,4 +61,5 @@ def build_summary(
         finished=iso(finished),
         seconds=round(finished - started, 3),
         quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
+        left_out=dict(left_out or {}),
     )

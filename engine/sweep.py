@@ -64,6 +64,9 @@ class SweepOptions:
     """Extra gitignore-style patterns to leave out."""
     max_bytes: int = DEFAULT_MAX_BYTES
     """Files larger than this are skipped/too_large."""
+    default_excludes: bool = True
+    """Leave out editor, office and OS droppings (:data:`engine.walk.DEFAULT_IGNORED_FILES`)
+    and version-control folders, counted in the summary; False gives them records too."""
     rehash: bool = False
     """Hash every file even when its size and mtime match."""
     verify: bool = False
@@ -158,7 +161,9 @@ class Sweeper:
         self.options = options
         self.on_event = on_event
         self.store = store_for(self.roots, options)
-        self.rules = WalkRules(options.excludes, (str(self.store.out),), options.max_bytes)
+        self.rules = WalkRules(
+            options.excludes, (str(self.store.out),), options.max_bytes, options.default_excludes
+        )
         self.tools = options.tools if options.tools is not None else self._discover()
         self.index = RecordIndex()
         self._stack = contextlib.ExitStack()
@@ -180,6 +185,9 @@ class Sweeper:
         """When the last walk of every root started: a sweep's start is never later (it is
         the next sweep's racy reference, and the walk's stats are what it trusts)."""
         self._warmed = False
+        self.left_out: dict[str, int] = {}
+        """What the default exclusions left out of the last walk of every root, per rule (for
+        the summary; a watch batch walks only what changed and leaves it as it was)."""
 
     @property
     def records(self) -> dict[Key, Record]:
@@ -359,9 +367,15 @@ class Sweeper:
         got = ahead.take([str(r) for r in self.roots], self.rules)
         if got is not None:
             listings, self.walk_started = got
-            return listings
-        self.walk_started = time.time()
-        return [walk(root, self.rules) for root in self.roots]
+        else:
+            self.walk_started = time.time()
+            listings = [walk(root, self.rules) for root in self.roots]
+        left: dict[str, int] = {}
+        for listing in listings:
+            for rule, n in listing.left_out.items():
+                left[rule] = left.get(rule, 0) + n
+        self.left_out = dict(sorted(left.items()))
+        return listings
 
     def _say_notices(self) -> None:
         """Tell the listener what the store's load found (once a run has started)."""
@@ -500,7 +514,9 @@ class Sweeper:
         synced = _Background(sync_fs, self.store.out) if run.added_texts else None
         try:
             self._persist(changed, unnamed, old_shas, full, started, synced)
-            summary = build_summary(self.index.tally, self.roots, self.tools, started, time.time())
+            summary = build_summary(
+                self.index.tally, self.roots, self.tools, started, time.time(), None, self.left_out
+            )
             self.store.write_summary(summary)
         except BaseException as exc:
             _end_quietly(synced)  # the sync ends before the error goes on

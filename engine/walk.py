@@ -1,7 +1,9 @@
 """Walk roots into file entries: size, mtime, and what kind of thing each path is.
 
 Never follows symlinks (a link is recorded as ``skipped/link``), never enters the store folder,
-and applies ignore rules: ``--exclude`` globs and ``.quarryignore`` files (gitignore syntax,
+and applies ignore rules: the default exclusions (editor, office and OS droppings, version
+control folders: counted per rule in :attr:`Listing.left_out`, off with
+``--no-default-excludes``), ``--exclude`` globs and ``.quarryignore`` files (gitignore syntax,
 relative to the folder that holds them). Special files (FIFOs, sockets, devices) are recorded,
 never opened: opening a FIFO would block forever.
 """
@@ -54,12 +56,15 @@ def looks_like_store(names: Collection[str]) -> bool:
     return "extract.jsonl" in names and ("extract.summary.json" in names or "lock" in names)
 
 
-# Editor, office and OS droppings: never worth a record. Matched against the file's name
-# (folders: their name) with one compiled regex, since the walk asks for every path.
+# Editor, office and OS droppings: left out by default (``--no-default-excludes`` keeps them),
+# and counted per rule in the summary. Matched against the file's name (folders: their name)
+# with one compiled regex, since the walk asks for every path. ``?*~`` and not ``*~``: an
+# editor's backup has the name it backs up before its ``~``; a name that is only ``~`` is a
+# document of its own.
 DEFAULT_IGNORED_FILES: tuple[str, ...] = (
-    "*~", ".#*", "#*#", "*.swp", "*.swx", "*.swo", "~$*", ".~lock.*#", "*.tmp", "*.part",
+    "?*~", ".#*", "#*#", "*.swp", "*.swx", "*.swo", "~$*", ".~lock.*#", "*.tmp", "*.part",
     "*.crdownload", ".goutputstream-*", "*___jb_tmp___", "*___jb_old___", "4913",
-    ".DS_Store", "._*", "Thumbs.db", "desktop.ini", IGNORE_FILE,
+    ".DS_Store", "._*", "Thumbs.db", "desktop.ini",
 )  # fmt: skip
 DEFAULT_IGNORED_DIRS: tuple[str, ...] = (
     ".git",
@@ -71,7 +76,6 @@ DEFAULT_IGNORED_DIRS: tuple[str, ...] = (
     "@eaDir",
     ".stversions",
 )
-_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DEFAULT_IGNORED_FILES))
 _DIR_NAMES = frozenset(DEFAULT_IGNORED_DIRS)
 
 
@@ -93,19 +97,53 @@ def _literal_ends(globs: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...
     return tuple(ends), tuple(starts), frozenset(names)
 
 
-# A name can be a dropping only if it ends, starts or is one of these (one C call each): the
-# walk asks the regex (whose ``.*`` branches scan and backtrack: 6 ms of a 20,000-file walk)
-# only about those.
-_DROP_ENDS, _DROP_STARTS, _DROP_NAMES = _literal_ends(DEFAULT_IGNORED_FILES)
+@dataclass(frozen=True, slots=True)
+class FileRules:
+    """The file names a walk leaves out whatever ``--exclude`` says, as the walk's hot loop
+    asks: a name can match only if it ends, starts or is one of these (one C call each), and
+    only then is the regex (whose ``.*`` branches scan and backtrack: 6 ms of a 20,000-file
+    walk) asked."""
+
+    globs: tuple[str, ...]
+    """The globs (fnmatch syntax, against the name alone)."""
+    regex: re.Pattern[str]
+    ends: tuple[str, ...]
+    starts: tuple[str, ...]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, globs: tuple[str, ...]) -> FileRules:
+        """The rules of ``globs``."""
+        regex = re.compile("|".join(fnmatch.translate(g) for g in globs))
+        return cls(globs, regex, *_literal_ends(globs))
+
+    def match(self, name: str) -> bool:
+        """Whether a file named ``name`` is left out."""
+        return (
+            name.endswith(self.ends) or name.startswith(self.starts) or name in self.names
+        ) and self.regex.match(name) is not None
+
+
+WITH_DEFAULTS = FileRules.of((*DEFAULT_IGNORED_FILES, IGNORE_FILE))
+"""The droppings and the ignore files (the rules, not documents): a usual walk."""
+RULES_ONLY = FileRules.of((IGNORE_FILE,))
+"""The ignore files alone: a walk with ``--no-default-excludes``."""
 
 
 def is_default_ignored(name: str, is_dir: bool = False) -> bool:
-    """Whether a file or folder name is one of the droppings every sweep leaves out."""
+    """Whether a file or folder name is one a sweep with the default rules leaves out (the
+    droppings, and ``.quarryignore`` files)."""
     if is_dir:
         return name in _DIR_NAMES
-    return (
-        name.endswith(_DROP_ENDS) or name.startswith(_DROP_STARTS) or name in _DROP_NAMES
-    ) and _FILE_RE.match(name) is not None
+    return WITH_DEFAULTS.match(name)
+
+
+def default_rule(name: str, is_dir: bool = False) -> str | None:
+    """The default exclusion that leaves out ``name`` (a folder's ends in ``/``), as the
+    summary counts it; None when none does (``.quarryignore`` is a rule, not a dropping)."""
+    if is_dir:
+        return name + "/" if name in _DIR_NAMES else None
+    return next((g for g in DEFAULT_IGNORED_FILES if fnmatch.fnmatchcase(name, g)), None)
 
 
 @dataclass(slots=True)
@@ -147,6 +185,9 @@ class WalkRules:
     """Absolute folders never entered (the store)."""
     max_bytes: int = 1 << 30
     """Files larger than this are ``skipped/too_large``."""
+    defaults: bool = True
+    """The default exclusions (:data:`DEFAULT_IGNORED_FILES`, :data:`DEFAULT_IGNORED_DIRS`)
+    apply; ``--no-default-excludes`` turns them off."""
 
 
 Specs: TypeAlias = "tuple[tuple[int, pathspec.GitIgnoreSpec], ...]"
@@ -158,6 +199,9 @@ class Ignorer:
 
     def __init__(self, root: Path, rules: WalkRules) -> None:
         self.root = root
+        self.defaults = rules.defaults
+        self.files = WITH_DEFAULTS if rules.defaults else RULES_ONLY
+        """The file names left out whatever the ignore files say."""
         self.base: pathspec.GitIgnoreSpec | None = None
         if rules.excludes:  # pathspec (7 ms to import) only when a rule needs it
             import pathspec
@@ -197,8 +241,8 @@ class Ignorer:
         """Whether ``rel`` (named ``name``, in a folder whose rules are ``specs``) is left out."""
         if not is_dir and not specs and self.base is None:
             # The walk's common case, a file where no rule applies: no probe.
-            return is_default_ignored(name)
-        if is_default_ignored(name, is_dir):
+            return self.files.match(name)
+        if self.dropped(name, is_dir):
             return True
         if is_dir and self.skip and os.path.normpath(self.root / rel) in self.skip:
             return True
@@ -206,6 +250,12 @@ class Ignorer:
         if self.base is not None and self.base.match_file(probe):
             return True
         return any(spec.match_file(probe[cut:]) for cut, spec in specs)
+
+    def dropped(self, name: str, is_dir: bool) -> bool:
+        """Whether ``name`` is left out before any ``--exclude`` or ignore file is asked."""
+        if is_dir:
+            return self.defaults and name in _DIR_NAMES
+        return self.files.match(name)
 
     def is_store(self, rel_dir: str) -> bool:
         """Whether the folder ``rel_dir`` (relative to the root; "" for the root) is a store."""
@@ -248,6 +298,9 @@ class Listing:
     odd: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Position -> (kind, detail) of each path that is not a regular file under the size cap
     (a link, a special file, an unreadable folder or file, a file over ``--max-bytes``)."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Default exclusion (a folder's ends in ``/``) -> the files, or folders (not entered),
+    it left out of this walk."""
 
     def add(self, e: Entry) -> None:
         """Add ``e`` at the end."""
@@ -341,7 +394,9 @@ def _walk_tree(
     root = str(ignorer.root)
     max_bytes = rules.max_bytes
     no_excludes = ignorer.base is None
-    dropping, ends, starts, names = _FILE_RE.match, _DROP_ENDS, _DROP_STARTS, _DROP_NAMES
+    files = ignorer.files
+    dropping, ends, starts, names = files.regex.match, files.ends, files.starts, files.names
+    left_out = out.left_out
     ignored_in = ignorer.ignored_in
     add_path, add_size, add_mtime = out.paths.append, out.sizes.append, out.mtimes.append
     stack: list[_Frame] = []
@@ -360,6 +415,7 @@ def _walk_tree(
                 is_dir = False
             if is_dir:
                 if ignored_in(prefix + name, name, True, specs):
+                    _count_left_out(left_out, ignorer, name, True)
                     continue
                 frame = _open_folder(item.path, prefix + name, ignorer, out)
                 if frame is None:
@@ -370,8 +426,10 @@ def _walk_tree(
                 if (name.endswith(ends) or name.startswith(starts) or name in names) and dropping(
                     name
                 ) is not None:
+                    _count_left_out(left_out, ignorer, name, False)
                     continue
             elif ignored_in(prefix + name, name, False, specs):
+                _count_left_out(left_out, ignorer, name, False)
                 continue
             try:
                 st = item.stat(follow_symlinks=False)
@@ -386,6 +444,15 @@ def _walk_tree(
                 out.add(_entry(root, prefix + name, st, rules))
         else:
             stack.pop()
+
+
+def _count_left_out(left_out: dict[str, int], ignorer: Ignorer, name: str, is_dir: bool) -> None:
+    """Count ``name``, just left out, under its default exclusion if one left it out (the
+    user's own rules are asked after the defaults: a name both leave out counts here)."""
+    if ignorer.defaults:
+        rule = default_rule(name, is_dir)
+        if rule is not None:
+            left_out[rule] = left_out.get(rule, 0) + 1
 
 
 def _open_folder(path: str, rel_dir: str, ignorer: Ignorer, out: Listing) -> _Frame | None:

@@ -249,7 +249,7 @@ class Watcher:
 
         started = start_observer(
             root, make_handler, poll=self.options.poll, poll_s=self.options.poll_s,
-            skip_dirs=rules.skip_dirs,
+            skip_dirs=rules.skip_dirs, defaults=rules.defaults,
         )  # fmt: skip
         self._observers[root] = started
         if started.polling:

@@ -144,10 +144,12 @@ def start_observer(
     poll: bool,
     poll_s: float,
     skip_dirs: tuple[str, ...] = (),
+    defaults: bool = True,
 ) -> Started:
     """Watch ``root`` recursively: natively unless ``poll``, else or on failure by polling.
 
-    ``skip_dirs`` (the store) are not even listed by the polling observer.
+    ``skip_dirs`` (the store), and the default-excluded folders unless ``defaults`` is
+    False, are not even listed by the polling observer.
 
     Raises OSError only when the polling observer cannot start either (no such folder).
     """
@@ -166,15 +168,18 @@ def start_observer(
             fallback = f"native watching failed ({exc.strerror or exc})"
             if observer is not None:
                 observer.stop()
-    skip = make_skip(skip_dirs)
+    skip = make_skip(skip_dirs, defaults)
     observer = PollingObserverVFS(os.lstat, _listdir(skip), polling_interval=poll_s)
     observer.schedule(make_handler(False), str(root), recursive=True, event_filter=EVENT_TYPES)
     observer.start()
     return Started(observer, polling=True, fallback=fallback)
 
 
-def make_skip(skip_dirs: tuple[str, ...]) -> Callable[[os.DirEntry[str]], bool]:
-    """The polling snapshot's folder filter: ignored folder names and the store are not read."""
+def make_skip(
+    skip_dirs: tuple[str, ...], defaults: bool = True
+) -> Callable[[os.DirEntry[str]], bool]:
+    """The polling snapshot's folder filter: the store, and the default-excluded folder names
+    while ``defaults`` holds, are not read."""
     store_parts = {os.path.normpath(d) for d in skip_dirs}
 
     def skip(entry: os.DirEntry[str]) -> bool:
@@ -182,7 +187,9 @@ def make_skip(skip_dirs: tuple[str, ...]) -> Callable[[os.DirEntry[str]], bool]:
             is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
             return False
-        return is_dir and (is_default_ignored(entry.name, True) or entry.path in store_parts)
+        return is_dir and (
+            (defaults and is_default_ignored(entry.name, True)) or entry.path in store_parts
+        )
 
     return skip
 

@@ -90,7 +90,8 @@ def describe(event: Event) -> list[LogLine]:
         what = "full sweep" if event.full else "rescan"
         counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
         text = f"{what} finished: {event.extracted:,} read, {event.reused:,} reused ({counts})"
-        return [LogLine(at, "sweep", text)]
+        left = _left_out(at, event.summary) if event.full else []  # a batch walks no folder
+        return [LogLine(at, "sweep", text), *left]
     if isinstance(event, ToolsChanged):
         parts = []
         if event.appeared:
@@ -135,7 +136,15 @@ def store_lines(
     if summary.tools_found:
         found = ", ".join(f"{name} {v}" for name, v in sorted(summary.tools_found.items()))
         lines.append(LogLine(at, "tools", f"found {found}"))
-    return lines
+    return [*lines, *_left_out(at, summary)]
+
+
+def _left_out(at: float, summary: Summary) -> list[LogLine]:
+    """What the default exclusions left out of the last walk, as the sweep's table says it."""
+    from engine.console import left_out_line
+
+    line = left_out_line(summary.left_out)
+    return [LogLine(at, "sweep", line)] if line else []
 
 
 class ActivityLog:

@@ -66,7 +66,14 @@ def _rules(argv: list[str]) -> WalkRules:
 
 
 def _columns(listing: Listing) -> tuple[object, ...]:
-    return (listing.root, listing.paths, listing.sizes, listing.mtimes, listing.odd)
+    return (
+        listing.root,
+        listing.paths,
+        listing.sizes,
+        listing.mtimes,
+        listing.odd,
+        listing.left_out,
+    )
 
 
 def test_the_walk_ahead_is_the_walk(tmp_path: Path) -> None:
@@ -81,6 +88,7 @@ def test_the_walk_ahead_is_the_walk(tmp_path: Path) -> None:
     assert [_columns(x) for x in listings] == [_columns(walk(root, rules))]
     assert os.fsdecode(b"caf\xe9.txt") in listings[0].paths
     assert "sub/deep/c.log" not in listings[0].paths  # the exclude was the child's too
+    assert listings[0].left_out == {"?*~": 1}  # counted by the child, for the summary
     assert started <= os.stat(root).st_mtime + 1e9  # a time, taken before the child forked
     assert ahead.take([str(root)], rules) is None  # once
 
@@ -159,6 +167,7 @@ def test_the_plain_forms_are_walked_ahead(tmp_path: Path) -> None:
         ["sweep", str(root), "-q", "--out", str(tmp_path / "s")],
         ["sweep", str(root), str(tmp_path), "--out=" + str(tmp_path / "s")],
         ["sweep", "--exclude", "*.log", str(root), "--workers", "2", "--without", "tesseract"],
+        ["sweep", str(root), "--no-default-excludes"],
     ):
         assert ahead.plan(argv) is not None, argv
     for argv in (
@@ -182,7 +191,9 @@ def test_the_plain_forms_are_walked_ahead(tmp_path: Path) -> None:
 
 _DIRS = ["docs", "docs/", "./docs/sub/..", "docs/sub", "", "~/docs", "missing", "docs/a.txt"]
 _FLAGS = ["-q", "--quiet", "--json", "--verify", "--rehash", "--no-external", "--forget-missing"]
+_FLAGS += ["--no-default-excludes"]
 _ODD = ["--qui", "-qq", "--json=1", "--", "-x", "--verbose", "--max-bytes=1k", "--read-only"]
+_ODD += ["--no-default-excludes=1", "--no-default"]
 _VALUES = {
     "--out": ["store", "docs", "docs/.quarry", "~/s", "./a/../s", "-q", ""],
     "--exclude": ["*.log", "sub/", "a b", "-x"],
@@ -283,3 +294,16 @@ def test_a_walk_ahead_ends_with_the_command_that_started_it(tmp_path: Path) -> N
         proc.kill()
         proc.wait(timeout=60)
         until(lambda: not alive(child), "the walk ahead to end with its parent")
+
+
+def test_a_walk_ahead_without_the_default_exclusions_is_that_walk(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    argv = ["sweep", str(root), "--no-default-excludes"]
+    ahead.start(argv)
+    rules = _rules(argv)
+    assert not rules.defaults
+    assert ahead.take([str(root)], WalkRules(rules.excludes, rules.skip_dirs)) is None  # not it
+    ahead.start(argv)
+    got = ahead.take([str(root)], rules)
+    assert got is not None
+    assert "notes.txt~" in got[0][0].paths and got[0][0].left_out == {}

@@ -21,10 +21,14 @@ from engine.walk import (
     DEFAULT_IGNORED_DIRS,
     DEFAULT_IGNORED_FILES,
     IGNORE_FILE,
+    RULES_ONLY,
     STORE_ENTRIES,
     STORE_MARKER,
+    WITH_DEFAULTS,
+    FileRules,
     WalkRules,
     _literal_ends,
+    default_rule,
     is_default_ignored,
     walk,
 )
@@ -84,6 +88,32 @@ def test_editor_temp_files_are_ignored(tmp_path: Path) -> None:
     assert sorted(_paths(tmp_path)) == ["doc.txt"]
 
 
+def test_a_file_named_only_a_tilde_is_a_document_not_a_backup(tmp_path: Path) -> None:
+    # ../shared/corpus holds one: 817 records for 818 files before
+    for name in ("~", "~~", "notes~"):
+        (tmp_path / name).write_text("t")
+    assert sorted(_paths(tmp_path)) == ["~"]
+    assert not is_default_ignored("~") and is_default_ignored("~~")
+
+
+def test_the_default_exclusions_are_counted_and_can_be_turned_off(tmp_path: Path) -> None:
+    names = ["a.txt", "b.tmp", "c.tmp", ".DS_Store", "Thumbs.db", "x.part", "._a.txt", "4913"]
+    for name in names:
+        (tmp_path / name).write_text("t")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / IGNORE_FILE).write_text("nothing-here\n")
+    found = walk(tmp_path, WalkRules())
+    assert found.paths == ["a.txt"]
+    assert found.left_out == {
+        "*.tmp": 2, ".DS_Store": 1, "Thumbs.db": 1, "*.part": 1, "._*": 1, "4913": 1, ".git/": 1,
+    }  # fmt: skip
+    everything = walk(tmp_path, WalkRules(defaults=False))
+    assert sorted(everything.paths) == sorted([*names, ".git/HEAD"])  # not the rules file
+    assert everything.left_out == {}
+
+
 def test_walk_never_enters_the_store(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a")
     sweep([tmp_path], SweepOptions(tools=ToolSet.empty()))
@@ -116,7 +146,8 @@ def test_output_is_sorted_by_root_and_path(tmp_path: Path) -> None:
 # Names that exercise the rules: droppings, ignored folder names, a store's marker, names an
 # ignore file or --exclude names, and names whose order differs from a case-blind sort.
 _NAMES = ["a.txt", "B.md", "c.log", "é.txt", "doc.txt~", ".DS_Store", "._x", "4913", "sub",
-          ".git", "build", "Z", "z9", STORE_MARKER, "extract.jsonl", "keep.bin"]  # fmt: skip
+          ".git", "build", "Z", "z9", STORE_MARKER, "extract.jsonl", "keep.bin", "~", "x.tmp",
+          "~~"]  # fmt: skip
 _PATTERNS = ["*.log", "build/", "!c.log", "z*", "sub/a.txt", "/B.md", "*.md"]
 
 _files = st.tuples(st.just("file"), st.sampled_from([0, 1, 7, 8, 9, 12]))  # max_bytes is 8
@@ -150,15 +181,26 @@ def _make(folder: Path, tree: dict[str, Any], ignores: list[list[str]], depth: i
             os.mkfifo(path)
 
 
-def _reference(root: Path, rules: WalkRules) -> list[tuple[str, str, int, int, str]]:
-    """The walk's rules written plainly: a recursive listdir, lstat on everything."""
+def _reference(
+    root: Path, rules: WalkRules, left_out: dict[str, int] | None = None
+) -> list[tuple[str, str, int, int, str]]:
+    """The walk's rules written plainly: a recursive listdir, lstat on everything. What the
+    default exclusions leave out is counted in ``left_out`` (per glob; a folder's name + /)."""
     base = GitIgnoreSpec.from_lines(rules.excludes) if rules.excludes else None
     out: list[tuple[str, str, int, int, str]] = []
+    left = left_out if left_out is not None else {}
 
     def dropped(name: str, is_dir: bool) -> bool:
-        if is_dir:
-            return name in DEFAULT_IGNORED_DIRS
-        return any(fnmatch.fnmatchcase(name, g) for g in DEFAULT_IGNORED_FILES)
+        if name == IGNORE_FILE and not is_dir:
+            return True  # the rules themselves, whatever --no-default-excludes says
+        if not rules.defaults:
+            return False
+        rule = name + "/" if is_dir and name in DEFAULT_IGNORED_DIRS else None
+        if not is_dir:
+            rule = next((g for g in DEFAULT_IGNORED_FILES if fnmatch.fnmatchcase(name, g)), None)
+        if rule is not None:
+            left[rule] = left.get(rule, 0) + 1
+        return rule is not None
 
     def visit(folder: Path, rel_dir: str, specs: list[tuple[int, GitIgnoreSpec]]) -> None:
         names = sorted(os.listdir(folder))
@@ -198,16 +240,24 @@ def _reference(root: Path, rules: WalkRules) -> list[tuple[str, str, int, int, s
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_trees, st.lists(_ignores, max_size=3), st.lists(st.sampled_from(_PATTERNS), max_size=2))
+@given(
+    _trees,
+    st.lists(_ignores, max_size=3),
+    st.lists(st.sampled_from(_PATTERNS), max_size=2),
+    st.booleans(),
+)
 def test_walk_matches_a_plain_reference_walk(
-    tree: dict[str, Any], ignores: list[list[str]], excludes: list[str]
+    tree: dict[str, Any], ignores: list[list[str]], excludes: list[str], defaults: bool
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="walk-") as tmp:
         root = Path(tmp, "root")
         _make(root, tree, ignores)
-        rules = WalkRules(excludes=tuple(excludes), max_bytes=8)
-        got = [(e.path, e.kind, e.size, e.mtime_ns, e.detail) for e in walk(root, rules)]
-        assert got == _reference(root, rules)
+        rules = WalkRules(excludes=tuple(excludes), max_bytes=8, defaults=defaults)
+        found = walk(root, rules)
+        got = [(e.path, e.kind, e.size, e.mtime_ns, e.detail) for e in found]
+        left: dict[str, int] = {}
+        assert got == _reference(root, rules, left)
+        assert found.left_out == left
         assert all(e.root == str(root) and e.abspath == root / e.path for e in walk(root, rules))
 
 
@@ -243,8 +293,11 @@ _PIECES += ["4913", ".DS_Store", "Thumbs.db", "desktop.ini", IGNORE_FILE, ".gout
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join))
 def test_a_dropping_is_known_as_one_by_its_ends(name: str) -> None:
-    want = any(fnmatch.fnmatchcase(name, g) for g in DEFAULT_IGNORED_FILES)
+    want = any(fnmatch.fnmatchcase(name, g) for g in DEFAULT_IGNORED_FILES) or name == IGNORE_FILE
     assert is_default_ignored(name) == want
+    assert WITH_DEFAULTS.match(name) == want
+    assert RULES_ONLY.match(name) == (name == IGNORE_FILE)
+    assert (default_rule(name) is not None) == (want and name != IGNORE_FILE)
 
 
 @settings(max_examples=300)
@@ -259,3 +312,16 @@ def test_the_ends_of_any_globs_admit_every_name_they_match(globs: list[str], nam
     ends, starts, names = _literal_ends(globs)
     if any(fnmatch.fnmatchcase(name, g) for g in globs):
         assert name.endswith(ends) or name.startswith(starts) or name in names
+
+
+@settings(max_examples=300)
+@example(["?*~"], "~")
+@example(["?*~"], "a~")
+@given(
+    st.lists(st.text("ab~*?.", min_size=1, max_size=6), min_size=1, max_size=4),
+    st.text("ab~.", min_size=1, max_size=8),
+)
+def test_file_rules_match_exactly_what_fnmatch_matches(globs: list[str], name: str) -> None:
+    # the walk's prefilter and regex together, against fnmatch glob by glob
+    want = any(fnmatch.fnmatchcase(name, g) for g in globs)
+    assert FileRules.of(tuple(globs)).match(name) == want
