@@ -206,8 +206,14 @@ def passwords_from(args: argparse.Namespace) -> Passwords:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Print one file's record (every field, names escaped) and its text."""
-    from engine.quality import summary_line
+    """Print one file's record as a person reads it (or as a JSON line) and its text.
+
+    On a terminal the text is shown with its control characters made visible (a text may
+    hold escape sequences that retitle the window or write the clipboard); piped, it is
+    written exactly as stored.
+    """
+    from engine.showing import record_json, record_lines
+    from engine.visible import for_terminal
 
     path = user_path(args.path)
     store = reading_store(args.store) if args.store else find_store(path)
@@ -216,21 +222,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     rec = next((r for r in records if r.root == root and r.path == rel), None)
     if rec is None:
         raise UsageError(_no_record(path, records, root, rel, store))
-    for name, value in rec.to_dict().items():
-        print(f"{name:>9}: {shown(str(value))}")
-    if rec.quality is not None:  # the verdict in words, as the dashboard's detail pane says it
-        print(f"{'':>9}  {shown(summary_line(rec.quality))}")
-    if rec.has_text and not args.no_text and rec.sha256:
-        try:
-            text = store.read_text(rec.sha256)
-        except OSError as exc:
-            raise UsageError(
-                f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
-                "the next sweep reads the file again"
-            ) from exc
+    wanted = rec.has_text and not args.no_text
+    text = _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else None
+    if args.json:
+        write_whole(record_json(rec, text, with_text=not args.no_text))
+        return EXIT_OK
+    print("\n".join(record_lines(rec)))
+    if text is not None:
         print("-" * 40)
-        write_whole(text)
+        write_whole(for_terminal(text) if sys.stdout.isatty() else text)
     return EXIT_OK
+
+
+def _stored_text(store: Store, rel: str, sha256: str) -> str:
+    """The text of content ``sha256`` (the file ``rel``); one that is not there is one line."""
+    try:
+        return store.read_text(sha256)
+    except OSError as exc:
+        raise UsageError(
+            f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
+            "the next sweep reads the file again"
+        ) from exc
 
 
 def write_whole(text: str) -> None:
