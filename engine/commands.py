@@ -145,8 +145,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    """Read the named files again (a folder: every file under it), whatever their verdict."""
+    """Read the named files again (a folder: every file under it), whatever their verdict;
+    exit 2 when one of them is an error record after it (never for the store's others)."""
     from engine.console import SweepReporter, record_line
+    from engine.records import Status
     from engine.sweep import Sweeper, stop_on_signals
 
     paths = [user_path(p) for p in args.paths]
@@ -167,6 +169,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
+    errors = 0
     with Sweeper(roots, options, SweepReporter(quiet=True)) as sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
@@ -174,10 +177,13 @@ def cmd_retry(args: argparse.Namespace) -> int:
             keys = sorted(_under(after.values(), root, rel))
             for key in keys:
                 print(record_line(after[key]))
+            errors += sum(1 for key in keys if after[key].status == Status.ERROR)
             if not keys:
                 what = "folder holds no files" if is_dir else "file no longer exists"
                 print(f"gone     {shown(rel or root)}: the {what}")
-    return sweep_exit(result)
+    # The exit code says what this command did: the other records of the store, errors or
+    # not, are another sweep's business (a retry of fixed files exits 0 in a store of errors).
+    return sweep_exit(replace(result, errors=errors))
 
 
 def passwords_from(args: argparse.Namespace) -> Passwords:

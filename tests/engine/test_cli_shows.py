@@ -157,3 +157,19 @@ def test_show_json_of_a_record_without_text_says_null(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     got = orjson.loads(proc.stdout)
     assert got["status"] == "error" and got["text"] is None
+
+
+# -- issue 25: retry's exit code is about the files it retried ------------------------------
+
+
+def test_retry_exit_code_is_about_the_files_retried(tmp_path: Path) -> None:
+    root = swept(tmp_path / "docs", {"good.txt": "fine", "bad.pdf": BROKEN_PDF}, code=2)
+    proc = run("retry", "--no-external", "--workers", "1", str(root / "good.txt"))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)  # the store still has an error
+    proc = run("retry", "--no-external", "--workers", "1", str(root / "bad.pdf"))
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    proc = run("retry", "--no-external", "--workers", "1", str(root))  # the folder: both
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    (root / "bad.pdf").write_text("fixed")
+    proc = run("retry", "--no-external", "--workers", "1", str(root / "bad.pdf"))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
