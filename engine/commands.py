@@ -277,26 +277,57 @@ def write_whole(text: str) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    """List the external tools, found and missing, with what each would unlock."""
+    """List the external tools, found and missing, with what each would unlock.
+
+    With a swept folder (or ``--store``), the files that wait on each tool are counted from
+    the records; with a folder that has no store, they are guessed from detection alone (the
+    walk and each file's kind, nothing read): the same table, saying it is a guess.
+    """
     from engine.index import Tally
 
-    missing: dict[str, int] | None = None
-    if args.store is not None or args.dir is not None:
-        if args.store is None:
-            folder = user_path(args.dir)
-            if not folder.is_dir():
-                what = "no such folder" if not folder.exists() else "not a folder"
-                raise UsageError(f"{what}: {shown(str(args.dir))}")
-            store = reading_store(folder, hint=folder)
+    waiting: dict[str, int] | None = None
+    guessed = False
+    if args.store is not None:
+        waiting = dict(Tally.of(_load(reading_store(args.store)).records).waiting)
+    elif args.dir is not None:
+        folder = user_path(args.dir)
+        if not folder.is_dir():
+            what = "no such folder" if not folder.exists() else "not a folder"
+            raise UsageError(f"{what}: {shown(str(args.dir))}")
+        store = Store(store_dir(folder))
+        store.check()
+        if store.exists():
+            waiting = dict(Tally.of(_load(store).records).waiting)
         else:
-            store = reading_store(args.store)
-        missing = dict(Tally.of(_load(store).records).waiting)
-    rows = tool_rows(missing)
+            waiting, guessed = detected_needs(folder), True
+    rows = tool_rows(waiting, guessed=guessed)
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
-    _print(_tools_table(rows, counted=missing is not None))
+    _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
     return EXIT_OK
+
+
+def detected_needs(folder: Path) -> dict[str, int]:
+    """Tool -> files under ``folder`` of a kind that tool reads, from detection alone.
+
+    The walk a sweep makes (its exclusions, ``.quarryignore``, the size cap), then each
+    file's kind from its first bytes and name; nothing is read. A guess: a PDF may read
+    without any tool, or need OCR; a container's members are not looked into.
+    """
+    from engine.detect import detect
+    from engine.limits import DEFAULT_MAX_BYTES
+    from engine.readers.registry import reader_for
+    from engine.walk import WalkRules, walk
+
+    counts: dict[str, int] = {}
+    for entry in walk(folder, WalkRules(max_bytes=DEFAULT_MAX_BYTES)):
+        if entry.kind != "file" or not entry.size:
+            continue
+        reader = reader_for(detect(entry.abspath))
+        for tool in reader.tools if reader is not None else ():
+            counts[tool] = counts.get(tool, 0) + 1
+    return counts
 
 
 def _print(renderable: object) -> None:
@@ -438,8 +469,11 @@ def _no_record(path: Path, records: list[Record], root: str, rel: str, store: St
 # -- tools ----------------------------------------------------------------------------------
 
 
-def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
-    """One row per known tool: found or missing, version, path, unlocks, install hints."""
+def tool_rows(
+    store_missing: dict[str, int] | None, *, guessed: bool = False
+) -> list[dict[str, object]]:
+    """One row per known tool: found or missing, version, path, unlocks, install hints, the
+    files waiting on it and whether that count is ``guessed`` from detection (no store)."""
     from engine.tools import KNOWN_TOOLS, discover
 
     found = {t.name: t for t in discover().found}
@@ -457,12 +491,13 @@ def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
                 # Found or not: records swept before it came (or --without it) still wait
                 # for it until a sweep reads them again.
                 "files_waiting": (store_missing or {}).get(name, 0),
+                "guessed": guessed,
             }
         )
     return rows
 
 
-def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
+def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool) -> object:
     from rich.table import Table
 
     table = Table(title="external tools")
@@ -480,7 +515,13 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
             "" if r["found"] else hint,
         )
     ready = [f"{r['tool']} {r['files_waiting']}" for r in rows if r["found"] and r["files_waiting"]]
-    if counted and ready:
+    if guessed:
+        table.caption = (
+            "guessed from detection alone (this folder was never swept): the files of a kind "
+            "each tool reads, none of them read; a PDF may need no tool, or OCR, and archives "
+            "are not looked into. A sweep counts the files that really wait"
+        )
+    elif counted and ready:
         table.caption = (
             f"files waiting on a tool that is found ({', '.join(ready)}): swept before it came "
             "or --without it; the next sweep reads them"

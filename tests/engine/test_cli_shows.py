@@ -13,9 +13,11 @@ import zipfile
 from pathlib import Path
 
 import orjson
+import pytest
 
 from engine.records import Record
 from engine.store import Store
+from fixtures.gen._cfb import compound_file
 from tests.e2e.terminal import Terminal, quarry_command
 
 QUARRY = [sys.executable, "-m", "engine"]
@@ -173,3 +175,51 @@ def test_retry_exit_code_is_about_the_files_retried(tmp_path: Path) -> None:
     (root / "bad.pdf").write_text("fixed")
     proc = run("retry", "--no-external", "--workers", "1", str(root / "bad.pdf"))
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
+
+
+# -- issue 25: tools DIR on a folder never swept --------------------------------------------
+
+
+@pytest.fixture
+def unswept(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "scans").mkdir(parents=True)
+    for i in range(3):
+        (root / "scans" / f"page{i}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    (root / "old.doc").write_bytes(compound_file({"WordDocument": b"\0" * 4096}))
+    (root / "notes.txt").write_text("no tool needed")
+    return root
+
+
+def test_tools_dir_never_swept_guesses_from_detection(unswept: Path) -> None:
+    before = sorted(p.relative_to(unswept) for p in unswept.rglob("*"))
+    proc = run("tools", str(unswept), "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
+    assert rows["tesseract"]["files_waiting"] == 3 and rows["tesseract"]["guessed"] is True
+    assert rows["antiword"]["files_waiting"] == rows["catdoc"]["files_waiting"] == 1
+    assert rows["wpd2text"]["files_waiting"] == 0
+    assert sorted(p.relative_to(unswept) for p in unswept.rglob("*")) == before  # no store
+
+    proc = run("tools", str(unswept))
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stdout.decode().split())
+    assert "external tools" in said and "guessed from detection alone" in said
+    assert "this folder was never swept" in said
+
+    proc = run("sweep", "-q", "--no-external", str(unswept))
+    assert proc.returncode in (0, 2), proc.stderr
+    proc = run("tools", str(unswept), "--json")  # swept: counted from the records again
+    rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
+    assert rows["tesseract"]["files_waiting"] == 3 and rows["tesseract"]["guessed"] is False
+    assert rows["antiword"]["files_waiting"] == 1  # --no-external: the .doc waits on it
+    assert "guessed" not in " ".join(run("tools", str(unswept)).stdout.decode().split())
+
+
+def test_tools_dir_with_an_unusable_store_still_says_so(unswept: Path) -> None:
+    (unswept / ".quarry").mkdir()
+    (unswept / ".quarry" / "quarry-store.json").write_text('{"format": 7}')
+    (unswept / ".quarry" / "extract.jsonl").write_text("")
+    proc = run("tools", str(unswept))
+    assert proc.returncode == 1 and b"format 7" in proc.stderr
+    assert Store(unswept / ".quarry").exists()
