@@ -10,8 +10,8 @@
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
 
-Exit codes: 0 clean; 2 the store has error records; 1 bad usage, no such folder, or a locked
-store (one line on stderr, no traceback).
+Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
+no such folder, or a locked store (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
