@@ -7,11 +7,11 @@
     quarry watch DIR...           sweep, then keep the store current; log lines
     quarry ui --store PATH        open the dashboard on an existing store, following it
     quarry retry PATH...          read files again whatever their verdict
-    quarry show PATH              print one file's record and its text
+    quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
 
-Exit codes: 0 clean; 2 the store has error records; 1 bad usage, no such folder, or a locked
-store (one line on stderr, no traceback).
+Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
+no such folder, or a locked store (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -185,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path)
     p.add_argument("--store", type=Path)
     p.add_argument("--no-text", action="store_true", help="the record only")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON line: the record as extract.jsonl holds it, plus its text",
+    )
     p = sub.add_parser("tools", help="external tools found and missing")
     p.add_argument("dir", nargs="?", type=Path, help="a swept folder, to count files unlocked")
     p.add_argument("--store", type=Path)

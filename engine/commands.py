@@ -146,8 +146,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    """Read the named files again (a folder: every file under it), whatever their verdict."""
+    """Read the named files again (a folder: every file under it), whatever their verdict;
+    exit 2 when one of them is an error record after it (never for the store's others)."""
     from engine.console import SweepReporter, record_line
+    from engine.records import Status
     from engine.sweep import Sweeper, stop_on_signals
 
     paths = [user_path(p) for p in args.paths]
@@ -168,6 +170,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
+    errors = 0
     with Sweeper(roots, options, SweepReporter(quiet=True)) as sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
@@ -175,9 +178,12 @@ def cmd_retry(args: argparse.Namespace) -> int:
             keys = sorted(_under(after.values(), root, rel))
             for key in keys:
                 print(record_line(after[key]))
+            errors += sum(1 for key in keys if after[key].status == Status.ERROR)
             if not keys:
                 print(_unrecorded(root, rel, is_dir, options.default_excludes))
-    return sweep_exit(result)
+    # The exit code says what this command did: the other records of the store, errors or
+    # not, are another sweep's business (a retry of fixed files exits 0 in a store of errors).
+    return sweep_exit(replace(result, errors=errors))
 
 
 def _unrecorded(root: str, rel: str, is_dir: bool, defaults: bool) -> str:
@@ -220,8 +226,14 @@ def passwords_from(args: argparse.Namespace) -> Passwords:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Print one file's record (every field, names escaped) and its text."""
-    from engine.quality import summary_line
+    """Print one file's record as a person reads it (or as a JSON line) and its text.
+
+    On a terminal the text is shown with its control characters made visible (a text may
+    hold escape sequences that retitle the window or write the clipboard); piped, it is
+    written exactly as stored.
+    """
+    from engine.showing import record_json, record_lines
+    from engine.visible import for_terminal
 
     path = user_path(args.path)
     store = reading_store(args.store) if args.store else find_store(path)
@@ -230,21 +242,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     rec = next((r for r in records if r.root == root and r.path == rel), None)
     if rec is None:
         raise UsageError(_no_record(path, records, root, rel, store))
-    for name, value in rec.to_dict().items():
-        print(f"{name:>9}: {shown(str(value))}")
-    if rec.quality is not None:  # the verdict in words, as the dashboard's detail pane says it
-        print(f"{'':>9}  {shown(summary_line(rec.quality))}")
-    if rec.has_text and not args.no_text and rec.sha256:
-        try:
-            text = store.read_text(rec.sha256)
-        except OSError as exc:
-            raise UsageError(
-                f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
-                "the next sweep reads the file again"
-            ) from exc
+    wanted = rec.has_text and not args.no_text
+    text = _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else None
+    if args.json:
+        write_whole(record_json(rec, text, with_text=not args.no_text))
+        return EXIT_OK
+    print("\n".join(record_lines(rec)))
+    if text is not None:
         print("-" * 40)
-        write_whole(text)
+        write_whole(for_terminal(text) if sys.stdout.isatty() else text)
     return EXIT_OK
+
+
+def _stored_text(store: Store, rel: str, sha256: str) -> str:
+    """The text of content ``sha256`` (the file ``rel``); one that is not there is one line."""
+    try:
+        return store.read_text(sha256)
+    except OSError as exc:
+        raise UsageError(
+            f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
+            "the next sweep reads the file again"
+        ) from exc
 
 
 def write_whole(text: str) -> None:
@@ -273,26 +291,57 @@ def write_whole(text: str) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    """List the external tools, found and missing, with what each would unlock."""
+    """List the external tools, found and missing, with what each would unlock.
+
+    With a swept folder (or ``--store``), the files that wait on each tool are counted from
+    the records; with a folder that has no store, they are guessed from detection alone (the
+    walk and each file's kind, nothing read): the same table, saying it is a guess.
+    """
     from engine.index import Tally
 
-    missing: dict[str, int] | None = None
-    if args.store is not None or args.dir is not None:
-        if args.store is None:
-            folder = user_path(args.dir)
-            if not folder.is_dir():
-                what = "no such folder" if not folder.exists() else "not a folder"
-                raise UsageError(f"{what}: {shown(str(args.dir))}")
-            store = reading_store(folder, hint=folder)
+    waiting: dict[str, int] | None = None
+    guessed = False
+    if args.store is not None:
+        waiting = dict(Tally.of(_load(reading_store(args.store)).records).waiting)
+    elif args.dir is not None:
+        folder = user_path(args.dir)
+        if not folder.is_dir():
+            what = "no such folder" if not folder.exists() else "not a folder"
+            raise UsageError(f"{what}: {shown(str(args.dir))}")
+        store = Store(store_dir(folder))
+        store.check()
+        if store.exists():
+            waiting = dict(Tally.of(_load(store).records).waiting)
         else:
-            store = reading_store(args.store)
-        missing = dict(Tally.of(_load(store).records).waiting)
-    rows = tool_rows(missing)
+            waiting, guessed = detected_needs(folder), True
+    rows = tool_rows(waiting, guessed=guessed)
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
-    _print(_tools_table(rows, counted=missing is not None))
+    _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
     return EXIT_OK
+
+
+def detected_needs(folder: Path) -> dict[str, int]:
+    """Tool -> files under ``folder`` of a kind that tool reads, from detection alone.
+
+    The walk a sweep makes (its exclusions, ``.quarryignore``, the size cap), then each
+    file's kind from its first bytes and name; nothing is read. A guess: a PDF may read
+    without any tool, or need OCR; a container's members are not looked into.
+    """
+    from engine.detect import detect
+    from engine.limits import DEFAULT_MAX_BYTES
+    from engine.readers.registry import reader_for
+    from engine.walk import WalkRules, walk
+
+    counts: dict[str, int] = {}
+    for entry in walk(folder, WalkRules(max_bytes=DEFAULT_MAX_BYTES)):
+        if entry.kind != "file" or not entry.size:
+            continue
+        reader = reader_for(detect(entry.abspath))
+        for tool in reader.tools if reader is not None else ():
+            counts[tool] = counts.get(tool, 0) + 1
+    return counts
 
 
 def _print(renderable: object) -> None:
@@ -434,8 +483,11 @@ def _no_record(path: Path, records: list[Record], root: str, rel: str, store: St
 # -- tools ----------------------------------------------------------------------------------
 
 
-def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
-    """One row per known tool: found or missing, version, path, unlocks, install hints."""
+def tool_rows(
+    store_missing: dict[str, int] | None, *, guessed: bool = False
+) -> list[dict[str, object]]:
+    """One row per known tool: found or missing, version, path, unlocks, install hints, the
+    files waiting on it and whether that count is ``guessed`` from detection (no store)."""
     from engine.tools import KNOWN_TOOLS, discover
 
     found = {t.name: t for t in discover().found}
@@ -453,12 +505,13 @@ def tool_rows(store_missing: dict[str, int] | None) -> list[dict[str, object]]:
                 # Found or not: records swept before it came (or --without it) still wait
                 # for it until a sweep reads them again.
                 "files_waiting": (store_missing or {}).get(name, 0),
+                "guessed": guessed,
             }
         )
     return rows
 
 
-def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
+def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool) -> object:
     from rich.table import Table
 
     table = Table(title="external tools")
@@ -476,7 +529,13 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool) -> object:
             "" if r["found"] else hint,
         )
     ready = [f"{r['tool']} {r['files_waiting']}" for r in rows if r["found"] and r["files_waiting"]]
-    if counted and ready:
+    if guessed:
+        table.caption = (
+            "guessed from detection alone (this folder was never swept): the files of a kind "
+            "each tool reads, none of them read; a PDF may need no tool, or OCR, and archives "
+            "are not looked into. A sweep counts the files that really wait"
+        )
+    elif counted and ready:
         table.caption = (
             f"files waiting on a tool that is found ({', '.join(ready)}): swept before it came "
             "or --without it; the next sweep reads them"

@@ -15,9 +15,8 @@ import binascii
 import os
 import unicodedata
 
-# Characters that reorder the text around them (Trojan Source): shown as escapes so that a
-# name cannot make another part of its line read differently.
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+from engine.visible import BIDI as _BIDI  # shown as escapes: a name cannot reorder its line
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 

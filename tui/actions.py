@@ -24,6 +24,7 @@ import orjson
 
 from engine.names import is_utf8, shown
 from engine.records import Record
+from engine.visible import csv_text, json_safe
 
 EXPORT_COLUMNS: tuple[str, ...] = (
     *(f.name for f in dataclasses.fields(Record) if f.name not in ("quality", "members")),
@@ -61,13 +62,20 @@ def export_format(path: Path) -> str | None:
 
 def csv_cells(record: Record) -> list[str]:
     """One CSV row: the record as the store writes it (names escaped, their bytes in
-    ``*_b64``), tool names space-separated, nested values as JSON, booleans as JSON's."""
+    ``*_b64``), tool names space-separated, nested values as JSON, booleans as JSON's.
+
+    No cell is run by a spreadsheet or obeyed by a terminal: a number stays a number, a text
+    goes through :func:`engine.visible.csv_text` (control characters as backslash escapes,
+    a leading ``'`` on a cell that starts like a formula), and the JSON cells have every such
+    character as a ``\\u`` escape (:func:`engine.visible.json_safe`; they start with ``{``
+    or ``[``).
+    """
     d = record.to_dict()
     quality = d.pop("quality")
     d["quality"] = quality["verdict"] if quality else ""
-    d["quality_detail"] = orjson.dumps(quality).decode() if quality else ""
+    d["quality_detail"] = _json_cell(quality) if quality else ""
     d["needs"] = " ".join(d["needs"])
-    d["members"] = orjson.dumps(d["members"]).decode() if d["members"] else ""
+    d["members"] = _json_cell(d["members"]) if d["members"] else ""
     out = []
     for name in EXPORT_COLUMNS:
         value = d.get(name)
@@ -75,9 +83,20 @@ def csv_cells(record: Record) -> list[str]:
             out.append("")
         elif isinstance(value, bool):
             out.append("true" if value else "false")
+        elif isinstance(value, int):
+            out.append(str(value))  # a number: a spreadsheet reads it as one, runs nothing
+        elif name in _JSON_COLUMNS:
+            out.append(value)
         else:
-            out.append(str(value))
+            out.append(csv_text(str(value)))
     return out
+
+
+_JSON_COLUMNS = frozenset({"quality_detail", "members"})
+
+
+def _json_cell(value: object) -> str:
+    return json_safe(orjson.dumps(value).decode())
 
 
 def write_csv(path: Path, records: Iterable[Record | None]) -> int:

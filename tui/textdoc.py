@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from array import array
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len, chop_cells
+
+from engine.visible import for_terminal
 
 LINE_CAP = 2000
 """Characters of one line shown (and searched); the rest is summarised."""
@@ -27,31 +28,14 @@ MAX_MATCHES = 100_000
 TAB = 4
 """Columns of a tab stop."""
 _PAGE_LINE = re.compile(r"^# (slide|sheet)\s*(\d+)\b")
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_UNSAFE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(_BIDI) + "]"
-)
-
-
-def _visible(m: re.Match[str]) -> str:
-    ch = m.group()
-    code = ord(ch)
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␀ for NUL
-    if code == 0x7F:
-        return "␡"
-    if code <= 0x9F or 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    return f"<{unicodedata.name(ch, hex(code)).lower()}>"
 
 
 def display_line(line: str) -> str:
-    """``line`` as the terminal may draw it: tabs expanded, nothing it would interpret."""
+    """``line`` as the terminal may draw it: tabs expanded, nothing it would interpret (the
+    engine's rule, :func:`engine.visible.for_terminal`, which ``quarry show`` uses too)."""
     if "\t" in line:
         line = line.expandtabs(TAB)
-    if line.isprintable():
-        return line
-    return _UNSAFE.sub(_visible, line)
+    return for_terminal(line)
 
 
 def width_of(line: str) -> int:

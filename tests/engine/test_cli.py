@@ -141,7 +141,7 @@ def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> Non
     _one_line(run("retry", str(root / "nope.txt")), "no such file, and no record")
     _one_line(run("retry", str(tmp_path / "x.txt"), "--store", str(store)), "not under any")
     _one_line(run("tools", str(nowhere)), "no such folder")
-    _one_line(run("tools", str(tmp_path)), "no store at", "quarry sweep")
+    _one_line(run("tools", "--store", str(tmp_path)), "no store at", "quarry sweep")
     _one_line(run("tools", "--store", str(nowhere)), "no store at")
     (store / "quarry-store.json").write_text('{"format": 7}')
     for verb in (["show", str(root / "a.txt")], ["sweep", str(root)], ["tools", str(root)]):

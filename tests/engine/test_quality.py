@@ -322,7 +322,7 @@ def test_quarry_show_says_the_verdict_in_words(tmp_path: Path) -> None:
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
-    assert "  suspect: 1 characters per page, expected > 8\n" in run.stdout
+    assert "  quality: suspect\n           1 characters per page, expected > 8\n" in run.stdout
 
 
 # -- the next reader for a garbled text layer ---------------------------------------------------

@@ -16,6 +16,7 @@ import tui.actions as actions
 from engine.quality import Quality
 from engine.records import Record
 from engine.store import Store
+from engine.visible import csv_text_back
 from tests.tui.conftest import SIZE, settle, static_text, visible_paths
 from tests.tui.triage_helpers import TriageApp, notes, screen_text
 from tui.screens.confirm import ConfirmScreen
@@ -44,7 +45,9 @@ def test_csv_has_every_field_and_the_bytes_of_names_that_are_not_utf8(tmp_path: 
     rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert tuple(rows[0]) == actions.EXPORT_COLUMNS
     raw, png, pdf = rows
-    assert raw["path"] == "caf\\xe9/na\\xefve.txt"  # escaped as the store writes it
+    # escaped as the store writes it, then its backslashes doubled (engine.visible.csv_text)
+    assert raw["path"] == "caf\\\\xe9/na\\\\xefve.txt"
+    assert csv_text_back(raw["path"]) == "caf\\xe9/na\\xefve.txt"
     assert base64.b64decode(raw["path_b64"]) == b"caf\xe9/na\xefve.txt"
     assert raw["quality"] == "suspect" and orjson.loads(raw["quality_detail"])["signals"]
     assert (raw["sha256"], raw["why"], raw["reused"]) == ("a" * 64, "new", "false")
