@@ -22,8 +22,10 @@ template has no ``content.xml`` at all (only ``styles.xml`` and ``meta.xml``), a
 presentation template's text is on its master pages. Its text is then the title (``meta.xml``)
 and the paragraphs of its master styles: page headers and footers, the text on master slides
 and their notes, each once, without fields that only stand for what a page will show (page
-numbers, dates). A document with a body of text keeps its masters out, as before. A zipped
-document with neither ``content.xml`` nor ``styles.xml`` is :class:`CorruptFile`.
+numbers, dates, the title or author). A spreadsheet gives its title only: its master styles
+are the print headers and footers LibreOffice gives every sheet. A document with a body of
+text keeps its masters out, as before. A zipped document with neither ``content.xml`` nor
+``styles.xml`` is :class:`CorruptFile`.
 """
 
 from __future__ import annotations
@@ -78,9 +80,18 @@ _OUTSIDE_MASTERS = frozenset(
         *("office:body", "office:meta", "office:settings", "office:scripts"),
         *("office:font-face-decls", "office:styles", "office:automatic-styles"),
         *("office:binary-data", "office:annotation", "text:tracked-changes"),
-        # fields: what a page will show (its number, the date...), not the template's text
-        *("text:page-number", "text:page-count", "text:date", "text:time", "text:file-name"),
-        *("text:sheet-name", "text:chapter", "text:template-name"),
+        # fields: what a page will show (its number, the date, the document's title, author
+        # or file name...), not the template's own text
+        *("text:page-number", "text:page-count", "text:page-continuation", "text:chapter"),
+        *("text:date", "text:time", "text:file-name", "text:sheet-name", "text:template-name"),
+        *("text:title", "text:subject", "text:description", "text:keywords"),
+        *("text:author-name", "text:author-initials", "text:initial-creator", "text:creator"),
+        *("text:creation-date", "text:creation-time", "text:modification-date"),
+        *("text:modification-time", "text:print-date", "text:print-time", "text:printed-by"),
+        *("text:editing-cycles", "text:editing-duration", "text:user-defined"),
+        *("text:variable-get", "text:user-field-get", "text:sequence", "text:word-count"),
+        *("text:character-count", "text:paragraph-count", "text:sender-firstname"),
+        *("text:sender-lastname", "text:sender-initials", "text:sender-company"),
     }
 )
 """Left out when the master styles are read (a flat document holds its body beside them)."""
@@ -254,7 +265,7 @@ class OdfReader:
         has_body = _parse_part(path, ctx, "content.xml", rules, budget)
         if not len(sink):
             # a template: its text is its title and what its master styles hold
-            for line in _template_lines(path, ctx, budget):
+            for line in _template_lines(path, ctx, budget, self.kind != "sheet"):
                 sink.line(line)
         return ReadInfo(extractor=self.name, pages=pages if starts and has_body else None)
 
@@ -281,9 +292,11 @@ def _parse_part(path: Path, ctx: ReadContext, member: str, rules: Rules, budget:
     return True
 
 
-def _template_lines(path: Path, ctx: ReadContext, budget: XmlBudget) -> list[str]:
-    """The title and the master styles' lines of a document whose body gave no text: each
-    line once, in order, stripped (a field left out may leave a space)."""
+def _template_lines(path: Path, ctx: ReadContext, budget: XmlBudget, masters: bool) -> list[str]:
+    """The title and (``masters``) the master styles' lines of a document whose body gave no
+    text: each line once, in order, stripped (a field left out may leave a space). A
+    spreadsheet's master styles are only its print headers and footers, which LibreOffice
+    gives every sheet ("Page" and the sheet's name): an empty sheet is no text."""
     limit = ctx.limits.parts_per_block
     lines: list[str] = []
 
@@ -295,8 +308,9 @@ def _template_lines(path: Path, ctx: ReadContext, budget: XmlBudget) -> list[str
 
     title = Rules(_NS, frozenset({"dc:title"}), on_title, skip=_OUTSIDE_META)
     _parse_part(path, ctx, "meta.xml", title, budget)
-    masters = Rules(_NS, _PARA, on_master, skip=_OUTSIDE_MASTERS)
-    _parse_part(path, ctx, "styles.xml", masters, budget)
+    if masters:
+        styles = Rules(_NS, _PARA, on_master, skip=_OUTSIDE_MASTERS)
+        _parse_part(path, ctx, "styles.xml", styles, budget)
     return list(dict.fromkeys(line for line in lines if line))
 
 

@@ -142,3 +142,20 @@ def test_any_style_template_gives_its_title_header_and_footer(
     nfc = lambda s: unicodedata.normalize("NFC", s)  # noqa: E731  (the store's texts are NFC)
     assert lines[0] == nfc(" ".join(title.split()))
     assert nfc(header) in lines and nfc(footer) in lines
+
+
+def test_an_empty_spreadsheet_is_not_its_print_headers(tmp_path: Path) -> None:
+    """LibreOffice gives every sheet a header (its name) and a footer ("Page 1"): an empty
+    spreadsheet stays ``empty/no_text``; a titled one gives its title."""
+    root = tmp_path / "docs"
+    headers = _page_master("<text:sheet-name>???</text:sheet-name>", "Page")
+    body = _content("<office:spreadsheet><table:table/></office:spreadsheet>")
+    parts = {"content.xml": body, "styles.xml": _styles(headers), "meta.xml": _meta("")}
+    _write(root, "empty.ods", ODF + "spreadsheet", parts)
+    _write(root, "titled.ots", ODF + "spreadsheet-template",
+           {"content.xml": body, "styles.xml": _styles(headers),
+            "meta.xml": _meta("<dc:title>Budget 2024</dc:title>")})  # fmt: skip
+    got = _swept(root)
+    assert (got["empty.ods"][0].status, got["empty.ods"][0].reason) == ("empty", "no_text")
+    assert got["titled.ots"][0].status == "ok"
+    assert got["titled.ots"][1] == "Budget 2024\n"
