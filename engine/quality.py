@@ -499,26 +499,25 @@ class _Models:
         self._lock = threading.Lock()
         self._codes: tuple[str, ...] = ()
         self._masks: dict[str, int] | None = None
-        self._anagrams: dict[str, int] | None = None
+        self._words: dict[str, list[str]] = {}
+        self._anagrams: dict[str, frozenset[str]] = {}
 
     def warm(self) -> None:
         """Load the lists now (the worker pool's forkserver does, so workers start warm)."""
-        self.anagrams()
+        self.masks()
 
-    def anagrams(self) -> dict[str, int]:
-        """:func:`inner_key` of every common word of four letters or more -> the languages
-        that list a word with that key, as bits. Built at the first text that has enough
-        uncommon words to be scrambled (~0.3 s)."""
-        masks = self.masks()
+    def anagrams(self, code: str) -> frozenset[str]:
+        """:func:`inner_key` of each of language ``code``'s common words of four letters or
+        more. Built for a language at the first text of it that has enough uncommon words to
+        be scrambled (a few milliseconds: 42 languages at once took 0.3-0.5 s)."""
+        self.masks()
         with self._lock:
-            if self._anagrams is None:
-                table: dict[str, int] = {}
-                for word, mask in masks.items():
-                    if len(word) >= 4:
-                        key = inner_key(word)
-                        table[key] = table.get(key, 0) | mask
-                self._anagrams = table
-            return self._anagrams
+            table = self._anagrams.get(code)
+            if table is None:
+                words = self._words.get(code, [])
+                table = frozenset(inner_key(w) for w in words if len(w) >= 4)
+                self._anagrams[code] = table
+            return table
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -541,6 +540,7 @@ class _Models:
                     bit = 1 << i
                     for w in words:
                         masks[w] = masks.get(w, 0) | bit
+                    self._words[code] = words
                 self._codes = tuple(sorted(lines))
                 self._masks = masks
             return self._masks
@@ -590,8 +590,9 @@ def _scrambled(tokens: list[str], masks: dict[str, int], union: int) -> float:
     uncommon = [t for t in tokens if len(t) >= 4 and t != _NOISE and not masks.get(t, 0) & union]
     if len(uncommon) < max(MIN_HITS, SCRAMBLED_SUSPECT * len(tokens)):
         return 0.0  # too few to reach the bar: the anagram table is not needed
-    anagrams = MODELS.anagrams()
-    found = sum(1 for t in uncommon if anagrams.get(inner_key(t), 0) & union)
+    codes = MODELS.codes
+    tables = [MODELS.anagrams(codes[i]) for i in range(len(codes)) if union >> i & 1]
+    found = sum(1 for t in uncommon if any(inner_key(t) in table for table in tables))
     return found / len(tokens) if found >= MIN_HITS else 0.0
 
 
