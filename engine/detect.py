@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from engine import mimes as M
 
@@ -110,6 +110,25 @@ _KNOWN_HEADERS = frozenset({
 })  # fmt: skip
 _HTML_HEAD_TAGS = frozenset({"meta", "title", "link", "style", "script", "base"})
 _XML_ROOT = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s>/]")
+
+
+COMPRESSED_SUFFIXES = frozenset({".gz", ".bz2", ".bz", ".xz", ".lzma", ".zst", ".zstd"})
+"""Suffixes whose reader names the payload after the rest of the file's name."""
+
+
+def name_key(name: str) -> str:
+    """What of a file's name its reading looks at, lower case: the suffix detection falls back
+    on when the content says nothing specific, and for a compressed file the payload's suffix
+    before it (``Report.CSV.gz`` gives ``.csv.gz``).
+
+    The same bytes under two names whose keys differ may be read two ways (a broken OLE2 file
+    named ``.doc`` goes to the Word reader, named ``.msg`` to the Outlook one), so a verdict is
+    reused, and the reads of a sweep shared, only between files of one content and one key.
+    """
+    base = PurePosixPath(name.lower().rsplit("/", 1)[-1])
+    if base.suffix in COMPRESSED_SUFFIXES:
+        return PurePosixPath(base.stem).suffix + base.suffix
+    return base.suffix
 
 
 def detect(path: Path, head: bytes | None = None) -> str:

@@ -13,9 +13,12 @@ from collections.abc import Iterable, Mapping
 from itertools import compress
 from operator import is_not
 
+from engine.detect import name_key
 from engine.records import Record, Status
 
 Key = tuple[str, str]
+Content = tuple[str, str]
+"""(sha256, :func:`~engine.detect.name_key` of the path): what is read, and how."""
 _KEY = operator.attrgetter("root", "path")
 BULK_ABOVE = 1000
 """More changes than this (and than a quarter of the records) in one apply: recount all."""
@@ -68,12 +71,13 @@ class Tally:
 
 
 class RecordIndex:
-    """Records by key, one record per content hash, text reference counts, and a tally."""
+    """Records by key, one record per content hash and name key, text reference counts, and a
+    tally."""
 
     def __init__(self, records: Iterable[Record] = ()) -> None:
         self.records: dict[Key, Record] = {}
         self.tally = Tally()
-        self._by_sha: dict[str, Key] = {}
+        self._by_content: dict[Content, Key] = {}
         self._text_refs: Counter[str] = Counter()
         self._sizes: Counter[int] = Counter()
         """Size -> records with a content hash of that size (reuse needs an equal size)."""
@@ -92,15 +96,17 @@ class RecordIndex:
         self._sizes = Counter(r.size for r in recs if r.sha256 is not None)
         with_text = [r for r in recs if r.status == Status.OK and r.sha256 is not None]
         self._text_refs = Counter(r.sha256 for r in with_text if r.sha256)
-        self._by_sha = {}
+        self._by_content = {}
         for r in recs:
             if r.sha256 is not None:
-                self._by_sha.setdefault(r.sha256, (r.root, r.path))
-        self._by_sha.update({r.sha256: (r.root, r.path) for r in with_text if r.sha256})
+                self._by_content.setdefault(_content(r), (r.root, r.path))
+        self._by_content.update({_content(r): (r.root, r.path) for r in with_text if r.sha256})
 
-    def same_content(self, sha256: str) -> Record | None:
-        """An earlier record with this content (one with text if any has)."""
-        key = self._by_sha.get(sha256)
+    def same_content(self, sha256: str, path: str) -> Record | None:
+        """An earlier record with this content whose name is read the same way as ``path``'s
+        (one with text if any has): a record of these bytes under another suffix may hold
+        another reader's verdict."""
+        key = self._by_content.get((sha256, name_key(path)))
         return self.records.get(key) if key is not None else None
 
     def may_hold(self, size: int) -> bool:
@@ -155,9 +161,10 @@ class RecordIndex:
         self._sizes[r.size] += 1
         if r.has_text:
             self._text_refs[r.sha256] += 1
-        held = self._by_sha.get(r.sha256)
+        content = _content(r)
+        held = self._by_content.get(content)
         if held is None or (r.has_text and not self.records[held].has_text):
-            self._by_sha[r.sha256] = r.key
+            self._by_content[content] = r.key
 
     def _forget(self, r: Record) -> None:
         self.tally.add(r, -1)
@@ -170,7 +177,14 @@ class RecordIndex:
             self._text_refs[r.sha256] -= 1
             if self._text_refs[r.sha256] <= 0:
                 del self._text_refs[r.sha256]
-        if self._by_sha.get(r.sha256) == r.key:
+        content = _content(r)
+        if self._by_content.get(content) == r.key:
             # Another copy of this content, if any, is not indexed until it is next seen:
             # at worst one file is read again instead of reusing its twin's text.
-            del self._by_sha[r.sha256]
+            del self._by_content[content]
+
+
+def _content(r: Record) -> Content:
+    """``r``'s key in the content index (only records with a hash are indexed)."""
+    assert r.sha256 is not None
+    return (r.sha256, name_key(r.path))

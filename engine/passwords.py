@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from engine.errors import EncryptedFile, UsageError
 from engine.names import shown
@@ -191,7 +191,7 @@ def _decrypt_office(path: Path, passwords: Passwords, out: IO[bytes]) -> bool:
         with open(path, "rb") as fh:
             try:
                 office = msoffcrypto.OfficeFile(fh)
-                office.load_key(password=candidate, verify_password=True)
+                _load_key(office, candidate)
                 out.seek(0)
                 out.truncate()
                 office.decrypt(out)
@@ -207,3 +207,16 @@ def _decrypt_office(path: Path, passwords: Passwords, out: IO[bytes]) -> bool:
                     f"needs a password: msoffcrypto-tool could not decrypt it ({kind})"
                 ) from None
     return False
+
+
+def _load_key(office: Any, password: str) -> None:
+    """Give ``password`` to msoffcrypto-tool, verified: a wrong one raises InvalidKeyError.
+
+    OOXML packages check a password only when asked (``verify_password``); the legacy
+    formats (``.doc``, ``.xls``, ``.ppt``: Doc97File, Xls97File, Ppt97File) always check it
+    and take no such keyword (passing it was a TypeError on every one of them).
+    """
+    if getattr(office, "format", None) == "ooxml":
+        office.load_key(password=password, verify_password=True)
+    else:
+        office.load_key(password=password)

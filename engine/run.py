@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from engine.detect import name_key
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
@@ -65,8 +66,9 @@ class RecordsView(Protocol):
         """The records by (root, path), as they were before this run."""
         ...
 
-    def same_content(self, sha256: str) -> Record | None:
-        """An earlier record with this content (one with text if any has)."""
+    def same_content(self, sha256: str, path: str) -> Record | None:
+        """An earlier record with this content whose name is read as ``path``'s is (one with
+        text if any has)."""
         ...
 
     def may_hold(self, size: int) -> bool:
@@ -152,6 +154,7 @@ class Run:
         self.repaired = 0
         """Texts that were missing or (verify) did not match their content, read again."""
         self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
+        """Reads by :func:`_read_key`: one per content and way of reading it."""
         self._sha_of: dict[Key, str] = {}
         self._ident: dict[Key, Ident] = {}
         self._machine: dict[str, int] = {}
@@ -280,7 +283,7 @@ class Run:
     def plan(self, e: Entry, sha: str) -> None:
         key = (e.root, e.path)
         prior = self.records.get(key)
-        same = self.ctx.view.same_content(sha)
+        same = self.ctx.view.same_content(sha, e.path)
         d = decide(
             sha,
             prior,
@@ -314,7 +317,7 @@ class Run:
                 self.emit(self.requalified(_reused(base, e)))
                 return
         self._sha_of[key] = sha
-        self._reads.setdefault(sha, []).append((e, d.why or "new", d.base))
+        self._reads.setdefault(_read_key(sha, e.path), []).append((e, d.why or "new", d.base))
 
     def _read_all(self) -> None:
         reads = self._reads
@@ -329,7 +332,7 @@ class Run:
         try:
             executor.submit(tasks)
             for task, outcome in executor.finished(tick=self._tick):
-                key = task.sha256 or task.path
+                key = _read_key(task.sha256, task.path)
                 if not self._finish(key, reads[key], outcome):
                     pending.discard(key)
                 self._tick()
@@ -339,8 +342,8 @@ class Run:
             self.interrupted = True
         except MachineFailure as exc:
             self.executor_failed = True
-            for sha in pending:
-                self._machine_failed(reads[sha], str(exc))
+            for key in pending:
+                self._machine_failed(reads[key], str(exc))
         self._report_machine_failures()
 
     def _tick(self) -> None:
@@ -349,11 +352,11 @@ class Run:
             raise _Stopped
 
     def _task(self, e: Entry, key: str) -> ReadTask:
-        """The read of ``e``; ``key`` is its content hash, or its path when not hashed yet
-        (then the task's ``sha256`` is empty and the worker hashes)."""
+        """The read of ``e``; ``key`` is its :func:`_read_key` (its path when not hashed yet:
+        then the task's ``sha256`` is empty and the worker hashes)."""
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, self._tmp
         ident = self._ident.get((e.root, e.path))
-        sha = "" if key.startswith("/") else key
+        sha = _sha_of_key(key)
         # A text to compare with the stored one (verify) stays in tmp/ for the engine.
         out = "" if sha in self._verifying else self._out
         passwords = self.ctx.options.passwords
@@ -393,17 +396,18 @@ class Run:
     def _finish(self, key: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> bool:
         """File the outcome of reading ``key``'s first file; True when the rest are read again.
 
-        ``key`` is the content hash the engine found, or the file's path when the worker was
-        left to hash it (a group of one). The text is filed under the hash of what the worker
-        read. When that is not ``sha`` (the file changed after it was hashed), or the file went
-        or kept changing, the outcome speaks for that one file only: the other files of the
-        group still hold ``sha`` and the next of them is read in its place.
+        ``key`` is the content hash the engine found with the name key of the group's files, or
+        the file's path when the worker was left to hash it (a group of one). The text is filed
+        under the hash of what the worker read. When that is not ``sha`` (the file changed
+        after it was hashed), or the file went or kept changing, the outcome speaks for that
+        one file only: the other files of the group still hold ``sha`` and the next of them is
+        read in its place.
         """
         if o.machine:
             self.store.still_ours()  # a store that went is StoreLost, not a machine failure
             self._machine_failed(group, o.error or "machine failure")
             return False
-        sha = "" if key.startswith("/") else key
+        sha = _sha_of_key(key)
         first, rest = group[0], group[1:]
         real = o.sha256 or sha
         again = bool(rest) and (o.gone or real != sha or o.reason == Reason.CHANGING)
@@ -593,6 +597,18 @@ def _reused(base: Record, e: Entry) -> Record:
     ):
         return base
     return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
+
+
+def _read_key(sha: str, path: str) -> str:
+    """What a run's reads are grouped by: the content hash and the :func:`name_key` of the
+    file's name (the same bytes under two suffixes may be read two ways, and each way gives
+    its own verdict every sweep); the absolute path of a file read unhashed."""
+    return f"{sha}:{name_key(path)}" if sha else path
+
+
+def _sha_of_key(key: str) -> str:
+    """The content hash a :func:`_read_key` names; empty for a file read unhashed."""
+    return "" if key.startswith("/") else key.partition(":")[0]
 
 
 def _abspath(e: Entry) -> str:

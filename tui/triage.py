@@ -114,6 +114,7 @@ def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
 QUALITY_SIGNALS: dict[str, str] = {
     "common": "few common words of any language",
     "noise": "words that look like OCR or decoding noise",
+    "scrambled": "common words with their inner letters shuffled",
     "replacement": "replacement characters (U+FFFD)",
     "control": "control or private-use characters",
     "mojibake": "mojibake: text decoded with the wrong charset",

@@ -14,7 +14,18 @@ blank lines and rows dropped. A spreadsheet adds a ``# sheetN`` line per table a
 presentation a ``# slideN`` line per page, each only before a unit that has text (a drawing
 of shapes without text is ``empty/no_text``, not headers alone); ``pages`` counts them all.
 Annotations, tracked deletions and embedded binary data are ignored. A zipped document whose
-manifest carries encryption data for ``content.xml`` is :class:`EncryptedFile`.
+manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
+:class:`EncryptedFile`.
+
+A document whose body gives no text is read for what its styles and metadata hold: a style
+template has no ``content.xml`` at all (only ``styles.xml`` and ``meta.xml``), and a
+presentation template's text is on its master pages. Its text is then the title (``meta.xml``)
+and the paragraphs of its master styles: page headers and footers, the text on master slides
+and their notes, each once, without fields that only stand for what a page will show (page
+numbers, dates, the title or author). A spreadsheet gives its title only: its master styles
+are the print headers and footers LibreOffice gives every sheet. A document with a body of
+text keeps its masters out, as before. A zipped document with neither ``content.xml`` nor
+``styles.xml`` is :class:`CorruptFile`.
 """
 
 from __future__ import annotations
@@ -40,6 +51,8 @@ _NS = {
     _OASIS + "svg-compatible:1.0": "svg",
     _OASIS + "manifest:1.0": "manifest",
     _OASIS + "chart:1.0": "chart",
+    _OASIS + "style:1.0": "style",
+    "http://purl.org/dc/elements/1.1/": "dc",
     # StarOffice 6 / OpenOffice.org 1 (.sxw, .sxc, .sxi, .sxd): the same elements, older names.
     _STAR + "office": "office",
     _STAR + "text": "text",
@@ -62,6 +75,34 @@ _SKIP = frozenset(
         *("office:automatic-styles", "office:master-styles"),
     }
 )
+_OUTSIDE_MASTERS = frozenset(
+    {
+        *("office:body", "office:meta", "office:settings", "office:scripts"),
+        *("office:font-face-decls", "office:styles", "office:automatic-styles"),
+        *("office:binary-data", "office:annotation", "text:tracked-changes"),
+        # fields: what a page will show (its number, the date, the document's title, author
+        # or file name...), not the template's own text
+        *("text:page-number", "text:page-count", "text:page-continuation", "text:chapter"),
+        *("text:date", "text:time", "text:file-name", "text:sheet-name", "text:template-name"),
+        *("text:title", "text:subject", "text:description", "text:keywords"),
+        *("text:author-name", "text:author-initials", "text:initial-creator", "text:creator"),
+        *("text:creation-date", "text:creation-time", "text:modification-date"),
+        *("text:modification-time", "text:print-date", "text:print-time", "text:printed-by"),
+        *("text:editing-cycles", "text:editing-duration", "text:user-defined"),
+        *("text:variable-get", "text:user-field-get", "text:sequence", "text:word-count"),
+        *("text:character-count", "text:paragraph-count", "text:sender-firstname"),
+        *("text:sender-lastname", "text:sender-initials", "text:sender-company"),
+    }
+)
+"""Left out when the master styles are read (a flat document holds its body beside them)."""
+_OUTSIDE_META = frozenset(
+    {
+        *("office:body", "office:master-styles", "office:settings", "office:scripts"),
+        *("office:font-face-decls", "office:styles", "office:automatic-styles"),
+        "office:binary-data",
+    }
+)
+"""Left out when the title is read from the metadata."""
 _MAX_SPACES = 1024
 """Most spaces one ``text:s`` element expands to."""
 _MATH_TOKENS = frozenset({"math:mi", "math:mn", "math:mo", "math:mtext", "math:ms"})
@@ -178,7 +219,7 @@ class OdfReader:
     and the data table) or ``formula`` (one line per formula).
     """
 
-    version = 3
+    version = 4
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
@@ -220,29 +261,70 @@ class OdfReader:
         starts = frozenset({mark}) if mark else frozenset()
         blocks = _PARA | {_ROW, "math:math"}
         rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
-        self._parse(path, ctx, rules)
-        return ReadInfo(extractor=self.name, pages=pages if starts else None)
-
-    def _parse(self, path: Path, ctx: ReadContext, rules: Rules) -> None:
         budget = XmlBudget(ctx.limits)
-        try:
-            with open(path, "rb") as fh:
-                zipped = fh.read(4).startswith(b"PK")
-                if not zipped:
-                    fh.seek(0)
-                    parse(fh, rules, budget)
-                    return
-        except OSError as exc:
-            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
-        with SafeZip(path, ctx.limits) as zf:
-            if _content_encrypted(zf, budget):
-                raise EncryptedFile("the document is password-protected")
-            with zf.open("content.xml") as stream:
-                parse(stream, rules, budget)
+        has_body = _parse_part(path, ctx, "content.xml", rules, budget)
+        if not len(sink):
+            # a template: its text is its title and what its master styles hold
+            for line in _template_lines(path, ctx, budget, self.kind != "sheet"):
+                sink.line(line)
+        return ReadInfo(extractor=self.name, pages=pages if starts and has_body else None)
+
+
+def _parse_part(path: Path, ctx: ReadContext, member: str, rules: Rules, budget: XmlBudget) -> bool:
+    """Parse ``member`` of a zipped document, or the flat document itself, with ``rules``;
+    False when a zipped document has no such member."""
+    try:
+        with open(path, "rb") as fh:
+            zipped = fh.read(4).startswith(b"PK")
+            if not zipped:
+                fh.seek(0)
+                parse(fh, rules, budget)
+                return True
+    except OSError as exc:
+        raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+    with SafeZip(path, ctx.limits) as zf:
+        if member == "content.xml":
+            _check_parts(zf, budget)
+        if not zf.has(member):
+            return False
+        with zf.open(member) as stream:
+            parse(stream, rules, budget)
+    return True
+
+
+def _template_lines(path: Path, ctx: ReadContext, budget: XmlBudget, masters: bool) -> list[str]:
+    """The title and (``masters``) the master styles' lines of a document whose body gave no
+    text: each line once, in order, stripped (a field left out may leave a space). A
+    spreadsheet's master styles are only its print headers and footers, which LibreOffice
+    gives every sheet ("Page" and the sheet's name): an empty sheet is no text."""
+    limit = ctx.limits.parts_per_block
+    lines: list[str] = []
+
+    def on_title(block: Element) -> None:
+        lines.append(" ".join("".join(block.itertext()).split()))
+
+    def on_master(block: Element) -> None:
+        lines.extend(line.strip() for line in _lines(block, True, limit))
+
+    title = Rules(_NS, frozenset({"dc:title"}), on_title, skip=_OUTSIDE_META)
+    _parse_part(path, ctx, "meta.xml", title, budget)
+    if masters:
+        styles = Rules(_NS, _PARA, on_master, skip=_OUTSIDE_MASTERS)
+        _parse_part(path, ctx, "styles.xml", styles, budget)
+    return list(dict.fromkeys(line for line in lines if line))
+
+
+def _check_parts(zf: SafeZip, budget: XmlBudget) -> None:
+    """Refuse a zipped document that is encrypted or has no part that could hold text."""
+    if _content_encrypted(zf, budget):
+        raise EncryptedFile("the document is password-protected")
+    if not (zf.has("content.xml") or zf.has("styles.xml")):
+        raise CorruptFile("neither content.xml nor styles.xml: not an OpenDocument")
 
 
 def _content_encrypted(zf: SafeZip, budget: XmlBudget) -> bool:
-    """Whether the manifest gives ``content.xml`` encryption data (a password was set)."""
+    """Whether the manifest gives ``content.xml`` or ``styles.xml`` encryption data (a
+    password was set)."""
     if not zf.has(_MANIFEST):
         return False
     current = ""
@@ -252,7 +334,7 @@ def _content_encrypted(zf: SafeZip, budget: XmlBudget) -> bool:
         nonlocal current, encrypted
         if tag == "manifest:file-entry":
             current = attrs.get("manifest:full-path", "")
-        elif current == "content.xml":
+        elif current in ("content.xml", "styles.xml"):
             encrypted = True
 
     starts = frozenset({"manifest:file-entry", "manifest:encryption-data"})

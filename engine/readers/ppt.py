@@ -44,6 +44,8 @@ MAX_DEPTH = 64
 """Deepest record nesting read."""
 MAX_EDITS = 10_000
 """Most user edits followed back."""
+_PLAIN_TOKEN = struct.pack("<I", 0xE391C05F)
+"""The Current User atom's headerToken of a document that is not encrypted (MS-PPT 2.3.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,12 +217,15 @@ def _streams(path: Path) -> tuple[bytes, bytes]:
         try:
             # A file object: olefile records the caller's stack for a file it opens by name.
             with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
-                if ole.exists("EncryptedSummary"):
+                user = ole.openstream("Current User").read() if ole.exists("Current User") else b""
+                # A decrypted copy (msoffcrypto-tool's) keeps the EncryptedSummary stream but
+                # says in its Current User that it is not encrypted; the edit chain is checked
+                # as well (persist_map).
+                if ole.exists("EncryptedSummary") and user[12:16] != _PLAIN_TOKEN:
                     raise EncryptedFile("the presentation is password-protected")
                 if not ole.exists("PowerPoint Document"):
                     raise CorruptFile("no PowerPoint Document stream")
                 data = ole.openstream("PowerPoint Document").read()
-                user = ole.openstream("Current User").read() if ole.exists("Current User") else b""
         except (EncryptedFile, CorruptFile):
             raise
         except MemoryError:

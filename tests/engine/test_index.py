@@ -41,10 +41,23 @@ def test_incremental_tally_matches_a_recount() -> None:
 
 def test_same_content_prefers_a_record_with_text() -> None:
     index = RecordIndex([rec("err", 2).evolve(sha256="a" * 64), rec("good", 0)])
-    found = index.same_content("a" * 64)
+    found = index.same_content("a" * 64, "copy")
     assert found is not None and found.path == "good"
     index.apply({}, [("/r", "good")])
     assert not index.has_text_refs("a" * 64)
+
+
+def test_same_content_is_found_only_under_a_name_read_the_same_way() -> None:
+    """A record of these bytes named ``.doc`` holds the Word reader's verdict: a ``.msg`` of
+    the same bytes may be read by another reader, so it is not offered for reuse."""
+    doc = rec("junk.doc", 2)
+    for index in (RecordIndex([doc]), RecordIndex()):
+        index.apply({doc.key: doc}, ())
+        assert index.same_content(doc.sha256 or "", "sub/Copy.DOC") is doc
+        assert index.same_content(doc.sha256 or "", "junk.msg") is None
+        assert index.same_content(doc.sha256 or "", "junk") is None
+    index.apply({}, [doc.key])
+    assert index.same_content(doc.sha256 or "", "copy.doc") is None
 
 
 def test_bulk_build_equals_one_at_a_time() -> None:
@@ -60,7 +73,7 @@ def test_bulk_build_equals_one_at_a_time() -> None:
     )
     assert bulk.referenced_texts() == stepwise.referenced_texts()
     for sha in {r.sha256 for r in recs if r.sha256}:
-        a, b = bulk.same_content(sha), stepwise.same_content(sha)
+        a, b = bulk.same_content(sha, "q"), stepwise.same_content(sha, "q")
         assert a is not None and b is not None and a.has_text == b.has_text
 
 
@@ -87,7 +100,7 @@ def test_big_batches_recount_to_what_one_at_a_time_gives() -> None:
         assert build_summary(stepwise.tally, [], ToolSet.empty(), 0, 0) == fresh
         assert bulk.referenced_texts() == stepwise.referenced_texts()
         for sha in {r.sha256 for r in bulk.records.values() if r.sha256}:
-            a, b = bulk.same_content(sha), stepwise.same_content(sha)
+            a, b = bulk.same_content(sha, "q"), stepwise.same_content(sha, "q")
             assert a is not None and b is not None and a.has_text == b.has_text
             assert bulk.may_hold(a.size) and stepwise.may_hold(b.size)
 

@@ -21,8 +21,12 @@ from engine.limits import DEFAULT_LIMITS
 from engine.passwords import NO_PASSWORDS, Passwords, read_password_file, unlock
 from engine.records import Reason, Record, Status, Why
 from engine.session import Session
+from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet, discover
+from fixtures.gen.thirdparty import HERE as THIRDPARTY
+from fixtures.gen.thirdparty import PASSWORD as LEGACY_PASSWORD
+from fixtures.gen.thirdparty import TEXTS
 from tests.locked_files import PDF_WORDS, locked_pdf, write_locked
 
 PASSWORD = "correct horse ± battery ✓"
@@ -263,3 +267,37 @@ def test_passwords_are_not_sent_to_a_dask_cluster(locked: tuple[Path, dict[str, 
             sweeper.run(only={str(root): ["locked.pdf"]}, force=keys, full=False,
                         passwords=Passwords.of([PASSWORD]))  # fmt: skip
         assert sweeper.records[keys[0]].reason == Reason.ENCRYPTED
+
+
+# -- legacy Office: real encrypted files --------------------------------------------------------
+
+_LEGACY = sorted(TEXTS)
+
+
+@pytest.mark.parametrize("name", _LEGACY)
+def test_a_retry_with_the_password_opens_a_legacy_office_file(tmp_path: Path, name: str) -> None:
+    """``.doc``, ``.xls`` and ``.ppt`` encrypted by Office (Apache Tika's test files, copied
+    into fixtures/thirdparty) open through the real command with their password."""
+    tools = discover()
+    if name.endswith(".doc") and not (tools.has("antiword") or tools.has("catdoc")):
+        pytest.skip("a decrypted .doc is read by antiword or catdoc: neither is installed")
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / name).write_bytes((THIRDPARTY / name).read_bytes())
+    secret = tmp_path / "pw"
+    secret.write_text(f"not it\n{LEGACY_PASSWORD}\n")
+    swept = subprocess.run([*QUARRY, "sweep", "-q", str(root)], capture_output=True, timeout=120)
+    assert swept.returncode == 2, swept.stderr  # an error in the store: the encrypted file
+    proc = subprocess.run(
+        [*QUARRY, "retry", str(root / name), "--password-file", str(secret)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    store = Store(root / ".quarry")
+    (record,) = store.load_records()
+    assert (record.status, record.reason) == (Status.OK, None), record.error
+    assert record.sha256 is not None
+    assert TEXTS[name] in store.read_text(record.sha256)
+    assert LEGACY_PASSWORD not in (proc.stdout + proc.stderr).replace(name, "")  # its name has it

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -393,7 +395,7 @@ def test_a_text_shorter_than_min_words_cannot_be_judged_on_common_words(text: st
     if len(text) >= quality_mod.MIN_WORDS:
         return
     script = quality_mod._counted_script(text)
-    assert quality_mod._language(text, script) == (None, None, 0.0)
+    assert quality_mod._language(text, script) == (None, None, 0.0, 0.0)
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
@@ -426,3 +428,48 @@ def test_the_forkservers_preload_leaves_the_word_table_to_the_first_long_text() 
         "assert MODELS._masks is not None and q.lang == 'en', q\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- letters shuffled inside their words ------------------------------------------------------
+
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def _shuffle_inner(word: str, rnd: random.Random) -> str:
+    """``word`` with its inner letters in another order (a broken font encoding's doing);
+    the word itself when its inner letters allow no other order."""
+    inner = list(word[1:-1])
+    if len(set(inner)) < 2:
+        return word
+    shuffled = inner[:]
+    while shuffled == inner:
+        rnd.shuffle(shuffled)
+    return word[0] + "".join(shuffled) + word[-1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lang=st.sampled_from(["en", "de", "fr"]),
+    seed=st.integers(0, 2**32 - 1),
+    share=st.floats(0.7, 1.0),
+)
+def test_words_with_their_inner_letters_shuffled_are_not_good(
+    lang: str, seed: int, share: float
+) -> None:
+    rnd = random.Random(seed)
+    text = fx.CLEAN[lang] * 2
+    shuffled = _WORD_RE.sub(
+        lambda m: _shuffle_inner(m[0], rnd) if rnd.random() < share else m[0], text
+    )
+    assert score(text, mimes.PLAIN).verdict == "good"
+    q = score(shuffled, mimes.PLAIN)
+    assert q.verdict != "good", summary_line(q)
+    assert Signal.SCRAMBLED.value in q.signals
+
+
+def test_a_word_or_two_that_are_anagrams_of_common_words_are_not_a_signal() -> None:
+    """Real words can be another word's inner anagram ("beings": "begins", "angles":
+    "angels"): a few of them in a text are not scrambled letters."""
+    text = fx.CLEAN["en"] * 2 + " The beings and angles of pairs were indented."
+    q = score(text, mimes.PLAIN)
+    assert (q.verdict, q.signals) == ("good", ()), summary_line(q)
