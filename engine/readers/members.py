@@ -63,8 +63,8 @@ class NoReader(ReadFailure):
 def scratch_dir() -> Iterator[str]:
     """A private folder for inner documents' bytes, removed afterwards.
 
-    A worker killed mid-read leaves it behind in the system's temporary folder (named
-    ``quarry-members-*``), as the OCR reader's page images are.
+    A worker killed mid-read cannot remove it: it lies in the worker's own temporary folder,
+    which the pool removes once the worker is gone (:mod:`engine.scratch`).
     """
     path = tempfile.mkdtemp(prefix="quarry-members-")
     try:

@@ -1,0 +1,117 @@
+"""A read killed at its time limit leaves no scratch folder behind.
+
+An archive member is copied to a scratch folder before it is read; when the member's read
+hangs, the pool kills the worker, and the folder (up to a member's 64 MiB) must go with it,
+or every sweep (errors are read again) adds one to the system's temporary folder. The member
+here is a fault fixture (``where``) that writes where its copy lies, then hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.isolate import ReadPool
+from engine.limits import Limits, MiB
+from engine.readers._fault import fixture
+from engine.records import Reason, Status
+from engine.sweep import Sweeper, SweepOptions
+from engine.tools import ToolSet
+from fixtures.gen import archives as A
+from tests.engine.test_isolate import make, read_all
+
+pytestmark = pytest.mark.timeout(90)
+
+LIMITS = Limits(timeout_s=1.0, memory_bytes=256 * MiB, max_chars=10_000)
+
+
+@pytest.fixture(autouse=True)
+def faults(fault_reader: None) -> None:
+    """Every test here uses the fault reader (tests/engine/conftest.py)."""
+
+
+@pytest.fixture
+def system_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The engine's temporary folder, watched for what is left in it."""
+    folder = tmp_path / "system-tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+
+
+def _ours(folder: Path) -> list[str]:
+    """What quarry left in ``folder`` (multiprocessing keeps its own ``pymp-*`` there)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("quarry-"))
+
+
+def _hanging_zip(folder: Path, where: Path) -> Path:
+    path = folder / "hangs.zip"
+    path.write_bytes(A.zip_bytes({"m.bin": fixture("where", str(where))}))
+    return path
+
+
+def test_a_killed_member_read_leaves_no_scratch_folder(tmp_path: Path, system_tmp: Path) -> None:
+    where = tmp_path / "where.txt"
+    task = make(tmp_path, "clean", "ok")
+    zipped = _hanging_zip(tmp_path, where)
+    hangs = type(task)(str(zipped), "sha-zip", LIMITS, ToolSet.empty(), task.tmp_dir, 20)
+    pool = ReadPool(LIMITS, workers=1)
+    try:
+        out = read_all(pool, [hangs, task])
+        assert (out["hangs.zip"].status, out["hangs.zip"].reason) == (Status.ERROR, Reason.TIMEOUT)
+        assert out["clean"].status == Status.OK
+        copy = Path(where.read_text())
+        assert copy.name.endswith(".bin")
+        # member folder, in the worker's own folder, in the pool's temporary folder
+        assert copy.parent.parent.name.startswith("quarry-worker-")
+        assert copy.parent.parent.parent == system_tmp
+        assert not copy.parent.exists(), f"{copy.parent} outlived the killed read"
+    finally:
+        pool.close()
+    assert _ours(system_tmp) == []
+
+
+def test_sweeps_that_read_a_hanging_member_again_leave_nothing(
+    tmp_path: Path, system_tmp: Path
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    where = tmp_path / "where.txt"
+    _hanging_zip(root, where)
+    (root / "note.txt").write_text("plain text\n")
+    options = SweepOptions(out=tmp_path / "store", limits=LIMITS, workers=1, tools=ToolSet.empty())
+    copies = []
+    with Sweeper([root], options, lambda _event: None) as sweeper:
+        for _ in range(2):  # an error is read again at every sweep
+            where.unlink(missing_ok=True)
+            sweeper.run()
+            rec = sweeper.records[(str(root), "hangs.zip")]
+            assert (rec.status, rec.reason) == (Status.ERROR, Reason.TIMEOUT)
+            copies.append(Path(where.read_text()))
+            assert not copies[-1].parent.exists()
+    assert copies[0].parent != copies[1].parent  # read twice, in two scratch folders
+    assert _ours(system_tmp) == []
+    assert [p.name for p in (tmp_path / "store" / "tmp").iterdir()] == []
+
+
+def test_a_pool_removes_what_the_workers_of_a_killed_pool_left(system_tmp: Path) -> None:
+    import subprocess
+
+    ended = subprocess.Popen(["true"])  # a process that has ended: its pool is not running
+    ended.wait()
+    left = system_tmp / f"quarry-worker-{ended.pid}-abc"
+    (left / "quarry-members-x").mkdir(parents=True)
+    (left / "quarry-members-x" / "m1.bin").write_bytes(b"x" * 1000)
+    running = system_tmp / f"quarry-worker-{os.getpid()}-def"
+    running.mkdir()
+    pool = ReadPool(LIMITS, workers=1)
+    try:
+        assert read_all(pool, [make(system_tmp.parent, "clean", "ok")])["clean"].status == "ok"
+    finally:
+        pool.close()
+    assert not left.exists()
+    assert running.exists()  # a pool still running (this process) keeps its workers' folders
