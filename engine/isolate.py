@@ -90,7 +90,7 @@ class _Worker:
     """(batch number, index in the batch, task) of every file sent and not yet answered."""
     deadline: float = float("inf")
     born: float = field(default_factory=time.monotonic)
-    scratch: str = ""
+    scratch: scratch.WorkerFolder | None = None
     """The worker's temporary folder (see :mod:`engine.scratch`), removed when it is gone."""
 
 
@@ -194,7 +194,7 @@ class ReadPool:
             scratch.remove_orphans()  # what workers of a killed pool left
         slot = _w.Slot.make(self._ctx)
         try:
-            folder = scratch.make()
+            folder = scratch.WorkerFolder()
         except OSError as exc:
             raise MachineFailure(f"cannot make a temporary folder: {exc.strerror or exc}") from exc
         cfg = _w.WorkerConfig(
@@ -202,14 +202,14 @@ class ReadPool:
             os.environ.get(registry.EXTRA_ENV, ""),
             self.max_reads,
             slot.buf,
-            folder,
+            folder.path,
         )
         ours, theirs = self._ctx.Pipe()
         try:
             proc = procs.start_process(self._ctx, theirs, cfg)
         except OSError as exc:
             ours.close()
-            scratch.remove(folder)
+            folder.remove()
             raise MachineFailure(f"cannot start a worker process: {exc.strerror or exc}") from exc
         finally:
             theirs.close()
@@ -224,7 +224,8 @@ class ReadPool:
         if w.proc.pid is not None:  # tools left in the dead worker's group go too
             with contextlib.suppress(OSError):
                 os.killpg(w.proc.pid, signal.SIGKILL)
-        scratch.remove(w.scratch)  # what a killed read left: member copies, page images
+        if w.scratch is not None:  # what a killed read left: member copies, page images
+            w.scratch.remove()
         w.conn.close()
         with contextlib.suppress(ValueError):
             self._live.remove(w)

@@ -9,32 +9,52 @@ system's temporary folder would pile up, sweep after sweep.
 So the pool makes a folder for each worker it starts (``quarry-worker-<pool pid>-*`` in the
 pool's temporary folder), the worker makes it its own temporary folder (Python's ``tempfile``
 and its tools' ``$TMPDIR``), and the pool removes it once the worker is gone, however it went.
-A pool that is itself killed cannot: the next pool to start removes the folders of pools that
-are no longer running.
+A pool that is itself killed cannot: the pool holds an ``flock`` on a file in each of its
+folders, which the kernel lets go when the pool dies, so the next pool to start removes the
+folders nobody holds (a pid would not do: it is reused, and means nothing in another pid
+namespace that shares the folder).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-import re
 import shutil
 import tempfile
-from pathlib import Path
+import time
 
 PREFIX = "quarry-worker-"
-_OWNED = re.compile(rf"^{re.escape(PREFIX)}(\d+)-")
+OWNER = ".owner"
+"""The file in each folder that its pool holds an flock on."""
+UNOWNED_AGE_S = 60.0
+"""A folder without an owner file is taken for orphaned only past this age (a pool makes the
+file a moment after the folder)."""
 
 
-def make() -> str:
-    """A new private folder for one worker, named after this (the pool's) process."""
-    return tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
+class WorkerFolder:
+    """One worker's temporary folder, held (flocked) by the pool that made it."""
 
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
+        """The folder."""
+        try:
+            self._fd: int | None = os.open(
+                os.path.join(self.path, OWNER),
+                os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.remove()
+            raise
 
-def remove(folder: str) -> None:
-    """Remove a worker's folder and all it holds (the worker is gone)."""
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)
+    def remove(self) -> None:
+        """Remove the folder and all it holds (its worker is gone), then let go of it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def adopt(folder: str) -> None:
@@ -44,28 +64,30 @@ def adopt(folder: str) -> None:
 
 
 def remove_orphans() -> int:
-    """Remove the worker folders of pools no longer running; how many were removed."""
+    """Remove the worker folders no running pool holds; how many were removed."""
     removed = 0
     try:
-        entries = list(os.scandir(tempfile.gettempdir()))
+        entries = [e for e in os.scandir(tempfile.gettempdir()) if e.name.startswith(PREFIX)]
     except OSError:
         return 0
     for entry in entries:
-        match = _OWNED.match(entry.name)
-        if match is None or _running(int(match.group(1))):
-            continue
         with contextlib.suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(Path(entry.path))
+            if entry.is_dir(follow_symlinks=False) and _orphaned(entry.path):
+                shutil.rmtree(entry.path)
                 removed += 1
     return removed
 
 
-def _running(pid: int) -> bool:
+def _orphaned(folder: str) -> bool:
+    """Whether no pool holds ``folder`` (its owner file's flock is free)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: running, and not ours to judge
-        return True
+        fd = os.open(os.path.join(folder, OWNER), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return time.time() - os.lstat(folder).st_mtime > UNOWNED_AGE_S
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # a pool holds it
+    finally:
+        os.close(fd)  # the lock, if taken, goes with it: the folder is removed next
     return True

@@ -8,13 +8,13 @@ here is a fault fixture (``where``) that writes where its copy lies, then hangs.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from engine import scratch
 from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
 from engine.readers._fault import fixture
@@ -100,18 +100,31 @@ def test_sweeps_that_read_a_hanging_member_again_leave_nothing(
 
 def test_a_pool_removes_what_the_workers_of_a_killed_pool_left(system_tmp: Path) -> None:
     import subprocess
+    import sys
 
-    ended = subprocess.Popen(["true"])  # a process that has ended: its pool is not running
-    ended.wait()
-    left = system_tmp / f"quarry-worker-{ended.pid}-abc"
-    (left / "quarry-members-x").mkdir(parents=True)
-    (left / "quarry-members-x" / "m1.bin").write_bytes(b"x" * 1000)
-    running = system_tmp / f"quarry-worker-{os.getpid()}-def"
-    running.mkdir()
-    pool = ReadPool(LIMITS, workers=1)
+    # A pool killed with its workers: its folders stay, their owner files no longer held.
+    code = (
+        "import sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from engine import scratch\n"
+        "folder = scratch.WorkerFolder()\n"
+        "open(folder.path + '/m1.bin', 'wb').write(b'x' * 1000)\n"
+        "print(folder.path, flush=True)\n"
+        "import os; os._exit(0)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(system_tmp)], capture_output=True, text=True, check=True
+    )
+    left = Path(run.stdout.strip())
+    assert left.parent == system_tmp and (left / "m1.bin").exists()
+    held = scratch.WorkerFolder()  # a pool still running (this process) keeps its folders
     try:
-        assert read_all(pool, [make(system_tmp.parent, "clean", "ok")])["clean"].status == "ok"
+        pool = ReadPool(LIMITS, workers=1)
+        try:
+            assert read_all(pool, [make(system_tmp.parent, "clean", "ok")])["clean"].status == "ok"
+        finally:
+            pool.close()
+        assert not left.exists()
+        assert Path(held.path).exists()
     finally:
-        pool.close()
-    assert not left.exists()
-    assert running.exists()  # a pool still running (this process) keeps its workers' folders
+        held.remove()
+    assert _ours(system_tmp) == []
