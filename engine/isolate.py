@@ -33,6 +33,7 @@ import contextlib
 import os
 import signal
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -113,6 +114,9 @@ class ReadPool:
         self._start_failures = 0
         self._queue: deque[ReadTask] = deque()
         self._batches = 0
+        self._folders: set[scratch.WorkerFolder] = set()
+        # A pool never closed (a Dask worker's, when its process ends) still removes them.
+        weakref.finalize(self, scratch.remove_all, self._folders)
 
     def warm(self) -> None:
         """Start the forkserver that workers come from, now and in the background.
@@ -214,6 +218,7 @@ class ReadPool:
         finally:
             theirs.close()
         self.started += 1
+        self._folders.add(folder)
         return _Worker(proc, ours, slot, scratch=folder)
 
     def _bury(self, w: _Worker, *, kill: bool) -> None:
@@ -226,6 +231,7 @@ class ReadPool:
                 os.killpg(w.proc.pid, signal.SIGKILL)
         if w.scratch is not None:  # what a killed read left: member copies, page images
             w.scratch.remove()
+            self._folders.discard(w.scratch)
         w.conn.close()
         with contextlib.suppress(ValueError):
             self._live.remove(w)

@@ -57,6 +57,13 @@ class WorkerFolder:
             self._fd = None
 
 
+def remove_all(folders: set[WorkerFolder]) -> None:
+    """Remove every folder of ``folders`` (a pool that goes away without being closed)."""
+    for folder in list(folders):
+        folder.remove()
+    folders.clear()
+
+
 def adopt(folder: str) -> None:
     """Make ``folder`` this process's temporary folder, and its children's (the worker's side)."""
     tempfile.tempdir = folder

@@ -128,3 +128,31 @@ def test_a_pool_removes_what_the_workers_of_a_killed_pool_left(system_tmp: Path)
     finally:
         held.remove()
     assert _ours(system_tmp) == []
+
+
+def test_a_pool_never_closed_removes_its_folders_when_its_process_ends(
+    tmp_path: Path, system_tmp: Path
+) -> None:
+    import subprocess
+    import sys
+
+    # As a Dask worker's pool: its process ends without closing it.
+    make(tmp_path, "clean", "ok")
+    code = (
+        "import sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from engine.isolate import ReadPool\n"
+        "from tests.engine.test_isolate import LIMITS, make\n"
+        "from pathlib import Path\n"
+        "pool = ReadPool(LIMITS, workers=1)\n"
+        "task = make(Path(sys.argv[2]), 'clean', 'ok')\n"
+        "print([str(o.status) for _, o in pool.read([task])])\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(system_tmp), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert run.stdout.strip() == "['ok']"
+    assert _ours(system_tmp) == []
