@@ -166,9 +166,10 @@ def _read_7z(archive: Any, members: MemberReader) -> None:
         archive.extract(targets=list(targets.values()), factory=factory)
     except _Stop:
         pass
-    except py7zr.exceptions.DecompressionBombError as exc:
+    except py7zr.exceptions.DecompressionBombError:
         if factory.fatal is None:
-            factory.fatal = LimitExceeded("archive_bytes", f"inflates past {exc}"[:300])
+            cap = members.limits.archive_bytes
+            factory.fatal = LimitExceeded("archive_bytes", f"members inflate past {cap} bytes")
     except _tar_errors(py7zr.exceptions.ArchiveError, KeyError, IndexError, EOFError) as exc:
         if factory.fatal is not None:
             raise factory.fatal from exc

@@ -92,6 +92,19 @@ def test_members_over_the_archive_budget_stop_the_read_early(
     assert sum(inflated) <= 2 * MiB  # not the 4 MB of all eight
 
 
+def test_members_passed_through_unread_count_against_the_archive_budget(
+    tmp_path: Path, inflated: list[int]
+) -> None:
+    # Refused members before a readable one in a solid block must be inflated to reach it.
+    refused = [(f"zz/{i}.bin", bytes(600 * 1024)) for i in range(4)]
+    names = {f"zz/{i}.bin": f"../{i}.bin" for i in range(4)}
+    data = A.seven_z_of([*refused, ("a.txt", b"alpha\n")], names=names)
+    outcome, text = _read(tmp_path, data, archive_bytes=1 * MiB)
+    assert (outcome.status, outcome.reason, text) == ("error", "limit", "")
+    assert outcome.error == f"archive_bytes: members inflate past {1 * MiB} bytes"
+    assert sum(inflated) <= 2 * MiB  # not the 2.4 MB of all four
+
+
 def test_an_absolute_member_name_is_refused_not_renamed(tmp_path: Path) -> None:
     data = A.seven_z_of(
         [("a.txt", b"alpha\n"), ("Xetc/p.txt", b"secret\n")], names={"Xetc/p.txt": "/etc/p.txt"}
