@@ -156,3 +156,32 @@ def test_a_pool_never_closed_removes_its_folders_when_its_process_ends(
     )
     assert run.stdout.strip() == "['ok']"
     assert _ours(system_tmp) == []
+
+
+def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from engine.readers import registry
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    where = tmp_path / "where.txt"
+    _hanging_zip(root, where)
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir), registry.EXTRA_ENV: "engine.readers._fault"}
+    for _ in range(2):  # the error is read again: each sweep kills one more read
+        where.unlink(missing_ok=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "engine", "sweep", str(root), "--timeout", "1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 2, run.stderr  # one error record
+        assert "timeout" in run.stdout + run.stderr
+        assert where.exists() and not Path(where.read_text()).parent.exists()
+        assert _ours(tmpdir) == []
