@@ -70,6 +70,13 @@ def test_a_mailbox_at_the_cap_is_read_whole(tmp_path: Path) -> None:
     assert text.endswith("Subject: note 10\n\nbody 10\n")
 
 
+def test_the_text_cap_keeps_the_count_of_messages_begun(tmp_path: Path) -> None:
+    outcome, text = _read(tmp_path, mbox(30), max_chars=200)
+    assert (outcome.status, outcome.extractor) == ("ok", "mbox")
+    assert outcome.pages == text.count("# message ") == 4
+    assert outcome.error == "text cut at the max_chars cap (200 characters)"
+
+
 def test_a_read_out_of_time_keeps_the_messages_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
