@@ -14,6 +14,7 @@
         ├── EncryptedFile         needs a password we do not have (error/encrypted)
         ├── Refused               DTD / entity declarations, disallowed encodings (error/refused)
         ├── LimitExceeded         a named bound was hit and nothing useful was kept (error/<limit>)
+        │   └── TimeSpent         a container's time ran out between its members (error/timeout)
         ├── ToolFailed            an external tool exited badly or timed out (error/tool_failed)
         ├── ReadTimeout           the read's own time budget ran out, in a tool (error/timeout)
         └── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
@@ -105,6 +106,17 @@ class LimitExceeded(ReadFailure):
     def __init__(self, limit: str, message: str) -> None:
         super().__init__(f"{limit}: {message}")
         self.limit = limit
+
+
+class TimeSpent(LimitExceeded):
+    """Raised by a container (archive, mailbox) that stops between two of its members or
+    messages because the read's time (``timeout_s``) is almost spent: like any bound, the
+    text read so far is kept; with none, the verdict is ``error/timeout``."""
+
+    reason = "timeout"
+
+    def __init__(self, message: str) -> None:
+        super().__init__("timeout_s", message)
 
 
 class ToolFailed(ReadFailure):

@@ -33,6 +33,7 @@ import contextlib
 import os
 import signal
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from engine import procs
+from engine import procs, scratch
 from engine import worker as _w
 from engine.errors import MachineFailure
 from engine.executor import TICK_S
@@ -90,6 +91,8 @@ class _Worker:
     """(batch number, index in the batch, task) of every file sent and not yet answered."""
     deadline: float = float("inf")
     born: float = field(default_factory=time.monotonic)
+    scratch: scratch.WorkerFolder | None = None
+    """The worker's temporary folder (see :mod:`engine.scratch`), removed when it is gone."""
 
 
 def grace(limits: Limits) -> float:
@@ -111,6 +114,9 @@ class ReadPool:
         self._start_failures = 0
         self._queue: deque[ReadTask] = deque()
         self._batches = 0
+        self._folders: set[scratch.WorkerFolder] = set()
+        # A pool never closed (a Dask worker's, when its process ends) still removes them.
+        weakref.finalize(self, scratch.remove_all, self._folders)
 
     def warm(self) -> None:
         """Start the forkserver that workers come from, now and in the background.
@@ -188,23 +194,32 @@ class ReadPool:
             self._live.append(self._start())
 
     def _start(self) -> _Worker:
+        if not self.started:
+            scratch.remove_orphans()  # what workers of a killed pool left
         slot = _w.Slot.make(self._ctx)
+        try:
+            folder = scratch.WorkerFolder()
+        except OSError as exc:
+            raise MachineFailure(f"cannot make a temporary folder: {exc.strerror or exc}") from exc
         cfg = _w.WorkerConfig(
             self.limits.memory_bytes,
             os.environ.get(registry.EXTRA_ENV, ""),
             self.max_reads,
             slot.buf,
+            folder.path,
         )
         ours, theirs = self._ctx.Pipe()
         try:
             proc = procs.start_process(self._ctx, theirs, cfg)
         except OSError as exc:
             ours.close()
+            folder.remove()
             raise MachineFailure(f"cannot start a worker process: {exc.strerror or exc}") from exc
         finally:
             theirs.close()
         self.started += 1
-        return _Worker(proc, ours, slot)
+        self._folders.add(folder)
+        return _Worker(proc, ours, slot, scratch=folder)
 
     def _bury(self, w: _Worker, *, kill: bool) -> None:
         """Forget a worker, killing its process group and what it started."""
@@ -214,6 +229,9 @@ class ReadPool:
         if w.proc.pid is not None:  # tools left in the dead worker's group go too
             with contextlib.suppress(OSError):
                 os.killpg(w.proc.pid, signal.SIGKILL)
+        if w.scratch is not None:  # what a killed read left: member copies, page images
+            w.scratch.remove()
+            self._folders.discard(w.scratch)
         w.conn.close()
         with contextlib.suppress(ValueError):
             self._live.remove(w)

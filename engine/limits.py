@@ -41,6 +41,8 @@ class Limits:
     """Members read from one archive (or attachments from one message)."""
     archive_bytes: int = 512 * MiB
     """Decompressed bytes of all members of one walked file, nested containers included."""
+    mbox_messages: int = 100_000
+    """Messages read from one mailbox (the text of those before the cap is kept)."""
 
 
 DEFAULT_LIMITS = Limits()

@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from engine import scratch
 from engine.extract import Ident, Outcome, ReadTask, read_one
 from engine.limits import KILL_GRACE_S, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
@@ -133,6 +134,9 @@ class WorkerConfig:
     """Reads after which the worker leaves, to be replaced by a fresh one."""
     slot: Any = None
     """The worker's :class:`Slot` buffer, shared with its pool (None: no one is told)."""
+    scratch: str = ""
+    """The temporary folder the pool made for this worker and removes once it is gone (see
+    :mod:`engine.scratch`); empty: the system's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +186,8 @@ def bound_self(cfg: WorkerConfig) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)  # own_bound: ends the worker even in C code
+    if cfg.scratch:  # a read killed mid-way leaves its temporary files where the pool cleans
+        scratch.adopt(cfg.scratch)
     _silence()
     if cfg.extra_readers:
         os.environ[registry.EXTRA_ENV] = cfg.extra_readers

@@ -20,6 +20,8 @@ reader claims) followed by an action word and an optional argument::
     \\x00QUARRY-FAULT churn           append to itself on every read (a file never still)
     \\x00QUARRY-FAULT delete          delete itself mid-read
     \\x00QUARRY-FAULT runtool <arg>   run ``quarry-fault-tool <arg>`` through ``run_tool``
+    \\x00QUARRY-FAULT where <file>    write the path it is read from (a member's scratch
+                                    copy, inside an archive) into <file>, then hang
 """
 
 from __future__ import annotations
@@ -127,6 +129,12 @@ def _vanish(arg: str, ctx: ReadContext, _sink: TextSink) -> None:
     ctx.run_tool(TOOL, [])
 
 
+def _where(path: Path, head: bytes) -> None:
+    """Tell the test where this copy lies (an archive member's is in a scratch folder)."""
+    target = Path(head[len(MAGIC) :].split(b"\n", 1)[0].decode().split(" ", 1)[1])
+    target.write_text(str(path))
+
+
 def _ok(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     sink.line("fault reader: a clean read")
 
@@ -164,7 +172,7 @@ def _runtool(arg: str, ctx: ReadContext, sink: TextSink) -> None:
     sink.write(ctx.run_tool(TOOL, [arg]).decode())
 
 
-_ON_ITSELF = {"edit": _edit, "churn": _churn, "delete": _delete}
+_ON_ITSELF = {"edit": _edit, "churn": _churn, "delete": _delete, "where": _where}
 
 _ACTIONS = {
     "runtool": _runtool,
@@ -183,6 +191,7 @@ _ACTIONS = {
     "vanish": _vanish,
     "ok": _ok,
     "slow": _slow,
+    "where": _hang,
 }
 
 READERS = (FaultReader(),)

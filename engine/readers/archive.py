@@ -6,8 +6,11 @@ deeper. Directories are passed over; links (zip entries with a symlink mode, tar
 hard links) are ``skipped/link`` and tar devices and FIFOs ``skipped/special``, never
 followed; encrypted members are ``error/encrypted``; names that climb out of the archive are
 ``error/refused``. Zip members are inflated through :mod:`engine.readers.zipsafe`'s counted
-streams (stored and deflate only). 7z archives are read with py7zr, pure Python: each member
-is written to a counting sink as it is decompressed, so a bomb stops at the member cap.
+streams (stored and deflate only). 7z archives are read with py7zr, pure Python: the plan is
+made from the header before anything is inflated (py7zr inflates exactly what a member
+declares, and every member before it in its solid block), so a member declaring more than the
+member cap is refused unread, with those behind it; each member is written to a counting sink
+that stops py7zr at once when a bound is reached.
 """
 
 from __future__ import annotations
@@ -15,14 +18,15 @@ from __future__ import annotations
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
+from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
-from engine.readers.members import CHUNK, MemberReader
+from engine.readers.members import CHUNK, MemberReader, safe_name
 from engine.readers.zipsafe import SafeZip
 from engine.records import Reason, Status
 
@@ -151,41 +155,117 @@ def _read_7z(archive: Any, members: MemberReader) -> None:
 
     if archive.needs_password():
         raise EncryptedFile("the archive is password-protected")
-    wanted: list[str] = []
-    for entry in archive.list():
-        if entry.is_directory:
-            continue
-        if entry.is_symlink:
-            members.skip(
-                entry.filename, Status.SKIPPED, Reason.LINK, "a symbolic link: not followed"
-            )
-            continue
-        wanted.append(entry.filename)
-    factory = _Factory(members)
+    targets = _plan_7z(archive.files, members)
+    if not targets:
+        return
+    # py7zr's own count of everything it inflates (members passed through on the way to a
+    # target included): a backstop behind the plan's declared sizes.
+    archive.max_extract_size = members.limits.archive_bytes
+    factory = _Factory(members, targets)
     try:
-        archive.extract(targets=wanted, factory=factory)
+        archive.extract(targets=list(targets.values()), factory=factory)
+    except _Stop:
+        pass
+    except py7zr.exceptions.DecompressionBombError:
+        if factory.fatal is None:
+            cap = members.limits.archive_bytes
+            factory.fatal = LimitExceeded("archive_bytes", f"members inflate past {cap} bytes")
     except _tar_errors(py7zr.exceptions.ArchiveError, KeyError, IndexError, EOFError) as exc:
         if factory.fatal is not None:
             raise factory.fatal from exc
         raise CorruptFile(f"7z archive is damaged: {exc}"[:300]) from exc
+    finally:
+        factory.discard()
     if factory.fatal is not None:
         raise factory.fatal
+    factory.note_unreached()
+
+
+def _plan_7z(entries: Iterable[Any], members: MemberReader) -> dict[str, str]:
+    """The members worth extracting, as py7zr names its writers -> the member's name.
+
+    Decided from the header before anything is inflated. py7zr inflates exactly the size a
+    member declares, and reaching a member of a solid block means inflating every member
+    before it in that block: a member declaring more than ``zip_member_bytes`` is refused
+    unread, and so are those behind it in its block. Names that climb out or are absolute
+    are refused (py7zr would strip the ``/`` or give up on the whole archive), links skipped.
+    """
+    cap = members.limits.zip_member_bytes
+    blocked: dict[int, str] = {}
+    """id() of a solid block -> the member in it that declares more than the cap."""
+    targets: dict[str, str] = {}
+    for entry in entries:
+        name = entry.filename
+        if entry.is_directory:
+            continue
+        block = id(entry.folder) if entry.folder is not None else None
+        if block is not None and block in blocked:
+            why = f"behind {shown(blocked[block])} in the same solid block, past the cap"
+            members.skip(name, Status.ERROR, Reason.LIMIT, f"zip_member_bytes: {why}")
+        elif (entry.uncompressed or 0) > cap:
+            if block is not None:
+                blocked[block] = name
+            why = f"{shown(name)} declares {entry.uncompressed} bytes, more than {cap}"
+            members.skip(name, Status.ERROR, Reason.LIMIT, f"zip_member_bytes: {why}")
+        elif entry.is_symlink:
+            members.skip(name, Status.SKIPPED, Reason.LINK, "a symbolic link: not followed")
+        elif (refused := safe_name(name) or _unnamed(name)) is not None:
+            members.skip(name, Status.ERROR, Reason.REFUSED, refused)
+        else:
+            targets[_py7zr_name(name)] = name
+    return targets
+
+
+def _unnamed(name: str) -> str | None:
+    return None if _py7zr_name(name) else "no member name"
+
+
+def _py7zr_name(name: str) -> str:
+    """The name py7zr gives the writer of a member whose name is safe (``.`` parts dropped)."""
+    return "/".join(part for part in PurePosixPath(name).parts if part != ".")
+
+
+class _Stop(Exception):
+    """Raised from a writer to stop py7zr inflating: a bound was reached."""
 
 
 class _Factory:
     """py7zr's writer factory: one counting scratch file per member, read when it is done.
 
     Anything that must stop the whole read (the member count, the archive byte budget, the
-    text cap) is kept in ``fatal`` and raised once py7zr returns, never through its code.
+    text cap) is kept in ``fatal`` and py7zr is stopped at once by :class:`_Stop`; the
+    reader raises ``fatal`` once py7zr has returned.
     """
 
-    def __init__(self, members: MemberReader) -> None:
+    def __init__(self, members: MemberReader, names: dict[str, str]) -> None:
         self.members = members
+        self.names = names
+        """py7zr's writer name -> the member's name."""
+        self.started: set[str] = set()
+        self.stopped_at: str | None = None
+        """The member whose bytes passed the cap while inflated (a bomb the plan missed)."""
         self.fatal: BaseException | None = None
+        self.current: _Product | None = None
 
     def create(self, filename: str) -> _Product:
         """A writer for ``filename``."""
-        return _Product(filename, self)
+        name = self.names.get(filename, filename)
+        self.started.add(filename)
+        self.current = _Product(name, self)
+        return self.current
+
+    def discard(self) -> None:
+        """Close and drop a member py7zr left open when it was stopped."""
+        if self.current is not None:
+            self.current.drop()
+            self.current = None
+
+    def note_unreached(self) -> None:
+        """Members py7zr never got to because a member before them was stopped."""
+        for key, name in self.names.items():
+            if key not in self.started:
+                why = f"behind {shown(self.stopped_at or '?')}, stopped at the cap"
+                self.members.skip(name, Status.ERROR, Reason.LIMIT, f"zip_member_bytes: {why}")
 
 
 class _Product:
@@ -195,37 +275,37 @@ class _Product:
         self.name = name
         self.factory = factory
         self.written = 0
-        self.failure: ReadFailure | None = None
         self.path: Path | None = None
         self.fh: IO[bytes] | None = None
-        if factory.fatal is not None:
-            return
         members = factory.members
         try:
             if members.admit(name):
                 self.path = members.scratch_path(name)
-                self.fh = open(self.path, "xb")  # noqa: SIM115  (closed in close())
+                self.fh = open(self.path, "xb")  # noqa: SIM115  (closed in close() or drop())
         except LimitExceeded as exc:
             factory.fatal = exc
+            raise _Stop from exc
 
     def write(self, data: bytes | bytearray) -> int:
-        """Keep ``data`` unless a bound was reached."""
-        if self.fh is None or self.failure is not None or self.factory.fatal is not None:
+        """Keep ``data``; stop py7zr (raise :class:`_Stop`) once a bound is reached."""
+        if self.fh is None:
             return len(data)
         limits = self.factory.members.limits
         self.written += len(data)
         try:
             if self.written > limits.zip_member_bytes:
                 raise LimitExceeded(
-                    "zip_member_bytes", f"{self.name} inflates past {limits.zip_member_bytes} bytes"
+                    "zip_member_bytes",
+                    f"{shown(self.name)} inflates past {limits.zip_member_bytes} bytes",
                 )
             self.factory.members.ctx.budget.spend(len(data), limits)
         except LimitExceeded as exc:
             if exc.limit == "archive_bytes":
                 self.factory.fatal = exc
             else:
-                self.failure = exc
-            return len(data)
+                self.factory.stopped_at = self.name
+                self.factory.members.note(self.name, exc.status, exc.reason, str(exc)[:300])
+            raise _Stop from exc
         self.fh.write(data)
         return len(data)
 
@@ -244,25 +324,30 @@ class _Product:
         """Bytes written so far."""
         return self.written
 
+    def drop(self) -> None:
+        """Close and delete the scratch file, whatever it holds."""
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+
     def close(self) -> None:
-        """The member is complete: read it (or note why not), then drop its bytes."""
+        """The member is complete: read it, then drop its bytes."""
         if self.fh is None or self.path is None:
             return
         self.fh.close()
         self.fh = None
-        members = self.factory.members
+        factory = self.factory
         try:
-            if self.factory.fatal is None:
-                if self.failure is not None:
-                    members.note(
-                        self.name, self.failure.status, self.failure.reason, str(self.failure)[:300]
-                    )
-                else:
-                    members.read_copied(self.name, self.path)
+            factory.members.read_copied(self.name, self.path)
         except (LimitExceeded, TextCapReached) as exc:
-            self.factory.fatal = exc
+            factory.fatal = exc
+            raise _Stop from exc
         finally:
-            self.path.unlink(missing_ok=True)
+            self.drop()
+            factory.current = None
 
 
 READERS = (ZipReader(), TarReader(), SevenZipReader())

@@ -5,20 +5,26 @@ after a blank line, as mboxo/mboxrd write them), reading the file line by line, 
 message is in memory at a time and the file is never opened for writing (unlike
 :class:`mailbox.mbox`). ``>From `` quoting is undone. Each message is introduced by a
 ``# message N`` line; ``pages`` is the number of messages.
+
+Bounds, as for the other containers: at most ``limits.mbox_messages`` messages are read, and
+a read about to run out of time stops before its next message (:func:`check_time`); either
+way the text of the messages read is kept, with a line naming the bound, and so are
+``pages`` and the attachments' verdicts. At the text cap likewise.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from engine import mimes as M
-from engine.errors import CorruptFile
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.errors import CorruptFile, LimitExceeded
+from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.mail import attachments, parse_message, write_message
+from engine.readers.members import MemberReader, check_time
 
 _QUOTED_FROM = re.compile(rb"^>(>*From )")
 
@@ -52,29 +58,60 @@ class MboxReader:
     """Reads every message of an mbox mailbox."""
 
     name = "mbox"
-    version = 3
+    version = 4
     mimes = frozenset({M.MBOX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each message of the mailbox at ``path`` after a ``# message N`` line."""
-        count = 0
         with attachments(ctx, sink) as members:
+            tally = _Tally()
             try:
-                with open(path, "rb") as fh:
-                    for count, data in enumerate(split_mbox(fh), start=1):
-                        if count > 1:
-                            sink.write("\n")
-                        sink.line(f"# message {count}")
-                        prefix = f"message {count}/"
-                        write_message(parse_message(data), sink, members=members, prefix=prefix)
-            except OSError as exc:
-                raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
-            except RecursionError as exc:
-                raise CorruptFile(f"message {count} nests too deeply to read") from exc
+                _read_messages(path, ctx, sink, members, tally)
+            except (LimitExceeded, TextCapReached):
+                sink.info = _info(members, tally.messages)  # kept with the text so far
+                raise
             if members is None:
-                return ReadInfo(extractor="mbox", pages=count)
-            return replace(members.finish("mbox"), pages=count)
+                return ReadInfo(extractor="mbox", pages=tally.messages)
+            return replace(members.finish("mbox"), pages=tally.messages)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Messages begun so far (a bound that stops the read leaves it as it was)."""
+
+    messages: int = 0
+
+
+def _read_messages(
+    path: Path, ctx: ReadContext, sink: TextSink, members: MemberReader | None, tally: _Tally
+) -> None:
+    """Write every message, counting them in ``tally``; a bound reached raises."""
+    cap = ctx.limits.mbox_messages
+    try:
+        with open(path, "rb") as fh:
+            for data in split_mbox(fh):
+                if tally.messages >= cap:
+                    raise LimitExceeded("mbox_messages", f"more than {cap} messages")
+                check_time(ctx, f"{tally.messages} messages")
+                tally.messages += 1
+                number = tally.messages
+                if number > 1:
+                    sink.write("\n")
+                sink.line(f"# message {number}")
+                write_message(
+                    parse_message(data), sink, members=members, prefix=f"message {number}/"
+                )
+    except OSError as exc:
+        raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+    except RecursionError as exc:
+        raise CorruptFile(f"message {tally.messages} nests too deeply to read") from exc
+
+
+def _info(members: MemberReader | None, messages: int) -> ReadInfo:
+    """What a read stopped by a bound says: its messages and the attachments' verdicts."""
+    verdicts = tuple(members.verdicts) if members is not None else ()
+    return ReadInfo("mbox", pages=messages, members=verdicts)
 
 
 READERS = (MboxReader(),)

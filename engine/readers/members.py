@@ -15,7 +15,9 @@ Bounds, each named when reached:
 - ``archive_bytes``: decompressed bytes of all members of one top-level file, nesting
   included (likewise);
 - ``zip_member_bytes`` and ``zip_ratio``: one member's decompressed size and its ratio to
-  its compressed size (past 1 MiB), counted as the bytes come, never trusted from headers.
+  its compressed size (past 1 MiB), counted as the bytes come, never trusted from headers;
+- ``timeout_s``: a container whose read is about to run out of time stops before its next
+  member (:func:`check_time`), keeping the text so far, rather than being killed with it.
 
 Member names are shown as :func:`engine.names.shown` makes them (one line, escapes for
 control characters and undecodable bytes); names that climb out of the archive (``..``,
@@ -37,7 +39,8 @@ from types import TracebackType
 
 from engine import mimes as M
 from engine.detect import detect
-from engine.errors import LimitExceeded, NeedsTool, ReadFailure
+from engine.errors import LimitExceeded, NeedsTool, ReadFailure, TimeSpent
+from engine.limits import Limits
 from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.records import Member, Reason, Status
@@ -63,8 +66,8 @@ class NoReader(ReadFailure):
 def scratch_dir() -> Iterator[str]:
     """A private folder for inner documents' bytes, removed afterwards.
 
-    A worker killed mid-read leaves it behind in the system's temporary folder (named
-    ``quarry-members-*``), as the OCR reader's page images are.
+    A worker killed mid-read cannot remove it: it lies in the worker's own temporary folder,
+    which the pool removes once the worker is gone (:mod:`engine.scratch`).
     """
     path = tempfile.mkdtemp(prefix="quarry-members-")
     try:
@@ -160,6 +163,7 @@ class MemberReader:
             self.verdicts.append(Member(shown(name), str(status), reason, error, chars))
 
     def _counted(self, name: str) -> None:
+        check_time(self.ctx, f"{self.count} members")
         self.count += 1
         if self.count > self.limits.archive_members:
             raise LimitExceeded(
@@ -284,6 +288,22 @@ class MemberReader:
         if self.failed:
             note = f"{self.failed} of {self.noted} members not read"
         return ReadInfo(extractor, members=members, note=note, needs=tuple(sorted(self.needs)))
+
+
+def check_time(ctx: ReadContext, done: str) -> None:
+    """Stop a container whose read has almost no time left (:class:`TimeSpent`).
+
+    Checked before each member or message, :func:`stop_margin` before the deadline: the read
+    then ends with the text it has, where the pool would kill it (and lose it) a moment later.
+    """
+    if ctx.remaining() < stop_margin(ctx.limits):
+        raise TimeSpent(f"the read's {ctx.limits.timeout_s:g} s ran out after {done}")
+
+
+def stop_margin(limits: Limits) -> float:
+    """Seconds before its deadline at which a container stops: a twentieth of the read's
+    time, at most 1 s (the text still has to be written before the pool's kill)."""
+    return min(1.0, limits.timeout_s / 20)
 
 
 def enter(ctx: ReadContext) -> None:
