@@ -162,8 +162,9 @@ def open_regular(folder: int, name: str) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
-        raise OSError(code, os.strerror(code) if code == errno.EISDIR else "not a file", name)
+        folder = stat.S_ISDIR(mode)
+        what = "a folder, not a file" if folder else "not a regular file"
+        raise OSError(errno.EISDIR if folder else errno.EINVAL, what, name)
     return fd
 
 
@@ -229,12 +230,13 @@ def text_dest(store_dir: str, sha256: str) -> str:
     return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
 
 
-def place_text(store_dir: str, tmp: str, sha256: str) -> str:
+def place_text(store_dir: str, tmp: str, sha256: str, *, make: bool = False) -> str:
     """Rename the finished text ``tmp`` (in the store's ``tmp/``) to its place in the store
-    at ``store_dir``, no folder on either side followed through a link; its place."""
+    at ``store_dir``, no folder on either side followed through a link; its place. ``make``
+    creates a missing text folder (a worker does not: a store gone meanwhile stays gone)."""
     with (
         folder_of(os.path.dirname(tmp)) as src,
-        folder_of(store_dir, "extract", sha256[:2], make=True) as dest,
+        folder_of(store_dir, "extract", sha256[:2], make=make) as dest,
     ):
         os.replace(os.path.basename(tmp), f"{sha256}.txt", src_dir_fd=src, dst_dir_fd=dest)
     return text_dest(store_dir, sha256)
@@ -502,15 +504,16 @@ class Store:
         fd, subs = folders
         try:
             for sub in subs:
-                with contextlib.suppress(OSError), folder_of(sub, dir_fd=fd) as sfd:
-                    with os.scandir(sfd) as it:
-                        found.update(
-                            e.name[:-4]
-                            for e in it
-                            if e.name.endswith(".txt")
-                            and e.name[0] != "."
-                            and not e.is_symlink()
-                        )
+                with (
+                    contextlib.suppress(OSError),
+                    folder_of(sub, dir_fd=fd) as sfd,
+                    os.scandir(sfd) as it,
+                ):
+                    found.update(
+                        e.name[:-4]
+                        for e in it
+                        if e.name.endswith(".txt") and e.name[0] != "." and not e.is_symlink()
+                    )
         finally:
             os.close(fd)
         return found
@@ -699,7 +702,7 @@ class Store:
         """Move a finished (already fsynced) text file, in ``tmp/``, into place."""
         self._still_ours()
         self.text_path(sha256)  # a hash, nothing else, names the place
-        place_text(str(self.out), str(tmp), sha256)
+        place_text(str(self.out), str(tmp), sha256, make=True)
 
     def put_text(self, sha256: str, text: str) -> None:
         """Write ``text`` as the text of ``sha256``."""

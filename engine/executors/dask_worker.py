@@ -245,7 +245,7 @@ def _placed(outcome: Outcome, sha256: str, store_dir: str) -> Outcome:
         return outcome
     tmp = outcome.text_file
     try:
-        dest = place_text(store_dir, tmp, sha256)
+        dest = place_text(store_dir, tmp, sha256, make=True)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
