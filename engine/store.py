@@ -18,6 +18,12 @@ format) is one :class:`StoreUnusable` naming what is wrong.
 Every file is written atomically (temp file, fsync, rename, fsync of the folder), so a crash
 leaves the last good store. Readers never take the lock and never block.
 
+No link inside a store is followed (a default store arrives with the folder it describes,
+chosen by whoever sent it): every open, creation, rename and removal in it goes through the
+link-safe primitives below (:func:`open_folder`, :func:`open_in`, :func:`read_in`,
+:func:`write_in`, :func:`place_text`), a link where a store name belongs is StoreUnusable, and
+a text that is a link is missing.
+
 Past STYLE's 500 lines on purpose: the format's reading, writing, locking and shape checks
 are one set of rules about one folder; the serialised lines' cache is apart
 (:mod:`engine.jsonl`), as are the store's record types (:mod:`engine.records`).
