@@ -245,6 +245,16 @@ async def test_the_inspector_never_shows_a_linked_texts_target(tmp_path: Path) -
         assert "cannot read" in shown
 
 
+@pytest.mark.parametrize("verb", ["retry", "show"])
+def test_a_dangling_records_link_is_named_not_taken_for_no_store(tmp_path: Path, verb: str) -> None:
+    recv, victim = _received(tmp_path)
+    _link(recv / ".quarry" / "extract.jsonl", victim / "nothing")
+    code, _out, err = _run(verb, recv / "a.txt")
+    _one_line_about_the_store(code, err)
+    assert "extract.jsonl" in err
+    assert not os.path.lexists(victim / "nothing")
+
+
 def test_a_default_store_that_is_a_link_is_refused(tmp_path: Path) -> None:
     recv, victim = _received(tmp_path)
     elsewhere = victim / "store"
@@ -337,15 +347,21 @@ def _verb(verb: str, recv: Path) -> tuple[int, str]:
         if code == 1:
             lines = err.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("quarry: "), err
+            assert _names_the_store_problem(lines[0]), err
         else:
             assert code == 0, err
         return code, out + err
     try:
         said = _ui(recv) if verb == "ui" else _watch(recv)
     except QuarryError as exc:  # what main turns into one line and exit 1
-        assert "\n" not in str(exc)
+        assert "\n" not in str(exc) and _names_the_store_problem(str(exc)), str(exc)
         return 1, str(exc)
     return 0, said
+
+
+def _names_the_store_problem(line: str) -> bool:
+    """Whether a refusal says what is wrong: a link in the store, or a text it lacks."""
+    return "a link" in line or "is a link" in line or "not in the store" in line
 
 
 def _ui(recv: Path) -> str:
