@@ -65,7 +65,7 @@ _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
 """The text folders ``extract/00`` .. ``extract/ff``."""
 _FOLDERS = ("extract", "tmp")
-_NAMES = frozenset((*_FILES, STAT_INDEX, *_FOLDERS))
+_NAMES = (*_FILES, STAT_INDEX, *_FOLDERS)
 """Every name the store itself uses in its folder."""
 
 
@@ -321,23 +321,22 @@ class Store:
         if stat.S_ISLNK(mode):
             raise StoreUnusable(
                 f"the store {where} is a link: a store is never used through a link "
-                "(use --out with the folder it points to)"
+                "(name the folder it points to instead)"
             )
         if not stat.S_ISDIR(mode):
             raise StoreUnusable(f"a file is in the way of the store: {where} (use --out)")
-        try:
-            with os.scandir(self.out) as it:  # one listing: a link's kind costs no stat
-                kinds = {e.name: e for e in it if e.name in _NAMES}
-        except OSError as exc:
-            raise StoreUnusable(f"cannot read the store {where}: {exc.strerror or exc}") from exc
-        for name, entry in kinds.items():
-            if entry.is_symlink():
+        kinds: dict[str, int] = {}
+        for name in _NAMES:
+            with contextlib.suppress(OSError):  # (a name not there is no problem)
+                kinds[name] = os.lstat(os.path.join(self.out, name)).st_mode
+        for name, kind in kinds.items():
+            if stat.S_ISLNK(kind):
                 raise StoreUnusable(f"store {where}: {name} is {LINKED}")
         for name in _FILES if writing else (JSONL,):
-            if name in kinds and kinds[name].is_dir():
+            if name in kinds and stat.S_ISDIR(kinds[name]):
                 raise StoreUnusable(f"store {where}: {name} is a folder where a file belongs")
         for name in _FOLDERS if writing else ():
-            if name in kinds and not kinds[name].is_dir():
+            if name in kinds and not stat.S_ISDIR(kinds[name]):
                 raise StoreUnusable(f"store {where}: {name} is a file where a folder belongs")
         if writing and "extract" in kinds:
             self._check_fanout(where)
