@@ -404,7 +404,7 @@ def find_store(path: Path) -> Store:
     """The store of the nearest folder above ``path`` that has one (``.quarry``)."""
     for folder in [path, *path.parents]:
         candidate = folder / STORE_DIRNAME
-        if candidate.is_dir() and (candidate / JSONL).exists():
+        if candidate.is_dir() and Store(candidate).exists():  # a link there is named, not passed
             store = Store(candidate)
             store.check()
             return store

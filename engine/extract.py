@@ -48,6 +48,7 @@ from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Member, Reason, Status
+from engine.store import folder_of, open_in, place_text
 from engine.tools import ToolSet
 
 Ident = tuple[int, int, int, int, int]
@@ -253,22 +254,15 @@ GONE = Outcome(Status.SKIPPED, mimes.OCTET, gone=True, error="the file is gone")
 """The Outcome of a file that was gone when its worker came to it."""
 
 
-def text_dest(store_dir: str, sha256: str) -> str:
-    """Where the text of content ``sha256`` lives in the store at ``store_dir``."""
-    return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
-
-
 def _place(tmp: str, sha: str, store_dir: str) -> str:
     """Rename a finished text into the store (atomic; synced once per sweep by the engine);
     its place. Raises OSError (the temporary file is removed)."""
-    dest = text_dest(store_dir, sha)
     try:
-        os.replace(tmp, dest)
+        return place_text(store_dir, tmp, sha)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return dest
 
 
 def _ms(begun: float) -> int:
@@ -470,7 +464,7 @@ def _keep(
     pages = read["pages"]
     tmp = f"{task.tmp_dir}/text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
-        _write_text(tmp, text)
+        _write_text(task.tmp_dir, os.path.basename(tmp), text)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -504,12 +498,14 @@ def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
         return None
 
 
-def _write_text(tmp: str, text: str) -> None:
+def _write_text(tmp_dir: str, name: str, text: str) -> None:
     # No fsync here: the engine syncs once before extract.jsonl names these texts, which is
     # as durable and far cheaper than one fsync per small file. os.open and os.write: a
-    # text-mode file object costs more than the write of a small text itself.
+    # text-mode file object costs more than the write of a small text itself. The store's
+    # tmp/ is opened as the store's folders are: a link there is never written through.
     data = text.encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    with folder_of(tmp_dir) as folder:
+        fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         view = memoryview(data)
         while view:

@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from engine.errors import EncryptedFile, UsageError
 from engine.names import shown
+from engine.store import folder_of, temp_file
 
 _PDF_MAGIC = b"%PDF"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -128,10 +129,9 @@ def unlock(path: Path, passwords: Passwords, scratch: str) -> Path:
         decrypt = _decrypt_office
     else:
         raise EncryptedFile("needs a password: this kind of encryption cannot be opened here")
-    import tempfile  # (with logging below: not every sweep reads an encrypted file)
-
-    fd, name = tempfile.mkstemp(prefix=".unlocked-", suffix=path.suffix[:16], dir=scratch)
-    copy = Path(name)
+    with folder_of(scratch) as folder:  # the store's tmp/: never written through a link
+        fd, name = temp_file(folder, ".unlocked-", path.suffix[:16])
+    copy = Path(scratch) / name
     try:
         with os.fdopen(fd, "w+b") as out:
             if not decrypt(path, passwords, out):

@@ -44,7 +44,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from engine import mimes
 
@@ -249,21 +249,28 @@ def sample(text: str, limit: int = SAMPLE_CHARS) -> str:
     return "\n".join(text[s : s + step] for s in starts)
 
 
-def sample_file(path: Path, limit: int = SAMPLE_CHARS) -> str:
-    """:func:`sample` of a stored UTF-8 text, reading at most a few times ``limit`` bytes."""
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size <= limit:
-            return fh.read().decode("utf-8", "replace")
-        step = limit // SLICES
-        last = max(size - step * 4, 0)
-        parts = []
-        for i in range(SLICES):
-            fh.seek(round(i * last / (SLICES - 1)))
-            # A cut may split a character: drop the partial bytes at either end.
-            raw = fh.read(step * 4).decode("utf-8", "ignore")
-            parts.append(raw[-step:] if i == SLICES - 1 else raw[:step])
-        return "\n".join(parts)
+def sample_file(source: Path | BinaryIO, limit: int = SAMPLE_CHARS) -> str:
+    """:func:`sample` of a stored UTF-8 text (a path, or the file opened by the store),
+    reading at most a few times ``limit`` bytes."""
+    if isinstance(source, Path):
+        with open(source, "rb") as fh:
+            return _sample_open(fh, limit)
+    return _sample_open(source, limit)
+
+
+def _sample_open(fh: BinaryIO, limit: int) -> str:
+    size = os.fstat(fh.fileno()).st_size
+    if size <= limit:
+        return fh.read().decode("utf-8", "replace")
+    step = limit // SLICES
+    last = max(size - step * 4, 0)
+    parts = []
+    for i in range(SLICES):
+        fh.seek(round(i * last / (SLICES - 1)))
+        # A cut may split a character: drop the partial bytes at either end.
+        raw = fh.read(step * 4).decode("utf-8", "ignore")
+        parts.append(raw[-step:] if i == SLICES - 1 else raw[:step])
+    return "\n".join(parts)
 
 
 OFF_ENV = "QUARRY_NO_QUALITY"
@@ -280,9 +287,11 @@ def is_current(q: Quality | None) -> bool:
     return q is not None and q.v == QUALITY_VERSION
 
 
-def score_file(path: Path, mime: str, *, chars: int, pages: int | None = None) -> Quality:
+def score_file(
+    source: Path | BinaryIO, mime: str, *, chars: int, pages: int | None = None
+) -> Quality:
     """:func:`score` of a stored text (a rules change re-scores without reading documents)."""
-    return score(sample_file(path), mime, chars=chars, pages=pages)
+    return score(sample_file(source), mime, chars=chars, pages=pages)
 
 
 def score(text: str, mime: str, *, chars: int | None = None, pages: int | None = None) -> Quality:

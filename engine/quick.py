@@ -67,7 +67,7 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
     None when it cannot (the walk it may have made is kept for the usual run)."""
     started = time.time()
     opts, store = sweeper.options, sweeper.store
-    if opts.rehash or opts.verify or store.dirty_path.exists():
+    if opts.rehash or opts.verify or store.is_dirty():
         return None
     index = statindex.load(store.out)
     roots = [str(r) for r in sweeper.roots]

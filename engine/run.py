@@ -14,7 +14,6 @@ each part would reach into the others' state.
 from __future__ import annotations
 
 import contextlib
-import filecmp
 import hashlib
 import os
 import time
@@ -23,13 +22,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from engine.detect import name_key
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, Progress, RecordsChanged
 from engine.executor import Executor
-from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file, text_dest
+from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
@@ -37,7 +36,7 @@ from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
 from engine.records import Reason, Record, Status, Why
-from engine.store import Store
+from engine.store import Store, folder_of, open_regular, text_dest
 from engine.tools import ToolSet
 from engine.walk import Entry
 
@@ -472,8 +471,9 @@ class Run:
         if o.text_file is None or base.sha256 is None:
             return False
         try:
-            same = filecmp.cmp(o.text_file, self.store.text_path(base.sha256), shallow=False)
-        except OSError:
+            with self.store.open_text(base.sha256) as stored, _read_made(o.text_file) as made:
+                same = _same_bytes(made, stored)
+        except OSError:  # gone, unreadable, or a link: not the stored text
             return False
         if same:
             with contextlib.suppress(OSError):
@@ -528,7 +528,8 @@ class Run:
             return r
         assert r.sha256 is not None
         try:
-            q = score_file(self.store.text_path(r.sha256), r.mime, chars=r.chars, pages=r.pages)
+            with self.store.open_text(r.sha256) as text:
+                q = score_file(text, r.mime, chars=r.chars, pages=r.pages)
         except OSError:  # the text is gone or unreadable: keep the record as it was
             return r
         return r.evolve(quality=q)
@@ -688,3 +689,20 @@ def empty_record(e: Entry, prior: Record | None) -> Record:
         why="new" if prior is None else (prior.why or "changed"),
         reused=prior is not None and prior.sha256 == EMPTY_SHA,
     )
+
+
+def _read_made(text_file: str) -> BinaryIO:
+    """A text a worker made (in the store's ``tmp/`` or already in place), opened for reading
+    with no link followed."""
+    with folder_of(os.path.dirname(text_file)) as folder:
+        return os.fdopen(open_regular(folder, os.path.basename(text_file)), "rb")
+
+
+def _same_bytes(a: BinaryIO, b: BinaryIO, block: int = 1 << 16) -> bool:
+    """Whether two open files hold the same bytes (read a block at a time, as filecmp does)."""
+    while True:
+        x, y = a.read(block), b.read(block)
+        if x != y:
+            return False
+        if not x:
+            return True

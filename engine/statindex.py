@@ -45,7 +45,7 @@ import msgspec
 from engine.jsonl import line_of
 from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
 from engine.records import Record, Status
-from engine.store import STAT_INDEX, Store, atomic_write
+from engine.store import STAT_INDEX, Store, atomic_write, read_file
 from engine.walk import Entry, Listing
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ def renew_sources(store: Store, index: StatIndex, now: str) -> None:
 def load(out: Path) -> StatIndex | None:
     """The index in the store folder ``out``; None when there is none or it cannot be used."""
     try:
-        data = (out / NAME).read_bytes()
+        data = read_file(out / NAME)
     except OSError:
         return None
     head = len(_MAGIC)

@@ -18,6 +18,12 @@ format) is one :class:`StoreUnusable` naming what is wrong.
 Every file is written atomically (temp file, fsync, rename, fsync of the folder), so a crash
 leaves the last good store. Readers never take the lock and never block.
 
+No link inside a store is followed (a default store arrives with the folder it describes,
+chosen by whoever sent it): every open, creation, rename and removal in it goes through the
+link-safe primitives below (:func:`open_folder`, :func:`open_in`, :func:`read_in`,
+:func:`write_in`, :func:`place_text`), a link where a store name belongs is StoreUnusable, and
+a text that is a link is missing.
+
 Past STYLE's 500 lines on purpose: the format's reading, writing, locking and shape checks
 are one set of rules about one folder; the serialised lines' cache is apart
 (:mod:`engine.jsonl`), as are the store's record types (:mod:`engine.records`).
@@ -31,12 +37,13 @@ import fcntl
 import functools
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO, cast
 
 import msgspec
 import orjson
@@ -58,6 +65,8 @@ _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
 """The text folders ``extract/00`` .. ``extract/ff``."""
 _FOLDERS = ("extract", "tmp")
+_NAMES = (*_FILES, STAT_INDEX, *_FOLDERS)
+"""Every name the store itself uses in its folder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,24 +98,113 @@ class Loaded:
         return named + (f"; and {more} more" if more > 0 else "")
 
 
-def temp_file(folder: Path, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:
-    """A new file of this process's own in ``folder`` (opened for writing, mode 0600), as
-    ``tempfile.mkstemp`` makes one: the store's writes need no more of ``tempfile``, whose
-    import (with ``shutil`` and ``random``) was a tenth of a quick sweep's imports."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+# -- link-safe primitives -------------------------------------------------------------------
+# A default store lives in the folder it describes, so whoever sends the folder (a tarball, a
+# clone, a shared drive) chose every name in its store too: a link there would have a sweep
+# write, empty or read whatever the link points to. Every open, creation, rename and removal
+# inside a store goes through these: each folder is opened relative to the one above with
+# O_NOFOLLOW (the store folder itself too; only the path above it, as given, is followed) and
+# each file relative to its folder's descriptor with O_NOFOLLOW. A link met is ELOOP, said as
+# LINKED; :meth:`Store.check` names it as a store-shape error before anything is changed.
+
+LINKED = "a link where a store file or folder belongs (a store's links are never followed)"
+"""The words of the OSError a link in a store gives."""
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
+
+
+def _open(name: str | os.PathLike[str], flags: int, mode: int, dir_fd: int | None) -> int:
+    try:
+        return os.open(name, flags, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, LINKED, os.fsdecode(name)) from None
+        raise
+
+
+def open_folder(
+    base: str | os.PathLike[str], *parts: str, make: bool = False, dir_fd: int | None = None
+) -> int:
+    """A descriptor of the folder ``base/parts...`` (``base`` relative to ``dir_fd`` if
+    given), neither ``base``'s last part nor any of ``parts`` a link: each part is opened
+    relative to the one above. ``make`` creates missing parts. Raises OSError (ELOOP,
+    :data:`LINKED`, for a link)."""
+    fd = _open(base, _FOLDER, 0, dir_fd)
+    try:
+        for part in parts:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            inner = _open(part, _FOLDER, 0, fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def folder_of(
+    base: str | os.PathLike[str], *parts: str, make: bool = False, dir_fd: int | None = None
+) -> Iterator[int]:
+    """:func:`open_folder`, closed on leaving."""
+    fd = open_folder(base, *parts, make=make, dir_fd=dir_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_in(folder: int, name: str, flags: int, mode: int = 0o644) -> int:
+    """Open ``name`` in the folder ``folder`` (a descriptor), never through a link."""
+    return _open(name, flags | _NOFOLLOW, mode, folder)
+
+
+def open_regular(folder: int, name: str) -> int:
+    """A descriptor, for reading, of the regular file ``name`` in ``folder``: a link, a
+    folder or a FIFO in its place is OSError (O_NONBLOCK: a FIFO must not hang the open)."""
+    fd = open_in(folder, name, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        folder = stat.S_ISDIR(mode)
+        what = "a folder, not a file" if folder else "not a regular file"
+        raise OSError(errno.EISDIR if folder else errno.EINVAL, what, name)
+    return fd
+
+
+def read_in(folder: int, name: str) -> bytes:
+    """The bytes of the regular file ``name`` in ``folder`` (see :func:`open_regular`)."""
+    with os.fdopen(open_regular(folder, name), "rb") as fh:
+        return fh.read()
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of the store file ``path``: neither it nor its folder a link."""
+    with folder_of(path.parent) as folder:
+        return read_in(folder, path.name)
+
+
+def temp_file(folder: int, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:
+    """A new file of this process's own in ``folder`` (a descriptor; opened for writing, mode
+    0600) and its name, as ``tempfile.mkstemp`` makes one: the store's writes need no more of
+    ``tempfile``, whose import (with ``shutil`` and ``random``) was a tenth of a quick
+    sweep's imports."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL
     for _ in range(100):
-        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        name = f"{prefix}{os.urandom(6).hex()}{suffix}"
         try:
-            return os.open(name, flags, 0o600), name
+            return open_in(folder, name, flags, 0o600), name
         except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
+    raise FileExistsError(errno.EEXIST, "no free temporary name")
 
 
-def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temp_file(path.parent, f".{path.name}.")
+def write_in(folder: int, name: str, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` as ``name`` in ``folder`` so that readers see the old file or the new,
+    never half (a link in its place is replaced, never followed)."""
+    fd, tmp = temp_file(folder, f".{name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
             if isinstance(data, bytes | bytearray):
@@ -116,26 +214,38 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
                     fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         raise
-    fsync_dir(path.parent)
+    with contextlib.suppress(OSError):
+        os.fsync(folder)
 
 
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in ``folder`` durable."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new, never half;
+    ``path``'s folder (made if missing) is opened without following its last part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with folder_of(path.parent) as folder:
+        write_in(folder, path.name, data)
+
+
+def text_dest(store_dir: str, sha256: str) -> str:
+    """Where the text of content ``sha256`` lives in the store at ``store_dir``."""
+    return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
+
+
+def place_text(store_dir: str, tmp: str, sha256: str, *, make: bool = False) -> str:
+    """Rename the finished text ``tmp`` (in the store's ``tmp/``) to its place in the store
+    at ``store_dir``, no folder on either side followed through a link; its place. ``make``
+    creates a missing text folder (a worker does not: a store gone meanwhile stays gone)."""
+    with (
+        folder_of(os.path.dirname(tmp)) as src,
+        folder_of(store_dir, "extract", sha256[:2], make=make) as dest,
+    ):
+        os.replace(os.path.basename(tmp), f"{sha256}.txt", src_dir_fd=src, dst_dir_fd=dest)
+    return text_dest(store_dir, sha256)
 
 
 def sync_fs(folder: Path) -> None:
@@ -193,38 +303,64 @@ class Store:
 
     def exists(self) -> bool:
         """Whether a store has been written here."""
-        return self.jsonl_path.exists()
+        return os.path.lexists(self.jsonl_path)
 
     def check(self, *, writing: bool = False) -> None:
         """Raise StoreUnusable, naming the problem, when this folder cannot serve as a store.
 
         A file in the way of the store folder, a folder where one of its files belongs (or
-        the reverse), a store of a newer format. Reading checks what reading needs;
+        the reverse), a link where any of its files or folders belongs (or the store folder
+        itself a link), a store of a newer format. Reading checks what reading needs;
         ``writing`` checks everything a sweep will touch.
         """
         where = shown(str(self.out))
-        if self.out.exists() and not self.out.is_dir():
+        try:
+            mode = os.lstat(self.out).st_mode
+        except OSError:
+            return  # no store yet (or its parent cannot be read: writing says why)
+        if stat.S_ISLNK(mode):
+            raise StoreUnusable(
+                f"the store {where} is a link: a store is never used through a link "
+                "(name the folder it points to instead)"
+            )
+        if not stat.S_ISDIR(mode):
             raise StoreUnusable(f"a file is in the way of the store: {where} (use --out)")
-        files = _FILES if writing else (JSONL,)
-        for name in files:
-            if (self.out / name).is_dir():
+        kinds: dict[str, int] = {}
+        for name in _NAMES:
+            with contextlib.suppress(OSError):  # (a name not there is no problem)
+                kinds[name] = os.lstat(os.path.join(self.out, name)).st_mode
+        for name, kind in kinds.items():
+            if stat.S_ISLNK(kind):
+                raise StoreUnusable(f"store {where}: {name} is {LINKED}")
+        for name in _FILES if writing else (JSONL,):
+            if name in kinds and stat.S_ISDIR(kinds[name]):
                 raise StoreUnusable(f"store {where}: {name} is a folder where a file belongs")
         for name in _FOLDERS if writing else ():
-            p = self.out / name
-            if p.exists() and not p.is_dir():
+            if name in kinds and not stat.S_ISDIR(kinds[name]):
                 raise StoreUnusable(f"store {where}: {name} is a file where a folder belongs")
-        if writing and self.extract_dir.is_dir():
-            with os.scandir(self.extract_dir) as it:
-                wrong = [e.name for e in it if len(e.name) == 2 and not e.is_dir()]
-            if wrong:
-                raise StoreUnusable(
-                    f"store {where}: extract/{shown(wrong[0])} is a file where a folder belongs"
-                )
+        if writing and "extract" in kinds:
+            self._check_fanout(where)
         self._check_format()
+
+    def _check_fanout(self, where: str) -> None:
+        """Each text folder ``extract/<aa>`` there is a folder, not a file or a link."""
+        try:
+            with folder_of(self.out, "extract") as fd, os.scandir(fd) as it:
+                wrong = [
+                    (e.name, e.is_symlink())
+                    for e in it
+                    if len(e.name) == 2 and not e.is_dir(follow_symlinks=False)
+                ]
+        except OSError as exc:
+            raise StoreUnusable(f"cannot read the store {where}: {exc.strerror or exc}") from exc
+        if wrong:
+            name, linked = wrong[0]
+            what = LINKED if linked else "a file where a folder belongs"
+            raise StoreUnusable(f"store {where}: extract/{shown(name)} is {what}")
 
     def _check_format(self) -> None:
         try:
-            marker = orjson.loads((self.out / STORE_MARKER).read_bytes())
+            marker = orjson.loads(self.read_file(STORE_MARKER))
         except (OSError, orjson.JSONDecodeError):
             return  # no marker (an older store) or a damaged one: the writer rewrites it
         fmt = marker.get("format") if isinstance(marker, dict) else None
@@ -233,6 +369,23 @@ class Store:
                 f"store {shown(str(self.out))} has format {fmt}, written by a newer quarry "
                 f"(this one reads format {FORMAT})"
             )
+
+    def read_file(self, name: str) -> bytes:
+        """The bytes of the store's file ``name`` (OSError when missing, not a regular file,
+        or a link)."""
+        with folder_of(self.out) as fd:
+            return read_in(fd, name)
+
+    def write_file(self, name: str, data: bytes | Iterable[bytes]) -> None:
+        """Replace the store's file ``name`` atomically (see :func:`atomic_write`)."""
+        atomic_write(self.out / name, data)
+
+    def open_jsonl(self) -> int:
+        """A descriptor of ``extract.jsonl`` opened for reading (FileNotFoundError when there
+        is none; OSError when it is a link, a folder or not a regular file). The dashboard
+        reads the records through it."""
+        with folder_of(self.out) as fd:
+            return open_regular(fd, JSONL)
 
     def is_store(self) -> bool:
         """Whether the folder holds a store (its marker, or an older store's shape)."""
@@ -249,7 +402,7 @@ class Store:
         StoreUnusable when the file exists but cannot be read.
         """
         try:
-            data = self.jsonl_path.read_bytes()
+            data = self.read_file(JSONL)
         except FileNotFoundError:
             return Loaded([])
         except OSError as exc:
@@ -269,7 +422,7 @@ class Store:
     def load_summary(self) -> Summary | None:
         """The summary, or None for a new store; StoreCorrupt when it cannot be used."""
         try:
-            return Summary.from_json(self.summary_path.read_bytes())
+            return Summary.from_json(self.read_file(SUMMARY))
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -284,63 +437,116 @@ class Store:
         return self.extract_dir / sha256[:2] / f"{sha256}.txt"
 
     def has_text(self, sha256: str) -> bool:
-        """Whether the text of ``sha256`` is in the store (as a file)."""
-        return self.text_path(sha256).is_file()
+        """Whether the text of ``sha256`` is in the store (as a file, not a link)."""
+        name = self.text_path(sha256).name
+        try:
+            with folder_of(self.out, "extract", sha256[:2]) as fd:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode)
+
+    def open_text(self, sha256: str) -> BinaryIO:
+        """The stored text of ``sha256``, opened for reading: OSError when it is absent, not a
+        regular file, or a link (a text that is a link is missing, never its target)."""
+        name = self.text_path(sha256).name
+        with folder_of(self.out, "extract", sha256[:2]) as fd:
+            return os.fdopen(open_regular(fd, name), "rb")
+
+    def text_bytes(self, sha256: str, limit: int | None = None) -> bytes:
+        """The stored text of ``sha256`` as bytes, its first ``limit`` of them if given
+        (OSError as for :meth:`open_text`)."""
+        with self.open_text(sha256) as fh:
+            return fh.read() if limit is None else fh.read(limit)
 
     def read_text(self, sha256: str) -> str:
-        """The stored text of ``sha256`` (raises OSError when absent or unreadable)."""
-        return self.text_path(sha256).read_text(encoding="utf-8", errors="replace")
+        """The stored text of ``sha256`` (OSError as for :meth:`open_text`)."""
+        return self.text_bytes(sha256).decode("utf-8", errors="replace")
+
+    def _text_folders(self) -> tuple[int, list[str]] | None:
+        """``extract/`` opened and the names of its folders (not links), or None."""
+        try:
+            fd = open_folder(self.out, "extract")
+        except OSError:
+            return None
+        try:
+            with os.scandir(fd) as it:
+                return fd, [e.name for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            os.close(fd)
+            return None
 
     def text_hashes(self) -> Iterator[str]:
-        """Hashes of every stored text (files only: a folder in a text's place is not one)."""
-        try:
-            with os.scandir(self.extract_dir) as it:
-                subs = [e.path for e in it if e.is_dir(follow_symlinks=False)]
-        except OSError:
+        """Hashes of every stored text (files only: a folder or a link in a text's place is
+        not one)."""
+        found = self._text_folders()
+        if found is None:
             return
-        for sub in subs:
-            try:
-                with os.scandir(sub) as it:
-                    names = [e.name for e in it if e.is_file(follow_symlinks=False)]
-            except OSError:
-                continue
-            for name in names:
-                if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4):
-                    yield name[:-4]
+        fd, subs = found
+        try:
+            for sub in subs:
+                try:
+                    with folder_of(sub, dir_fd=fd) as sfd, os.scandir(sfd) as it:
+                        names = [e.name for e in it if e.is_file(follow_symlinks=False)]
+                except OSError:
+                    continue
+                for name in names:
+                    if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4):
+                        yield name[:-4]
+        finally:
+            os.close(fd)
 
     def text_names(self) -> set[str]:
         """The names of every stored text without ``.txt``: one listing per text folder, no
         stat and no check of the name (:meth:`text_hashes` checks, for the collector). A
-        sweep asks whether known hashes are here: once, instead of once per ``ok`` record."""
+        sweep asks whether known hashes are here: once, instead of once per ``ok`` record.
+        A link in a text's place is no text (the listing says so without a stat), so the
+        sweep reads its document again and the text replaces the link."""
         found: set[str] = set()
-        try:
-            with os.scandir(self.extract_dir) as it:
-                subs = [e.path for e in it if e.is_dir(follow_symlinks=False)]
-        except OSError:
+        folders = self._text_folders()
+        if folders is None:
             return found
-        for sub in subs:
-            with contextlib.suppress(OSError):
-                found.update(n[:-4] for n in os.listdir(sub) if n.endswith(".txt") and n[0] != ".")
+        fd, subs = folders
+        try:
+            for sub in subs:
+                with (
+                    contextlib.suppress(OSError),
+                    folder_of(sub, dir_fd=fd) as sfd,
+                    os.scandir(sfd) as it,
+                ):
+                    found.update(
+                        e.name[:-4]
+                        for e in it
+                        if e.name.endswith(".txt") and e.name[0] != "." and not e.is_symlink()
+                    )
+        finally:
+            os.close(fd)
         return found
 
     def text_folder_times(self) -> list[int]:
         """The mtime and ctime of each text folder (-1, -1 for a missing one): adding or
         removing a text changes them."""
         found: list[int] = []
-        base = str(self.extract_dir)
-        for name in _FANOUT:
-            try:
-                st = os.stat(f"{base}/{name}")  # (a string, not a Path: 256 of them)
-            except OSError:
-                found += (-1, -1)
-            else:
-                found += (st.st_mtime_ns, st.st_ctime_ns)
+        try:
+            fd = open_folder(self.out, "extract")
+        except OSError:
+            return [-1] * (2 * len(_FANOUT))
+        try:
+            for name in _FANOUT:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    found += (-1, -1)
+                else:
+                    found += (st.st_mtime_ns, st.st_ctime_ns)
+        finally:
+            os.close(fd)
         return found
 
     def jsonl_identity(self) -> tuple[int, int, int, int]:
         """``extract.jsonl``'s size, mtime, ctime and inode ((-1, ...) when it is missing)."""
         try:
-            st = os.stat(self.jsonl_path)
+            st = os.stat(self.jsonl_path, follow_symlinks=False)
         except OSError:
             return (-1, -1, -1, -1)
         return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
@@ -357,7 +563,8 @@ class Store:
         self.check(writing=True)
         try:
             self.out.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.out / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+            with folder_of(self.out) as folder:
+                fd = open_in(folder, "lock", os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             raise self._unwritable(exc) from exc
         try:
@@ -394,15 +601,16 @@ class Store:
         self._make_fanout()
         marker = orjson.dumps({"format": FORMAT, "written_by": "quarry"}) + b"\n"
         try:
-            current = (self.out / STORE_MARKER).read_bytes()
+            current = self.read_file(STORE_MARKER)
         except FileNotFoundError:
             current = b""
         if current != marker:
-            atomic_write(self.out / STORE_MARKER, marker)
+            self.write_file(STORE_MARKER, marker)
         else:  # proves the folder takes new files (an immutable folder does not)
-            fd, probe = temp_file(self.out, ".probe.")
-            os.close(fd)
-            os.unlink(probe)
+            with folder_of(self.out) as folder:
+                fd, probe = temp_file(folder, ".probe.")
+                os.close(fd)
+                os.unlink(probe, dir_fd=folder)
 
     def _make_fanout(self) -> None:
         """Create ``extract/00`` .. ``extract/ff`` up front.
@@ -413,26 +621,28 @@ class Store:
         With the folders there from the start, the store's renames never delay the events
         of the user's own files.
         """
-        try:  # one listing, not 256 mkdirs that fail (1.4 ms of every sweep's start)
-            with os.scandir(self.extract_dir) as it:
-                there = {e.name for e in it if e.is_dir()}
-        except FileNotFoundError:
-            there = set()
-        for name in _FANOUT:
-            if name not in there:
-                (self.extract_dir / name).mkdir(parents=True, exist_ok=True)
+        with folder_of(self.out, "extract", make=True) as fd:
+            with os.scandir(fd) as it:  # one listing, not 256 mkdirs that fail (1.4 ms)
+                there = {e.name for e in it if e.is_dir(follow_symlinks=False)}
+            for name in _FANOUT:
+                if name not in there:
+                    os.mkdir(name, 0o777, dir_fd=fd)
 
     def clean_tmp(self) -> None:
         """Remove what a killed writer left: workers' texts in ``tmp/`` and the temp files of
-        interrupted atomic writes (``.extract.jsonl.*.tmp``, 8 MB at 20,000 records)."""
-        self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        for stale in self.tmp_dir.iterdir():
-            with contextlib.suppress(OSError):
-                stale.unlink()
-        for name in (JSONL, SUMMARY):
-            for stale in self.out.glob(f".{name}.*.tmp"):
+        interrupted atomic writes (``.extract.jsonl.*.tmp``, 8 MB at 20,000 records). Names
+        are removed inside the store's own folders: a link among them goes, never what it
+        points to."""
+        with folder_of(self.out, "tmp", make=True) as fd:
+            for name in os.listdir(fd):
                 with contextlib.suppress(OSError):
-                    stale.unlink()
+                    os.unlink(name, dir_fd=fd)
+        temps = tuple(f".{name}." for name in (JSONL, SUMMARY, STAT_INDEX, STORE_MARKER))
+        with folder_of(self.out) as fd:
+            for name in os.listdir(fd):
+                if name.startswith(temps) and name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
 
     def lock_lost(self) -> str | None:
         """Why the lock this writer holds no longer guards the store; None while it does.
@@ -446,7 +656,7 @@ class Store:
             return None
         held = os.fstat(fd)
         try:
-            now = os.stat(self.out / "lock")
+            now = os.stat(self.out / "lock", follow_symlinks=False)
         except FileNotFoundError:
             what = "lock file" if self.out.is_dir() else "folder"
             return f"the store's {what} was removed ({shown(str(self.out))})"
@@ -476,34 +686,45 @@ class Store:
         """Marker present while a sweep may be adding texts that no record names yet."""
         return self.out / "sweep.dirty"
 
+    def is_dirty(self) -> bool:
+        """Whether :meth:`mark_dirty`'s marker is there (whatever it is: never followed)."""
+        return os.path.lexists(self.dirty_path)
+
     def mark_dirty(self) -> None:
         """Say that texts are being added; a crash before :meth:`mark_clean` is detectable."""
         self._still_ours()
-        if not self.dirty_path.exists():
-            self.dirty_path.touch()
-            fsync_dir(self.out)
+        if not self.is_dirty():
+            with folder_of(self.out) as folder:
+                os.close(open_in(folder, self.dirty_path.name, os.O_WRONLY | os.O_CREAT))
+                os.fsync(folder)
 
     def mark_clean(self) -> None:
         """Every text in the store is named by a record again."""
-        with contextlib.suppress(FileNotFoundError):
-            self.dirty_path.unlink()
+        with contextlib.suppress(FileNotFoundError), folder_of(self.out) as folder:
+            os.unlink(self.dirty_path.name, dir_fd=folder)
 
     def put_text_file(self, sha256: str, tmp: Path) -> None:
-        """Move a finished (already fsynced) text file into place."""
+        """Move a finished (already fsynced) text file, in ``tmp/``, into place."""
         self._still_ours()
-        dest = self.text_path(sha256)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, dest)
+        self.text_path(sha256)  # a hash, nothing else, names the place
+        place_text(str(self.out), str(tmp), sha256, make=True)
 
     def put_text(self, sha256: str, text: str) -> None:
         """Write ``text`` as the text of ``sha256``."""
         self._still_ours()
-        atomic_write(self.text_path(sha256), text.encode("utf-8"))
+        name = self.text_path(sha256).name
+        with folder_of(self.out, "extract", sha256[:2], make=True) as folder:
+            write_in(folder, name, text.encode("utf-8"))
 
     def drop_text(self, sha256: str) -> None:
-        """Remove the text of ``sha256`` if present (a folder in its place is left alone)."""
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-            self.text_path(sha256).unlink()
+        """Remove the text of ``sha256`` if present (a folder in its place is left alone; a
+        link in its place goes, never what it points to)."""
+        name = self.text_path(sha256).name
+        with (
+            contextlib.suppress(FileNotFoundError, IsADirectoryError),
+            folder_of(self.out, "extract", sha256[:2]) as folder,
+        ):
+            os.unlink(name, dir_fd=folder)
 
     def write_records(
         self, records: Iterable[Record], before_write: Callable[[], None] | None = None
@@ -533,8 +754,8 @@ class Store:
 
     def drop_stat_index(self) -> None:
         """Remove the stat index (none there, or not a file, is no index either)."""
-        with contextlib.suppress(OSError):
-            (self.out / STAT_INDEX).unlink()
+        with contextlib.suppress(OSError), folder_of(self.out) as folder:
+            os.unlink(STAT_INDEX, dir_fd=folder)
 
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""
@@ -654,7 +875,7 @@ def _valid_in_bulk(records: list[Record]) -> bool:
 
 def _pid_in(_fd: int, store: Store) -> str:
     try:
-        return (store.out / "lock").read_text().strip() or "?"
+        return store.read_file("lock").decode("utf-8", "replace").strip() or "?"
     except OSError:
         return "?"
 

@@ -213,7 +213,7 @@ class Sweeper:
         """Take over the store as it is: what cannot be used is named, and repaired by the
         first run (which rewrites the store without it)."""
         self._loaded = True
-        self._killed_before = self.store.dirty_path.exists()
+        self._killed_before = self.store.is_dirty()
         with no_collections():
             loaded = self.store.load()
             self.index = RecordIndex(loaded.records)
@@ -625,7 +625,7 @@ class Sweeper:
                 )
         if wait is not None:
             wait()  # (at once when the records were written)
-        if full and (unnamed or self._killed_before or self.store.dirty_path.exists()):
+        if full and (unnamed or self._killed_before or self.store.is_dirty()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
             _gone, stuck = self.store.gc(self.index.referenced_texts())

@@ -97,7 +97,10 @@ def save(path: Path | None, entries: dict[str, _Entry]) -> None:
     if path is None:
         return
     with contextlib.suppress(OSError):
-        atomic_write(path, orjson.dumps({"format": FORMAT, "tools": entries}))
+        # its folder as it really is: the cache may live behind a link of the user's own
+        atomic_write(
+            path.parent.resolve() / path.name, orjson.dumps({"format": FORMAT, "tools": entries})
+        )
 
 
 def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:

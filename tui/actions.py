@@ -187,7 +187,7 @@ def opener_command(path: Path, platform: str | None = None) -> list[str]:
     return ["xdg-open", str(path)]
 
 
-def private_copy(text_file: Path, name: str) -> Path:
+def private_copy(text: bytes, name: str) -> Path:
     """A copy of a stored text the editor may change without touching the store.
 
     The store is content-addressed: an editor saving into ``extract/<aa>/<sha>.txt`` would make
@@ -197,7 +197,7 @@ def private_copy(text_file: Path, name: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="quarry-text-"))
     # shown, and short: a name with newlines or 255 bytes long still makes a file name
     copy = folder / (shown(Path(name).name)[:120] + ".txt")
-    shutil.copyfile(text_file, copy)
+    copy.write_bytes(text)
     return copy
 
 

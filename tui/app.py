@@ -213,10 +213,12 @@ class QuarryApp(App[None]):
         """The file on disk a record came from."""
         return Path(key[0]) / key[1]
 
-    def text_path(self, record: Record) -> Path | None:
-        """Where the record's text is stored (None without text or a valid hash)."""
+    def stored_text(self, record: Record, limit: int | None = None) -> bytes | None:
+        """The record's stored text (its first ``limit`` bytes if given), read by the store
+        (never through a link); None without text or a valid hash. OSError when it cannot be
+        read."""
         sha = valid_sha256(record.sha256)
-        return self.store.text_path(sha) if record.has_text and sha else None
+        return self.store.text_bytes(sha, limit) if record.has_text and sha else None
 
     def open_record(self, rid: int, *, detail: bool = False) -> None:
         """Open the stored text of row ``rid``; with ``detail``, a record without text shows
@@ -227,9 +229,9 @@ class QuarryApp(App[None]):
         record = self.model.record(rid)
         if record is None:
             return
-        path = self.text_path(record)
-        if path is not None:
-            self.push_screen(InspectorScreen(record, path))
+        sha = valid_sha256(record.sha256)
+        if record.has_text and sha:
+            self.push_screen(InspectorScreen(record, lambda: self.store.text_bytes(sha)))
         elif detail:
             self.push_screen(DetailScreen(record, self.tools_missing()))
         else:

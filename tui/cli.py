@@ -56,13 +56,13 @@ def cmd_open(args: argparse.Namespace) -> int:
         if not store.exists():
             where = shown(str(store.out))
             raise UsageError(f"no store at {where} to browse (run 'quarry sweep' first)")
-        start_early(store.jsonl_path)
+        start_early(store)
         from tui.app import QuarryApp
 
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
-    start_early(session.store.jsonl_path)  # the store's last records, read while Textual starts
+    start_early(session.store)  # the store's last records, read while Textual starts
     from tui.app import QuarryApp
 
     try:
@@ -85,7 +85,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from tui.loadpart import start_early
 
     store = reading_store(args.store)
-    start_early(store.jsonl_path)  # a big store is parsed while Textual is imported and starts
+    start_early(store)  # a big store is parsed while Textual is imported and starts
     from tui.app import QuarryApp
 
     return run_app(QuarryApp(store.out, None, read_only=args.read_only))

@@ -264,8 +264,12 @@ class JsonlSource:
 
 
 def read_jsonl(store: Store) -> JsonlSource:
-    """The store's ``extract.jsonl``, opened (empty for a new store)."""
-    return JsonlSource(Path(store.jsonl_path))
+    """The store's ``extract.jsonl``, opened by the store (empty for a new store): a link in
+    its place is refused, never followed."""
+    try:
+        return JsonlSource.from_fd(store.open_jsonl())
+    except FileNotFoundError:
+        return JsonlSource()
 
 
 def read_summary(store: Store) -> tuple[Summary | None, str]:
@@ -301,11 +305,8 @@ def _summary_ok(s: Summary) -> bool:
 
 def jsonl_stamp(store: Store) -> tuple[int, int] | None:
     """(mtime_ns, size) of ``extract.jsonl``, to notice another process rewriting it."""
-    try:
-        st = Path(store.jsonl_path).stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
+    size, mtime_ns, _ctime, _inode = store.jsonl_identity()
+    return None if size < 0 else (mtime_ns, size)
 
 
 def load_rows(

@@ -29,8 +29,9 @@ from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
+from engine.store import Store
 from tui.lines import BadLine
-from tui.loader import BLOCK_BYTES, FIRST_BYTES, Chunk, JsonlSource, parse_range
+from tui.loader import BLOCK_BYTES, FIRST_BYTES, Chunk, JsonlSource, parse_range, read_jsonl
 
 PARALLEL_BYTES = 32 << 20
 """Stores from this size (about 70,000 records) are parsed by helper processes."""
@@ -113,19 +114,19 @@ class Load:
 _early: dict[str, Load] = {}
 
 
-def start_early(path: Path) -> None:
+def start_early(store: Store) -> None:
     """Start the helper processes of the store ``path`` now, before the dashboard has even
     imported Textual (``quarry ui``): they parse while it starts. The app takes the load with
     :func:`take_early`; a store too small for helpers is left for the app to open."""
     try:
-        src = JsonlSource(path)
+        src = read_jsonl(store)
     except OSError:  # the app will say what is wrong with it
         return
     load = Load(src)
     if not load.parts:
         src.close()
         return
-    _early[os.fsdecode(path)] = load
+    _early[os.fsdecode(store.jsonl_path)] = load
     atexit.register(load.stop)  # never taken (the app failed to start): no child left
 
 

@@ -48,7 +48,7 @@ from engine.executors.dask_worker import WorkerInfo, WorkerSettings, close_pools
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.mimes import OCTET
 from engine.records import Reason
-from engine.store import Store
+from engine.store import Store, folder_of, open_in
 from engine.tools import ToolSet
 
 CONNECT_TIMEOUT_S = 10.0
@@ -155,16 +155,20 @@ class DaskExecutor:
     def _check_workers(self, sample: Sequence[ReadTask]) -> None:
         """Every worker must see the files to read and the store as this machine does."""
         token = f".probe-{secrets.token_hex(8)}"
-        tmp = Path(self.settings.store_dir) / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / token).write_text(token)
-        paths = _spread(sample)
-        try:
-            infos: dict[str, WorkerInfo] = self._client.run(probe, self.settings, paths, token)
-        finally:
-            for f in tmp.glob(f"{token}*"):
-                with contextlib.suppress(OSError):
-                    f.unlink()
+        with folder_of(self.settings.store_dir, "tmp", make=True) as tmp:
+            fd = open_in(tmp, token, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            try:
+                os.write(fd, token.encode())
+            finally:
+                os.close(fd)
+            paths = _spread(sample)
+            try:
+                infos: dict[str, WorkerInfo] = self._client.run(probe, self.settings, paths, token)
+            finally:
+                for name in os.listdir(tmp):
+                    if name.startswith(token):
+                        with contextlib.suppress(OSError):
+                            os.unlink(name, dir_fd=tmp)
         problems = [p for addr, info in sorted(infos.items()) if (p := _problem(addr, info))]
         if problems:
             raise ClusterRefused(

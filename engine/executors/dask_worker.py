@@ -32,13 +32,13 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import MAX_READS, ReadPool
 from engine.limits import Limits
 from engine.mimes import OCTET
 from engine.readers import registry
+from engine.store import folder_of, open_in, place_text, read_in
 from engine.tools import ToolSet, discover
 
 TOOLS_TTL_S = 60.0
@@ -169,11 +169,15 @@ def probe(settings: WorkerSettings, paths: list[str], token: str) -> WorkerInfo:
     rather than a local one of the same name.
     """
     unseen = tuple(p for p in paths if not os.path.lexists(p))
-    tmp = Path(settings.store_dir) / "tmp"
     store_ok = False
-    with contextlib.suppress(OSError):
-        if (tmp / token).read_text() == token:
-            (tmp / f"{token}.{socket.gethostname()}.{os.getpid()}").write_text(token)
+    with contextlib.suppress(OSError), folder_of(settings.store_dir, "tmp") as tmp:
+        if read_in(tmp, token) == token.encode():
+            answer = f"{token}.{socket.gethostname()}.{os.getpid()}"
+            fd = open_in(tmp, answer, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            try:
+                os.write(fd, token.encode())
+            finally:
+                os.close(fd)
             store_ok = True
     problem = None
     try:
@@ -239,18 +243,16 @@ def _placed(outcome: Outcome, sha256: str, store_dir: str) -> Outcome:
     """Move a finished text into the shared store; the Outcome then names its final place."""
     if outcome.text_file is None:
         return outcome
-    tmp = Path(outcome.text_file)
-    dest = Path(store_dir) / "extract" / sha256[:2] / f"{sha256}.txt"
+    tmp = outcome.text_file
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, dest)
+        dest = place_text(store_dir, tmp, sha256, make=True)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp)
         return replace(
             outcome,
             text_file=None,
             machine=True,
             error=f"cannot write the text into the shared store: {exc.strerror or exc}",
         )
-    return replace(outcome, text_file=str(dest))
+    return replace(outcome, text_file=dest)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.store import Store
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
 from tui import loadpart
 from tui.app import QuarryApp
@@ -70,7 +71,7 @@ async def test_an_early_load_is_taken_by_the_app_and_gives_every_row(
     lines = [_record(i, "error" if i % 9 == 0 else "ok") for i in range(6_000)]
     lines[3_000] = lines[3_000][:25]  # torn: named, numbered from the file's start
     path = _write(tmp_path / "s", lines)
-    loadpart.start_early(path)
+    loadpart.start_early(Store(path.parent))
     early = loadpart._early[str(path)]
     assert len(early.parts) == 2
     app = QuarryApp(tmp_path / "s")
@@ -86,8 +87,8 @@ async def test_an_early_load_is_taken_by_the_app_and_gives_every_row(
 
 def test_a_small_or_missing_store_is_left_for_the_app(tmp_path: Path) -> None:
     path = _write(tmp_path / "s", [_record(i) for i in range(10)])
-    loadpart.start_early(path)
-    loadpart.start_early(tmp_path / "nowhere" / "extract.jsonl")
+    loadpart.start_early(Store(path.parent))
+    loadpart.start_early(Store(tmp_path / "nowhere"))
     assert loadpart.take_early(path) is None
     assert not loadpart._early
 

@@ -139,8 +139,8 @@ async def test_a_password_from_the_errors_screen_opens_the_group(
             rid = app.model.ids[(str(sample), "locked/locked.pdf")]
             record = app.model.record(rid)
             assert record is not None
-            text = app.text_path(record)
-            assert text is not None and PDF_WORDS in text.read_text()
+            text = app.stored_text(record)
+            assert text is not None and PDF_WORDS in text.decode()
             _nowhere(app, session.store.out, TYPED, SAMPLE_PASSWORD, "not this")
 
 
@@ -168,8 +168,8 @@ async def test_a_password_from_the_records_screen_and_reused_by_a_plain_retry(
             assert _status(app, sample, "locked/locked.docx") == ("ok", None)
             record = app.model.record(app.model.ids[(str(sample), "locked/locked.docx")])
             assert record is not None and record.why == "forced"
-            text = app.text_path(record)
-            assert text is not None and DOCX_WORDS in text.read_text()
+            text = app.stored_text(record)
+            assert text is not None and DOCX_WORDS in text.decode()
 
             # r on the other one: the session's password is tried again, no second P
             await pilot.press("down")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -46,10 +46,11 @@ class InspectorScreen(ReportsWorkerFailures, Screen[None]):
             self.error = error
             """Why it could not be read."""
 
-    def __init__(self, record: Record, text_path: Path) -> None:
+    def __init__(self, record: Record, read: Callable[[], bytes]) -> None:
         super().__init__()
         self.record = record
-        self.text_path = text_path
+        self.read = read
+        """Reads the stored text (the store's, never a path opened here)."""
         self.query_text = ""
         self.page = 0
         """Index of the page, slide or sheet being read."""
@@ -79,11 +80,10 @@ class InspectorScreen(ReportsWorkerFailures, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _read(self) -> None:
         try:
-            text = self.text_path.read_text(encoding="utf-8", errors="replace")
+            text = self.read().decode("utf-8", errors="replace")
         except OSError as exc:
-            self.post_message(
-                self.TextLoaded(None, f"cannot read {shown(str(self.text_path))}: {exc}")
-            )
+            why = f"cannot read the stored text of {shown(self.record.path)}: {exc}"
+            self.post_message(self.TextLoaded(None, why))
             return
         self.post_message(self.TextLoaded(TextDoc.parse(text)))
 

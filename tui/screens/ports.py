@@ -49,8 +49,9 @@ class Dashboard(Protocol):
         """The file on disk a record came from (its exact name)."""
         ...
 
-    def text_path(self, record: Record) -> Path | None:
-        """Where the record's text is stored, or None when it has none (or no valid hash)."""
+    def stored_text(self, record: Record, limit: int | None = None) -> bytes | None:
+        """The record's stored text (its first ``limit`` bytes), None when it has none (or
+        no valid hash); OSError when it cannot be read. The store reads it, never a path."""
         ...
 
     def tools_missing(self) -> set[str]:

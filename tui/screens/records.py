@@ -235,14 +235,13 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
 
     def _preview(self, record: Record | None) -> list[str]:
         """The first lines of the record's stored text (a small read)."""
-        path = None if record is None else self.dash.text_path(record)
-        if path is None:
-            return []
         try:
-            with path.open("rb") as f:
-                head = f.read(PREVIEW_BYTES).decode("utf-8", "replace")
+            data = None if record is None else self.dash.stored_text(record, PREVIEW_BYTES)
         except OSError:
             return []
+        if data is None:
+            return []
+        head = data.decode("utf-8", "replace")
         return [display_line(line) for line in head.replace("\f", "\n").split("\n")[:6]]
 
     @on(RecordTable.Opened)
@@ -446,11 +445,11 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         if current is None:
             return
         record = current[1]
-        text = self.dash.text_path(record)
-        if text is None:
-            self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
-            return
         try:
+            text = self.dash.stored_text(record)
+            if text is None:
+                self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
+                return
             copy = actions.private_copy(text, record.path)
         except OSError as exc:
             self.notify(f"cannot copy the text: {exc}", severity="error")
