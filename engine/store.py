@@ -32,11 +32,11 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -585,11 +585,11 @@ def _in_one_call(buf: bytes, count: int, lines: Callable[[], list[bytes]]) -> li
     None when any line needs judging alone."""
     try:
         records = _LINES_DECODER.decode_lines(buf)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: a line nested too deep
         return None
     # decode_lines takes any whitespace between records: as many records as lines, or there
     # are blank lines or two records on one line.
-    if len(records) != count or not _valid_in_bulk(records):
+    if len(records) != count or not valid_in_bulk(records):
         return None
     if b'_b64"' in buf:
         for i, line in enumerate(lines()):
@@ -635,8 +635,10 @@ _LINES_DECODER = msgspec.json.Decoder(Record)
 _BAD_PATH = re.compile("(?:\0|/)\\.{0,2}(?:/|\0)")
 
 
-def _valid_in_bulk(records: list[Record]) -> bool:
-    """Whether every record's root, path, status and sha256 is usable (C-speed checks)."""
+def valid_in_bulk(records: Sequence[Record] | Sequence[Any]) -> bool:
+    """Whether every record's root, path, status and sha256 is usable (C-speed checks): the
+    rules of :meth:`Record.from_dict`, for anything with those four attributes (the
+    dashboard's rows too, so that it keeps exactly the lines the engine keeps)."""
     if not records:
         return True
     shas = [s for s in map(attrgetter("sha256"), records) if s is not None]
