@@ -642,7 +642,7 @@ def valid_in_bulk(records: Sequence[Record] | Sequence[Any]) -> bool:
     if not records:
         return True
     shas = [s for s in map(attrgetter("sha256"), records) if s is not None]
-    if not all(map(SHA256_RE.fullmatch, shas)):
+    if shas and not _all_hashes(shas):
         return False
     if not all(r.startswith("/") and "\0" not in r for r in set(map(attrgetter("root"), records))):
         return False
@@ -652,6 +652,18 @@ def valid_in_bulk(records: Sequence[Record] | Sequence[Any]) -> bool:
     if paths.count("\0") != len(records) - 1:
         return False  # a NUL inside a path
     return _BAD_PATH.search("\0" + paths + "\0") is None
+
+
+def _all_hashes(shas: list[str]) -> bool:
+    """Whether each of ``shas`` is 64 lowercase hex digits (as :data:`SHA256_RE` says): their
+    lengths, then one pass over them all (a regex match per hash cost 4x as much)."""
+    if set(map(len, shas)) != {64}:
+        return False
+    joined = "".join(shas)
+    return joined.isascii() and not joined.encode("ascii").translate(None, _HEX_DIGITS)
+
+
+_HEX_DIGITS = b"0123456789abcdef"
 
 
 def _pid_in(_fd: int, store: Store) -> str:
