@@ -256,10 +256,14 @@ class Record:
 
     @classmethod
     def from_json(cls, line: bytes | str) -> Record:
-        """Parse one ``extract.jsonl`` line (raises BadRecord for anything but a record)."""
+        """Parse one ``extract.jsonl`` line (raises BadRecord for anything but a record; "cut
+        short" for a line that ends before its object does, as a write cut off leaves one)."""
         try:
-            data = orjson.loads(line)
+            data = orjson.loads(line)  # nested past orjson's depth limit: a JSONDecodeError
         except orjson.JSONDecodeError as exc:
+            raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+            if raw.lstrip().startswith(b"{") and not raw.rstrip().endswith(b"}"):
+                raise BadRecord("cut short") from exc
             raise BadRecord(f"not JSON ({exc.msg})") from exc
         return cls.from_dict(data)
 

@@ -70,7 +70,7 @@ class BadLine:
     """Why it was not used, briefly (never the line itself)."""
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.why}"
+        return f"line {self.line:,}: {self.why}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +82,24 @@ class Loaded:
     bad: tuple[BadLine, ...] = ()
     """The lines dropped, with why."""
 
+    def left_out(self, where: str = JSONL) -> str:
+        """The notice for the lines dropped (see :func:`left_out`)."""
+        return left_out(len(self.bad), self.bad[:5], where)
+
     def describe_bad(self, limit: int = 5) -> str:
         """One line naming the first ``limit`` bad lines and counting the rest."""
         named = "; ".join(map(str, self.bad[:limit]))
         more = len(self.bad) - limit
         return named + (f"; and {more} more" if more > 0 else "")
+
+
+def left_out(count: int, first: Sequence[object], where: str = JSONL) -> str:
+    """The one line that says ``count`` lines of ``where`` were left out, not being records,
+    and names the ``first`` few: ``quarry show``'s warning and the dashboard's notice."""
+    named = "; ".join(map(str, first))
+    more = count - len(first)
+    also = f"; and {more:,} more" if more > 0 else ""
+    return f"{count:,} unreadable line(s) in {where} left out ({named}{also})"
 
 
 def temp_file(folder: Path, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from engine.store import STORE_MARKER, Loaded, read_jsonl
 from tests.tui.conftest import SIZE, screen_lines, settle, static_text
+from tests.tui.test_foreign_stores import activity
 from tui.app import QuarryApp
 from tui.widgets.panels import SummaryBar
 from tui.widgets.record_table import RecordTable
@@ -108,6 +109,7 @@ async def open_and_check(out: Path, engine: Loaded) -> None:
             n = len(engine.bad)
             said = f"{n:,} unreadable line{'s' if n != 1 else ''}"
             assert said in static_text(app.records_screen.query_one(SummaryBar))
+            assert engine.left_out() in activity(app)  # in quarry show's words
     assert not app.crash, app.crash
 
 
@@ -137,8 +139,11 @@ async def test_a_status_no_engine_wrote_is_shown_plainly(tmp_path: Path) -> None
 
 async def test_a_line_nested_50000_deep_is_one_bad_line(tmp_path: Path) -> None:
     good = orjson.dumps({"root": "/r", "path": "a.txt", "status": "ok", "size": 1})
-    data = good + b"\n" + b'{"a":' * 50_000 + b"\n"
+    deep = b'{"a":' * 50_000
+    data = b"\n".join([good, deep, deep + b"1" + b"}" * 50_000, good.replace(b"a.txt", b"b")])
     engine = read_jsonl(data)
-    assert [(b.line, b.why) for b in engine.bad] == [(2, "not JSON (depth limit exceeded)")]
+    assert [(b.line, b.why) for b in engine.bad] == [
+        (2, "cut short"), (3, "not JSON (depth limit exceeded)")
+    ]  # fmt: skip
     out = write_store(tmp_path, data)
     await open_and_check(out, engine)
