@@ -95,9 +95,12 @@ async def open_and_check(out: Path, engine: Loaded) -> None:
         await settle(pilot)
         table = app.records_screen.query_one(RecordTable)
         screen_lines(table)  # every visible row drawn: status colours, cells of odd values
-        for _ in range(3):  # and further down, where later rows are
-            await pilot.press("pagedown")
+        await pilot.press("d")  # the detail pane: every field of each record in turn
+        for _ in range(min(len(app.model), 8)):
+            await pilot.pause()
             screen_lines(table)
+            await pilot.press("down")
+        await pilot.press("enter")  # the inspector, or why not (no text stored)
         await pilot.pause()
         assert not app.crash and not app.load_error and app.state == "following", (
             app.crash or app.load_error
