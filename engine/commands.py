@@ -415,13 +415,7 @@ def _load(store: Store) -> Loaded:
     """The store's records; unreadable lines are said on stderr in one line, never fatal."""
     loaded = store.load()
     if loaded.bad:
-        sys.stderr.write(
-            shown(
-                f"quarry: warning: {len(loaded.bad)} unreadable line(s) in "
-                f"{store.jsonl_path} left out ({loaded.describe_bad()})"
-            )
-            + "\n"
-        )
+        sys.stderr.write(shown(f"quarry: warning: {loaded.left_out(str(store.jsonl_path))}") + "\n")
     return loaded
 
 

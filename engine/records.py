@@ -112,9 +112,15 @@ class Member:
         return tuple(out)
 
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
-"""A count or size: never negative. The store's bulk decoder (msgspec) refuses a negative one,
-so the line is judged alone, by :meth:`Record.from_dict`, which takes the default instead."""
+INT64_MAX = 2**63 - 1
+"""The largest number a record holds: every count, size and time fits a signed 64-bit integer
+(what ``os.stat`` gives, and what the dashboard's columns store)."""
+Count = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]
+"""A count or size: never negative, never past 64 bits. The store's bulk decoder (msgspec)
+refuses any other, so the line is judged alone, by :meth:`Record.from_dict`, which takes the
+default instead."""
+Nanoseconds = Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]
+"""A time in nanoseconds (before 1970 it is negative), within 64 bits likewise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +133,7 @@ class Record:
     """Path relative to ``root``, with ``/`` separators."""
     size: Count
     """Size in bytes at the time of the sweep."""
-    mtime_ns: int
+    mtime_ns: Nanoseconds
     """Modification time in nanoseconds, as ``os.stat`` gave it."""
     status: str
     """One of :class:`Status`."""
@@ -250,10 +256,14 @@ class Record:
 
     @classmethod
     def from_json(cls, line: bytes | str) -> Record:
-        """Parse one ``extract.jsonl`` line (raises BadRecord for anything but a record)."""
+        """Parse one ``extract.jsonl`` line (raises BadRecord for anything but a record; "cut
+        short" for a line that ends before its object does, as a write cut off leaves one)."""
         try:
-            data = orjson.loads(line)
+            data = orjson.loads(line)  # nested past orjson's depth limit: a JSONDecodeError
         except orjson.JSONDecodeError as exc:
+            raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+            if raw.lstrip().startswith(b"{") and not raw.rstrip().endswith(b"}"):
+                raise BadRecord("cut short") from exc
             raise BadRecord(f"not JSON ({exc.msg})") from exc
         return cls.from_dict(data)
 
@@ -336,9 +346,11 @@ def _sha_field(value: object) -> str | None:
 
 
 def _int(low: int | None) -> Callable[[object], object]:
+    floor = -INT64_MAX - 1 if low is None else low
+
     def check(value: object) -> object:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-        return value if ok and (low is None or value >= low) else _DEFAULT  # type: ignore[operator]
+        ok = isinstance(value, int) and not isinstance(value, bool) and value <= INT64_MAX
+        return value if ok and value >= floor else _DEFAULT  # type: ignore[operator]
 
     return check
 

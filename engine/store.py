@@ -39,11 +39,11 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import msgspec
 import orjson
@@ -79,7 +79,7 @@ class BadLine:
     """Why it was not used, briefly (never the line itself)."""
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.why}"
+        return f"line {self.line:,}: {self.why}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +91,24 @@ class Loaded:
     bad: tuple[BadLine, ...] = ()
     """The lines dropped, with why."""
 
+    def left_out(self, where: str = JSONL) -> str:
+        """The notice for the lines dropped (see :func:`left_out`)."""
+        return left_out(len(self.bad), self.bad[:5], where)
+
     def describe_bad(self, limit: int = 5) -> str:
         """One line naming the first ``limit`` bad lines and counting the rest."""
         named = "; ".join(map(str, self.bad[:limit]))
         more = len(self.bad) - limit
         return named + (f"; and {more} more" if more > 0 else "")
+
+
+def left_out(count: int, first: Sequence[object], where: str = JSONL) -> str:
+    """The one line that says ``count`` lines of ``where`` were left out, not being records,
+    and names the ``first`` few: ``quarry show``'s warning and the dashboard's notice."""
+    named = "; ".join(map(str, first))
+    more = count - len(first)
+    also = f"; and {more:,} more" if more > 0 else ""
+    return f"{count:,} unreadable line(s) in {where} left out ({named}{also})"
 
 
 # -- link-safe primitives -------------------------------------------------------------------
@@ -806,11 +819,11 @@ def _in_one_call(buf: bytes, count: int, lines: Callable[[], list[bytes]]) -> li
     None when any line needs judging alone."""
     try:
         records = _LINES_DECODER.decode_lines(buf)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: a line nested too deep
         return None
     # decode_lines takes any whitespace between records: as many records as lines, or there
     # are blank lines or two records on one line.
-    if len(records) != count or not _valid_in_bulk(records):
+    if len(records) != count or not valid_in_bulk(records):
         return None
     if b'_b64"' in buf:
         for i, line in enumerate(lines()):
@@ -856,12 +869,14 @@ _LINES_DECODER = msgspec.json.Decoder(Record)
 _BAD_PATH = re.compile("(?:\0|/)\\.{0,2}(?:/|\0)")
 
 
-def _valid_in_bulk(records: list[Record]) -> bool:
-    """Whether every record's root, path, status and sha256 is usable (C-speed checks)."""
+def valid_in_bulk(records: Sequence[Record] | Sequence[Any]) -> bool:
+    """Whether every record's root, path, status and sha256 is usable (C-speed checks): the
+    rules of :meth:`Record.from_dict`, for anything with those four attributes (the
+    dashboard's rows too, so that it keeps exactly the lines the engine keeps)."""
     if not records:
         return True
     shas = [s for s in map(attrgetter("sha256"), records) if s is not None]
-    if not all(map(SHA256_RE.fullmatch, shas)):
+    if shas and not _all_hashes(shas):
         return False
     if not all(r.startswith("/") and "\0" not in r for r in set(map(attrgetter("root"), records))):
         return False
@@ -871,6 +886,18 @@ def _valid_in_bulk(records: list[Record]) -> bool:
     if paths.count("\0") != len(records) - 1:
         return False  # a NUL inside a path
     return _BAD_PATH.search("\0" + paths + "\0") is None
+
+
+def _all_hashes(shas: list[str]) -> bool:
+    """Whether each of ``shas`` is 64 lowercase hex digits (as :data:`SHA256_RE` says): their
+    lengths, then one pass over them all (a regex match per hash cost 4x as much)."""
+    if set(map(len, shas)) != {64}:
+        return False
+    joined = "".join(shas)
+    return joined.isascii() and not joined.encode("ascii").translate(None, _HEX_DIGITS)
+
+
+_HEX_DIGITS = b"0123456789abcdef"
 
 
 def _pid_in(_fd: int, store: Store) -> str:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
@@ -52,6 +53,7 @@ from engine.records import Record, Status, Summary
 from engine.store import Store
 from tui import actions
 from tui.eventlog import LogLine, store_lines
+from tui.hangup import TerminalGone, driver_class
 from tui.lines import valid_sha256
 from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
@@ -135,6 +137,8 @@ class QuarryApp(App[None]):
         """The one-line reason the app stopped on an unexpected error (empty if it did not)."""
         self.crash_log: Path | None = None
         """Where the full traceback of that error was written."""
+        self.terminal_gone = False
+        """True once the terminal went away (no SIGHUP): the app left as on q (exit 1)."""
         self.quitting = False
         """True once q was pressed: the engine is stopping and the app will exit.
 
@@ -797,6 +801,16 @@ class QuarryApp(App[None]):
         if not isinstance(self._top(), HelpScreen | None):
             keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
             self.push_screen(HelpScreen(keys, read_only=not self.triage.writable))
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, one that notices its terminal is gone on Linux and macOS."""
+        return driver_class(super().get_driver_class())
+
+    @on(TerminalGone)
+    async def _terminal_gone(self) -> None:
+        """No one can see or stop the dashboard any more: leave as on q, not spin for ever."""
+        self.terminal_gone = True
+        await self.action_quit()
 
     async def action_quit(self) -> None:
         """Stop the engine cleanly, then leave."""

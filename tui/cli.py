@@ -25,13 +25,16 @@ if TYPE_CHECKING:
 
 
 def run_app(app: QuarryApp) -> int:
-    """Run the dashboard; a crash is exit 1 and one line on stderr (the traceback in a file)."""
+    """Run the dashboard; a crash is exit 1 and one line on stderr (the traceback in a file),
+    its terminal gone is exit 1 (the engine stopped and the store written, as on q)."""
     from engine.commands import EXIT_OK, EXIT_USAGE
 
     app.run()
     if app.crash:
         where = f" (traceback in {app.crash_log})" if app.crash_log else ""
         print(f"quarry: the dashboard stopped on an error: {app.crash}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    if app.terminal_gone:  # left without a word to the user: a failure to whoever started it
         return EXIT_USAGE
     return app.return_code or EXIT_OK
 

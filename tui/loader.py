@@ -27,8 +27,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from engine.errors import QuarryError
-from engine.records import Summary
-from engine.store import Store
+from engine.records import Count, Summary
+from engine.store import Store, valid_in_bulk
 from tui.coded import Coded
 from tui.columns import QUALITY_CODE, STATUS_CODE, Batch, intern_all, lower_of
 from tui.indexing import LineIndex, Lines
@@ -61,13 +61,17 @@ class _Row(msgspec.Struct, gc=False):
     root: str
     path: _Named
     status: _Named
+    sha256: str | None = None
+    """Decoded only to be checked (a line with a hash that could name a path is no record)."""
     reason: str | None = None
     mime: str = ""
     extractor: str | None = None
-    chars: int = 0
-    pages: int | None = None
-    size: int = 0
-    ms: int = 0
+    chars: Count = 0
+    pages: Count | None = None
+    size: Count = 0
+    ms: Count = 0
+    """Numbers as the engine's Record types them (no negative, 64 bits at most): any other
+    fails the decode, and the line is read as the engine reads it alone (the default)."""
     reused: bool = False
     error: str | None = None
     why: str | None = None
@@ -361,17 +365,21 @@ def _parse_block(block: memoryview, pos: int, count: int) -> tuple[Batch, Lines]
     rows = None
     fast = _vocabulary.decode
     if fast is not None:
-        with contextlib.suppress(msgspec.DecodeError):  # a value not met yet, or no record
+        # a value not met yet, or no record (RecursionError: a line nested too deep)
+        with contextlib.suppress(msgspec.DecodeError, RecursionError):
             rows = fast(block)
     if rows is None:
         try:
             rows = _decode_lines(block)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # RecursionError: a line nested deep
             return None
         _vocabulary.learn(rows)
     if len(rows) != count:  # a blank line (decode_lines skips them)
         return None
-    return columns_of(rows), Lines(pos, len(block), count)
+    try:
+        return columns_of(rows), Lines(pos, len(block), count)
+    except NotARecord:
+        return None
 
 
 def _split_block(
@@ -410,19 +418,26 @@ def parse_lines(
         rows = _decode_rows(b"[" + b",".join(lines) + b"]")
         if len(rows) != len(lines):
             raise ValueError("a line held more than one value")
-    except (msgspec.DecodeError, ValueError):  # a torn or foreign line: the slow, lenient way
-        return _lenient(lines, starts, line_no)
-    return columns_of(rows), starts, []
+        return columns_of(rows), starts, []
+    except (msgspec.DecodeError, ValueError, RecursionError):  # NotARecord is a ValueError
+        return _lenient(lines, starts, line_no)  # a torn or foreign line: one by one
 
 
 def columns_of(rows: list[_Row]) -> Batch:
-    """Decoded rows as columns (low-cardinality strings interned), counted."""
+    """Decoded rows as columns (low-cardinality strings interned), counted.
+
+    Raises :class:`NotARecord` when a row is not a record by the engine's rules (its root,
+    path, status or sha256 unusable: :func:`~engine.store.valid_in_bulk`, as the engine's own
+    bulk read checks them); the caller then judges each line alone.
+    """
+    if not valid_in_bulk(rows):
+        raise NotARecord("a line of the block is no record")
     f = _FIELDS
     paths = list(map(f["path"], rows))
     roots = list(map(f["root"], rows))
     if any(map(f["path_b64"], rows)) or any(map(f["root_b64"], rows)):
-        paths = list(map(restore_name, paths, map(f["path_b64"], rows)))
-        roots = list(map(restore_name, roots, map(f["root_b64"], rows)))
+        paths = list(map(restore_name, paths, map(f["path_b64"], rows), repeat("path")))
+        roots = list(map(restore_name, roots, map(f["root_b64"], rows), repeat("root")))
     pages = list(map(f["pages"], rows))
     batch = Batch(
         roots=intern_all(roots),

@@ -22,6 +22,7 @@ from itertools import compress
 from typing import Any
 
 from engine.records import STATUSES, Record
+from engine.store import left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
@@ -176,9 +177,7 @@ class RecordModel(Ordering):
         """The unreadable lines in words ("" when there are none)."""
         if not self.bad_lines:
             return ""
-        n = self.bad_lines
-        first = "; ".join(map(str, self.bad_first[:3]))
-        return f"{n:,} line{'s' if n != 1 else ''} of extract.jsonl could not be read ({first})"
+        return left_out(self.bad_lines, self.bad_first)  # the words of quarry show
 
     def clear(self) -> None:
         """Forget every row (filter and sort stay)."""

@@ -144,7 +144,7 @@ def test_a_store_torn_anywhere_loads_as_one_process_reads_it(
 
 
 FEW = {
-    "root": ["/a", "/b", ""],
+    "root": ["/a", "/b", "/"],
     "status": ["ok", "error", "empty", "quarantined"],
     "reason": [None, "corrupt", "needs_tool", "new-reason"],
     "mime": ["text/plain", "application/pdf", "", "x/new"],

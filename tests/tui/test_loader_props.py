@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.names import shown
+from engine.store import read_jsonl
 from tui.lines import NotARecord, parse_line, record_from_line, valid_sha256
 from tui.loader import load_rows
 from tui.model import RecordModel
@@ -132,6 +133,7 @@ def test_any_lines_load_every_record_and_count_the_rest(lines: list[bytes], torn
             except NotARecord:
                 expected.append(number)
     assert [b.number for b in bad] == expected  # the fast path agrees with the careful one
+    assert expected == [b.line for b in read_jsonl(data).bad]  # and with the engine
 
 
 def test_extract_stage_records_unknown_fields_and_bad_hashes() -> None:
@@ -139,30 +141,44 @@ def test_extract_stage_records_unknown_fields_and_bad_hashes() -> None:
         {"root": "/srv", "path": "a.pdf", "sha256": "0" * 64, "mime": "application/pdf",
          "status": "unsupported", "extractor": None, "chars": 0, "error": "needs pdftotext",
          "v": 2, "tools": ["tesseract", "pdftotext"], "extra": {"x": 1}},
-        {"root": "/srv", "path": "b.txt", "status": "ok", "sha256": "../../../../tmp/victim",
-         "chars": "12", "size": -1.5, "pages": "3", "reused": "yes", "needs": "antiword"},
-        {"root": "/srv", "path": "c.txt", "status": "frobbed", "sha256": "A" * 64},
+        {"root": "/srv", "path": "b.txt", "status": "ok", "chars": "12", "size": -1.5,
+         "pages": "3", "reused": "yes", "needs": "antiword"},
+        {"root": "/srv", "path": "c.txt", "status": "frobbed"},
+        {"root": "/srv", "path": "d.txt", "status": "ok", "sha256": "../../../../tmp/victim"},
+        {"root": "/srv", "path": "e.txt", "status": "ok", "sha256": "A" * 64},
     ]  # fmt: skip
-    data = b"\n".join(map(orjson.dumps, lines)) + b'\n{"root": "/srv", "path": "d.t'
+    data = b"\n".join(map(orjson.dumps, lines)) + b'\n{"root": "/srv", "path": "f.t'
     m, bad = load(data)
-    assert len(m) == 3 and [str(b) for b in bad] == ["line 4: cut short"]
+    sha = "sha256 is not 64 lowercase hex digits"
+    assert len(m) == 3
+    assert [str(b) for b in bad] == [f"line 4: {sha}", f"line 5: {sha}", "line 6: cut short"]
     a = m.record(m.ids[("/srv", "a.pdf")])
-    assert a is not None and a.tools == "tesseract,pdftotext" and a.size == 0 and a.v == 2
+    assert a is not None and a.tools == "tools:pdftotext,tesseract" and a.size == 0 and a.v == 2
     b = m.record(m.ids[("/srv", "b.txt")])
     assert b is not None and b.sha256 is None and not b.has_text and b.chars == 0
     assert b.needs == ("antiword",) and b.pages is None and b.reused is False
     c = m.record(m.ids[("/srv", "c.txt")])
     assert c is not None and c.status == "frobbed" and c.sha256 is None
-    assert m.bad_text() == "1 line of extract.jsonl could not be read (line 4: cut short)"
+    assert m.bad_text() == (
+        f"3 unreadable line(s) in extract.jsonl left out (line 4: {sha}; line 5: {sha}; "
+        "line 6: cut short)"
+    )
+    assert m.bad_text() == read_jsonl(data).left_out()  # the words of quarry show
+    assert [(b.line, b.why) for b in read_jsonl(data).bad][:2] == [(4, sha), (5, sha)]
 
 
 def test_lines_that_are_not_records_are_named() -> None:
-    data = b'[1, 2]\nnull\n{"path": "x"}\n{"status": "ok"}\n{"path": 3, "status": "ok"}\n\n'
+    data = (
+        b'[1, 2]\nnull\n{"root": "/r", "path": "x"}\n{"root": "/r", "status": "ok"}\n'
+        b'{"root": "/r", "path": 3, "status": "ok"}\n{"path": "x", "status": "ok"}\n\n'
+    )
     _, bad = load(data)
     assert [str(b) for b in bad] == [
-        "line 1: not a JSON object", "line 2: null", "line 3: no status", "line 4: no path",
-        "line 5: path is not text",
+        "line 1: not a JSON object (an array)", "line 2: not a JSON object (null)",
+        "line 3: status is not a non-empty string", "line 4: path is not a non-empty string",
+        "line 5: path is not a non-empty string", "line 6: root is not a non-empty string",
     ]  # fmt: skip
+    assert [str(b) for b in bad] == [str(b) for b in read_jsonl(data).bad]  # as quarry show
 
 
 def test_a_record_line_reads_back_whole(tmp_path: Path) -> None:
@@ -175,6 +191,6 @@ def test_quality_is_read_when_well_formed_and_dropped_when_not() -> None:
     good = {"verdict": "good", "v": 1, "lang": "en", "script": "Latin", "common": 0.5,
             "repl": 0, "odd": 0, "mojibake": 0, "run": 0, "signals": []}  # fmt: skip
     for quality, verdict in ((good, "good"), ({"verdict": 3}, None), ([1], None)):
-        line = orjson.dumps({"path": "q.txt", "status": "ok", "quality": quality})
+        line = orjson.dumps({"root": "/r", "path": "q.txt", "status": "ok", "quality": quality})
         record = record_from_line(line)
         assert (record.quality.verdict if record.quality else None) == verdict

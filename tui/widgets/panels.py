@@ -118,10 +118,11 @@ class SummaryBar(Static):
             f"files [b]{files:,} [/b]· reused [b]{reused:,} [/b]· "
             f"chars [b]{short_number(chars)}[/b]"
         )
-        trouble = f"[$text-error]   ⚠ {escape(problem)}[/]" if problem else ""
+        # first: at 80 columns the end of the line is cut, and the counts are on the tabs too
+        trouble = f"[$text-error]⚠ {escape(problem)}   [/]" if problem else ""
         # each run of spaces ends a styled run, never starts one: an SVG export drawn
         # by librsvg drops the spaces that start a run ("skipped 2files")
-        self.update("".join(parts) + totals + trouble)
+        self.update(trouble + "".join(parts) + totals)
 
 
 def _iso(ns: int) -> str:

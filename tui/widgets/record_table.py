@@ -349,6 +349,13 @@ class RecordTable(ScrollView, can_focus=True):
             segs.append(Segment(text[:width] + " ", style))
         return Strip(segs)
 
+    def _status_style(self, status: str) -> Style:
+        """The colour of a status; none for one no engine of ours wrote (a newer writer's)."""
+        name = f"record-table--{status}"
+        if name not in self.COMPONENT_CLASSES:
+            return Style()
+        return self.get_component_rich_style(name, partial=True)
+
     def _row(self, pos: int) -> Strip:
         rid = self.model.rid_at(pos)
         row = self.model.rows[rid]
@@ -358,7 +365,7 @@ class RecordTable(ScrollView, can_focus=True):
             base += self.get_component_rich_style("record-table--cursor")
         elif rid in self.flash:
             base += self.get_component_rich_style("record-table--flash")
-        status_style = base + self.get_component_rich_style(f"record-table--{row[2]}", partial=True)
+        status_style = base + self._status_style(row[2])
         segs = []
         for column, width in self._layout():
             text = cell_text(column, row)
