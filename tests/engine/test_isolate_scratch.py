@@ -8,6 +8,7 @@ here is a fault fixture (``where``) that writes where its copy lies, then hangs.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,12 +36,20 @@ def faults(fault_reader: None) -> None:
 
 
 @pytest.fixture
-def system_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def short_tmp() -> Iterator[Path]:
+    """A new folder of a short path: multiprocessing's forkserver makes its socket in the
+    temporary folder, and a socket's path takes at most 107 bytes (pytest-xdist's tmp_path
+    with a test's name in it is past that: 'AF_UNIX path too long'). Not removed afterwards:
+    multiprocessing keeps using the ``pymp-*`` folder it made there for the rest of this
+    process, and removes it itself at exit."""
+    yield Path(tempfile.mkdtemp(prefix="qs-", dir="/tmp" if os.path.isdir("/tmp") else None))
+
+
+@pytest.fixture
+def system_tmp(short_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The engine's temporary folder, watched for what is left in it."""
-    folder = tmp_path / "system-tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    yield folder
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))
+    yield short_tmp
 
 
 def _ours(folder: Path) -> list[str]:
@@ -158,7 +167,7 @@ def test_a_pool_never_closed_removes_its_folders_when_its_process_ends(
     assert _ours(system_tmp) == []
 
 
-def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path, short_tmp: Path) -> None:
     import os
     import subprocess
     import sys
@@ -169,8 +178,7 @@ def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
     root.mkdir()
     where = tmp_path / "where.txt"
     _hanging_zip(root, where)
-    tmpdir = tmp_path / "tmpdir"
-    tmpdir.mkdir()
+    tmpdir = short_tmp
     env = {**os.environ, "TMPDIR": str(tmpdir), registry.EXTRA_ENV: "engine.readers._fault"}
     for _ in range(2):  # the error is read again: each sweep kills one more read
         where.unlink(missing_ok=True)
