@@ -32,7 +32,7 @@ class ActivityScreen(TriageScreen):
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
         Binding("f", "follow", "Follow"),
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
     ]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:

@@ -22,11 +22,11 @@ from tui.widgets.text_view import TextView
 
 
 class InspectorScreen(ReportsWorkerFailures, Screen[None]):
-    """Read one stored text; ``escape`` goes back to the records."""
+    """Read one stored text; ``escape`` (or ``q``: never a quit from here) goes back."""
 
     CSS_PATH = "inspector.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
         Binding("left_square_bracket", "page(-1)", "Prev page"),
         Binding("right_square_bracket", "page(1)", "Next page"),
         Binding("l", "toggle_pages", "Page list", priority=True),

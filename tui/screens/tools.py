@@ -69,7 +69,7 @@ class ToolsScreen(TriageScreen):
     CSS_PATH = "tools.tcss"
     BINDINGS = [
         Binding("g", "check", "Check again"),
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
     ]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:

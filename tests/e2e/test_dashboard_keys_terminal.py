@@ -1,0 +1,63 @@
+"""End to end, issue 25: the keys a reader meets in the real ``quarry ui`` in a terminal.
+
+Wrap keeps the page being read; ``q`` on a sub-screen goes back, only ``q`` on the records
+quits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.terminal import Terminal, quarry_command
+from tests.tui.conftest import text_store
+
+PAGED = "\f".join(
+    "".join(f"page {p} line {i} " + "word " * 30 + "\n" for i in range(40)) for p in range(1, 99)
+)
+
+
+@pytest.fixture
+def term(tmp_path: Path) -> Iterator[Terminal]:
+    store = text_store(tmp_path / "store", {"paged.txt": PAGED}).out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 80, 24, tmp_path)
+    yield term
+    term.close()
+
+
+def footer(text: str) -> str:
+    return text.splitlines()[-1]
+
+
+def top_number(text: str) -> int:
+    """The line number at the top of the text (right of the page list)."""
+    match = re.search(r"▕\s*(\d+) ", text.splitlines()[1])
+    assert match, text
+    return int(match.group(1))
+
+
+def test_wrap_keeps_the_page_and_q_goes_back_before_it_quits(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press_and_wait("enter", r"\(1/98\)")
+    for _ in range(11):
+        term.press("]")
+    term.wait_for(r"\(12/98\)")
+    line = top_number(term.text())
+    assert line > 400
+    term.press_and_wait("w", "wrap on")
+    text = term.wait_for(r"\(12/98\)")
+    assert top_number(text) == line
+    term.press_and_wait("w", "wrap off")
+    assert top_number(term.wait_for(r"\(12/98\)")) == line
+
+    term.press_and_wait("q", lambda t: "s Sort" in footer(t))  # back to the records
+    for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
+        term.press_and_wait(key, title)
+        term.press_and_wait("q", lambda t: "s Sort" in footer(t))
+    assert term.proc.poll() is None  # still running: no q so far quit
+    term.press("q")
+    assert term.exit_code() == 0
+    assert b"Traceback" not in term.raw
