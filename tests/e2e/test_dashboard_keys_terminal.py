@@ -61,3 +61,16 @@ def test_wrap_keeps_the_page_and_q_goes_back_before_it_quits(term: Terminal) -> 
     term.press("q")
     assert term.exit_code() == 0
     assert b"Traceback" not in term.raw
+
+
+def test_an_unknown_query_field_is_said_on_screen(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press("/")
+    term.wait_for("field:value")
+    term.press("size:>10K")
+    text = term.wait_for("no field size:")
+    assert "(path status reason mime extractor error why quality)" in text, text
+    assert "0 of 1 records" not in text and "1 of 1 records" in text
+    term.press_and_wait("escape", lambda t: "no field" not in t)  # esc + q at once is alt+q
+    term.press("q")
+    assert term.exit_code() == 0
