@@ -84,6 +84,7 @@ from tui.triage import (
     tool_rows,
     tools_waited_on,
 )
+from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
@@ -92,6 +93,8 @@ POLL_SECONDS = 1.0
 """How often a store opened without a session is checked for changes."""
 CONFIRM_ABOVE = 20
 """A retry of more records than this asks first."""
+ANNOUNCE_SECONDS = 8.0
+"""How long a new-error-groups notification shows; the next one waits until it has gone."""
 
 
 class QuarryApp(App[None]):
@@ -146,6 +149,8 @@ class QuarryApp(App[None]):
         self._store_trouble = ""
         """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self._announcing = False
+        self._announced = -ANNOUNCE_SECONDS
+        """When (monotonic) new error groups were last announced."""
         self._loading: Load | None = None
         """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
         self._load_stamp: tuple[int, int] | None = None
@@ -173,7 +178,7 @@ class QuarryApp(App[None]):
         problem = self.load_error
         if not problem and self.model.bad_lines:
             n = self.model.bad_lines
-            problem = f"{n:,} unreadable line{'s' if n != 1 else ''}"
+            problem = count(n, "unreadable line")
         return self.folder, self.state_text, self.progress, self.last_event, problem
 
     @property
@@ -525,17 +530,23 @@ class QuarryApp(App[None]):
         return self.screen_stack[-1] if self.screen_stack else None
 
     def _see_records(self, records: Iterable[Record]) -> None:
-        """New error groups are announced together, at most once a second."""
+        """New error groups are announced together: a second after the first, and never
+        while the previous announcement is still on screen (at 80x24 three or four of them
+        covered the status column)."""
         if self.triage.see_records(records) and not self._announcing:
             self._announcing = True
-            self.set_timer(1.0, self._announce_groups)
+            wait = self._announced + ANNOUNCE_SECONDS - time.monotonic()
+            self.set_timer(max(1.0, wait), self._announce_groups)
 
     def _announce_groups(self) -> None:
+        from tui.screens.errors import ErrorsScreen
+
         self._announcing = False
         new = self.triage.take_new_groups()
-        if new:
+        if new and not isinstance(self._top(), ErrorsScreen):  # there, the groups are shown
+            self._announced = time.monotonic()
             title, message = announce(new)
-            self.notify(message, title=title, severity="warning", timeout=8)
+            self.notify(message, title=title, severity="warning", timeout=ANNOUNCE_SECONDS)
 
     def _maybe_show_tools(self) -> None:
         """After a full sweep: the tools screen, when files now wait on a tool they did not
@@ -572,7 +583,7 @@ class QuarryApp(App[None]):
                 self.triage.add_passwords(passwords)
                 self.retry(keys, label, unmark=unmark, unlock=True)
 
-        what = f"{len(keys):,} encrypted file{'s' if len(keys) != 1 else ''} ({label})"
+        what = f"{count(len(keys), 'encrypted file')} ({label})"
         self.push_screen(PasswordScreen(what, len(self.triage.passwords)), answered)
 
     def retry(
@@ -596,7 +607,7 @@ class QuarryApp(App[None]):
             if yes:
                 self._start_retry(keys, label, unmark, unlock)
 
-        question = f"Retry {len(keys):,} records ({label})? Each is read again."
+        question = f"Retry {count(len(keys), 'record')} ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
     def _start_retry(self, keys: list[Key], label: str, unmark: bool, unlock: bool) -> None:
@@ -655,7 +666,7 @@ class QuarryApp(App[None]):
         opened = sum(1 for r in records if r is not None and r.status == Status.OK)
         still = sum(1 for r in records if is_encrypted(r))
         tried = len(keys) - len(vanished)
-        words = f"opened {opened:,} of {tried:,} encrypted file{'s' if tried != 1 else ''}"
+        words = f"opened {opened:,} of {count(tried, 'encrypted file')}"
         if still:
             words += f"; {still:,} still encrypted: the passwords given did not open them"
         if vanished:

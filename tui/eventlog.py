@@ -24,6 +24,7 @@ from engine.events import (
 )
 from engine.names import shown
 from engine.records import Record, Status, Summary
+from tui.words import count
 
 LIMIT = 10_000
 """Lines kept; older ones fall off."""
@@ -85,7 +86,7 @@ def describe(event: Event) -> list[LogLine]:
         return lines
     if isinstance(event, SweepStarted):
         what = "full sweep" if event.full else "rescan"
-        return [LogLine(at, "sweep", f"{what} started: {event.files:,} files")]
+        return [LogLine(at, "sweep", f"{what} started: {count(event.files, 'file')}")]
     if isinstance(event, SweepFinished):
         what = "full sweep" if event.full else "rescan"
         counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
@@ -121,16 +122,17 @@ def store_lines(
     if summary is None:
         if not records:  # a new store: nothing to say yet
             return notes if changed is None else [LogLine(now, "notice", what), *notes]
-        return [LogLine(now, "sweep", f"{what}: {records:,} records (no summary)"), *notes]
+        return [LogLine(now, "sweep", f"{what}: {count(records, 'record')} (no summary)"), *notes]
     try:
         at = datetime.fromisoformat(summary.finished).timestamp()
     except (ValueError, TypeError):
         at = now
     counts = ", ".join(f"{s} {n:,}" for s, n in summary.counts.items() if n)
     if records is None or records == summary.files:
-        held = f"{summary.files:,} files ({counts})"
+        held = f"{count(summary.files, 'file')} ({counts})"
     else:
-        held = f"{records:,} records read (its summary says {summary.files:,} files: {counts})"
+        says = count(summary.files, "file")
+        held = f"{count(records, 'record')} read (its summary says {says}: {counts})"
     lines = [LogLine(at, "sweep", shown(f"{what}: {held}")), *notes]
     if summary.tools_found:
         found = ", ".join(f"{name} {v}" for name, v in sorted(summary.tools_found.items()))

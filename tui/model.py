@@ -27,6 +27,7 @@ from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query, and_masks
+from tui.words import count
 
 Key = tuple[str, str]
 """(root, path): a record's identity."""
@@ -178,7 +179,7 @@ class RecordModel(Ordering):
             return ""
         n = self.bad_lines
         first = "; ".join(map(str, self.bad_first[:3]))
-        return f"{n:,} line{'s' if n != 1 else ''} of extract.jsonl could not be read ({first})"
+        return f"{count(n, 'line')} of extract.jsonl could not be read ({first})"
 
     def clear(self) -> None:
         """Forget every row (filter and sort stay)."""

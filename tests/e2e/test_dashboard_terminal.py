@@ -101,7 +101,7 @@ def test_read_long_and_wide_texts_visit_every_screen_and_quit(
     term.wait_for("search the text")
     term.press("needle", "enter")
     term.wait_for("line 1500 with a needle here")
-    term.wait_for("1 matches")
+    term.wait_for("1 match ")
     term.press("n", "N", "w")
     term.wait_for("wrap on")
     term.press_and_wait("escape", lambda t: "3,001 lines" not in t)
@@ -109,13 +109,13 @@ def test_read_long_and_wide_texts_visit_every_screen_and_quit(
     filter_to(term, "wide")
     term.wait_for(lambda t: "long.txt" not in t and "wide.txt" in t)
     term.press("enter")
-    term.wait_for(r"1 long lines cut")
+    term.wait_for(r"1 long line cut")
     for _ in range(20):
         term.press("right")
     term.press("w")
     term.wait_for("wrap on")
     term.press_and_wait("end", "after the wide line")
-    term.press_and_wait("escape", lambda t: "long lines cut" not in t)
+    term.press_and_wait("escape", lambda t: "long line cut" not in t)
 
     for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
         term.press_and_wait(key, title)
@@ -159,7 +159,7 @@ def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(
     term.press("q")
     assert term.exit_code(timeout=60) == 0
     tail = bytes(term.raw).decode("utf-8", "replace")
-    assert "quarry: stopped before the first sweep finished: the store keeps 20 record(s)" in tail
+    assert "quarry: stopped before the first sweep finished: the store keeps 20 records" in tail
     assert "Traceback" not in tail
     records = Store(folder / ".quarry").load_records()
     assert sorted(r.path for r in records) == [f"note{i:02d}.txt" for i in range(20)]

@@ -23,6 +23,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
+from tui.words import count
 
 
 class ActivityScreen(TriageScreen):
@@ -76,9 +77,9 @@ class ActivityScreen(TriageScreen):
 
     def _title(self) -> None:
         activity = self.triage.activity
-        parts = [f"[b]Activity  [/b]{len(activity.lines):,} events"]
+        parts = [f"[b]Activity  [/b]{count(len(activity.lines), 'event')}"]
         if activity.dropped:
-            parts.append(f"{activity.dropped:,} older dropped")
+            parts.append(f"{count(activity.dropped, 'older event')} dropped")
         if self.query_text.text:
             parts.append(f"{self.shown:,} match {escape(self.query_text.text)!s}")
         parts.append("following" if self.following else "[$warning]not following (f)[/]")

@@ -36,6 +36,7 @@ from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
+from tui.words import count
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
 """The filter box's placeholder: the query line's grammar in one line."""
@@ -163,9 +164,9 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         n = len(model.view)
         # what the query could not apply is said where the eyes are (a tooltip was never seen)
         error = model.query.error
-        count = f"{n:,} of {len(model):,} records" if model.query.active or error else ""
-        box.border_title = error or count
-        box.border_subtitle = count if error else ""
+        left = f"{n:,} of {count(len(model), 'record')}" if model.query.active or error else ""
+        box.border_title = error or left
+        box.border_subtitle = left if error else ""
         if changed:
             self.table.changed(changed, keep)
         else:
@@ -517,7 +518,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             )
             return
         self.app.call_from_thread(
-            self.notify, shown(str(path)), title=f"exported {n:,} record{'s' if n != 1 else ''}"
+            self.notify, shown(str(path)), title=f"exported {count(n, 'record')}"
         )
 
     def commands(self) -> Iterator[SystemCommand]:

@@ -30,6 +30,7 @@ from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 from tui.widgets.row_table import RowTable
+from tui.words import count
 
 
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:
@@ -136,7 +137,7 @@ class ToolsScreen(TriageScreen):
         self.query_one("#tools-title", Static).update(
             fit_title(
                 [f"[b]External tools [/b]{found} found · {len(self.rows) - found} missing",
-                 f"{len(waiting):,} files waiting on a missing tool"],
+                 f"{count(len(waiting), 'file')} waiting on a missing tool"],
                 width - 2,
             )
         )  # fmt: skip
