@@ -759,13 +759,20 @@ class QuarryApp(App[None]):
         return not (action.startswith("show_") and blocked)
 
     def _show(self, screen: TriageScreen) -> None:
+        """Show ``screen`` over the one on top: escape comes back to where it was opened from
+        (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen again). A screen
+        of that kind already in the stack is gone back to instead, as it was left: the stack
+        holds each kind once."""
         top = self._top()
         if top is None or type(top) is type(screen):
             return
-        if isinstance(top, TriageScreen):
-            self.switch_screen(screen)
-        else:
+        stack = self.screen_stack
+        earlier = next((i for i, s in enumerate(stack) if type(s) is type(screen)), None)
+        if earlier is None:
             self.push_screen(screen)
+            return
+        for _ in stack[earlier + 1 :]:
+            self.pop_screen()
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""

@@ -74,3 +74,15 @@ def test_an_unknown_query_field_is_said_on_screen(term: Terminal) -> None:
     term.press_and_wait("escape", lambda t: "no field" not in t)  # esc + q at once is alt+q
     term.press("q")
     assert term.exit_code() == 0
+
+
+def test_escape_goes_back_to_the_screen_before(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press_and_wait("x", r"Errors \d")
+    term.press_and_wait("u", r"Unsupported \d")
+    term.press_and_wait("t", "External tools")
+    term.press_and_wait("escape", lambda t: re.search(r"Unsupported \d", t) is not None)
+    term.press_and_wait("escape", lambda t: re.search(r"Errors \d", t) is not None)
+    term.press_and_wait("escape", lambda t: "s Sort" in footer(t))
+    term.press("q")
+    assert term.exit_code() == 0

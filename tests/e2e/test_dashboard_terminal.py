@@ -118,7 +118,8 @@ def test_read_long_and_wide_texts_visit_every_screen_and_quit(
     term.press_and_wait("escape", lambda t: "long line cut" not in t)
 
     for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
-        term.press_and_wait(key, title)
+        # the title, with the screen's own footer: "x Errors" is in the records' footer too
+        term.press_and_wait(key, lambda t, title=title: title in t and "esc Back" in footer(t))
         term.press_and_wait("escape", lambda t: "s Sort" in footer(t))  # the records again
     term.press_and_wait("?", "Everywhere")
     term.press_and_wait("escape", lambda t: "Everywhere" not in t)
@@ -191,6 +192,7 @@ def test_a_big_store_loads_in_parts_and_counts_every_record(
     assert "file000000" in text and f"files {n:,}" in text
     term.press("@")  # the activity log names it, by its line number in the whole file
     term.wait_for(r"line 61,235: cut short", timeout=60)
+    term.press_and_wait("q", lambda t: "s Sort" in footer(t))  # q on a sub-screen: back
     term.press("q")
     assert term.exit_code() == 0
 
