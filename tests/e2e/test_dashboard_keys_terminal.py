@@ -53,10 +53,10 @@ def test_wrap_keeps_the_page_and_q_goes_back_before_it_quits(term: Terminal) -> 
     term.press_and_wait("w", "wrap off")
     assert top_number(term.wait_for(r"\(12/98\)")) == line
 
-    term.press_and_wait("q", lambda t: "s Sort" in footer(t))  # back to the records
+    term.press_and_wait("q", lambda t: "q Quit" in footer(t))  # back to the records
     for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
         term.press_and_wait(key, title)
-        term.press_and_wait("q", lambda t: "s Sort" in footer(t))
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
     assert term.proc.poll() is None  # still running: no q so far quit
     term.press("q")
     assert term.exit_code() == 0
@@ -83,6 +83,37 @@ def test_escape_goes_back_to_the_screen_before(term: Terminal) -> None:
     term.press_and_wait("t", "External tools")
     term.press_and_wait("escape", lambda t: re.search(r"Unsupported \d", t) is not None)
     term.press_and_wait("escape", lambda t: re.search(r"Errors \d", t) is not None)
-    term.press_and_wait("escape", lambda t: "s Sort" in footer(t))
+    term.press_and_wait("escape", lambda t: "q Quit" in footer(t))
     term.press("q")
     assert term.exit_code() == 0
+
+
+def test_at_80_columns_the_footer_keeps_the_verbs_the_tool_is_for(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    term = Terminal([*quarry_command(), str(folder)], 80, 24, tmp_path)
+    try:
+        text = term.wait_for(lambda t: "watching" in t and "a.txt" in t)
+        keys = footer(term.wait_for(lambda t: "Retry" in footer(t)))
+        for verb in ("r Retry", "x Errors", "u Unsupported", "t Tools", "q Quit", "? Help"):
+            assert verb in keys, (verb, text)
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_at_160_columns_the_path_column_has_room(tmp_path: Path) -> None:
+    store = text_store(tmp_path / "store", {"paged.txt": "x\n"}).out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 160, 50, tmp_path)
+    try:
+        text = term.wait_for("following")
+        header = next(line for line in text.splitlines() if line.startswith("path"))
+        assert header.index("status") >= 38, header  # 26 cells once, beside 37 of MIME
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
