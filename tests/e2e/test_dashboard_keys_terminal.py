@@ -70,7 +70,7 @@ def test_an_unknown_query_field_is_said_on_screen(term: Terminal) -> None:
     term.press("size:>10K")
     text = term.wait_for("no field size:")
     assert "(path status reason mime extractor error why quality)" in text, text
-    assert "0 of 1 records" not in text and "1 of 1 records" in text
+    assert "0 of 1 record" not in text and "1 of 1 record" in text
     term.press_and_wait("escape", lambda t: "no field" not in t)  # esc + q at once is alt+q
     term.press("q")
     assert term.exit_code() == 0
@@ -113,6 +113,28 @@ def test_at_160_columns_the_path_column_has_room(tmp_path: Path) -> None:
         text = term.wait_for("following")
         header = next(line for line in text.splitlines() if line.startswith("path"))
         assert header.index("status") >= 38, header  # 26 cells once, beside 37 of MIME
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_G_goes_to_the_last_group_and_tab_then_j_moves_the_table(tmp_path: Path) -> None:
+    from tui.sample import build_sample_store
+
+    store = build_sample_store(tmp_path / "store").out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 80, 24, tmp_path)
+    try:
+        term.wait_for("following")
+        term.press_and_wait("x", r"Errors \d")
+        first = term.wait_for("e.g. ")
+        assert "e.g. pdf/truncated.pdf" in first  # the first group's example
+        term.press_and_wait("G", "e.g. hostile/zipbomb.docx")  # the last group's
+        term.press_and_wait("escape", lambda t: "q Quit" in footer(t))
+        term.press("tab")  # to the status tabs, then j: the keys are the table's again
+        term.press("j", "G")  # the last row, text/readme.md: it has a text
+        term.press_and_wait("enter", r"\d lines")  # enter opens it: the table had the keys
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
         term.press("q")
         assert term.exit_code() == 0
     finally:

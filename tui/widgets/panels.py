@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from rich.markup import escape
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
@@ -95,7 +96,28 @@ class CountTabs(Tabs):
     twice a second while a store loads and with every batch of a sweep, so the screen was
     redrawn at animation speed for most of a load, on the UI thread the loader's chunks need.
     Choosing another tab still animates it.
+
+    Reached with Tab from the table, the tabs show that they have the keys (the active tab in
+    the cursor's colours: Textual's focus mark was a shade of the underline no one saw), take
+    ``h``/``l`` as the arrows, and give the keys back to the table with ``j``, ``down`` or
+    ``enter`` (both did nothing here).
     """
+
+    DEFAULT_CSS = """
+    CountTabs:focus Tab.-active {
+        background: $block-cursor-background; color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    """
+    BINDINGS = [
+        Binding("h", "previous_tab", "Previous tab", show=False),
+        Binding("l", "next_tab", "Next tab", show=False),
+        Binding("down,j,enter", "to_table", "To the table", show=False),
+    ]
+
+    def action_to_table(self) -> None:
+        """Give the keys back to the table below (the focus chain's next widget)."""
+        self.screen.focus_next()
 
     def _on_tab_relabelled(self, event: Tab.Relabelled) -> None:
         event.stop()

@@ -123,6 +123,7 @@ class RecordTable(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     RecordTable { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }
     RecordTable > .record-table--header { background: $panel; text-style: bold; }
+    RecordTable:focus > .record-table--header { background: $accent 40%; }
     RecordTable > .record-table--cursor { background: $block-cursor-blurred-background; }
     RecordTable:focus > .record-table--cursor {
         background: $block-cursor-background; color: $block-cursor-foreground;
