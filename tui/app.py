@@ -67,6 +67,7 @@ from tui.messages import (
     ToolsChecked,
 )
 from tui.model import Key, RecordModel
+from tui.pace import Pace, describe
 from tui.poll import diff_store
 
 # Only the records screen is imported here; every other screen (and what it imports) is
@@ -130,6 +131,8 @@ class QuarryApp(App[None]):
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.summary: Summary | None = None
         self.progress: tuple[int, int] | None = (0, 1)
+        self.pace = Pace()
+        """The sweep's rate and time left (the header's)."""
         self.last_event: float | None = None
         self.pending: list[Event] = []
         self.load_error = ""
@@ -196,8 +199,11 @@ class QuarryApp(App[None]):
         badge = "" if self.triage.writable else "read-only · "
         if self.paused:
             return f"{badge}paused · {len(self.pending)} pending"
-        if self.state == "sweeping" and self.progress:
-            return f"{badge}sweeping {self.progress[0]:,}/{self.progress[1]:,}"
+        if self.state in ("sweeping", "updating") and self.progress:
+            return f"{badge}{self.state} {describe(*self.progress, self.pace)}"
+        if self.state == "loading" and self.progress:
+            done, total = self.progress
+            return f"{badge}loading {100 * done // total if total else 100}%"
         return badge + self.state
 
     def tools_missing(self) -> set[str]:
@@ -483,8 +489,10 @@ class QuarryApp(App[None]):
         if isinstance(event, SweepStarted):
             self.state = "sweeping" if event.full else "updating"
             self.progress = (0, event.files)
+            self.pace.start(event.at)
         elif isinstance(event, Progress):
             self.progress = (event.done, event.total)
+            self.pace.add(event.at, event.done)
         elif isinstance(event, SweepFinished):
             self.summary, self.progress = event.summary, None
             self.state = self._settled_state()

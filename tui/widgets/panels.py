@@ -47,7 +47,7 @@ class LiveHeader(Horizontal):
     LiveHeader > #title { width: auto; text-style: bold; padding: 0 1; }
     LiveHeader > #folder { width: 1fr; color: $text-muted; }
     LiveHeader > #state { width: auto; padding: 0 1; }
-    LiveHeader > ProgressBar { width: 36; display: none; }
+    LiveHeader > ProgressBar { width: 12; display: none; }
     LiveHeader > ProgressBar.-busy { display: block; }
     LiveHeader > #last { width: auto; padding: 0 1; color: $text-muted; }
     """
@@ -57,7 +57,9 @@ class LiveHeader(Horizontal):
         yield Static("textquarry", id="title")
         yield Static("", id="folder")
         yield Static("", id="state")
-        yield ProgressBar(show_eta=False, id="progress")
+        # the numbers are the state's words (done/total, %, rate, time left): a bar of 36
+        # cells cut its own percentage at 80 columns ("3 last event")
+        yield ProgressBar(show_eta=False, show_percentage=False, id="progress")
         yield Static("", id="last")
 
     def show(
@@ -85,6 +87,8 @@ class LiveHeader(Horizontal):
         bar.set_class(progress is not None, "-busy")
         if progress is not None:
             bar.update(total=max(progress[1], 1), progress=progress[0])
+        # while a sweep runs, events come all the time: its room goes to the rate and time
+        last_part.display = progress is None or live.split(" ")[0] == "loading"
         last_part.update(f"last event {clock(last_event)}")
 
 
