@@ -50,6 +50,7 @@ from engine.names import shown
 from engine.passwords import Passwords
 from engine.records import Record, Status, Summary
 from engine.store import Store
+from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.eventlog import LogLine, store_lines
 from tui.lines import valid_sha256
@@ -218,7 +219,15 @@ class QuarryApp(App[None]):
             found = found_from_summary(self.summary.tools_found if self.summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
-        return tool_rows(found, self.model.waiting(), workers)
+        return tool_rows(found, self.model.waiting(), workers, self.tools_left_out())
+
+    def tools_left_out(self) -> set[str]:
+        """Tools this run was told not to use (``--without``, ``--no-external``); empty for a
+        store followed from another process (its summary does not say)."""
+        if self.session is None:
+            return set()
+        options = self.session.sweeper.options
+        return set(KNOWN_TOOLS) if options.no_external else set(options.without)
 
     def source_path(self, key: Key) -> Path:
         """The file on disk a record came from."""
@@ -708,9 +717,11 @@ class QuarryApp(App[None]):
         if message.error:
             self.notify(message.error, title="tools check failed", severity="error")
         elif not message.appeared:
-            self.notify("no new tool on PATH", title="tools")
-        if (top := self._top()) is not None:
-            top.post_message(message)
+            out = sorted(self.tools_left_out())
+            left = f"; left out on purpose: {', '.join(out)}" if out else ""
+            self.notify(f"no new tool on PATH{left}", title="tools")
+        if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
+            top.post_message(ToolsChecked(message.appeared, message.error))
         self._tell_screens(set(), [])
 
     def run_outside(self, command: list[str]) -> int | None:

@@ -160,3 +160,21 @@ def test_a_sweep_shows_files_done_percent_rate_and_time_left(
         assert term.exit_code(timeout=60) == 0
     finally:
         term.close()
+
+
+def test_a_tool_left_out_is_shown_left_out(sample: Path, tmp_path: Path) -> None:
+    argv = [*quarry_command(), str(sample), "--without", "tesseract"]
+    term = Terminal(argv, 160, 50, tmp_path)
+    try:
+        term.wait_for("watching", timeout=120)
+        if "External tools" not in term.text():  # it may open by itself (antiword, ...)
+            term.press("t")
+        text = term.wait_for(lambda t: re.search(r"tesseract\s+left out", t) is not None)
+        assert not re.search(r"tesseract\s+missing", text)
+        term.press("g")
+        term.wait_for("left out on purpose: tesseract")
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()

@@ -35,8 +35,12 @@ from tui.words import count
 
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     """Markup for the detail pane: what the tool does, where it is, what it unlocks, install."""
-    state = "[$success]found[/]" if row.found else "[$error]missing[/]"
+    state = {"found": "[$success]found[/]", "left out": "[$warning]left out[/]"}.get(
+        row.state, "[$error]missing[/]"
+    )
     lines = [f"[b]{escape(row.name)}  [/b]{state}", escape(row.unlocks), ""]
+    if row.left_out:
+        lines += ["left out on purpose (--without or --no-external): files that need it wait", ""]
     if row.found:
         lines += [f"[b]version  [/b]{escape(row.version)}", f"[b]path      [/b]{escape(row.path)}"]
         lines.append("")
@@ -122,7 +126,9 @@ class ToolsScreen(TriageScreen):
         table = self.query_one("#tool-table", DataTable)
         set_columns(table, columns)
         for row in self.rows:
-            state = "[green]found[/]" if row.found else "[red]missing[/]"
+            state = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}.get(
+                row.state, "[red]missing[/]"
+            )
             cells = [Text(row.name), state, f"{len(row.files):,}", Text(row.version)]
             table.add_row(*[*cells, Text(row.path)][: len(columns)])
         set_columns(
@@ -133,10 +139,13 @@ class ToolsScreen(TriageScreen):
         if keep in names:
             table.move_cursor(row=names.index(keep))
         found = sum(r.found for r in self.rows)
+        out = sum(r.left_out for r in self.rows)
         waiting = {k for r in self.rows if not r.found for k in r.files}
+        counts = f"{found} found · {len(self.rows) - found - out} missing"
+        counts += f" · {out} left out" if out else ""
         self.query_one("#tools-title", Static).update(
             fit_title(
-                [f"[b]External tools [/b]{found} found · {len(self.rows) - found} missing",
+                [f"[b]External tools [/b]{counts}",
                  f"{count(len(waiting), 'file')} waiting on a missing tool"],
                 width - 2,
             )
