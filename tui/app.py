@@ -53,6 +53,7 @@ from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.eventlog import LogLine, store_lines
+from tui.hold import SweepHold
 from tui.lines import valid_sha256
 from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
@@ -134,6 +135,8 @@ class QuarryApp(App[None]):
         self.progress: tuple[int, int] | None = (0, 1)
         self.pace = Pace()
         """The sweep's rate and time left (the header's)."""
+        self.hold = SweepHold()
+        """A running sweep's new rows, shown with its removals at its end."""
         self.last_event: float | None = None
         self.pending: list[Event] = []
         self.load_error = ""
@@ -406,6 +409,8 @@ class QuarryApp(App[None]):
 
     @on(SessionStage)
     def _session_stage(self, message: SessionStage) -> None:
+        if self.hold.held:  # the engine stopped mid-sweep: show what it read
+            self.model_records(self.hold.release())
         self._watching = message.stage == "watching"
         self.state = message.stage
         if message.detail:
@@ -480,8 +485,15 @@ class QuarryApp(App[None]):
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
-                records.update((r.key, r) for r in event.records)
+                fresh = {r.key: r for r in event.records}
+                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
+                self.hold.take(fresh, list(event.removed), self.model.ids)
+                records.update(fresh)
             else:
+                if isinstance(event, SweepStarted):
+                    self.hold.start(len(self.model) > 0)
+                elif isinstance(event, SweepFinished):
+                    records.update((r.key, r) for r in self.hold.release())
                 self._engine_state(event)
         lines = self.triage.activity.add(events)
         changed: set[int] = set()
@@ -492,6 +504,14 @@ class QuarryApp(App[None]):
             self._see_records(records.values())
         self.records_screen.refresh_header()
         self._tell_screens(changed, lines)
+
+    def model_records(self, records: list[Record]) -> None:
+        """Show ``records`` (held back by :attr:`hold`) now."""
+        keep = self.records_screen.kept_rid
+        changed = self.model.apply(records)
+        self.records_screen.refresh_data(changed, keep)
+        self._see_records(records)
+        self._tell_screens(changed, [])
 
     def _engine_state(self, event: Event) -> None:
         """What an event other than a record change does to the header and notifications."""
