@@ -95,12 +95,6 @@ class Loaded:
         """The notice for the lines dropped (see :func:`left_out`)."""
         return left_out(len(self.bad), self.bad[:5], where)
 
-    def describe_bad(self, limit: int = 5) -> str:
-        """One line naming the first ``limit`` bad lines and counting the rest."""
-        named = "; ".join(map(str, self.bad[:limit]))
-        more = len(self.bad) - limit
-        return named + (f"; and {more} more" if more > 0 else "")
-
 
 def left_out(count: int, first: Sequence[object], where: str = JSONL) -> str:
     """The one line that says ``count`` lines of ``where`` were left out, not being records,
@@ -108,7 +102,8 @@ def left_out(count: int, first: Sequence[object], where: str = JSONL) -> str:
     named = "; ".join(map(str, first))
     more = count - len(first)
     also = f"; and {more:,} more" if more > 0 else ""
-    return f"{count:,} unreadable line(s) in {where} left out ({named}{also})"
+    lines = "line" if count == 1 else "lines"
+    return f"{count:,} unreadable {lines} in {where} left out ({named}{also})"
 
 
 # -- link-safe primitives -------------------------------------------------------------------

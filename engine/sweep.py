@@ -223,8 +223,7 @@ class Sweeper:
                 Notice(
                     time.time(),
                     "store-repair",
-                    f"{len(loaded.bad)} unreadable line(s) in {JSONL} left out (their files "
-                    f"are read again): {loaded.describe_bad()}",
+                    f"{loaded.left_out()} (their files are read again)",
                     "warning",
                 )
             )

@@ -51,9 +51,11 @@ from engine.names import shown
 from engine.passwords import Passwords
 from engine.records import Record, Status, Summary
 from engine.store import Store
+from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.eventlog import LogLine, store_lines
 from tui.hangup import TerminalGone, driver_class
+from tui.hold import SweepHold
 from tui.lines import valid_sha256
 from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
@@ -69,6 +71,7 @@ from tui.messages import (
     ToolsChecked,
 )
 from tui.model import Key, RecordModel
+from tui.pace import Pace, describe
 from tui.poll import diff_store
 
 # Only the records screen is imported here; every other screen (and what it imports) is
@@ -86,6 +89,7 @@ from tui.triage import (
     tool_rows,
     tools_waited_on,
 )
+from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
@@ -94,6 +98,8 @@ POLL_SECONDS = 1.0
 """How often a store opened without a session is checked for changes."""
 CONFIRM_ABOVE = 20
 """A retry of more records than this asks first."""
+ANNOUNCE_SECONDS = 8.0
+"""How long a new-error-groups notification shows; the next one waits until it has gone."""
 
 
 class QuarryApp(App[None]):
@@ -129,6 +135,10 @@ class QuarryApp(App[None]):
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.summary: Summary | None = None
         self.progress: tuple[int, int] | None = (0, 1)
+        self.pace = Pace()
+        """The sweep's rate and time left (the header's)."""
+        self.hold = SweepHold()
+        """A running sweep's new rows, shown with its removals at its end."""
         self.last_event: float | None = None
         self.pending: list[Event] = []
         self.load_error = ""
@@ -150,6 +160,8 @@ class QuarryApp(App[None]):
         self._store_trouble = ""
         """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self._announcing = False
+        self._announced = -ANNOUNCE_SECONDS
+        """When (monotonic) new error groups were last announced."""
         self._loading: Load | None = None
         """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
         self._load_stamp: tuple[int, int] | None = None
@@ -177,7 +189,7 @@ class QuarryApp(App[None]):
         problem = self.load_error
         if not problem and self.model.bad_lines:
             n = self.model.bad_lines
-            problem = f"{n:,} unreadable line{'s' if n != 1 else ''}"
+            problem = count(n, "unreadable line")
         return self.folder, self.state_text, self.progress, self.last_event, problem
 
     @property
@@ -195,8 +207,11 @@ class QuarryApp(App[None]):
         badge = "" if self.triage.writable else "read-only · "
         if self.paused:
             return f"{badge}paused · {len(self.pending)} pending"
-        if self.state == "sweeping" and self.progress:
-            return f"{badge}sweeping {self.progress[0]:,}/{self.progress[1]:,}"
+        if self.state in ("sweeping", "updating") and self.progress:
+            return f"{badge}{self.state} {describe(*self.progress, self.pace)}"
+        if self.state == "loading" and self.progress:
+            done, total = self.progress
+            return f"{badge}loading {100 * done // total if total else 100}%"
         return badge + self.state
 
     def tools_missing(self) -> set[str]:
@@ -211,7 +226,15 @@ class QuarryApp(App[None]):
             found = found_from_summary(self.summary.tools_found if self.summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
-        return tool_rows(found, self.model.waiting(), workers)
+        return tool_rows(found, self.model.waiting(), workers, self.tools_left_out())
+
+    def tools_left_out(self) -> set[str]:
+        """Tools this run was told not to use (``--without``, ``--no-external``); empty for a
+        store followed from another process (its summary does not say)."""
+        if self.session is None:
+            return set()
+        options = self.session.sweeper.options
+        return set(KNOWN_TOOLS) if options.no_external else set(options.without)
 
     def source_path(self, key: Key) -> Path:
         """The file on disk a record came from."""
@@ -392,6 +415,8 @@ class QuarryApp(App[None]):
 
     @on(SessionStage)
     def _session_stage(self, message: SessionStage) -> None:
+        if self.hold.held:  # the engine stopped mid-sweep: show what it read
+            self.model_records(self.hold.release())
         self._watching = message.stage == "watching"
         self.state = message.stage
         if message.detail:
@@ -466,8 +491,15 @@ class QuarryApp(App[None]):
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
-                records.update((r.key, r) for r in event.records)
+                fresh = {r.key: r for r in event.records}
+                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
+                self.hold.take(fresh, list(event.removed), self.model.ids)
+                records.update(fresh)
             else:
+                if isinstance(event, SweepStarted):
+                    self.hold.start(len(self.model) > 0)
+                elif isinstance(event, SweepFinished):
+                    records.update((r.key, r) for r in self.hold.release())
                 self._engine_state(event)
         lines = self.triage.activity.add(events)
         changed: set[int] = set()
@@ -479,13 +511,23 @@ class QuarryApp(App[None]):
         self.records_screen.refresh_header()
         self._tell_screens(changed, lines)
 
+    def model_records(self, records: list[Record]) -> None:
+        """Show ``records`` (held back by :attr:`hold`) now."""
+        keep = self.records_screen.kept_rid
+        changed = self.model.apply(records)
+        self.records_screen.refresh_data(changed, keep)
+        self._see_records(records)
+        self._tell_screens(changed, [])
+
     def _engine_state(self, event: Event) -> None:
         """What an event other than a record change does to the header and notifications."""
         if isinstance(event, SweepStarted):
             self.state = "sweeping" if event.full else "updating"
             self.progress = (0, event.files)
+            self.pace.start(event.at)
         elif isinstance(event, Progress):
             self.progress = (event.done, event.total)
+            self.pace.add(event.at, event.done)
         elif isinstance(event, SweepFinished):
             self.summary, self.progress = event.summary, None
             self.state = self._settled_state()
@@ -531,17 +573,23 @@ class QuarryApp(App[None]):
         return self.screen_stack[-1] if self.screen_stack else None
 
     def _see_records(self, records: Iterable[Record]) -> None:
-        """New error groups are announced together, at most once a second."""
+        """New error groups are announced together: a second after the first, and never
+        while the previous announcement is still on screen (at 80x24 three or four of them
+        covered the status column)."""
         if self.triage.see_records(records) and not self._announcing:
             self._announcing = True
-            self.set_timer(1.0, self._announce_groups)
+            wait = self._announced + ANNOUNCE_SECONDS - time.monotonic()
+            self.set_timer(max(1.0, wait), self._announce_groups)
 
     def _announce_groups(self) -> None:
+        from tui.screens.errors import ErrorsScreen
+
         self._announcing = False
         new = self.triage.take_new_groups()
-        if new:
+        if new and not isinstance(self._top(), ErrorsScreen):  # there, the groups are shown
+            self._announced = time.monotonic()
             title, message = announce(new)
-            self.notify(message, title=title, severity="warning", timeout=8)
+            self.notify(message, title=title, severity="warning", timeout=ANNOUNCE_SECONDS)
 
     def _maybe_show_tools(self) -> None:
         """After a full sweep: the tools screen, when files now wait on a tool they did not
@@ -578,7 +626,7 @@ class QuarryApp(App[None]):
                 self.triage.add_passwords(passwords)
                 self.retry(keys, label, unmark=unmark, unlock=True)
 
-        what = f"{len(keys):,} encrypted file{'s' if len(keys) != 1 else ''} ({label})"
+        what = f"{count(len(keys), 'encrypted file')} ({label})"
         self.push_screen(PasswordScreen(what, len(self.triage.passwords)), answered)
 
     def retry(
@@ -602,7 +650,7 @@ class QuarryApp(App[None]):
             if yes:
                 self._start_retry(keys, label, unmark, unlock)
 
-        question = f"Retry {len(keys):,} records ({label})? Each is read again."
+        question = f"Retry {count(len(keys), 'record')} ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
     def _start_retry(self, keys: list[Key], label: str, unmark: bool, unlock: bool) -> None:
@@ -661,7 +709,7 @@ class QuarryApp(App[None]):
         opened = sum(1 for r in records if r is not None and r.status == Status.OK)
         still = sum(1 for r in records if is_encrypted(r))
         tried = len(keys) - len(vanished)
-        words = f"opened {opened:,} of {tried:,} encrypted file{'s' if tried != 1 else ''}"
+        words = f"opened {opened:,} of {count(tried, 'encrypted file')}"
         if still:
             words += f"; {still:,} still encrypted: the passwords given did not open them"
         if vanished:
@@ -695,9 +743,11 @@ class QuarryApp(App[None]):
         if message.error:
             self.notify(message.error, title="tools check failed", severity="error")
         elif not message.appeared:
-            self.notify("no new tool on PATH", title="tools")
-        if (top := self._top()) is not None:
-            top.post_message(message)
+            out = sorted(self.tools_left_out())
+            left = f"; left out on purpose: {', '.join(out)}" if out else ""
+            self.notify(f"no new tool on PATH{left}", title="tools")
+        if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
+            top.post_message(ToolsChecked(message.appeared, message.error))
         self._tell_screens(set(), [])
 
     def run_outside(self, command: list[str]) -> int | None:
@@ -754,13 +804,20 @@ class QuarryApp(App[None]):
         return not (action.startswith("show_") and blocked)
 
     def _show(self, screen: TriageScreen) -> None:
+        """Show ``screen`` over the one on top: escape comes back to where it was opened from
+        (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen again). A screen
+        of that kind already in the stack is gone back to instead, as it was left: the stack
+        holds each kind once."""
         top = self._top()
         if top is None or type(top) is type(screen):
             return
-        if isinstance(top, TriageScreen):
-            self.switch_screen(screen)
-        else:
+        stack = self.screen_stack
+        earlier = next((i for i, s in enumerate(stack) if type(s) is type(screen)), None)
+        if earlier is None:
             self.push_screen(screen)
+            return
+        for _ in stack[earlier + 1 :]:
+            self.pop_screen()
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from engine import ahead
+from tui.words import count
 
 # The engine is imported by the functions that use it, not here: the ``quarry`` script's
 # :func:`run` starts the walk ahead (:mod:`engine.ahead`) first, so that a sweep's walk and the
@@ -76,7 +77,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         # Quit during the first sweep: say what the store holds, and that nothing is lost.
         print(
             f"quarry: stopped before the first sweep finished: the store keeps "
-            f"{len(session.sweeper.records):,} record(s); 'quarry' again reads the rest",
+            f"{count(len(session.sweeper.records), 'record')}; 'quarry' again reads the rest",
             file=sys.stderr,
         )
     return code

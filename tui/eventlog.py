@@ -1,15 +1,17 @@
-"""The activity log: engine events as timed lines in a bounded ring buffer. No Textual here.
+"""The activity log: engine events as timed lines, bounded, errors kept. No Textual here.
 
 The dashboard feeds every batch of engine events through :meth:`ActivityLog.add`; the activity
 screen shows :attr:`ActivityLog.lines` and follows the new ones. Progress events are not
-logged (a sweep sends one per file; the header shows them). The buffer keeps the newest
-:data:`LIMIT` lines, so a million-file sweep costs a bounded amount of memory.
+logged (a sweep sends one per file; the header shows them). Routine lines are bounded: past
+:data:`LIMIT` the oldest of them go, so a million-file sweep costs a bounded amount of memory;
+errors and warnings are never let go (they went first once, being the oldest). Files a sweep
+or rescan reuses unchanged get no line each (each 5-minute rescan added one per file, 789 on
+the corpus): the sweep's closing line counts them.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,9 +26,10 @@ from engine.events import (
 )
 from engine.names import shown
 from engine.records import Record, Status, Summary
+from tui.words import count
 
 LIMIT = 10_000
-"""Lines kept; older ones fall off."""
+"""Routine lines held; older ones are let go (errors and warnings never are)."""
 
 KINDS: tuple[str, ...] = (
     "extracted",
@@ -51,6 +54,8 @@ class LogLine:
     """One of :data:`KINDS`."""
     text: str
     """What happened, in words (never a file's text)."""
+    kept: bool = False
+    """An error or a warning: never let go when the log is full."""
 
     def render(self) -> str:
         """``HH:MM:SS kind      text`` (local time)."""
@@ -73,7 +78,8 @@ def _record_line(at: float, record: Record) -> LogLine:
         record.status, "extracted"
     )
     why = f" [{record.why}]" if record.why else ""
-    return LogLine(at, kind, f"{shown(record.path)} → {shown(_verdict(record))}{why}")
+    text = f"{shown(record.path)} → {shown(_verdict(record))}{why}"
+    return LogLine(at, kind, text, kept=kind == "error")
 
 
 def describe(event: Event) -> list[LogLine]:
@@ -85,7 +91,7 @@ def describe(event: Event) -> list[LogLine]:
         return lines
     if isinstance(event, SweepStarted):
         what = "full sweep" if event.full else "rescan"
-        return [LogLine(at, "sweep", f"{what} started: {event.files:,} files")]
+        return [LogLine(at, "sweep", f"{what} started: {count(event.files, 'file')}")]
     if isinstance(event, SweepFinished):
         what = "full sweep" if event.full else "rescan"
         counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
@@ -100,7 +106,8 @@ def describe(event: Event) -> list[LogLine]:
             parts.append(f"gone {', '.join(event.vanished)}")
         return [LogLine(at, "tools", "; ".join(parts) or "tool set re-checked")]
     if isinstance(event, Notice):
-        return [LogLine(at, "notice", shown(f"{event.kind}: {event.message}"))]
+        kept = event.level in ("warning", "error")
+        return [LogLine(at, "notice", shown(f"{event.kind}: {event.message}"), kept=kept)]
     return []
 
 
@@ -122,16 +129,17 @@ def store_lines(
     if summary is None:
         if not records:  # a new store: nothing to say yet
             return notes if changed is None else [LogLine(now, "notice", what), *notes]
-        return [LogLine(now, "sweep", f"{what}: {records:,} records (no summary)"), *notes]
+        return [LogLine(now, "sweep", f"{what}: {count(records, 'record')} (no summary)"), *notes]
     try:
         at = datetime.fromisoformat(summary.finished).timestamp()
     except (ValueError, TypeError):
         at = now
     counts = ", ".join(f"{s} {n:,}" for s, n in summary.counts.items() if n)
     if records is None or records == summary.files:
-        held = f"{summary.files:,} files ({counts})"
+        held = f"{count(summary.files, 'file')} ({counts})"
     else:
-        held = f"{records:,} records read (its summary says {summary.files:,} files: {counts})"
+        says = count(summary.files, "file")
+        held = f"{count(records, 'record')} read (its summary says {says}: {counts})"
     lines = [LogLine(at, "sweep", shown(f"{what}: {held}")), *notes]
     if summary.tools_found:
         found = ", ".join(f"{name} {v}" for name, v in sorted(summary.tools_found.items()))
@@ -148,25 +156,59 @@ def _left_out(at: float, summary: Summary) -> list[LogLine]:
 
 
 class ActivityLog:
-    """The newest :data:`LIMIT` lines of engine activity."""
+    """Engine activity: every error and warning, and the newest :data:`LIMIT` other lines."""
 
     def __init__(self, limit: int = LIMIT) -> None:
-        self.lines: deque[LogLine] = deque(maxlen=limit)
-        """The lines kept, oldest first."""
+        self.limit = limit
+        """Routine (not kept) lines held at most."""
+        self.lines: list[LogLine] = []
+        """The lines held, oldest first."""
         self.total = 0
-        """Lines ever added (so a screen can tell how many fell off)."""
+        """Lines ever added (so a screen can tell how many were let go)."""
+        self.compactions = 0
+        """How many times old routine lines were let go (a screen showing them redraws)."""
+        self._routine = 0
+        self._sweeping = False
 
     def add(self, events: Iterable[Event]) -> list[LogLine]:
-        """Log a batch of events; return the lines added."""
-        return self.extend([line for event in events for line in describe(event)])
+        """Log a batch of events; return the lines added. Inside a sweep (or a rescan), a
+        reused record gets no line: the sweep's closing line counts them."""
+        lines: list[LogLine] = []
+        for event in events:
+            if isinstance(event, SweepStarted):
+                self._sweeping = True
+            elif isinstance(event, SweepFinished):
+                self._sweeping = False
+            if self._sweeping and isinstance(event, RecordsChanged):
+                fresh = tuple(r for r in event.records if not r.reused)
+                event = RecordsChanged(event.at, fresh, event.removed)
+            lines += describe(event)
+        return self.extend(lines)
 
     def extend(self, lines: list[LogLine]) -> list[LogLine]:
         """Log lines that did not come from engine events (a store read from disk)."""
         self.lines.extend(lines)
         self.total += len(lines)
+        self._routine += sum(1 for line in lines if not line.kept)
+        if self._routine > self.limit:
+            self._compact()
         return lines
+
+    def _compact(self) -> None:
+        """Let the oldest routine lines go, down to nine tenths of the limit (so that this
+        walk of the whole log is rare), keeping every kept line."""
+        drop = self._routine - max(1, self.limit * 9 // 10)
+        held: list[LogLine] = []
+        for line in self.lines:
+            if drop and not line.kept:
+                drop -= 1
+                continue
+            held.append(line)
+        self.lines = held
+        self._routine = sum(1 for line in held if not line.kept)
+        self.compactions += 1
 
     @property
     def dropped(self) -> int:
-        """Lines that fell off the start of the buffer."""
+        """Lines let go (never an error or a warning)."""
         return self.total - len(self.lines)

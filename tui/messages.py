@@ -120,8 +120,12 @@ class RetryFinished(Message):
         """Why it failed, or empty."""
 
 
-class ToolsChecked(Message):
-    """A tools re-check is done."""
+class ToolsChecked(Message, bubble=False):
+    """A tools re-check is done.
+
+    It does not bubble: the app hands it on to the screen on top, and from there it bubbled
+    back up to the app, which handled it again, and again (saying "no new tool on PATH" each
+    time: 242 times in one test)."""
 
     def __init__(self, appeared: list[str], error: str) -> None:
         super().__init__()

@@ -6,7 +6,9 @@ separated by spaces (quote a value that holds one: ``error:"bad xref"``) and all
 A value is plain text (smart case: lowercase ignores case) unless it holds a regular
 expression's characters; ``!`` before a term inverts it. A word that is not ``field:value``
 is matched against the path. ``quality:`` takes verdict names, any of several when they are
-separated by commas (``quality:suspect,garbled``).
+separated by commas (``quality:suspect,garbled``). A ``name:value`` word whose name is not
+a field (``size:>10K``) filters nothing: :attr:`Query.error` says so and lists the fields, and
+the screen shows it (a silent "0 of 817 records" looked like an answer).
 
 :meth:`Query.mask` runs over whole columns in C: the path column by ``map`` of
 ``str.__contains__`` (or ``Pattern.search``); the status by ``bytes.translate``; the other
@@ -89,6 +91,9 @@ class Query:
     """What the user typed."""
     terms: tuple[Term, ...] = ()
     """The terms, in the order typed."""
+    unknown: tuple[Term, ...] = ()
+    """Words typed as ``name:value`` whose name is not a field: no record is filtered by them
+    (:attr:`error` says why); a line of text (:meth:`matches`) is, by the whole word."""
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -97,10 +102,14 @@ class Query:
             words = shlex.split(text)
         except ValueError:
             words = text.split()
-        terms = []
+        terms, unknown = [], []
         for word in words:
             m = _TERM.fullmatch(word)
-            if m and m.group(2) in FIELDS:
+            if m and m.group(2) not in FIELDS:
+                bare = word.removeprefix("!")
+                unknown.append(Term.parse(m.group(2), bare, word.startswith("!")))
+                continue
+            if m:
                 invert, field, value = m.group(1) == "!", m.group(2), m.group(3)
             else:
                 invert, field, value = word.startswith("!"), "path", word.removeprefix("!")
@@ -108,21 +117,27 @@ class Query:
                 value = _verdicts(value)
             if value:
                 terms.append(Term.parse(field, value, invert))
-        return cls(text, tuple(terms))
+        return cls(text, tuple(terms), tuple(unknown))
 
     @property
     def error(self) -> str | None:
-        """Why a value that looked like a regex is matched as text, if one is."""
-        return next((t.error for t in self.terms if t.error), None)
+        """What in the query is not applied as typed: an unknown field (with the fields there
+        are), or a value that looked like a regex and is matched as text; None if neither."""
+        if self.unknown:
+            names = ", ".join(dict.fromkeys(f"{t.field}:" for t in self.unknown))
+            return f"no field {names} ({' '.join(FIELDS)})"
+        bad = next((t.error for t in self.terms if t.error), None)
+        return f"not a regular expression ({bad}): matched as text" if bad else None
 
     @property
     def active(self) -> bool:
-        """Whether the query filters anything."""
+        """Whether the query filters any record."""
         return bool(self.terms)
 
     def matches(self, text: str) -> bool:
-        """Whether one line of text (an activity line) passes every term."""
-        return all(t.matches(text) for t in self.terms)
+        """Whether one line of text (an activity line) passes every term, each word matched
+        as text (a line has no fields)."""
+        return all(t.matches(text) for t in (*self.terms, *self.unknown))
 
     def matches_row(self, get: Callable[[str], str | None]) -> bool:
         """Whether a record passes; ``get(field)`` gives its value of a field."""

@@ -68,8 +68,9 @@ class TriageState:
     """The newest engine events, as lines."""
     known_groups: set[GroupKey] | None = None
     """Error groups seen so far; None until the loaded store has been grouped."""
-    new_groups: dict[GroupKey, int] = field(default_factory=dict)
-    """Error groups first seen since the last announcement, with their sizes."""
+    new_groups: dict[GroupKey, str] = field(default_factory=dict)
+    """Error groups first seen since the last announcement, each with the first message of
+    it as the engine wrote it (the group's key has ``#`` for its numbers: not words to show)."""
     checking_tools: bool = False
     """A tools re-check is running."""
     waiting_tools: frozenset[str] | None = None
@@ -110,10 +111,10 @@ class TriageState:
             if record.status == "error" and self.known_groups is not None:
                 key = group_key(record)
                 if key not in self.known_groups:
-                    self.new_groups[key] = self.new_groups.get(key, 0) + 1
+                    self.new_groups.setdefault(key, record.error or key[1])
         return bool(self.new_groups)
 
-    def take_new_groups(self) -> dict[GroupKey, int]:
+    def take_new_groups(self) -> dict[GroupKey, str]:
         """The groups to announce now (they become known)."""
         new, self.new_groups = self.new_groups, {}
         if self.known_groups is not None:
@@ -139,9 +140,10 @@ def encrypted_keys(model: RecordModel, keys: Iterable[Key]) -> list[Key]:
     return [k for k in keys if (rid := ids.get(k)) is not None and is_encrypted(model.record(rid))]
 
 
-def announce(new: dict[GroupKey, int]) -> tuple[str, str]:
-    """(title, message) of the notification for new error groups."""
-    first = ", ".join(f"{reason}: {msg}" for reason, msg in list(new)[:2])
-    more = f" (+{len(new) - 2} more)" if len(new) > 2 else ""
+def announce(new: dict[GroupKey, str]) -> tuple[str, str]:
+    """(title, message) of the notification for new error groups: one real message (a
+    group's key has ``#`` for its numbers) and how many more, short enough for 80 columns."""
+    (reason, _), example = next(iter(new.items()))
+    more = f" (+{len(new) - 1} more)" if len(new) > 1 else ""
     title = "new error group" if len(new) == 1 else f"{len(new)} new error groups"
-    return title, f"{first}{more} — press x"
+    return title, f"{reason}: {example}{more} · x: errors"

@@ -250,11 +250,14 @@ class ToolRow:
     """Platform -> install command."""
     workers: tuple[tuple[str, str | None], ...] = ()
     """Reads on a Dask cluster: (worker, its version or None where it is missing)."""
+    left_out: bool = False
+    """Left out on purpose (``--without``, ``--no-external``): not missing, no hint to
+    install it (it may well be installed)."""
 
     @property
     def state(self) -> str:
-        """``found`` or ``missing``."""
-        return "found" if self.found else "missing"
+        """``found``, ``left out`` or ``missing``."""
+        return "found" if self.found else "left out" if self.left_out else "missing"
 
 
 PLATFORMS: tuple[tuple[str, str], ...] = (
@@ -308,15 +311,19 @@ def tool_rows(
     found: Mapping[str, tuple[str, str]],
     waiting: Iterable[Record | tuple[Key, Iterable[str]]],
     workers: Mapping[str, ToolSet] | None = None,
+    left_out: Iterable[str] = (),
 ) -> list[ToolRow]:
     """Every known tool (and any other a record names): missing ones waited on most first.
 
     ``waiting``: the records that name tools that would unlock them, or their (key, tools)
     (:meth:`~tui.model.RecordModel.waiting`, no record read back); an ok container whose
     members wait on a tool is listed under it, as ``quarry tools DIR`` counts it.
-    ``workers`` (reads on a Dask cluster) says which worker has which tool.
+    ``workers`` (reads on a Dask cluster) says which worker has which tool; ``left_out`` are
+    the tools the run was told not to use (listed after the missing ones, with no install
+    hint).
     """
     workers = workers or {}
+    skipped = set(left_out)
     files: dict[str, list[Key]] = {}
     for item in waiting:
         key, needs = (item.key, item.needs) if isinstance(item, Record) else item
@@ -326,6 +333,7 @@ def tool_rows(
     for name in sorted(set(KNOWN_TOOLS) | set(files)):
         spec = KNOWN_TOOLS.get(name)
         version, path = found.get(name, ("-", "-"))
+        out = name in skipped and name not in found
         rows.append(
             ToolRow(
                 name,
@@ -334,11 +342,12 @@ def tool_rows(
                 path,
                 spec.unlocks if spec else "named by a reader",
                 tuple(files.get(name, ())),
-                spec.install if spec else {},
+                spec.install if spec and not out else {},
                 tuple((w, _version(t, name)) for w, t in sorted(workers.items())),
+                out,
             )
         )
-    return sorted(rows, key=lambda r: (r.found, -len(r.files), r.name))
+    return sorted(rows, key=lambda r: (r.found, r.left_out, -len(r.files), r.name))
 
 
 def _version(tools: ToolSet, name: str) -> str | None:
@@ -346,5 +355,6 @@ def _version(tools: ToolSet, name: str) -> str | None:
 
 
 def tools_waited_on(rows: Iterable[ToolRow]) -> list[ToolRow]:
-    """Missing tools that files are waiting on (what makes the tools view show by itself)."""
-    return [r for r in rows if not r.found and r.files]
+    """Missing tools that files are waiting on (what makes the tools view show by itself);
+    not those left out on purpose."""
+    return [r for r in rows if not r.found and not r.left_out and r.files]

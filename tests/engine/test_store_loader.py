@@ -188,7 +188,7 @@ def test_every_verb_opens_a_damaged_store_and_a_sweep_repairs_it(lines: list[byt
             sweeper.run()
         repairs = [e for e in events if isinstance(e, Notice) and e.kind == "store-repair"]
         if bad:
-            assert f"{bad} unreadable line(s)" in repairs[0].message
+            assert f"{bad} unreadable line{'s' if bad != 1 else ''} in" in repairs[0].message
             assert "line " in repairs[0].message
         reloaded = read_jsonl((store / "extract.jsonl").read_bytes())
         assert not reloaded.bad  # repaired: the store holds only usable records

@@ -73,7 +73,9 @@ async def test_unsupported_files_grouped_by_type_drill_open_and_back(store: Stor
         await pilot.press("escape")  # back to the same group and file
         assert app.screen is screen and files.has_focus
         assert screen.group is not None and screen.group.mime == "image/png"
-        await pilot.press("escape", "escape")  # files -> groups -> records
+        await pilot.press("escape", "escape")  # files -> groups -> the errors screen before
+        assert isinstance(app.screen, ErrorsScreen)
+        await pilot.press("escape")
         assert isinstance(app.screen, RecordsScreen)
 
 

@@ -46,7 +46,7 @@ async def test_a_store_cut_in_half_shows_what_it_has_and_says_what_it_lost(
         await settle(pilot)
         assert len(app.model) == kept and app.state == "following"
         assert "1 unreadable line" in summary_bar(app)
-        said = f"1 unreadable line(s) in extract.jsonl left out (line {kept + 1:,}: cut short)"
+        said = f"1 unreadable line in extract.jsonl left out (line {kept + 1:,}: cut short)"
         assert said in activity(app)
         assert f"{kept:,} records read (its summary says 16 files" in activity(app)
         assert any(said in n for n in notes(app))

@@ -76,7 +76,7 @@ async def test_scroll_page_jump_and_search_a_long_text(
         await pilot.press("enter")
         await pilot.pause()
         assert any("line 1500 with a needle" in line for line in shown(screen))
-        assert "1 matches (1/1)" in static_text(screen.query_one("#status", Static))
+        assert "1 match (1/1)" in static_text(screen.query_one("#status", Static))
         await pilot.press("n", "N", "w", "pagedown", "end", "w", "pageup")
         await pilot.pause()
         assert isinstance(app.screen, InspectorScreen)
@@ -92,7 +92,7 @@ async def test_a_very_wide_line_scrolls_sideways_and_wraps(
     async with app.run_test(size=size) as pilot:
         screen = await open_text(pilot, app, "wide.txt")
         view = screen.query_one(TextView)
-        assert "1 long lines cut" in static_text(screen.query_one("#status", Static))
+        assert "1 long line cut" in static_text(screen.query_one("#status", Static))
         await pilot.press(*["right"] * 30, "end", "home")
         await pilot.press("w")
         await pilot.pause()

@@ -58,6 +58,11 @@ async def test_events_from_a_thread_change_the_row_in_place(
         thread = threading.Thread(target=engine)
         thread.start()
         thread.join()
+        # a row shown changes at once; a new one waits for the sweep's end (tui.hold)
+        await wait_until(pilot, lambda: "pdf/encrypted.pdf" not in visible_paths(app))
+        assert "pdf/new.pdf" not in visible_paths(app) and "updating" in app.state_text
+        summary = sample_summary(sample_records())
+        bridge(SweepFinished(time.time(), summary, 2, 0, full=False))
         await wait_until(pilot, lambda: "pdf/new.pdf" in visible_paths(app))
         assert visible_paths(app) == [
             "pdf/new.pdf",
@@ -71,7 +76,6 @@ async def test_events_from_a_thread_change_the_row_in_place(
         assert app.model.tab_counts()["error"] == 2  # 3 - encrypted - truncated + new
         assert app.model.query.text == "pdf"
         assert table.flash  # changed rows are highlighted for a moment
-        assert "updating" in app.state_text
 
 
 async def test_pause_holds_events_back_until_resumed(store: Store) -> None:

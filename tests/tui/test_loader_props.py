@@ -160,7 +160,7 @@ def test_extract_stage_records_unknown_fields_and_bad_hashes() -> None:
     c = m.record(m.ids[("/srv", "c.txt")])
     assert c is not None and c.status == "frobbed" and c.sha256 is None
     assert m.bad_text() == (
-        f"3 unreadable line(s) in extract.jsonl left out (line 4: {sha}; line 5: {sha}; "
+        f"3 unreadable lines in extract.jsonl left out (line 4: {sha}; line 5: {sha}; "
         "line 6: cut short)"
     )
     assert m.bad_text() == read_jsonl(data).left_out()  # the words of quarry show

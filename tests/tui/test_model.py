@@ -232,8 +232,8 @@ def test_field_terms_regex_inversion_and_quoting() -> None:
     assert paths(m) == ["b/scan.pdf", "c/big.bin"]
     assert m.view_counts() == {"all": 2, "ok": 0, "empty": 1, "unsupported": 0,
                                "error": 0, "skipped": 1}  # fmt: skip
-    m.set_query("nosuch:thing")  # not a field: a word over the path
-    assert paths(m) == []
+    m.set_query("nosuch:thing")  # not a field: it filters nothing and the query says why
+    assert len(paths(m)) == len(m) and "no field nosuch:" in (m.query.error or "")
     m.set_query("")
     assert m.view_counts() == m.tab_counts()
 

@@ -47,3 +47,21 @@ async def test_an_error_phrase_and_a_regex(store: Store) -> None:
         assert visible_paths(app) == ["images/photo.png"]
         app.records_screen.set_filter("extractor:text: !reason:.")
         assert visible_paths(app) == ["text/latin1_no_bom.txt", "text/readme.md"]
+
+
+async def test_an_unknown_field_is_said_with_the_fields_there_are(store: Store) -> None:
+    """``size:>10K`` once gave "0 of 16 records", silently: an answer that was not one."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"size:>10K")
+        box = app.records_screen.query_one("#filter", Input)
+        assert box.has_class("-invalid")
+        assert str(box.border_title).startswith("no field size:")
+        assert "path status reason mime" in str(box.border_title)
+        assert len(visible_paths(app)) == 16  # nothing filtered by a word it cannot apply
+        assert box.border_subtitle == "16 of 16 records"
+        await pilot.press(*" status:error")  # the known term applies; the error stays said
+        assert len(visible_paths(app)) == 3 and str(box.border_title).startswith("no field")
+        app.records_screen.set_filter("status:error")
+        assert box.border_title == "3 of 16 records" and not box.has_class("-invalid")

@@ -11,6 +11,7 @@ from engine.tools import ToolSet
 from engine.watch import WatchOptions
 from tests.tui.conftest import quit_with_q
 from tui.app import QuarryApp
+from tui.screens.records import RecordsScreen
 
 
 async def test_q_with_a_live_session_stops_the_engine_and_exits(sample: Path) -> None:
@@ -22,6 +23,14 @@ async def test_q_with_a_live_session_stops_the_engine_and_exits(sample: Path) ->
                 await pilot.pause(0.05)
                 if session.store.exists():
                     break
+            # the tools screen may have opened by itself: q there goes back, then q quits
+            for _ in range(300):
+                await pilot.pause(0.05)
+                if app.state == "watching":
+                    break
+            await pilot.pause()
+            while not isinstance(app.screen, RecordsScreen):
+                await pilot.press("q")
             await quit_with_q(pilot)  # the engine stops first, then the app
     finally:
         session.close()

@@ -6,8 +6,8 @@ from engine.records import Record
 from tui.state import TriageState, announce
 
 
-def error(path: str, message: str) -> Record:
-    return Record("/r", path, 1, 1, "error", reason="corrupt", error=message)
+def error(path: str, message: str, reason: str = "corrupt") -> Record:
+    return Record("/r", path, 1, 1, "error", reason=reason, error=message)
 
 
 def test_tools_screen_opens_only_for_tools_the_previous_sweep_did_not_wait_on() -> None:
@@ -27,7 +27,7 @@ def test_error_groups_are_announced_once_and_only_after_the_store_is_known() -> 
         [error("a", "Bad CRC-32 for file 'x'"), error("b", "Bad CRC-32 for file 'y'")]
     )
     title, message = announce(state.take_new_groups())
-    assert title == "new error group" and message.startswith("corrupt: Bad CRC-32 for file '…'")
+    assert title == "new error group" and message.startswith("corrupt: Bad CRC-32 for file 'x'")
     assert not state.see_records([error("c", "Bad CRC-32 for file 'z'")])
 
 
@@ -40,3 +40,14 @@ def test_nothing_is_writable_without_an_engine_or_when_read_only() -> None:
     state.toggle_mark(("/r", "b"))
     state.toggle_mark(("/r", "a"))
     assert state.marks == {("/r", "b")}
+
+
+def test_an_announcement_says_a_real_message_not_the_groups_placeholders() -> None:
+    """The group's key has ``#`` for numbers: "none of the # passwords given opened it"."""
+    state = TriageState(known_groups=set())
+    state.see_records([error("a", "none of the 3 passwords given opened it", "encrypted")])
+    state.see_records([error("b", "took more than 0:01:00", "timeout")])
+    title, message = announce(state.take_new_groups())
+    assert "#" not in message and "#" not in title
+    assert message == "encrypted: none of the 3 passwords given opened it (+1 more) · x: errors"
+    assert title == "2 new error groups"

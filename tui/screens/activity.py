@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Log, Static
 
-from tui.eventlog import LIMIT, LogLine
+from tui.eventlog import LogLine
 from tui.messages import ModelChanged
 from tui.model import RecordModel
 from tui.query import Query
@@ -23,6 +23,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
+from tui.words import count
 
 
 class ActivityScreen(TriageScreen):
@@ -32,7 +33,7 @@ class ActivityScreen(TriageScreen):
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
         Binding("f", "follow", "Follow"),
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
     ]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
@@ -40,11 +41,17 @@ class ActivityScreen(TriageScreen):
         self.query_text = Query.parse("")
         self.following = True
         self.shown = 0
+        self._compactions = 0
+        """The log's compactions when it was last written out whole."""
+        self._written = 0
+        """The log's :attr:`~tui.eventlog.ActivityLog.total` when its lines were last written."""
 
     def compose(self) -> ComposeResult:
         """Title, the log, the (hidden) filter box, footer."""
         yield Static("", id="activity-title")
-        yield Log(max_lines=LIMIT, highlight=False, id="activity-log")
+        # unbounded here: the activity log bounds itself, and never lets an error go (a Log
+        # of LIMIT lines would); when it lets routine lines go, the screen redraws
+        yield Log(highlight=False, id="activity-log")
         box = Input(placeholder="filter events: text, regex, !to invert", id="activity-filter")
         box.cursor_blink = False
         yield box
@@ -62,6 +69,8 @@ class ActivityScreen(TriageScreen):
         return self.query_one("#activity-log", Log)
 
     def _rewrite(self) -> None:
+        self._compactions = self.triage.activity.compactions
+        self._written = self.triage.activity.total
         log = self.log_widget
         log.clear()
         self.shown = 0
@@ -76,18 +85,30 @@ class ActivityScreen(TriageScreen):
 
     def _title(self) -> None:
         activity = self.triage.activity
-        parts = [f"[b]Activity  [/b]{len(activity.lines):,} events"]
+        parts = [f"[b]Activity  [/b]{count(len(activity.lines), 'event')}"]
         if activity.dropped:
-            parts.append(f"{activity.dropped:,} older dropped")
+            parts.append(f"{count(activity.dropped, 'older routine line')} let go")
         if self.query_text.text:
             parts.append(f"{self.shown:,} match {escape(self.query_text.text)!s}")
         parts.append("following" if self.following else "[$warning]not following (f)[/]")
         self.query_one("#activity-title", Static).update(" · ".join(parts))
 
     def on_model_changed(self, message: ModelChanged) -> None:
-        """New events arrived: show their lines at once (the log follows live)."""
-        if self.ready:
-            self._write(message.lines)
+        """New events arrived: show the lines added since the last write at once (the log
+        follows live); all of it again when the log let old routine lines go meanwhile.
+
+        The lines are taken from the log, not the message: messages queue behind each other,
+        and the log may hold a later message's lines (written by a redraw) already."""
+        del message
+        if not self.ready:
+            return
+        activity = self.triage.activity
+        new = activity.total - self._written
+        if activity.compactions != self._compactions or new > len(activity.lines):
+            self._rewrite()
+        elif new > 0:
+            self._written = activity.total
+            self._write(activity.lines[-new:])
 
     def action_filter(self) -> None:
         """Edit the filter."""

@@ -23,7 +23,7 @@ class DetailScreen(Screen[None]):
     DEFAULT_CSS = """
     DetailScreen #detail-full { padding: 0 1; }
     """
-    BINDINGS = [Binding("escape", "back", "Back")]
+    BINDINGS = [Binding("escape,q", "back", "Back")]
 
     def __init__(self, record: Record, tools_missing: set[str]) -> None:
         super().__init__()

@@ -18,6 +18,7 @@ from engine.records import Record
 from tui.screens.groups import Column, GroupsScreen, cut
 from tui.state import is_encrypted
 from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
+from tui.words import count
 
 
 class ErrorsScreen(GroupsScreen[ErrorGroup]):
@@ -55,7 +56,7 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
     def title_parts(self) -> list[str]:
         """Counts first (they must fit 80 columns), then the keys."""
         errors, groups, suspects = self._counts
-        parts = [f"[b]Errors [/b]{errors:,} in {groups:,} group{'s' if groups != 1 else ''}"]
+        parts = [f"[b]Errors [/b]{errors:,} in {count(groups, 'group')}"]
         if suspects:
             parts.append(f"[b]suspect texts [/b]{suspects:,}")
         parts.append(self.keys_hint())
@@ -65,7 +66,7 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
 
     def describe(self, group: ErrorGroup) -> str:
         """Reason, size, MIME types, then a real example in full."""
-        many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
+        many = count(group.count, "file")
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime_text(6)))}\n"
             f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"

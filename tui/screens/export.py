@@ -21,6 +21,7 @@ from textual.widgets import Input, Static
 from engine.names import shown
 from tui.actions import export_format
 from tui.screens.confirm import ConfirmScreen
+from tui.words import count
 
 
 def resolve(text: str, cwd: Path) -> Path:
@@ -64,7 +65,7 @@ class ExportScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         """The question, the path box, a problem line, the keys."""
-        many = f"{self.count:,} record" + ("s" if self.count != 1 else "")
+        many = count(self.count, "record")
         with Vertical(id="export"):
             yield Static(f"[b]Export {many} [/b](the current view, every field) to:")
             path_input = Input(str(self.default), id="export-path", select_on_focus=False)

@@ -116,7 +116,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
     BINDINGS = [
         Binding("R", "retry_group", "Retry group"),
         Binding("r", "retry_file", "Retry file"),
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
     ]
     TITLE_ID = "groups-title"
     """The title's id."""

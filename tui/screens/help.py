@@ -31,11 +31,19 @@ def key_label(binding: Binding) -> str:
     return " ".join(names.get(k, k) for k in binding.key.split(","))
 
 
+def markup_safe(text: str) -> str:
+    """``text`` with every ``[`` escaped: ``escape`` leaves a lone ``[`` as is, and the key
+    ``[`` then opened a tag that ate ``[/b]`` (the help showed "[/b]Prev page")."""
+    return text.replace("[", "\\[")
+
+
 def section(title: str, bindings: list[Binding]) -> str:
     """One screen's keys as markup."""
     rows = [f"[b $accent]{title}[/]"]
     for b in bindings:
-        rows.append(f"  [b]{escape(key_label(b)):<12} [/b]{escape(b.description or b.action)}")
+        rows.append(
+            f"  [b]{markup_safe(key_label(b).ljust(12))} [/b]{escape(b.description or b.action)}"
+        )
     return "\n".join(rows)
 
 

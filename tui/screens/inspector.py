@@ -19,14 +19,15 @@ from tui.screens.failures import ReportsWorkerFailures
 from tui.textdoc import TextDoc
 from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
+from tui.words import count
 
 
 class InspectorScreen(ReportsWorkerFailures, Screen[None]):
-    """Read one stored text; ``escape`` goes back to the records."""
+    """Read one stored text; ``escape`` (or ``q``: never a quit from here) goes back."""
 
     CSS_PATH = "inspector.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
         Binding("left_square_bracket", "page(-1)", "Prev page"),
         Binding("right_square_bracket", "page(1)", "Next page"),
         Binding("l", "toggle_pages", "Page list", priority=True),
@@ -113,16 +114,16 @@ class InspectorScreen(ReportsWorkerFailures, Screen[None]):
         """Page, matches, wrap, capped lines."""
         view = self.view
         doc = view.doc
-        parts = [f"{len(doc.lines):,} lines"]
+        parts = [count(len(doc.lines), "line")]
         if doc.pages:
             parts.append(f"{doc.pages[self.page][1]} ({self.page + 1}/{len(doc.pages)})")
         if self.query_text:
             n = len(view.matches)
             at = f" ({view.current + 1}/{n})" if view.current >= 0 else ""
-            parts.append(f"“{self.query_text}”: {n:,} matches{at}")
+            parts.append(f"“{self.query_text}”: {count(n, 'match', 'matches')}{at}")
         parts.append("wrap on" if view.wrap else "wrap off")
         if doc.capped:
-            parts.append(f"{doc.capped} long lines cut")
+            parts.append(f"{count(doc.capped, 'long line')} cut")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     # -- actions ---------------------------------------------------------------------------

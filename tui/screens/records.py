@@ -36,6 +36,7 @@ from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
+from tui.words import count
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
 """The filter box's placeholder: the query line's grammar in one line."""
@@ -161,7 +162,11 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         # how many the query leaves, kept true as live changes and reloads come in
         box = self.query_one("#filter", Input)
         n = len(model.view)
-        box.border_title = f"{n:,} of {len(model):,} records" if model.query.active else ""
+        # what the query could not apply is said where the eyes are (a tooltip was never seen)
+        error = model.query.error
+        left = f"{n:,} of {count(len(model), 'record')}" if model.query.active or error else ""
+        box.border_title = error or left
+        box.border_subtitle = left if error else ""
         if changed:
             self.table.changed(changed, keep)
         else:
@@ -332,7 +337,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     def action_clear_filter(self) -> None:
         """Esc: clear the query and go back to the table."""
         box = self.query_one("#filter", Input)
-        if box.value or self.model.query.active:
+        if box.value or self.model.query.text:
             box.value = ""
             self.set_filter("")
         box.remove_class("-shown")
@@ -347,9 +352,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         query = self.model.set_query(text)
         box = self.query_one("#filter", Input)
         box.set_class(bool(query.error), "-invalid")
-        box.tooltip = (
-            f"not a regular expression ({query.error}): matched as text" if query.error else None
-        )
+        box.tooltip = query.error
         self.refresh_data(keep=keep)
 
     @on(Input.Changed, "#filter")
@@ -514,7 +517,7 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
             )
             return
         self.app.call_from_thread(
-            self.notify, shown(str(path)), title=f"exported {n:,} record{'s' if n != 1 else ''}"
+            self.notify, shown(str(path)), title=f"exported {count(n, 'record')}"
         )
 
     def commands(self) -> Iterator[SystemCommand]:

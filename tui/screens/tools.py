@@ -30,12 +30,17 @@ from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 from tui.widgets.row_table import RowTable
+from tui.words import count
 
 
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     """Markup for the detail pane: what the tool does, where it is, what it unlocks, install."""
-    state = "[$success]found[/]" if row.found else "[$error]missing[/]"
+    state = {"found": "[$success]found[/]", "left out": "[$warning]left out[/]"}.get(
+        row.state, "[$error]missing[/]"
+    )
     lines = [f"[b]{escape(row.name)}  [/b]{state}", escape(row.unlocks), ""]
+    if row.left_out:
+        lines += ["left out on purpose (--without or --no-external): files that need it wait", ""]
     if row.found:
         lines += [f"[b]version  [/b]{escape(row.version)}", f"[b]path      [/b]{escape(row.path)}"]
         lines.append("")
@@ -69,7 +74,7 @@ class ToolsScreen(TriageScreen):
     CSS_PATH = "tools.tcss"
     BINDINGS = [
         Binding("g", "check", "Check again"),
-        Binding("escape", "back", "Back"),
+        Binding("escape,q", "back", "Back"),
     ]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
@@ -121,7 +126,9 @@ class ToolsScreen(TriageScreen):
         table = self.query_one("#tool-table", DataTable)
         set_columns(table, columns)
         for row in self.rows:
-            state = "[green]found[/]" if row.found else "[red]missing[/]"
+            state = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}.get(
+                row.state, "[red]missing[/]"
+            )
             cells = [Text(row.name), state, f"{len(row.files):,}", Text(row.version)]
             table.add_row(*[*cells, Text(row.path)][: len(columns)])
         set_columns(
@@ -132,11 +139,14 @@ class ToolsScreen(TriageScreen):
         if keep in names:
             table.move_cursor(row=names.index(keep))
         found = sum(r.found for r in self.rows)
+        out = sum(r.left_out for r in self.rows)
         waiting = {k for r in self.rows if not r.found for k in r.files}
+        counts = f"{found} found · {len(self.rows) - found - out} missing"
+        counts += f" · {out} left out" if out else ""
         self.query_one("#tools-title", Static).update(
             fit_title(
-                [f"[b]External tools [/b]{found} found · {len(self.rows) - found} missing",
-                 f"{len(waiting):,} files waiting on a missing tool"],
+                [f"[b]External tools [/b]{counts}",
+                 f"{count(len(waiting), 'file')} waiting on a missing tool"],
                 width - 2,
             )
         )  # fmt: skip

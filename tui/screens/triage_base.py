@@ -17,9 +17,9 @@ REFRESH_SECONDS = 0.3
 
 
 class TriageScreen(ReportsWorkerFailures, Screen[None]):
-    """A screen over the records screen; ``t x @`` switch between them, escape goes back."""
+    """A screen over the records screen; ``t x @`` switch between them, escape (or q) goes back."""
 
-    BINDINGS = [Binding("escape", "back", "Back")]
+    BINDINGS = [Binding("escape,q", "back", "Back")]
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
         super().__init__()

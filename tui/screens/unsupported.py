@@ -25,6 +25,7 @@ from tui.triage import (
     this_platform,
     unsupported_records,
 )
+from tui.words import count
 
 
 class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
@@ -65,14 +66,14 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         """Counts first, then the keys."""
         files, groups = self._counts
         return [
-            f"[b]Unsupported [/b]{files:,} in {groups:,} group{'s' if groups != 1 else ''}",
+            f"[b]Unsupported [/b]{files:,} in {count(groups, 'group')}",
             self.keys_hint(),
             "by reason and MIME type",
         ]
 
     def describe(self, group: UnsupportedGroup) -> str:
         """Reason, size, MIME type, what would unlock it, then a real example in full."""
-        many = f"{group.count:,} file" + ("s" if group.count != 1 else "")
+        many = count(group.count, "file")
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime or '?'))}\n"
             f"[b]unlocked by [/b]{escape(shown(group.unlock))}{self._install(group)}\n"

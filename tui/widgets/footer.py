@@ -1,8 +1,11 @@
-"""A footer that never cuts a key in half: keys that do not fit are left out whole.
+"""A footer that never cuts a key in half: keys that do not fit are left out whole, the least
+important first.
 
-The keys come in the order Textual gives (the focused widget's, then the screen's, then the
-app's), so a narrow terminal keeps a screen's own verbs and drops the app-wide ones first;
-``?`` lists every key of every screen.
+The keys stay in the order Textual gives (the focused widget's, then the screen's, then the
+app's); when they do not all fit, those whose action ranks lowest in :data:`IMPORTANCE` are
+left out until the rest fit. At 80 columns the records screen once kept sort and detail and
+dropped retry, errors, unsupported and tools: the verbs the tool exists for. ``?`` lists every
+key of every screen.
 """
 
 from __future__ import annotations
@@ -16,6 +19,27 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
     from textual.binding import Binding
     from textual.screen import Screen
+
+
+IMPORTANCE: tuple[str, ...] = (
+    "back", "quit", "help", "open", "retry_one", "retry_group", "retry_file",
+    "show_errors", "show_unsupported", "show_tools", "check",
+    "retry_many", "retry_with_password", "filter",
+    "page(1)", "page(-1)", "search", "toggle_wrap",
+)  # fmt: skip
+"""Actions whose keys the footer keeps first, most important first; keys of other actions
+come after these, and of those :data:`LEAST` go first."""
+LEAST: tuple[str, ...] = ("show_activity", "toggle_detail", "cycle_sort")
+"""Actions whose keys are left out before any other (the last one first)."""
+
+
+def rank(action: str) -> int:
+    """Lower is more important (kept longer)."""
+    if action in IMPORTANCE:
+        return IMPORTANCE.index(action)
+    if action in LEAST:
+        return 1000 + LEAST.index(action)
+    return len(IMPORTANCE)
 
 
 class FittingFooter(Footer):
@@ -67,11 +91,12 @@ class FittingFooter(Footer):
     def _fit(self) -> None:
         keys = list(self.query(FooterKey))
         palette = [k for k in keys if k.has_class("-command-palette")]
-        right = self.region.right - sum(k.outer_size.width for k in palette)
-        overflowing = False
-        for key in keys:
-            if key in palette:
-                continue
-            overflowing = overflowing or key.region.right > right
-            if overflowing:
-                key.display = False
+        room = self.region.width - sum(k.outer_size.width for k in palette)
+        verbs = [k for k in keys if k not in palette and k.display]
+        used = sum(k.outer_size.width for k in verbs)
+        # the least important leave first (a stable sort: of equals, the rightmost first)
+        for key in sorted(reversed(verbs), key=lambda k: -rank(k.action.removeprefix("app."))):
+            if used <= room:
+                break
+            key.display = False
+            used -= key.outer_size.width

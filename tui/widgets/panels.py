@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from rich.markup import escape
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
@@ -46,7 +47,7 @@ class LiveHeader(Horizontal):
     LiveHeader > #title { width: auto; text-style: bold; padding: 0 1; }
     LiveHeader > #folder { width: 1fr; color: $text-muted; }
     LiveHeader > #state { width: auto; padding: 0 1; }
-    LiveHeader > ProgressBar { width: 36; display: none; }
+    LiveHeader > ProgressBar { width: 12; display: none; }
     LiveHeader > ProgressBar.-busy { display: block; }
     LiveHeader > #last { width: auto; padding: 0 1; color: $text-muted; }
     """
@@ -56,7 +57,9 @@ class LiveHeader(Horizontal):
         yield Static("textquarry", id="title")
         yield Static("", id="folder")
         yield Static("", id="state")
-        yield ProgressBar(show_eta=False, id="progress")
+        # the numbers are the state's words (done/total, %, rate, time left): a bar of 36
+        # cells cut its own percentage at 80 columns ("3 last event")
+        yield ProgressBar(show_eta=False, show_percentage=False, id="progress")
         yield Static("", id="last")
 
     def show(
@@ -84,6 +87,8 @@ class LiveHeader(Horizontal):
         bar.set_class(progress is not None, "-busy")
         if progress is not None:
             bar.update(total=max(progress[1], 1), progress=progress[0])
+        # while a sweep runs, events come all the time: its room goes to the rate and time
+        last_part.display = progress is None or live.split(" ")[0] == "loading"
         last_part.update(f"last event {clock(last_event)}")
 
 
@@ -95,7 +100,28 @@ class CountTabs(Tabs):
     twice a second while a store loads and with every batch of a sweep, so the screen was
     redrawn at animation speed for most of a load, on the UI thread the loader's chunks need.
     Choosing another tab still animates it.
+
+    Reached with Tab from the table, the tabs show that they have the keys (the active tab in
+    the cursor's colours: Textual's focus mark was a shade of the underline no one saw), take
+    ``h``/``l`` as the arrows, and give the keys back to the table with ``j``, ``down`` or
+    ``enter`` (both did nothing here).
     """
+
+    DEFAULT_CSS = """
+    CountTabs:focus Tab.-active {
+        background: $block-cursor-background; color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    """
+    BINDINGS = [
+        Binding("h", "previous_tab", "Previous tab", show=False),
+        Binding("l", "next_tab", "Next tab", show=False),
+        Binding("down,j,enter", "to_table", "To the table", show=False),
+    ]
+
+    def action_to_table(self) -> None:
+        """Give the keys back to the table below (the focus chain's next widget)."""
+        self.screen.focus_next()
 
     def _on_tab_relabelled(self, event: Tab.Relabelled) -> None:
         event.stop()

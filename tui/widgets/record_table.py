@@ -40,6 +40,9 @@ WIDTHS: dict[str, int] = {
 """Fixed column widths; the path takes what is left."""
 RIGHT = {"chars", "pages", "size", "ms"}
 MIN_PATH = 20
+PATH_SHARE = 3
+"""The path keeps at least 1/PATH_SHARE of the table before a droppable column is shown (at
+160 columns, beside the detail pane, it had 26 cells while MIME and extractor took 34)."""
 DROP_ORDER: tuple[str, ...] = ("ms", "pages", "extractor", "mime", "size", "chars", "reason")
 """Columns left out, in this order, when the table is too narrow for them and a readable
 path (status and path always stay)."""
@@ -49,15 +52,17 @@ def layout_columns(
     width: int, hidden: frozenset[str] | set[str] = frozenset(), extra: dict[str, int] | None = None
 ) -> list[tuple[str, int]]:
     """(column, width) of the columns shown in ``width`` cells: the path takes what is left,
-    at least :data:`MIN_PATH`; ``hidden`` columns are left out, ``extra`` widens some."""
+    at least :data:`MIN_PATH` and a :data:`PATH_SHARE` of the width; ``hidden`` columns are
+    left out, ``extra`` widens some."""
     extra = extra or {}
+    least = max(MIN_PATH, width // PATH_SHARE) + extra.get("path", 0)
     shown_cols = [c for c in COLUMNS if c not in hidden or c in ("path", "status")]
 
     def fixed(cols: list[str]) -> int:
         return sum(WIDTHS[c] + extra.get(c, 0) + 1 for c in cols if c != "path") + 1
 
     for column in DROP_ORDER:
-        if width - fixed(shown_cols) >= MIN_PATH + extra.get("path", 0):
+        if width - fixed(shown_cols) >= least:
             break
         if column in shown_cols:
             shown_cols.remove(column)
@@ -118,6 +123,7 @@ class RecordTable(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     RecordTable { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }
     RecordTable > .record-table--header { background: $panel; text-style: bold; }
+    RecordTable:focus > .record-table--header { background: $accent 40%; }
     RecordTable > .record-table--cursor { background: $block-cursor-blurred-background; }
     RecordTable:focus > .record-table--cursor {
         background: $block-cursor-background; color: $block-cursor-foreground;

@@ -3,7 +3,8 @@
 Textual's DataTable gives ``home``/``end`` to the leftmost and rightmost column, which on a
 table with a row cursor only scrolls it sideways (the first column, a group's name, slides
 out of view). The grouped screens and the tools screen list rows: there ``home`` and ``end``
-go to the first and last row, and ``j``/``k`` move as on the records screen.
+go to the first and last row, and ``j``/``k`` and ``G`` move as on the records screen (not
+``g``: on the tools screen it checks the tools again).
 
 A table whose enter drills into another (a group into its files, a tool into the files it
 would unlock) is given that table's id as ``into``: the keys move there as the enter is
@@ -26,9 +27,13 @@ T = TypeVar("T")
 class RowTable(DataTable[object]):
     """A row-cursor DataTable with home/end on the first/last row and j/k as arrows."""
 
+    DEFAULT_CSS = """
+    RowTable:focus > .datatable--header { background: $accent 40%; }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("home", "first_row", "First row", show=False),
-        Binding("end", "last_row", "Last row", show=False),
+        Binding("end,G", "last_row", "Last row", show=False),
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
     ]

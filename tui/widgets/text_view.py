@@ -44,6 +44,8 @@ class TextView(ScrollView, can_focus=True):
         self.current = -1
         self._by_line: dict[int, list[tuple[int, int, int]]] = {}
         self._rows = Wrapped()
+        self._laid_wrapped = False
+        """Whether the rows as laid out now are wrapped (``wrap`` changes before the layout)."""
         self._page_lines: set[int] = set()
 
     def set_doc(self, doc: TextDoc) -> None:
@@ -90,6 +92,7 @@ class TextView(ScrollView, can_focus=True):
             self.go_to_line(top)
 
     def _layout(self) -> None:
+        self._laid_wrapped = self.wrap
         if self.wrap:
             self._rows = self.doc.wrap(self.text_width)
             self.virtual_size = Size(self.text_width, len(self._rows))
@@ -106,9 +109,10 @@ class TextView(ScrollView, can_focus=True):
 
     @property
     def top_line(self) -> int:
-        """The text line at the top of the view."""
+        """The text line at the top of the view (as laid out: read by :meth:`watch_wrap` before
+        the rows are laid out again, where ``wrap`` is already the new value)."""
         y = int(self.scroll_y)
-        if self.wrap:
+        if self._laid_wrapped:
             return self._rows.lines[y] if y < len(self._rows) else 0
         return min(y, max(0, len(self.doc.lines) - 1))
 

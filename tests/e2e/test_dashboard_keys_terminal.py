@@ -1,0 +1,180 @@
+"""End to end, issue 25: the keys a reader meets in the real ``quarry ui`` in a terminal.
+
+Wrap keeps the page being read; ``q`` on a sub-screen goes back, only ``q`` on the records
+quits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.terminal import Terminal, quarry_command
+from tests.tui.conftest import text_store
+
+PAGED = "\f".join(
+    "".join(f"page {p} line {i} " + "word " * 30 + "\n" for i in range(40)) for p in range(1, 99)
+)
+
+
+@pytest.fixture
+def term(tmp_path: Path) -> Iterator[Terminal]:
+    store = text_store(tmp_path / "store", {"paged.txt": PAGED}).out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 80, 24, tmp_path)
+    yield term
+    term.close()
+
+
+def footer(text: str) -> str:
+    return text.splitlines()[-1]
+
+
+def top_number(text: str) -> int:
+    """The line number at the top of the text (right of the page list)."""
+    match = re.search(r"▕\s*(\d+) ", text.splitlines()[1])
+    assert match, text
+    return int(match.group(1))
+
+
+def test_wrap_keeps_the_page_and_q_goes_back_before_it_quits(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press_and_wait("enter", r"\(1/98\)")
+    for _ in range(11):
+        term.press("]")
+    term.wait_for(r"\(12/98\)")
+    line = top_number(term.text())
+    assert line > 400
+    term.press_and_wait("w", "wrap on")
+    text = term.wait_for(r"\(12/98\)")
+    assert top_number(text) == line
+    term.press_and_wait("w", "wrap off")
+    assert top_number(term.wait_for(r"\(12/98\)")) == line
+
+    term.press_and_wait("q", lambda t: "q Quit" in footer(t))  # back to the records
+    for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
+        term.press_and_wait(key, title)
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
+    assert term.proc.poll() is None  # still running: no q so far quit
+    term.press("q")
+    assert term.exit_code() == 0
+    assert b"Traceback" not in term.raw
+
+
+def test_an_unknown_query_field_is_said_on_screen(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press("/")
+    term.wait_for("field:value")
+    term.press("size:>10K")
+    text = term.wait_for("no field size:")
+    assert "(path status reason mime extractor error why quality)" in text, text
+    assert "0 of 1 record" not in text and "1 of 1 record" in text
+    term.press_and_wait("escape", lambda t: "no field" not in t)  # esc + q at once is alt+q
+    term.press("q")
+    assert term.exit_code() == 0
+
+
+def test_escape_goes_back_to_the_screen_before(term: Terminal) -> None:
+    term.wait_for("following")
+    term.press_and_wait("x", r"Errors \d")
+    term.press_and_wait("u", r"Unsupported \d")
+    term.press_and_wait("t", "External tools")
+    term.press_and_wait("escape", lambda t: re.search(r"Unsupported \d", t) is not None)
+    term.press_and_wait("escape", lambda t: re.search(r"Errors \d", t) is not None)
+    term.press_and_wait("escape", lambda t: "q Quit" in footer(t))
+    term.press("q")
+    assert term.exit_code() == 0
+
+
+def test_at_80_columns_the_footer_keeps_the_verbs_the_tool_is_for(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    term = Terminal([*quarry_command(), str(folder)], 80, 24, tmp_path)
+    try:
+        text = term.wait_for(lambda t: "watching" in t and "a.txt" in t)
+        keys = footer(term.wait_for(lambda t: "Retry" in footer(t)))
+        for verb in ("r Retry", "x Errors", "u Unsupported", "t Tools", "q Quit", "? Help"):
+            assert verb in keys, (verb, text)
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_at_160_columns_the_path_column_has_room(tmp_path: Path) -> None:
+    store = text_store(tmp_path / "store", {"paged.txt": "x\n"}).out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 160, 50, tmp_path)
+    try:
+        text = term.wait_for("following")
+        header = next(line for line in text.splitlines() if line.startswith("path"))
+        assert header.index("status") >= 38, header  # 26 cells once, beside 37 of MIME
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_G_goes_to_the_last_group_and_tab_then_j_moves_the_table(tmp_path: Path) -> None:
+    from tui.sample import build_sample_store
+
+    store = build_sample_store(tmp_path / "store").out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 80, 24, tmp_path)
+    try:
+        term.wait_for("following")
+        term.press_and_wait("x", r"Errors \d")
+        first = term.wait_for("e.g. ")
+        assert "e.g. pdf/truncated.pdf" in first  # the first group's example
+        term.press_and_wait("G", "e.g. hostile/zipbomb.docx")  # the last group's
+        term.press_and_wait("escape", lambda t: "q Quit" in footer(t))
+        term.press("tab")  # to the status tabs, then j: the keys are the table's again
+        term.press("j", "G")  # the last row, text/readme.md: it has a text
+        term.press_and_wait("enter", r"\d lines")  # enter opens it: the table had the keys
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_a_sweep_shows_files_done_percent_rate_and_time_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.readers._fault import fixture
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(20):
+        (folder / f"note{i:02d}.txt").write_text(f"note {i}\n")
+    (folder / "zz-hangs.bin").write_bytes(fixture("hang"))  # holds the sweep at 20 of 21
+    monkeypatch.setenv("QUARRY_EXTRA_READERS", "engine.readers._fault")
+    term = Terminal([*quarry_command(), str(folder), "--timeout", "300"], 80, 24, tmp_path)
+    try:
+        text = term.wait_for(r"sweeping 20/21 files · 95% · [\d.,]+ files/s · \d+:\d\d left")
+        assert "95 last event" not in text  # the percentage keeps its %
+        term.press("q")
+        assert term.exit_code(timeout=60) == 0
+    finally:
+        term.close()
+
+
+def test_a_tool_left_out_is_shown_left_out(sample: Path, tmp_path: Path) -> None:
+    argv = [*quarry_command(), str(sample), "--without", "tesseract"]
+    term = Terminal(argv, 160, 50, tmp_path)
+    try:
+        term.wait_for("watching", timeout=120)
+        if "External tools" not in term.text():  # it may open by itself (antiword, ...)
+            term.press("t")
+        text = term.wait_for(lambda t: re.search(r"tesseract\s+left out", t) is not None)
+        assert not re.search(r"tesseract\s+missing", text)
+        term.press("g")
+        term.wait_for("left out on purpose: tesseract")
+        term.press_and_wait("q", lambda t: "q Quit" in footer(t))
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
