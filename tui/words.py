@@ -12,3 +12,14 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
     ``plural`` for a noun that does not just take an ``s`` (``match``: ``matches``)."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def escape(text: str) -> str:
+    """``text`` as Textual markup that shows it as it is, whatever it holds.
+
+    Every ``[`` is escaped: Rich's ``escape`` leaves a ``[`` that starts no tag as it is, and
+    Textual's parser then takes the markup that follows as text (an error message holding
+    ``[2J`` showed a ``[/dim]`` and lost its style, and ``[a`` before a ``]`` formed a tag).
+    A backslash at the end would escape the tag after it: a zero-width space follows it."""
+    text = text.replace("[", "\\[")
+    return text + "\u200b" if text.endswith("\\") else text

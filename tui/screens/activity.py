@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,7 +22,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
-from tui.words import count
+from tui.words import count, escape
 
 
 class ActivityScreen(TriageScreen):

@@ -9,7 +9,6 @@ retried records come back.
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.binding import Binding
 
 from engine.names import shown
@@ -18,7 +17,7 @@ from engine.records import Record
 from tui.screens.groups import Column, GroupsScreen, cut
 from tui.state import is_encrypted
 from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
-from tui.words import count
+from tui.words import count, escape
 
 
 class ErrorsScreen(GroupsScreen[ErrorGroup]):

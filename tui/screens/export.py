@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,7 +20,7 @@ from textual.widgets import Input, Static
 from engine.names import shown
 from tui.actions import export_format
 from tui.screens.confirm import ConfirmScreen
-from tui.words import count
+from tui.words import count, escape
 
 
 def resolve(text: str, cwd: Path) -> Path:

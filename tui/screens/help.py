@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tui.words import escape
 
 MOUSE = [
     ("click a row", "highlight it (the detail pane follows)"),
@@ -31,18 +32,12 @@ def key_label(binding: Binding) -> str:
     return " ".join(names.get(k, k) for k in binding.key.split(","))
 
 
-def markup_safe(text: str) -> str:
-    """``text`` with every ``[`` escaped: ``escape`` leaves a lone ``[`` as is, and the key
-    ``[`` then opened a tag that ate ``[/b]`` (the help showed "[/b]Prev page")."""
-    return text.replace("[", "\\[")
-
-
 def section(title: str, bindings: list[Binding]) -> str:
     """One screen's keys as markup."""
     rows = [f"[b $accent]{title}[/]"]
     for b in bindings:
         rows.append(
-            f"  [b]{markup_safe(key_label(b).ljust(12))} [/b]{escape(b.description or b.action)}"
+            f"  [b]{escape(key_label(b).ljust(12))} [/b]{escape(b.description or b.action)}"
         )
     return "\n".join(rows)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -18,6 +17,7 @@ from textual.widgets import Button, Input, Static
 
 from engine.errors import UsageError
 from engine.passwords import Passwords, read_password_file
+from tui.words import escape
 
 KEPT = (
     "Kept in memory for this session only: never written to the store, the activity log "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -30,7 +29,7 @@ from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 from tui.widgets.row_table import RowTable
-from tui.words import count
+from tui.words import count, escape
 
 
 def tool_detail(row: ToolRow, in_files: bool = False) -> str:

@@ -10,8 +10,6 @@ itself for the files a newly found tool unlocks).
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from engine.names import shown
 from engine.records import Record
 from tui.model import RecordModel
@@ -25,7 +23,7 @@ from tui.triage import (
     this_platform,
     unsupported_records,
 )
-from tui.words import count
+from tui.words import count, escape
 
 
 class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -18,6 +17,7 @@ from engine.quality import Quality
 from engine.records import STATUSES, Record
 from engine.tools import KNOWN_TOOLS
 from tui.widgets.record_table import human_size
+from tui.words import escape
 
 STATUS_COLOURS = {
     "ok": "$text-success",
