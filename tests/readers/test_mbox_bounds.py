@@ -7,7 +7,6 @@ that runs out after a given number of looks.
 
 from __future__ import annotations
 
-import dataclasses
 from email.header import Header
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from engine.limits import DEFAULT_LIMITS
 from engine.readers.base import ReadContext, TextSink
 from engine.readers.mail import EmailReader
 from engine.tools import ToolSet
+from tests.readers.test_archives import _read as read_named
 
 
 def mbox(count: int) -> bytes:
@@ -33,15 +33,7 @@ def mbox(count: int) -> bytes:
 
 
 def _read(tmp_path: Path, data: bytes, **limits: int) -> tuple[Outcome, str]:
-    path = tmp_path / "box.mbox"
-    path.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    task = ReadTask(str(path), "0" * 64, dataclasses.replace(DEFAULT_LIMITS, **limits),
-                    ToolSet.empty(), str(out))  # fmt: skip
-    outcome = read_one(task)
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+    return read_named(tmp_path, "box.mbox", data, **limits)
 
 
 def _clock(monkeypatch: pytest.MonkeyPatch, looks: int) -> None:

@@ -7,29 +7,20 @@ py7zr's decompressor hands out, never in seconds.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
-from engine.extract import Outcome, ReadTask, read_one
-from engine.limits import DEFAULT_LIMITS, MiB
-from engine.tools import ToolSet
+from engine.extract import Outcome
+from engine.limits import MiB
 from fixtures.gen import archives as A
+from tests.readers.test_archives import _read as read_named
 
 py7zr = pytest.importorskip("py7zr")
 
 
 def _read(tmp_path: Path, data: bytes, **limits: int) -> tuple[Outcome, str]:
-    path = tmp_path / "a.7z"
-    path.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    task = ReadTask(str(path), "0" * 64, dataclasses.replace(DEFAULT_LIMITS, **limits),
-                    ToolSet.empty(), str(out))  # fmt: skip
-    outcome = read_one(task)
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+    return read_named(tmp_path, "a.7z", data, **limits)
 
 
 @pytest.fixture
