@@ -38,13 +38,17 @@ class WorkerFolder:
     def __init__(self) -> None:
         self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
         """The folder."""
+        self._fd: int | None = None
+        # The owner file gets its name only once it is held: under that name from the start,
+        # another pool starting at the same moment (two Dask workers do) could take its
+        # free lock between our create and our flock, and remove the folder of a live pool.
+        made = os.path.join(self.path, f"{OWNER}.new")
         try:
-            self._fd: int | None = os.open(
-                os.path.join(self.path, OWNER),
-                os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
+            self._fd = os.open(
+                made, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
             )
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(made, os.path.join(self.path, OWNER))
         except OSError:
             self.remove()
             raise

@@ -193,3 +193,30 @@ def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path, short_tmp: 
         assert "timeout" in run.stdout + run.stderr
         assert where.exists() and not Path(where.read_text()).parent.exists()
         assert _ours(tmpdir) == []
+
+
+def test_a_pool_starting_beside_another_never_removes_its_live_folder(
+    system_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two pools starting at once (two Dask workers of one machine): the other one looks for
+    # orphans at the worst moment, between this pool's making its owner file and locking it.
+    # Its folder was removed under its worker ("No such file or directory: .../quarry-members-").
+    real_flock = scratch.fcntl.flock
+    looked: list[int] = []
+
+    def flock_after_the_other_pool_looked(fd: int, op: int) -> None:
+        if not looked:
+            looked.append(scratch.remove_orphans())
+        real_flock(fd, op)
+
+    monkeypatch.setattr(scratch.fcntl, "flock", flock_after_the_other_pool_looked)
+    folder = scratch.WorkerFolder()
+    try:
+        assert looked == [0]
+        assert Path(folder.path).is_dir()
+        monkeypatch.setattr(scratch.fcntl, "flock", real_flock)
+        assert scratch.remove_orphans() == 0  # held: another pool leaves it alone
+        assert Path(folder.path).is_dir()
+    finally:
+        folder.remove()
+    assert _ours(system_tmp) == []
