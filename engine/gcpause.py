@@ -17,8 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from collections.abc import Callable, Iterator
-from typing import Literal
+from collections.abc import Iterator
 
 GC_YOUNG = 20_000
 """Allocations between the cyclic garbage collector's young collections during a run (the
@@ -74,34 +73,6 @@ def long_lived() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def give_back_memory() -> bool:
-    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``); False
-    where there is no such call (another C library), or nothing could be handed back.
-
-    A watcher that runs for days frees what each batch made, yet the C heap keeps free pages
-    between what is still held (records, their lines, the store's rewritten buffer): 6,000
-    changes to a folder of 600 paths, in batches of 20, left Python's objects the same size
-    (2.01 MB, tracemalloc) while the process grew by 2.9 MB; handing the free heap back
-    every 1,000 changes kept it at 34.9 MB. The watcher calls this now and then after a
-    batch.
-    """
-    trim = _malloc_trim()
-    return bool(trim is not None and trim(0))
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    global _TRIM
-    if _TRIM is None:
-        _TRIM = False
-        try:
-            import ctypes  # only a watcher pays for this import, once
-
-            _TRIM = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            pass
-    return _TRIM or None
-
-
 @contextlib.contextmanager
 def no_collections() -> Iterator[None]:
     """No cyclic garbage collection while a store is loaded: decoding makes records, their
@@ -121,6 +92,4 @@ _GC_LOCK = threading.Lock()
 _GC_RUNS: list[tuple[int, int, int]] = []
 """The thresholds found by each run under way (the first one's are put back)."""
 _FROZEN_HOLDERS = 0
-_TRIM: Callable[[int], int] | Literal[False] | None = None
-"""glibc's ``malloc_trim`` once looked up (False: there is none here)."""
 """How many holders of :func:`long_lived` there are now (the last one unfreezes)."""

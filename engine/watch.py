@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Protocol
 from engine.debounce import Batch, Debouncer, Ready, Timing
 from engine.errors import StoreLost
 from engine.events import Event, Notice
-from engine.gcpause import give_back_memory
 from engine.names import shown
 from engine.watchfs import QueueingHandler, Started, healthy, start_observer
 
@@ -56,8 +55,6 @@ RETRY_MAX_S = 60.0
 ``RETRY_S``): a disk that stays full is not read at again every few seconds."""
 TICK_S = 1.0
 """Longest the consumer sleeps between looks at the observers' health."""
-GIVE_BACK_S = 10.0
-"""Least time between two hand-backs of the free C heap to the system after batches."""
 STOP_JOIN_S = 5.0
 """Longest wait for one observer's threads to end when the watcher stops."""
 
@@ -171,7 +168,6 @@ class Watcher:
         self._next_rescan = now + self.options.rescan_s
         self._next_tools = now + self.options.tools_recheck_s
         self._hook = _OverflowHook(self)
-        self._give_back_at = now + GIVE_BACK_S
         self._thread: threading.Thread | None = None
 
     @property
@@ -366,20 +362,6 @@ class Watcher:
         return max(0.0, min(deadlines))
 
     def _run_batch(self, ready: Ready) -> None:
-        try:
-            self._apply(ready)
-        finally:
-            self._give_back()
-
-    def _give_back(self) -> None:
-        """Now and then, after a batch, hand the C heap's free pages back: a watcher's process
-        stays the size of what it holds (:func:`engine.gcpause.give_back_memory`)."""
-        now = time.monotonic()
-        if now >= self._give_back_at:
-            self._give_back_at = now + GIVE_BACK_S
-            give_back_memory()
-
-    def _apply(self, ready: Ready) -> None:
         for root, rel in ready.changing:
             self._notice(
                 "still-changing",

@@ -13,16 +13,14 @@ import io
 import itertools
 import os
 import threading
-import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine import store as store_module
 from engine.console import SweepReporter
-from engine.debounce import Batch
 from engine.events import Event, RecordsChanged
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.gcpause import GC_YOUNG, fewer_collections
@@ -31,9 +29,7 @@ from engine.records import Record
 from engine.session import Session
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
-from engine.walk import WalkRules
-from engine.watch import Watcher
-from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, options, watched
+from tests.engine.watchkit import Watched, no_threads_left, options, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 
@@ -266,65 +262,3 @@ def test_a_quiet_try_tells_the_records_it_did_store(
 
 def _told(events: list[Event]) -> list[Record]:
     return [r for e in events if isinstance(e, RecordsChanged) for r in e.records]
-
-
-def _until(what: str, pred: Callable[[], bool]) -> None:
-    end = time.monotonic() + WAIT_S
-    while not pred():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
-class _Target:
-    """A WatchTarget of the test's own that stores every batch at once."""
-
-    def __init__(self, root: Path) -> None:
-        self.roots = [root]
-        self.rules = WalkRules()
-        self.batches: list[Batch] = []
-
-    def apply(self, batch: Batch) -> None:
-        self.batches.append(batch)
-
-    def rescan(self) -> None:
-        self.batches.append({})
-
-    def recheck_tools(self) -> object:
-        return None
-
-    def notify(self, event: Event) -> None:
-        pass
-
-
-def test_the_watcher_hands_free_memory_back_after_batches(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    given: list[int] = []
-
-    def give_back() -> bool:
-        given.append(1)
-        return True
-
-    monkeypatch.setattr("engine.watch.GIVE_BACK_S", 0.0, raising=False)
-    monkeypatch.setattr("engine.watch.give_back_memory", give_back, raising=False)
-    target = _Target(root)
-    watcher = Watcher(target, options(False))
-    watcher.start()
-    try:
-        for n in range(3):
-            (root / f"f{n:02d}.txt").write_text(f"version {n}\n")
-            _until(f"batch {n}", lambda n=n: len(target.batches) > n)  # type: ignore[misc]
-        _until("idle", watcher.idle)
-    finally:
-        watcher.stop()
-    assert len(given) >= 3  # a heap that grew with the batches is handed back as they end
-
-
-def test_free_memory_can_be_handed_back_here() -> None:
-    from engine.gcpause import give_back_memory
-
-    if not hasattr(__import__("ctypes").CDLL(None), "malloc_trim"):
-        pytest.skip("this C library has no malloc_trim (not glibc): nothing to hand back")
-    chunks = [bytearray(64 * 1024) for _ in range(256)]  # 16 MiB of C heap, then freed
-    del chunks
-    assert give_back_memory()
