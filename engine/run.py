@@ -141,7 +141,7 @@ class Run:
         self._last_flush = time.monotonic()
         self.versions = reader_versions()
         self.mime_reader: dict[str, str | None] = {}
-        self._readers = _LazyReaders(self)
+        self._readers = _LazyReaders(self.mime_reader)
         self.fingerprint = ctx.tools.fingerprint
         """The tool set's fingerprint, computed once: plan asks for it per file."""
         self.executor_failed = False
@@ -170,10 +170,7 @@ class Run:
         return not (self.interrupted or self.executor_failed or self.machine_failures)
 
     def reader_of(self, mime: str) -> str | None:
-        if mime not in self.mime_reader:
-            reader = reader_for(mime)
-            self.mime_reader[mime] = reader.name if reader else None
-        return self.mime_reader[mime]
+        return self._readers[mime]
 
     def execute(self) -> dict[Key, Record]:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
@@ -572,19 +569,26 @@ class Run:
 
 
 class _LazyReaders(Mapping[str, str | None]):
-    """MIME -> reader name, looked up on demand (most sweeps touch few MIME types)."""
+    """MIME -> reader name, looked up on demand (most sweeps touch few MIME types).
 
-    def __init__(self, run: Run) -> None:
-        self.run = run
+    It holds the run's table, not the run: a run that referred to itself through this
+    would be a cycle that only the cyclic collector frees, one per watch batch.
+    """
+
+    def __init__(self, table: dict[str, str | None]) -> None:
+        self.table = table
 
     def __getitem__(self, mime: str) -> str | None:
-        return self.run.reader_of(mime)
+        if mime not in self.table:
+            reader = reader_for(mime)
+            self.table[mime] = reader.name if reader else None
+        return self.table[mime]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.run.mime_reader)
+        return iter(self.table)
 
     def __len__(self) -> int:
-        return len(self.run.mime_reader)
+        return len(self.table)
 
 
 def _reused(base: Record, e: Entry) -> Record:

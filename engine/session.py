@@ -22,7 +22,7 @@ from types import FrameType
 
 from engine.debounce import Batch
 from engine.errors import SessionClosed, StoreLost
-from engine.events import Event, Listener, Notice, ToolsChanged, ignore
+from engine.events import Event, Listener, Notice, RecordsChanged, ToolsChanged, ignore
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record
 from engine.store import Store
@@ -63,13 +63,23 @@ class Session:
         self._watch_options = watch_options
         self._closed = False
         self._machine = "the machine failed"
+        self._deferred = False
+        """The last batch or rescan was kept out of the store: the next one is a quiet try."""
+        self._quiet: list[Event] | None = None
+        """A quiet try's events, held until it is known whether the store took it."""
+        self._stored = False
+        """Whether the last run wrote the store (it may still have files the machine failed)."""
         self.swept_whole = False
         """Whether a sweep_then_watch() read every file (not stopped early, nor never run)."""
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind == _MACHINE_FAILURE:
             self._machine = event.message  # the words for a Deferred, if the run had failures
-        self.on_event(event)
+        quiet = self._quiet
+        if quiet is not None:
+            quiet.append(event)
+        else:
+            self.on_event(event)
 
     @property
     def store(self) -> Store:
@@ -186,23 +196,54 @@ class Session:
 
     def _guarded(self, run: Callable[[], SweepResult]) -> None:
         """Run under the lock; turn the machine's failures into Deferred, a lost store into
-        StoreLost."""
+        StoreLost.
+
+        After a Deferred the next run is a quiet try: its events (the files read again, the
+        same failure) are held, told if the store takes it, and dropped if the machine keeps
+        it out again, but for the records it did store (the files it could read, when others
+        failed); the watcher has said the trouble once and says when it ends.
+        """
         with self._lock:
+            self._quiet = [] if self._deferred else None
+            self._stored = False
             try:
-                result = run()
-            except OSError as exc:
-                lost = self.store.lock_lost()
-                if lost is not None:
-                    raise StoreLost(lost) from exc
-                if exc.errno not in _STORE_ERRNOS:
-                    raise
-                # The sweeper has put its records back to the disk's (and removed the texts
-                # no record names): a retry finds these changes again.
-                raise Deferred(f"cannot write the store: {exc.strerror or exc}") from exc
-            if result.machine_failures:
-                raise Deferred(self._machine)
-            if result.interrupted:  # its paths are held and applied again, not lost
-                raise Deferred("the batch was interrupted")
+                self._checked(run)
+            except Deferred:
+                self._deferred = True
+                held, self._quiet = self._quiet or [], None  # the rest is no news
+                for event in held:
+                    if self._stored and isinstance(event, RecordsChanged):
+                        self.on_event(event)
+                raise
+            except BaseException:
+                self._tell_held()  # a failure of another kind: all it said
+                raise
+            self._deferred = False
+            self._tell_held()  # stored: what the try did, told now
+
+    def _tell_held(self) -> None:
+        held, self._quiet = self._quiet, None
+        for event in held or ():
+            self.on_event(event)
+
+    def _checked(self, run: Callable[[], SweepResult]) -> None:
+        """``run``; what it says of the machine raised as Deferred, of the store as StoreLost."""
+        try:
+            result = run()
+            self._stored = True  # what it decided is in the store, even with machine failures
+        except OSError as exc:
+            lost = self.store.lock_lost()
+            if lost is not None:
+                raise StoreLost(lost) from exc
+            if exc.errno not in _STORE_ERRNOS:
+                raise
+            # The sweeper has put its records back to the disk's (and removed the texts
+            # no record names): a retry finds these changes again.
+            raise Deferred(f"cannot write the store: {exc.strerror or exc}") from exc
+        if result.machine_failures:
+            raise Deferred(self._machine)
+        if result.interrupted:  # its paths are held and applied again, not lost
+            raise Deferred("the batch was interrupted")
 
     # -- watching ---------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.gcpause import fewer_collections, no_collections
+from engine.gcpause import fewer_collections, long_lived, no_collections
 from engine.index import RecordIndex
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
@@ -217,6 +217,7 @@ class Sweeper:
         with no_collections():
             loaded = self.store.load()
             self.index = RecordIndex(loaded.records)
+        self._stack.enter_context(long_lived())  # the records live as long as the sweeper
         if loaded.bad:
             self._repair = True
             self._notices.append(

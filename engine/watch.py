@@ -19,14 +19,17 @@ Safety nets, all on the consumer: a periodic rescan (``rescan_s``), an immediate
 events were lost (inotify queue overflow, too many pending paths, an observer that died, a
 ``.quarryignore`` at the top changed), a restart of a dead observer, and the periodic tools
 re-check. A batch the machine kept from the store (:class:`Deferred`: the store's folder is
-read-only or full, the pool cannot start) keeps its paths and is tried again every
-``RETRY_S``; a store whose folder or lock vanished (:class:`engine.errors.StoreLost`) stops the
+read-only or full, the pool cannot start) keeps its paths and is tried again, ``RETRY_S``
+later, then twice as long after each failed try up to ``RETRY_MAX_S``: the trouble is said
+once, the tries are quiet (the target tells nothing of a try that fails again), and its end is
+said once; a store whose folder or lock vanished (:class:`engine.errors.StoreLost`) stops the
 watcher for good (:attr:`Watcher.failure`), since our lock no longer keeps a second writer out.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +50,9 @@ if TYPE_CHECKING:
 
 RETRY_S = 5.0
 """Wait before restarting a dead observer again, or retrying what the machine kept out."""
+RETRY_MAX_S = 60.0
+"""Longest wait between tries of what the machine keeps out (the wait doubles from
+``RETRY_S``): a disk that stays full is not read at again every few seconds."""
 TICK_S = 1.0
 """Longest the consumer sleeps between looks at the observers' health."""
 STOP_JOIN_S = 5.0
@@ -148,6 +154,8 @@ class Watcher:
         """Why the watcher stopped for good (the store vanished); None while it runs."""
         self.trouble: str | None = None
         """Why changes are being kept out of the store right now; None when they are not."""
+        self.tries = 0
+        """Tries in a row that the machine kept out of the store (0 when the last one went in)."""
         self._observers: dict[Path, Started] = {}
         self._retry_at: dict[Path, float] = {}
         self._stop = threading.Event()
@@ -320,7 +328,10 @@ class Watcher:
             held, self._held = self._held, {}
             self._run_batch(Ready({root: sorted(rels) for root, rels in held.items()}))
         elif ready := self.debouncer.take():
-            self._run_batch(ready)
+            if self.trouble is not None:  # joins what waits for the next try, not a try now
+                self._hold(ready)
+            else:
+                self._run_batch(ready)
         else:
             self._busy = False
             self.debouncer.wait(self._sleep_for(now))
@@ -360,30 +371,36 @@ class Watcher:
         try:
             self.target.apply(ready.batch)
         except Deferred as exc:
-            for root, rels in ready.batch.items():
-                self._held.setdefault(root, set()).update(rels)
-            self._held_at = time.monotonic() + RETRY_S
+            self._hold(ready)
             self._troubled(str(exc))
+            self._held_at = time.monotonic() + retry_after(self.tries)
             return
         self._cleared()
 
+    def _hold(self, ready: Ready) -> None:
+        for root, rels in ready.batch.items():
+            self._held.setdefault(root, set()).update(rels)
+
     def _rescan(self, reason: str) -> None:
-        self._notice("rescan", f"rescan: {reason}")
+        if self.trouble is None:  # a rescan tried again while the store is kept out: quietly
+            self._notice("rescan", f"rescan: {reason}")
         try:
             self.target.rescan()
         except Deferred as exc:
-            self._next_rescan = time.monotonic() + RETRY_S
             self._troubled(str(exc))
+            self._next_rescan = self._held_at = time.monotonic() + retry_after(self.tries)
             return
         self._next_rescan = time.monotonic() + self.options.rescan_s
         self._cleared()
 
     def _troubled(self, why: str) -> None:
-        if why != self.trouble:  # once per new trouble, not once per retry
+        self.tries += 1
+        if self.trouble is None or _gist(why) != _gist(self.trouble):  # once per new trouble
             self._notice(
                 "store-trouble",
-                f"changes not stored: {why}; the store is not up to date; trying again every "
-                f"{RETRY_S:g} s",
+                f"changes not stored: {why}; the store is not up to date; trying again in "
+                f"{RETRY_S:g} s, then less often (at most every {RETRY_MAX_S:g} s) until it "
+                "takes them",
                 "error",
             )
         self.trouble = why
@@ -391,6 +408,7 @@ class Watcher:
     def _cleared(self) -> None:
         if self.trouble is not None and not self._held:
             self.trouble = None
+            self.tries = 0
             self._notice("store-ok", "the store takes changes again; it is up to date")
 
     def _lost(self, why: str) -> None:
@@ -399,3 +417,16 @@ class Watcher:
 
     def _notice(self, kind: str, message: str, level: str = "info") -> None:
         self.target.notify(Notice(time.time(), kind, message, level))
+
+
+def _gist(why: str) -> str:
+    """What a trouble comes down to: its last words (the system's, such as "No space left on
+    device"), without counts. A full disk that kept out the texts of 3 files, then of 2, then
+    the records, is one trouble, said once."""
+    return re.sub(r"[0-9]+", "#", why.rsplit(": ", 1)[-1])
+
+
+def retry_after(tries: int) -> float:
+    """Seconds to wait after ``tries`` tries in a row that the machine kept out: ``RETRY_S``
+    after the first, twice as long after each next one, never more than ``RETRY_MAX_S``."""
+    return min(RETRY_MAX_S, RETRY_S * 2.0 ** min(max(tries - 1, 0), 30))
