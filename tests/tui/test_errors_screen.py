@@ -46,6 +46,9 @@ async def test_groups_largest_first_drill_down_and_retry_a_group(sample: Path) -
     with session_over(folder, NO_TOOLS) as session:
         app = TriageApp(session.store.out, session)
         async with app.run_test(size=SIZE) as pilot:
+            # New groups are announced a second after they are seen (a timer), and not on the
+            # errors screen, which shows them: wait for it before going there, bounded.
+            await wait_until(pilot, lambda: any("new error groups" in n for n in notes(app)))
             screen = await _errors(pilot, app)
             top = screen.groups[0]
             assert (top.count, top.reason, top.message) == (3, "corrupt", CRC_GROUP)
@@ -57,9 +60,6 @@ async def test_groups_largest_first_drill_down_and_retry_a_group(sample: Path) -
             assert "3      corrupt    zip member 'word/document.xml' is damaged" in text
             assert CRC_GROUP not in text
             assert "e.g. damaged/report00.docx: zip member 'word/document.xml' is damaged" in text
-            # announced at most once a second (a timer): wait for it, bounded
-            await wait_until(pilot, lambda: any("new error groups" in n for n in notes(app)))
-
             await pilot.press("enter")  # into the group's files
             files = screen.query_one("#group-files", DataTable)
             assert files.has_focus and files.row_count == 3
