@@ -87,6 +87,7 @@ def worker_context() -> BaseContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
+    short_socket_folder()
     import engine.readers as pkg
 
     mods = pkgutil.iter_modules(pkg.__path__)
@@ -94,6 +95,37 @@ def worker_context() -> BaseContext:
     preload = ["engine.worker", *readers, *LAZY_READER_DEPS, "engine.quality_preload"]
     ctx.set_forkserver_preload(preload)  # a module that fails to import is skipped
     return ctx
+
+
+SOCKET_PATH_MAX = 107
+"""The bytes a Unix socket's path may take (``sun_path`` less its NUL)."""
+_SOCKET_TAIL = len("/pymp-xxxxxxxx/listener-xxxxxxxx")
+"""What multiprocessing adds to the temporary folder for its forkserver's socket."""
+
+
+def short_socket_folder() -> None:
+    """Give multiprocessing a folder of a short path for its sockets when ``$TMPDIR``'s is too
+    long: the forkserver makes its socket there, and past 107 bytes of path every worker fails
+    to start ("AF_UNIX path too long", a machine failure for every file). As Python 3.13 does
+    by itself, such a folder is replaced, for multiprocessing alone, by one in ``/tmp``."""
+    import sys
+    import tempfile
+
+    config = getattr(multiprocessing.current_process(), "_config", None)
+    if sys.version_info >= (3, 13) or not isinstance(config, dict) or config.get("tempdir"):
+        return
+    if len(os.fsencode(tempfile.gettempdir())) + _SOCKET_TAIL <= SOCKET_PATH_MAX:
+        return
+    import shutil
+    from multiprocessing import util
+
+    for base in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+            folder = tempfile.mkdtemp(prefix="pymp-", dir=base)
+            # removed at exit, as multiprocessing removes the folder it makes itself
+            util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=-100)
+            config["tempdir"] = folder
+            return
 
 
 def start_forkserver(ctx: BaseContext) -> None:
