@@ -76,6 +76,27 @@ def test_an_unknown_query_field_is_said_on_screen(term: Terminal) -> None:
     assert term.exit_code() == 0
 
 
+def test_a_filter_typed_in_one_go_goes_into_the_filter_box(tmp_path: Path) -> None:
+    # "/" then the text in one write, as a fast typist or a paste sends it: the keys after
+    # "/" went to the table before the box had the focus ("s" sorted it, "l" moved a tab).
+    store = text_store(tmp_path / "store", {"a.txt": "one\n", "slow.txt": "two\n"}).out
+    term = Terminal([*quarry_command(), "ui", "--store", str(store)], 80, 24, tmp_path)
+    try:
+        term.wait_for("following")
+        term.press("/slow")
+        text = term.wait_for(r"1 of 2 records")
+        assert "path ▲" in text  # the sort is as it was
+        assert re.search(r"▊\s*slow\s", text), text  # the box holds the text typed
+        term.press("/")  # in the box, a "/" is text (a path's)
+        text = term.wait_for(r"0 of 2 records")
+        assert re.search(r"▊\s*slow/\s", text), text
+        term.press_and_wait("escape", lambda t: "of 2 records" not in t)
+        term.press("q")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
 def test_escape_goes_back_to_the_screen_before(term: Terminal) -> None:
     term.wait_for("following")
     term.press_and_wait("x", r"Errors \d")

@@ -59,7 +59,9 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
     BINDINGS = [
         *(Binding(str(n), f"tab('{tab}')", tab, show=False) for n, tab in enumerate(TABS, 1)),
         Binding("enter", "open", "Open"),
-        Binding("slash", "filter", "Filter"),
+        # priority: run by the app as it reads the key, so that the keys typed after it (in
+        # the same write: a fast typist, a paste) already go to the box, not to the table
+        Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
@@ -121,6 +123,8 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """Write actions are neither offered nor shown when nothing may be written."""
         if action in ENGINE_ACTIONS and not self.triage.writable:
             return False
+        if action == "filter" and isinstance(self.focused, Input):
+            return False  # a "/" typed in the filter box (or another) is text
         if action == "retry_with_password":  # offered (and in the footer) where it applies
             return self._password_applies
         # --read-only writes nothing at all, not even an export
@@ -326,7 +330,9 @@ class RecordsScreen(ReportsWorkerFailures, Screen[None]):
         """Edit the path filter."""
         box = self.query_one("#filter", Input)
         box.add_class("-shown")
-        box.focus()
+        # At once, not as box.focus() does (a callback queued behind the keys already read):
+        # "/hostile" typed or pasted in one go sent "hostile" to the table, whose "s" sorted.
+        self.set_focus(box)
 
     def action_unfocus_filter(self) -> None:
         """Leave the filter box (the filter stays; empty it to hide the box)."""
