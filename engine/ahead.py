@@ -178,6 +178,18 @@ def _start_pool() -> None:
         pass
 
 
+def columns(listing: Listing) -> tuple[object, ...]:
+    """A listing's fields in order, as marshal carries them (``Listing(*columns)`` again)."""
+    return (
+        listing.root,
+        listing.paths,
+        listing.sizes,
+        listing.mtimes,
+        listing.odd,
+        listing.left_out,
+    )
+
+
 def _child(wanted: Plan, fd: int, parent: int) -> None:
     """Walk, write the listings as one marshal blob, and end at once (no exit handlers: they
     are the parent's)."""
@@ -190,20 +202,7 @@ def _child(wanted: Plan, fd: int, parent: int) -> None:
         from engine.walk import walk
 
         rules = rules_of(wanted)
-        found = []
-        for root in wanted.roots:
-            listing = walk(Path(root), rules)
-            found.append(
-                (
-                    listing.root,
-                    listing.paths,
-                    listing.sizes,
-                    listing.mtimes,
-                    listing.odd,
-                    listing.left_out,
-                )
-            )
-        data = marshal.dumps(found)
+        data = marshal.dumps([columns(walk(Path(root), rules)) for root in wanted.roots])
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]

@@ -65,17 +65,6 @@ def _rules(argv: list[str]) -> WalkRules:
     return ahead.rules_of(wanted)
 
 
-def _columns(listing: Listing) -> tuple[object, ...]:
-    return (
-        listing.root,
-        listing.paths,
-        listing.sizes,
-        listing.mtimes,
-        listing.odd,
-        listing.left_out,
-    )
-
-
 def test_the_walk_ahead_is_the_walk(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     ahead.start(["sweep", str(root), "--exclude", "*.log", "-q"])
@@ -85,7 +74,7 @@ def test_the_walk_ahead_is_the_walk(tmp_path: Path) -> None:
     got = ahead.take([str(root)], rules)
     assert got is not None
     listings, started = got
-    assert [_columns(x) for x in listings] == [_columns(walk(root, rules))]
+    assert [ahead.columns(x) for x in listings] == [ahead.columns(walk(root, rules))]
     assert os.fsdecode(b"caf\xe9.txt") in listings[0].paths
     assert "sub/deep/c.log" not in listings[0].paths  # the exclude was the child's too
     assert listings[0].left_out == {"?*~": 1}  # counted by the child, for the summary
