@@ -169,9 +169,6 @@ class Run:
         """Every file was decided: no stop, no lost executor, no read the machine failed."""
         return not (self.interrupted or self.executor_failed or self.machine_failures)
 
-    def reader_of(self, mime: str) -> str | None:
-        return self._readers[mime]
-
     def execute(self) -> dict[Key, Record]:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
         opts = self.ctx.options
