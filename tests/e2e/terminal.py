@@ -29,6 +29,13 @@ KEYS = {
 }  # fmt: skip
 """What a terminal sends for each named key."""
 
+QUERY_SYNC = b"\x1b[?2026$p"
+"""Textual's question: does the terminal support synchronized output (DECRQM 2026)?"""
+ANSWER_SYNC = b"\x1b[?2026;2$y"
+"""The answer "supported, now off", so Textual brackets each frame with the two below."""
+SYNC_START = b"\x1b[?2026h"
+SYNC_END = b"\x1b[?2026l"
+
 
 def quarry_command() -> list[str]:
     """The installed ``quarry`` script beside this Python, else ``python -m tui``."""
@@ -43,6 +50,7 @@ class Terminal:
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
+        self.pending = bytearray()
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
@@ -66,8 +74,26 @@ class Terminal:
             if not data:
                 return
             self.raw += data
-            self.stream.feed(data)
+            self._feed(data)
             ready, _, _ = select.select([self.fd], [], [], 0)
+
+    def _feed(self, data: bytes) -> None:
+        """Give pyte whole frames only: a screen read half drawn is a flaky test.
+
+        Textual asks whether the terminal supports synchronized output (mode 2026); this
+        terminal says it does, so every frame comes between SYNC_START and SYNC_END, and the
+        bytes of a frame not yet ended wait in ``pending`` until its end arrives.
+        """
+        if QUERY_SYNC in self.raw[-(len(data) + len(QUERY_SYNC) - 1) :]:  # ends in this read
+            os.write(self.fd, ANSWER_SYNC)
+        self.pending += data
+        start = self.pending.rfind(SYNC_START)
+        if start >= 0 and self.pending.find(SYNC_END, start) < 0:
+            whole, self.pending = self.pending[:start], self.pending[start:]
+        else:
+            whole, self.pending = self.pending, bytearray()
+        if whole:
+            self.stream.feed(bytes(whole))
 
     def text(self) -> str:
         """The screen as lines of text."""
