@@ -18,7 +18,7 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -89,6 +89,10 @@ class RunOptions:
     """Read every content that has a text again and replace the texts that do not match."""
     passwords: Passwords = NO_PASSWORDS
     """Passwords every read of this run may try on an encrypted file (a retry's); never shown."""
+    resumed: frozenset[Key] = frozenset()
+    """Files decided by a sweep that was killed before it ended (their records committed to
+    the index): this run keeps their verdicts as that sweep's, so its errors are not read
+    again as a new full sweep's would be."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,10 @@ class RunContext:
     """Receives the run's events."""
     stopped: Callable[[], bool] = lambda: False
     """True once the run is asked to stop (SIGINT/SIGTERM): it keeps what it decided so far."""
+    journal: Callable[[Sequence[Record]], None] | None = None
+    """Receives the records the run decided that differ from those held, batch by batch, each
+    after its text is in the store (the sweeper commits them to the index: a killed sweep
+    resumes from them)."""
 
 
 class _Stopped(Exception):
@@ -284,7 +292,7 @@ class Run:
             reader_versions=self.versions,
             reader_for_mime=self._readers,
             tools_fingerprint=self.fingerprint,
-            full=self.full,
+            full=self.full and key not in self.ctx.options.resumed,
             forced=key in self.force,
         )
         if not d.read and d.base is not None:
@@ -554,6 +562,8 @@ class Run:
         removed = tuple(removed)
         now = time.time()
         last = self._pending[-1].path if self._pending else ""
+        if self._pending and self.ctx.journal is not None:
+            self.ctx.journal(self._pending)
         if self._pending or removed:
             self.ctx.emit(RecordsChanged(now, tuple(self._pending), removed))
         if self.done != self._reported:

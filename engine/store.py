@@ -61,7 +61,7 @@ STAT_INDEX = "extract.stat"
 """The stat index (:mod:`engine.statindex`): every write of ``extract.jsonl`` removes it."""
 FORMAT = 1
 """The store format this quarry reads and writes (in the marker); a newer one is refused."""
-_FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER)
+_FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER, "extract.db")
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
 """The text folders ``extract/00`` .. ``extract/ff``."""
 _FOLDERS = ("extract", "tmp")

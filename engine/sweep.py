@@ -42,6 +42,7 @@ from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.quick import Unchanged, leave_index, quick_sweep
 from engine.records import Record, Summary
+from engine.resume import Ledger
 from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary, started_ns
 from engine.tools import ToolSet, discover
@@ -166,6 +167,10 @@ class Sweeper:
         )
         self.tools = options.tools if options.tools is not None else self._discover()
         self.index = RecordIndex()
+        self.ledger = Ledger(self.store, self._notices_append)
+        """The store's index (:mod:`engine.db`): runs commit to it as they go."""
+        self._resumed: frozenset[Key] = frozenset()
+        """Files a killed sweep decided (from the index): the next run keeps their verdicts."""
         self._stack = contextlib.ExitStack()
         self._executor: Executor | None = None
         self.stop = threading.Event()
@@ -188,6 +193,9 @@ class Sweeper:
         self.left_out: dict[str, int] = {}
         """What the default exclusions left out of the last walk of every root, per rule (for
         the summary; a watch batch walks only what changed and leaves it as it was)."""
+
+    def _notices_append(self, notice: Notice) -> None:
+        self._notices.append(notice)
 
     @property
     def records(self) -> dict[Key, Record]:
@@ -217,6 +225,12 @@ class Sweeper:
         with no_collections():
             loaded = self.store.load()
             self.index = RecordIndex(loaded.records)
+            resumed = self.ledger.attach(loaded.records)
+            if resumed is not None:
+                self.index = RecordIndex(resumed.records)
+                self._resumed = resumed.keys
+                self._killed_before = True  # its texts no record names are collected
+        self._stack.enter_context(self.ledger)
         self._stack.enter_context(long_lived())  # the records live as long as the sweeper
         if loaded.bad:
             self._repair = True
@@ -298,10 +312,22 @@ class Sweeper:
 
         o = self.options
         opts = RunOptions(
-            o.limits, rehash or o.rehash, self._prev_started_ns, o.verify, passwords=passwords
+            o.limits,
+            rehash or o.rehash,
+            self._prev_started_ns,
+            o.verify,
+            passwords=passwords,
+            resumed=self._resumed,
         )
         return RunContext(
-            self.index, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
+            self.index,
+            self.store,
+            self.executor,
+            self.tools,
+            opts,
+            self.on_event,
+            self.stop.is_set,
+            self.ledger.journal,
         )
 
     # -- one run --------------------------------------------------------------------------
@@ -323,6 +349,7 @@ class Sweeper:
         with fewer_collections():
             if not self._loaded:
                 quick = only is None and not force and full is not False and not rehash
+                quick = quick and self.ledger.in_step()  # else the load repairs or resumes it
                 got = quick_sweep(self) if quick else None
                 if isinstance(got, Unchanged):
                     self._walked = None
@@ -475,6 +502,9 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
+        self.ledger.concluded(self.records.values(), gone)
+        self._resumed = frozenset()
+        self._say_notices()
         if self.quick and whole and full and not force and run.finished_whole:
             leave_index(self, summary, run.texts_seen)
         self._tell(run, len(new))
@@ -529,6 +559,7 @@ class Sweeper:
     def _recover_from_write_failure(self) -> None:
         """Back to what is on disk: its records, and no text that none of them names."""
         self.reload()
+        self.ledger.forget()  # it holds what this run committed: ahead of the disk
         keep = self.index.referenced_texts()
         with contextlib.suppress(OSError):
             self.store.gc(keep)

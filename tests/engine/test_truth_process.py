@@ -404,7 +404,9 @@ def test_a_full_disk_is_a_machine_failure_in_every_output_mode(
     assert proc.returncode == 3, proc.stderr
     assert "No space left on device" in proc.stderr and "Traceback" not in proc.stderr
     records = {r.path: r for r in Store(out).load_records()}
-    assert records["first.txt"] == before["first.txt"]  # earlier records kept
+    # earlier records kept (whether the records were written, marking it reused, depends on
+    # where the disk filled: the index's files, dropped on a full disk, free some of it)
+    assert records["first.txt"].evolve(reused=False) == before["first.txt"]
     named = {r.sha256 for r in records.values() if r.has_text}
     assert _texts(out) == named  # no orphan text fills the disk
     assert list((out / "tmp").iterdir()) == []

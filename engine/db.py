@@ -1,0 +1,409 @@
+"""The store's index of records in SQLite: committed as a sweep goes, queried by readers.
+
+``extract.db`` beside ``extract.jsonl`` holds one row per record: the columns the dashboard
+sorts and filters on, and the record's ``extract.jsonl`` line byte for byte (so the records
+read back are exactly the ones written, by the same validating parser as the file's). WAL
+mode: one writer (the holder of the store's lock), readers in other processes never blocked
+and never taking a lock; every write is a transaction, so a killed writer leaves the last
+commit.
+
+What it is for, beside the file:
+
+- **Resume.** A sweep commits the records it decides every batch or so (:meth:`put`); killed
+  at any moment, the next sweep loads the file's records plus what was committed after it,
+  and reads again only the files without a committed record.
+- **Changes without re-reading.** Every commit bumps a change counter (``meta.seq``) and
+  stamps the rows it wrote with it; removed keys leave a tombstone with theirs. A reader
+  asks :meth:`changes_since` for what changed after the counter it last saw.
+- **Counts kept with the records** (``counts``, by triggers): no recount.
+
+The index agrees with one ``extract.jsonl``: :meth:`source` is that file's identity (size,
+mtime, inode) when the index was last in step with it. An index whose source is not the
+file on disk (another writer, a hand, an older quarry) is rebuilt from the file, never
+trusted; so is one that is damaged or of another :data:`VERSION`. Names that are not UTF-8
+(a file system's raw bytes, held in ``str`` as lone surrogates) are keyed as their exact
+bytes, so the key order is the byte order of UTF-8: Python's order of the same names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.jsonl import line_of
+from engine.records import Record
+
+DB = "extract.db"
+"""The index's file in the store folder (with SQLite's ``-wal`` and ``-shm`` beside it)."""
+VERSION = 1
+"""Bumped whenever the schema or what a row holds changes: an index of another is rebuilt."""
+Key = tuple[str, str]
+Identity = tuple[int, int, int]
+"""(size, mtime_ns, inode) of an ``extract.jsonl``."""
+TOMBSTONES_KEPT = 100_000
+"""Tombstones past this many are pruned; a reader further behind reloads everything."""
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE records (
+    id INTEGER PRIMARY KEY,
+    root BLOB NOT NULL, path BLOB NOT NULL,
+    status TEXT NOT NULL, reason TEXT, quality TEXT, mime TEXT, extractor TEXT,
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chars INTEGER NOT NULL,
+    ms INTEGER NOT NULL, sha256 TEXT,
+    seq INTEGER NOT NULL,
+    line BLOB NOT NULL
+);
+CREATE TABLE gone (root BLOB NOT NULL, path BLOB NOT NULL, seq INTEGER NOT NULL,
+                   PRIMARY KEY (root, path)) WITHOUT ROWID;
+CREATE TABLE counts (status TEXT NOT NULL, reason TEXT NOT NULL, quality TEXT NOT NULL,
+                     n INTEGER NOT NULL, PRIMARY KEY (status, reason, quality)) WITHOUT ROWID;
+"""
+_INDEXES = """
+CREATE UNIQUE INDEX by_key ON records (root, path);
+CREATE INDEX by_seq ON records (seq);
+CREATE INDEX by_gone_seq ON gone (seq);
+CREATE INDEX by_status ON records (status, root, path);
+"""
+_TRIGGERS = """
+CREATE TRIGGER counts_in AFTER INSERT ON records BEGIN
+  INSERT INTO counts VALUES (new.status, coalesce(new.reason, ''), coalesce(new.quality, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER counts_out AFTER DELETE ON records BEGIN
+  UPDATE counts SET n = n - 1 WHERE status = old.status
+    AND reason = coalesce(old.reason, '') AND quality = coalesce(old.quality, '');
+END;
+CREATE TRIGGER counts_change AFTER UPDATE OF status, reason, quality ON records BEGIN
+  UPDATE counts SET n = n - 1 WHERE status = old.status
+    AND reason = coalesce(old.reason, '') AND quality = coalesce(old.quality, '');
+  INSERT INTO counts VALUES (new.status, coalesce(new.reason, ''), coalesce(new.quality, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+"""
+_COLUMNS = (
+    "root, path, status, reason, quality, mime, extractor, size, mtime_ns, chars, ms, sha256,"
+    " seq, line"
+)
+_UPSERT = (
+    f"INSERT INTO records ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT (root, path) DO UPDATE SET status = excluded.status,"
+    " reason = excluded.reason, quality = excluded.quality, mime = excluded.mime,"
+    " extractor = excluded.extractor, size = excluded.size, mtime_ns = excluded.mtime_ns,"
+    " chars = excluded.chars, ms = excluded.ms, sha256 = excluded.sha256, seq = excluded.seq,"
+    " line = excluded.line"
+)
+_INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+
+class IndexUnusable(Exception):
+    """The index cannot be used as it is (damaged, another version, not a database): the
+    caller rebuilds it from ``extract.jsonl``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed in the index after a reader's counter: the records written (their lines)
+    and the keys removed, and the counter they bring the reader to. ``reload``: the reader is
+    too far behind (or the index was rebuilt): it reads every record again."""
+
+    lines: tuple[bytes, ...]
+    removed: tuple[Key, ...]
+    seq: int
+    reload: bool = False
+
+
+def key_bytes(name: str) -> bytes:
+    """A root or path as the index keys it: its exact bytes (see the module's docstring)."""
+    return name.encode("utf-8", "surrogateescape")
+
+
+def name_of(raw: bytes) -> str:
+    """The inverse of :func:`key_bytes`."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def identity_of(path: Path) -> Identity | None:
+    """The identity of the file at ``path`` (not following a link), or None if there is none."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def row_of(record: Record, seq: int, line: bytes | None = None) -> tuple[object, ...]:
+    """``record`` as a row of ``records`` written at ``seq`` (``line``: its serialised line,
+    when the caller has it already)."""
+    quality = record.quality.verdict if record.quality is not None else None
+    return (
+        key_bytes(record.root), key_bytes(record.path), record.status, record.reason, quality,
+        record.mime, record.extractor, record.size, record.mtime_ns, record.chars, record.ms,
+        record.sha256, seq, line if line is not None else line_of(record),
+    )  # fmt: skip
+
+
+class RecordDB:
+    """One connection to a store's index: a writer's (:meth:`open_writer`) or a reader's."""
+
+    def __init__(self, con: sqlite3.Connection, path: Path, writer: bool) -> None:
+        self.con = con
+        self.path = path
+        self.writer = writer
+        self._seq: int | None = None
+        """The counter of the transaction in flight (a writer's, once it wrote)."""
+
+    # -- opening --------------------------------------------------------------------------
+
+    @classmethod
+    def open_writer(cls, path: Path) -> RecordDB:
+        """The index at ``path`` for writing (made empty if there is none). IndexUnusable
+        when the file there is not an index of this :data:`VERSION`."""
+        fresh = not os.path.lexists(path)
+        try:
+            con = _connect(path, writer=True)
+        except sqlite3.Error as exc:
+            raise IndexUnusable(f"{path.name}: {exc}") from exc
+        db = cls(con, path, True)
+        try:
+            if fresh:
+                db._create()
+            db._check_version()
+        except (sqlite3.Error, IndexUnusable) as exc:
+            con.close()
+            raise IndexUnusable(f"{path.name}: {exc}") from exc
+        return db
+
+    @classmethod
+    def open_reader(cls, path: Path) -> RecordDB:
+        """The index at ``path`` for reading (IndexUnusable when missing, damaged or of
+        another version). Never takes a lock; never writes."""
+        if not path.is_file():
+            raise IndexUnusable(f"no index at {path}")
+        try:
+            con = _connect(path, writer=False)
+        except sqlite3.Error as exc:
+            raise IndexUnusable(f"{path.name}: {exc}") from exc
+        db = cls(con, path, False)
+        try:
+            db._check_version()
+        except (sqlite3.Error, IndexUnusable) as exc:
+            con.close()
+            raise IndexUnusable(f"{path.name}: {exc}") from exc
+        return db
+
+    def close(self) -> None:
+        """Close the connection (a writer's transaction in flight is committed first)."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.writer and self.con.in_transaction:
+                self.commit()
+        self.con.close()
+
+    def __enter__(self) -> RecordDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _create(self) -> None:
+        meta = (
+            f"INSERT INTO meta VALUES ('version', {VERSION}), ('seq', 0), ('finished', 0),"
+            " ('source', NULL), ('gone_floor', 0);"
+        )
+        # one transaction: a writer killed while making the file leaves no half schema
+        self.con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_INDEXES}{_TRIGGERS}{meta}COMMIT;")
+
+    def _check_version(self) -> None:
+        version = self._meta("version")
+        if version != VERSION:
+            raise IndexUnusable(f"an index of version {version!r}, not {VERSION}")
+
+    def _meta(self, key: str) -> object:
+        row = self.con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
+    def _set(self, key: str, value: object) -> None:
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _begin(self) -> int:
+        """The counter of the write in flight, starting a transaction if none is."""
+        if self._seq is None or not self.con.in_transaction:
+            self.con.execute("BEGIN IMMEDIATE")
+            seq = self._meta("seq")
+            self._seq = (seq if isinstance(seq, int) else 0) + 1
+        return self._seq
+
+    def put(self, records: Iterable[Record]) -> None:
+        """Write ``records`` (replacing those of the same keys) in the transaction in flight."""
+        seq = self._begin()
+        rows = [row_of(r, seq) for r in records]
+        self.con.executemany(_UPSERT, rows)
+        self.con.executemany(
+            "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
+        )
+
+    def drop(self, keys: Iterable[Key]) -> None:
+        """Remove the records of ``keys`` in the transaction in flight (a tombstone each)."""
+        seq = self._begin()
+        raw = [(key_bytes(root), key_bytes(path)) for root, path in keys]
+        self.con.executemany("DELETE FROM records WHERE root = ? AND path = ?", raw)
+        self.con.executemany(
+            "INSERT OR REPLACE INTO gone VALUES (?, ?, ?)", [(r, p, seq) for r, p in raw]
+        )
+
+    def commit(self) -> None:
+        """Commit the write in flight (its counter becomes the index's)."""
+        if self._seq is not None and self.con.in_transaction:
+            self._set("seq", self._seq)
+            self._prune_tombstones()
+            self.con.execute("COMMIT")
+        self._seq = None
+
+    def rollback(self) -> None:
+        """Forget the write in flight."""
+        if self.con.in_transaction:
+            self.con.execute("ROLLBACK")
+        self._seq = None
+
+    def _prune_tombstones(self) -> None:
+        (n,) = self.con.execute("SELECT count(*) FROM gone").fetchone()
+        if n > TOMBSTONES_KEPT:
+            (floor,) = self.con.execute(
+                "SELECT seq FROM gone ORDER BY seq DESC LIMIT 1 OFFSET ?", (TOMBSTONES_KEPT,)
+            ).fetchone()
+            self.con.execute("DELETE FROM gone WHERE seq <= ?", (floor,))
+            self._set("gone_floor", floor)
+
+    def in_step(self, source: Identity | None, *, finished: bool) -> None:
+        """Say the index now agrees with the ``extract.jsonl`` of identity ``source``
+        (committed at once). ``finished``: a sweep ended here (what it committed is no longer
+        a sweep in progress, see :meth:`unfinished`)."""
+        seq = self._begin()
+        self._set("source", ",".join(map(str, source)) if source is not None else None)
+        if finished:
+            self._set("finished", seq)
+        self.commit()
+
+    def replace_all(self, records: Iterable[Record], source: Identity | None) -> None:
+        """Make the index hold exactly ``records`` (a rebuild from ``extract.jsonl``), in one
+        transaction; the triggers are set aside while the rows go in (a million records: one
+        count at the end, not a million updates)."""
+        con = self.con
+        seq = self._begin()
+        con.execute("DROP TRIGGER IF EXISTS counts_in")
+        con.execute("DROP TRIGGER IF EXISTS counts_out")
+        con.execute("DROP TRIGGER IF EXISTS counts_change")
+        con.execute("DELETE FROM records")
+        con.execute("DELETE FROM gone")
+        con.execute("DELETE FROM counts")
+        con.executemany(_UPSERT, (row_of(r, seq) for r in records))
+        con.execute(
+            "INSERT INTO counts SELECT status, coalesce(reason, ''), coalesce(quality, ''),"
+            " count(*) FROM records GROUP BY 1, 2, 3"
+        )
+        for ddl in _TRIGGERS.split("END;"):
+            if ddl.strip():
+                con.execute(ddl + "END;")
+        self._set("gone_floor", seq)  # a reader from before reloads
+        self._set("source", ",".join(map(str, source)) if source is not None else None)
+        self._set("finished", seq)
+        self.commit()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def seq(self) -> int:
+        """The change counter: bumped by every commit."""
+        seq = self._meta("seq")
+        return seq if isinstance(seq, int) else 0
+
+    def source(self) -> Identity | None:
+        """The identity of the ``extract.jsonl`` the index was last in step with."""
+        value = self._meta("source")
+        if not isinstance(value, str):
+            return None
+        try:
+            size, mtime, ino = map(int, value.split(","))
+        except ValueError:
+            return None
+        return (size, mtime, ino)
+
+    def __len__(self) -> int:
+        (n,) = self.con.execute("SELECT count(*) FROM records").fetchone()
+        return int(n)
+
+    def lines(self) -> Iterator[bytes]:
+        """Every record's line, in key order."""
+        cur = self.con.execute("SELECT line FROM records ORDER BY root, path")
+        while batch := cur.fetchmany(4096):
+            yield from (row[0] for row in batch)
+
+    def line(self, root: str, path: str) -> bytes | None:
+        """The line of the record of (``root``, ``path``), if there is one."""
+        row = self.con.execute(
+            "SELECT line FROM records WHERE root = ? AND path = ?",
+            (key_bytes(root), key_bytes(path)),
+        ).fetchone()
+        return bytes(row[0]) if row is not None else None
+
+    def unfinished(self) -> list[Key]:
+        """Keys written since the last sweep that finished: a killed sweep's decisions."""
+        finished = self._meta("finished")
+        floor = finished if isinstance(finished, int) else 0
+        rows = self.con.execute("SELECT root, path FROM records WHERE seq > ?", (floor,))
+        return [(name_of(r), name_of(p)) for r, p in rows]
+
+    def counts(self) -> dict[tuple[str, str, str], int]:
+        """(status, reason, quality) -> records ('' for none), from the counts kept."""
+        rows = self.con.execute("SELECT status, reason, quality, n FROM counts WHERE n > 0")
+        return {(s, r, q): n for s, r, q, n in rows}
+
+    def changes_since(self, seq: int) -> Changes:
+        """What changed after counter ``seq``, in one read transaction (one snapshot)."""
+        con = self.con
+        con.execute("BEGIN")
+        try:
+            now = self.seq()
+            floor = self._meta("gone_floor")
+            if isinstance(floor, int) and seq < floor:
+                return Changes((), (), now, reload=True)
+            if seq >= now:
+                return Changes((), (), now)
+            lines = tuple(
+                bytes(row[0])
+                for row in con.execute(
+                    "SELECT line FROM records WHERE seq > ? ORDER BY root, path", (seq,)
+                )
+            )
+            removed = tuple(
+                (name_of(r), name_of(p))
+                for r, p in con.execute("SELECT root, path FROM gone WHERE seq > ?", (seq,))
+            )
+            return Changes(lines, removed, now)
+        finally:
+            con.execute("COMMIT")
+
+
+def _connect(path: Path, *, writer: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit); WAL for the writer."""
+    if writer:
+        con = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    else:
+        uri = Path(path).absolute().as_uri() + "?mode=ro"
+        con = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        if writer:
+            con.execute("PRAGMA journal_mode = WAL")
+            # A commit is durable once the WAL is synced at a checkpoint: a power cut can lose
+            # the last commits, never leave the index inconsistent (what a resume needs).
+            con.execute("PRAGMA synchronous = NORMAL")
+        con.execute("PRAGMA busy_timeout = 5000")
+    except sqlite3.Error:
+        con.close()
+        raise
+    return con

@@ -1,0 +1,214 @@
+"""The sweeper's side of the store's index (:mod:`engine.db`): commit as a sweep goes, resume
+a sweep that was killed.
+
+:class:`Ledger` is opened with the records the sweeper loaded from ``extract.jsonl``. When the
+index is in step with that file it is kept; when it also holds records a sweep committed
+and never finished (killed by SIGKILL, the OOM killer, a power cut), those records are the
+store's records from now on, so the files they answer for are not read again. Otherwise
+(no index, a damaged one, one of another version, one that agrees with another
+``extract.jsonl``) the index is rebuilt from the file's records, with a notice when there was
+one to rebuild.
+
+A failure of the index itself (a full disk, a damaged file found mid-sweep) never stops a
+sweep: the index is dropped with one notice, the sweep goes on as before the index existed,
+and the index is rebuilt from the records at the next write that succeeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.db import DB, IndexUnusable, RecordDB, identity_of
+from engine.events import Notice
+from engine.records import Record
+from engine.store import Store, read_jsonl
+
+Key = tuple[str, str]
+_FILES = (DB, DB + "-wal", DB + "-shm")
+"""The index's file and SQLite's two beside it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What the index adds to the records of ``extract.jsonl`` when a sweep was killed."""
+
+    records: list[Record]
+    """Every record, the killed sweep's decisions included (they replace the file's)."""
+    keys: frozenset[Key]
+    """The keys the killed sweep decided."""
+
+
+class Ledger:
+    """The index as one sweeper writes it; ``say`` receives its notices."""
+
+    def __init__(self, store: Store, say: Callable[[Notice], None]) -> None:
+        self.store = store
+        self.say = say
+        self.db: RecordDB | None = None
+        self._stale = False
+        """The index was dropped after a failure: rebuild it at the next successful write."""
+
+    def attach(self, records: list[Record]) -> Resumed | None:
+        """Open the index beside the ``records`` just loaded from ``extract.jsonl``; what a
+        killed sweep committed after them, if anything."""
+        try:
+            return self._attach(records)
+        except (OSError, sqlite3.Error, IndexUnusable) as exc:
+            self._fail(exc)
+            return None
+
+    def _attach(self, records: list[Record]) -> Resumed | None:
+        source = identity_of(self.store.jsonl_path)
+        existed = self._clear_odd_files()
+        try:
+            db = RecordDB.open_writer(self._path())
+        except IndexUnusable as exc:
+            self._remove()
+            self._notice(f"the index could not be used ({exc}): rebuilt", "info")
+            existed = False
+            db = RecordDB.open_writer(self._path())
+        self.db = db
+        if db.source() == source and (source is not None or len(db)):
+            resumed = self._resume(db)
+            if resumed is not None or source is not None:
+                return resumed
+        if existed and len(db):
+            self._notice("the index did not match extract.jsonl: rebuilt from it", "info")
+        db.replace_all(records, source)
+        return None
+
+    def in_step(self) -> bool:
+        """Whether the index is usable as it is and agrees with ``extract.jsonl``, with no
+        sweep's decisions left to resume (a sweep may then skip loading the records)."""
+        try:
+            db = RecordDB.open_reader(self._path())
+        except IndexUnusable:
+            return False
+        try:
+            return db.source() == identity_of(self.store.jsonl_path) and not db.unfinished()
+        except sqlite3.Error:
+            return False
+        finally:
+            db.close()
+
+    def _resume(self, db: RecordDB) -> Resumed | None:
+        keys = db.unfinished()
+        if not keys:
+            return None
+        loaded = read_jsonl(b"".join(db.lines()))
+        if loaded.bad:
+            raise sqlite3.DatabaseError(f"{len(loaded.bad)} damaged record(s) in the index")
+        self._notice(
+            f"resuming a sweep that did not finish: {len(keys)} file(s) it decided are not "
+            "read again",
+            "info",
+        )
+        return Resumed(loaded.records, frozenset(keys))
+
+    def journal(self, records: Sequence[Record]) -> None:
+        """Commit ``records`` (a run's decisions, each with its text already in the store)."""
+        if self.db is None:
+            return
+        try:
+            self.db.put(records)
+            self.db.commit()
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def concluded(self, records: Iterable[Record], gone: Sequence[Key]) -> None:
+        """``extract.jsonl`` was written (or found current) with the store's ``records``:
+        remove the ``gone`` keys and mark the index in step with the file."""
+        source = identity_of(self.store.jsonl_path)
+        try:
+            if self.db is None:
+                if not self._stale:
+                    return
+                self.db = self._open_fresh()
+                if self.db is None:
+                    return
+                self.db.replace_all(records, source)
+                self._stale = False
+                return
+            if gone:
+                self.db.drop(gone)
+            self.db.in_step(source, finished=True)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def forget(self) -> None:
+        """The store went back to ``extract.jsonl`` (a write failed): the index, ahead of it,
+        is dropped and rebuilt at the next write that succeeds."""
+        self.close()
+        with contextlib.suppress(OSError):
+            self._remove()
+        self._stale = True
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index (what is in flight is committed)."""
+        if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            self.db = None
+
+    # -- failures -------------------------------------------------------------------------
+
+    def _fail(self, exc: BaseException) -> None:
+        """Drop the index after ``exc``; it is rebuilt at the next write that succeeds."""
+        self.forget()
+        self._notice(f"the index failed ({exc}): dropped, rebuilt at the next write", "warning")
+
+    def _open_fresh(self) -> RecordDB | None:
+        try:
+            return RecordDB.open_writer(self._path())
+        except (IndexUnusable, sqlite3.Error, OSError) as exc:
+            self._stale = True
+            self._notice(f"cannot make the index ({exc}): the sweep goes on without", "warning")
+            return None
+
+    def _path(self) -> Path:
+        return self.store.out / DB
+
+    def _remove(self) -> None:
+        for name in _FILES:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(self.store.out, name))
+
+    def _clear_odd_files(self) -> bool:
+        """Remove a link or other non-file where the index's files belong (SQLite would open
+        through a link: a received folder must not make it write elsewhere); whether an index
+        file was there."""
+        existed = False
+        for name in _FILES:
+            where = os.path.join(self.store.out, name)
+            try:
+                mode = os.lstat(where).st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(mode):
+                existed = existed or name == DB
+                continue
+            what = "a link" if stat.S_ISLNK(mode) else "not a file"
+            self._notice(
+                f"{name} in the store was {what}: removed, the index is rebuilt", "warning"
+            )
+            if stat.S_ISDIR(mode):
+                os.rmdir(where)  # an empty folder only; anything else stays an error
+            else:
+                os.unlink(where)
+        return existed
+
+    def _notice(self, message: str, level: str) -> None:
+        self.say(Notice(time.time(), "store-index", message, level))

@@ -1,0 +1,128 @@
+"""The store's index (engine.db): what goes in comes back byte for byte, counts, changes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.db import TOMBSTONES_KEPT, IndexUnusable, RecordDB
+from engine.jsonl import line_of
+from engine.records import Record
+from engine.store import read_jsonl
+
+_names = st.lists(
+    st.text(alphabet="ab é\udcff-_.", min_size=1, max_size=5).filter(
+        lambda s: s not in (".", "..")
+    ),
+    min_size=1,
+    max_size=3,
+).map("/".join)
+_records = st.builds(
+    Record,
+    root=st.sampled_from(["/r", "/données", "/r\udcfe"]),
+    path=_names,
+    size=st.integers(0, 2**40),
+    mtime_ns=st.integers(-(2**62), 2**62),
+    status=st.sampled_from(["ok", "empty", "unsupported", "error", "skipped"]),
+    sha256=st.none() | st.sampled_from(["a" * 64, "b" * 64]),
+    reason=st.none() | st.sampled_from(["corrupt", "no_text", "needs_tool"]),
+    chars=st.integers(0, 10**6),
+    ms=st.integers(0, 10**5),
+)
+
+
+def _unique(records: list[Record]) -> list[Record]:
+    return list({r.key: r for r in records}.values())
+
+
+def _read_back(db: RecordDB) -> list[Record]:
+    loaded = read_jsonl(b"".join(db.lines()))
+    assert not loaded.bad
+    return loaded.records
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_records, max_size=30), st.lists(_records, max_size=10))
+def test_records_come_back_in_key_order_byte_for_byte_and_counted(
+    tmp_path: Path, first: list[Record], later: list[Record]
+) -> None:
+    path = tmp_path / "extract.db"
+    path.unlink(missing_ok=True)
+    first, later = _unique(first), _unique(later)
+    with RecordDB.open_writer(path) as db:
+        db.replace_all(first, (1, 2, 3))
+        start = db.seq()
+        db.put(later)
+        gone = [r.key for r in first[:3] if r.key not in {x.key for x in later}]
+        db.drop(gone)
+        db.commit()
+    held = {r.key: r for r in first}
+    held.update((r.key, r) for r in later)
+    for key in gone:
+        del held[key]
+    expected = sorted(held.values(), key=lambda r: r.key)
+    reader = RecordDB.open_reader(path)
+    try:
+        assert _read_back(reader) == expected  # Python's (root, path) order, names exact
+        assert list(reader.lines()) == [line_of(r) for r in expected]
+        counts = Counter((r.status, r.reason or "", "") for r in expected)
+        assert reader.counts() == {k: n for k, n in counts.items() if n}
+        changes = reader.changes_since(start)
+        assert sorted(changes.lines) == sorted(line_of(held[r.key]) for r in later)
+        assert set(changes.removed) == set(gone)
+        assert changes.seq == reader.seq() and not changes.reload
+        assert reader.source() == (1, 2, 3)
+    finally:
+        reader.close()
+
+
+def test_a_reader_too_far_behind_is_told_to_reload(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("engine.db.TOMBSTONES_KEPT", 2)
+    path = tmp_path / "extract.db"
+    recs = [Record("/r", f"f{i}", 1, 1, "ok") for i in range(6)]
+    with RecordDB.open_writer(path) as db:
+        db.replace_all(recs, None)
+        start = db.seq()
+        for r in recs[:5]:
+            db.drop([r.key])
+            db.commit()
+        assert db.changes_since(start).reload  # its tombstones were pruned
+        assert not db.changes_since(db.seq() - 1).reload
+    assert TOMBSTONES_KEPT > 1000
+
+
+def test_what_is_not_an_index_is_said_never_used(tmp_path: Path) -> None:
+    junk = tmp_path / "extract.db"
+    junk.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(IndexUnusable):
+        RecordDB.open_writer(junk)
+    with pytest.raises(IndexUnusable):
+        RecordDB.open_reader(junk)
+    with pytest.raises(IndexUnusable):
+        RecordDB.open_reader(tmp_path / "none.db")
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value)")
+    con.execute("INSERT INTO meta VALUES ('version', 99)")
+    con.commit()
+    con.close()
+    with pytest.raises(IndexUnusable, match="version 99"):
+        RecordDB.open_writer(other)
+
+
+def test_a_write_not_committed_is_not_seen(tmp_path: Path) -> None:
+    path = tmp_path / "extract.db"
+    with RecordDB.open_writer(path) as db:
+        db.replace_all([Record("/r", "a", 1, 1, "ok")], None)
+        db.put([Record("/r", "b", 1, 1, "error", reason="corrupt")])
+        reader = RecordDB.open_reader(path)
+        assert [r.path for r in _read_back(reader)] == ["a"]  # WAL: never blocked, old snapshot
+        db.commit()
+        assert [r.path for r in _read_back(reader)] == ["a", "b"]
+        assert reader.unfinished() == [("/r", "b")]
+        reader.close()

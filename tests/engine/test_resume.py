@@ -1,0 +1,219 @@
+"""A sweep killed at any moment resumes: what it committed to the index is not read again.
+
+The killed sweep runs in a process of its own that SIGKILLs itself right after its k-th
+commit (no timing: the moment is a count), as the OOM killer or a power cut would end it;
+the next sweep must read exactly the files without a committed record, and leave the store
+an uninterrupted sweep leaves (records but ``ms``/``why``/``reused``; texts byte for byte).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.db import DB, RecordDB
+from engine.events import Notice, RecordsChanged
+from engine.records import Record
+from engine.store import Store
+from engine.sweep import SweepOptions, SweepResult, sweep
+from engine.tools import ToolSet
+
+NONE = ToolSet.empty()
+FILES = 40
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+from engine.resume import Ledger
+from engine.run import Run
+from engine.sweep import SweepOptions, SweepResult, sweep
+from engine.tools import ToolSet
+
+root, out, after = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+Run.BATCH = 4  # a commit every 4 records: many moments to die at
+commits = 0
+journal = Ledger.journal
+
+def dying_journal(self, records):
+    global commits
+    journal(self, records)
+    commits += 1
+    if commits >= after:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+Ledger.journal = dying_journal
+sweep([root], SweepOptions(out=out, tools=ToolSet.empty(), workers=1))
+"""
+
+
+def _tree(where: Path) -> Path:
+    root = where / "docs"
+    root.mkdir(parents=True)
+    for i in range(FILES):
+        (root / f"d{i % 3}").mkdir(exist_ok=True)
+        (root / f"d{i % 3}" / f"f{i:03}.txt").write_text(f"file {i}\n" + "words " * i)
+    (root / "same.txt").write_text("file 7\n" + "words " * 7)  # a copy: one read, two records
+    (root / "empty.txt").write_bytes(b"")
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4\n broken beyond repair")  # an error verdict
+    for n, path in enumerate(sorted(root.rglob("*"))):
+        os.utime(path, ns=(1_600_000_000_000_000_000 + n, 1_600_000_000_000_000_000 + n))
+    return root
+
+
+def _kill_after(root: Path, out: Path, commits: int) -> int:
+    """Run the killer; its read workers, orphaned as the OOM killer would leave them, go
+    with its process group once it is dead."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLER, str(root), str(out), str(commits)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=Path(__file__).parents[2],
+        start_new_session=True,
+    )
+    try:
+        return proc.wait(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _comparable(out: Path) -> list[Record]:
+    return [r.evolve(root="/", ms=0, why=None, reused=False) for r in Store(out).load_records()]
+
+
+def _texts(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (out / "extract").glob("*/*.txt")}
+
+
+class Reference:
+    """One uninterrupted sweep of the tree: its records and texts (a short repr for Hypothesis)."""
+
+    def __init__(self, where: Path) -> None:
+        root = _tree(where)
+        sweep([root], SweepOptions(out=where / "out", tools=NONE, workers=1))
+        self.records = _comparable(where / "out")
+        self.texts = _texts(where / "out")
+
+    def __repr__(self) -> str:
+        return f"Reference({len(self.records)} records)"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    return Reference(tmp_path_factory.mktemp("reference"))
+
+
+def _committed(out: Path) -> set[str]:
+    reader = RecordDB.open_reader(out / DB)
+    try:
+        return {path for _root, path in reader.unfinished()}
+    finally:
+        reader.close()
+
+
+def _sweep_reading(root: Path, out: Path) -> tuple[SweepResult, set[str], list[Notice]]:
+    """Sweep; the result, the files whose records came from a read, and the notices."""
+    read: set[str] = set()
+    notices: list[Notice] = []
+
+    def listen(event: object) -> None:
+        if isinstance(event, RecordsChanged):
+            read.update(r.path for r in event.records if r.why is not None and not r.reused)
+        elif isinstance(event, Notice):
+            notices.append(event)
+
+    return sweep([root], SweepOptions(out=out, tools=NONE, workers=1), listen), read, notices
+
+
+@pytest.mark.parametrize("kills", [[1], [4], [2, 3, 6], [30]])
+def test_a_killed_sweep_resumes_and_ends_as_one_uninterrupted_sweep(
+    tmp_path_factory: pytest.TempPathFactory, reference: Reference, kills: list[int]
+) -> None:
+    # each number: the commit the sweep is killed after (a count, not a time); a sweep with
+    # fewer commits ends first (30), and the store must then be as if nothing happened
+    where = tmp_path_factory.mktemp("killed")
+    root, out = _tree(where), where / "out"
+    killed = False
+    for after in kills:
+        if _kill_after(root, out, after) != -signal.SIGKILL:
+            break  # the sweep ended before its k-th commit: nothing left to resume
+        killed = True
+    committed = _committed(out) if killed else set()
+    assert committed or not killed
+    _result, read, notices = _sweep_reading(root, out)
+    if committed:
+        # every file with a committed record is kept (its text was in the store before the
+        # commit), only the others are read
+        assert not read & committed, read & committed
+        assert any("resuming" in n.message for n in notices), notices
+    assert _comparable(out) == reference.records
+    assert _texts(out) == reference.texts
+    assert not (out / "sweep.dirty").exists()
+    again, _read, _ = _sweep_reading(root, out)
+    assert again.extracted <= 1  # a resumed store is a finished one: errors alone read again
+
+
+def test_a_killed_first_sweep_reads_only_what_it_did_not_commit(tmp_path: Path) -> None:
+    root, out = _tree(tmp_path), tmp_path / "out"
+    assert _kill_after(root, out, 3) == -signal.SIGKILL
+    assert not (out / "extract.jsonl").exists()  # killed before any write of the file
+    committed = _committed(out)
+    assert len(committed) >= 3
+    _result, read, _ = _sweep_reading(root, out)
+    assert not read & committed
+    assert read  # the rest was read
+    assert len(Store(out).load_records()) == FILES + 3
+
+
+def test_an_index_lost_or_damaged_between_sweeps_is_rebuilt_with_nothing_lost(
+    tmp_path: Path,
+) -> None:
+    root, out = _tree(tmp_path), tmp_path / "out"
+    sweep([root], SweepOptions(out=out, tools=NONE))
+    before = Store(out).load_records()
+    for damage in ("delete", "garbage", "truncate"):
+        db = out / DB
+        if damage == "delete":
+            for name in (DB, DB + "-wal", DB + "-shm"):
+                (out / name).unlink(missing_ok=True)
+        elif damage == "garbage":
+            db.write_bytes(os.urandom(8192))
+        else:
+            with open(db, "r+b") as f:
+                f.truncate(db.stat().st_size // 2)
+        result, _read, _ = _sweep_reading(root, out)
+        assert result.extracted <= 1  # the error file only: nothing else is read again
+        assert [r.evolve(reused=False, why=None, ms=0) for r in Store(out).load_records()] == [
+            r.evolve(reused=False, why=None, ms=0) for r in before
+        ]
+        reader = RecordDB.open_reader(db)
+        assert len(reader) == len(before)
+        reader.close()
+
+
+def test_a_link_where_the_index_belongs_is_refused_and_its_target_untouched(
+    tmp_path: Path,
+) -> None:
+    root, out = _tree(tmp_path), tmp_path / "out"
+    sweep([root], SweepOptions(out=out, tools=NONE))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    for name in (DB + "-wal", DB + "-shm"):
+        (out / name).unlink(missing_ok=True)
+        os.symlink(victim, out / name)
+    notices: list[Notice] = []
+    sweep(
+        [root],
+        SweepOptions(out=out, tools=NONE),
+        lambda e: notices.append(e) if isinstance(e, Notice) else None,
+    )
+    assert victim.read_bytes() == b"precious"
+    assert any("was a link" in n.message for n in notices), notices
+    shutil.rmtree(out)
