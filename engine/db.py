@@ -358,6 +358,13 @@ class RecordDB:
         rows = self.con.execute("SELECT root, path FROM records WHERE seq > ?", (floor,))
         return [(name_of(r), name_of(p)) for r, p in rows]
 
+    def unfinished_any(self) -> bool:
+        """Whether any record was written since the last sweep that finished."""
+        finished = self._meta("finished")
+        floor = finished if isinstance(finished, int) else 0
+        row = self.con.execute("SELECT 1 FROM records WHERE seq > ? LIMIT 1", (floor,))
+        return row.fetchone() is not None
+
     def counts(self) -> dict[tuple[str, str, str], int]:
         """(status, reason, quality) -> records ('' for none), from the counts kept."""
         rows = self.con.execute("SELECT status, reason, quality, n FROM counts WHERE n > 0")
@@ -387,6 +394,70 @@ class RecordDB:
             return Changes(lines, removed, now)
         finally:
             con.execute("COMMIT")
+
+
+def read_index(path: Path) -> list[Record]:
+    """Every record the index at ``path`` holds, in key order (IndexUnusable when there is
+    no usable index there). Read by the same validating parser as ``extract.jsonl``."""
+    from engine.store import read_jsonl  # (the store imports nothing of this module)
+
+    db = RecordDB.open_reader(path)
+    try:
+        return read_jsonl(b"".join(db.lines())).records
+    except sqlite3.Error as exc:
+        raise IndexUnusable(f"{path.name}: {exc}") from exc
+    finally:
+        db.close()
+
+
+def change_counter(path: Path) -> int | None:
+    """The change counter of the index at ``path`` (None when there is no usable index): a
+    follower that saw another number reads the store again."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return None
+    try:
+        return db.seq()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+
+
+def is_ahead(path: Path, jsonl: Path) -> bool:
+    """Whether the index at ``path`` holds records the ``extract.jsonl`` at ``jsonl`` does
+    not yet (see :func:`ahead_lines`); a few indexed lookups."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return False
+    try:
+        return db.source() == identity_of(jsonl) and db.unfinished_any()
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+
+
+def ahead_lines(path: Path, jsonl: Path) -> tuple[bytes, int] | None:
+    """Every record's line and the change counter, when the index at ``path`` is ahead of the
+    ``extract.jsonl`` at ``jsonl`` (a sweep in progress or killed, watch batches not yet in
+    the file) and in step with it otherwise; None when the file is as current (read it) or
+    the index is not to be trusted. One read transaction: one consistent snapshot."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return None
+    try:
+        db.con.execute("BEGIN")
+        if db.source() != identity_of(jsonl) or not db.unfinished_any():
+            return None
+        return b"".join(db.lines()), db.seq()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
 
 
 def _connect(path: Path, *, writer: bool) -> sqlite3.Connection:

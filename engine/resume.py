@@ -46,7 +46,14 @@ class Resumed:
 
 
 class Ledger:
-    """The index as one sweeper writes it; ``say`` receives its notices."""
+    """The index as one sweeper writes it; ``say`` receives its notices.
+
+    A run's records go into one transaction, committed when it has been open
+    :attr:`COMMIT_S` and when the run ends: a watch batch is one transaction (a reader never
+    sees a moved file under both names), a long sweep commits every second.
+    """
+
+    COMMIT_S = 1.0
 
     def __init__(self, store: Store, say: Callable[[Notice], None]) -> None:
         self.store = store
@@ -54,6 +61,8 @@ class Ledger:
         self.db: RecordDB | None = None
         self._stale = False
         """The index was dropped after a failure: rebuild it at the next successful write."""
+        self._opened: float | None = None
+        """When the transaction in flight took its first records (monotonic)."""
 
     def attach(self, records: list[Record]) -> Resumed | None:
         """Open the index beside the ``records`` just loaded from ``extract.jsonl``; what a
@@ -116,15 +125,24 @@ class Ledger:
         """Commit ``records`` (a run's decisions, each with its text already in the store)."""
         if self.db is None:
             return
+        now = time.monotonic()
         try:
             self.db.put(records)
-            self.db.commit()
+            if self._opened is None:
+                self._opened = now
+            if now - self._opened >= self.COMMIT_S:
+                self.db.commit()
+                self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)
 
-    def concluded(self, records: Iterable[Record], gone: Sequence[Key]) -> None:
-        """``extract.jsonl`` was written (or found current) with the store's ``records``:
-        remove the ``gone`` keys and mark the index in step with the file."""
+    def concluded(
+        self, records: Iterable[Record], gone: Sequence[Key], *, written: bool = True
+    ) -> None:
+        """A run ended with the store's ``records``: remove the ``gone`` keys and commit.
+        ``written``: ``extract.jsonl`` holds them (the index is in step with the file); else
+        the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
+        and what the index holds past it stays a sweep's decisions to resume from."""
         source = identity_of(self.store.jsonl_path)
         try:
             if self.db is None:
@@ -138,7 +156,11 @@ class Ledger:
                 return
             if gone:
                 self.db.drop(gone)
-            self.db.in_step(source, finished=True)
+            if written:
+                self.db.in_step(source, finished=True)
+            else:
+                self.db.commit()
+            self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)
 
@@ -158,6 +180,7 @@ class Ledger:
 
     def close(self) -> None:
         """Close the index (what is in flight is committed)."""
+        self._opened = None
         if self.db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()

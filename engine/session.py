@@ -25,11 +25,11 @@ from engine.errors import SessionClosed, StoreLost
 from engine.events import Event, Listener, Notice, RecordsChanged, ToolsChanged, ignore
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record
-from engine.store import Store
+from engine.store import JSONL, Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
 from engine.walk import WalkRules
-from engine.watch import Deferred, Watcher, WatchOptions
+from engine.watch import Deferred, Watcher, WatchOptions, retry_after
 
 _MACHINE_FAILURE = "machine-failure"
 """The notice a run sends for files the machine kept it from reading or storing."""
@@ -69,6 +69,8 @@ class Session:
         """A quiet try's events, held until it is known whether the store took it."""
         self._stored = False
         """Whether the last run wrote the store (it may still have files the machine failed)."""
+        self._records_tries = 0
+        self._records_retry_at = 0.0
         self.swept_whole = False
         """Whether a sweep_then_watch() read every file (not stopped early, nor never run)."""
 
@@ -194,6 +196,37 @@ class Session:
         """Hand a watcher's event to the listener."""
         self.on_event(event)
 
+    def behind(self) -> float | None:
+        """Since when ``extract.jsonl`` misses batches the index holds (None: current, or
+        a failed write waits for its next try)."""
+        if time.monotonic() < self._records_retry_at:
+            return None
+        return self._sweeper.behind
+
+    def write_behind(self) -> None:
+        """Write ``extract.jsonl`` from the index's records; a failure is said once and tried
+        again later (the index holds every change meanwhile, and a restart resumes from it)."""
+        with self._lock:
+            try:
+                self._sweeper.write_behind()
+            except OSError as exc:
+                self._records_tries += 1
+                self._records_retry_at = time.monotonic() + retry_after(self._records_tries)
+                if self._records_tries == 1:
+                    self.on_event(
+                        Notice(
+                            time.time(),
+                            "store-trouble",
+                            f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
+                            "the store's index; trying again",
+                            "error",
+                        )
+                    )
+                return
+            if self._records_tries:
+                self.on_event(Notice(time.time(), "store-ok", f"{JSONL} is up to date again"))
+            self._records_tries = 0
+
     def _guarded(self, run: Callable[[], SweepResult]) -> None:
         """Run under the lock; turn the machine's failures into Deferred, a lost store into
         StoreLost.
@@ -210,6 +243,10 @@ class Session:
                 self._checked(run)
             except Deferred:
                 self._deferred = True
+                if self._sweeper.lost_behind and self._watcher is not None:
+                    # the store went back to an extract.jsonl older than earlier batches
+                    self._sweeper.lost_behind = False
+                    self._watcher.request_rescan("changes not yet in extract.jsonl were undone")
                 held, self._quiet = self._quiet or [], None  # the rest is no news
                 for event in held:
                     if self._stored and isinstance(event, RecordsChanged):
@@ -253,6 +290,8 @@ class Session:
                 raise SessionClosed("the session is closed: nothing more is watched")
             if self._watcher is None:
                 self._watcher = Watcher(self, self._watch_options)
+                # batches go to the index; extract.jsonl follows once they settle
+                self._sweeper.write_behind_s = self._watcher.options.records_quiet_s
             self._watcher.observe()
             return self._watcher
 

@@ -27,7 +27,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine import ahead
-from engine.errors import StoreCorrupt, UsageError
+from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Listener,
     Notice,
@@ -169,6 +169,16 @@ class Sweeper:
         self.index = RecordIndex()
         self.ledger = Ledger(self.store, self._notices_append)
         """The store's index (:mod:`engine.db`): runs commit to it as they go."""
+        self.write_behind_s: float | None = None
+        """Set by a watching session: a watch batch leaves ``extract.jsonl`` behind the index
+        (see :meth:`write_behind`); None writes it with every run."""
+        self._behind_since: float | None = None
+        """When the first run not yet in ``extract.jsonl`` ended (monotonic)."""
+        self._drop_later: set[str] = set()
+        """Texts the runs behind may have left unnamed: ``extract.jsonl`` still names them."""
+        self.lost_behind = False
+        """A failed write took the store back to ``extract.jsonl``, which was behind: what the
+        runs since its last write decided must be found again (a rescan)."""
         self._resumed: frozenset[Key] = frozenset()
         """Files a killed sweep decided (from the index): the next run keeps their verdicts."""
         self._stack = contextlib.ExitStack()
@@ -256,11 +266,35 @@ class Sweeper:
         self.close()
 
     def close(self) -> None:
-        """Stop the workers and release the store's lock (released even if stopping fails)."""
+        """Write ``extract.jsonl`` if it is behind, stop the workers and release the store's
+        lock (released even if stopping fails; a write that fails leaves the index ahead,
+        and the next sweep resumes from it)."""
         try:
+            with contextlib.suppress(OSError, StoreLost):  # (said by the watcher already)
+                self.write_behind()
             self.drop_executor()
         finally:
             self._stack.close()
+
+    @property
+    def behind(self) -> float | None:
+        """Since when (monotonic) ``extract.jsonl`` is behind the index; None when current."""
+        return self._behind_since
+
+    def write_behind(self) -> bool:
+        """Write ``extract.jsonl`` from the records if watch batches left it behind, then
+        remove the texts those batches left unnamed; whether it wrote. Raises OSError when
+        the write fails (the file stays behind, the index holds every change)."""
+        if self._behind_since is None:
+            return False
+        self.store.write_records(self.records.values())
+        for sha in self._drop_later:
+            if not self.index.has_text_refs(sha):
+                self.store.drop_text(sha)
+        self._drop_later = set()
+        self._behind_since = None
+        self.ledger.concluded((), (), written=True)
+        return True
 
     def reload(self) -> None:
         """Take the records on disk again, forgetting what failed runs applied in memory only.
@@ -502,7 +536,7 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
-        self.ledger.concluded(self.records.values(), gone)
+        self.ledger.concluded(self.records.values(), gone, written=self._behind_since is None)
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and whole and full and not force and run.finished_whole:
@@ -558,6 +592,10 @@ class Sweeper:
 
     def _recover_from_write_failure(self) -> None:
         """Back to what is on disk: its records, and no text that none of them names."""
+        if self._behind_since is not None:
+            self.lost_behind = True  # the disk's records miss what the runs behind decided
+            self._behind_since = None
+            self._drop_later = set()
         self.reload()
         self.ledger.forget()  # it holds what this run committed: ahead of the disk
         keep = self.index.referenced_texts()
@@ -629,6 +667,17 @@ class Sweeper:
             )
         return keys
 
+    def _leaves_behind(self, changed: bool, full: bool) -> bool:
+        """Whether this run leaves ``extract.jsonl`` to :meth:`write_behind` (a watch batch
+        that changed records, with the index taking them); else it writes the file."""
+        if full or self.write_behind_s is None or self.ledger.db is None:
+            return False
+        if self._repair or not self.store.exists():
+            return False
+        if changed and self._behind_since is None:
+            self._behind_since = time.monotonic()
+        return self._behind_since is not None
+
     def _persist(
         self,
         changed: bool,
@@ -642,6 +691,18 @@ class Sweeper:
         ``synced`` (the sync of this run's texts) has ended."""
         wait = synced.wait if synced is not None else None
         unnamed = unnamed or self._repair  # the dropped lines' texts may be named by none
+        if self._leaves_behind(changed, full):
+            if wait is not None:
+                wait()
+            # extract.jsonl still names these texts: they go once it is written without them
+            self._drop_later.update(sha for sha in old_shas if sha)
+            self._prev_started_ns = int(started * 1e9)
+            return
+        if self._behind_since is not None:  # this write catches up with the runs behind
+            changed = unnamed = True
+            old_shas = old_shas | self._drop_later
+            self._drop_later = set()
+            self._behind_since = None
         if changed or self._repair or not self.store.exists():
             self.store.write_records(self.records.values(), before_write=wait)
             if self._repair:

@@ -77,6 +77,10 @@ class WatchOptions:
     """Seconds between looks at the external tools on PATH."""
     poll_s: float = 1.0
     """Polling observer's interval in seconds."""
+    records_quiet_s: float = 2.0
+    """``extract.jsonl`` is written from the index once no batch came for this long..."""
+    records_max_s: float = 10.0
+    """...and at least this often while batches keep coming (a folder that never settles)."""
 
     def timing(self, polling: bool) -> Timing:
         """Debounce timing; polling sees a change only once per interval, so waits longer."""
@@ -126,6 +130,14 @@ class WatchTarget(Protocol):
         """Pass an event on to the listeners (log lines, the dashboard)."""
         ...
 
+    def behind(self) -> float | None:
+        """Since when (monotonic) the batches applied are not all in ``extract.jsonl``."""
+        ...
+
+    def write_behind(self) -> None:
+        """Bring ``extract.jsonl`` up to date with what the batches applied."""
+        ...
+
 
 class _OverflowHook(logging.Handler):
     """watchdog only logs an inotify queue overflow; turn that log line into a rescan."""
@@ -164,6 +176,8 @@ class Watcher:
         self._held: dict[str, set[str]] = {}
         self._held_at = 0.0
         self._busy = False
+        self._last_batch = 0.0
+        """When the last batch or rescan ended (monotonic): extract.jsonl waits for quiet."""
         now = time.monotonic()
         self._next_rescan = now + self.options.rescan_s
         self._next_tools = now + self.options.tools_recheck_s
@@ -332,6 +346,11 @@ class Watcher:
                 self._hold(ready)
             else:
                 self._run_batch(ready)
+            self._last_batch = time.monotonic()
+            if self._records_due(self._last_batch):  # a folder that never settles
+                self.target.write_behind()
+        elif self._records_due(now):
+            self.target.write_behind()
         else:
             self._busy = False
             self.debouncer.wait(self._sleep_for(now))
@@ -353,8 +372,27 @@ class Watcher:
             reason = "periodic"
         return reason
 
+    def _records_due(self, now: float) -> bool:
+        """Whether ``extract.jsonl`` is behind and due: after a quiet period, or at most
+        :attr:`WatchOptions.records_max_s` after the first batch it misses."""
+        since = self.target.behind()
+        if since is None:
+            return False
+        o = self.options
+        return now - self._last_batch >= o.records_quiet_s or now - since >= o.records_max_s
+
+    def _records_at(self, now: float) -> float | None:
+        """When ``extract.jsonl`` is next due, if it is behind."""
+        since = self.target.behind()
+        if since is None:
+            return None
+        o = self.options
+        return min(self._last_batch + o.records_quiet_s, since + o.records_max_s)
+
     def _sleep_for(self, now: float) -> float:
         deadlines = [TICK_S, self._next_rescan - now, self._next_tools - now]
+        if (records := self._records_at(now)) is not None:
+            deadlines.append(records - now)
         if (due := self.debouncer.next_due()) is not None:
             deadlines.append(due)
         if self._held:
@@ -390,7 +428,8 @@ class Watcher:
             self._troubled(str(exc))
             self._next_rescan = self._held_at = time.monotonic() + retry_after(self.tries)
             return
-        self._next_rescan = time.monotonic() + self.options.rescan_s
+        self._next_rescan = self._last_batch = time.monotonic()
+        self._next_rescan += self.options.rescan_s
         self._cleared()
 
     def _troubled(self, why: str) -> None:

@@ -57,7 +57,14 @@ from tui.eventlog import LogLine, store_lines
 from tui.hangup import TerminalGone, driver_class
 from tui.hold import SweepHold
 from tui.lines import valid_sha256
-from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_jsonl, read_summary
+from tui.loader import (
+    Chunk,
+    JsonlSource,
+    Stamp,
+    jsonl_stamp,
+    read_jsonl,
+    read_summary,
+)
 from tui.loadpart import Load, take_early
 from tui.messages import (
     EngineEvents,
@@ -154,7 +161,7 @@ class QuarryApp(App[None]):
 
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: Stamp | None = None
         self._polling = False
         self._watching = False
         self._store_trouble = ""
@@ -164,7 +171,7 @@ class QuarryApp(App[None]):
         """When (monotonic) new error groups were last announced."""
         self._loading: Load | None = None
         """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
-        self._load_stamp: tuple[int, int] | None = None
+        self._load_stamp: Stamp | None = None
         self._gc_paused = False
         """Whether :meth:`on_load` paused the garbage collector (it was running)."""
         self._load_trouble: OSError | None = None
@@ -302,12 +309,12 @@ class QuarryApp(App[None]):
         million records, some of it inside frames."""
         self._gc_paused = gc.isenabled()
         gc.disable()
+        # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
         self._loading = take_early(self.store.jsonl_path)
-        self._load_stamp = None if self._loading is None else self._loading.src.stamp
         try:
             if self._loading is None:
-                self._load_stamp = jsonl_stamp(self.store)
                 self._loading = Load(read_jsonl(self.store))
+            self._load_stamp = _stamp_of(self._loading.src)
             chunks = self._loading.first()
         except OSError as exc:  # a folder in its place, no permission: said by the worker
             self._load_trouble = exc
@@ -447,7 +454,7 @@ class QuarryApp(App[None]):
         if not self.is_running:  # leaving: the screens are going
             return
         diff = message.diff
-        self._stamp = diff.stamp
+        self._stamp = _stamp_of(diff.data)
         self.summary = diff.summary or self.summary
         if self.summary is not None:
             self.last_event = _parse_iso(self.summary.finished) or time.time()
@@ -909,3 +916,9 @@ def _parse_iso(text: str) -> float | None:
         return datetime.fromisoformat(text).timestamp() if text else None
     except (ValueError, TypeError):
         return None
+
+
+def _stamp_of(src: JsonlSource) -> Stamp | None:
+    """The stamp :func:`tui.loader.read_jsonl` gave ``src`` (None for any other)."""
+    stamp = src.stamp
+    return (stamp[0], stamp[1], stamp[2]) if stamp is not None and len(stamp) == 3 else None

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from engine.db import DB, ahead_lines, change_counter
 from engine.errors import QuarryError
 from engine.records import Count, Summary
 from engine.store import Store, valid_in_bulk
@@ -190,8 +191,8 @@ class JsonlSource:
         self._fd = -1
         self._lock = threading.Lock()
         self._window: tuple[int, bytes] = (0, b"")
-        self.stamp: tuple[int, int] | None = None
-        """(mtime_ns, size) of the file opened."""
+        self.stamp: tuple[int, ...] | None = None
+        """(mtime_ns, size) of the file opened (with the index's counter: :func:`read_jsonl`)."""
         self.size = len(data) if data is not None else 0
         """Bytes in the file."""
         if path is not None:
@@ -268,12 +269,21 @@ class JsonlSource:
 
 
 def read_jsonl(store: Store) -> JsonlSource:
-    """The store's ``extract.jsonl``, opened by the store (empty for a new store): a link in
-    its place is refused, never followed."""
-    try:
-        return JsonlSource.from_fd(store.open_jsonl())
-    except FileNotFoundError:
-        return JsonlSource()
+    """The store's records as ``extract.jsonl`` lines: the file, opened by the store (empty for
+    a new store; a link in its place is refused, never followed), or the engine's index of
+    them when that is ahead of the file (a sweep in progress or killed, watch batches the
+    file has not caught up with). Its ``stamp`` is :func:`jsonl_stamp` before the read."""
+    stamp = jsonl_stamp(store)
+    ahead = ahead_lines(store.out / DB, store.jsonl_path)
+    if ahead is not None:
+        src = JsonlSource(data=ahead[0])
+    else:
+        try:
+            src = JsonlSource.from_fd(store.open_jsonl())
+        except FileNotFoundError:
+            src = JsonlSource()
+    src.stamp = stamp
+    return src
 
 
 def read_summary(store: Store) -> tuple[Summary | None, str]:
@@ -307,10 +317,18 @@ def _summary_ok(s: Summary) -> bool:
     )
 
 
-def jsonl_stamp(store: Store) -> tuple[int, int] | None:
-    """(mtime_ns, size) of ``extract.jsonl``, to notice another process rewriting it."""
+Stamp = tuple[int, int, int]
+"""(mtime_ns, size) of ``extract.jsonl`` and the change counter of the store's index."""
+
+
+def jsonl_stamp(store: Store) -> Stamp | None:
+    """(mtime_ns, size) of ``extract.jsonl`` and the index's change counter (-1 for none):
+    either moving means another process wrote the store. None when there is neither."""
     size, mtime_ns, _ctime, _inode = store.jsonl_identity()
-    return None if size < 0 else (mtime_ns, size)
+    counter = change_counter(store.out / DB)
+    if size < 0 and counter is None:
+        return None
+    return (mtime_ns if size >= 0 else -1, size, -1 if counter is None else counter)
 
 
 def load_rows(

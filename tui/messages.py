@@ -34,7 +34,7 @@ class StoreLoaded(Message):
     """Every record of the store was parsed."""
 
     def __init__(
-        self, summary: Summary | None, stamp: tuple[int, int] | None, problem: str = ""
+        self, summary: Summary | None, stamp: tuple[int, int, int] | None, problem: str = ""
     ) -> None:
         super().__init__()
         self.summary = summary

@@ -58,8 +58,8 @@ class StoreDiff:
     """Keys added or changed since the previous load (to highlight)."""
     summary: Summary | None
     """The new summary (None when absent or unreadable)."""
-    stamp: tuple[int, int] | None
-    """(mtime_ns, size) of the file read."""
+    stamp: tuple[int, ...] | None
+    """The stamp of what was read (:func:`tui.loader.jsonl_stamp`)."""
 
 
 def diff_store(store: Store, model: RecordModel) -> StoreDiff:

@@ -167,6 +167,12 @@ class _Target:
     def notify(self, event: Event) -> None:
         self.events.append(event)
 
+    def behind(self) -> float | None:
+        return None
+
+    def write_behind(self) -> None:
+        raise AssertionError("never behind")
+
 
 def _until(what: str, pred: object) -> None:
     end = time.monotonic() + WAIT_S
@@ -213,15 +219,43 @@ def test_a_full_or_read_only_store_is_a_state_the_watcher_leaves_when_it_can(
         broken.set()
         (root / "new.txt").write_text("while the disk is full\n")
         w.until("the trouble said", lambda: bool(_notices(w, "store-trouble")))
+        (said,) = _notices(w, "store-trouble")
+        assert "No space left" in said.message and "index" in said.message
+        assert "new.txt" in w.records()  # the change is in the store's index, not lost
+        assert "new.txt" not in w.jsonl()  # the file waits for the disk
+        broken.clear()
+        w.until("extract.jsonl caught up", lambda: "new.txt" in w.jsonl())
+        w.until("said", lambda: bool(_notices(w, "store-ok")))
+        assert len(_notices(w, "store-trouble")) == 1  # said once, not once per try
+        assert _text(w, "new.txt") == "while the disk is full\n"
+
+
+def test_the_whole_store_full_holds_the_change_until_it_can_be_stored(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.watch.RETRY_S", 0.2)
+    real = store_module.atomic_write
+    broken = threading.Event()
+
+    def write(path: Path, data: object) -> None:
+        if broken.is_set():  # the summary too: the batch itself cannot be stored
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "atomic_write", write)
+    with watched(root, poll=False) as w:
+        broken.set()
+        (root / "new.txt").write_text("while the disk is full\n")
+        w.until("the trouble said", lambda: bool(_notices(w, "store-trouble")))
         watcher = w.session.watcher
         assert watcher is not None and watcher.trouble is not None
         assert "No space left" in watcher.trouble
-        assert "new.txt" not in w.records()
         assert not watcher.idle()  # the change is held, not forgotten
         broken.clear()
         w.wait("the held change stored", lambda r: "new.txt" in r)
         w.until("back to normal", lambda: watcher.trouble is None)
         assert _notices(w, "store-ok")
+        w.until("extract.jsonl caught up", lambda: "new.txt" in w.jsonl())
         assert _text(w, "new.txt") == "while the disk is full\n"
 
 
@@ -336,6 +370,7 @@ def test_a_name_that_is_not_utf8_never_stops_the_batches(root: Path, poll: bool)
         recs = w.wait("the rename", lambda r: "renamed.txt" in r and "later.txt" in r)
         assert odd not in recs and recs["renamed.txt"].reused
         assert not _notices(w, "watch-error")
+        w.until("extract.jsonl", lambda: f"{folder}/in.txt" in w.jsonl())  # once settled
         line = next(
             ln for ln in w.session.store.jsonl_path.read_bytes().splitlines() if b"in.txt" in ln
         )

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.db import DB, IndexUnusable, read_index
 from engine.events import Event, RecordsChanged, SweepFinished, SweepStarted
 from engine.records import Record
 from engine.session import Session
@@ -36,7 +37,16 @@ class Watched:
     events: list[Event] = field(default_factory=list)
 
     def records(self) -> dict[str, Record]:
-        """Path -> record, as a reader of the store sees them now."""
+        """Path -> record, as a reader of the store sees them now: its index, which a batch
+        reaches first (``extract.jsonl`` follows once the changes settle; before the first
+        sweep made an index, the file)."""
+        try:
+            return {r.path: r for r in read_index(self.session.store.out / DB)}
+        except IndexUnusable:
+            return {r.path: r for r in self.session.store.load_records()}
+
+    def jsonl(self) -> dict[str, Record]:
+        """Path -> record, as ``extract.jsonl`` holds them now."""
         return {r.path: r for r in self.session.store.load_records()}
 
     def wait(self, what: str, pred: Callable[[dict[str, Record]], bool]) -> dict[str, Record]:

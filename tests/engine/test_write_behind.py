@@ -1,0 +1,96 @@
+"""While watching, a batch goes to the store's index at once and ``extract.jsonl`` follows
+once the changes settle: readers of the store (the dashboard following it, ``quarry show``)
+see the batch through the index, and nothing is lost when the watcher is killed before the
+file caught up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from engine.db import DB, is_ahead, read_index
+from engine.store import Store
+from engine.sweep import SweepOptions, sweep
+from engine.tools import ToolSet
+from tests.engine.watchkit import WAIT_S, watched
+from tui.lines import parse_line
+from tui.loader import jsonl_stamp, read_jsonl
+
+
+def _paths_in(data: bytes) -> set[str]:
+    return {parse_line(line).path for line in data.splitlines() if line.strip()}
+
+
+def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "first.txt").write_text("first\n")
+    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        store = w.session.store
+        before = jsonl_stamp(store)
+        (root / "new.txt").write_text("a change\n")
+        w.wait("the batch in the index", lambda r: "new.txt" in r)
+        assert "new.txt" not in w.jsonl()  # the file waits for the changes to settle
+        assert is_ahead(store.out / DB, store.jsonl_path)
+        assert jsonl_stamp(store) != before  # a follower sees the store moved
+        src = read_jsonl(store)  # what the dashboard following the store reads
+        assert "new.txt" in _paths_in(src.read(0, src.size))
+        (root / "first.txt").unlink()
+        w.wait("the removal in the index", lambda r: "first.txt" not in r)
+    # closing the session writes the file: nothing is left only in the index
+    assert {r.path for r in Store(store.out).load_records()} == {"new.txt"}
+    assert not is_ahead(store.out / DB, store.jsonl_path)
+
+
+def test_the_file_catches_up_once_the_changes_settle(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    with watched(root, False, records_quiet_s=0.3, records_max_s=3600.0) as w:
+        (root / "new.txt").write_text("a change\n")
+        w.until("extract.jsonl caught up", lambda: "new.txt" in w.jsonl())
+        assert not is_ahead(w.session.store.out / DB, w.session.store.jsonl_path)
+
+
+def test_a_watcher_killed_before_the_file_caught_up_loses_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "first.txt").write_text("first\n")
+    out = tmp_path / "out"
+    sweep([root], SweepOptions(out=out, tools=ToolSet.empty()))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "watch", str(root), "--out", str(out), "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        end = time.monotonic() + WAIT_S
+        n = 0
+        # keep changing a file, so the folder never settles while the index takes each batch
+        while not _in_index(out, "late.txt"):
+            assert time.monotonic() < end, "the batch never reached the index"
+            n += 1
+            (root / "late.txt").write_text(f"change {n}\n")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    result = sweep([root], SweepOptions(out=out, tools=ToolSet.empty()))
+    records = {r.path: r for r in Store(out).load_records()}
+    assert set(records) == {"first.txt", "late.txt"}
+    assert Store(out).read_text(records["late.txt"].sha256 or "") == (root / "late.txt").read_text()
+    assert result.extracted <= 1  # the late file only, if it changed after its last batch
+
+
+def _in_index(out: Path, path: str) -> bool:
+    try:
+        return path in {r.path for r in read_index(out / DB)}
+    except Exception:  # not made yet
+        return False
