@@ -358,6 +358,10 @@ class RecordDB:
         rows = self.con.execute("SELECT root, path FROM records WHERE seq > ?", (floor,))
         return [(name_of(r), name_of(p)) for r, p in rows]
 
+    def roots(self) -> set[str]:
+        """The roots of the records (one pass over the key index)."""
+        return {name_of(r) for (r,) in self.con.execute("SELECT DISTINCT root FROM records")}
+
     def unfinished_any(self) -> bool:
         """Whether any record was written since the last sweep that finished."""
         finished = self._meta("finished")

@@ -218,3 +218,20 @@ def test_a_link_where_the_index_belongs_is_refused_and_its_target_untouched(
     assert victim.read_bytes() == b"precious"
     assert any("was a link" in n.message for n in notices), notices
     shutil.rmtree(out)
+
+
+def test_show_answers_from_the_index_and_never_from_a_stale_one(tmp_path: Path) -> None:
+    root, out = _tree(tmp_path), tmp_path / "out"
+    assert _kill_after(root, out, 3) == -signal.SIGKILL
+    committed = sorted(_committed(out) - {"empty.txt"})
+    show = [sys.executable, "-m", "engine", "show", "--store", str(out), "--json", "--no-text"]
+    got = subprocess.run([*show, str(root / committed[0])], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr  # a killed first sweep's record, from the index
+    assert f'"path":"{committed[0]}"' in got.stdout.replace(" ", "")
+    sweep([root], SweepOptions(out=out, tools=NONE))
+    # another writer replaces extract.jsonl without the index: the file is what is shown
+    lines = (out / "extract.jsonl").read_bytes().splitlines(keepends=True)
+    kept = [ln for ln in lines if b'"d1/f001.txt"' not in ln]
+    (out / "extract.jsonl").write_bytes(b"".join(kept))
+    got = subprocess.run([*show, str(root / "d1" / "f001.txt")], capture_output=True, text=True)
+    assert got.returncode == 1 and "no record" in got.stderr, got.stderr
