@@ -290,10 +290,13 @@ class RecordDB:
             self._set("finished", seq)
         self.commit()
 
-    def replace_all(self, records: Iterable[Record], source: Identity | None) -> None:
+    def replace_all(
+        self, records: Iterable[Record], source: Identity | None, *, finished: bool = True
+    ) -> None:
         """Make the index hold exactly ``records`` (a rebuild from ``extract.jsonl``), in one
         transaction; the triggers are set aside while the rows go in (a million records: one
-        count at the end, not a million updates)."""
+        count at the end, not a million updates). ``finished``: the records are the file's
+        (else they are ahead of it, decisions to resume from: :meth:`unfinished`)."""
         con = self.con
         seq = self._begin()
         con.execute("DROP TRIGGER IF EXISTS counts_in")
@@ -312,7 +315,7 @@ class RecordDB:
                 con.execute(ddl + "END;")
         self._set("gone_floor", seq)  # a reader from before reloads
         self._set("source", ",".join(map(str, source)) if source is not None else None)
-        self._set("finished", seq)
+        self._set("finished", seq if finished else 0)
         self.commit()
 
     # -- reading --------------------------------------------------------------------------

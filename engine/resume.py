@@ -63,6 +63,9 @@ class Ledger:
         """The index was dropped after a failure: rebuild it at the next successful write."""
         self._opened: float | None = None
         """When the transaction in flight took its first records (monotonic)."""
+        self._ino: int | None = None
+        """The inode of the index this ledger opened: another there (the file deleted or
+        replaced while a watcher runs) is an index lost, rebuilt from the records."""
 
     def attach(self, records: list[Record]) -> Resumed | None:
         """Open the index beside the ``records`` just loaded from ``extract.jsonl``; what a
@@ -84,6 +87,7 @@ class Ledger:
             existed = False
             db = RecordDB.open_writer(self._path())
         self.db = db
+        self._ino = _inode(self._path())
         if db.source() == source and (source is not None or len(db)):
             resumed = self._resume(db)
             if resumed is not None or source is not None:
@@ -144,6 +148,10 @@ class Ledger:
         the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
         and what the index holds past it stays a sweep's decisions to resume from."""
         source = identity_of(self.store.jsonl_path)
+        if self.db is not None and _inode(self._path()) != self._ino:
+            self.close()  # (its writes went to a file no longer there)
+            self._stale = True
+            self._notice("the index was deleted or replaced: rebuilt from the records", "warning")
         try:
             if self.db is None:
                 if not self._stale:
@@ -151,7 +159,9 @@ class Ledger:
                 self.db = self._open_fresh()
                 if self.db is None:
                     return
-                self.db.replace_all(records, source)
+                self._ino = _inode(self._path())
+                # behind the file, the records rebuilt are what a killed watcher resumes from
+                self.db.replace_all(records, source, finished=written)
                 self._stale = False
                 return
             if gone:
@@ -231,7 +241,18 @@ class Ledger:
                 os.rmdir(where)  # an empty folder only; anything else stays an error
             else:
                 os.unlink(where)
+        if not existed:  # a WAL without its database would be replayed into a new one
+            for name in _FILES[1:]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.store.out, name))
         return existed
 
     def _notice(self, message: str, level: str) -> None:
         self.say(Notice(time.time(), "store-index", message, level))
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_ino
+    except OSError:
+        return None

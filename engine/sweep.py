@@ -293,7 +293,7 @@ class Sweeper:
                 self.store.drop_text(sha)
         self._drop_later = set()
         self._behind_since = None
-        self.ledger.concluded((), (), written=True)
+        self.ledger.concluded(self.records.values(), (), written=True)
         return True
 
     def reload(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -51,8 +52,7 @@ def _read_back(db: RecordDB) -> list[Record]:
 def test_records_come_back_in_key_order_byte_for_byte_and_counted(
     tmp_path: Path, first: list[Record], later: list[Record]
 ) -> None:
-    path = tmp_path / "extract.db"
-    path.unlink(missing_ok=True)
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "extract.db"  # (and its -wal, -shm)
     first, later = _unique(first), _unique(later)
     with RecordDB.open_writer(path) as db:
         db.replace_all(first, (1, 2, 3))

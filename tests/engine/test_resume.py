@@ -179,11 +179,14 @@ def test_an_index_lost_or_damaged_between_sweeps_is_rebuilt_with_nothing_lost(
     root, out = _tree(tmp_path), tmp_path / "out"
     sweep([root], SweepOptions(out=out, tools=NONE))
     before = Store(out).load_records()
-    for damage in ("delete", "garbage", "truncate"):
+    for damage in ("delete", "delete the database only", "garbage", "truncate"):
         db = out / DB
         if damage == "delete":
             for name in (DB, DB + "-wal", DB + "-shm"):
                 (out / name).unlink(missing_ok=True)
+        elif damage == "delete the database only":  # its WAL left: never replayed
+            (out / (DB + "-wal")).write_bytes(os.urandom(4096))
+            db.unlink()
         elif damage == "garbage":
             db.write_bytes(os.urandom(8192))
         else:

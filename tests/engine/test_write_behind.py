@@ -94,3 +94,34 @@ def _in_index(out: Path, path: str) -> bool:
         return path in {r.path for r in read_index(out / DB)}
     except Exception:  # not made yet
         return False
+
+
+def test_an_index_deleted_or_damaged_while_watching_is_rebuilt_with_nothing_lost(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(5):
+        (root / f"f{i}.txt").write_text(f"file {i}\n")
+    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        out = w.session.store.out
+        (root / "one.txt").write_text("before the damage\n")
+        w.wait("one.txt", lambda r: "one.txt" in r)
+        for name in (DB, DB + "-wal", DB + "-shm"):
+            (out / name).unlink(missing_ok=True)
+        (root / "two.txt").write_text("after the index went\n")
+        w.wait("every record back in a new index", lambda r: {"one.txt", "two.txt"} <= set(r))
+        assert len(w.records()) == 7
+        assert "two.txt" not in w.jsonl()  # still behind: the rebuilt index is ahead of it
+        with open(out / DB, "r+b") as f:  # then damaged under the writer's feet
+            f.truncate(4096)
+        (root / "three.txt").write_text("after the damage\n")
+        w.wait("rebuilt again", lambda r: {"one.txt", "two.txt", "three.txt"} <= set(r))
+        assert len(w.records()) == 8
+        assert any("index" in n.message for n in w.events if hasattr(n, "message"))
+    assert {r.path for r in Store(out).load_records()} == {
+        *(f"f{i}.txt" for i in range(5)),
+        "one.txt",
+        "two.txt",
+        "three.txt",
+    }
