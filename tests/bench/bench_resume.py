@@ -3,10 +3,10 @@
     python tests/bench/bench_resume.py [FOLDER] [--kills 10] [--seed 1] [--workers 2]
 
 FOLDER defaults to ``../shared/corpus``. First one uninterrupted ``quarry sweep`` of FOLDER
-(its duration sets the range of the kill moments, and its store is the reference). Then a new
-store: ``quarry sweep`` is started and SIGKILLed (with its read workers, as the OOM killer
-would end it) at a moment drawn uniformly from that range, ``--kills`` times, and run a last
-time to its end. For each restart it prints how many records the index held committed when
+(its duration D sets the range of the kill moments, and its store is the reference). Then a
+new store: ``quarry sweep`` is started and SIGKILLed (with its read workers, as the OOM killer
+would end it) after a time drawn uniformly from 0.02 D to 0.15 D, ``--kills`` times (so that
+the kills fall inside the work of one sweep), and run a last time to its end. For each restart it prints how many records the index held committed when
 it started and how many of those the restart read again (a record of the index that it
 rewrote with a new read, ``why`` set and not reused: 0 is the promise), and at the end
 whether the final store equals the reference: records but ``ms``/``why``/``reused``, texts
@@ -75,7 +75,9 @@ def main() -> None:
             before = _index(out)
             proc = _sweep(args.folder, out, args.workers)
             if k < args.kills:
-                moment = rng.uniform(0.05, 1.0) * whole
+                # short lives, so that the kills fall inside one sweep's work: ten of them
+                # add up to about the uninterrupted sweep's duration
+                moment = rng.uniform(0.02, 0.15) * whole
                 try:
                     proc.wait(timeout=moment)
                 except subprocess.TimeoutExpired:
