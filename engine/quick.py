@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine import statindex
@@ -104,9 +104,11 @@ def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
         store.mark_clean()  # nothing was added: no text can lack its record
     tally = index.tally()
     versions = index.reader_versions()
+    written = summary.jsonl_written  # (the file is as the last sweep wrote it)
     summary = build_summary(
         tally, sweeper.roots, sweeper.tools, started, time.time(), versions, sweeper.left_out
     )
+    summary = replace(summary, jsonl_written=written)
     store.write_summary(summary)
     with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
         statindex.renew_sources(store, index, now)

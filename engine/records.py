@@ -446,6 +446,11 @@ class Summary:
     """Default exclusion (``*.tmp``, ``.git/``: a folder's ends in ``/``) -> the files, or
     folders, it left out of the sweep's walk: they have no record (``--no-default-excludes``
     gives them one)."""
+    jsonl_current: bool = True
+    """Whether ``extract.jsonl`` holds every record of the store's index: false while a
+    watcher's batches wait for the changes to settle before the file is written again."""
+    jsonl_written: str = ""
+    """ISO-8601 UTC time ``extract.jsonl`` was last written ("" before the index existed)."""
 
     def to_json(self) -> bytes:
         """Pretty, key-sorted JSON for the summary file (roots as ``escaped`` names)."""

@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -44,7 +44,7 @@ from engine.quick import Unchanged, leave_index, quick_sweep
 from engine.records import Record, Summary
 from engine.resume import Ledger
 from engine.store import JSONL, Store, default_out, sync_fs
-from engine.summary import build_summary, started_ns
+from engine.summary import build_summary, iso, started_ns
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
 
@@ -176,6 +176,10 @@ class Sweeper:
         """When the first run not yet in ``extract.jsonl`` ended (monotonic)."""
         self._drop_later: set[str] = set()
         """Texts the runs behind may have left unnamed: ``extract.jsonl`` still names them."""
+        self._jsonl_written = ""
+        """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
+        self._summary: Summary | None = None
+        """The last summary written."""
         self.lost_behind = False
         """A failed write took the store back to ``extract.jsonl``, which was behind: what the
         runs since its last write decided must be found again (a rescan)."""
@@ -293,8 +297,18 @@ class Sweeper:
                 self.store.drop_text(sha)
         self._drop_later = set()
         self._behind_since = None
+        self._jsonl_written = iso(time.time())
         self.ledger.concluded(self.records.values(), (), written=True)
+        if self._summary is not None:  # it said the file was behind: no longer
+            self.store.write_summary(self._with_jsonl_state(self._summary))
         return True
+
+    def _with_jsonl_state(self, summary: Summary) -> Summary:
+        """``summary`` saying how current ``extract.jsonl`` is (kept for :meth:`write_behind`)."""
+        self._summary = replace(
+            summary, jsonl_current=self._behind_since is None, jsonl_written=self._jsonl_written
+        )
+        return self._summary
 
     def reload(self) -> None:
         """Take the records on disk again, forgetting what failed runs applied in memory only.
@@ -581,6 +595,7 @@ class Sweeper:
             summary = build_summary(
                 self.index.tally, self.roots, self.tools, started, time.time(), None, self.left_out
             )
+            summary = self._with_jsonl_state(summary)
             self.store.write_summary(summary)
         except BaseException as exc:
             _end_quietly(synced)  # the sync ends before the error goes on
@@ -705,6 +720,7 @@ class Sweeper:
             self._behind_since = None
         if changed or self._repair or not self.store.exists():
             self.store.write_records(self.records.values(), before_write=wait)
+            self._jsonl_written = iso(time.time())
             if self._repair:
                 self._repair = False
                 self.on_event(

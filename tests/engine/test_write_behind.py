@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from engine.db import DB, is_ahead, read_index
+from engine.records import Summary
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
@@ -36,6 +37,7 @@ def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: 
         w.wait("the batch in the index", lambda r: "new.txt" in r)
         assert "new.txt" not in w.jsonl()  # the file waits for the changes to settle
         assert is_ahead(store.out / DB, store.jsonl_path)
+        w.until("the summary says so", lambda: not _summary(store).jsonl_current)
         assert jsonl_stamp(store) != before  # a follower sees the store moved
         src = read_jsonl(store)  # what the dashboard following the store reads
         assert "new.txt" in _paths_in(src.read(0, src.size))
@@ -44,6 +46,13 @@ def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: 
     # closing the session writes the file: nothing is left only in the index
     assert {r.path for r in Store(store.out).load_records()} == {"new.txt"}
     assert not is_ahead(store.out / DB, store.jsonl_path)
+    assert _summary(store).jsonl_current and _summary(store).jsonl_written
+
+
+def _summary(store: Store) -> Summary:
+    summary = Store(store.out).load_summary()
+    assert summary is not None
+    return summary
 
 
 def test_the_file_catches_up_once_the_changes_settle(tmp_path: Path) -> None:
