@@ -103,10 +103,16 @@ def grace(limits: Limits) -> float:
 class ReadPool:
     """Worker processes that read files under time and memory bounds: the local Executor."""
 
-    def __init__(self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS) -> None:
+    def __init__(
+        self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS, share: int = BATCH_SHARE
+    ) -> None:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
         self.max_reads = max_reads
+        self.share = share
+        """A batch takes at most 1/share of a worker's share of the queue (see BATCH_SHARE).
+        A Dask worker's pool has one worker and a queue that is one Dask task: share 1 hands
+        it over whole, since that task was already sized to its work."""
         self.started = 0
         """Worker processes started so far (tests and benchmarks read it)."""
         self._ctx = procs.worker_context()
@@ -256,7 +262,7 @@ class ReadPool:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
         batch, size, chars = [first], first.size, len(first.path)
-        most = max(1, min(BATCH_FILES, len(queue) // (BATCH_SHARE * self.workers)))
+        most = max(1, min(BATCH_FILES, len(queue) // (self.share * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (
