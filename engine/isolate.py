@@ -111,8 +111,9 @@ class ReadPool:
         self.max_reads = max_reads
         self.share = share
         """A batch takes at most 1/share of a worker's share of the queue (see BATCH_SHARE).
-        A Dask worker's pool has one worker and a queue that is one Dask task: share 1 hands
-        it over whole, since that task was already sized to its work."""
+        0: the whole queue, whatever BATCH_FILES says (a Dask worker's pool: its queue is one
+        Dask task, already sized to its work and within BATCH_BYTES and BATCH_PATH_CHARS, and
+        handed to its one read child in one message)."""
         self.started = 0
         """Worker processes started so far (tests and benchmarks read it)."""
         self._ctx = procs.worker_context()
@@ -262,7 +263,10 @@ class ReadPool:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
         batch, size, chars = [first], first.size, len(first.path)
-        most = max(1, min(BATCH_FILES, len(queue) // (self.share * self.workers)))
+        if self.share == 0:
+            most = len(queue) + 1
+        else:
+            most = max(1, min(BATCH_FILES, len(queue) // (self.share * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (

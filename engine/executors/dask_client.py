@@ -69,7 +69,7 @@ from engine.executors.dask_worker import (
     read_batch,
 )  # fmt: skip
 from engine.extract import Outcome, ReadTask, machine_failure
-from engine.isolate import BATCH_PATH_CHARS
+from engine.isolate import BATCH_BYTES, BATCH_PATH_CHARS
 from engine.mimes import OCTET
 from engine.readers.registry import reader_for, reader_named
 from engine.records import Reason
@@ -95,7 +95,7 @@ FIRST_TASK_FILES = 32
 """Files a task takes before the sweep has timed one."""
 TASK_FILES = 2048
 """Most files in one task."""
-TASK_BYTES = 4 << 20
+TASK_BYTES = BATCH_BYTES
 """Files go together into one task until their sizes add up to this (the read pool hands a
 batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
@@ -132,8 +132,9 @@ class DaskExecutor:
         """What each worker reported as it joined (address -> info), whether it passed."""
         self.dashboard: str | None = None
         """The scheduler's dashboard link, once connected."""
-        self.tool_sets: Counter[str] = Counter()
-        """Reads of the current run by the tool set they had (``ToolSet.named``)."""
+        self.tool_sets: Counter[tuple[str, str]] = Counter()
+        """Reads of the current run by reader and the tools it uses that the read had
+        (``name=version;...``): a reader counted under two of them is a mixed read."""
         self._on_event: Listener = ignore
         self._cluster: Any = None
         self._client: Any = None
@@ -469,8 +470,8 @@ class DaskExecutor:
             elif not outcome.machine and self._better_elsewhere(job, outcome, result):
                 self._queue(_Job(job.task, self._wanted(outcome), redone=True))
             else:
-                if not outcome.machine:
-                    self.tool_sets[result.tools.named] += 1
+                if not outcome.machine and (wanted := self._wanted(outcome)):
+                    self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
                 yield job.task, outcome
 
     def _wanted(self, outcome: Outcome) -> frozenset[str]:
@@ -487,19 +488,24 @@ class DaskExecutor:
         return any(len(wanted & have) > had for have in self._good.values())
 
     def _tell_tool_sets(self) -> None:
-        """Reads of one run made with different tool sets: say so, with how many each."""
-        if len(self.tool_sets) < 2:
+        """A kind read with different tools in one run: say so, with how many each had."""
+        by_reader: dict[str, list[tuple[str, int]]] = {}
+        for (reader, named), n in sorted(self.tool_sets.items()):
+            by_reader.setdefault(reader, []).append((named, n))
+        mixed = {r: sets for r, sets in by_reader.items() if len(sets) > 1}
+        if not mixed:
             return
         parts = [
-            f"{n} with {named.replace(';', ', ').replace('=', ' ') or 'no tools'}"
-            for named, n in self.tool_sets.most_common()
+            f"{reader}: "
+            + ", ".join(f"{n} with {_words(named)}" for named, n in sorted(sets, key=_most))
+            for reader, sets in mixed.items()
         ]
         self._on_event(
             Notice(
                 time.time(),
                 "dask-tools",
-                f"the reads of this sweep had {len(self.tool_sets)} different tool sets: "
-                + "; ".join(parts),
+                "reads of this sweep had different tools on different Dask workers, so their "
+                "texts may differ from what one machine would give (" + "; ".join(parts) + ")",
                 "warning",
             )
         )
@@ -590,6 +596,19 @@ def _kind_tools(path: str) -> frozenset[str]:
         reader = reader_for(mime) if mime else None
         got = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
     return got
+
+
+def _named(result: BatchResult, wanted: frozenset[str]) -> str:
+    """The tools of ``wanted`` the batch's worker had, with versions."""
+    return ";".join(f"{t.name}={t.version}" for t in result.tools.found if t.name in wanted)
+
+
+def _words(named: str) -> str:
+    return named.replace(";", ", ").replace("=", " ") or "none of its tools"
+
+
+def _most(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
 
 
 def _tools_line(addr: str, info: WorkerInfo) -> str:

@@ -178,7 +178,7 @@ class Pools:
                 os.environ[registry.EXTRA_ENV] = settings.extra_readers
             else:
                 os.environ.pop(registry.EXTRA_ENV, None)
-            pool = ReadPool(limits, workers=1, max_reads=settings.max_reads, share=1)
+            pool = ReadPool(limits, workers=1, max_reads=settings.max_reads, share=0)
         with self._lock:
             self._pools[me] = (key, pool)
         return pool
