@@ -415,9 +415,13 @@ def dask_setup(worker: object) -> None:
 
     A LocalCluster's workers share the engine's terminal, so a Ctrl-C reaches them too; the
     engine handles it (it stops the sweep and closes the cluster), and a worker must neither
-    die of it mid-read nor print a traceback.
+    die of it mid-read nor print a traceback. The read children's forkserver starts here too,
+    so that its imports overlap the engine connecting and checking the workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(RuntimeError):  # a daemonic worker: its check will say so
+        _allow_children()
+        procs.start_forkserver(procs.worker_context())
 
 
 def _stop_forkserver() -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.events import Event, Notice
 from engine.executor import Executor
@@ -387,3 +389,45 @@ def test_a_record_whose_text_is_not_in_the_store_is_a_machine_failure(tmp_path: 
     every_text_is_there(out, records.values())
     (said,) = notices(events, "machine-failure")
     assert "the text its worker wrote is not in the store" in said
+
+
+# -- cutting the files into tasks -----------------------------------------------------------
+
+
+@given(
+    sizes=st.lists(st.integers(0, 3 << 20), min_size=1, max_size=300),
+    names=st.integers(1, 300),
+    per_file=st.one_of(st.none(), st.floats(1e-5, 5.0)),
+    threads=st.integers(1, 64),
+)
+@settings(max_examples=60, deadline=None)
+def test_tasks_take_every_file_once_within_their_bounds(
+    sizes: list[int], names: int, per_file: float | None, threads: int
+) -> None:
+    from engine.executors import dask_client
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._per_file, ex._threads = per_file, threads
+    jobs = [
+        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}", "", LIMITS, ToolSet.empty(), "/s/tmp", n),
+             frozenset({"pdftotext"} if i % 3 == 0 else ()))
+        for i, n in enumerate(sizes)
+    ]  # fmt: skip
+    for job in jobs:
+        ex._queue(job)
+    taken: list[Any] = []
+    while any(ex._todo.values()):
+        left = sum(len(q) for q in ex._todo.values())
+        task = ex._take()
+        assert task and len({j.tools for j in task}) == 1  # one route a task
+        if len(task) > 1:
+            assert sum(j.task.size for j in task) <= dask_client.TASK_BYTES
+            assert sum(len(j.task.path) for j in task) <= dask_client.BATCH_PATH_CHARS
+            assert len(task) <= max(1, left // (2 * threads))  # the rest is shared out
+            aim = (
+                dask_client.FIRST_TASK_FILES if per_file is None else dask_client.TASK_S / per_file
+            )
+            assert len(task) <= max(1, aim)
+        taken.extend(task)
+    assert sorted(id(j) for j in taken) == sorted(id(j) for j in jobs)
