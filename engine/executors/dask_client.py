@@ -222,12 +222,7 @@ class DaskExecutor:
         """Register the plugin that checks each worker as it joins; refuse the sweep when
         none of the workers present passes."""
         self._token = f".probe-{self._id}"
-        with folder_of(self.settings.store_dir, "tmp", make=True) as tmp:
-            fd = open_in(tmp, self._token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            try:
-                os.write(fd, self._token.encode())
-            finally:
-                os.close(fd)
+        self._write_token()
         check = Check(
             self.settings, tuple(_spread(sample)), self._token, code_version(), self._topic
         )
@@ -247,6 +242,16 @@ class DaskExecutor:
                 "(README.md, 'Many machines')"
             )
         self._announce()
+
+    def _write_token(self) -> None:
+        """The file a joining worker must read in the store's ``tmp/`` (written again by each
+        run: a store opened anew empties its ``tmp/``)."""
+        with folder_of(self.settings.store_dir, "tmp", make=True) as tmp:
+            fd = open_in(tmp, self._token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            try:
+                os.write(fd, self._token.encode())
+            finally:
+                os.close(fd)
 
     @property
     def _topic(self) -> str:
@@ -330,7 +335,10 @@ class DaskExecutor:
             first = next((q[0] for q in self._todo.values() if q), None)
             if first is not None:
                 self._settings_for(first.task)
-                self.start([j.task for q in self._todo.values() for j in q])
+                if self._client is None:
+                    self.start([j.task for q in self._todo.values() for j in q])
+                else:
+                    self._write_token()
             while self._pending():
                 self._send()
                 try:
