@@ -115,6 +115,9 @@ class _Job:
     """Sent again because the worker that read it lacked tools another worker has."""
     unseen: int = 0
     """Workers that could not see it so far."""
+    losses: int = 0
+    """Times its task was lost with the only workers it was sent to (Dask's own count of a
+    task's lost workers stops there: the task waits on them, and is sent again)."""
 
 
 class DaskExecutor:
@@ -147,9 +150,11 @@ class DaskExecutor:
         self._none_since: float | None = None
         self._refreshed = 0.0
         self._token = ""
+        self._allowed = 3
         self._per_file: float | None = None
         self._todo: dict[frozenset[str], deque[_Job]] = {}
         self._singles: deque[_Job] = deque()  # files of a task that killed workers
+        self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
@@ -223,6 +228,12 @@ class DaskExecutor:
         none of the workers present passes."""
         self._token = f".probe-{self._id}"
         self._write_token()
+        with contextlib.suppress(Exception):  # the scheduler's rule, not this machine's config
+            self._allowed = int(
+                self._client.run_on_scheduler(
+                    lambda dask_scheduler: dask_scheduler.allowed_failures
+                )
+            )
         check = Check(
             self.settings, tuple(_spread(sample)), self._token, code_version(), self._topic
         )
@@ -320,7 +331,7 @@ class DaskExecutor:
         self._todo.setdefault(job.tools, deque()).append(job)
 
     def _pending(self) -> bool:
-        return bool(self._singles or self._flying or any(self._todo.values()))
+        return bool(self._ready or self._singles or self._flying or any(self._todo.values()))
 
     def finished(
         self, tick: Callable[[], None] | None = None
@@ -340,6 +351,8 @@ class DaskExecutor:
                 else:
                     self._write_token()
             while self._pending():
+                while self._ready:
+                    yield self._ready.popleft()
                 self._send()
                 try:
                     fut = self._done.get(timeout=TICK_S)
@@ -363,6 +376,7 @@ class DaskExecutor:
         """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
         self._todo.clear()
         self._singles.clear()
+        self._ready.clear()
         flying, self._flying = list(self._flying), {}
         self._done = queue.SimpleQueue()  # late callbacks land in the old queue
         if flying and self._client is not None:
@@ -457,7 +471,7 @@ class DaskExecutor:
                 if len(jobs) > 1:
                     self._singles.extend(jobs)  # again one by one: only the culprit is blamed
                 else:
-                    yield jobs[0].task, _killed(jobs[0].task, exc)
+                    yield jobs[0].task, _killed(jobs[0].task, str(exc))
             else:
                 why = f"a Dask worker failed the batch: {type(exc).__name__}: {exc}"[:300]
                 for job in jobs:
@@ -548,18 +562,32 @@ class DaskExecutor:
             self._reroute()
 
     def _reroute(self) -> None:
-        """Tasks waiting on workers that have all gone, or been refused: send them again."""
+        """Tasks waiting on workers that have all gone, or been refused: send them again.
+
+        A task restricted to workers that all died waits for them for ever (a restarted
+        worker has a new address), so Dask never counts it to ``allowed-failures``; the count
+        is kept here instead, and a task lost that many times is treated as ``KilledWorker``.
+        """
         stuck = [
             f for f, (_jobs, where) in self._flying.items() if not set(where) & set(self._good)
         ]
+        allowed = self._allowed
         for fut in stuck:
             if fut.status != "pending":
                 continue  # its answer is in the queue already
-            jobs, _where = self._flying.pop(fut)
+            jobs, where = self._flying.pop(fut)
             with contextlib.suppress(Exception):
                 self._client.cancel([fut], reason="its workers are gone")
+            lost = not set(where) & set(self._present)
             for job in jobs:
-                self._queue(job)
+                job.losses += 1 if lost else 0
+                if job.losses <= allowed:
+                    self._queue(job)
+                elif len(jobs) > 1:  # again one by one: only the culprit is blamed
+                    self._singles.append(_Job(job.task, job.tools, job.redone, job.unseen))
+                else:
+                    why = f"lost {job.losses} worker(s) reading it (allowed-failures {allowed})"
+                    self._ready.append((job.task, _killed(job.task, why)))
 
     # -- closing --------------------------------------------------------------------------
 
@@ -645,10 +673,10 @@ def _problem(addr: str, info: WorkerInfo) -> str | None:
     return None
 
 
-def _killed(task: ReadTask, exc: BaseException) -> Outcome:
+def _killed(task: ReadTask, why: str) -> Outcome:
     """``error/crashed`` for a file whose task kept killing Dask workers."""
     # The worker died before it could say what it detected; the name of the type is lost.
-    return _w.failed(task, None, Reason.CRASHED, f"killed Dask workers: {exc}"[:300])
+    return _w.failed(task, None, Reason.CRASHED, f"killed Dask workers: {why}"[:300])
 
 
 def _key() -> str:

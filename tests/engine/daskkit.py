@@ -115,7 +115,11 @@ def kill_busy_worker(client: Any, key_prefix: str = "quarry-read-") -> list[Any]
             for addr, keys in client.processing().items()
             if any(str(k).startswith(key_prefix) for k in keys)
         ]
-        pid = worker_pids(client).get(min(busy)) if busy else None
+        try:
+            pid = worker_pids(client).get(min(busy)) if busy else None
+        except OSError:  # a worker (re)starting as we asked: ask again
+            time.sleep(0.05)
+            continue
         started = psutil.Process(pid).children(recursive=True) if pid is not None else []
         if pid is not None and len(started) >= 2:  # its forkserver and a read child in it
             os.kill(pid, signal.SIGKILL)

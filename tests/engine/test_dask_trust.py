@@ -431,3 +431,36 @@ def test_tasks_take_every_file_once_within_their_bounds(
             assert len(task) <= max(1, aim)
         taken.extend(task)
     assert sorted(id(j) for j in taken) == sorted(id(j) for j in jobs)
+
+
+def test_a_file_that_kills_the_only_worker_it_may_go_to_is_crashed_not_read_for_ever(
+    tmp_path: Path, fault_reader: None
+) -> None:
+    """Sent to one worker only (the cluster's one), a task whose worker dies waits for it for
+    ever in Dask (the restarted worker has a new address) and never counts to Dask's
+    ``allowed-failures``: the executor counts, and gives the file's verdict."""
+    from tests.engine.daskkit import kill_busy_worker
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "hang.bin").write_bytes(fixture("hang"))  # a read that lasts until killed
+    slow = Limits(timeout_s=120.0, memory_bytes=512 * MiB)
+    config = {"distributed.scheduler.allowed-failures": 1}
+    with (
+        local_cluster(1, **config) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        opts = SweepOptions(out=tmp_path / "s", limits=slow, tools=ToolSet.empty(),
+                            executor=dask_factory(remote(c), tools=ToolSet.empty()))  # fmt: skip
+        with Sweeper([root], opts) as s:
+            t = threading.Thread(target=s.run)
+            t.start()
+            try:
+                for _ in range(2):  # the first loss is allowed; the second is one too many
+                    kill_busy_worker(client)
+            finally:
+                t.join(200)
+            assert not t.is_alive()
+            rec = s.records[(str(root), "hang.bin")]
+    assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, "crashed", 1), rec
+    assert rec.error is not None and "lost 2 worker(s) reading it" in rec.error
