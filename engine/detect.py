@@ -153,6 +153,13 @@ def _by_extension(path: Path) -> str | None:
     return _EXT.get(path.suffix.lower())
 
 
+def by_name(path: str) -> str | None:
+    """The MIME type a file's name suggests, without opening it (None: the name says
+    nothing). What the content says wins in :func:`detect`; this is for routing a read
+    before it happens (a Dask executor sends PDFs to workers with pdftotext)."""
+    return _by_extension(Path(path))
+
+
 def _by_magic(path: Path, head: bytes) -> str | None:
     # A tar's first bytes are a member's name, which may be anything (even "{\rtf"): its
     # magic at offset 257 goes first.

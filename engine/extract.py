@@ -170,6 +170,9 @@ class Outcome:
     """Its mtime as read (with ``sha256``)."""
     gone: bool = False
     """The file was gone (deleted or replaced by a non-file) when the worker came to it."""
+    tools: str | None = None
+    """The tools the read had (:attr:`ToolSet.named`) when they were not the engine's own: a
+    Dask worker's. None: read with the sweep's tool set."""
 
     def __reduce__(self) -> tuple[type[Outcome], tuple[object, ...]]:
         # A worker sends one per file: rebuilt by one call, not dataclasses' field-by-field

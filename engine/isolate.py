@@ -103,10 +103,17 @@ def grace(limits: Limits) -> float:
 class ReadPool:
     """Worker processes that read files under time and memory bounds: the local Executor."""
 
-    def __init__(self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS) -> None:
+    def __init__(
+        self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS, share: int = BATCH_SHARE
+    ) -> None:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
         self.max_reads = max_reads
+        self.share = share
+        """A batch takes at most 1/share of a worker's share of the queue (see BATCH_SHARE).
+        0: the whole queue, whatever BATCH_FILES says (a Dask worker's pool: its queue is one
+        Dask task, already sized to its work and within BATCH_BYTES and BATCH_PATH_CHARS, and
+        handed to its one read child in one message)."""
         self.started = 0
         """Worker processes started so far (tests and benchmarks read it)."""
         self._ctx = procs.worker_context()
@@ -256,7 +263,10 @@ class ReadPool:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
         batch, size, chars = [first], first.size, len(first.path)
-        most = max(1, min(BATCH_FILES, len(queue) // (BATCH_SHARE * self.workers)))
+        if self.share == 0:
+            most = len(queue) + 1
+        else:
+            most = max(1, min(BATCH_FILES, len(queue) // (self.share * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (

@@ -434,6 +434,12 @@ class Run:
             try:
                 if o.text_file != text_dest(self._out, real):  # not placed by its worker
                     self.store.put_text_file(real, Path(o.text_file))
+                elif not self.store.has_text(real):
+                    # A record is never visible without its text: a worker that wrote it
+                    # elsewhere (a store folder of its own) failed the machine, not the file.
+                    why = "the text its worker wrote is not in the store"
+                    self._machine_failed(group, why)
+                    return again
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):

@@ -2,21 +2,34 @@
 
 The engine keeps everything that makes a sweep trustworthy: it walks, hashes and plans, holds
 the store's lock, and writes ``extract.jsonl``. The cluster only reads. :meth:`read` cuts the
-files into batches (small files together, as the local pool does), keeps at most
-:attr:`DaskExecutor.window` batches in flight (a million files never become a million
-futures), and yields each file's Outcome as its batch comes back. On the workers,
-:func:`engine.executors.dask_worker.read_batch` reads each batch in a local read pool under
-the sweep's bounds, and renames the texts into the shared store itself.
+files into tasks sized to about :data:`TASK_S` of work each (small files together, one kind
+of file and one route a task), keeps at most :attr:`DaskExecutor.window` tasks in flight (a
+million files never become a million futures), and yields each file's Outcome as its task
+comes back. On the workers, :func:`engine.executors.dask_worker.read_batch` reads each task
+in a local read pool under the sweep's bounds, and renames the texts into the shared store
+itself.
+
+Who may read: the sweep registers a Dask worker plugin
+(:class:`~engine.executors.dask_worker.QuarryPlugin`) that checks every worker as it joins,
+at the start or mid-sweep, and logs its verdict as a Dask event. Only the workers that passed
+get reads (Dask worker restrictions, ``workers=``); a worker that failed is named once in a
+warning. Among those, a file goes to the workers with most of the tools its kind uses (by its
+name), and a read that came back from a worker with fewer of them than another has is sent
+again to one of those (once).
 
 Faults, and what becomes of them:
 
-- a Dask worker lost mid-task: the scheduler runs the batch again elsewhere (its
+- a Dask worker lost mid-task: the scheduler runs the task again elsewhere (its
   ``allowed-failures`` rule); nothing to do here;
-- ``KilledWorker`` (a batch that kept killing workers): a batch of several files is sent
-  again one file per task, so that only the culprit is blamed; a single file becomes
+- ``KilledWorker`` (a task that kept killing workers): a task of several files is sent again
+  one file per task, so that only the culprit is blamed; a single file becomes
   ``error/crashed`` with ``lost_worker`` set, so the engine's quarantine rule counts it;
+- a worker that could not see some of its files: it gets no more reads, and those files go
+  to the others (:data:`UNSEEN_TRIES` times at most, then a machine failure);
 - a task that failed in Python (a read pool that cannot start on that worker): a machine
   failure for its files, which keep their earlier records;
+- no worker left that may read, for :data:`WORKERS_TIMEOUT_S`: MachineFailure (the files not
+  read keep their earlier records);
 - the scheduler lost: :class:`~engine.executors.ClusterLost`, which ends the run before
   anything is written.
 
@@ -31,9 +44,9 @@ import os
 import queue
 import secrets
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +54,24 @@ import dask
 import distributed
 
 from engine import worker as _w
+from engine.detect import by_name, name_key
+from engine.errors import MachineFailure
 from engine.events import Listener, Notice, ignore
 from engine.executor import TICK_S
 from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec, dask_worker
-from engine.executors.dask_worker import WorkerInfo, WorkerSettings, close_pools, probe, read_batch
+from engine.executors.dask_worker import (
+    BatchResult,
+    Check,
+    QuarryPlugin,
+    WorkerInfo,
+    WorkerSettings,
+    code_version,
+    read_batch,
+)  # fmt: skip
 from engine.extract import Outcome, ReadTask, machine_failure
+from engine.isolate import BATCH_BYTES, BATCH_PATH_CHARS
 from engine.mimes import OCTET
+from engine.readers.registry import reader_for, reader_named
 from engine.records import Reason
 from engine.store import Store, folder_of, open_in
 from engine.tools import ToolSet
@@ -54,17 +79,45 @@ from engine.tools import ToolSet
 CONNECT_TIMEOUT_S = 10.0
 """Time the scheduler has to answer."""
 WORKERS_TIMEOUT_S = 60.0
-"""Time the first worker has to join (a cluster being scaled up takes a while)."""
+"""Time the first worker has to join (a cluster being scaled up takes a while), and time the
+sweep waits with no worker that may read before it gives up."""
+CHECK_TIMEOUT_S = 30.0
+"""Time the workers present at the start have to report their check."""
 WINDOW_PER_THREAD = 2
-"""Batches in flight per worker thread: one running, one queued behind it on the worker."""
+"""Tasks in flight per worker thread: one running, one queued behind it on the worker."""
 PROBE_FILES = 4
-"""Files to read (from different folders) each worker must see before the sweep starts."""
-BATCH_FILES = 32
-"""Most files in one Dask task (a lost task is sent again one file per task: kept small)."""
-BATCH_BYTES = 1 << 20
-"""Files go together into one task until their sizes add up to this."""
+"""Files to read (from different folders) each worker must see to take part."""
+TASK_S = 0.75
+"""Seconds of work a task aims at: long enough that Dask's cost per task (a millisecond or
+two on the scheduler, the pickled task and outcomes, a syncfs) is small beside it, short
+enough that a lost task costs little and the last tasks end together."""
+FIRST_TASK_FILES = 32
+"""Files a task takes before the sweep has timed one."""
+TASK_FILES = 2048
+"""Most files in one task."""
+TASK_BYTES = BATCH_BYTES
+"""Files go together into one task until their sizes add up to this (the read pool hands a
+batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
-"""How often the worker list is looked at again (joins, departures, the window's size)."""
+"""How often the worker list and the workers' checks are looked at again."""
+UNSEEN_TRIES = 3
+"""Workers a file may find unable to see it before it is a machine failure."""
+
+
+@dataclass(slots=True)
+class _Job:
+    """A file to read, and where it may be read."""
+
+    task: ReadTask
+    tools: frozenset[str]
+    """The tools its kind uses (by its name, or by what a first read found it to be)."""
+    redone: bool = False
+    """Sent again because the worker that read it lacked tools another worker has."""
+    unseen: int = 0
+    """Workers that could not see it so far."""
+    losses: int = 0
+    """Times its task was lost with the only workers it was sent to (Dask's own count of a
+    task's lost workers stops there: the task waits on them, and is sent again)."""
 
 
 class DaskExecutor:
@@ -76,19 +129,33 @@ class DaskExecutor:
 
     def __init__(self, spec: ExecutorSpec, settings: WorkerSettings) -> None:
         self.spec = spec
-        self.settings = settings
+        self._id = secrets.token_hex(6)
+        self.settings = replace(settings, plugin=f"quarry-{self._id}")
         self.workers: dict[str, WorkerInfo] = {}
-        """What each worker reported when the executor started (address -> info)."""
+        """What each worker reported as it joined (address -> info), whether it passed."""
         self.dashboard: str | None = None
         """The scheduler's dashboard link, once connected."""
+        self.tool_sets: Counter[tuple[str, str]] = Counter()
+        """Reads of the current run by reader and the tools it uses that the read had
+        (``name=version;...``): a reader counted under two of them is a mixed read."""
         self._on_event: Listener = ignore
         self._cluster: Any = None
         self._client: Any = None
         self._threads = 1
+        self._present: dict[str, int] = {}
+        self._good: dict[str, frozenset[str]] = {}
+        self._told: set[str] = set()
+        self._events = 0
+        self._started = False
+        self._none_since: float | None = None
         self._refreshed = 0.0
-        self._todo: deque[ReadTask] = deque()
-        self._singles: deque[ReadTask] = deque()  # files of a batch that killed workers
-        self._flying: dict[Any, list[ReadTask]] = {}
+        self._token = ""
+        self._allowed = 3
+        self._per_file: float | None = None
+        self._todo: dict[frozenset[str], deque[_Job]] = {}
+        self._singles: deque[_Job] = deque()  # files of a task that killed workers
+        self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
+        self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
     def listen(self, on_event: Listener) -> None:
@@ -96,28 +163,33 @@ class DaskExecutor:
         self._on_event = on_event
 
     def worker_tools(self) -> dict[str, ToolSet]:
-        """Each worker's tools as it reported them when the sweep started."""
-        return {f"{addr} ({info.host})": info.tools for addr, info in self.workers.items()}
+        """Each worker's tools as it reported them, for the workers that take reads."""
+        return {
+            f"{addr} ({info.host})": info.tools
+            for addr, info in self.workers.items()
+            if addr in self._good
+        }
 
     @property
     def window(self) -> int:
-        """Most batches in flight at once."""
+        """Most tasks in flight at once."""
         return max(2, WINDOW_PER_THREAD * self._threads)
 
     # -- connecting -----------------------------------------------------------------------
 
     def start(self, sample: Sequence[ReadTask]) -> None:
-        """Connect (or start the LocalCluster) and check every worker against ``sample``.
+        """Connect (or start the LocalCluster), register the sweep's worker plugin and wait
+        for the workers present to pass its check.
 
         Idempotent while connected. Raises ClusterRefused when no scheduler or worker
-        answers, or when a worker cannot see the sample's files or the store.
+        answers, or when no worker passes the check.
         """
         if self._client is not None:
             return
         _quiet_logs()
         try:
             self._connect()
-            self._check_workers(sample)
+            self._register(sample)
         except BaseException:
             self.close()
             raise
@@ -150,37 +222,55 @@ class DaskExecutor:
         except (OSError, TimeoutError, distributed.TimeoutError) as exc:
             raise ClusterRefused(f"cannot use the Dask cluster {where}: {_why(exc)}") from exc
         self.dashboard = self._client.dashboard_link
-        self._refresh(force=True)
 
-    def _check_workers(self, sample: Sequence[ReadTask]) -> None:
-        """Every worker must see the files to read and the store as this machine does."""
-        token = f".probe-{secrets.token_hex(8)}"
+    def _register(self, sample: Sequence[ReadTask]) -> None:
+        """Register the plugin that checks each worker as it joins; refuse the sweep when
+        none of the workers present passes."""
+        self._token = f".probe-{self._id}"
+        self._write_token()
+        with contextlib.suppress(Exception):  # the scheduler's rule, not this machine's config
+            self._allowed = int(
+                self._client.run_on_scheduler(
+                    lambda dask_scheduler: dask_scheduler.allowed_failures
+                )
+            )
+        check = Check(
+            self.settings, tuple(_spread(sample)), self._token, code_version(), self._topic
+        )
+        self._client.register_plugin(QuarryPlugin(check), name=self.settings.plugin)
+        # The verdicts travel as events, apart from the registration's answer: wait for each.
+        end = time.monotonic() + CHECK_TIMEOUT_S
+        while True:
+            self._refresh(force=True)
+            if set(self._present) <= set(self.workers) or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        if not self._good:
+            problems = [p for a, i in sorted(self.workers.items()) if (p := _problem(a, i))]
+            raise ClusterRefused(
+                "; ".join(problems or ["no Dask worker reported its check"]) + ". Every "
+                "worker must see the roots and the store at the same paths as this machine "
+                "(README.md, 'Many machines')"
+            )
+        self._announce()
+
+    def _write_token(self) -> None:
+        """The file a joining worker must read in the store's ``tmp/`` (written again by each
+        run: a store opened anew empties its ``tmp/``)."""
         with folder_of(self.settings.store_dir, "tmp", make=True) as tmp:
-            fd = open_in(tmp, token, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            fd = open_in(tmp, self._token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             try:
-                os.write(fd, token.encode())
+                os.write(fd, self._token.encode())
             finally:
                 os.close(fd)
-            paths = _spread(sample)
-            try:
-                infos: dict[str, WorkerInfo] = self._client.run(probe, self.settings, paths, token)
-            finally:
-                for name in os.listdir(tmp):
-                    if name.startswith(token):
-                        with contextlib.suppress(OSError):
-                            os.unlink(name, dir_fd=tmp)
-        problems = [p for addr, info in sorted(infos.items()) if (p := _problem(addr, info))]
-        if problems:
-            raise ClusterRefused(
-                "; ".join(problems) + ". Every worker must see the roots and the store at the "
-                "same paths as this machine (README.md, 'Many machines')"
-            )
-        self.workers = infos
-        self._announce()
+
+    @property
+    def _topic(self) -> str:
+        return f"quarry-check-{self._id}"
 
     def _announce(self) -> None:
         now = time.time()
-        n = len(self.workers)
+        n = len(self._good)
         self._on_event(
             Notice(
                 now,
@@ -190,57 +280,103 @@ class DaskExecutor:
             )
         )
         for addr, info in sorted(self.workers.items()):
-            found = ", ".join(f"{t.name} {t.version}" for t in info.tools.found) or "none"
-            missing = ", ".join(info.tools.missing) or "none"
+            if addr in self._good:
+                self._on_event(Notice(now, "dask-worker", _tools_line(addr, info)))
+        self._started = True
+
+    def _heard(self, info: WorkerInfo) -> None:
+        """Take a worker's check: it may read, or it is named once and gets no reads."""
+        addr = info.address
+        if info.ok and not self._answered(info.answer):
+            info = replace(info, store_ok=False)  # its tmp/ is not the engine's store's
+        known = self.workers.get(addr)
+        self.workers[addr] = info
+        if info.ok:
+            self._good[addr] = frozenset(info.tools.names)
+            if known is None and self._started:  # joined mid-sweep
+                self._on_event(Notice(time.time(), "dask-worker", _tools_line(addr, info)))
+            return
+        self._good.pop(addr, None)
+        if addr not in self._told:
+            self._told.add(addr)
+            problem = _problem(addr, info)
             self._on_event(
                 Notice(
-                    now,
-                    "dask-worker",
-                    f"Dask worker {addr} on {info.host}: tools {found}; missing {missing}",
+                    time.time(),
+                    "dask-refused",
+                    f"{problem}: it gets no reads of this sweep",
+                    "warning",
                 )
             )
+
+    def _answered(self, answer: str) -> bool:
+        """Whether the worker's answer to the token is in the engine's store's ``tmp/``."""
+        if not answer:
+            return False
+        try:
+            with folder_of(self.settings.store_dir, "tmp") as tmp:
+                os.stat(answer, dir_fd=tmp, follow_symlinks=False)
+        except OSError:
+            return False
+        return True
 
     # -- the Executor face ----------------------------------------------------------------
 
     def submit(self, tasks: Iterable[ReadTask]) -> None:
         """Queue ``tasks``; nothing reaches the cluster before :meth:`finished` runs."""
-        self._todo.extend(tasks)
+        for task in tasks:
+            self._queue(_Job(task, _kind_tools(task.path)))
+
+    def _queue(self, job: _Job) -> None:
+        self._todo.setdefault(job.tools, deque()).append(job)
+
+    def _pending(self) -> bool:
+        return bool(self._ready or self._singles or self._flying or any(self._todo.values()))
 
     def finished(
         self, tick: Callable[[], None] | None = None
     ) -> Iterator[tuple[ReadTask, Outcome]]:
-        """Yield each submitted task with its Outcome as its batch comes back.
+        """Yield each submitted task with its Outcome as its task comes back.
 
         Raises ClusterRefused when the cluster cannot take the sweep and ClusterLost when the
         scheduler goes away: either ends the run before the store is written.
         """
+        self.tool_sets = Counter()
         try:
-            if self._todo:
-                self._settings_for(self._todo[0])
-                self.start(self._todo)
-            while self._todo or self._singles or self._flying:
+            first = next((q[0] for q in self._todo.values() if q), None)
+            if first is not None:
+                self._settings_for(first.task)
+                if self._client is None:
+                    self.start([j.task for q in self._todo.values() for j in q])
+                else:
+                    self._write_token()
+            while self._pending():
+                while self._ready:
+                    yield self._ready.popleft()
                 self._send()
                 try:
                     fut = self._done.get(timeout=TICK_S)
                 except queue.Empty:
                     self._alive()
                 else:
-                    batch = self._flying.pop(fut, None)
-                    if batch is not None:  # None: cancelled by an earlier run
-                        yield from self._settle(fut, batch)
+                    held = self._flying.pop(fut, None)
+                    if held is not None:  # None: cancelled by an earlier run
+                        yield from self._settle(fut, held[0])
                 if tick is not None:
                     tick()
+            self._tell_tool_sets()
         except ClusterLost:
             self.close()  # the next run connects afresh (a restarted scheduler is picked up)
             raise
         finally:
-            if self._todo or self._singles or self._flying:
+            if self._pending():
                 self.cancel()  # abandoned: its answers must not reach the next run
 
     def cancel(self) -> None:
-        """Forget queued tasks; cancel the batches in flight (their outcomes never come)."""
+        """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
         self._todo.clear()
         self._singles.clear()
+        self._ready.clear()
         flying, self._flying = list(self._flying), {}
         self._done = queue.SimpleQueue()  # late callbacks land in the old queue
         if flying and self._client is not None:
@@ -248,57 +384,153 @@ class DaskExecutor:
                 self._client.cancel(flying, reason="the sweep stopped")
 
     def _send(self) -> None:
-        """Submit batches until the window is full."""
+        """Submit tasks until the window is full."""
         self._refresh()
-        while len(self._flying) < self.window and (self._todo or self._singles):
-            batch = [self._singles.popleft()] if self._singles else self._take(self._todo)
+        if not self._good:
+            self._wait_for_workers()
+            return
+        self._none_since = None
+        while len(self._flying) < self.window and (self._singles or any(self._todo.values())):
+            jobs = [self._singles.popleft()] if self._singles else self._take()
+            where = self._route(jobs[0].tools)
             fut = self._client.submit(
-                read_batch, batch, self.settings, pure=False, key=f"quarry-read-{_key()}"
+                read_batch,
+                [j.task for j in jobs],
+                self.settings,
+                pure=False,
+                key=f"quarry-read-{_key()}",
+                workers=list(where),
+                allow_other_workers=False,
             )
-            self._flying[fut] = batch
+            self._flying[fut] = (jobs, where)
             fut.add_done_callback(self._done.put)
+
+    def _wait_for_workers(self) -> None:
+        """No worker may read: wait for one to join, for WORKERS_TIMEOUT_S at most."""
+        now = time.monotonic()
+        if self._none_since is None:
+            self._none_since = now
+        elif now - self._none_since > WORKERS_TIMEOUT_S:
+            refused = [p for a, i in sorted(self.workers.items()) if (p := _problem(a, i))]
+            raise MachineFailure(
+                f"no Dask worker of {self.spec} may read for {WORKERS_TIMEOUT_S:.0f} s"
+                + (f" ({'; '.join(refused)})" if refused else "")
+            )
+
+    def _route(self, tools: frozenset[str]) -> tuple[str, ...]:
+        """The workers that may read a file whose kind uses ``tools``: of those that passed
+        their check, the ones that have most of them."""
+        best = max((len(tools & have) for have in self._good.values()), default=0)
+        return tuple(sorted(a for a, have in self._good.items() if len(tools & have) == best))
 
     def _settings_for(self, task: ReadTask) -> None:
         """Point the workers at the store whose ``tmp/`` the task names, and mark it dirty."""
         store_dir = Path(task.tmp_dir).parent  # tmp/ is a folder of the store
         if self.settings.store_dir != str(store_dir):
+            if self._client is not None:
+                self.close()  # the plugin checked the workers against another store
             self.settings = replace(self.settings, store_dir=str(store_dir))
         # Workers rename texts into extract/ as they finish: from the first one on, a crash
         # leaves texts that no record names, which the next full sweep collects.
         Store(store_dir).mark_dirty()
 
-    def _take(self, todo: deque[ReadTask]) -> list[ReadTask]:
-        """The next batch: small files together, up to a share of what is left."""
+    def _take(self) -> list[_Job]:
+        """The next task: files of one kind of route, as many as make about TASK_S of work
+        (by what earlier tasks took), up to a share of what is left."""
+        todo = max((q for q in self._todo.values() if q), key=len)
+        left = sum(len(q) for q in self._todo.values())
         first = todo.popleft()
-        batch, size = [first], first.size
-        most = max(1, min(BATCH_FILES, len(todo) // (2 * self._threads)))
-        while todo and len(batch) < most and size + todo[0].size <= BATCH_BYTES:
-            nxt = todo[0]
-            if (nxt.limits, nxt.tmp_dir) != (first.limits, first.tmp_dir):
-                break
+        batch, size, chars = [first], first.task.size, len(first.task.path)
+        aim = FIRST_TASK_FILES if self._per_file is None else TASK_S / self._per_file
+        most = int(max(1, min(TASK_FILES, aim, left // (2 * self._threads))))
+        while todo and len(batch) < most:
+            nxt = todo[0].task
             size += nxt.size
+            chars += len(nxt.path)
+            if size > TASK_BYTES or chars > BATCH_PATH_CHARS:
+                break
+            if (nxt.limits, nxt.tmp_dir, nxt.passwords) != (
+                first.task.limits,
+                first.task.tmp_dir,
+                first.task.passwords,
+            ):
+                break
             batch.append(todo.popleft())
         return batch
 
-    def _settle(self, fut: Any, batch: list[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
+    def _settle(self, fut: Any, jobs: list[_Job]) -> Iterator[tuple[ReadTask, Outcome]]:
         """Turn one finished future into its files' outcomes (or into work to do again)."""
         if fut.status == "finished":
-            outcomes: list[Outcome] = fut.result()
-            yield from zip(batch, outcomes, strict=True)
+            result: BatchResult = fut.result()
+            yield from self._results(jobs, result)
         elif fut.status == "cancelled":
             raise self._lost()
         else:
             exc = fut.exception()
             if isinstance(exc, distributed.KilledWorker):
-                if len(batch) > 1:
-                    self._singles.extend(batch)  # again one by one: only the culprit is blamed
+                if len(jobs) > 1:
+                    self._singles.extend(jobs)  # again one by one: only the culprit is blamed
                 else:
-                    yield batch[0], _killed(batch[0], exc)
+                    yield jobs[0].task, _killed(jobs[0].task, str(exc))
             else:
                 why = f"a Dask worker failed the batch: {type(exc).__name__}: {exc}"[:300]
-                for task in batch:
-                    yield task, machine_failure(OCTET, why)
+                for job in jobs:
+                    yield job.task, machine_failure(OCTET, why)
         fut.release()
+
+    def _results(self, jobs: list[_Job], result: BatchResult) -> Iterator[tuple[ReadTask, Outcome]]:
+        """A task's outcomes: each file's, or the file queued again where it reads better."""
+        took = result.seconds / max(1, len(jobs))
+        self._per_file = took if self._per_file is None else 0.7 * self._per_file + 0.3 * took
+        if result.unseen:
+            self._good.pop(result.worker, None)  # its own event says why, soon
+        unseen = set(result.unseen)
+        for i, (job, outcome) in enumerate(zip(jobs, result.outcomes, strict=True)):
+            if i in unseen and job.unseen + 1 < UNSEEN_TRIES:
+                job.unseen += 1
+                self._queue(job)
+            elif not outcome.machine and self._better_elsewhere(job, outcome, result):
+                self._queue(_Job(job.task, self._wanted(outcome), redone=True))
+            else:
+                if not outcome.machine and (wanted := self._wanted(outcome)):
+                    self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
+                yield job.task, outcome
+
+    def _wanted(self, outcome: Outcome) -> frozenset[str]:
+        """The tools the read's reader uses, and those the outcome says it needed."""
+        reader = reader_named(outcome.reader) if outcome.reader else reader_for(outcome.mime)
+        return frozenset(reader.tools if reader else ()) | frozenset(outcome.needs)
+
+    def _better_elsewhere(self, job: _Job, outcome: Outcome, result: BatchResult) -> bool:
+        """Whether a worker with more of the tools this read uses may read it (once)."""
+        if job.redone:
+            return False
+        wanted = self._wanted(outcome)
+        had = len(wanted & frozenset(result.tools.names))
+        return any(len(wanted & have) > had for have in self._good.values())
+
+    def _tell_tool_sets(self) -> None:
+        """A kind read with different tools in one run: say so, with how many each had."""
+        by_reader: dict[str, list[tuple[str, int]]] = {}
+        for (reader, named), n in sorted(self.tool_sets.items()):
+            by_reader.setdefault(reader, []).append((named, n))
+        mixed = {r: sets for r, sets in by_reader.items() if len(sets) > 1}
+        if not mixed:
+            return
+        parts = [
+            f"{reader}: "
+            + ", ".join(f"{n} with {_words(named)}" for named, n in sorted(sets, key=_most))
+            for reader, sets in mixed.items()
+        ]
+        self._on_event(
+            Notice(
+                time.time(),
+                "dask-tools",
+                "reads of this sweep had different tools on different Dask workers, so their "
+                "texts may differ from what one machine would give (" + "; ".join(parts) + ")",
+                "warning",
+            )
+        )
 
     def _alive(self) -> None:
         """Raise ClusterLost once the client has lost its scheduler."""
@@ -312,30 +544,113 @@ class DaskExecutor:
         )
 
     def _refresh(self, *, force: bool = False) -> None:
-        """Size the window to the threads the cluster has now."""
+        """Read the workers' new checks, note who left, and size the window."""
         now = time.monotonic()
         if not force and now - self._refreshed < REFRESH_S:
             return
         self._refreshed = now
         with contextlib.suppress(Exception):  # a lost scheduler is noticed by _alive
-            threads = sum(self._client.nthreads().values())
-            self._threads = max(1, threads)
+            self._present = dict(self._client.nthreads())
+            events = self._client.get_events(self._topic)
+            for _at, msg in events[self._events :]:
+                self._heard(WorkerInfo.from_message(msg))
+            self._events = len(events)
+            for addr in list(self._good):
+                if addr not in self._present:
+                    del self._good[addr]
+            self._threads = max(1, sum(self._present.get(a, 0) for a in self._good))
+            self._reroute()
+
+    def _reroute(self) -> None:
+        """Tasks waiting on workers that have all gone, or been refused: send them again.
+
+        A task restricted to workers that all died waits for them for ever (a restarted
+        worker has a new address), so Dask never counts it to ``allowed-failures``; the count
+        is kept here instead, and a task lost that many times is treated as ``KilledWorker``.
+        """
+        stuck = [
+            f for f, (_jobs, where) in self._flying.items() if not set(where) & set(self._good)
+        ]
+        allowed = self._allowed
+        for fut in stuck:
+            if fut.status != "pending":
+                continue  # its answer is in the queue already
+            jobs, where = self._flying.pop(fut)
+            with contextlib.suppress(Exception):
+                self._client.cancel([fut], reason="its workers are gone")
+            lost = not set(where) & set(self._present)
+            for job in jobs:
+                job.losses += 1 if lost else 0
+                if job.losses <= allowed:
+                    self._queue(job)
+                elif len(jobs) > 1:  # again one by one: only the culprit is blamed
+                    self._singles.append(_Job(job.task, job.tools, job.redone, job.unseen))
+                else:
+                    why = f"lost {job.losses} worker(s) reading it (allowed-failures {allowed})"
+                    self._ready.append((job.task, _killed(job.task, why)))
 
     # -- closing --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the read processes on the workers; close the client and a LocalCluster."""
+        """Stop the read processes on the workers (the plugin's teardown); close the client
+        and a LocalCluster; remove the check's files from the store's ``tmp/``."""
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         if client is not None:
-            if client.status == "running" and cluster is None:
+            if client.status == "running":
                 with contextlib.suppress(Exception):
-                    client.run(close_pools)  # a shared cluster's workers stay; our reads go
+                    client.unregister_worker_plugin(self.settings.plugin)
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
+        self._good.clear()
+        self._present.clear()
+        self.workers.clear()
+        self._told.clear()
+        self._events = 0
+        self._started = False
+        if self._token:
+            with contextlib.suppress(OSError), folder_of(self.settings.store_dir, "tmp") as tmp:
+                for name in os.listdir(tmp):
+                    if name == self._token or name.startswith(self._token + "."):
+                        with contextlib.suppress(OSError):
+                            os.unlink(name, dir_fd=tmp)
+            self._token = ""
+
+
+_KIND_TOOLS: dict[str, frozenset[str]] = {}
+
+
+def _kind_tools(path: str) -> frozenset[str]:
+    """The tools the reader of a file's kind (as its name says) can use."""
+    key = name_key(path)
+    got = _KIND_TOOLS.get(key)
+    if got is None:
+        mime = by_name(path)
+        reader = reader_for(mime) if mime else None
+        got = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
+    return got
+
+
+def _named(result: BatchResult, wanted: frozenset[str]) -> str:
+    """The tools of ``wanted`` the batch's worker had, with versions."""
+    return ";".join(f"{t.name}={t.version}" for t in result.tools.found if t.name in wanted)
+
+
+def _words(named: str) -> str:
+    return named.replace(";", ", ").replace("=", " ") or "none of its tools"
+
+
+def _most(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
+
+
+def _tools_line(addr: str, info: WorkerInfo) -> str:
+    found = ", ".join(f"{t.name} {t.version}" for t in info.tools.found) or "none"
+    missing = ", ".join(info.tools.missing) or "none"
+    return f"Dask worker {addr} on {info.host}: tools {found}; missing {missing}"
 
 
 def _spread(sample: Sequence[ReadTask]) -> list[str]:
@@ -358,10 +673,10 @@ def _problem(addr: str, info: WorkerInfo) -> str | None:
     return None
 
 
-def _killed(task: ReadTask, exc: BaseException) -> Outcome:
+def _killed(task: ReadTask, why: str) -> Outcome:
     """``error/crashed`` for a file whose task kept killing Dask workers."""
     # The worker died before it could say what it detected; the name of the type is lost.
-    return _w.failed(task, None, Reason.CRASHED, f"killed Dask workers: {exc}"[:300])
+    return _w.failed(task, None, Reason.CRASHED, f"killed Dask workers: {why}"[:300])
 
 
 def _key() -> str:

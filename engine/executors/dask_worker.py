@@ -1,28 +1,37 @@
 """The Dask side of a distributed sweep: what runs inside a Dask worker process.
 
-A Dask task never reads a document itself. :func:`read_batch` hands its batch to a
-:class:`~engine.isolate.ReadPool` that lives in the Dask worker (one per worker thread), so a
-read on a cluster runs exactly as a local one does: in a forkserver child under the same wall
-time and address-space bounds, with the same verdicts (``error/timeout``, ``error/memory``,
-``error/crashed``) and culprit-only blame. A segfaulting reader costs a read child, never the
-Dask worker.
+A Dask task never reads a document itself. :func:`read_batch` hands its batch, whole (one
+handoff a task), to a :class:`~engine.isolate.ReadPool` that lives in the Dask worker (one per
+worker thread), so a read on a cluster runs exactly as a local one does: in a forkserver child
+under the same wall time and address-space bounds, with the same verdicts (``error/timeout``,
+``error/memory``, ``error/crashed``) and culprit-only blame. A segfaulting reader costs a read
+child, never the Dask worker.
+
+:class:`QuarryPlugin` is the sweep's Dask worker plugin (``distributed.WorkerPlugin``). Dask
+runs its ``setup`` on every worker of the cluster when the sweep starts and on every worker
+that joins later, and its ``teardown`` when the sweep ends (or the worker closes). ``setup``
+checks the worker (:func:`examine`: it sees the roots and the store, runs the engine's
+textquarry, and which tools it has) and logs the verdict as a Dask event the engine reads;
+the plugin owns the worker's read pools, and ``teardown`` closes them, whichever thread asks.
 
 What differs from a local read:
 
 - the tool set is the worker's own (discovered on its ``PATH``, minus ``--without``, empty
-  with ``--no-external``), re-checked every :data:`TOOLS_TTL_S` seconds, so a worker without
-  tesseract gives ``unsupported/needs_tool`` for a scan another worker would OCR;
+  with ``--no-external``), re-checked every :data:`TOOLS_TTL_S` seconds; every Outcome names
+  it (``Outcome.tools``) and so does the :class:`BatchResult`, so the engine can route a
+  kind's reads to workers that have its tools and read again what a worker without them read;
 - each finished text is renamed into the shared store's ``extract/<aa>/<sha256>.txt`` by the
   worker that extracted it (atomic, so two workers writing one hash are harmless), after one
   ``syncfs`` of the store's file system per batch has made the batch's texts durable: the
   engine's own sync covers only its own machine. The Outcome then names the final path.
 
-Nothing here imports dask: these are plain functions that Dask pickles by reference, so every
-worker needs the same textquarry installed.
+Importing this module imports distributed (for the plugin's base class); the functions and
+classes are pickled by reference, so every worker needs the same textquarry installed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import multiprocessing
@@ -32,14 +41,18 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
+import distributed
+
+from engine import __version__, procs
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import MAX_READS, ReadPool
 from engine.limits import Limits
 from engine.mimes import OCTET
 from engine.readers import registry
 from engine.store import folder_of, open_in, place_text, read_in
-from engine.tools import ToolSet, discover
+from engine.tools import Tool, ToolSet, discover
 
 TOOLS_TTL_S = 60.0
 """Seconds a worker trusts its tool discovery (the watcher re-checks tools every minute)."""
@@ -61,11 +74,28 @@ class WorkerSettings:
     """The engine's ``QUARRY_EXTRA_READERS`` (the fault reader in tests)."""
     max_reads: int = MAX_READS
     """Reads after which a read child is replaced."""
+    plugin: str = ""
+    """The name of the sweep's :class:`QuarryPlugin`, which owns the read pools ("": none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """What a worker must show as it joins a sweep (see :func:`examine`)."""
+
+    settings: WorkerSettings
+    paths: tuple[str, ...]
+    """A few of the files to read, from different folders."""
+    token: str
+    """The name of a file the engine wrote in the store's ``tmp/``, holding its own name."""
+    version: str
+    """The engine's textquarry version and reader versions (:func:`code_version`)."""
+    topic: str
+    """The Dask event topic the verdict is logged under."""
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
-    """What a Dask worker reports about itself when a sweep starts."""
+    """What a Dask worker reports about itself as it joins a sweep."""
 
     host: str
     """Host name of the machine the worker runs on."""
@@ -79,40 +109,200 @@ class WorkerInfo:
     """Whether it sees the engine's store: it read the engine's token and wrote its own."""
     problem: str | None = None
     """Why it cannot take part, in words (None: it can)."""
+    address: str = ""
+    """Its Dask address."""
+    answer: str = ""
+    """The file it wrote beside the engine's token (the engine checks that it sees it)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether it may take reads."""
+        return self.problem is None and not self.unseen and self.store_ok
+
+    def message(self) -> dict[str, Any]:
+        """The verdict as a Dask event (msgpack: plain values only)."""
+        tools = [[t.name, t.path, t.version] for t in self.tools.found]
+        return {
+            "host": self.host, "pid": self.pid, "tools": tools, "unseen": list(self.unseen),
+            "store_ok": self.store_ok, "problem": self.problem, "address": self.address,
+            "answer": self.answer,
+        }  # fmt: skip
+
+    @classmethod
+    def from_message(cls, msg: dict[str, Any]) -> WorkerInfo:
+        """The inverse of :meth:`message`."""
+        tools = ToolSet(tuple(Tool(str(n), str(p), str(v)) for n, p, v in msg["tools"]))
+        return cls(
+            str(msg["host"]), int(msg["pid"]), tools, tuple(msg["unseen"]),
+            bool(msg["store_ok"]), msg["problem"], str(msg["address"]), str(msg["answer"]),
+        )  # fmt: skip
 
 
-class _State(threading.local):
-    """Per Dask worker thread: a read pool and the tools, made on first use."""
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """What one Dask task gives back: an Outcome per file, and who read them with what."""
 
-    pool: ReadPool | None = None
-    pool_key: tuple[Limits, str, int] | None = None
-    tools: ToolSet | None = None
-    tools_key: tuple[bool, tuple[str, ...]] | None = None
-    tools_at: float = 0.0
+    outcomes: tuple[Outcome, ...]
+    """One per task of the batch, in order."""
+    worker: str
+    """The Dask address of the worker that read them ("" outside a worker)."""
+    tools: ToolSet
+    """The tools the reads had."""
+    seconds: float
+    """Wall time the batch took on the worker (the engine sizes later tasks by it)."""
+    unseen: tuple[int, ...] = ()
+    """Files (indexes) this worker could not see: the engine reads them elsewhere."""
 
 
-_state = _State()
+class Pools:
+    """A read pool per Dask worker thread (a thread runs one task at a time), closable from
+    any thread: Dask runs a plugin's teardown on its event loop, not on the task threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[int, tuple[tuple[Limits, str, int], ReadPool]] = {}
+
+    def get(self, limits: Limits, settings: WorkerSettings) -> ReadPool:
+        """This thread's pool for ``limits``: one read child, handed whole batches."""
+        key = (limits, settings.extra_readers, settings.max_reads)
+        me = threading.get_ident()
+        with self._lock:
+            held = self._pools.pop(me, None)
+        if held is not None and held[0] == key:
+            pool = held[1]
+        else:
+            if held is not None:
+                held[1].close()
+            # The pool hands QUARRY_EXTRA_READERS to its children from this environment.
+            if settings.extra_readers:
+                os.environ[registry.EXTRA_ENV] = settings.extra_readers
+            else:
+                os.environ.pop(registry.EXTRA_ENV, None)
+            pool = ReadPool(limits, workers=1, max_reads=settings.max_reads, share=0)
+        with self._lock:
+            self._pools[me] = (key, pool)
+        return pool
+
+    def close(self) -> None:
+        """Stop every thread's read pool (their read children and scratch folders go)."""
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for _key, pool in pools:
+            pool.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._pools)
 
 
-def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> list[Outcome]:
-    """Read ``tasks`` in this worker's read pool; one Outcome per task, in order.
+_plugins_lock = threading.Lock()
+_plugins: set[QuarryPlugin] = set()
+"""The plugins set up in this worker process: the last one to go stops the forkserver."""
+_loose = Pools()
+"""The pools of reads run outside a plugin (a direct call, as the unit tests make)."""
+_tools_lock = threading.Lock()
+_tools: dict[tuple[bool, tuple[str, ...]], tuple[float, ToolSet]] = {}
 
-    A file this worker cannot see is the machine's failure (its share is not mounted here),
-    never the file's: the engine keeps its earlier record.
+
+class QuarryPlugin(distributed.WorkerPlugin):
+    """The sweep's Dask worker plugin: checks each worker as it joins; owns its read pools.
+
+    Registered under a name of the sweep's own, so two sweeps on one cluster keep apart.
     """
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
+        self.info: WorkerInfo | None = None
+        self.pools = Pools()
+        self._worker: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"check": self.check}  # the pools and the worker stay where they are
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["check"])  # type: ignore[misc]
+
+    async def setup(self, worker: Any) -> None:
+        """Check the worker (off its event loop: discovery runs tools) and say how it went."""
+        self._worker = worker
+        with _plugins_lock:
+            _plugins.add(self)
+        try:
+            info = await asyncio.get_running_loop().run_in_executor(None, examine, self.check)
+        except Exception as exc:  # a setup that raises fails the whole registration
+            why = f"its check failed: {type(exc).__name__}: {exc}"[:300]
+            info = WorkerInfo(socket.gethostname(), os.getpid(), ToolSet(), (), False, why)
+        self.info = replace(info, address=str(worker.address))
+        worker.log_event(self.check.topic, self.info.message())
+
+    async def teardown(self, worker: Any) -> None:
+        """Close the read pools (a pool waits up to a second for its children: off the loop)."""
+        await asyncio.get_running_loop().run_in_executor(None, self._close)
+
+    def _close(self) -> None:
+        self.pools.close()
+        with _plugins_lock:
+            _plugins.discard(self)
+            last = not _plugins and not len(_loose)
+        if last:
+            _stop_forkserver()
+
+    @property
+    def address(self) -> str:
+        """The Dask address of the worker it runs on ("" before setup)."""
+        return str(self._worker.address) if self._worker is not None else ""
+
+    def refuse(self, problem: str) -> None:
+        """This worker failed a read the check could not foresee (a file it cannot see):
+        tell the engine, which sends it no more reads."""
+        if self.info is None or self.info.problem is not None or self._worker is None:
+            return
+        self.info = replace(self.info, problem=problem)
+        self._worker.log_event(self.check.topic, self.info.message())
+
+
+def code_version() -> str:
+    """What must match between the engine and a worker: textquarry's version and every
+    reader's (a reader of another version would give records of another version)."""
+    # Extra readers (QUARRY_EXTRA_READERS, the tests' fault reader) travel with the settings.
+    # Uncached: the cache, once filled, would keep the extra readers out of later reads.
+    every = registry.all_readers.__wrapped__()
+    ours = (r for r in every if not _private(type(r).__module__))
+    readers = ",".join(sorted(f"{r.name}={r.version}" for r in ours))
+    return f"textquarry {__version__} ({readers})"
+
+
+def _private(module: str) -> bool:
+    return module.rpartition(".")[2].startswith("_")
+
+
+def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
+    """Read ``tasks`` in this worker's read pool, handed over whole; one Outcome per task.
+
+    A file this worker cannot see (its share not mounted here) is the machine's failure,
+    never the file's; the batch names it in ``unseen`` and the engine reads it elsewhere, and
+    the worker is refused further reads (:meth:`QuarryPlugin.refuse`).
+    """
+    began = time.monotonic()
     _allow_children()
+    plugin = _plugin(settings.plugin)
+    pools = plugin.pools if plugin is not None else _loose
     tools = worker_tools(settings)
     out: list[Outcome | None] = [None] * len(tasks)
     mine: list[ReadTask] = []
+    unseen: list[int] = []
     for i, t in enumerate(tasks):
         if os.path.lexists(t.path):
             mine.append(replace(t, tools=tools))
         else:
+            unseen.append(i)
             out[i] = machine_failure(OCTET, f"{socket.gethostname()} cannot see {t.path}")
+    if unseen and plugin is not None:
+        plugin.refuse(f"cannot see {tasks[unseen[0]].path}")
     slots = _seen(out)
     index = {id(t): i for i, t in zip(slots, mine, strict=True)}
     if mine:
-        for task, outcome in _pool(mine[0].limits, settings).read(mine):
+        for task, outcome in pools.get(mine[0].limits, settings).read(mine):
             out[index[id(task)]] = outcome
         if any(o is not None and o.text_file for o in out):
             _sync(settings.store_dir)
@@ -121,8 +311,23 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> list[Outcome]
             assert done is not None
             # Filed under the hash of what was read (the task's may be empty: not hashed yet).
             out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
-    assert all(o is not None for o in out), "the pool answered every task"
-    return [o for o in out if o is not None]
+    named = tools.named
+    outcomes = tuple(replace(o, tools=named) for o in out if o is not None)
+    assert len(outcomes) == len(tasks), "the pool answered every task"
+    worker = plugin.address if plugin is not None else ""
+    return BatchResult(outcomes, worker, tools, time.monotonic() - began, tuple(unseen))
+
+
+def _plugin(name: str) -> QuarryPlugin | None:
+    """The sweep's plugin on this Dask worker (None: not in a worker, or not registered)."""
+    if not name:
+        return None
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return None
+    plugin = worker.plugins.get(name)
+    return plugin if isinstance(plugin, QuarryPlugin) else None
 
 
 def _sync(store_dir: str) -> None:
@@ -154,38 +359,54 @@ def worker_tools(settings: WorkerSettings) -> ToolSet:
         return settings.fixed_tools
     key = (settings.no_external, settings.without)
     now = time.monotonic()
-    if _state.tools is None or _state.tools_key != key or now - _state.tools_at > TOOLS_TTL_S:
-        _state.tools = discover(no_external=settings.no_external, without=settings.without)
-        _state.tools_key, _state.tools_at = key, now
-    return _state.tools
+    with _tools_lock:
+        held = _tools.get(key)
+        if held is None or now - held[0] > TOOLS_TTL_S:
+            held = _tools[key] = (now, discover(no_external=key[0], without=key[1]))
+    return held[1]
 
 
-def probe(settings: WorkerSettings, paths: list[str], token: str) -> WorkerInfo:
-    """Check that this worker sees the files to read and the store as the engine does.
+def examine(check: Check) -> WorkerInfo:
+    """Check that this worker can take the sweep's reads, as the engine would read them.
 
-    ``paths`` are a few of the files to read: where a share is not mounted, a worker sees an
-    empty folder (or none) at its path. ``token`` names a file the engine wrote in the store's
-    ``tmp/``; the worker answers with a file of its own there, which proves one shared folder
-    rather than a local one of the same name.
+    ``check.paths`` are a few of the files to read: where a share is not mounted, a worker
+    sees an empty folder (or none) at its path. ``check.token`` names a file the engine wrote
+    in the store's ``tmp/``; the worker answers with a file of its own there, which the engine
+    looks for: a private folder of the same name (a copy of the store) cannot do both. The
+    worker must run the engine's textquarry (:func:`code_version`) and may start read
+    processes. Its tools are reported, whatever they are.
     """
-    unseen = tuple(p for p in paths if not os.path.lexists(p))
-    store_ok = False
+    settings = check.settings
+    unseen = tuple(p for p in check.paths if not os.path.lexists(p))
+    store_ok, answer = False, ""
     with contextlib.suppress(OSError), folder_of(settings.store_dir, "tmp") as tmp:
-        if read_in(tmp, token) == token.encode():
-            answer = f"{token}.{socket.gethostname()}.{os.getpid()}"
-            fd = open_in(tmp, answer, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        if read_in(tmp, check.token) == check.token.encode():
+            answer = f"{check.token}.{socket.gethostname()}.{os.getpid()}"
+            fd = open_in(tmp, answer, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             try:
-                os.write(fd, token.encode())
+                os.write(fd, check.token.encode())
             finally:
                 os.close(fd)
             store_ok = True
     problem = None
     try:
         _allow_children()
+        # The read children's forkserver imports every reader (~0.5 s): started now, it is
+        # ready by the first task instead of delaying it.
+        procs.start_forkserver(procs.worker_context())
     except RuntimeError as exc:
         problem = str(exc)
+    mine = code_version()
+    if mine != check.version:
+        problem = f"runs {mine}, not the engine's {check.version}"
     return WorkerInfo(
-        socket.gethostname(), os.getpid(), worker_tools(settings), unseen, store_ok, problem
+        socket.gethostname(),
+        os.getpid(),
+        worker_tools(settings),
+        unseen,
+        store_ok,
+        problem,
+        answer=answer,
     )
 
 
@@ -194,31 +415,30 @@ def dask_setup(worker: object) -> None:
 
     A LocalCluster's workers share the engine's terminal, so a Ctrl-C reaches them too; the
     engine handles it (it stops the sweep and closes the cluster), and a worker must neither
-    die of it mid-read nor print a traceback.
+    die of it mid-read nor print a traceback. The read children's forkserver starts here too,
+    so that its imports overlap the engine connecting and checking the workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(RuntimeError):  # a daemonic worker: its check will say so
+        _allow_children()
+        procs.start_forkserver(procs.worker_context())
+
+
+def _stop_forkserver() -> None:
+    """Stop the forkserver the read children came from (it holds every reader's imports, the
+    bulk of a read pool's memory); the next pool starts it again. multiprocessing offers no
+    public way: ``_stop`` is what its own tests use."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if callable(stop):
+        with contextlib.suppress(Exception):
+            stop()
 
 
 def close_pools() -> None:
-    """Stop this thread's read pool (the executor calls it on every worker when it closes)."""
-    if _state.pool is not None:
-        _state.pool.close()
-        _state.pool = None
-
-
-def _pool(limits: Limits, settings: WorkerSettings) -> ReadPool:
-    """This thread's read pool: one read child, since a Dask thread runs one task at a time."""
-    key = (limits, settings.extra_readers, settings.max_reads)
-    if _state.pool is None or _state.pool_key != key:
-        close_pools()
-        # The pool hands QUARRY_EXTRA_READERS to its children from this environment.
-        if settings.extra_readers:
-            os.environ[registry.EXTRA_ENV] = settings.extra_readers
-        else:
-            os.environ.pop(registry.EXTRA_ENV, None)
-        _state.pool = ReadPool(limits, workers=1, max_reads=settings.max_reads)
-        _state.pool_key = key
-    return _state.pool
+    """Stop the read pools of reads run outside a plugin (direct calls: the unit tests)."""
+    _loose.close()
 
 
 def _allow_children() -> None:

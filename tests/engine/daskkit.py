@@ -115,7 +115,11 @@ def kill_busy_worker(client: Any, key_prefix: str = "quarry-read-") -> list[Any]
             for addr, keys in client.processing().items()
             if any(str(k).startswith(key_prefix) for k in keys)
         ]
-        pid = worker_pids(client).get(min(busy)) if busy else None
+        try:
+            pid = worker_pids(client).get(min(busy)) if busy else None
+        except OSError:  # a worker (re)starting as we asked: ask again
+            time.sleep(0.05)
+            continue
         started = psutil.Process(pid).children(recursive=True) if pid is not None else []
         if pid is not None and len(started) >= 2:  # its forkserver and a read child in it
             os.kill(pid, signal.SIGKILL)
@@ -194,3 +198,48 @@ def store_lines(store: Path) -> list[dict[str, object]]:
 def texts(store: Path) -> dict[str, bytes]:
     """Every stored text by its file name."""
     return {p.name: p.read_bytes() for p in sorted((store / "extract").rglob("*.txt"))}
+
+
+@contextlib.contextmanager
+def extra_worker(
+    address: str, env: dict[str, str] | None = None, wrap: Sequence[str] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """One more ``dask worker`` process (one thread) joining the scheduler at ``address``,
+    with an environment (``PATH``) and a wrapper (``unshare ...``) of its own; killed, with
+    everything it started, on leaving."""
+    cmd = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
+           "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"]  # fmt: skip
+    proc = subprocess.Popen(
+        [*wrap, *cmd],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def wait_for(what: str, cond: Any, timeout: float = WAIT_S) -> None:
+    """Poll ``cond()`` until it is true (bounded)."""
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+def read_processes(client: Any) -> dict[str, int]:
+    """Dask worker address -> how many processes it has started that are still alive
+    (read children, their forkserver, tools), multiprocessing's resource tracker aside."""
+    out: dict[str, int] = {}
+    for addr, pid in worker_pids(client).items():
+        try:
+            kids = psutil.Process(pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            continue
+        out[addr] = sum(1 for k in kids if _alive(k) and "resource_tracker" not in _cmdline(k))
+    return out

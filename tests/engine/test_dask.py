@@ -300,9 +300,12 @@ def test_a_worker_that_cannot_see_a_file_blames_the_machine(tmp_path: Path) -> N
         for p in (tmp_path / "gone.txt", seen)
     ]  # fmt: skip
     try:
-        gone, ok = read_batch(tasks, WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty()))
+        got = read_batch(tasks, WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty()))
     finally:
         close_pools()
+    gone, ok = got.outcomes
+    assert got.unseen == (0,) and got.worker == ""  # not in a Dask worker: no address
+    assert ok.tools == ""  # read with no tools, and it says so
     assert gone.machine and gone.error is not None
     assert gone.error.endswith(f"cannot see {tmp_path / 'gone.txt'}")
     assert ok.status == Status.OK and ok.text_file is not None
@@ -348,13 +351,13 @@ def test_reads_go_in_bounded_windows_of_batches(
     def watched(self: DaskExecutor) -> None:
         send(self)
         flying.append(len(self._flying))
-        sizes.extend(len(b) for b in self._flying.values())
+        sizes.extend(len(jobs) for jobs, _where in self._flying.values())
 
     monkeypatch.setattr(DaskExecutor, "_send", watched)
     result, _ = sweep(root, tmp_path / "s", remote(cluster))
     assert result.extracted == 400
     assert max(flying) == 4  # two batches per worker thread, never more
-    assert max(sizes) == 32 and min(sizes) >= 1  # small files travel together
+    assert max(sizes) >= 32 and min(sizes) >= 1  # small files travel together
 
 
 def test_a_refused_cluster_keeps_nothing_for_the_next_run(

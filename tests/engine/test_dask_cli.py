@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 
 from engine.readers._fault import fixture
-from tests.engine.daskkit import WAIT_S, External, distributed, external_cluster, store_lines
+from tests.engine.daskkit import (
+    WAIT_S,
+    External,
+    distributed,
+    external_cluster,
+    extra_worker,
+    store_lines,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -204,3 +211,26 @@ def test_a_worker_that_cannot_see_a_folder_is_refused(
         assert "cannot see or write the store's tmp/ folder" in last
     assert last.endswith("same paths as this machine (README.md, 'Many machines')")
     assert not (out / "extract.jsonl").exists()
+
+
+def test_a_worker_that_cannot_see_the_root_beside_one_that_can_is_named_once_and_gets_no_reads(
+    sample: Path, tmp_path: Path
+) -> None:
+    if not _can_hide(sample):
+        pytest.skip("needs unshare and mount (root, or user namespaces) to hide a folder")
+    wrap = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs none \'{sample}\' && exec "$0" "$@"']
+    local = quarry("sweep", sample, "--out", tmp_path / "local", "--no-external")
+    with (
+        external_cluster(tmp_path, workers=1) as c,
+        extra_worker(c.address, wrap=wrap),
+        distributed.Client(c.address, timeout=30, set_as_default=False) as client,
+    ):
+        client.wait_for_workers(2, timeout=WAIT_S)
+        res = quarry(
+            "sweep", sample, "--out", tmp_path / "dask", "--no-external", "--executor", c.spec
+        )
+    assert res.returncode == local.returncode == 2, res.stderr  # hostile files: exit 2
+    refused = [line for line in res.stderr.splitlines() if "gets no reads" in line]
+    assert len(refused) == 1 and f"cannot see {sample}/" in refused[0], res.stderr
+    assert "not read, earlier records kept" not in res.stderr  # no machine failure
+    assert store_lines(tmp_path / "dask") == store_lines(tmp_path / "local")

@@ -1,0 +1,466 @@
+"""A Dask cluster you can trust (issue 27): workers are checked as they join, reads go where
+the tools are, a record never comes without its text, nothing is left running.
+
+Every cluster here has worker processes of its own (a LocalCluster's, or ``dask worker``
+processes joining its scheduler with a ``PATH`` or a mount namespace of their own). Waits are
+bounded polls on what is awaited; nothing asserts a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.events import Event, Notice
+from engine.executor import Executor
+from engine.executors import ExecutorSpec, dask_factory, parse_executor
+from engine.extract import Outcome, ReadTask
+from engine.limits import Limits, MiB
+from engine.readers._fault import fixture
+from engine.records import Status
+from engine.store import text_dest
+from engine.sweep import Sweeper, SweepOptions, SweepResult
+from engine.tools import Tool, ToolSet, discover
+from tests.engine.daskkit import (
+    distributed,
+    extra_worker,
+    local_cluster,
+    read_processes,
+    store_lines,
+    texts,
+    wait_for,
+)  # fmt: skip
+
+pytestmark = pytest.mark.timeout(240)
+
+LIMITS = Limits(timeout_s=5.0, memory_bytes=512 * MiB, max_chars=100_000)
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def remote(cluster: Any) -> ExecutorSpec:
+    return parse_executor("dask://" + cluster.scheduler_address.removeprefix("tcp://"))
+
+
+def options(
+    out: Path,
+    spec: ExecutorSpec | None,
+    tools: ToolSet | None = None,
+    engine: ToolSet | None = None,
+) -> SweepOptions:
+    """A sweep into ``out``: locally, or on Dask with each worker's own tools (``tools``
+    None) or ``tools`` imposed on every worker; ``engine``: the engine machine's tools."""
+    engine_tools = engine or tools or ToolSet.empty()
+    factory = dask_factory(spec, tools=tools) if spec is not None else None
+    return SweepOptions(out=out, limits=LIMITS, workers=2, tools=engine_tools, executor=factory)
+
+
+def texts_of(root: Path, n: int) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (root / f"t{i:03}.txt").write_text(f"plain text number {i}\n")
+
+
+def notices(events: list[Event], kind: str) -> list[str]:
+    return [e.message for e in events if isinstance(e, Notice) and e.kind == kind]
+
+
+def every_text_is_there(store: Path, records: Iterable[Any]) -> None:
+    for r in records:
+        if r.status == Status.OK:
+            assert Path(text_dest(str(store), r.sha256)).is_file(), r
+
+
+# -- nothing left running -------------------------------------------------------------------
+
+
+def test_no_read_process_is_left_on_any_worker_after_a_sweep(sample: Path, tmp_path: Path) -> None:
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        with Sweeper([sample], options(tmp_path / "s", remote(c), ToolSet.empty())) as s:
+            s.run()
+            during = read_processes(client)
+        assert sum(during.values()) >= 2, during  # a read child and its forkserver at least
+        # The cluster stays (it is shared); the sweep's read processes go with the sweep.
+        wait_for(
+            "every read process on the workers gone",
+            lambda: not any(read_processes(client).values()),
+        )
+        assert len(read_processes(client)) == 2  # both workers still there, idle
+
+
+def test_a_task_is_handed_to_the_read_child_whole(tmp_path: Path) -> None:
+    from engine.executors import dask_worker
+
+    (tmp_path / "tmp").mkdir()
+    tasks = []
+    for i in range(32):
+        p = tmp_path / f"t{i:02}.txt"
+        p.write_text(f"text {i}\n")
+        tasks.append(ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 8))
+    settings = dask_worker.WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty())
+    try:
+        got = dask_worker.read_batch(tasks, settings)
+        pools = [pool for _key, pool in dask_worker._loose._pools.values()]
+        assert len(pools) == 1
+        assert pools[0]._batches == 1  # one handoff for the whole task
+    finally:
+        dask_worker.close_pools()
+    assert [o.status for o in got.outcomes] == [Status.OK] * 32
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+def _tool_dir(where: Path, names: Iterable[str]) -> Path:
+    """A folder for ``PATH`` holding links to the named tools (and nothing else)."""
+    where.mkdir()
+    for name in names:
+        found = shutil.which(name)
+        assert found is not None
+        (where / name).symlink_to(found)
+    return where
+
+
+@pytest.mark.tools
+def test_a_worker_without_pdftotext_gets_no_pdfs_and_texts_equal_a_local_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("pdftotext") is None:
+        pytest.skip("needs pdftotext on PATH (poppler-utils) for one of the workers")
+    root = tmp_path / "docs"
+    texts_of(root, 40)
+    pdfs = sorted((FIXTURES / "pdf").glob("*.pdf"))
+    assert pdfs
+    for n, pdf in enumerate(pdfs):
+        shutil.copy(pdf, root / pdf.name)
+        shutil.copy(pdf, root / f"named_otherwise_{n}.bin")  # a PDF its name does not tell
+    with_tool = _tool_dir(tmp_path / "with", ["pdftotext"])
+    without = _tool_dir(tmp_path / "without", [])
+    monkeypatch.setenv("PATH", str(with_tool))  # the local sweep: the same one tool
+    local_tools = discover()
+    assert local_tools.names == ("pdftotext",)
+    events: list[Event] = []
+    with (
+        local_cluster(0) as c,
+        extra_worker(c.scheduler_address, {"PATH": str(with_tool)}),
+        extra_worker(c.scheduler_address, {"PATH": str(without)}),
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        client.wait_for_workers(2, timeout=120)
+        with Sweeper(
+            [root], options(tmp_path / "dask", remote(c), engine=local_tools), events.append
+        ) as s:
+            s.run()
+            workers = s.worker_tools()
+    assert sorted(ts.names for ts in workers.values()) == [(), ("pdftotext",)]
+    with Sweeper([root], options(tmp_path / "local", None, local_tools)) as s:
+        s.run()
+    assert store_lines(tmp_path / "dask") == store_lines(tmp_path / "local")
+    assert texts(tmp_path / "dask") == texts(tmp_path / "local")
+    pdf_records = [r for r in store_lines(tmp_path / "dask") if r["reader"] == "pdf"]
+    assert len(pdf_records) == 2 * len(pdfs)
+    assert notices(events, "dask-tools") == []  # every PDF was read with pdftotext
+
+
+def _executor_with(good: dict[str, tuple[str, ...]]) -> Any:
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    ex = DaskExecutor(parse_executor("dask-local:1"), WorkerSettings(""))
+    ex._good = {addr: frozenset(names) for addr, names in good.items()}
+    return ex
+
+
+def _result(worker: str, tools: ToolSet, outcomes: list[Outcome]) -> Any:
+    from engine.executors.dask_worker import BatchResult
+
+    return BatchResult(tuple(outcomes), worker, tools, 0.01)
+
+
+PDFTOTEXT = ToolSet((Tool("pdftotext", "/usr/bin/pdftotext", "24.02.0"),))
+PYPDF_READ = Outcome(Status.OK, "application/pdf", reader="pdf", v=2, extractor="pypdf")
+
+
+def test_a_read_made_without_the_tools_another_worker_has_is_read_again_there() -> None:
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    task = ReadTask("/x/report.bin", "", LIMITS, ToolSet.empty(), "/s/tmp", 10)
+    job = _Job(task, frozenset())  # its name did not say PDF: it went anywhere
+    got = list(ex._results([job], _result("tcp://b", ToolSet.empty(), [PYPDF_READ])))
+    assert got == []  # not filed: queued again
+    (again,) = [j for q in ex._todo.values() for j in q]
+    assert again.redone and again.task is task
+    assert ex._route(again.tools) == ("tcp://a",)
+    # Read again where pdftotext is, it is filed; a second poor read would be filed too.
+    done = Outcome(Status.OK, "application/pdf", reader="pdf", v=2, extractor="pdftotext")
+    assert list(ex._results([again], _result("tcp://a", PDFTOTEXT, [done]))) == [(task, done)]
+
+
+def test_a_kind_read_with_different_tools_is_said_once() -> None:
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    events: list[Event] = []
+    ex.listen(events.append)
+    task = ReadTask("/x/a.pdf", "", LIMITS, ToolSet.empty(), "/s/tmp", 10)
+    text = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8")
+    ex._good = {"tcp://b": frozenset()}  # the worker with pdftotext left before a redo
+    list(ex._results([_Job(task, frozenset()), _Job(task, frozenset())],
+                     _result("tcp://b", ToolSet.empty(), [PYPDF_READ, text])))  # fmt: skip
+    list(ex._results([_Job(task, frozenset({"pdftotext"}))],
+                     _result("tcp://a", PDFTOTEXT, [PYPDF_READ])))  # fmt: skip
+    ex._tell_tool_sets()
+    (said,) = notices(events, "dask-tools")
+    assert "pdf: 1 with none of its tools, 1 with pdftotext 24.02.0" in said
+    assert "text:" not in said  # a kind that uses no tool is never mixed
+    events.clear()
+    ex.tool_sets.clear()
+    list(ex._results([_Job(task, frozenset())], _result("tcp://a", PDFTOTEXT, [PYPDF_READ])))
+    ex._tell_tool_sets()
+    assert notices(events, "dask-tools") == []
+
+
+# -- workers that must not read -------------------------------------------------------------
+
+
+def _can_mount() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"], capture_output=True, timeout=30
+    )
+    return probe.returncode == 0
+
+
+def _hold_until_heard(monkeypatch: pytest.MonkeyPatch, workers: int) -> threading.Event:
+    """Make the executor, once its first tasks are in flight, wait (bounded) until ``workers``
+    workers have reported their check: the joiner then joins mid-sweep, with files left."""
+    from engine.executors.dask_client import DaskExecutor
+
+    send = DaskExecutor._send
+    flying = threading.Event()
+
+    def held(self: DaskExecutor) -> None:
+        send(self)
+        if self._flying and not flying.is_set():
+            flying.set()
+            wait_for(
+                f"{workers} workers heard",
+                lambda: self._refresh(force=True) or len(self.workers) >= workers,
+                timeout=120,
+            )
+
+    monkeypatch.setattr(DaskExecutor, "_send", held)
+    return flying
+
+
+@pytest.mark.parametrize("fault", ["cannot see the roots", "has a store folder of its own"])
+def test_a_worker_joining_mid_sweep_that_fails_its_check_gets_no_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    if not _can_mount():
+        pytest.skip("needs unshare and mount (root, or user namespaces) to hide a folder")
+    root, out = tmp_path / "docs", tmp_path / "store"
+    texts_of(root, 400)
+    out.mkdir()
+    if fault == "cannot see the roots":
+        setup = f"mount -t tmpfs none '{root}'"
+    else:  # a copy of the store, token and all, mounted over it: its writes stay its own
+        setup = f"cp -a '{out}' '{tmp_path}/private' && mount --bind '{tmp_path}/private' '{out}'"
+    wrap = ["unshare", "-m", "sh", "-c", f'{setup} && exec "$0" "$@"']
+    flying = _hold_until_heard(monkeypatch, 2)
+    events: list[Event] = []
+    result: list[SweepResult] = []
+    with local_cluster(1) as c, Sweeper([root], options(out, remote(c)), events.append) as s:
+        t = threading.Thread(target=lambda: result.append(s.run()))
+        t.start()
+        try:
+            wait_for("the first tasks in flight", flying.is_set)
+            with extra_worker(c.scheduler_address, wrap=wrap):
+                t.join(200)
+        finally:
+            t.join(200)
+        records = dict(s.records)
+    assert result and result[0].machine_failures == 0
+    assert len(records) == 400
+    assert {r.status for r in records.values()} == {Status.OK}
+    every_text_is_there(out, records.values())
+    (refused,) = notices(events, "dask-refused")  # said once
+    said = "cannot see" if fault == "cannot see the roots" else "store's tmp/ folder"
+    assert said in refused and refused.endswith("it gets no reads of this sweep")
+    assert notices(events, "machine-failure") == []
+
+
+def test_a_worker_killed_mid_task_leaves_every_file_its_record_and_text(
+    tmp_path: Path, fault_reader: None
+) -> None:
+    from tests.engine.daskkit import kill_busy_worker
+
+    root, out = tmp_path / "docs", tmp_path / "store"
+    texts_of(root, 120)
+    (root / "hang.bin").write_bytes(fixture("hang"))  # keeps a worker busy to be killed
+    result: list[SweepResult] = []
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+        Sweeper([root], options(out, remote(c), ToolSet.empty())) as s,
+    ):
+        t = threading.Thread(target=lambda: result.append(s.run()))
+        t.start()
+        try:
+            kill_busy_worker(client)
+        finally:
+            t.join(200)
+        records = dict(s.records)
+    assert result and result[0].machine_failures == 0
+    assert len(records) == 121
+    oks = [r for r in records.values() if r.status == Status.OK]
+    assert len(oks) == 120
+    every_text_is_there(out, oks)
+    assert records[(str(root), "hang.bin")].status == Status.ERROR
+
+
+# -- the engine's side ----------------------------------------------------------------------
+
+
+class _Elsewhere:
+    """An executor whose worker says it wrote the text into the store, and did not (it wrote
+    into a store folder of its own, at the same path on its machine)."""
+
+    def __init__(self) -> None:
+        self._tasks: list[ReadTask] = []
+
+    def submit(self, tasks: Iterable[ReadTask]) -> None:
+        self._tasks.extend(tasks)
+
+    def finished(
+        self, tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            data = Path(task.path).read_bytes()
+            sha = hashlib.sha256(data).hexdigest()
+            dest = text_dest(task.store_dir, sha)
+            yield task, Outcome(Status.OK, "text/plain", reader="text", v=1,
+                                extractor="text:utf-8", chars=len(data), text_file=dest,
+                                sha256=sha, size=len(data))  # fmt: skip
+
+    def cancel(self) -> None:
+        self._tasks = []
+
+    def close(self) -> None:
+        self.cancel()
+
+
+def test_a_record_whose_text_is_not_in_the_store_is_a_machine_failure(tmp_path: Path) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    (root / "kept.txt").write_text("the first version\n")
+
+    def elsewhere(_limits: Limits, _workers: int) -> Executor:
+        return _Elsewhere()
+
+    with Sweeper([root], options(out, None)) as s:
+        s.run()
+        before = s.records[(str(root), "kept.txt")]
+    assert before.status == Status.OK
+    (root / "kept.txt").write_text("the second version, longer\n")
+    (root / "new.txt").write_text("a new file\n")
+    events: list[Event] = []
+    opts = SweepOptions(out=out, limits=LIMITS, tools=ToolSet.empty(), executor=elsewhere)
+    with Sweeper([root], opts, events.append) as s:
+        result = s.run()
+        records = dict(s.records)
+    assert result.machine_failures == 2
+    assert records[(str(root), "kept.txt")].sha256 == before.sha256  # its earlier record
+    assert (str(root), "new.txt") not in records  # read again by the next sweep
+    every_text_is_there(out, records.values())
+    (said,) = notices(events, "machine-failure")
+    assert "the text its worker wrote is not in the store" in said
+
+
+# -- cutting the files into tasks -----------------------------------------------------------
+
+
+@given(
+    sizes=st.lists(st.integers(0, 3 << 20), min_size=1, max_size=300),
+    names=st.integers(1, 300),
+    per_file=st.one_of(st.none(), st.floats(1e-5, 5.0)),
+    threads=st.integers(1, 64),
+)
+@settings(max_examples=60, deadline=None)
+def test_tasks_take_every_file_once_within_their_bounds(
+    sizes: list[int], names: int, per_file: float | None, threads: int
+) -> None:
+    from engine.executors import dask_client
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._per_file, ex._threads = per_file, threads
+    jobs = [
+        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}", "", LIMITS, ToolSet.empty(), "/s/tmp", n),
+             frozenset({"pdftotext"} if i % 3 == 0 else ()))
+        for i, n in enumerate(sizes)
+    ]  # fmt: skip
+    for job in jobs:
+        ex._queue(job)
+    taken: list[Any] = []
+    while any(ex._todo.values()):
+        left = sum(len(q) for q in ex._todo.values())
+        task = ex._take()
+        assert task and len({j.tools for j in task}) == 1  # one route a task
+        if len(task) > 1:
+            assert sum(j.task.size for j in task) <= dask_client.TASK_BYTES
+            assert sum(len(j.task.path) for j in task) <= dask_client.BATCH_PATH_CHARS
+            assert len(task) <= max(1, left // (2 * threads))  # the rest is shared out
+            aim = (
+                dask_client.FIRST_TASK_FILES if per_file is None else dask_client.TASK_S / per_file
+            )
+            assert len(task) <= max(1, aim)
+        taken.extend(task)
+    assert sorted(id(j) for j in taken) == sorted(id(j) for j in jobs)
+
+
+def test_a_file_that_kills_the_only_worker_it_may_go_to_is_crashed_not_read_for_ever(
+    tmp_path: Path, fault_reader: None
+) -> None:
+    """Sent to one worker only (the cluster's one), a task whose worker dies waits for it for
+    ever in Dask (the restarted worker has a new address) and never counts to Dask's
+    ``allowed-failures``: the executor counts, and gives the file's verdict."""
+    from tests.engine.daskkit import kill_busy_worker
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "hang.bin").write_bytes(fixture("hang"))  # a read that lasts until killed
+    slow = Limits(timeout_s=120.0, memory_bytes=512 * MiB)
+    config = {"distributed.scheduler.allowed-failures": 1}
+    with (
+        local_cluster(1, **config) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        opts = SweepOptions(out=tmp_path / "s", limits=slow, tools=ToolSet.empty(),
+                            executor=dask_factory(remote(c), tools=ToolSet.empty()))  # fmt: skip
+        with Sweeper([root], opts) as s:
+            t = threading.Thread(target=s.run)
+            t.start()
+            try:
+                for _ in range(2):  # the first loss is allowed; the second is one too many
+                    kill_busy_worker(client)
+            finally:
+                t.join(200)
+            assert not t.is_alive()
+            rec = s.records[(str(root), "hang.bin")]
+    assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, "crashed", 1), rec
+    assert rec.error is not None and "lost 2 worker(s) reading it" in rec.error
