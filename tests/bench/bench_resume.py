@@ -6,11 +6,12 @@ FOLDER defaults to ``../shared/corpus``. First one uninterrupted ``quarry sweep`
 (its duration D sets the range of the kill moments, and its store is the reference). Then a
 new store: ``quarry sweep`` is started and SIGKILLed (with its read workers, as the OOM killer
 would end it) after a time drawn uniformly from 0.02 D to 0.15 D, ``--kills`` times (so that
-the kills fall inside the work of one sweep), and run a last time to its end. For each restart it prints how many records the index held committed when
-it started and how many of those the restart read again (a record of the index that it
-rewrote with a new read, ``why`` set and not reused: 0 is the promise), and at the end
-whether the final store equals the reference: records but ``ms``/``why``/``reused``, texts
-byte for byte. Not a test: the moments are random, and nothing asserts a time.
+the kills fall inside the work of one sweep), and run a last time to its end. For each
+restart it prints how many records the index held committed when it started and how many of
+those the restart read again (a record of the index that it rewrote with a new read, ``why``
+set and not reused: 0 is the promise), and at the end whether the final store equals the
+reference: records but ``ms``/``why``/``reused``, texts byte for byte. Not a test: the
+moments are random, and nothing asserts a time.
 """
 
 from __future__ import annotations
