@@ -48,8 +48,8 @@ FIELDS: tuple[str, ...] = (*TEXT_FIELDS, *NUMBER_FIELDS)
 """Fields a term may name (``field:value``)."""
 UNITS: dict[str, int] = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 """A size's units (any case, ``B`` or ``iB`` after one allowed): powers of 1024, as ``ls -h``."""
-_SIZE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([kmgt])i?)?b?", re.IGNORECASE)
-_INT = re.compile(r"[0-9]+")
+_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?P<unit>[kmgt])i?)?b?", re.I)
+_INT = re.compile(r"(?P<n>[0-9]+)")
 MAX_DIGITS = 30
 """Digits a number may have (past a 64-bit count anyway; bounds Python's int parsing)."""
 _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
@@ -135,7 +135,7 @@ class Compare:
     def parse(cls, field: str, value: str, invert: bool) -> Compare:
         """``>10M`` and the like; raises :class:`BadNumber` saying what a value must be."""
         op = next((o for o in Op if value.startswith(o.value)), Op.EQ)
-        number = value.removeprefix(op.value) if value.startswith(op.value) else value
+        number = value.removeprefix(op.value)
         bound = _number(field, number)
         floor, ceil = bound.numerator // bound.denominator, -(-bound.numerator // bound.denominator)
         if op is Op.EQ and floor != ceil:
@@ -172,20 +172,16 @@ class Compare:
 
 def _number(field: str, text: str) -> Fraction:
     """The value of a number term: a size with an optional unit, or a whole number."""
-    if field == "size":
-        m = _SIZE.fullmatch(text)
-        what = "a size (512, 10K, 1.5M, 2G; K = 1024)"
-    else:
-        m = _INT.fullmatch(text)
-        what = "a whole number"
     if not text:
         raise BadNumber(f"{field}: needs a number after the comparison, as {field}:>100")
+    size = field == "size"
+    m = (_SIZE if size else _INT).fullmatch(text)
     if m is None:
+        what = "a size (512, 10K, 1.5M, 2G; K = 1024)" if size else "a whole number"
         raise BadNumber(f"{field}: {text!r} is not {what}")
-    if len(m.group(1) if field == "size" else text) > MAX_DIGITS:
-        raise BadNumber(f"{field}: {text!r} is too large")
-    unit = (m.group(2) or "").lower() if field == "size" else ""
-    return Fraction(m.group(1) if field == "size" else text) * UNITS[unit]
+    if len(m["n"]) > MAX_DIGITS:
+        raise BadNumber(f"{field}: {text!r} has too many digits")
+    return Fraction(m["n"]) * UNITS[(m.groupdict().get("unit") or "").lower()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,3 +137,11 @@ def test_an_activity_line_matches_a_number_term_as_its_words() -> None:
     """A line of text has no fields: ``size:>10K`` in the activity filter is text."""
     assert Query.parse("size:>10K").matches("filter size:>10K typed")
     assert not Query.parse("size:>10K").matches("a.pdf 20K")
+
+
+def test_a_number_of_many_digits_is_said_not_parsed() -> None:
+    """Python refuses to parse an int of 4,300 digits: the term says so, it never raises."""
+    for text in ("size:>" + "9" * 5000, "chars:" + "1" * 31, "size:1." + "0" * 40):
+        query = Query.parse(text)
+        assert "has too many digits" in (query.error or "") and not query.active
+    assert Query.parse("size:>" + "9" * 30).active  # within the bound: nothing matches it
