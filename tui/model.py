@@ -306,9 +306,13 @@ class RecordModel(Ordering):
             self._qmask = (self.query.text, n, self.query.mask(self.column, self.cols.lower))
         return self._qmask[2]
 
-    def column(self, field: str) -> Sequence[str | None]:
-        """The values of a query field over every row (status as names)."""
+    def column(self, field: str) -> Sequence[str | None] | array[int]:
+        """The values of a query field over every row (status as names, a number field as
+        its integers: ``pages`` -1 for none)."""
         cols = self.cols
+        numbers = {"size": cols.size, "chars": cols.chars, "pages": cols.pages, "ms": cols.ms}
+        if field in numbers:
+            return numbers[field]
         if field == "status":  # the codes as they are, with the names as their table
             return Coded(STATUS_NAMES, array("B", cols.status))
         if field == "quality":
@@ -323,12 +327,15 @@ class RecordModel(Ordering):
         }
         return by_field[field]
 
-    def value(self, rid: int, field: str) -> str | None:
-        """One row's value of a query field."""
+    def value(self, rid: int, field: str) -> str | int | None:
+        """One row's value of a query field (None for a row without pages)."""
         if field == "status":
             return STATUS_NAMES[self.cols.status[rid]]
         if field == "quality":
             return QUALITY_NAMES[self.cols.quality[rid]]
+        if field == "pages":
+            pages = self.cols.pages[rid]
+            return None if pages < 0 else pages
         return self.column(field)[rid]
 
     def view_counts(self) -> dict[str, int]:

@@ -6,9 +6,13 @@ separated by spaces (quote a value that holds one: ``error:"bad xref"``) and all
 A value is plain text (smart case: lowercase ignores case) unless it holds a regular
 expression's characters; ``!`` before a term inverts it. A word that is not ``field:value``
 is matched against the path. ``quality:`` takes verdict names, any of several when they are
-separated by commas (``quality:suspect,garbled``). A ``name:value`` word whose name is not
-a field (``size:>10K``) filters nothing: :attr:`Query.error` says so and lists the fields, and
-the screen shows it (a silent "0 of 817 records" looked like an answer).
+separated by commas (``quality:suspect,garbled``). The numbers ``size``, ``chars``, ``pages``
+and ``ms`` take a comparison (``size:>10M``, ``chars:<100``, ``ms:>=5000``, ``pages:3``: a
+bare number is ``=``); a size may carry a unit (``10K``, ``1.5m``, ``2G``: powers of 1024, as
+``ls -h`` prints them). A ``name:value`` word whose name is not a field (``sise:>10K``), or a
+number term whose value is not one (``size:>lots``), filters nothing: :attr:`Query.error` says
+so (listing the fields, or the form of the value), and the screen shows it (a silent "0 of
+817 records" looked like an answer).
 
 :meth:`Query.mask` runs over whole columns in C: the path column by ``map`` of
 ``str.__contains__`` (or ``Pattern.search``); the status by ``bytes.translate``; the other
@@ -21,20 +25,33 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from difflib import get_close_matches
+from enum import Enum
+from fractions import Fraction
 from itertools import repeat
 from operator import contains, is_not
-from typing import cast
+from typing import Any, cast
 
 from tui.coded import Coded
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
 FLIP = bytes([1, 0, *range(2, 256)])
 """``bytes.translate`` table that inverts a 0/1 mask."""
-FIELDS: tuple[str, ...] = (
+TEXT_FIELDS: tuple[str, ...] = (
     "path", "status", "reason", "mime", "extractor", "error", "why", "quality",
 )  # fmt: skip
+"""Fields a term matches as text (``field:value``)."""
+NUMBER_FIELDS: tuple[str, ...] = ("size", "chars", "pages", "ms")
+"""Fields a term compares as numbers (``size:>10M``)."""
+FIELDS: tuple[str, ...] = (*TEXT_FIELDS, *NUMBER_FIELDS)
 """Fields a term may name (``field:value``)."""
+UNITS: dict[str, int] = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+"""A size's units (any case, ``B`` or ``iB`` after one allowed): powers of 1024, as ``ls -h``."""
+_SIZE = re.compile(r"(?P<n>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?P<unit>[kmgt])i?)?b?", re.I)
+_INT = re.compile(r"(?P<n>[0-9]+)")
+MAX_DIGITS = 30
+"""Digits a number may have (past a 64-bit count anyway; bounds Python's int parsing)."""
 _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
 
 
@@ -55,7 +72,8 @@ class Term:
     icase: bool
     """Whether case is ignored (the value has no uppercase letter)."""
     error: str | None = None
-    """Why the value did not compile as a regex (it is then matched as text)."""
+    """Why the value did not compile as a regex (it is then matched as text), or, for a
+    number term kept as a word (:attr:`Query.bad`), why it is not a number."""
 
     @classmethod
     def parse(cls, field: str, value: str, invert: bool) -> Term:
@@ -83,6 +101,89 @@ class Term:
         return self.hit(value) is not self.invert
 
 
+class Op(Enum):
+    """How a number term compares (what follows ``field:``; none is ``=``)."""
+
+    GE = ">="
+    LE = "<="
+    GT = ">"
+    LT = "<"
+    EQ = "="
+
+
+class BadNumber(ValueError):
+    """A number term's value is not a number of its field (the message says what is)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """One ``[!]field:<op><number>`` over a number column: the whole numbers it keeps are
+    ``low <= n <= high`` (a size in units is exact: ``>1.5K`` is ``>= 1537``)."""
+
+    field: str
+    """One of :data:`NUMBER_FIELDS`."""
+    low: int
+    """The least number kept (0: no lower bound, as no count is negative)."""
+    high: int | None
+    """The greatest number kept; None for no upper bound."""
+    invert: bool
+    """True after ``!``: the term keeps what does not match (a missing page count too)."""
+    word: Term
+    """The word as text (``size:>10k``), for a line of text that has no fields."""
+
+    @classmethod
+    def parse(cls, field: str, value: str, invert: bool) -> Compare:
+        """``>10M`` and the like; raises :class:`BadNumber` saying what a value must be."""
+        op = next((o for o in Op if value.startswith(o.value)), Op.EQ)
+        number = value.removeprefix(op.value)
+        bound = _number(field, number)
+        floor, ceil = bound.numerator // bound.denominator, -(-bound.numerator // bound.denominator)
+        if op is Op.EQ and floor != ceil:
+            raise BadNumber(f"{field}: {number!r} is {float(bound):g} bytes, not a whole number")
+        low, high = {
+            Op.GE: (ceil, None), Op.GT: (floor + 1, None), Op.LE: (0, floor),
+            Op.LT: (0, ceil - 1), Op.EQ: (floor, floor),
+        }[op]  # fmt: skip
+        return cls(field, low, high, invert, Term.parse(field, f"{field}:{value}", invert))
+
+    def hit(self, value: int | None) -> bool:
+        """Whether ``value`` (None: the record has none, as ``pages`` of a text) is kept,
+        before inversion."""
+        return value is not None and self.low <= value and (self.high is None or value <= self.high)
+
+    def matches(self, value: int | None) -> bool:
+        """Whether ``value`` passes this term."""
+        return self.hit(value) is not self.invert
+
+    def mask(self, values: Sequence[int]) -> bytes | bytearray:
+        """One byte per value (-1 stands for none): one C loop, two for a ``<`` over pages."""
+        low, high = self.low, self.high
+        hits: bytes | bytearray
+        if high is None:
+            hits = bytearray(map(low.__le__, values))
+        elif low == high:
+            hits = bytearray(map(low.__eq__, values))
+        else:
+            hits = bytearray(map(high.__ge__, values))
+            if low > 0 or self.field == "pages":  # -1 (no pages) is below every bound
+                hits = and_masks([hits, bytearray(map(low.__le__, values))])
+        return hits.translate(FLIP) if self.invert else hits
+
+
+def _number(field: str, text: str) -> Fraction:
+    """The value of a number term: a size with an optional unit, or a whole number."""
+    if not text:
+        raise BadNumber(f"{field}: needs a number after the comparison, as {field}:>100")
+    size = field == "size"
+    m = (_SIZE if size else _INT).fullmatch(text)
+    if m is None:
+        what = "a size (512, 10K, 1.5M, 2G; K = 1024)" if size else "a whole number"
+        raise BadNumber(f"{field}: {text!r} is not {what}")
+    if len(m["n"]) > MAX_DIGITS:
+        raise BadNumber(f"{field}: {text!r} has too many digits")
+    return Fraction(m["n"]) * UNITS[(m.groupdict().get("unit") or "").lower()]
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """A parsed query line: every term must hold."""
@@ -94,6 +195,11 @@ class Query:
     unknown: tuple[Term, ...] = ()
     """Words typed as ``name:value`` whose name is not a field: no record is filtered by them
     (:attr:`error` says why); a line of text (:meth:`matches`) is, by the whole word."""
+    numbers: tuple[Compare, ...] = ()
+    """The number terms (``size:>10M``), in the order typed."""
+    bad: tuple[Term, ...] = ()
+    """Number terms whose value is not a number (``size:>lots``), as :attr:`unknown` words
+    are kept: each :attr:`Term.error` says what the value must be."""
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -102,51 +208,67 @@ class Query:
             words = shlex.split(text)
         except ValueError:
             words = text.split()
-        terms, unknown = [], []
+        terms, unknown, numbers, bad = [], [], [], []
         for word in words:
             m = _TERM.fullmatch(word)
+            bare, bang = word.removeprefix("!"), word.startswith("!")
             if m and m.group(2) not in FIELDS:
-                bare = word.removeprefix("!")
-                unknown.append(Term.parse(m.group(2), bare, word.startswith("!")))
+                unknown.append(Term.parse(m.group(2), bare, bang))
                 continue
-            if m:
-                invert, field, value = m.group(1) == "!", m.group(2), m.group(3)
-            else:
-                invert, field, value = word.startswith("!"), "path", word.removeprefix("!")
+            if m and m.group(2) in NUMBER_FIELDS:
+                try:
+                    numbers.append(Compare.parse(m.group(2), m.group(3), bang))
+                except BadNumber as exc:
+                    bad.append(replace(Term.parse(m.group(2), bare, bang), error=str(exc)))
+                continue
+            field, value = (m.group(2), m.group(3)) if m else ("path", bare)
             if field == "quality":
                 value = _verdicts(value)
             if value:
-                terms.append(Term.parse(field, value, invert))
-        return cls(text, tuple(terms), tuple(unknown))
+                terms.append(Term.parse(field, value, bang))
+        return cls(text, tuple(terms), tuple(unknown), tuple(numbers), tuple(bad))
 
     @property
     def error(self) -> str | None:
         """What in the query is not applied as typed: an unknown field (with the fields there
-        are), or a value that looked like a regex and is matched as text; None if neither."""
+        are), a number term's value that is not a number, or a value that looked like a regex
+        and is matched as text; None if none of these."""
         if self.unknown:
-            names = ", ".join(dict.fromkeys(f"{t.field}:" for t in self.unknown))
-            return f"no field {names} ({' '.join(FIELDS)})"
+            typed = dict.fromkeys(t.field for t in self.unknown)
+            names = ", ".join(f"{name}:" for name in typed)
+            # The nearest field first: at 80 columns the list is cut after "quality size".
+            near = [f"{f}:" for name in typed for f in get_close_matches(name, FIELDS, 1, 0.6)]
+            guess = f" did you mean {' '.join(dict.fromkeys(near))}?" if near else ""
+            return f"no field {names}{guess} ({' '.join(FIELDS)})"
+        if self.bad:
+            return self.bad[0].error
         bad = next((t.error for t in self.terms if t.error), None)
         return f"not a regular expression ({bad}): matched as text" if bad else None
 
     @property
     def active(self) -> bool:
         """Whether the query filters any record."""
-        return bool(self.terms)
+        return bool(self.terms or self.numbers)
 
     def matches(self, text: str) -> bool:
         """Whether one line of text (an activity line) passes every term, each word matched
         as text (a line has no fields)."""
-        return all(t.matches(text) for t in (*self.terms, *self.unknown))
+        words = (*self.terms, *self.unknown, *(c.word for c in self.numbers), *self.bad)
+        return all(t.matches(text) for t in words)
 
-    def matches_row(self, get: Callable[[str], str | None]) -> bool:
-        """Whether a record passes; ``get(field)`` gives its value of a field."""
-        return all(t.matches(get(t.field)) for t in self.terms)
+    def matches_row(self, get: Callable[[str], str | int | None]) -> bool:
+        """Whether a record passes; ``get(field)`` gives its value of a field (a number
+        field's as an int, None when the record has none)."""
+        return all(t.matches(cast("str | None", get(t.field))) for t in self.terms) and all(
+            c.matches(cast("int | None", get(c.field))) for c in self.numbers
+        )
 
-    def mask(self, columns: Callable[[str], Sequence[str | None]], lower: Sequence[str]) -> bytes:
+    def mask(self, columns: Callable[[str], Sequence[Any]], lower: Sequence[str]) -> bytes:
         """One byte per row: 1 when it passes. ``columns(field)`` gives a field's column
-        (``status`` as the names of the codes: see :meth:`status_table`)."""
+        (``status`` as the names of the codes: see :meth:`status_table`; a number field as
+        its integers, -1 for none)."""
         parts = [_term_mask(t, columns, lower) for t in self.terms]
+        parts += [c.mask(columns(c.field)) for c in self.numbers]
         return and_masks(parts) if parts else b""
 
 
@@ -169,7 +291,7 @@ def _verdicts(value: str) -> str:
 
 
 def _term_mask(
-    term: Term, columns: Callable[[str], Sequence[str | None]], lower: Sequence[str]
+    term: Term, columns: Callable[[str], Sequence[Any]], lower: Sequence[str]
 ) -> bytes | bytearray:
     values = columns(term.field)
     hits: bytes | bytearray

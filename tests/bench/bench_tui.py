@@ -12,6 +12,7 @@ Each run is its own process (clean peak memory). Measured per run:
   tab_error     status tab ``error`` (key 5) + frame
   filter        path filter "file00042" + frame;  filter_clear: back to all + frame
   field_filter  query "mime:pdf" + frame;  two_terms: "status:error !mime:pdf" + frame
+  number_terms  query "size:>10K chars:<100" + frame
   peak_rss      the process's peak resident memory
 With ``--terminal``, each run is instead the real ``quarry ui --store S`` on a 160x50 pty read
 through pyte (tests/e2e/terminal.py), timed from the process start, as a user meets it:
@@ -146,6 +147,10 @@ async def child(store: Path) -> dict[str, float]:
         two = "status:error !mime:pdf"
         out["two_terms_ms"] = 1000 * await timed(lambda: screen.set_filter(two), 1)
         out["two_terms_rows"] = len(app.model.view)
+        screen.set_filter("")
+        numbers = "size:>10K chars:<100"
+        out["number_terms_ms"] = 1000 * await timed(lambda: screen.set_filter(numbers), 1)
+        out["number_terms_rows"] = len(app.model.view)
         screen.set_filter("")
         out["sort_chars_ms"] = 1000 * await timed(lambda: screen.action_sort("chars"), 1)
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

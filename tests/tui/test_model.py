@@ -287,3 +287,30 @@ def test_needs_are_carried_from_any_line_and_live_changes() -> None:
     ]
     m.apply([rec("a.zip", "ok"), rec("f.eml", "ok", needs=("tesseract",))])
     assert [key[1] for key, _ in m.waiting()] == ["b.doc", "e.pdf", "f.eml"]
+
+
+def test_number_terms_filter_count_and_follow_live_changes() -> None:
+    m = model_of([
+        rec("a/big.pdf", size=20 << 20, chars=50, ms=9000, pages=3),
+        rec("a/small.pdf", size=10, chars=5000, ms=10, pages=12),
+        rec("b/big.txt", "error", size=30 << 20, ms=6000),
+        rec("b/note.txt", size=1024, chars=99),
+    ])  # fmt: skip
+    m.set_query("size:>10M")
+    assert paths(m) == ["a/big.pdf", "b/big.txt"]
+    assert m.view_counts()["all"] == 2 and m.view_counts()["error"] == 1
+    m.set_query("size:>10M chars:<100 ms:>5000 status:ok")
+    assert paths(m) == ["a/big.pdf"]
+    m.set_query("size:1K")  # a bare number is "=", K = 1024
+    assert paths(m) == ["b/note.txt"]
+    m.set_query("pages:<5")  # a text has no pages: no comparison keeps it, "!" does
+    assert paths(m) == ["a/big.pdf"]
+    m.set_query("!pages:<5")
+    assert paths(m) == ["a/small.pdf", "b/big.txt", "b/note.txt"]
+    m.set_sort("size")
+    m.set_query("size:>=1k !path:pdf")
+    assert paths(m) == ["b/note.txt", "b/big.txt"]
+    m.apply([rec("b/note.txt", size=5), rec("c/new.bin", size=4096)])  # live: in and out
+    assert paths(m) == ["c/new.bin", "b/big.txt"]
+    m.set_query("size:>lots")  # not a number: it filters nothing and says why
+    assert len(paths(m)) == len(m) and "not a size" in (m.query.error or "")

@@ -54,10 +54,10 @@ async def test_an_unknown_field_is_said_with_the_fields_there_are(store: Store) 
     app = QuarryApp(store.out)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("slash", *"size:>10K")
+        await pilot.press("slash", *"sise:>10K")
         box = app.records_screen.query_one("#filter", Input)
         assert box.has_class("-invalid")
-        assert str(box.border_title).startswith("no field size:")
+        assert str(box.border_title).startswith("no field sise: did you mean size:?")
         assert "path status reason mime" in str(box.border_title)
         assert len(visible_paths(app)) == 16  # nothing filtered by a word it cannot apply
         assert box.border_subtitle == "16 of 16 records"
@@ -65,3 +65,20 @@ async def test_an_unknown_field_is_said_with_the_fields_there_are(store: Store) 
         assert len(visible_paths(app)) == 3 and str(box.border_title).startswith("no field")
         app.records_screen.set_filter("status:error")
         assert box.border_title == "3 of 16 records" and not box.has_class("-invalid")
+
+
+async def test_a_size_filters_and_a_size_that_is_no_number_is_said(store: Store) -> None:
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        sizes = [row[9] for row in app.model.rows if row is not None]  # R_SIZE
+        big = sum(size > 1024 for size in sizes)
+        assert 0 < big < len(sizes)  # the sample has files on both sides of 1K
+        await pilot.press("slash", *"size:>1K")
+        box = app.records_screen.query_one("#filter", Input)
+        assert len(visible_paths(app)) == big and not box.has_class("-invalid")
+        assert box.border_title == f"{big} of {len(sizes)} records"
+        await pilot.press("backspace", "backspace", *"lots")
+        assert box.has_class("-invalid") and len(visible_paths(app)) == len(sizes)
+        assert str(box.border_title).startswith("size: 'lots' is not a size (512, 10K")
+        assert box.border_subtitle == f"{len(sizes)} of {len(sizes)} records"
