@@ -244,23 +244,26 @@ def pyarrow_modules() -> tuple[Any, Any]:
 
 
 def write_parquet(chunks: Iterator[Chunk], out: IO[bytes]) -> tuple[int, int]:
-    """The records as one Parquet table, a row group per :data:`ROW_GROUP` records;
+    """The records as one Parquet table, a row group per :data:`ROW_GROUP` records, gathered
+    a column at a time (a list per column, not a dict per record: a third of the memory);
     (rows, lines that were not records)."""
     pa, pq = pyarrow_modules()
     kinds = {name: pa.int64() for name in _INTS} | {"needs": pa.list_(pa.string())}
     schema = pa.schema([(name, kinds.get(name, pa.string())) for name in COLUMNS])
     n = bad = 0
-    rows: list[dict[str, Any]] = []
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     with pq.ParquetWriter(out, schema) as writer:
         for chunk in chunks:
             records = chunk.records()
-            rows.extend(map(fields_of, records))
+            for fields in map(fields_of, records):
+                for name, value in fields.items():
+                    columns[name].append(value)
             n, bad = n + len(records), bad + chunk.bad
-            if len(rows) >= ROW_GROUP:
-                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-                rows = []
-        if rows or not n:  # (an empty store: a table of no rows, with its columns)
-            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+            if len(columns["root"]) >= ROW_GROUP:
+                writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+                columns = {name: [] for name in COLUMNS}
+        if columns["root"] or not n:  # (an empty store: a table of no rows, with its columns)
+            writer.write_table(pa.Table.from_pydict(columns, schema=schema))
     return n, bad
 
 
