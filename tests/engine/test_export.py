@@ -167,6 +167,19 @@ def test_an_index_ahead_of_the_file_is_exported_and_one_of_another_file_is_not(
     assert proc.returncode == 0 and proc.stdout == lines[0], proc.stderr
 
 
+def test_a_store_whose_first_sweep_was_killed_exports_what_it_committed(tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    out.mkdir()
+    recs = [record("b.txt"), record("a.txt"), record(NOT_UTF8)]
+    with RecordDB.open_writer(out / DB) as db:  # committed, then killed: no extract.jsonl yet
+        db.put(recs)
+        db.commit()
+    proc = run("export", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"".join(line_of(r) for r in sorted(recs, key=lambda r: r.key))
+    assert not (out / "extract.jsonl").exists()
+
+
 def test_without_an_index_the_file_is_read_sorted_its_bad_lines_said_once(tmp_path: Path) -> None:
     recs = [record(f"f{i:02}.txt") for i in range(12)]
     newer = record("f03.txt", size=99)
