@@ -32,6 +32,7 @@ import importlib
 import io
 import os
 import sqlite3
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
@@ -293,6 +294,26 @@ def output_path(given: str | None, store: Store) -> Path | None:
     return path
 
 
+def check_stdout(store: Store) -> None:
+    """Refuse a standard output that is one of the store's own files (``quarry export >
+    .quarry/extract.jsonl``): appended to, it would no longer be the store's records; the
+    shell's ``>`` has emptied it already, and the next sweep rebuilds it."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return
+    if not stat.S_ISREG(out.st_mode):
+        return
+    with contextlib.suppress(OSError), os.scandir(store.out) as entries:
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+                raise UsageError(
+                    f"standard output is the store's own {shown(entry.name)}: an export never "
+                    "writes into the store; redirect it elsewhere"
+                )
+
+
 def choose_format(given: str | None, out: Path | None) -> Format:
     """``--format`` (any case), else the format ``-o``'s suffix names, else JSONL."""
     if given is not None:
@@ -367,6 +388,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write the store's records to ``-o`` (or standard output) as JSONL, CSV or Parquet."""
     store = _store_of(args)
     out = output_path(args.output, store)
+    if out is None:
+        check_stdout(store)
     fmt = choose_format(args.format, out)
     if fmt is Format.PARQUET:
         pyarrow_modules()  # missing: said before anything is read

@@ -394,6 +394,11 @@ def test_wrong_input_is_one_line_and_exit_1(tmp_path: Path) -> None:
         one_line(run("export", str(store), "-o", str(target)), "inside the store")
     (tmp_path / "link").symlink_to(store)
     one_line(run("export", str(store), "-o", str(tmp_path / "link" / "extract.jsonl")), "inside")
+    with jsonl.open("ab") as appended:  # `quarry export >> .quarry/extract.jsonl`
+        proc = subprocess.run(
+            [*QUARRY, "export", str(store)], stdout=appended, stderr=subprocess.PIPE, timeout=120
+        )
+    assert proc.returncode == 1 and b"the store's own extract.jsonl" in proc.stderr
     assert jsonl.read_bytes() == before
     assert _tree(store) == listing  # nothing written in the store, not even a temporary file
 
