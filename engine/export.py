@@ -41,11 +41,11 @@ from typing import IO, Any
 
 from engine.commands import EXIT_OK, find_store, reading_store
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
-from engine.errors import QuarryError, UsageError
+from engine.errors import QuarryError, StoreUnusable, UsageError
 from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
 from engine.records import Record
-from engine.store import Store, read_jsonl
+from engine.store import JSONL, Store, read_jsonl
 from engine.visible import csv_text
 
 
@@ -119,6 +119,11 @@ def store_chunks(store: Store, warn: Callable[[str], None]) -> Iterator[Iterator
     lines said through ``warn``, in one line)."""
     db = _index_in_step(store)
     if db is None:
+        if not store.exists():  # (only an index, damaged: a first sweep's, killed)
+            raise StoreUnusable(
+                f"the store {shown(str(store.out))} has no {JSONL} and its index cannot be "
+                "read: nothing to export (a sweep rebuilds it)"
+            )
         yield _from_file(store, warn)
         return
     try:
@@ -152,7 +157,8 @@ def _from_index(db: RecordDB) -> Iterator[Chunk]:
             yield Chunk(lines=batch)
     except sqlite3.Error as exc:  # damaged under us: no export is better than a wrong one
         raise QuarryError(
-            f"the store's index could not be read ({exc}): export stopped, no file written"
+            f"the store's index could not be read ({exc}): the export stopped (a file named by"
+            " -o is not written)"
         ) from exc
 
 

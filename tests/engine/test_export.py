@@ -178,6 +178,9 @@ def test_a_store_whose_first_sweep_was_killed_exports_what_it_committed(tmp_path
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b"".join(line_of(r) for r in sorted(recs, key=lambda r: r.key))
     assert not (out / "extract.jsonl").exists()
+    (out / DB).write_bytes(b"not a database, and no extract.jsonl beside it")
+    one_line(run("export", str(out), "-o", str(tmp_path / "x.csv")), "nothing to export")
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_without_an_index_the_file_is_read_sorted_its_bad_lines_said_once(tmp_path: Path) -> None:
