@@ -9,6 +9,7 @@
     quarry retry PATH...          read files again whatever their verdict
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
+    quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
 no such folder, or a locked store (one line on stderr, no traceback).
@@ -40,7 +41,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
 from engine.tools import KNOWN_TOOLS
 
-VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "open")
+VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "open")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,6 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", type=Path, help="a swept folder, to count files unlocked")
     p.add_argument("--store", type=Path)
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("export", help="write the store's records as JSONL, CSV or Parquet")
+    p.add_argument("dir", nargs="?", type=Path, help="a swept folder or a store folder")
+    p.add_argument("--store", type=Path, help="the store folder (default: found above here)")
+    p.add_argument(
+        "--format",
+        metavar="FORMAT",
+        help="jsonl, csv or parquet (default: by -o's suffix, else jsonl)",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="the file to write (default or '-': stdout)"
+    )
     return parser
 
 

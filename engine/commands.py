@@ -383,12 +383,20 @@ def _print(renderable: object) -> None:
     Console().print(renderable)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """The store's records as JSONL, CSV or Parquet (:mod:`engine.export`)."""
+    from engine.export import cmd_export as export
+
+    return export(args)
+
+
 COMMANDS: dict[str, Command] = {
     "sweep": cmd_sweep,
     "watch": cmd_watch,
     "retry": cmd_retry,
     "show": cmd_show,
     "tools": cmd_tools,
+    "export": cmd_export,
 }
 """The headless verbs by name; the dashboard's two (``open``, ``ui``) are added by ``tui.cli``."""
 
@@ -574,6 +582,7 @@ __all__ = [
     "EXIT_ERRORS",
     "EXIT_OK",
     "EXIT_USAGE",
+    "cmd_export",
     "cmd_retry",
     "cmd_show",
     "cmd_sweep",
