@@ -21,8 +21,8 @@ The index agrees with one ``extract.jsonl``: :meth:`source` is that file's ident
 mtime, inode) when the index was last in step with it. An index whose source is not the
 file on disk (another writer, a hand, an older quarry) is rebuilt from the file, never
 trusted; so is one that is damaged or of another :data:`VERSION`. Names that are not UTF-8
-(a file system's raw bytes, held in ``str`` as lone surrogates) are keyed as their exact
-bytes, so the key order is the byte order of UTF-8: Python's order of the same names.
+(a file system's raw bytes, held in ``str`` as lone surrogates) are keyed exactly, in an
+encoding whose byte order is Python's order of the same names (:func:`key_bytes`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from engine.records import Record
 
 DB = "extract.db"
 """The index's file in the store folder (with SQLite's ``-wal`` and ``-shm`` beside it)."""
-VERSION = 1
+VERSION = 2
 """Bumped whenever the schema or what a row holds changes: an index of another is rebuilt."""
 Key = tuple[str, str]
 Identity = tuple[int, int, int]
@@ -118,13 +118,16 @@ class Changes:
 
 
 def key_bytes(name: str) -> bytes:
-    """A root or path as the index keys it: its exact bytes (see the module's docstring)."""
-    return name.encode("utf-8", "surrogateescape")
+    """A root or path as the index keys it (see the module's docstring). The lone surrogates
+    that carry a name's undecodable bytes are encoded as code points (``surrogatepass``),
+    not as the raw bytes: UTF-8's byte order is then the code points' order, Python's order
+    of the same names (raw bytes sorted a ``\x80`` before an ``é``, the file after it)."""
+    return name.encode("utf-8", "surrogatepass")
 
 
 def name_of(raw: bytes) -> str:
     """The inverse of :func:`key_bytes`."""
-    return raw.decode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "surrogatepass")
 
 
 def identity_of(path: Path) -> Identity | None:

@@ -17,7 +17,7 @@ from engine.records import Record
 from engine.store import read_jsonl
 
 _names = st.lists(
-    st.text(alphabet="ab é\udcff-_.", min_size=1, max_size=5).filter(
+    st.text(alphabet="ab é\udcff\udc80z\u00c0-_.", min_size=1, max_size=5).filter(
         lambda s: s not in (".", "..")
     ),
     min_size=1,
@@ -25,7 +25,7 @@ _names = st.lists(
 ).map("/".join)
 _records = st.builds(
     Record,
-    root=st.sampled_from(["/r", "/données", "/r\udcfe"]),
+    root=st.sampled_from(["/r", "/données", "/r\udcfe", "/r\udc80é"]),
     path=_names,
     size=st.integers(0, 2**40),
     mtime_ns=st.integers(-(2**62), 2**62),

@@ -125,12 +125,6 @@ def test_jsonl_of_an_in_step_store_is_its_extract_jsonl_byte_for_byte(tmp_path: 
     assert proc.returncode == 0 and proc.stdout == jsonl
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.db keys a name that is not UTF-8 by its surrogateescape bytes, whose order "
-    "is not Python's (extract.jsonl's) for an undecodable byte below 0xC2 against a "
-    "character past ASCII: encoding the key with 'surrogatepass' keeps both orders equal",
-)
 def test_jsonl_of_an_in_step_store_keeps_its_order_for_any_name(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
