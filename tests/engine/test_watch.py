@@ -53,10 +53,12 @@ def test_modify_replaces_the_text(w: Watched) -> None:
     (w.root / "a.txt").write_text("two, longer\n")
     w.wait("new content", lambda r: r["a.txt"].sha256 != old)
     assert _text(w, "a.txt") == "two, longer\n"
-    # The promise: a record is visible only with its text, and the batch that made the new
-    # record visible drops the old text before it ends (a reader may see both for a moment).
-    w.mark()  # that batch has ended
-    assert old is not None and not w.session.store.has_text(old)
+    # The promise: a record is visible only with its text. The old text stays while
+    # extract.jsonl still names it (the file follows the index once changes settle), and
+    # goes once the file no longer does: no orphan text is left behind.
+    assert old is not None
+    w.until("the old text gone", lambda: not w.session.store.has_text(old))
+    assert w.jsonl()["a.txt"].sha256 != old
 
 
 def test_atomic_save_is_one_change_and_the_temp_file_never_a_record(w: Watched) -> None:

@@ -123,7 +123,10 @@ def test_encoded_subjects_come_back_as_written(tmp_path: Path, subject: str, cha
     path.write_bytes(f"Subject: {encoded}\n\nbody\n".encode("ascii"))
     sink = TextSink(10**6)
     EmailReader().read(path, ReadContext(mime=M.EML), sink)
-    assert sink.getvalue().splitlines()[0] == "Subject: " + " ".join(subject.split())
+    first = sink.getvalue().splitlines()[0]
+    words = " ".join(subject.split())
+    # a subject of nothing but spaces is no subject line (Hypothesis found ' ')
+    assert first == ("Subject: " + words if words else "")
 
 
 def test_raw_eight_bit_headers_are_decoded(tmp_path: Path) -> None:
