@@ -22,7 +22,7 @@ from tui.widgets.text_view import TextView
 from tui.words import count
 
 
-class InspectorScreen(ReportsWorkerFailures, Screen[None]):
+class InspectorScreen(Screen[None], ReportsWorkerFailures):
     """Read one stored text; ``escape`` (or ``q``: never a quit from here) goes back."""
 
     CSS_PATH = "inspector.tcss"

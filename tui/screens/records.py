@@ -52,7 +52,7 @@ ENGINE_ACTIONS = frozenset({"retry_one", "retry_many", "retry_with_password"})
 """Actions not offered when the engine is not ours (read-only, another process's store)."""
 
 
-class RecordsScreen(ReportsWorkerFailures, Screen[None]):
+class RecordsScreen(Screen[None], ReportsWorkerFailures):
     """Browse every record of the store, live."""
 
     CSS_PATH = "records.tcss"

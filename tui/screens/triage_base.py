@@ -16,7 +16,7 @@ REFRESH_SECONDS = 0.3
 """Live events redraw a triage screen at most this often (a sweep sends many)."""
 
 
-class TriageScreen(ReportsWorkerFailures, Screen[None]):
+class TriageScreen(Screen[None], ReportsWorkerFailures):
     """A screen over the records screen; ``t x @`` switch between them, escape (or q) goes back."""
 
     BINDINGS = [Binding("escape,q", "back", "Back")]
