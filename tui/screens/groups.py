@@ -182,6 +182,15 @@ class GroupsScreen(TriageScreen, Generic[G]):
         if self.ready and event.size.width != self._width:
             self.refresh_data()
 
+    def start_over(self) -> None:
+        """The first group highlighted, the keys on the groups."""
+        self.groups = []  # none highlighted: refresh_data keeps none
+        groups = self.query_one("#groups", DataTable)
+        groups.clear()
+        self.query_one("#group-files", DataTable).clear()
+        self.refresh_data()
+        groups.focus()
+
     @property
     def group(self) -> G | None:
         """The highlighted group."""
