@@ -7,11 +7,10 @@ starts over as a new one would, with the records as they are then (:meth:`start_
 from __future__ import annotations
 
 from textual.binding import Binding
-from textual.screen import Screen
 
 from tui.messages import ModelChanged
 from tui.model import RecordModel
-from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState
 
@@ -19,7 +18,7 @@ REFRESH_SECONDS = 0.3
 """Live events redraw a triage screen at most this often (a sweep sends many)."""
 
 
-class TriageScreen(Screen[None], ReportsWorkerFailures):
+class TriageScreen(FullScreen):
     """A screen over the records screen; ``t x @`` switch between them, escape (or q) goes back."""
 
     BINDINGS = [Binding("escape,q", "back", "Back")]
