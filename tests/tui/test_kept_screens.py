@@ -101,3 +101,25 @@ async def test_the_help_shown_again_is_the_same_from_the_top(store: Store) -> No
         await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is help_screen and box.scroll_y == 0)
+
+
+async def test_the_same_groups_redrawn_keep_their_tables(store: Store) -> None:
+    """A live change that leaves the groups as they were (most of a sweep's, on the errors
+    screen: it redraws every 0.3 s while records come) rebuilds neither table: a rebuilt
+    table is repainted whole."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorsScreen))
+        errors = app.screen
+        assert isinstance(errors, ErrorsScreen)
+        groups = errors.query_one("#groups", DataTable)
+        files = errors.query_one("#group-files", DataTable)
+        await pilot.press("down")
+        await wait_for(pilot, lambda: groups.cursor_row == 1)
+        rows, file_rows = list(groups.rows), list(files.rows)
+        errors.refresh_data()
+        await settle(pilot)
+        assert list(groups.rows) == rows and list(files.rows) == file_rows
+        assert groups.cursor_row == 1
