@@ -100,6 +100,7 @@ from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
+    from tui.screens.help import HelpScreen
 
 POLL_SECONDS = 1.0
 """How often a store opened without a session is checked for changes."""
@@ -178,6 +179,10 @@ class QuarryApp(App[None]):
         """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
         self._rows_begun = False
         """Whether the model was started afresh with the load's first chunk."""
+        self._kept: dict[type[TriageScreen], TriageScreen] = {}
+        """The triage screens shown so far, one of each kind (:meth:`_kept_screen`)."""
+        self._help: HelpScreen | None = None
+        """The help screen, once shown."""
         self.records_screen = RecordsScreen(self.model, self.triage, self)
         """The home screen, at the bottom of the stack."""
         self.install_screen(self.records_screen, name="records")
@@ -608,7 +613,7 @@ class QuarryApp(App[None]):
             return
         top = self._top()
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
-            self.push_screen(ToolsScreen(self.model, self.triage, self))
+            self._show(ToolsScreen)
 
     # -- retries and tools (they outlive any screen) -----------------------------------------
 
@@ -810,45 +815,61 @@ class QuarryApp(App[None]):
         blocked = self.quitting or isinstance(self._top(), ModalScreen)
         return not (action.startswith("show_") and blocked)
 
-    def _show(self, screen: TriageScreen) -> None:
-        """Show ``screen`` over the one on top: escape comes back to where it was opened from
-        (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen again). A screen
-        of that kind already in the stack is gone back to instead, as it was left: the stack
-        holds each kind once."""
+    def _show(self, kind: type[TriageScreen]) -> None:
+        """Show the screen of ``kind`` over the one on top: escape comes back to where it was
+        opened from (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen
+        again). A screen of that kind already in the stack is gone back to instead, as it was
+        left: the stack holds each kind once."""
         top = self._top()
-        if top is None or type(top) is type(screen):
+        if top is None or type(top) is kind:
             return
         stack = self.screen_stack
-        earlier = next((i for i, s in enumerate(stack) if type(s) is type(screen)), None)
+        earlier = next((i for i, s in enumerate(stack) if type(s) is kind), None)
         if earlier is None:
-            self.push_screen(screen)
+            self.push_screen(self._kept_screen(kind))
             return
         for _ in stack[earlier + 1 :]:
             self.pop_screen()
+
+    def _kept_screen(self, kind: type[TriageScreen]) -> TriageScreen:
+        """The one screen of ``kind``: made and installed the first time it is shown, shown
+        anew (as a new one would be, with the records as they are) every later time.
+
+        A screen made for each key cost its compose, a restyle of every widget, two full
+        repaints (Textual lays a new screen out, then repaints it whole again) and, on
+        escape, a third of the screen below once it was removed: at load, most of a key's
+        150 ms (issue 25)."""
+        screen = self._kept.get(kind)
+        if screen is None:
+            screen = self._kept[kind] = kind(self.model, self.triage, self)
+            self.install_screen(screen, name=f"kept-{kind.__name__}")
+        else:
+            screen.show_anew()
+        return screen
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""
         from tui.screens.tools import ToolsScreen
 
-        self._show(ToolsScreen(self.model, self.triage, self))
+        self._show(ToolsScreen)
 
     def action_show_errors(self) -> None:
         """Error records grouped by reason and message."""
         from tui.screens.errors import ErrorsScreen
 
-        self._show(ErrorsScreen(self.model, self.triage, self))
+        self._show(ErrorsScreen)
 
     def action_show_unsupported(self) -> None:
         """Unsupported files grouped by reason and MIME type."""
         from tui.screens.unsupported import UnsupportedScreen
 
-        self._show(UnsupportedScreen(self.model, self.triage, self))
+        self._show(UnsupportedScreen)
 
     def action_show_activity(self) -> None:
         """The engine's events, live."""
         from tui.screens.activity import ActivityScreen
 
-        self._show(ActivityScreen(self.model, self.triage, self))
+        self._show(ActivityScreen)
 
     def action_pause(self) -> None:
         """Hold live changes back, or apply what queued meanwhile."""
@@ -862,9 +883,15 @@ class QuarryApp(App[None]):
         """Show every key."""
         from tui.screens.help import HelpScreen
 
-        if not isinstance(self._top(), HelpScreen | None):
+        if isinstance(self._top(), HelpScreen | None):
+            return
+        if self._help is None:  # made once: its text is the same all session
             keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
-            self.push_screen(HelpScreen(keys, read_only=not self.triage.writable))
+            self._help = HelpScreen(keys, read_only=not self.triage.writable)
+            self.install_screen(self._help, name="kept-help")
+        else:
+            self._help.show_anew()
+        self.push_screen(self._help)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, one that notices its terminal is gone on Linux and macOS."""

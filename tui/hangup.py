@@ -22,6 +22,8 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 
+from tui.escwait import QuickEscapeDriver
+
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 """What ``poll`` reports, asked for nothing, once a terminal has hung up (or its fd closed)."""
 WATCH_SECONDS = 0.5
@@ -65,8 +67,9 @@ class _Output:
         return getattr(self._file, name)
 
 
-class HangupDriver(LinuxDriver):
-    """Textual's Linux driver, which tells the app when its terminal is gone."""
+class HangupDriver(QuickEscapeDriver):
+    """Textual's Linux driver (with a quick escape key: :mod:`tui.escwait`), which tells the app
+    when its terminal is gone."""
 
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
@@ -77,7 +80,7 @@ class HangupDriver(LinuxDriver):
 
     def start_application_mode(self) -> None:
         """Start as Textual does, then watch the terminal."""
-        super().start_application_mode()  # type: ignore[no-untyped-call]
+        super().start_application_mode()
         self._stop_watch.clear()
         threading.Thread(target=self._watch, name="quarry-hangup", daemon=True).start()
 

@@ -13,9 +13,12 @@ presses a fixed tour of keys, each one awaited on what its screen must show:
 
 A key's latency is the time from writing it to the pty until the screen shows what it must
 (the harness reads the screen again only when the process wrote something). Prints, per key
-and for all keys together, the median, p95 and max in milliseconds, the machine's load before
-and after, and the number of presses. Not a test: the goal (150 ms p95 with two busy loops,
-DESIGN.md) is reported, never asserted.
+and for all keys together, the median, p95 and max in milliseconds, the median bytes the
+dashboard wrote and the median CPU time its process used (all its threads, from
+``/proc/PID/task/*/schedstat``) until then, the machine's load before and after, and the
+number of presses. The bytes matter twice: a terminal parses them (pyte, here, at ~1 ms a
+KB on an idle machine, and the harness shares the cores), and over SSH they are the link.
+Not a test: the goal (150 ms p95 with two busy loops, DESIGN.md) is reported, never asserted.
 
 Without ``--store``/``--dir`` the bundled ``fixtures/`` are swept into a temporary store first.
 """
@@ -32,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -72,9 +76,30 @@ def tour(fragment: str, total: str) -> list[tuple[str, str, Check]]:
     ]
 
 
-def press(term: Terminal, keys: str, check: Check, timeout: float) -> float:
-    """Send ``keys`` and wait until the screen passes ``check``: the seconds it took."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of process ``pid`` so far (0 where /proc cannot say)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return total / 1e9
+
+
+class Pressed(NamedTuple):
+    """One key: seconds until drawn, bytes written meanwhile, the dashboard's CPU seconds."""
+
+    seconds: float
+    written: int
+    cpu: float
+
+
+def press(term: Terminal, keys: str, check: Check, timeout: float) -> Pressed:
+    """Send ``keys`` and wait until the screen passes ``check``."""
     raw = KEYS.get(keys, keys).encode()
+    before, cpu = len(term.raw), cpu_seconds(term.proc.pid)
     t0 = time.perf_counter()
     os.write(term.fd, raw)
     end = time.monotonic() + timeout
@@ -82,7 +107,8 @@ def press(term: Terminal, keys: str, check: Check, timeout: float) -> float:
         written = len(term.raw)
         term.pump(0.002)
         if len(term.raw) != written and check(term.text()):
-            return time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            return Pressed(seconds, len(term.raw) - before, cpu_seconds(term.proc.pid) - cpu)
         if term.proc.poll() is not None:
             raise SystemExit(f"quarry exited {term.proc.returncode}:\n{term.text()}")
         if time.monotonic() > end:
@@ -136,7 +162,7 @@ def main(argv: list[str]) -> int:
             loads = [os.getloadavg()[0]]
             loops = busy_loops(args.busy)
             time.sleep(1.0)  # let the loops take their cores before the first key
-            per_key: dict[str, list[float]] = {}
+            per_key: dict[str, list[Pressed]] = {}
             for _ in range(args.rounds):
                 for label, keys, check in tour(args.fragment, total):
                     per_key.setdefault(label, []).append(press(term, keys, check, 60.0))
@@ -151,11 +177,14 @@ def main(argv: list[str]) -> int:
         f"quarry {' '.join(argv_q[1:2])} at {cols}x{rows}, {args.busy} busy loops, "
         f"{args.rounds} rounds; cpus {os.cpu_count()}, load {loads[0]:.1f} -> {loads[1]:.1f}"
     )
-    print(f"{'key':<16}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'n':>5}")
-    for label, values in [*per_key.items(), ("all keys", everything)]:
+    print(f"{'key':<16}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'KB':>7}{'cpu ms':>8}{'n':>5}")
+    for label, pressed in [*per_key.items(), ("all keys", everything)]:
+        values = [p.seconds for p in pressed]
         print(
             f"{label:<16}{statistics.median(values) * 1e3:>10.0f}"
-            f"{percentile(values, 0.95) * 1e3:>9.0f}{max(values) * 1e3:>9.0f}{len(values):>5}"
+            f"{percentile(values, 0.95) * 1e3:>9.0f}{max(values) * 1e3:>9.0f}"
+            f"{statistics.median(p.written for p in pressed) / 1024:>7.1f}"
+            f"{statistics.median(p.cpu for p in pressed) * 1e3:>8.0f}{len(values):>5}"
         )
     return 0
 

@@ -62,6 +62,18 @@ class ActivityScreen(TriageScreen):
         self._rewrite()
         self.query_one(Log).focus()
 
+    def start_over(self) -> None:
+        """No filter, following the newest line, the keys on the log."""
+        box = self.query_one("#activity-filter", Input)
+        with box.prevent(Input.Changed):
+            box.value = ""
+        box.remove_class("-shown")
+        self.query_text = Query.parse("")
+        self.following = True
+        self.log_widget.auto_scroll = True
+        self._rewrite()
+        self.log_widget.focus()
+
     @property
     def log_widget(self) -> Log:
         """The log."""

@@ -19,7 +19,11 @@ def worker_failure(event: Worker.StateChanged) -> str | None:
 
 
 class ReportsWorkerFailures(DOMNode):
-    """Notify the user of a worker of this node that raised; the app keeps running."""
+    """Notify the user of a worker of this node that raised; the app keeps running.
+
+    Mix it in after the Textual class (``class S(Screen[None], ReportsWorkerFailures)``):
+    Textual takes a class's CSS types from its first ``DOMNode`` base, and first, this hid
+    ``Screen`` and ``Widget`` from every rule (the screens were transparent)."""
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Say which task failed and why."""

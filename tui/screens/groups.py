@@ -132,6 +132,10 @@ class GroupsScreen(TriageScreen, Generic[G]):
         self._shown: tuple[str, str] | None = None
         self._file_before: Key | None = None  # the file highlighted before a refresh
         self._width = 0
+        self._drawn: tuple[tuple[str, ...], list[list[str]]] | None = None
+        """The groups table's titles and cells as last drawn."""
+        self._files_drawn: list[list[str]] = []
+        """The files table's cells as last drawn."""
 
     # -- what a subclass says ---------------------------------------------------------------
 
@@ -182,6 +186,13 @@ class GroupsScreen(TriageScreen, Generic[G]):
         if self.ready and event.size.width != self._width:
             self.refresh_data()
 
+    def start_over(self) -> None:
+        """The first group highlighted, the keys on the groups."""
+        self.groups = []  # none highlighted: refresh_data keeps none
+        self.refresh_data()
+        self.query_one("#group-files", DataTable).move_cursor(row=0)
+        self.query_one("#groups", DataTable).focus()
+
     @property
     def group(self) -> G | None:
         """The highlighted group."""
@@ -206,13 +217,17 @@ class GroupsScreen(TriageScreen, Generic[G]):
         columns = self.columns(wide)
         rows = [[shown(c) for c in self.cells(g, wide)] for g in self.groups]
         table = self.query_one("#groups", DataTable)
-        set_columns(table, tuple(title for title, _share in columns))
         cuts = widths(columns, rows, width)
-        for row in rows:
-            table.add_row(*(Text(cut(c, w)) for c, w in zip(row, cuts, strict=True)))
+        drawn = (tuple(t for t, _share in columns), [list(map(cut, r, cuts)) for r in rows])
+        if drawn != self._drawn:  # the same rows again: kept (a rebuilt table repaints all)
+            self._drawn = drawn
+            set_columns(table, drawn[0])
+            for row in drawn[1]:
+                table.add_row(*map(Text, row))
         idents = [g.ident for g in self.groups]
+        target = 0
         if keep in idents:
-            table.move_cursor(row=idents.index(keep))
+            target = idents.index(keep)
         elif before is not None:
             # The group is gone: follow its files to the group that holds most of them now
             # (a retry with a wrong password, a repaired file that fails another way).
@@ -220,7 +235,8 @@ class GroupsScreen(TriageScreen, Generic[G]):
             shared = [len(following.intersection(g.keys)) for g in self.groups]
             most = max(shared, default=0)
             if most:
-                table.move_cursor(row=shared.index(most))
+                target = shared.index(most)
+        table.move_cursor(row=target)
         self._file_before = file_before
         self._show_title()
         self._shown = None
@@ -252,6 +268,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
         detail = self.query_one("#group-detail", Static)
         if group is None:
             files.clear()
+            self._files_drawn = []
             detail.update(f"[dim]{self.EMPTY}[/dim]")
             self._shown = None
             return
@@ -260,7 +277,6 @@ class GroupsScreen(TriageScreen, Generic[G]):
             return
         self._shown = group.ident
         keep = files.cursor_row
-        files.clear()
         retrying = self.triage.retrying
         rows = []
         for key in group.keys:
@@ -269,8 +285,12 @@ class GroupsScreen(TriageScreen, Generic[G]):
             rows.append([shown(key[1]), shown(record.mime if record else ""), shown(verdict)])
         # the verdict takes the width the path and MIME leave (the line above has it in full)
         cuts = widths([("path", 0), ("MIME", 0), ("verdict", 1)], rows, self._width)
-        for row in rows:
-            files.add_row(*(Text(cut(c, w)) for c, w in zip(row, cuts, strict=True)))
+        drawn = [list(map(cut, row, cuts)) for row in rows]
+        if drawn != self._files_drawn:  # the same files again: kept, as the groups are
+            self._files_drawn = drawn
+            files.clear()
+            for row in drawn:
+                files.add_row(*map(Text, row))
         follow, self._file_before = self._file_before, None
         if follow in group.keys:  # the same file, wherever it now is in the list
             keep = group.keys.index(follow)

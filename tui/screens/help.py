@@ -108,6 +108,10 @@ class HelpScreen(ModalScreen[None]):
         box.border_title = "Keys"
         box.border_subtitle = "↑ ↓ PgUp PgDn: scroll · esc: close"
 
+    def show_anew(self) -> None:
+        """Shown again (the app keeps it): from the top."""
+        self.query_one("#help", VerticalScroll).scroll_home(animate=False, immediate=True)
+
     def action_dismiss(self) -> None:  # type: ignore[override]
         """Close the help."""
         self.dismiss()

@@ -9,20 +9,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.names import shown
 from engine.records import Record
-from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.full import FullScreen
 from tui.textdoc import TextDoc
 from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
 from tui.words import count
 
 
-class InspectorScreen(ReportsWorkerFailures, Screen[None]):
+class InspectorScreen(FullScreen):
     """Read one stored text; ``escape`` (or ``q``: never a quit from here) goes back."""
 
     CSS_PATH = "inspector.tcss"

@@ -19,7 +19,6 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Tab, Tabs
 
@@ -28,7 +27,7 @@ from engine.records import Record
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, Key, RecordModel
-from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
 from tui.textdoc import display_line
@@ -52,7 +51,7 @@ ENGINE_ACTIONS = frozenset({"retry_one", "retry_many", "retry_with_password"})
 """Actions not offered when the engine is not ours (read-only, another process's store)."""
 
 
-class RecordsScreen(ReportsWorkerFailures, Screen[None]):
+class RecordsScreen(FullScreen):
     """Browse every record of the store, live."""
 
     CSS_PATH = "records.tcss"

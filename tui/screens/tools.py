@@ -157,6 +157,14 @@ class ToolsScreen(TriageScreen):
         if self.ready and event.size.width != self._width:
             self.refresh_data()
 
+    def start_over(self) -> None:
+        """The first tool highlighted, the keys on the tools."""
+        self.rows = []  # none highlighted: refresh_data keeps none
+        table = self.query_one("#tool-table", DataTable)
+        table.clear()
+        self.refresh_data()
+        table.focus()
+
     def _show_detail(self) -> None:
         self._show_info()
         self._show_files(self.selected)

@@ -1,14 +1,16 @@
 """What the tools, errors and activity screens share: built with the model, the triage state
-and the dashboard; escape goes back; live changes redraw them, at most every 0.3 s."""
+and the dashboard; escape goes back; live changes redraw them, at most every 0.3 s.
+
+The app makes one screen of each kind and shows it again (``x esc x``): shown again, it
+starts over as a new one would, with the records as they are then (:meth:`start_over`)."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
-from textual.screen import Screen
 
 from tui.messages import ModelChanged
 from tui.model import RecordModel
-from tui.screens.failures import ReportsWorkerFailures
+from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState
 
@@ -16,7 +18,7 @@ REFRESH_SECONDS = 0.3
 """Live events redraw a triage screen at most this often (a sweep sends many)."""
 
 
-class TriageScreen(ReportsWorkerFailures, Screen[None]):
+class TriageScreen(FullScreen):
     """A screen over the records screen; ``t x @`` switch between them, escape (or q) goes back."""
 
     BINDINGS = [Binding("escape,q", "back", "Back")]
@@ -29,9 +31,26 @@ class TriageScreen(ReportsWorkerFailures, Screen[None]):
         self.ready = False
         """Set once mounted: live refreshes before that would find no widgets."""
         self._refresh_due = False
+        self._anew = False
 
     def refresh_data(self) -> None:
         """The records or the tools changed: redraw."""
+
+    def show_anew(self) -> None:
+        """The app is about to show this screen again: start over once it is on top."""
+        self._anew = True
+
+    def on_screen_resume(self) -> None:
+        """On top again: start over when shown anew (not when a screen above it closed)."""
+        if self._anew and self.ready:
+            self._anew = False
+            self.start_over()
+
+    def start_over(self) -> None:
+        """As a new screen of this kind would be: the records as they are now, the first
+        row highlighted, the keys on the first table (the view kept hidden a while missed
+        the live changes meanwhile: only the screen on top is told of them)."""
+        self.refresh_data()
 
     def on_model_changed(self, message: ModelChanged) -> None:
         """Live changes: redraw soon (once for a burst of them)."""
@@ -41,6 +60,7 @@ class TriageScreen(ReportsWorkerFailures, Screen[None]):
 
     def _refresh_now(self) -> None:
         self._refresh_due = False
+        self._anew = False
         if self.ready:
             self.refresh_data()
 
