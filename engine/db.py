@@ -166,20 +166,7 @@ class RecordDB:
     def open_writer(cls, path: Path) -> RecordDB:
         """The index at ``path`` for writing (made empty if there is none). IndexUnusable
         when the file there is not an index of this :data:`VERSION`."""
-        fresh = not os.path.lexists(path)
-        try:
-            con = _connect(path, writer=True)
-        except sqlite3.Error as exc:
-            raise IndexUnusable(f"{path.name}: {exc}") from exc
-        db = cls(con, path, True)
-        try:
-            if fresh:
-                db._create()
-            db._check_version()
-        except (sqlite3.Error, IndexUnusable) as exc:
-            con.close()
-            raise IndexUnusable(f"{path.name}: {exc}") from exc
-        return db
+        return cls._open(path, writer=True, fresh=not os.path.lexists(path))
 
     @classmethod
     def open_reader(cls, path: Path) -> RecordDB:
@@ -187,12 +174,20 @@ class RecordDB:
         another version). Never takes a lock; never writes."""
         if not path.is_file():
             raise IndexUnusable(f"no index at {path}")
+        return cls._open(path, writer=False, fresh=False)
+
+    @classmethod
+    def _open(cls, path: Path, *, writer: bool, fresh: bool) -> RecordDB:
+        """Connect, make the schema when ``fresh``, check the version; whatever SQLite says
+        of a file that is no index of ours becomes IndexUnusable."""
         try:
-            con = _connect(path, writer=False)
+            con = _connect(path, writer=writer)
         except sqlite3.Error as exc:
             raise IndexUnusable(f"{path.name}: {exc}") from exc
-        db = cls(con, path, False)
+        db = cls(con, path, writer)
         try:
+            if fresh:
+                db._create()
             db._check_version()
         except (sqlite3.Error, IndexUnusable) as exc:
             con.close()

@@ -202,19 +202,26 @@ def test_the_watcher_drives_any_target_and_retries_what_was_deferred(
         watcher.stop()
 
 
-def test_a_full_or_read_only_store_is_a_state_the_watcher_leaves_when_it_can(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _full_disk(monkeypatch: pytest.MonkeyPatch, only: str | None = None) -> threading.Event:
+    """An event that, set, makes every atomic write of the store (or of the file ``only``)
+    fail as a full disk does; retries come fast."""
     monkeypatch.setattr("engine.watch.RETRY_S", 0.2)
     real = store_module.atomic_write
     broken = threading.Event()
 
     def write(path: Path, data: object) -> None:
-        if broken.is_set() and path.name == "extract.jsonl":
+        if broken.is_set() and only in (None, path.name):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         real(path, data)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_module, "atomic_write", write)
+    return broken
+
+
+def test_a_full_or_read_only_store_is_a_state_the_watcher_leaves_when_it_can(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = _full_disk(monkeypatch, only="extract.jsonl")
     with watched(root, poll=False) as w:
         broken.set()
         (root / "new.txt").write_text("while the disk is full\n")
@@ -233,16 +240,7 @@ def test_a_full_or_read_only_store_is_a_state_the_watcher_leaves_when_it_can(
 def test_the_whole_store_full_holds_the_change_until_it_can_be_stored(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("engine.watch.RETRY_S", 0.2)
-    real = store_module.atomic_write
-    broken = threading.Event()
-
-    def write(path: Path, data: object) -> None:
-        if broken.is_set():  # the summary too: the batch itself cannot be stored
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store_module, "atomic_write", write)
+    broken = _full_disk(monkeypatch)  # the summary too: the batch itself cannot be stored
     with watched(root, poll=False) as w:
         broken.set()
         (root / "new.txt").write_text("while the disk is full\n")
