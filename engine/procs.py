@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import pkgutil
 import signal
+import sysconfig
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -88,6 +89,7 @@ def worker_context() -> BaseContext:
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     short_socket_folder()
+    safe_imports()
     import engine.readers as pkg
 
     mods = pkgutil.iter_modules(pkg.__path__)
@@ -95,6 +97,24 @@ def worker_context() -> BaseContext:
     preload = ["engine.worker", *readers, *LAZY_READER_DEPS, "engine.quality_preload"]
     ctx.set_forkserver_preload(preload)  # a module that fails to import is skipped
     return ctx
+
+
+def safe_imports() -> None:
+    """Make the Python processes this one starts import nothing from their current folder.
+
+    The forkserver runs ``python -c``, which puts the current folder first on ``sys.path``
+    (Python 3.11's forkserver does not apply the parent's ``sys.path``), and its preload
+    imports ``engine.*``: run from inside a received folder holding an ``engine/`` package,
+    every read worker ran that folder's code. ``PYTHONSAFEPATH`` (``-P``) keeps the current
+    folder off the path of every child, and the folder this engine was imported from goes on
+    ``PYTHONPATH`` when no installed copy would be found without it (a source checkout).
+    """
+    os.environ["PYTHONSAFEPATH"] = "1"
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = {os.path.abspath(p) for p in sysconfig.get_paths().values()}
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if home not in installed and home not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([home, *paths])
 
 
 SOCKET_PATH_MAX = 107
