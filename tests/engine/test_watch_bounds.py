@@ -207,7 +207,9 @@ def test_a_full_disk_is_said_once_tried_quietly_and_its_end_said_once(
         assert "No space left on device" in watcher.trouble
         full.clear()
         shas = {n: hashlib.sha256(t.encode()).hexdigest() for n, t in texts.items()}
-        recs = w.wait("the store current", lambda r: all(r[n].sha256 == shas[n] for n in shas))
+        recs = w.wait(
+            "the store current", lambda r: all(n in r and r[n].sha256 == shas[n] for n in shas)
+        )
         w.until("the trouble over", lambda: watcher.trouble is None and watcher.idle())
         lines = log.getvalue().splitlines()[start:]
     finally:

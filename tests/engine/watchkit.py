@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.db import DB, IndexUnusable, read_index
+from engine.db import DB, ahead_lines
 from engine.events import Event, RecordsChanged, SweepFinished, SweepStarted
 from engine.records import Record
 from engine.session import Session
+from engine.store import read_jsonl
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
 from engine.watch import WatchOptions
@@ -40,10 +41,11 @@ class Watched:
         """Path -> record, as a reader of the store sees them now: its index, which a batch
         reaches first (``extract.jsonl`` follows once the changes settle; before the first
         sweep made an index, the file)."""
-        try:
-            return {r.path: r for r in read_index(self.session.store.out / DB)}
-        except IndexUnusable:
-            return {r.path: r for r in self.session.store.load_records()}
+        store = self.session.store
+        ahead = ahead_lines(store.out / DB, store.jsonl_path)  # as the dashboard reads it
+        if ahead is None:
+            return {r.path: r for r in store.load_records()}
+        return {r.path: r for r in read_jsonl(ahead[0]).records}
 
     def jsonl(self) -> dict[str, Record]:
         """Path -> record, as ``extract.jsonl`` holds them now."""
