@@ -368,9 +368,12 @@ def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path)
     with long_lived():
         frozen = gc.get_freeze_count()
         assert frozen > 0
-        with long_lived():  # a second sweeper's load: what the first froze stays frozen
-            assert gc.get_freeze_count() >= frozen
-        assert gc.get_freeze_count() >= frozen
+        # What the first froze stays frozen: an unfreeze would take the count back to
+        # frozen_before. Not ">= frozen": a frozen object another thread lets go of leaves the
+        # permanent generation by its refcount (CI saw 279,978 of 279,980).
+        with long_lived():  # a second sweeper's load
+            assert gc.get_freeze_count() > frozen // 2
+        assert gc.get_freeze_count() > frozen // 2
     assert gc.get_freeze_count() == frozen_before
     root = _tree(tmp_path)
     sweep([root], SweepOptions(tools=ToolSet.empty()))
