@@ -372,17 +372,12 @@ class RecordTable(ScrollView, can_focus=True):
         elif rid in self.flash:
             base += self.get_component_rich_style("record-table--flash")
         status_style = base + self._status_style(row[2])
-        # one segment per run of cells in one style (the status cell is the only other): a
-        # terminal is sent each segment's colours anew, ~25 bytes a cell otherwise
-        runs: list[tuple[list[str], Style]] = []
+        segs = []
         for column, width in self._layout():
             text = cell_text(column, row)
             if len(text) > width:
                 text = fit_path(text, width) if column == "path" else text[: width - 1] + "…"
             text = text.rjust(width) if column in RIGHT else text.ljust(width)
             style: Style = status_style if column == "status" else base
-            if runs and runs[-1][1] is style:
-                runs[-1][0].append(text + " ")
-            else:
-                runs.append(([text + " "], style))
-        return Strip([Segment("".join(texts), style) for texts, style in runs])
+            segs.append(Segment(text + " ", style))
+        return Strip(segs)
