@@ -28,7 +28,9 @@ encoding whose byte order is Python's order of the same names (:func:`key_bytes`
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -98,6 +100,15 @@ _UPSERT = (
     " line = excluded.line"
 )
 _INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """Where a reader is in one index's history: which index (one made anew, after it was
+    deleted or damaged, is another, its counter starting again) and its change counter."""
+
+    index: str
+    seq: int
 
 
 class IndexUnusable(Exception):
@@ -210,7 +221,7 @@ class RecordDB:
     def _create(self) -> None:
         meta = (
             f"INSERT INTO meta VALUES ('version', {VERSION}), ('seq', 0), ('finished', 0),"
-            " ('source', NULL), ('gone_floor', 0);"
+            f" ('source', NULL), ('gone_floor', 0), ('id', '{secrets.token_hex(8)}');"
         )
         # one transaction: a writer killed while making the file leaves no half schema
         self.con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_INDEXES}{_TRIGGERS}{meta}COMMIT;")
@@ -323,6 +334,11 @@ class RecordDB:
         seq = self._meta("seq")
         return seq if isinstance(seq, int) else 0
 
+    def point(self) -> Point:
+        """Where this index's history is now (:class:`Point`)."""
+        made = self._meta("id")  # (an index from before ids were kept has none)
+        return Point(made if isinstance(made, str) else "", self.seq())
+
     def source(self) -> Identity | None:
         """The identity of the ``extract.jsonl`` the index was last in step with."""
         value = self._meta("source")
@@ -364,11 +380,16 @@ class RecordDB:
         return {name_of(r) for (r,) in self.con.execute("SELECT DISTINCT root FROM records")}
 
     def unfinished_any(self) -> bool:
-        """Whether any record was written since the last sweep that finished."""
+        """Whether anything was written since the last sweep that finished: a record, or a
+        removal (a tombstone; a file deleted while watching is gone from the index before
+        ``extract.jsonl`` catches up, and a reader must not show it from the file)."""
         finished = self._meta("finished")
         floor = finished if isinstance(finished, int) else 0
-        row = self.con.execute("SELECT 1 FROM records WHERE seq > ? LIMIT 1", (floor,))
-        return row.fetchone() is not None
+        for table in ("records", "gone"):
+            row = self.con.execute(f"SELECT 1 FROM {table} WHERE seq > ? LIMIT 1", (floor,))
+            if row.fetchone() is not None:
+                return True
+        return False
 
     def counts(self) -> dict[tuple[str, str, str], int]:
         """(status, reason, quality) -> records ('' for none), from the counts kept."""
@@ -445,20 +466,82 @@ def is_ahead(path: Path, jsonl: Path) -> bool:
         db.close()
 
 
+class Agreement(enum.Enum):
+    """How an index stands to the ``extract.jsonl`` beside it, for a reader."""
+
+    AHEAD = "ahead"
+    """It holds records the file does not yet: read the records from the index."""
+    IN_STEP = "in step"
+    """It agrees with the file: read the file, then follow the index's changes."""
+    UNTRUSTED = "untrusted"
+    """Missing, damaged, or in step with another file: read the file alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What a reader of a store learns from its index before reading the records."""
+
+    agreement: Agreement
+    point: Point | None = None
+    """Where in the index's history the records read are (None when it is untrusted): a
+    follower asks :func:`follow` for what changed after it."""
+    lines: bytes = b""
+    """Every record's line, in key order, when the index is :attr:`Agreement.AHEAD`."""
+
+
+def standing(path: Path, jsonl: Path) -> Standing:
+    """How the index at ``path`` stands to the ``extract.jsonl`` at ``jsonl``, in one read
+    transaction (one snapshot): ahead of it (a sweep in progress or killed, watch batches not
+    yet in the file; its lines are read in the same snapshot), in step, or not to be trusted.
+
+    In step, the counter is taken before the caller reads the file: the file it reads is that
+    one or a later one (the writer only ever replaces it by a newer one), and whatever changed
+    after the counter is given again by :func:`follow` (applying a record twice is harmless)."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return Standing(Agreement.UNTRUSTED)
+    try:
+        db.con.execute("BEGIN")
+        if db.source() != identity_of(jsonl):
+            return Standing(Agreement.UNTRUSTED)
+        if db.unfinished_any():
+            return Standing(Agreement.AHEAD, db.point(), b"".join(db.lines()))
+        return Standing(Agreement.IN_STEP, db.point())
+    except sqlite3.Error:
+        return Standing(Agreement.UNTRUSTED)
+    finally:
+        db.close()
+
+
 def ahead_lines(path: Path, jsonl: Path) -> tuple[bytes, int] | None:
     """Every record's line and the change counter, when the index at ``path`` is ahead of the
-    ``extract.jsonl`` at ``jsonl`` (a sweep in progress or killed, watch batches not yet in
-    the file) and in step with it otherwise; None when the file is as current (read it) or
-    the index is not to be trusted. One read transaction: one consistent snapshot."""
+    ``extract.jsonl`` at ``jsonl`` (see :func:`standing`); None when the file is as current
+    (read it) or the index is not to be trusted."""
+    got = standing(path, jsonl)
+    if got.agreement is not Agreement.AHEAD or got.point is None:
+        return None
+    return got.lines, got.point.seq
+
+
+def follow(path: Path, jsonl: Path, since: Point) -> Changes | None:
+    """What changed in the index at ``path`` after a follower's point ``since``, when the
+    index is still to be trusted for the ``extract.jsonl`` at ``jsonl`` (in step with it, or
+    ahead of it); None when it is not, or there is no usable index: the follower reads the
+    file again. Another index than the follower's (made anew since) says ``reload``."""
     try:
         db = RecordDB.open_reader(path)
     except IndexUnusable:
         return None
     try:
-        db.con.execute("BEGIN")
-        if db.source() != identity_of(jsonl) or not db.unfinished_any():
+        if db.source() != identity_of(jsonl):
             return None
-        return b"".join(db.lines()), db.seq()
+        if db.point().index != since.index:
+            return Changes((), (), db.seq(), reload=True)
+        changes = db.changes_since(since.seq)
+        # the check and the changes in two snapshots: a rewrite of the file in between is
+        # caught by checking again (the writer says it is in step only after the rename)
+        return changes if db.source() == identity_of(jsonl) else None
     except sqlite3.Error:
         return None
     finally:

@@ -37,6 +37,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
+from engine.db import Point
 from engine.errors import SessionClosed
 from engine.events import (
     Event,
@@ -74,12 +75,13 @@ from tui.messages import (
     RowsLoaded,
     SessionStage,
     StoreChanged,
+    StoreFollowed,
     StoreLoaded,
     ToolsChecked,
 )
 from tui.model import Key, RecordModel
 from tui.pace import Pace, describe
-from tui.poll import diff_store
+from tui.poll import diff_store, follow_store
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
@@ -163,6 +165,10 @@ class QuarryApp(App[None]):
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
         self._stamp: Stamp | None = None
+        self._point: Point | None = None
+        """Where in the store index's history the model is (following; None: no index)."""
+        self._untrusted = 0
+        """Polls in a row where the index could not say what changed (see :meth:`_catch_up`)."""
         self._polling = False
         self._watching = False
         self._store_trouble = ""
@@ -353,7 +359,7 @@ class QuarryApp(App[None]):
         if first:  # an empty, missing or unreadable store: still start afresh
             self.post_message(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
         summary, problem = read_summary(self.store)
-        self.post_message(StoreLoaded(summary, stamp, problem))
+        self.post_message(StoreLoaded(summary, stamp, problem, data.point))
         if self.session is not None:
             self._run_session()
 
@@ -385,7 +391,7 @@ class QuarryApp(App[None]):
     @on(StoreLoaded)
     def _store_loaded(self, message: StoreLoaded) -> None:
         self.summary = message.summary
-        self._stamp = message.stamp
+        self._stamp, self._point = message.stamp, message.point
         self.progress = None
         if self.state != "failed":
             self.state = "sweeping" if self.session is not None else "following"
@@ -441,25 +447,65 @@ class QuarryApp(App[None]):
             return
         if jsonl_stamp(self.store) != self._stamp:
             self._polling = True
-            self._reread()
+            self._catch_up()
 
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
-    def _reread(self) -> None:
-        """Read the rewritten store and work out which records changed."""
+    def _catch_up(self) -> None:
+        """Another process wrote the store: ask its index what changed since the counter the
+        model is at (a few indexed reads at any size); without an index to trust, read the
+        whole store again and work out which records changed. The handler of what is posted
+        ends the poll (:attr:`_polling`): no second poll starts from the same counter."""
+        posted = False
         try:
-            diff = diff_store(self.store, self.model)
-            self.post_message(StoreChanged(diff))
+            if self._point is not None:
+                followed = follow_store(self.store, self._point)
+                if followed is not None:
+                    self._untrusted = 0
+                    posted = self.post_message(StoreFollowed(followed))
+                    return
+                self._untrusted += 1
+                if self._untrusted < 2:
+                    # The writer renames a new extract.jsonl into place and only then says
+                    # so in its index: the next poll sees them agree again.
+                    return
+            self._untrusted = 0
+            posted = self.post_message(StoreChanged(diff_store(self.store, self.model)))
         except OSError as exc:
             self.post_message(LoadFailed(self._cannot_read(exc)))
         finally:
-            self._polling = False
+            if not posted:
+                self._polling = False
+
+    @on(StoreFollowed)
+    def _store_followed(self, message: StoreFollowed) -> None:
+        self._polling = False
+        if not self.is_running:  # leaving: the screens are going
+            return
+        got = message.followed
+        self._stamp, self._point = got.stamp, got.point
+        self.summary = got.summary or self.summary
+        if not (got.records or got.removed):  # extract.jsonl caught up with the index
+            self.records_screen.refresh_header()
+            return
+        self.last_event = time.time()
+        keep = self.records_screen.kept_rid
+        changed = self.model.apply(got.records, got.removed)
+        done = len(got.records) + len(got.removed)
+        lines = self.triage.activity.extend(
+            store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
+        )
+        self.records_screen.refresh_data(changed, keep)
+        self.records_screen.refresh_header()
+        self._see_records(got.records)
+        self._tell_screens(changed, lines)
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
+        self._polling = False
         if not self.is_running:  # leaving: the screens are going
             return
         diff = message.diff
-        self._stamp = _stamp_of(diff.data)
+        self._stamp, self._point = _stamp_of(diff.data), diff.data.point
         self.summary = diff.summary or self.summary
         if self.summary is not None:
             self.last_event = _parse_iso(self.summary.finished) or time.time()

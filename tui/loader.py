@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from engine.db import DB, ahead_lines, change_counter
+from engine.db import DB, Agreement, Point, change_counter, standing
 from engine.errors import QuarryError
 from engine.records import Count, Summary
 from engine.store import Store, valid_in_bulk
@@ -193,6 +193,9 @@ class JsonlSource:
         self._window: tuple[int, bytes] = (0, b"")
         self.stamp: tuple[int, ...] | None = None
         """(mtime_ns, size) of the file opened (with the index's counter: :func:`read_jsonl`)."""
+        self.point: Point | None = None
+        """Where in the index's history these records are, when the index is to be trusted
+        (:func:`engine.db.standing`): a follower asks it what changed after that."""
         self.size = len(data) if data is not None else 0
         """Bytes in the file."""
         if path is not None:
@@ -274,15 +277,15 @@ def read_jsonl(store: Store) -> JsonlSource:
     them when that is ahead of the file (a sweep in progress or killed, watch batches the
     file has not caught up with). Its ``stamp`` is :func:`jsonl_stamp` before the read."""
     stamp = jsonl_stamp(store)
-    ahead = ahead_lines(store.out / DB, store.jsonl_path)
-    if ahead is not None:
-        src = JsonlSource(data=ahead[0])
+    index = standing(store.out / DB, store.jsonl_path)
+    if index.agreement is Agreement.AHEAD:
+        src = JsonlSource(data=index.lines)
     else:
         try:
             src = JsonlSource.from_fd(store.open_jsonl())
         except FileNotFoundError:
             src = JsonlSource()
-    src.stamp = stamp
+    src.stamp, src.point = stamp, index.point
     return src
 
 

@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from engine.db import Point
 from engine.events import Event
 from engine.records import Summary
 from tui.eventlog import LogLine
 from tui.loader import Chunk, JsonlSource
 from tui.model import Key
-from tui.poll import StoreDiff
+from tui.poll import Followed, StoreDiff
 
 if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame
     from engine.sweep import SweepResult
@@ -34,9 +35,16 @@ class StoreLoaded(Message):
     """Every record of the store was parsed."""
 
     def __init__(
-        self, summary: Summary | None, stamp: tuple[int, int, int] | None, problem: str = ""
+        self,
+        summary: Summary | None,
+        stamp: tuple[int, int, int] | None,
+        problem: str = "",
+        point: Point | None = None,
     ) -> None:
         super().__init__()
+        self.point = point
+        """Where in the store index's history the records loaded are (None: no index to
+        follow; see :func:`tui.poll.follow_store`)."""
         self.summary = summary
         """The store's summary, if it has one (and could be read)."""
         self.problem = problem
@@ -52,6 +60,15 @@ class StoreChanged(Message):
         super().__init__()
         self.diff = diff
         """The new rows, what changed, the new summary."""
+
+
+class StoreFollowed(Message):
+    """Another process changed the store (polling mode): what its index says changed."""
+
+    def __init__(self, followed: Followed) -> None:
+        super().__init__()
+        self.followed = followed
+        """The records written and keys removed since the counter the dashboard saw."""
 
 
 class EngineEvents(Message):

@@ -1,4 +1,10 @@
-"""Following a store another process writes: re-read it off the UI thread, find what changed.
+"""Following a store another process writes: what changed, read off the UI thread.
+
+The store's index (``extract.db``) says what changed after the counter the dashboard last
+saw (:func:`follow_store`): the records written and the keys removed, a few indexed reads
+whatever the store's size, applied to the model like a live engine's events. Only when there
+is no index to trust (a store without one, another writer's file, an index rebuilt) is the
+whole store read again (:func:`diff_store`):
 
 ``quarry ui --store PATH`` has no session; the app polls ``extract.jsonl``'s mtime and size,
 and when they move it calls :func:`diff_store` in a thread worker. The writer replaces the
@@ -16,8 +22,10 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, not_
 
-from engine.records import Summary
+from engine.db import DB, Point, follow
+from engine.records import Record, Summary
 from engine.store import Store
+from engine.store import read_jsonl as parse_jsonl
 from tui.columns import Batch
 from tui.indexing import LineIndex, line_at
 from tui.lines import BadLine
@@ -25,7 +33,9 @@ from tui.loader import (
     BLOCK_BYTES,
     Chunk,
     JsonlSource,
+    Stamp,
     in_order,
+    jsonl_stamp,
     load_rows,
     read_jsonl,
     read_summary,
@@ -87,3 +97,38 @@ def diff_store(store: Store, model: RecordModel) -> StoreDiff:
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}
     chunk = Chunk(rows, starts, source.size, source.size, tuple(bad))
     return StoreDiff(chunk, source, changed, read_summary(store)[0], source.stamp)
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """What changed in a followed store since the dashboard's counter, from its index."""
+
+    records: list[Record]
+    """Records written since (in key order)."""
+    removed: list[tuple[str, str]]
+    """Keys removed since."""
+    point: Point
+    """Where in the index's history the model is once these are applied."""
+    summary: Summary | None
+    """The store's summary now (None when absent or unreadable)."""
+    stamp: Stamp | None
+    """The stamp taken before the changes were read (:func:`tui.loader.jsonl_stamp`)."""
+
+
+def follow_store(store: Store, since: Point) -> Followed | None:
+    """What changed in ``store`` after the point ``since`` of its index; None when the index
+    cannot say (none there, not in step with the file, made anew, or the follower too far
+    behind): then read the whole store again (:func:`diff_store`). The lines are the
+    engine's, parsed by the engine's reader of the format."""
+    stamp = jsonl_stamp(store)
+    changes = follow(store.out / DB, store.jsonl_path, since)
+    if changes is None or changes.reload:
+        return None
+    records = parse_jsonl(b"".join(changes.lines)).records if changes.lines else []
+    return Followed(
+        records,
+        list(changes.removed),
+        Point(since.index, changes.seq),
+        read_summary(store)[0],
+        stamp,
+    )

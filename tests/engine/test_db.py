@@ -11,10 +11,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.db import TOMBSTONES_KEPT, IndexUnusable, RecordDB
+from engine.db import (
+    TOMBSTONES_KEPT,
+    Agreement,
+    IndexUnusable,
+    Point,
+    RecordDB,
+    follow,
+    identity_of,
+    standing,
+)
 from engine.jsonl import line_of
 from engine.records import Record
-from engine.store import read_jsonl
+from engine.store import atomic_write, read_jsonl
 
 _names = st.lists(
     st.text(alphabet="ab é\udcff\udc80z\u00c0-_.", min_size=1, max_size=5).filter(
@@ -126,3 +135,103 @@ def test_a_write_not_committed_is_not_seen(tmp_path: Path) -> None:
         assert [r.path for r in _read_back(reader)] == ["a", "b"]
         assert reader.unfinished() == [("/r", "b")]
         reader.close()
+
+
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), st.lists(_records, min_size=1, max_size=5)),
+        st.tuples(st.just("drop"), st.lists(st.integers(0, 40), min_size=1, max_size=3)),
+        st.tuples(st.just("file"), st.none()),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_records, max_size=20), _steps)
+def test_a_follower_that_read_the_store_once_follows_every_change_by_the_index(
+    tmp_path: Path, first: list[Record], steps: list[tuple[str, object]]
+) -> None:
+    """What the dashboard following a store does: read it once (the file, or the index when
+    ahead of it), then only ask the index what changed; it ends with the writer's records
+    whatever the writer did between (batches, removals, the file caught up)."""
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    path, jsonl = folder / "extract.db", folder / "extract.jsonl"
+    state = {r.key: r for r in first}
+
+    def write_file() -> None:
+        atomic_write(jsonl, [line_of(r) for _k, r in sorted(state.items())])
+
+    write_file()
+    with RecordDB.open_writer(path) as db:
+        db.replace_all(sorted(state.values(), key=lambda r: r.key), identity_of(jsonl))
+        got = standing(path, jsonl)
+        assert got.agreement is Agreement.IN_STEP and got.point is not None
+        seen = {r.key: r for r in read_jsonl(jsonl.read_bytes()).records}
+        point = got.point
+        for kind, arg in steps:
+            if kind == "put":
+                batch = _unique(arg)  # type: ignore[arg-type]
+                db.put(batch)
+                db.commit()
+                state.update((r.key, r) for r in batch)
+            elif kind == "drop":
+                keys = sorted(state)
+                gone = {keys[i % len(keys)] for i in arg} if keys else set()  # type: ignore[attr-defined]
+                db.drop(gone)
+                db.commit()
+                for key in gone:
+                    del state[key]
+            else:
+                write_file()
+                db.in_step(identity_of(jsonl), finished=True)
+            changes = follow(path, jsonl, point)
+            assert changes is not None and not changes.reload
+            for key in changes.removed:
+                seen.pop(key, None)
+            seen.update((r.key, r) for r in read_jsonl(b"".join(changes.lines)).records)
+            point = Point(point.index, changes.seq)
+            assert seen == state
+            now = standing(path, jsonl)  # a reader starting now reads the same records
+            if now.agreement is Agreement.AHEAD:
+                assert {r.key: r for r in read_jsonl(now.lines).records} == state
+            else:
+                assert now.agreement is Agreement.IN_STEP
+                assert {r.key: r for r in read_jsonl(jsonl.read_bytes()).records} == state
+
+
+def test_an_index_not_in_step_with_the_file_is_not_followed(tmp_path: Path) -> None:
+    """A file another writer replaced, or no index at all: the follower reads the file."""
+    path, jsonl = tmp_path / "extract.db", tmp_path / "extract.jsonl"
+    assert follow(path, jsonl, Point("", 0)) is None
+    assert standing(path, jsonl).agreement is Agreement.UNTRUSTED
+    rec = Record(root="/r", path="a", size=1, mtime_ns=1, status="ok")
+    atomic_write(jsonl, [line_of(rec)])
+    with RecordDB.open_writer(path) as db:
+        db.replace_all([rec], identity_of(jsonl))
+    since = standing(path, jsonl).point
+    assert since is not None and follow(path, jsonl, since) is not None
+    atomic_write(jsonl, [line_of(rec.evolve(size=2))])  # not by the index's writer
+    assert follow(path, jsonl, since) is None
+    got = standing(path, jsonl)
+    assert got.agreement is Agreement.UNTRUSTED and got.point is None
+
+
+def test_an_index_made_anew_is_another_history_its_followers_reload(tmp_path: Path) -> None:
+    """An index deleted and made again counts from 1 again: a follower at 5 of the old one
+    must not take "nothing after 5" from the new one."""
+    path, jsonl = tmp_path / "extract.db", tmp_path / "extract.jsonl"
+    rec = Record(root="/r", path="a", size=1, mtime_ns=1, status="ok")
+    atomic_write(jsonl, [line_of(rec)])
+    with RecordDB.open_writer(path) as db:
+        db.replace_all([rec], identity_of(jsonl))
+        for size in range(2, 6):
+            db.put([rec.evolve(size=size)])
+            db.commit()
+    since = standing(path, jsonl).point
+    assert since is not None and since.seq == 5
+    path.unlink()
+    with RecordDB.open_writer(path) as db:
+        db.replace_all([rec.evolve(size=9)], identity_of(jsonl))
+    changes = follow(path, jsonl, since)
+    assert changes is not None and changes.reload

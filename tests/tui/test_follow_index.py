@@ -1,0 +1,97 @@
+"""``quarry ui --store`` following a store another process watches: changes come from the
+store's index (what changed after the counter the dashboard saw), never a re-read of the
+whole store; without an index to trust, the whole store is read again as before."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine.db import DB
+from engine.store import Store
+from tests.engine.watchkit import WAIT_S, watched
+from tests.tui.conftest import SIZE, settle
+from tui import app as app_module
+from tui.app import QuarryApp
+from tui.poll import StoreDiff
+
+
+def _paths(app: QuarryApp) -> dict[str, int]:
+    """Path -> chars of every record the dashboard shows."""
+    out: dict[str, int] = {}
+    for row in app.model.rows:
+        if row is not None:
+            out[row[1]] = row[7]
+    return out
+
+
+async def _until(pilot, what: str, cond: Callable[[], bool]) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + WAIT_S
+    while not cond():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+@pytest.fixture
+def rereads(monkeypatch: pytest.MonkeyPatch) -> list[StoreDiff]:
+    """Every whole-store re-read the dashboard does."""
+    done: list[StoreDiff] = []
+    real = app_module.diff_store
+
+    def counted(store: Store, model: object) -> StoreDiff:
+        diff = real(store, model)  # type: ignore[arg-type]
+        done.append(diff)
+        return diff
+
+    monkeypatch.setattr(app_module, "diff_store", counted)
+    return done
+
+
+async def test_a_watched_store_is_followed_by_its_index_never_read_again(
+    tmp_path: Path, rereads: list[StoreDiff]
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    (root / "b.txt").write_text("bravo\n")
+    # extract.jsonl is left behind the index (it catches up only after an hour of quiet):
+    # the dashboard must see every batch without it
+    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        app = QuarryApp(w.session.store.out)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert _paths(app) == {"a.txt": 6, "b.txt": 6}
+            (root / "c.txt").write_text("charlie\n")
+            (root / "a.txt").write_text("alpha, longer now\n")
+            await _until(
+                pilot, "the new and the edited file", lambda: _paths(app).get("a.txt") == 18
+            )
+            await _until(pilot, "the new file", lambda: "c.txt" in _paths(app))
+            (root / "b.txt").unlink()
+            await _until(pilot, "the removal", lambda: "b.txt" not in _paths(app))
+            assert _paths(app) == {"a.txt": 18, "c.txt": 8}
+            assert app.model.tab_counts()["all"] == 2
+            assert "store rewritten" in "\n".join(line.text for line in app.triage.activity.lines)
+    assert rereads == []  # every change came from the index
+
+
+async def test_a_store_whose_index_goes_away_is_read_again_and_still_followed(
+    tmp_path: Path, rereads: list[StoreDiff]
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    with watched(root, False) as w:
+        store = w.session.store
+        app = QuarryApp(store.out)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            (store.out / DB).unlink()  # the watcher rebuilds it at its next batch
+            (root / "b.txt").write_text("bravo\n")
+            await _until(pilot, "the new file", lambda: "b.txt" in _paths(app))
+            (root / "c.txt").write_text("charlie\n")
+            await _until(pilot, "the next file", lambda: "c.txt" in _paths(app))
+            assert set(_paths(app)) == {"a.txt", "b.txt", "c.txt"}
