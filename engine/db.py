@@ -514,6 +514,28 @@ def standing(path: Path, jsonl: Path) -> Standing:
         db.close()
 
 
+def status_counts(path: Path, jsonl: Path) -> dict[str, int] | None:
+    """Records per status (and ``all``) from the counts the index keeps, when the index is
+    to be trusted for the ``extract.jsonl`` at ``jsonl`` (in step or ahead); None when not.
+    A read of a few rows whatever the store's size: a reader shows them before it has read
+    the records themselves."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return None
+    try:
+        db.con.execute("BEGIN")
+        if db.source() != identity_of(jsonl):
+            return None
+        rows = db.con.execute("SELECT status, sum(n) FROM counts WHERE n > 0 GROUP BY status")
+        counts = {status: int(n) for status, n in rows}
+        return {"all": sum(counts.values()), **counts}
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+
+
 def ahead_lines(path: Path, jsonl: Path) -> tuple[bytes, int] | None:
     """Every record's line and the change counter, when the index at ``path`` is ahead of the
     ``extract.jsonl`` at ``jsonl`` (see :func:`standing`); None when the file is as current

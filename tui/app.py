@@ -37,7 +37,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from engine.db import Point
+from engine.db import DB, Point, status_counts
 from engine.errors import SessionClosed
 from engine.events import (
     Event,
@@ -79,7 +79,7 @@ from tui.messages import (
     StoreLoaded,
     ToolsChecked,
 )
-from tui.model import Key, RecordModel
+from tui.model import TABS, Key, RecordModel
 from tui.pace import Pace, describe
 from tui.poll import diff_store, follow_store
 
@@ -181,6 +181,8 @@ class QuarryApp(App[None]):
         self._loading: Load | None = None
         """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
         self._load_stamp: Stamp | None = None
+        self._index_counts: dict[str, int] | None = None
+        """The store's counts per status from its index, read before its records."""
         self._gc_paused = False
         """Whether :meth:`on_load` paused the garbage collector (it was running)."""
         self._load_trouble: OSError | None = None
@@ -211,6 +213,13 @@ class QuarryApp(App[None]):
             n = self.model.bad_lines
             problem = count(n, "unreadable line")
         return self.folder, self.state_text, self.progress, self.last_event, problem
+
+    def store_counts(self) -> dict[str, int] | None:
+        """The store's counts per tab from its index while its records load (else None)."""
+        counts = self._index_counts
+        if counts is None or self.state != "loading":
+            return None
+        return {tab: counts.get(tab, 0) for tab in TABS}
 
     @property
     def folder(self) -> str:
@@ -322,6 +331,8 @@ class QuarryApp(App[None]):
         million records, some of it inside frames."""
         self._gc_paused = gc.isenabled()
         gc.disable()
+        # the whole store's counts at once, from its index (a few rows at any size)
+        self._index_counts = status_counts(self.store.out / DB, self.store.jsonl_path)
         # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
         self._loading = take_early(self.store.jsonl_path)
         try:

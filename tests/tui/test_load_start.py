@@ -11,7 +11,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from textual.widgets import Tab
 
+from engine.db import DB, RecordDB, identity_of
 from engine.store import Store
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
 from tui import loadpart
@@ -227,3 +229,31 @@ async def test_the_garbage_collector_pauses_for_the_load_only(
         await pilot.pause()
         assert not gc.isenabled() and app.progress is not None
     assert gc.isenabled()
+
+
+async def test_while_a_store_loads_its_tabs_count_what_its_index_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big store's first frame has a few hundred rows; its tabs already say how many records
+    of each status the store holds, from the counts its index keeps (no count creeping up
+    for seconds). Without an index (or one not in step with the file), the rows loaded."""
+    statuses = ["ok", "ok", "error", "empty"]
+    lines = [_record(i, statuses[i % 4]) for i in range(4_000)]
+    jsonl = _write(tmp_path / "s", lines)
+    with RecordDB.open_writer(tmp_path / "s" / DB) as db:
+        db.replace_all(Store(tmp_path / "s").load_records(), identity_of(jsonl))
+    monkeypatch.setattr(QuarryApp, "_load", lambda self: None)  # the rest never comes
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert 0 < len(app.model) < 4_000 and app.state == "loading"
+        tabs = {t.id: t.label.plain for t in app.screen.query(Tab)}
+        assert tabs["tab-all"] == "all 4,000"
+        assert tabs["tab-ok"] == "ok 2,000" and tabs["tab-error"] == "error 1,000"
+        assert tabs["tab-empty"] == "empty 1,000" and tabs["tab-skipped"] == "skipped 0"
+    jsonl.write_bytes(jsonl.read_bytes() + _record(9_999) + b"\n")  # not by the index's writer
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        tabs = {t.id: t.label.plain for t in app.screen.query(Tab)}
+        assert tabs["tab-all"] == f"all {len(app.model):,}"

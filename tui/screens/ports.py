@@ -61,3 +61,8 @@ class Dashboard(Protocol):
     def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
         """(folder, live state, progress, last event time, problem) for the header."""
         ...
+
+    def store_counts(self) -> dict[str, int] | None:
+        """Records per status tab (``all`` included) the store holds, from its index, while
+        its records are still loading; None once they are loaded (or without an index)."""
+        ...

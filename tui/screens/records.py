@@ -152,10 +152,11 @@ class RecordsScreen(FullScreen):
             return
         model = self.model
         problem = self.dash.header()[4]
-        self.query_one(SummaryBar).show(
-            model.tab_counts(), len(model), model.reused, model.chars, problem
-        )
-        counts = model.view_counts()  # what the query leaves, per tab
+        # while the records load, the tabs count what the store holds (its index says)
+        whole = self.dash.store_counts() or model.tab_counts()
+        files = whole["all"]
+        self.query_one(SummaryBar).show(whole, files, model.reused, model.chars, problem)
+        counts = model.view_counts() if model.query.active else whole  # per tab, as queried
         for tab in TABS:
             label = f"{tab} {counts[tab]:,}"
             widget = self.query_one(f"#tab-{tab}", Tab)
