@@ -91,5 +91,16 @@ class Distributed(Protocol):
         ...
 
 
+ON_THIS_MACHINE = "on_this_machine"
+"""An executor with this attribute true has its workers on this machine, writing each text
+into the store's folder themselves; any other (a cluster, a plug-in) has every text it
+reports checked for in the store before its record is filed."""
+
+
+def on_this_machine(executor: object) -> bool:
+    """Whether ``executor`` says its workers write into this machine's store folder."""
+    return getattr(executor, ON_THIS_MACHINE, False) is True
+
+
 ExecutorFactory = Callable[[Limits, int], Executor]
 """Makes an executor from the run's default bounds and a worker count (0: one per core)."""

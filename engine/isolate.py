@@ -103,6 +103,10 @@ def grace(limits: Limits) -> float:
 class ReadPool:
     """Worker processes that read files under time and memory bounds: the local Executor."""
 
+    on_this_machine = True
+    """Its workers rename each text into this machine's store folder themselves (see
+    :data:`engine.executor.ON_THIS_MACHINE`)."""
+
     def __init__(
         self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS, share: int = BATCH_SHARE
     ) -> None:
