@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from engine import statindex
 from engine.errors import StoreCorrupt
 from engine.events import Notice, Progress
+from engine.plan import KEEP_RULES, RACY_NS, Keeper
 from engine.records import Key, Record, Status, Summary
 from engine.summary import build_summary, started_ns
 
@@ -147,7 +148,9 @@ def look(given: QuickInput) -> Ready | None:
     except StoreCorrupt:
         return None
     now = statindex.sources()  # once: what the readers are trusted for is what is renewed
-    if summary is None or not index.describes(store, given.tools, started_ns(summary), now):
+    if summary is None or not index.describes(
+        store, given.tools, KEEP_RULES, started_ns(summary), now
+    ):
         return None
     return Ready(given, index, summary, now)
 
@@ -177,7 +180,8 @@ def leave_index(
             records,
             (str(r) for r in given.roots),
             tally,
-            given.tools,
+            _keeper(records, given.tools, started_ns(summary)),
+            statindex.environment(given.tools, KEEP_RULES),
             started_ns(summary),
             texts_seen,
         )
@@ -191,3 +195,15 @@ def leave_index(
         )
         return Notice(time.time(), "stat-index", why, "warning")
     return None
+
+
+def _keeper(records: Mapping[Key, Record], tools: ToolSet, started_ns: int) -> Keeper:
+    """The plan's judge of which ``records`` a full sweep with ``tools`` keeps as they are,
+    after one that started at ``started_ns``."""
+    from engine.readers.registry import reader_for, reader_versions
+
+    readers: dict[str, str | None] = {}
+    for mime in {r.mime for r in records.values()}:
+        reader = reader_for(mime)
+        readers[mime] = reader.name if reader else None
+    return Keeper(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)
