@@ -126,6 +126,13 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
         metavar="WHERE",
         help="where reads run: local (default), dask-local[:N] or dask://HOST:PORT",
     )
+    p.add_argument(
+        "--reader",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also read with the READERS tuple MODULE:ATTR defines (a plug-in; repeatable)",
+    )
 
 
 def _watch_flags(p: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,7 +69,25 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         limits=limits,
         workers=args.workers,
         executor=executor,
+        readers=_extra_readers(getattr(args, "reader", ())),
     )
+
+
+def _extra_readers(specs: Sequence[str]) -> tuple[str, ...]:
+    """``--reader`` values, each checked now: one that does not give readers is a usage
+    error (said in one line), not a traceback at the first file."""
+    import importlib
+
+    for spec in specs:
+        module, _, attr = spec.partition(":")
+        try:
+            readers = getattr(importlib.import_module(module), attr or "READERS")
+            ok = isinstance(readers, tuple)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise UsageError(f"--reader {spec}: {type(exc).__name__}: {exc}") from exc
+        if not ok:
+            raise UsageError(f"--reader {spec}: not a tuple of readers")
+    return tuple(specs)
 
 
 def dump_json(obj: object) -> str:
@@ -351,7 +369,25 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(dump_json(rows))
         return EXIT_OK
     _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
+    _print_unloaded()
     return EXIT_OK
+
+
+def _print_unloaded() -> None:
+    """The readers that could not load, and why: their files are unsupported/no_reader."""
+    from engine.readers.registry import unloaded
+
+    failed = unloaded()
+    if failed:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title="readers not loaded (their files are unsupported/no_reader)")
+        table.add_column("reader")
+        table.add_column("why")
+        for u in failed:
+            table.add_row(u.module.rpartition(".")[2], Text(u.why))
+        _print(table)
 
 
 def detected_needs(folder: Path) -> dict[str, int]:

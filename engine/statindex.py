@@ -204,11 +204,11 @@ def sources() -> str:
     engine's source files by path, size and mtime (as a ``.pyc`` is), every folder on the
     import path by its mtime (as importlib's path finder is: installing or removing a library
     changes it; a reader drops out when its library is missing) and the interpreter. Empty
-    when extra readers are named (:data:`~engine.readers.registry.EXTRA_ENV`): then the table
+    when extra readers are in use (:func:`engine.readers.registry.use_extra`): then the table
     itself is compared."""
-    from engine.readers.registry import EXTRA_ENV
+    from engine.readers.registry import extra
 
-    if os.environ.get(EXTRA_ENV):
+    if extra():
         return ""
     parts = [sys.version]
     engine_dir = os.path.dirname(os.path.abspath(__file__))

@@ -85,6 +85,11 @@ class SweepOptions:
     """A fixed tool set (tests); None discovers tools on PATH."""
     executor: ExecutorFactory | None = None
     """Makes the executor that runs the reads; None: the local worker pool (ReadPool)."""
+    readers: tuple[str, ...] = ()
+    """Extra readers, ``module:attribute`` of a ``READERS`` tuple (``--reader``; the tests'
+    fault reader), besides the built-in ones, for this process and its workers
+    (:func:`engine.readers.registry.use_extra`); empty leaves the process's readers as they
+    are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +164,10 @@ class Sweeper:
     ):
         self.roots = resolve_roots(roots)
         self.options = options
+        if options.readers:
+            from engine.readers import registry
+
+            registry.use_extra(options.readers)
         self.on_event = on_event
         self.store = store_for(self.roots, options)
         self.rules = WalkRules(

@@ -123,7 +123,7 @@ def dask_factory(
             no_external=no_external,
             without=without,
             fixed_tools=tools,
-            extra_readers=os.environ.get(registry.EXTRA_ENV, ""),
+            extra_readers=registry.extra(),
         )
         return DaskExecutor(spec, settings)
 
