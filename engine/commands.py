@@ -25,12 +25,11 @@ from engine.store import JSONL, STORE_DIRNAME, Loaded, Store, read_jsonl
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
 if TYPE_CHECKING:
     from engine.passwords import Passwords
-    from engine.records import Record
+    from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
 
 EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-Key = tuple[str, str]
 Command = Callable[[argparse.Namespace], int]
 
 

@@ -42,12 +42,11 @@ from engine.plan import (
 from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
-from engine.records import Reason, Record, Status, Why
+from engine.records import Key, Reason, Record, Status, Why
 from engine.store import Store, folder_of, open_regular, text_dest
 from engine.tools import ToolSet
 from engine.walk import Entry
 
-Key = tuple[str, str]
 HASH_CHUNK = 64
 """Files hashed per task of the engine's hashing threads."""
 HASH_THREADS = 4
