@@ -19,7 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.names import shown
-from engine.store import JSONL, STORE_DIRNAME, Loaded, Store, read_jsonl
+from engine.store import STORE_DIRNAME, Loaded, Store, read_jsonl
+from engine.verbkit import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_MACHINE,
+    EXIT_OK,
+    EXIT_USAGE,
+    find_store,
+    reading_store,
+    store_dir,
+    user_path,
+)
 
 # Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
@@ -28,7 +39,6 @@ if TYPE_CHECKING:
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
 
-EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 Command = Callable[[argparse.Namespace], int]
 
@@ -436,56 +446,6 @@ COMMANDS: dict[str, Command] = {
 """The headless verbs by name; the dashboard's two (``open``, ``ui``) are added by ``tui.cli``."""
 
 
-# -- finding and opening a store ------------------------------------------------------------
-
-
-def user_path(path: Path) -> Path:
-    """An absolute path as the user meant it: its folder resolved, its last part kept.
-
-    A symbolic link names itself (its record is ``skipped/link``), not its target.
-    """
-    p = Path(os.path.abspath(path.expanduser()))
-    return Path(os.path.realpath(p.parent)) / p.name if p.name else p
-
-
-def store_dir(path: Path) -> Path:
-    """The store folder meant by ``path``: the folder itself or its ``.quarry``."""
-    path = path.expanduser().resolve()
-    if (path / STORE_DIRNAME).is_dir() and not (path / JSONL).exists():
-        return path / STORE_DIRNAME
-    return path
-
-
-def reading_store(path: Path, hint: Path | None = None) -> Store:
-    """The store at ``path`` (or in its ``.quarry``), checked for reading.
-
-    Raises UsageError when there is none and StoreUnusable when it cannot be read.
-    ``hint`` names the folder to sweep in the message (default: ``path``).
-    """
-    p = path.expanduser()
-    if not p.exists():
-        raise UsageError(f"no store at {shown(str(path))}: no such folder")
-    if not p.is_dir():
-        raise UsageError(f"no store at {shown(str(path))}: it is a file, not a store folder")
-    store = Store(store_dir(p))
-    store.check()
-    if not store.exists() and not (store.out / "extract.db").is_file():  # (a first sweep killed)
-        sweep = shown(str(hint or path))
-        raise UsageError(f"no store at {shown(str(path))} (run 'quarry sweep {sweep}' first)")
-    return store
-
-
-def find_store(path: Path) -> Store:
-    """The store of the nearest folder above ``path`` that has one (``.quarry``)."""
-    for folder in [path, *path.parents]:
-        candidate = folder / STORE_DIRNAME
-        if candidate.is_dir() and Store(candidate).exists():  # a link there is named, not passed
-            store = Store(candidate)
-            store.check()
-            return store
-    raise UsageError(f"no store found above {shown(str(path))} (use --store)")
-
-
 def _load(store: Store) -> Loaded:
     """The store's records; unreadable lines are said on stderr in one line, never fatal."""
     loaded = store.load()
@@ -615,6 +575,8 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool)
 __all__ = [
     "COMMANDS",
     "EXIT_ERRORS",
+    "EXIT_INTERRUPTED",
+    "EXIT_MACHINE",
     "EXIT_OK",
     "EXIT_USAGE",
     "cmd_export",
@@ -623,6 +585,8 @@ __all__ = [
     "cmd_sweep",
     "cmd_tools",
     "cmd_watch",
+    "find_store",
     "reading_store",
     "store_dir",
+    "user_path",
 ]
