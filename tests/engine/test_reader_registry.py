@@ -98,3 +98,30 @@ def test_a_reader_flag_that_names_no_readers_is_one_line(tmp_path: Path) -> None
         assert proc.returncode == 1
         assert proc.stderr.startswith(f"quarry: --reader {spec}: ") and said in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_a_new_reader_from_outside_the_package_as_the_readme_says(tmp_path: Path) -> None:
+    """README's "A new reader takes": a READERS tuple in a module, given with --reader, reads
+    in the workers of the real command, and quarry show gives its text."""
+    from tests import toyreader
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "blob.bin").write_bytes(b"\x00\x01\xffhello toy reader\x00\x02ab\x00world!")
+    env = faultreader.env()  # (this checkout on PYTHONPATH, as for any plug-in's folder)
+    swept = subprocess.run(
+        [*QUARRY, "sweep", "-q", str(root), "--reader", toyreader.SPEC],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr
+    shown = subprocess.run(
+        [*QUARRY, "show", str(root / "blob.bin")], capture_output=True, text=True, timeout=120
+    )
+    assert "toy-strings" in shown.stdout and "hello toy reader\nworld!" in shown.stdout
+    without = subprocess.run(
+        [*QUARRY, "sweep", "-q", str(tmp_path / "docs"), "--out", str(tmp_path / "plain")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert without.returncode == 0  # the built-in readers alone leave it unsupported
+    plain = (tmp_path / "plain" / "extract.jsonl").read_text()
+    assert '"unsupported"' in plain.replace(" ", "") and "toy-strings" not in plain
