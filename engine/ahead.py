@@ -28,6 +28,8 @@ import os
 import sys
 import time
 
+from engine.flags import SWEEP_VERB, SWEEPING, Walk, by_name
+
 TYPE_CHECKING = False  # (typing's own is 3 ms to import, before the fork)
 if TYPE_CHECKING:
     from engine.walk import Listing, WalkRules
@@ -35,15 +37,13 @@ if TYPE_CHECKING:
 OFF_ENV = "QUARRY_NO_WALK_AHEAD"
 """Set (to anything) to walk in the sweep as before: for comparisons and for debugging."""
 
-# The sweep command's flags that do not change the walk, by whether they take a value. Any
-# other flag (``--max-bytes``, an abbreviation argparse would accept, ``--``) means no walk
-# ahead: the guess is kept simple, since only an exact match is ever used. Only ``sweep``:
-# ``watch`` and ``open`` start their observers before their first walk, so that a file
-# changed during the walk is caught; a walk made before the observers would miss one changed
-# between the two.
-_FLAGS = frozenset({"-q", "--quiet", "--json", "--verify", "--rehash", "--no-external"})
-_FLAGS |= {"--forget-missing"}
-_VALUED = frozenset({"--without", "--timeout", "--memory", "--workers", "--executor"})
+# The sweep command's flags (engine.flags, the parser's own table) and what each does to the
+# walk. A flag that changes it otherwise (``--max-bytes``), an unknown one (an abbreviation
+# argparse would accept, ``--``) means no walk ahead: the guess is kept simple, since only an
+# exact match is ever used. Only ``sweep``: ``watch`` and ``open`` start their observers
+# before their first walk, so that a file changed during the walk is caught; a walk made
+# before the observers would miss one changed between the two.
+_FLAGS = by_name(SWEEP_VERB + SWEEPING)
 
 
 class Plan:
@@ -97,26 +97,28 @@ def plan(argv: list[str]) -> Plan | None:
     it = iter(argv[1:])
     for arg in it:
         name, eq, value = arg.partition("=")
-        if arg in _FLAGS:
+        flag = _FLAGS.get(arg) or _FLAGS.get(name)
+        if flag is None or flag.walk is Walk.OTHER:
+            if arg.startswith("-"):
+                return None
+            dirs.append(arg)
             continue
-        if arg == "--no-default-excludes":
-            defaults = False
+        if not flag.valued:
+            if eq:
+                return None  # a switch given a value: argparse says so
+            if flag.walk is Walk.NO_DEFAULTS:
+                defaults = False
             continue
-        if name in ("--out", "--exclude") or name in _VALUED:
-            if not eq:
-                value = next(it, "")
-                if not value or value.startswith("-"):
-                    return None  # a missing value: argparse says so
-            if name == "--out":
-                out = value
-            elif name == "--exclude":
-                excludes.append(value)
-            elif name == "--executor":
-                local = value == "local"
-            continue
-        if arg.startswith("-"):
-            return None
-        dirs.append(arg)
+        if not eq:
+            value = next(it, "")
+            if not value or value.startswith("-"):
+                return None  # a missing value: argparse says so
+        if flag.walk is Walk.OUT:
+            out = value
+        elif flag.walk is Walk.EXCLUDE:
+            excludes.append(value)
+        elif flag.walk is Walk.EXECUTOR:
+            local = value == "local"
     if not dirs or (out is None and len(dirs) > 1):
         return None
     try:
@@ -207,9 +209,8 @@ def _child(wanted: Plan, fd: int, parent: int) -> None:
         while view:
             view = view[os.write(fd, view) :]
         code = 0
-    except BaseException:  # a failed child only means that the sweep walks for itself
-        pass
-    os._exit(code)
+    finally:  # never back into the parent's code, whatever ended the walk: a failed child
+        os._exit(code)  # only means that the sweep walks for itself (its exit code says so)
 
 
 def _die_with(parent: int) -> None:

@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from engine.commands import (
     COMMANDS,
@@ -37,6 +38,7 @@ from engine.commands import (
     tool_rows,
 )  # fmt: skip
 from engine.errors import MachineFailure, QuarryError, UsageError
+from engine.flags import SWEEP_VERB, SWEEPING, Flag
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
 from engine.tools import KNOWN_TOOLS
@@ -65,67 +67,84 @@ def _size(text: str) -> int:
     return n
 
 
-def _sweep_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, help="store folder (default DIR/.quarry)")
-    p.add_argument(
-        "--exclude",
+_DEFAULT_EXCLUDES_HELP = (
+    "give a record to what is left out by default, counted in the summary: editor, "
+    "office and OS droppings (*~ but not ~ itself, .#*, #*#, *.swp, *.swx, *.swo, ~$*, "
+    ".~lock.*#, *.tmp, *.part, *.crdownload, .goutputstream-*, *___jb_tmp___, "
+    "*___jb_old___, 4913, .DS_Store, ._*, Thumbs.db, desktop.ini) and the folders .git, "
+    ".hg, .svn, __MACOSX, .Trashes, .Spotlight-V100, @eaDir, .stversions"
+)
+_ARGPARSE: dict[str, dict[str, Any]] = {
+    "--out": dict(type=Path, help="store folder (default DIR/.quarry)"),
+    "--exclude": dict(
         action="append",
         default=[],
         metavar="GLOB",
         help="leave out paths matching GLOB (gitignore syntax; repeatable)",
-    )
-    p.add_argument(
-        "--max-bytes",
+    ),
+    "--max-bytes": dict(
         type=_size,
         default=DEFAULT_MAX_BYTES,
         metavar="SIZE",
         help="skip files larger than SIZE (default 512M)",
-    )
-    p.add_argument(
-        "--no-default-excludes",
-        action="store_true",
-        help="give a record to what is left out by default, counted in the summary: editor, "
-        "office and OS droppings (*~ but not ~ itself, .#*, #*#, *.swp, *.swx, *.swo, ~$*, "
-        ".~lock.*#, *.tmp, *.part, *.crdownload, .goutputstream-*, *___jb_tmp___, "
-        "*___jb_old___, 4913, .DS_Store, ._*, Thumbs.db, desktop.ini) and the folders .git, "
-        ".hg, .svn, __MACOSX, .Trashes, .Spotlight-V100, @eaDir, .stversions",
-    )
-    p.add_argument("--rehash", action="store_true", help="hash every file, trust no stat cache")
-    p.add_argument(
-        "--forget-missing",
-        action="store_true",
-        help="drop the records of a folder that is gone or empty (else they are kept)",
-    )
-    p.add_argument("--no-external", action="store_true", help="built-in readers only")
-    p.add_argument(
-        "--without",
+    ),
+    "--no-default-excludes": dict(help=_DEFAULT_EXCLUDES_HELP),
+    "--rehash": dict(help="hash every file, trust no stat cache"),
+    "--forget-missing": dict(
+        help="drop the records of a folder that is gone or empty (else they are kept)"
+    ),
+    "--no-external": dict(help="built-in readers only"),
+    "--without": dict(
         action="append",
         default=[],
         metavar="TOOL",
         choices=sorted(KNOWN_TOOLS),
         help="act as if TOOL were not installed",
-    )
-    p.add_argument(
-        "--timeout",
+    ),
+    "--timeout": dict(
         type=float,
         default=DEFAULT_LIMITS.timeout_s,
         metavar="S",
         help="wall time per read in seconds (default 60)",
-    )
-    p.add_argument(
-        "--memory",
+    ),
+    "--memory": dict(
         type=_size,
         default=DEFAULT_LIMITS.memory_bytes,
         metavar="SIZE",
         help="address space per worker (default 1G)",
-    )
-    p.add_argument("--workers", type=int, default=0, help="worker processes (default: cores)")
-    p.add_argument(
-        "--executor",
+    ),
+    "--workers": dict(type=int, default=0, help="worker processes (default: cores)"),
+    "--executor": dict(
         default="local",
         metavar="WHERE",
         help="where reads run: local (default), dask-local[:N] or dask://HOST:PORT",
-    )
+    ),
+    "--reader": dict(
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also read with the READERS tuple MODULE:ATTR defines (a plug-in; repeatable)",
+    ),
+    "--json": dict(help="print the summary as JSON"),
+    "--verify": dict(
+        help="hash every file, read every text again and repair texts that do not match"
+    ),
+    "--quiet": dict(help="no progress or log lines"),
+}
+"""argparse's details of each flag of :mod:`engine.flags` (which says which flags there are,
+whether each takes a value, and what each does to the walk)."""
+
+
+def _add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
+    for flag in flags:
+        details = _ARGPARSE[flag.names[0]]
+        if not flag.valued:
+            details = {"action": "store_true", **details}
+        p.add_argument(*flag.names, **details)
+
+
+def _sweep_flags(p: argparse.ArgumentParser) -> None:
+    _add_flags(p, SWEEPING)
 
 
 def _watch_flags(p: argparse.ArgumentParser) -> None:
@@ -151,13 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     _watch_flags(p)
     p = sub.add_parser("sweep", help="sweep folders once")
     p.add_argument("dirs", nargs="+", type=Path)
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument(
-        "--verify",
-        action="store_true",
-        help="hash every file, read every text again and repair texts that do not match",
-    )
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines")
+    _add_flags(p, SWEEP_VERB)
     _sweep_flags(p)
     p = sub.add_parser("watch", help="sweep, then keep the store current")
     p.add_argument("dirs", nargs="+", type=Path)

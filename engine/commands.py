@@ -12,25 +12,34 @@ import contextlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.names import shown
-from engine.store import JSONL, STORE_DIRNAME, Loaded, Store, read_jsonl
+from engine.store import STORE_DIRNAME, Loaded, Store, read_jsonl
+from engine.verbkit import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_MACHINE,
+    EXIT_OK,
+    EXIT_USAGE,
+    find_store,
+    reading_store,
+    store_dir,
+    user_path,
+)
 
 # Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
 if TYPE_CHECKING:
     from engine.passwords import Passwords
-    from engine.records import Record
+    from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
 
-EXIT_OK, EXIT_USAGE, EXIT_ERRORS, EXIT_MACHINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-Key = tuple[str, str]
 Command = Callable[[argparse.Namespace], int]
 
 
@@ -69,7 +78,25 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         limits=limits,
         workers=args.workers,
         executor=executor,
+        readers=_extra_readers(getattr(args, "reader", ())),
     )
+
+
+def _extra_readers(specs: Sequence[str]) -> tuple[str, ...]:
+    """``--reader`` values, each checked now: one that does not give readers is a usage
+    error (said in one line), not a traceback at the first file."""
+    import importlib
+
+    for spec in specs:
+        module, _, attr = spec.partition(":")
+        try:
+            readers = getattr(importlib.import_module(module), attr or "READERS")
+            ok = isinstance(readers, tuple)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise UsageError(f"--reader {spec}: {type(exc).__name__}: {exc}") from exc
+        if not ok:
+            raise UsageError(f"--reader {spec}: not a tuple of readers")
+    return tuple(specs)
 
 
 def dump_json(obj: object) -> str:
@@ -351,7 +378,25 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(dump_json(rows))
         return EXIT_OK
     _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
+    _print_unloaded()
     return EXIT_OK
+
+
+def _print_unloaded() -> None:
+    """The readers that could not load, and why: their files are unsupported/no_reader."""
+    from engine.readers.registry import unloaded
+
+    failed = unloaded()
+    if failed:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title="readers not loaded (their files are unsupported/no_reader)")
+        table.add_column("reader")
+        table.add_column("why")
+        for u in failed:
+            table.add_row(u.module.rpartition(".")[2], Text(u.why))
+        _print(table)
 
 
 def detected_needs(folder: Path) -> dict[str, int]:
@@ -399,56 +444,6 @@ COMMANDS: dict[str, Command] = {
     "export": cmd_export,
 }
 """The headless verbs by name; the dashboard's two (``open``, ``ui``) are added by ``tui.cli``."""
-
-
-# -- finding and opening a store ------------------------------------------------------------
-
-
-def user_path(path: Path) -> Path:
-    """An absolute path as the user meant it: its folder resolved, its last part kept.
-
-    A symbolic link names itself (its record is ``skipped/link``), not its target.
-    """
-    p = Path(os.path.abspath(path.expanduser()))
-    return Path(os.path.realpath(p.parent)) / p.name if p.name else p
-
-
-def store_dir(path: Path) -> Path:
-    """The store folder meant by ``path``: the folder itself or its ``.quarry``."""
-    path = path.expanduser().resolve()
-    if (path / STORE_DIRNAME).is_dir() and not (path / JSONL).exists():
-        return path / STORE_DIRNAME
-    return path
-
-
-def reading_store(path: Path, hint: Path | None = None) -> Store:
-    """The store at ``path`` (or in its ``.quarry``), checked for reading.
-
-    Raises UsageError when there is none and StoreUnusable when it cannot be read.
-    ``hint`` names the folder to sweep in the message (default: ``path``).
-    """
-    p = path.expanduser()
-    if not p.exists():
-        raise UsageError(f"no store at {shown(str(path))}: no such folder")
-    if not p.is_dir():
-        raise UsageError(f"no store at {shown(str(path))}: it is a file, not a store folder")
-    store = Store(store_dir(p))
-    store.check()
-    if not store.exists() and not (store.out / "extract.db").is_file():  # (a first sweep killed)
-        sweep = shown(str(hint or path))
-        raise UsageError(f"no store at {shown(str(path))} (run 'quarry sweep {sweep}' first)")
-    return store
-
-
-def find_store(path: Path) -> Store:
-    """The store of the nearest folder above ``path`` that has one (``.quarry``)."""
-    for folder in [path, *path.parents]:
-        candidate = folder / STORE_DIRNAME
-        if candidate.is_dir() and Store(candidate).exists():  # a link there is named, not passed
-            store = Store(candidate)
-            store.check()
-            return store
-    raise UsageError(f"no store found above {shown(str(path))} (use --store)")
 
 
 def _load(store: Store) -> Loaded:
@@ -580,6 +575,8 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool)
 __all__ = [
     "COMMANDS",
     "EXIT_ERRORS",
+    "EXIT_INTERRUPTED",
+    "EXIT_MACHINE",
     "EXIT_OK",
     "EXIT_USAGE",
     "cmd_export",
@@ -588,6 +585,8 @@ __all__ = [
     "cmd_sweep",
     "cmd_tools",
     "cmd_watch",
+    "find_store",
     "reading_store",
     "store_dir",
+    "user_path",
 ]

@@ -37,13 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.jsonl import line_of
-from engine.records import Record
+from engine.records import Key, Record
 
 DB = "extract.db"
 """The index's file in the store folder (with SQLite's ``-wal`` and ``-shm`` beside it)."""
 VERSION = 2
 """Bumped whenever the schema or what a row holds changes: an index of another is rebuilt."""
-Key = tuple[str, str]
 Identity = tuple[int, int, int]
 """(size, mtime_ns, inode) of an ``extract.jsonl``."""
 TOMBSTONES_KEPT = 100_000

@@ -25,8 +25,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-Key = tuple[str, str]
+if TYPE_CHECKING:  # (the watcher's loop has no need of the records at run time)
+    from engine.records import Key
+
 Batch = dict[str, list[str]]
 """Root -> relative paths, as :meth:`engine.sweep.Sweeper.run` takes them (``only``)."""
 

@@ -39,13 +39,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from engine.commands import EXIT_OK, find_store, reading_store
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.errors import QuarryError, StoreUnusable, UsageError
 from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
 from engine.records import Record
 from engine.store import JSONL, Store, read_jsonl
+from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
 
 

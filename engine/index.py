@@ -14,9 +14,8 @@ from itertools import compress
 from operator import is_not
 
 from engine.detect import name_key
-from engine.records import Record, Status
+from engine.records import Key, Record, Status
 
-Key = tuple[str, str]
 Content = tuple[str, str]
 """(sha256, :func:`~engine.detect.name_key` of the path): what is read, and how."""
 _KEY = operator.attrgetter("root", "path")

@@ -214,7 +214,7 @@ class ReadPool:
             raise MachineFailure(f"cannot make a temporary folder: {exc.strerror or exc}") from exc
         cfg = _w.WorkerConfig(
             self.limits.memory_bytes,
-            os.environ.get(registry.EXTRA_ENV, ""),
+            registry.extra(),
             self.max_reads,
             slot.buf,
             folder.path,

@@ -17,9 +17,8 @@ from itertools import compress
 
 import msgspec
 
-from engine.records import Record
+from engine.records import Key, Record
 
-Key = tuple[str, str]
 _KEY = operator.attrgetter("root", "path")
 RESORT_ABOVE = 1000
 """More added keys than this in one write: sort everything instead of inserting one by one."""

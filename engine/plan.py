@@ -12,13 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from engine.records import STATUSES, Reason, Record, Status, Why
+from engine.walk import Entry
+
+if TYPE_CHECKING:
+    from engine.statindex import Kept
 
 RACY_NS = 1_000_000_000
 """A file modified this close before the previous sweep started is re-hashed (git's racy rule)."""
 CRASH_QUARANTINE = 3
 """Sweeps in a row a content may lose its worker before it is left alone."""
+KEEP_RULES = f"{RACY_NS}:{CRASH_QUARANTINE}"
+"""The rules above as the stat index records them (it is void when they change)."""
+EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+"""The sha256 of no bytes (a test holds it to hashlib's)."""
+_SKIP_REASON = {
+    "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
+    "too_large": Reason.TOO_LARGE,
+}  # fmt: skip
+SKIP_KINDS: dict[str, str] = {reason: kind for kind, reason in _SKIP_REASON.items()}
+"""A skipped record's reason -> the kind of walk entry that gives it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,3 +157,97 @@ def _stale(
 def quarantined(record: Record) -> bool:
     """Whether ``record``'s content lost its worker too often to be read again as it is."""
     return record.reason == Reason.QUARANTINED or record.crashes >= CRASH_QUARANTINE
+
+
+def skipped_record(e: Entry) -> Record:
+    """The record of an entry the walk found as other than a regular file to read."""
+    return Record(
+        root=e.root,
+        path=e.path,
+        size=e.size,
+        mtime_ns=e.mtime_ns,
+        status=Status.SKIPPED,
+        reason=_SKIP_REASON[e.kind],
+        error=e.detail,
+    )
+
+
+def empty_record(e: Entry, prior: Record | None) -> Record:
+    """The record of an empty file (``prior``: its record before)."""
+    return Record(
+        root=e.root,
+        path=e.path,
+        size=0,
+        mtime_ns=e.mtime_ns,
+        status=Status.EMPTY,
+        sha256=EMPTY_SHA,
+        mime="application/x-empty",
+        reason=Reason.NO_TEXT,
+        error="the file is empty",
+        why="new" if prior is None else (prior.why or "changed"),
+        reused=prior is not None and prior.sha256 == EMPTY_SHA,
+    )
+
+
+_FILE: Kept = ("file", "", False)
+_RETRY: Kept = ("file", "(read again)", True)
+_VERDICT = attrgetter("status", "reason", "reader", "v", "mime", "tools", "needs", "crashes")
+"""The fields :func:`keeps` reads: records alike in them are judged once."""
+
+
+class Keeper:
+    """How the walk finds a record's file when a full sweep keeps that very record for it
+    (:data:`engine.statindex.Kept`: the entry's kind and detail, and whether the file is read
+    again, as an ``error``'s is); None when such a sweep would hash, read or rewrite it. The
+    stat index is written with one (:func:`engine.statindex.write`)."""
+
+    def __init__(
+        self,
+        versions: Mapping[str, int],
+        readers: Mapping[str, str | None],
+        fingerprint: str,
+        trusted_before: int,
+    ) -> None:
+        from engine.quality import QUALITY_VERSION
+        from engine.quality import enabled as scoring
+
+        self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
+        self.trusted_before = trusted_before
+        self.quality_version = QUALITY_VERSION
+        self.scoring = scoring()
+        """Texts are scored (else a text's old score stands: the environment says which)."""
+        self._kept: dict[tuple[object, ...], bool] = {}
+
+    def __call__(self, r: Record) -> Kept | None:
+        if r.status == Status.SKIPPED:
+            return self._skipped(r)
+        if r.size == 0:
+            return self._empty(r)
+        if r.sha256 is None or r.mtime_ns >= self.trusted_before:
+            return None  # its size and mtime prove nothing yet: hashed again
+        if r.status == Status.ERROR and not quarantined(r):
+            return _RETRY  # read again by every full sweep, and by the quick one
+        if not r.reused:
+            return None  # rewritten as reused
+        if (
+            self.scoring
+            and r.status == Status.OK
+            and (r.quality is None or r.quality.v != self.quality_version)
+        ):
+            return None  # its text is scored again
+        verdict = _VERDICT(r)
+        kept = self._kept.get(verdict)
+        if kept is None:
+            kept = self._kept[verdict] = keeps(r, self.versions, self.readers, self.fingerprint)
+        return _FILE if kept else None
+
+    def _skipped(self, r: Record) -> Kept | None:
+        kind = SKIP_KINDS.get(r.reason or "")
+        if kind is None:
+            return None  # a file that kept changing is hashed again
+        found = Entry(r.root, r.path, r.size, r.mtime_ns, kind, r.error or "")
+        return (kind, found.detail, False) if skipped_record(found) == r else None
+
+    def _empty(self, r: Record) -> Kept | None:
+        found = Entry(r.root, r.path, 0, r.mtime_ns, "file")
+        return _FILE if empty_record(found, r) == r else None

@@ -1,33 +1,67 @@
 """The quick sweep: a full sweep of a folder where nothing changed, judged by the stat index.
 
-:func:`quick_sweep` is what a :class:`~engine.sweep.Sweeper` made for the ``sweep`` command
-tries before it loads any record: with a valid ``extract.stat`` (:mod:`engine.statindex`) and
-a walk that finds every file as the index lists it, the only work left is reading the
-``error`` files again (every full sweep does) and writing the summary. :func:`leave_index`
-writes the index at the end of a usual full sweep, for the next one.
+A judge over data: it never sees the sweeper. A :class:`~engine.sweep.Sweeper` made for the
+``sweep`` command asks :func:`look` before it loads any record, with the little it knows in a
+:class:`QuickInput`; with a valid ``extract.stat`` (:mod:`engine.statindex`) the answer is a
+:class:`Ready`, which judges the sweeper's walk (:meth:`Ready.judge`). When the walk finds
+every file as the index lists it, the only work left is reading the ``error`` files again
+(every full sweep does: the sweeper reads them, :meth:`Ready.kept` judges what came back) and
+writing the summary (:meth:`Ready.finish`). :func:`leave_index` writes the index at the end
+of a usual full sweep, for the next one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine import statindex
 from engine.errors import StoreCorrupt
-from engine.events import Notice, Progress, SweepFinished, SweepStarted
-from engine.index import RecordIndex
-from engine.records import Record, Status, Summary
+from engine.events import Notice, Progress
+from engine.plan import KEEP_RULES, RACY_NS, Keeper
+from engine.records import Key, Record, Status, Summary
 from engine.summary import build_summary, started_ns
 
 if TYPE_CHECKING:
-    from engine.run import Run
-    from engine.sweep import Sweeper
+    from pathlib import Path
+
+    from engine.index import Tally
+    from engine.store import Store
+    from engine.tools import ToolSet
     from engine.walk import Listing
 
-Key = tuple[str, str]
+
+@dataclass(frozen=True, slots=True)
+class QuickInput:
+    """What the quick sweep is judged from: the store, the roots and what the sweep asks."""
+
+    store: Store
+    """The store, its writer lock held."""
+    roots: tuple[Path, ...]
+    """The roots, resolved, in the sweep's order."""
+    tools: ToolSet
+    """The tools this sweep runs with."""
+    rehash: bool
+    """``--rehash``: every file is hashed, so no size and mtime are trusted."""
+    verify: bool
+    """``--verify``: every text is checked, so no record is kept unread."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A walk that found every file as the index lists it."""
+
+    retry: dict[Key, Record]
+    """The ``error`` records whose files are read again (not quarantined)."""
+    reused: int
+    """Files whose verdict is kept without a read."""
+    files: int
+    """Files the walk found."""
+    total: int
+    """Their bytes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,100 +71,117 @@ class Unchanged:
 
     summary: Summary
     """The summary written."""
-    extracted: int
-    """Files read (the errors)."""
-    reused: int
-    """Files whose verdict was kept."""
     errors: int
     """Error records in the store."""
 
 
 @dataclass(frozen=True, slots=True)
-class ReadAgain:
-    """The folder was as the index lists it, but a read of an error gave another verdict
-    (or did not end): the sweeper loads the store and applies ``new`` as a usual run's."""
+class Ready:
+    """A stat index that describes the store as it is: it speaks for the folder if the walk
+    finds every file as it lists them."""
 
-    run: Run
-    """The run that read the errors again."""
-    new: dict[Key, Record]
-    """Its records."""
-    scope: list[Key]
-    """The records it answered for."""
-    reused: int
-    """Files whose verdict was kept."""
-    started: float
-    """When the sweep started."""
+    given: QuickInput
+    """What it was looked up for."""
+    index: statindex.StatIndex
+    """The index."""
+    summary: Summary
+    """The last sweep's summary."""
+    sources: str
+    """:func:`engine.statindex.sources` as found now (renewed in the index at the end)."""
+
+    @property
+    def prev_started_ns(self) -> int:
+        """When the sweep that wrote the index started (the racy reference of a read)."""
+        return started_ns(self.summary)
+
+    def judge(self, listings: Iterable[Listing]) -> Judged | None:
+        """``listings`` (a walk of every root, in order) judged: None when a file changed."""
+        listings = list(listings)
+        if not all(self.index.unchanged(listing) for listing in listings):
+            return None
+        roots = [str(r) for r in self.given.roots]
+        retry = {(r.root, r.path): r for root in roots for r in self.index.retries(root)}
+        found = sum(listing.nonempty_files() for listing in listings)
+        files = sum(map(len, listings))
+        total = sum(sum(listing.sizes) for listing in listings)
+        return Judged(retry, found - len(retry), files, total)
+
+    @staticmethod
+    def kept(retry: Mapping[Key, Record], new: Mapping[Key, Record], whole: bool) -> bool:
+        """Whether the errors read again (``new``, from a run that added no text and finished
+        ``whole``) kept every verdict of ``retry``: then no record changed."""
+        return whole and len(new) == len(retry) and all(new.get(k) is r for k, r in retry.items())
+
+    def finish(self, started: float, left_out: dict[str, int]) -> Unchanged:
+        """Write the summary of a sweep that changed no record (and the index's sources when
+        only they changed)."""
+        given, index = self.given, self.index
+        tally = index.tally()
+        summary = build_summary(
+            tally,
+            list(given.roots),
+            given.tools,
+            started,
+            time.time(),
+            index.reader_versions(),
+            left_out,
+        )
+        # (extract.jsonl is as the last sweep wrote it)
+        summary = replace(summary, jsonl_written=self.summary.jsonl_written)
+        given.store.write_summary(summary)
+        with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
+            statindex.renew_sources(given.store, index, self.sources)
+        return Unchanged(summary, tally.counts.get(Status.ERROR, 0))
 
 
-def quick_sweep(sweeper: Sweeper) -> Unchanged | ReadAgain | None:
-    """The sweep of ``sweeper``'s roots, when its stat index shows that nothing changed;
-    None when it cannot (the walk it may have made is kept for the usual run)."""
-    started = time.time()
-    opts, store = sweeper.options, sweeper.store
-    if opts.rehash or opts.verify or store.is_dirty():
+def look(given: QuickInput) -> Ready | None:
+    """The stat index of ``given``'s store when it can speak for a sweep of its roots; None
+    when it cannot (the sweep goes the usual way)."""
+    store = given.store
+    if given.rehash or given.verify or store.is_dirty():
         return None
     index = statindex.load(store.out)
-    roots = [str(r) for r in sweeper.roots]
-    if index is None or any(index.files_of(r) is None for r in roots):
+    if index is None or any(index.files_of(str(r)) is None for r in given.roots):
         return None
     try:
         summary = store.load_summary()
     except StoreCorrupt:
         return None
     now = statindex.sources()  # once: what the readers are trusted for is what is renewed
-    if summary is None or not index.describes(store, sweeper.tools, started_ns(summary), now):
+    if summary is None or not index.describes(
+        store, given.tools, KEEP_RULES, started_ns(summary), now
+    ):
         return None
-    listings = sweeper.walk_all()
-    if sweeper.stop.is_set() or not all(index.unchanged(listing) for listing in listings):
-        return None
-    started = min(started, sweeper.walk_started)  # a walk made ahead began before this sweep
+    return Ready(given, index, summary, now)
+
+
+def progress(listings: list[Listing]) -> Progress:
+    """Every file of the sweep decided."""
     files = sum(map(len, listings))
     total = sum(sum(listing.sizes) for listing in listings)
-    sweeper.on_event(SweepStarted(started, tuple(roots), files, total, True))
-    retry = {(r.root, r.path): r for root in roots for r in index.retries(root)}
-    reused = sum(listing.nonempty_files() for listing in listings) - len(retry)
-    extracted = 0
-    if retry:
-        run, new = _read_again(sweeper, retry, listings, started_ns(summary))
-        extracted = run.extracted
-        if not (
-            run.finished_whole
-            and not run.added_texts
-            and len(new) == len(retry)
-            and all(new.get(k) is r for k, r in retry.items())
-        ):
-            _progress(sweeper, listings, total)
-            return ReadAgain(run, new, list(retry), reused, started)
-        store.mark_clean()  # nothing was added: no text can lack its record
-    tally = index.tally()
-    versions = index.reader_versions()
-    written = summary.jsonl_written  # (the file is as the last sweep wrote it)
-    summary = build_summary(
-        tally, sweeper.roots, sweeper.tools, started, time.time(), versions, sweeper.left_out
-    )
-    summary = replace(summary, jsonl_written=written)
-    store.write_summary(summary)
-    with contextlib.suppress(OSError):  # derived: the next sweep compares the readers again
-        statindex.renew_sources(store, index, now)
-    _progress(sweeper, listings, total)
-    sweeper.on_event(SweepFinished(time.time(), summary, extracted, reused, True))
-    return Unchanged(summary, extracted, reused, tally.counts.get(Status.ERROR, 0))
+    last = next((listing.paths[-1] for listing in reversed(listings) if listing.paths), "")
+    return Progress(time.time(), files, files, total, total, last)
 
 
 def leave_index(
-    sweeper: Sweeper, summary: Summary, texts_seen: tuple[list[int], set[str]] | None
-) -> None:
+    given: QuickInput,
+    records: Mapping[Key, Record],
+    tally: Tally,
+    summary: Summary,
+    texts_seen: tuple[list[int], set[str]] | None,
+) -> Notice | None:
     """Write the stat index after a usual full sweep that wrote ``summary``. It is derived:
     a sweep does without it, so failing to write it is never the sweep's failure (a fault
-    is said, not raised)."""
-    store = sweeper.store
+    is returned as a notice to say, not raised)."""
+    store = given.store
     try:
         statindex.write(
             store,
-            sweeper.records,
-            (str(r) for r in sweeper.roots),
-            sweeper.index.tally,
-            sweeper.tools,
+            records,
+            (str(r) for r in given.roots),
+            tally,
+            _keeper(records, given.tools, started_ns(summary)),
+            statindex.environment(given.tools, KEEP_RULES),
             started_ns(summary),
             texts_seen,
         )
@@ -142,37 +193,17 @@ def leave_index(
             f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
             "the next sweep loads the store"
         )
-        sweeper.on_event(Notice(time.time(), "stat-index", why, "warning"))
+        return Notice(time.time(), "stat-index", why, "warning")
+    return None
 
 
-def _read_again(
-    sweeper: Sweeper, retry: Mapping[Key, Record], listings: list[Listing], prev_started_ns: int
-) -> tuple[Run, dict[Key, Record]]:
-    """Read the files of the ``retry`` records as the usual run would (its rules decide),
-    with only those records in view."""
-    from engine.run import Run, RunContext, RunOptions
+def _keeper(records: Mapping[Key, Record], tools: ToolSet, started_ns: int) -> Keeper:
+    """The plan's judge of which ``records`` a full sweep with ``tools`` keeps as they are,
+    after one that started at ``started_ns``."""
+    from engine.readers.registry import reader_for, reader_versions
 
-    view = RecordIndex(retry.values())
-    opts = RunOptions(sweeper.options.limits, False, prev_started_ns, False)
-    ctx = RunContext(
-        view,
-        sweeper.store,
-        sweeper.executor,
-        sweeper.tools,
-        opts,
-        sweeper.on_event,
-        sweeper.stop.is_set,
-    )
-    wanted = [listing.pick({p for r, p in retry if r == listing.root}) for listing in listings]
-    run = Run(ctx, [e for entries in wanted for e in entries], set(), True)
-    new = run.execute()
-    if run.executor_failed:
-        sweeper.drop_executor()
-    return run, new
-
-
-def _progress(sweeper: Sweeper, listings: list[Listing], total: int) -> None:
-    """Every file of the sweep decided."""
-    files = sum(map(len, listings))
-    last = next((listing.paths[-1] for listing in reversed(listings) if listing.paths), "")
-    sweeper.on_event(Progress(time.time(), files, files, total, total, last))
+    readers: dict[str, str | None] = {}
+    for mime in {r.mime for r in records.values()}:
+        reader = reader_for(mime)
+        readers[mime] = reader.name if reader else None
+    return Keeper(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)

@@ -20,6 +20,9 @@ import orjson
 from engine.names import escaped, from_b64, name_b64
 from engine.quality import Quality
 
+Key = tuple[str, str]
+"""A record's key: (root, path), the root absolute, the path relative to it with ``/``."""
+
 
 class Status(StrEnum):
     """The five public verdicts of the extract stage."""

@@ -27,10 +27,9 @@ from pathlib import Path
 
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.events import Notice
-from engine.records import Record
+from engine.records import Key, Record
 from engine.store import Store, read_jsonl
 
-Key = tuple[str, str]
 _FILES = (DB, DB + "-wal", DB + "-shm")
 """The index's file and SQLite's two beside it."""
 

@@ -14,7 +14,6 @@ each part would reach into the others' state.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from collections import Counter
@@ -31,16 +30,23 @@ from engine.executor import Executor, on_this_machine
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.plan import CRASH_QUARANTINE, Decision, decide, needs_hash, still_current
+from engine.plan import (
+    CRASH_QUARANTINE,
+    Decision,
+    decide,
+    empty_record,
+    needs_hash,
+    skipped_record,
+    still_current,
+)
 from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
 from engine.readers.registry import reader_for, reader_versions
-from engine.records import Reason, Record, Status, Why
+from engine.records import Key, Reason, Record, Status, Why
 from engine.store import Store, folder_of, open_regular, text_dest
 from engine.tools import ToolSet
 from engine.walk import Entry
 
-Key = tuple[str, str]
 HASH_CHUNK = 64
 """Files hashed per task of the engine's hashing threads."""
 HASH_THREADS = 4
@@ -48,13 +54,6 @@ HASH_THREADS = 4
 DEDUP_BYTES = 64 * 1024
 """New files this big that share their size are hashed first, so that copies are read once;
 smaller ones are read unhashed (a copy costs a second small read, not a hash of every file)."""
-EMPTY_SHA = hashlib.sha256(b"").hexdigest()
-_SKIP_REASON = {
-    "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
-    "too_large": Reason.TOO_LARGE,
-}  # fmt: skip
-SKIP_KINDS: dict[str, str] = {reason: kind for kind, reason in _SKIP_REASON.items()}
-"""A skipped record's reason -> the kind of walk entry that gives it."""
 
 
 class RecordsView(Protocol):
@@ -681,36 +680,6 @@ def _changing(e: Entry, why: str) -> Record:
         status=Status.SKIPPED,
         reason=Reason.CHANGING,
         error=f"{why}; read again next sweep",
-    )
-
-
-def skipped_record(e: Entry) -> Record:
-    """The record of an entry the walk found as other than a regular file to read."""
-    return Record(
-        root=e.root,
-        path=e.path,
-        size=e.size,
-        mtime_ns=e.mtime_ns,
-        status=Status.SKIPPED,
-        reason=_SKIP_REASON[e.kind],
-        error=e.detail,
-    )
-
-
-def empty_record(e: Entry, prior: Record | None) -> Record:
-    """The record of an empty file (``prior``: its record before)."""
-    return Record(
-        root=e.root,
-        path=e.path,
-        size=0,
-        mtime_ns=e.mtime_ns,
-        status=Status.EMPTY,
-        sha256=EMPTY_SHA,
-        mime="application/x-empty",
-        reason=Reason.NO_TEXT,
-        error="the file is empty",
-        why="new" if prior is None else (prior.why or "changed"),
-        reused=prior is not None and prior.sha256 == EMPTY_SHA,
     )
 
 

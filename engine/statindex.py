@@ -35,18 +35,17 @@ import os
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import msgspec
 
 from engine.jsonl import line_of
-from engine.plan import CRASH_QUARANTINE, RACY_NS, keeps, quarantined
-from engine.records import Record, Status
+from engine.records import Key, Record, Status
 from engine.store import STAT_INDEX, Store, atomic_write, read_file
-from engine.walk import Entry, Listing
+from engine.walk import Listing
 
 if TYPE_CHECKING:
     from engine.index import Tally
@@ -57,6 +56,13 @@ NAME = STAT_INDEX
 VERSION = 3
 """Bumped whenever what the index holds, or the rules it stands for, change."""
 _MAGIC = b"quarry-stat\n"
+
+Kept: TypeAlias = tuple[str, str, bool]
+"""How the walk finds the file of a record a full sweep keeps as it is: the entry's kind
+(``file``, ``link``...), its detail, and whether its file is read again (an ``error``)."""
+Keeper: TypeAlias = "Callable[[Record], Kept | None]"
+"""Judges a record for the index (the pipeline's :class:`engine.plan.Keeper`): None when a
+full sweep would hash, read or rewrite it. The index is told, never decides, what is kept."""
 
 
 class RootFiles(msgspec.Struct, frozen=True, array_like=True):
@@ -113,16 +119,19 @@ class StatIndex(msgspec.Struct, frozen=True):
     counts: Counts
     """The tally of every record in the store."""
 
-    def describes(self, store: Store, tools: ToolSet, started_ns: int, now: str) -> bool:
+    def describes(
+        self, store: Store, tools: ToolSet, rules: str, started_ns: int, now: str
+    ) -> bool:
         """Whether this index still describes ``store``: its ``extract.jsonl``, its texts, the
-        environment with ``tools``, a summary that started at ``started_ns``, and the readers
-        (trusted as listed while their :func:`sources` are ``now``)."""
+        environment with ``tools`` and the keeper's ``rules``, a summary that started at
+        ``started_ns``, and the readers (trusted as listed while their :func:`sources` are
+        ``now``)."""
         return (
             self.v == VERSION
             and started_ns >= self.started_ns
             and self.jsonl == store.jsonl_identity()
             and self.texts == store.text_folder_times()
-            and self.env == environment(tools)
+            and self.env == environment(tools, rules)
             and ((self.sources != "" and self.sources == now) or self.readers == readers_table())
         )
 
@@ -170,16 +179,16 @@ class StatIndex(msgspec.Struct, frozen=True):
         return t
 
 
-def environment(tools: ToolSet) -> str:
+def environment(tools: ToolSet, rules: str) -> str:
     """Everything besides a file's record and stat and the readers that decides whether a
-    sweep keeps the record: the tools' names and versions, the quality rules (and whether texts are
-    scored) and the engine's own."""
+    sweep keeps the record: the tools' names and versions, the quality rules (and whether texts
+    are scored), the engine's own and the keeper's ``rules`` (:data:`engine.plan.KEEP_RULES`)."""
     from engine import __version__
     from engine.quality import QUALITY_VERSION
     from engine.quality import enabled as scoring
 
-    rules = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{RACY_NS}:{CRASH_QUARANTINE}"
-    return f"{rules}\n{tools.named}"  # (what the fingerprint digests: no hashlib to import)
+    env = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{rules}"
+    return f"{env}\n{tools.named}"  # (what the fingerprint digests: no hashlib to import)
 
 
 def readers_table() -> str:
@@ -195,11 +204,11 @@ def sources() -> str:
     engine's source files by path, size and mtime (as a ``.pyc`` is), every folder on the
     import path by its mtime (as importlib's path finder is: installing or removing a library
     changes it; a reader drops out when its library is missing) and the interpreter. Empty
-    when extra readers are named (:data:`~engine.readers.registry.EXTRA_ENV`): then the table
+    when extra readers are in use (:func:`engine.readers.registry.use_extra`): then the table
     itself is compared."""
-    from engine.readers.registry import EXTRA_ENV
+    from engine.readers.registry import extra
 
-    if os.environ.get(EXTRA_ENV):
+    if extra():
         return ""
     parts = [sys.version]
     engine_dir = os.path.dirname(os.path.abspath(__file__))
@@ -253,25 +262,20 @@ def load(out: Path) -> StatIndex | None:
 
 def write(
     store: Store,
-    records: Mapping[tuple[str, str], Record],
+    records: Mapping[Key, Record],
     roots: Iterable[str],
     tally: Tally,
-    tools: ToolSet,
+    judge: Keeper,
+    env: str,
     started_ns: int,
     texts_seen: tuple[list[int], set[str]] | None = None,
 ) -> bool:
     """Write the index of ``store`` (holding its lock) after a full sweep that
     started at ``started_ns`` wrote ``records``; ``roots`` are the roots it swept (listed even
-    with no records, so that an empty folder is quick too); ``texts_seen``: the text folders'
-    times and the texts listed after them, when the sweep listed them. False when no root
-    qualifies (the file is then removed)."""
-    from engine.readers.registry import reader_for, reader_versions
-
-    readers: dict[str, str | None] = {}
-    for mime in {r.mime for r in records.values()}:
-        reader = reader_for(mime)
-        readers[mime] = reader.name if reader else None
-    judge = _Judge(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)
+    with no records, so that an empty folder is quick too); ``judge`` tells which records it
+    keeps as they are, under the :func:`environment` ``env``; ``texts_seen``: the text
+    folders' times and the texts listed after them, when the sweep listed them. False when no
+    root qualifies (the file is then removed)."""
     # The folders' times are taken before the texts are listed: a text removed after the
     # listing changes a time the next sweep compares.
     texts, present = texts_seen if texts_seen is not None else (store.text_folder_times(), None)
@@ -280,12 +284,12 @@ def write(
         by_root.setdefault(root, []).append(r)
     kept: list[RootFiles] = []
     for root, recs in by_root.items():
-        found: list[tuple[list[str], Record, str, str]] = []
+        found: list[tuple[list[str], Record, Kept]] = []
         for r in recs:
-            kind = judge(r)
-            if kind is None:
+            kept_as = judge(r)
+            if kept_as is None:
                 break  # (a cold sweep's first record: nothing else is done)
-            found.append((_walk_order(r), r, *kind))
+            found.append((_walk_order(r), r, kept_as))
         else:
             wanted = {r.sha256 for r in recs if r.status == Status.OK and r.sha256}
             if wanted:
@@ -296,11 +300,11 @@ def write(
             kept.append(
                 RootFiles(
                     encoded(root),
-                    encoded("\0".join([r.path for _o, r, _k, _d in found])),
-                    [r.size for _o, r, _k, _d in found],
-                    [r.mtime_ns for _o, r, _k, _d in found],
-                    [(encoded(r.path), k, encoded(d)) for _o, r, k, d in found if k != "file"],
-                    [line_of(r) for _o, r, k, d in found if d is _RETRY],
+                    encoded("\0".join([r.path for _o, r, _k in found])),
+                    [r.size for _o, r, _k in found],
+                    [r.mtime_ns for _o, r, _k in found],
+                    [(encoded(r.path), k, encoded(d)) for _o, r, (k, d, _) in found if k != "file"],
+                    [line_of(r) for _o, r, (_k, _d, again) in found if again],
                 )
             )
     if not kept:
@@ -310,7 +314,7 @@ def write(
         VERSION,
         store.jsonl_identity(),
         texts,
-        environment(tools),
+        env,
         readers_table(),
         sources(),
         started_ns,
@@ -340,74 +344,6 @@ def _walk_order(r: Record) -> list[str]:
     """The walk's order: depth first, each folder's names sorted, is the order of the paths'
     lists of parts (a folder's files come right after its name would)."""
     return r.path.split("/")
-
-
-_FILE = ("file", "")
-_RETRY = "(read again)"
-"""The detail :class:`_Judge` gives an ``error`` record: its file is read again, nothing else."""
-_VERDICT = attrgetter("status", "reason", "reader", "v", "mime", "tools", "needs", "crashes")
-"""The fields :func:`engine.plan.keeps` reads: records alike in them are judged once."""
-
-
-class _Judge:
-    """How the walk finds a record's file when a full sweep keeps that very record for it
-    (the entry's kind and detail); None when such a sweep would hash, read or rewrite it."""
-
-    def __init__(
-        self,
-        versions: Mapping[str, int],
-        readers: Mapping[str, str | None],
-        fingerprint: str,
-        trusted_before: int,
-    ) -> None:
-        # The run's record makers: imported here (a write follows a usual run, which has them)
-        # and not at the top, which the quick sweep imports without any run.
-        from engine.quality import QUALITY_VERSION
-        from engine.quality import enabled as scoring
-        from engine.run import SKIP_KINDS, empty_record, skipped_record
-
-        self._skip_kinds, self._skipped_record = SKIP_KINDS, skipped_record
-        self._empty_record = empty_record
-        self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
-        self.trusted_before = trusted_before
-        self.quality_version = QUALITY_VERSION
-        self.scoring = scoring()
-        """Texts are scored (else a text's old score stands: the environment says which)."""
-        self._kept: dict[tuple[object, ...], bool] = {}
-
-    def __call__(self, r: Record) -> tuple[str, str] | None:
-        if r.status == Status.SKIPPED:
-            return self._skipped(r)
-        if r.size == 0:
-            return self._empty(r)
-        if r.sha256 is None or r.mtime_ns >= self.trusted_before:
-            return None  # its size and mtime prove nothing yet: hashed again
-        if r.status == Status.ERROR and not quarantined(r):
-            return ("file", _RETRY)  # read again by every full sweep, and by the quick one
-        if not r.reused:
-            return None  # rewritten as reused
-        if (
-            self.scoring
-            and r.status == Status.OK
-            and (r.quality is None or r.quality.v != self.quality_version)
-        ):
-            return None  # its text is scored again
-        verdict = _VERDICT(r)
-        kept = self._kept.get(verdict)
-        if kept is None:
-            kept = self._kept[verdict] = keeps(r, self.versions, self.readers, self.fingerprint)
-        return _FILE if kept else None
-
-    def _skipped(self, r: Record) -> tuple[str, str] | None:
-        kind = self._skip_kinds.get(r.reason or "")
-        if kind is None:
-            return None  # a file that kept changing is hashed again
-        found = Entry(r.root, r.path, r.size, r.mtime_ns, kind, r.error or "")
-        return (kind, found.detail) if self._skipped_record(found) == r else None
-
-    def _empty(self, r: Record) -> tuple[str, str] | None:
-        found = Entry(r.root, r.path, 0, r.mtime_ns, "file")
-        return _FILE if self._empty_record(found, r) == r else None
 
 
 def _counts(t: Tally) -> Counts:

@@ -5,8 +5,10 @@ pool) for its lifetime, so the watcher can run many incremental sweeps (``run(on
 through the same pipeline as a full one. Each run is a :class:`~engine.run.Run` given what it
 needs in a :class:`~engine.run.RunContext`. :func:`sweep` is the one-shot form the CLI uses.
 
-A sweeper made with ``quick=True`` (the ``sweep`` command's) first tries
-:func:`engine.quick.quick_sweep`, which needs no record loaded when nothing changed.
+A sweeper made with ``quick=True`` (the ``sweep`` command's) first asks the stat index's
+judge (:mod:`engine.quick`, which never sees the sweeper: it is given a
+:class:`~engine.quick.QuickInput` and the walk) whether anything changed; it needs no record
+loaded when nothing did.
 
 Past STYLE's 500 lines: what a run leaves to its sweeper (the scope, the records gone, the
 writes and their recovery on a full disk) needs the lock and the executor it holds, and both
@@ -26,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from engine import ahead
+from engine import ahead, quick
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Listener,
@@ -40,8 +42,7 @@ from engine.index import RecordIndex
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.quick import Unchanged, leave_index, quick_sweep
-from engine.records import Record, Summary
+from engine.records import Key, Record, Summary
 from engine.resume import Ledger
 from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary, iso, started_ns
@@ -51,8 +52,6 @@ from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
     from engine.executor import Executor, ExecutorFactory
     from engine.run import Run, RunContext
-
-Key = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +85,11 @@ class SweepOptions:
     """A fixed tool set (tests); None discovers tools on PATH."""
     executor: ExecutorFactory | None = None
     """Makes the executor that runs the reads; None: the local worker pool (ReadPool)."""
+    readers: tuple[str, ...] = ()
+    """Extra readers, ``module:attribute`` of a ``READERS`` tuple (``--reader``; the tests'
+    fault reader), besides the built-in ones, for this process and its workers
+    (:func:`engine.readers.registry.use_extra`); empty leaves the process's readers as they
+    are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,10 @@ class Sweeper:
     ):
         self.roots = resolve_roots(roots)
         self.options = options
+        if options.readers:
+            from engine.readers import registry
+
+            registry.use_extra(options.readers)
         self.on_event = on_event
         self.store = store_for(self.roots, options)
         self.rules = WalkRules(
@@ -396,22 +404,68 @@ class Sweeper:
         """
         with fewer_collections():
             if not self._loaded:
-                quick = only is None and not force and full is not False and not rehash
-                quick = quick and self.ledger.in_step()  # else the load repairs or resumes it
-                got = quick_sweep(self) if quick else None
-                if isinstance(got, Unchanged):
-                    self._walked = None
-                    return SweepResult(
-                        got.summary, got.extracted, got.reused, errors=got.errors, quick=True
-                    )
+                fast = only is None and not force and full is not False and not rehash
+                fast = fast and self.ledger.in_step()  # else the load repairs or resumes it
+                done = self._quick() if fast else None
+                if done is not None:
+                    return done
                 self._load()
-                if got is not None:  # errors read again to other verdicts: applied as usual
-                    self._walked = None
-                    self._say_notices()
-                    return self._conclude(
-                        got.run, got.new, got.scope, (), True, True, got.started, got.reused
-                    )
             return self._run(only, force, full, rehash, passwords)
+
+    def _quick_input(self) -> quick.QuickInput:
+        o = self.options
+        return quick.QuickInput(self.store, tuple(self.roots), self.tools, o.rehash, o.verify)
+
+    def _quick(self) -> SweepResult | None:
+        """The full sweep as the stat index judges it, with no record loaded; None when it
+        cannot judge (the walk it may have made is kept for the usual run)."""
+        started = time.time()
+        ready = quick.look(self._quick_input())
+        if ready is None:
+            return None
+        listings = self.walk_all()
+        judged = None if self.stop.is_set() else ready.judge(listings)
+        if judged is None:
+            return None
+        started = min(started, self.walk_started)  # a walk made ahead began before this sweep
+        roots = tuple(map(str, self.roots))
+        self.on_event(SweepStarted(started, roots, judged.files, judged.total, True))
+        extracted = 0
+        if judged.retry:
+            run, new = self._read_again(judged.retry, listings, ready.prev_started_ns)
+            extracted = run.extracted
+            if not ready.kept(judged.retry, new, run.finished_whole and not run.added_texts):
+                self.on_event(quick.progress(listings))
+                self._load()  # errors read again to other verdicts: applied as usual
+                self._walked = None
+                self._say_notices()
+                scope = list(judged.retry)
+                return self._conclude(run, new, scope, (), True, True, started, judged.reused)
+            self.store.mark_clean()  # nothing was added: no text can lack its record
+        done = ready.finish(started, self.left_out)
+        self.on_event(quick.progress(listings))
+        self.on_event(SweepFinished(time.time(), done.summary, extracted, judged.reused, True))
+        self._walked = None
+        return SweepResult(done.summary, extracted, judged.reused, errors=done.errors, quick=True)
+
+    def _read_again(
+        self, retry: Mapping[Key, Record], listings: list[Listing], prev_started_ns: int
+    ) -> tuple[Run, dict[Key, Record]]:
+        """Read the files of the ``retry`` records as the usual run would (its rules decide),
+        with only those records in view."""
+        from engine.run import Run, RunContext, RunOptions
+
+        view = RecordIndex(retry.values())
+        opts = RunOptions(self.options.limits, False, prev_started_ns, False)
+        ctx = RunContext(
+            view, self.store, self.executor, self.tools, opts, self.on_event, self.stop.is_set
+        )
+        wanted = [listing.pick({p for r, p in retry if r == listing.root}) for listing in listings]
+        run = Run(ctx, [e for entries in wanted for e in entries], set(), True)
+        new = run.execute()
+        if run.executor_failed:
+            self.drop_executor()
+        return run, new
 
     def _warm_pool(self) -> None:
         """Start the local pool's forkserver now, in the background (once per sweeper).
@@ -554,7 +608,11 @@ class Sweeper:
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and whole and full and not force and run.finished_whole:
-            leave_index(self, summary, run.texts_seen)
+            said = quick.leave_index(
+                self._quick_input(), self.records, self.index.tally, summary, run.texts_seen
+            )
+            if said is not None:
+                self.on_event(said)
         self._tell(run, len(new))
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
         return SweepResult(

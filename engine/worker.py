@@ -128,8 +128,8 @@ class WorkerConfig:
 
     memory_bytes: int
     """RLIMIT_AS of the worker, bytes (0: no limit)."""
-    extra_readers: str
-    """The engine's ``QUARRY_EXTRA_READERS`` (the forkserver's environment may be older)."""
+    extra_readers: tuple[str, ...]
+    """The engine's extra readers (:func:`engine.readers.registry.extra`: the tests')."""
     max_reads: int
     """Reads after which the worker leaves, to be replaced by a fresh one."""
     slot: Any = None
@@ -189,11 +189,7 @@ def bound_self(cfg: WorkerConfig) -> None:
     if cfg.scratch:  # a read killed mid-way leaves its temporary files where the pool cleans
         scratch.adopt(cfg.scratch)
     _silence()
-    if cfg.extra_readers:
-        os.environ[registry.EXTRA_ENV] = cfg.extra_readers
-    else:
-        os.environ.pop(registry.EXTRA_ENV, None)
-    registry.reset()
+    registry.use_extra(cfg.extra_readers)
     registry.all_readers()
 
 

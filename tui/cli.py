@@ -105,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Entry point of the ``quarry`` script: :func:`main`, then the process ends. A plain
     ``quarry sweep`` walks ahead (:mod:`engine.ahead`) while the engine is imported."""
+    import atexit
+
+    atexit.register(_end_now)  # first: so it runs after every handler registered from here on
     ahead.start(sys.argv[1:])
     try:
         code = main()
@@ -117,26 +120,45 @@ def run() -> None:
     except BrokenPipeError:  # the last of it, for a reader that went: as main says it
         drop_stdout()
         code = code or EXIT_USAGE
-    end_now(code)
+    _ending.append(code)
     sys.exit(code)
 
 
-def end_now(code: int) -> None:
-    """End the process with ``code`` at once when nothing is left to do at exit: no other
-    thread and no exit handler (a worker pool, multiprocessing, Textual and coverage each
-    register one, and then the usual exit runs them). The interpreter's teardown, freeing
-    every module and object one by one, cost a sweep of an unchanged folder 10-13 ms of its
-    ~150 (the walk it cannot avoid is ~60); mypy ends its runs the same way."""
-    import atexit
+_ending: list[int] = []
+"""The code :func:`run` ends with, once it returns normally (empty: an exception ends it)."""
+
+
+def _end_now() -> None:
+    """The last exit handler (:func:`run` registers it first; they run last in, first out):
+    once every other one has run (a worker pool, multiprocessing, Textual each register one),
+    end the process at once with :func:`run`'s code when no other thread is left. The
+    interpreter's teardown, freeing every module and object one by one, cost a sweep of an
+    unchanged folder 10-13 ms of its ~150 (the walk it cannot avoid is ~60); mypy ends its
+    runs the same way. Only when :func:`run` is the program itself, before which nothing
+    registered a handler (this one ends the process before such handlers would run), and not
+    under coverage, which registers one at start-up."""
     import os
     import threading
 
-    pending = getattr(atexit, "_ncallbacks", lambda: 1)()  # (CPython's; elsewhere: the usual exit)
-    if threading.active_count() != 1 or pending:
+    if not _ending or threading.active_count() != 1 or "coverage" in sys.modules:
+        return
+    if not _is_the_program():
         return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         return  # a closed or broken stream: the usual exit says so
-    os._exit(code)
+    os._exit(_ending[-1])
+
+
+def _is_the_program() -> bool:
+    """Whether :func:`run` is the program: the ``quarry`` script or ``python -m tui`` (not a
+    caller's code that may have registered exit handlers before it)."""
+    import os
+
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None:
+        return bool(spec.name == "tui.__main__")
+    return os.path.basename(getattr(main, "__file__", None) or "") == "quarry"

@@ -14,89 +14,19 @@ this package imports them until a Dask executor is asked for, and asking without
 
 from __future__ import annotations
 
-import importlib
-import os
-import re
-from dataclasses import dataclass
-
-from engine.errors import QuarryError, UsageError
 from engine.executor import Executor, ExecutorFactory
+from engine.executors.spec import (
+    INSTALL_HINT,
+    LOCAL,
+    ClusterLost,
+    ClusterRefused,
+    ExecutorSpec,
+    parse_executor,
+    require_dask,
+)
 from engine.limits import Limits
 from engine.readers import registry
 from engine.tools import ToolSet
-
-INSTALL_HINT = "pip install 'textquarry[dask]'"
-"""How to get the Dask executor's dependencies."""
-_REMOTE = re.compile(r"^dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s]+):(?P<port>\d{1,5})/?$")
-_LOCAL = re.compile(r"^dask-local(?::(?P<n>\d+))?$")
-
-
-@dataclass(frozen=True, slots=True)
-class ExecutorSpec:
-    """A parsed ``--executor`` value."""
-
-    kind: str
-    """``local``, ``dask-local`` or ``dask``."""
-    workers: int = 0
-    """``dask-local``: worker processes of the LocalCluster."""
-    address: str = ""
-    """``dask``: the scheduler's address, ``tcp://HOST:PORT``."""
-
-    @property
-    def is_dask(self) -> bool:
-        """Whether reads run on Dask."""
-        return self.kind != "local"
-
-    def __str__(self) -> str:
-        if self.kind == "dask-local":
-            return f"dask-local:{self.workers}"
-        if self.kind == "dask":
-            return "dask://" + self.address.removeprefix("tcp://")
-        return "local"
-
-
-class ClusterRefused(QuarryError):
-    """Raised when a cluster cannot take the sweep: no scheduler or workers answer, or a
-    worker cannot see a root or the store. Nothing was read; the CLI exits 1."""
-
-
-class ClusterLost(QuarryError):
-    """Raised when the scheduler is lost mid-sweep: the run stops before anything is written,
-    so the previous store stays as it was (and the lock is released on the way out)."""
-
-
-LOCAL = ExecutorSpec("local")
-"""The default: reads in the local supervised pool."""
-
-
-def parse_executor(text: str) -> ExecutorSpec:
-    """Parse an ``--executor`` value; a bad one is a UsageError naming the accepted forms."""
-    text = text.strip()
-    if text in ("", "local"):
-        return LOCAL
-    if m := _LOCAL.match(text):
-        n = int(m["n"]) if m["n"] is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise UsageError("--executor dask-local:N needs N of at least 1")
-        return ExecutorSpec("dask-local", workers=n)
-    if m := _REMOTE.match(text):
-        port = int(m["port"])
-        if not 0 < port < 65536:
-            raise UsageError(f"--executor {text}: port {port} is out of range")
-        return ExecutorSpec("dask", address=f"tcp://{m['host']}:{port}")
-    raise UsageError(f"--executor {text!r}: expected local, dask-local[:N] or dask://HOST:PORT")
-
-
-def require_dask() -> None:
-    """Import dask and distributed, or say how to install them (a UsageError)."""
-    for name in ("dask", "distributed"):
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise UsageError(
-                f"the Dask executor needs the {name} package, which is not installed: "
-                f"{INSTALL_HINT}"
-            ) from exc
 
 
 def dask_factory(
@@ -123,8 +53,20 @@ def dask_factory(
             no_external=no_external,
             without=without,
             fixed_tools=tools,
-            extra_readers=os.environ.get(registry.EXTRA_ENV, ""),
+            extra_readers=registry.extra(),
         )
         return DaskExecutor(spec, settings)
 
     return make
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "LOCAL",
+    "ClusterLost",
+    "ClusterRefused",
+    "ExecutorSpec",
+    "dask_factory",
+    "parse_executor",
+    "require_dask",
+]

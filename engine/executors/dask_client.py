@@ -58,7 +58,7 @@ from engine.detect import by_name, name_key
 from engine.errors import MachineFailure
 from engine.events import Listener, Notice, ignore
 from engine.executor import TICK_S
-from engine.executors import ClusterLost, ClusterRefused, ExecutorSpec, dask_worker
+from engine.executors import dask_worker
 from engine.executors.dask_worker import (
     BatchResult,
     Check,
@@ -68,6 +68,7 @@ from engine.executors.dask_worker import (
     code_version,
     read_batch,
 )  # fmt: skip
+from engine.executors.spec import ClusterLost, ClusterRefused, ExecutorSpec
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import BATCH_BYTES, BATCH_PATH_CHARS
 from engine.mimes import OCTET

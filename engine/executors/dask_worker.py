@@ -70,8 +70,8 @@ class WorkerSettings:
     """``--without``: tools to act as if missing."""
     fixed_tools: ToolSet | None = None
     """A tool set imposed on every worker (tests); None: each worker discovers its own."""
-    extra_readers: str = ""
-    """The engine's ``QUARRY_EXTRA_READERS`` (the fault reader in tests)."""
+    extra_readers: tuple[str, ...] = ()
+    """The engine's extra readers (:func:`engine.readers.registry.extra`: the tests')."""
     max_reads: int = MAX_READS
     """Reads after which a read child is replaced."""
     plugin: str = ""
@@ -160,7 +160,7 @@ class Pools:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pools: dict[int, tuple[tuple[Limits, str, int], ReadPool]] = {}
+        self._pools: dict[int, tuple[tuple[Limits, tuple[str, ...], int], ReadPool]] = {}
 
     def get(self, limits: Limits, settings: WorkerSettings) -> ReadPool:
         """This thread's pool for ``limits``: one read child, handed whole batches."""
@@ -173,11 +173,8 @@ class Pools:
         else:
             if held is not None:
                 held[1].close()
-            # The pool hands QUARRY_EXTRA_READERS to its children from this environment.
-            if settings.extra_readers:
-                os.environ[registry.EXTRA_ENV] = settings.extra_readers
-            else:
-                os.environ.pop(registry.EXTRA_ENV, None)
+            # The pool hands this process's extra readers to its children.
+            registry.use_extra(settings.extra_readers)
             pool = ReadPool(limits, workers=1, max_reads=settings.max_reads, share=0)
         with self._lock:
             self._pools[me] = (key, pool)
@@ -264,16 +261,9 @@ class QuarryPlugin(distributed.WorkerPlugin):
 def code_version() -> str:
     """What must match between the engine and a worker: textquarry's version and every
     reader's (a reader of another version would give records of another version)."""
-    # Extra readers (QUARRY_EXTRA_READERS, the tests' fault reader) travel with the settings.
-    # Uncached: the cache, once filled, would keep the extra readers out of later reads.
-    every = registry.all_readers.__wrapped__()
-    ours = (r for r in every if not _private(type(r).__module__))
-    readers = ",".join(sorted(f"{r.name}={r.version}" for r in ours))
+    # Extra readers (the tests' fault reader) travel with the settings: not compared.
+    readers = ",".join(sorted(f"{r.name}={r.version}" for r in registry.builtin_readers()))
     return f"textquarry {__version__} ({readers})"
-
-
-def _private(module: str) -> bool:
-    return module.rpartition(".")[2].startswith("_")
 
 
 def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:

@@ -87,12 +87,10 @@ def _clear(folder: Path) -> None:
 
 
 def hangs(work: Path, n: int, hanging: int, workers: int, timeout: float) -> None:
-    os.environ["QUARRY_EXTRA_READERS"] = "engine.readers._fault"
     from engine.readers import registry
-    from engine.readers._fault import fixture
+    from tests.faultreader import SPEC, fixture
 
-    registry.all_readers.cache_clear()
-    registry._by_mime.cache_clear()
+    registry.use_extra((SPEC,))
     limits = Limits(timeout_s=timeout)
     times = []
     for action in ("ok", "hang"):

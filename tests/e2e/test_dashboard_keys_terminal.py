@@ -167,15 +167,16 @@ def test_G_goes_to_the_last_group_and_tab_then_j_moves_the_table(tmp_path: Path)
 def test_a_sweep_shows_files_done_percent_rate_and_time_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.readers._fault import fixture
+    from tests.faultreader import ARGS, env, fixture
 
     folder = tmp_path / "docs"
     folder.mkdir()
     for i in range(20):
         (folder / f"note{i:02d}.txt").write_text(f"note {i}\n")
     (folder / "zz-hangs.bin").write_bytes(fixture("hang"))  # holds the sweep at 20 of 21
-    monkeypatch.setenv("QUARRY_EXTRA_READERS", "engine.readers._fault")
-    term = Terminal([*quarry_command(), str(folder), "--timeout", "300"], 80, 24, tmp_path)
+    monkeypatch.setenv("PYTHONPATH", env()["PYTHONPATH"])  # (the quarry it runs imports it)
+    argv = [*quarry_command(), str(folder), "--timeout", "300", *ARGS]
+    term = Terminal(argv, 80, 24, tmp_path)
     try:
         text = term.wait_for(r"sweeping 20/21 files · 95% · [\d.,]+ files/s · \d+:\d\d left")
         assert "95 last event" not in text  # the percentage keeps its %

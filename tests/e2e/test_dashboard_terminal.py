@@ -147,15 +147,15 @@ def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(
     tmp_path: Path, term_factory: list[Terminal], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """q must not wait for a whole folder: the sweep stops, what was read is kept and said."""
-    from engine.readers._fault import fixture
+    from tests.faultreader import ARGS, env, fixture
 
     folder = tmp_path / "docs"
     folder.mkdir()
     for i in range(20):
         (folder / f"note{i:02d}.txt").write_text(f"note {i}\n")
     (folder / "zz-hangs.bin").write_bytes(fixture("hang"))  # the sweep never ends by itself
-    monkeypatch.setenv("QUARRY_EXTRA_READERS", "engine.readers._fault")
-    term = start(term_factory, [str(folder), "--timeout", "300"], (100, 30), tmp_path)
+    monkeypatch.setenv("PYTHONPATH", env()["PYTHONPATH"])  # (the quarry it runs imports it)
+    term = start(term_factory, [str(folder), "--timeout", "300", *ARGS], (100, 30), tmp_path)
     term.wait_for(r"sweeping")
     term.wait_for(r"ok 20\b")  # the notes are read; the hanging file holds the sweep
     term.press("q")

@@ -10,10 +10,11 @@ from engine.readers import registry
 
 
 @pytest.fixture
-def fault_reader(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Enable the fault-injection reader, in this process and in the workers it starts."""
-    monkeypatch.setenv(registry.EXTRA_ENV, "engine.readers._fault")
-    registry.reset()
+def fault_reader() -> Iterator[None]:
+    """Enable the fault-injection reader (tests/faultreader.py), in this process and in the
+    workers it starts."""
+    from tests.faultreader import SPEC
+
+    registry.use_extra((SPEC,))
     yield
-    monkeypatch.delenv(registry.EXTRA_ENV)
-    registry.reset()
+    registry.use_extra(())

@@ -296,3 +296,26 @@ def test_a_walk_ahead_without_the_default_exclusions_is_that_walk(tmp_path: Path
     got = ahead.take([str(root)], rules)
     assert got is not None
     assert "notes.txt~" in got[0][0].paths and got[0][0].left_out == {}
+
+
+def test_the_walk_ahead_reads_the_parsers_own_flag_table() -> None:
+    """engine.flags is the one table: every flag of the sweep verb's parser is in it, as a
+    switch or valued as argparse takes it, and nothing else is."""
+    import argparse
+
+    from engine import flags
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.choices["sweep"]
+    options = {
+        name: action.nargs != 0
+        for action in parser._actions
+        for name in action.option_strings
+        if name not in ("-h", "--help")
+    }
+    table = flags.by_name(flags.SWEEP_VERB + flags.SWEEPING)
+    assert options == {name: flag.valued for name, flag in table.items()}
+    for name, flag in table.items():  # a flag the walk ahead takes as leaving it alone is
+        argv = ["sweep", "docs", name, *(["local"] if flag.valued else [])]
+        walked = ahead.plan(argv) is not None  # walked ahead; one that changes it is not
+        assert walked == (flag.walk is not flags.Walk.OTHER), name

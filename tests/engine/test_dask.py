@@ -29,7 +29,6 @@ from engine.executors import (
 )  # fmt: skip
 from engine.limits import Limits, MiB
 from engine.plan import CRASH_QUARANTINE
-from engine.readers._fault import MIME, fixture
 from engine.records import Reason, Record, Status
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
@@ -45,6 +44,7 @@ from tests.engine.daskkit import (
     texts,
     worker_pids,
 )  # fmt: skip
+from tests.faultreader import MIME, fixture
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.readers._fault import fixture
+from tests import faultreader
 from tests.engine.daskkit import (
     WAIT_S,
     External,
@@ -30,6 +30,7 @@ from tests.engine.daskkit import (
     extra_worker,
     store_lines,
 )
+from tests.faultreader import fixture
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -125,12 +126,11 @@ def test_a_scheduler_killed_mid_sweep_leaves_the_old_store(
         (root / f"hang{i}.bin").write_bytes(fixture("hang", str(i)))
     for i in range(20, 60):
         (root / f"t{i:02}.txt").write_text(f"text {i}\n")
-    env = {"QUARRY_EXTRA_READERS": "engine.readers._fault"}
     proc = subprocess.Popen(
         [*QUARRY, "sweep", str(root), "--out", str(out), "--timeout", "60",
-         "--executor", cluster.spec],
+         "--executor", cluster.spec, *faultreader.ARGS],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+        env=faultreader.env(), stdin=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         _wait_for_reads(cluster)
@@ -150,7 +150,10 @@ def test_a_scheduler_killed_mid_sweep_leaves_the_old_store(
     _lock_is_free(out)
     # Texts the workers had already put in place are collected by the next full sweep.
     assert (out / "sweep.dirty").exists()
-    again = quarry("sweep", root, "--out", out, "-q", "--timeout", "2", env=env)
+    again = quarry(
+        "sweep", root, "--out", out, "-q", "--timeout", "2", *faultreader.ARGS,
+        env=faultreader.env(),
+    )  # fmt: skip
     assert again.returncode == 2, again.stderr  # the four hanging files: error/timeout
     named = {r["sha256"] for r in store_lines(out) if r["status"] == "ok"}
     stored = {p.stem for p in (out / "extract").rglob("*.txt")}

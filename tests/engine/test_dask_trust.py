@@ -25,7 +25,6 @@ from engine.executor import Executor
 from engine.executors import ExecutorSpec, dask_factory, parse_executor
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits, MiB
-from engine.readers._fault import fixture
 from engine.records import Status
 from engine.store import text_dest
 from engine.sweep import Sweeper, SweepOptions, SweepResult
@@ -39,6 +38,7 @@ from tests.engine.daskkit import (
     texts,
     wait_for,
 )  # fmt: skip
+from tests.faultreader import fixture
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -1,7 +1,7 @@
 """The worker pool under faults: each fault gets its name, the pool recovers, reads go on.
 
 Drives :class:`engine.isolate.ReadPool` with the fault-injection reader
-(``engine/readers/_fault.py``), enabled for these tests only.
+(``tests/faultreader.py``), enabled for these tests only.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from engine.errors import MachineFailure
 from engine.extract import Outcome, ReadTask, read_one
 from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
-from engine.readers._fault import MIME, fixture
 from engine.records import Reason, Status
 from engine.tools import Tool, ToolSet
+from tests.faultreader import MIME, fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -200,7 +200,7 @@ def test_workers_that_die_at_start_are_a_machine_failure(
     def doomed(ctx: Any, conn: Any, cfg: worker_mod.WorkerConfig) -> object:
         from dataclasses import replace
 
-        return real(ctx, conn, replace(cfg, extra_readers="no_such_module_for_quarry"))
+        return real(ctx, conn, replace(cfg, extra_readers=("no_such_module_for_quarry",)))
 
     monkeypatch.setattr(procs, "start_process", doomed)
     pool = ReadPool(LIMITS, workers=1)

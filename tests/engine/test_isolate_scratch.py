@@ -18,12 +18,13 @@ import pytest
 from engine import scratch
 from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
-from engine.readers._fault import fixture
 from engine.records import Reason, Status
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 from fixtures.gen import archives as A
+from tests import faultreader
 from tests.engine.test_isolate import make, read_all
+from tests.faultreader import ARGS, fixture
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -150,7 +151,9 @@ def test_a_pool_never_closed_removes_its_folders_when_its_process_ends(
     code = (
         "import sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
         "from engine.isolate import ReadPool\n"
+        "from engine.readers import registry\n"
         "from tests.engine.test_isolate import LIMITS, make\n"
+        f"registry.use_extra([{faultreader.SPEC!r}])\n"
         "from pathlib import Path\n"
         "pool = ReadPool(LIMITS, workers=1)\n"
         "task = make(Path(sys.argv[2]), 'clean', 'ok')\n"
@@ -172,18 +175,16 @@ def test_quarry_sweep_twice_leaves_nothing_in_tmpdir(tmp_path: Path, short_tmp: 
     import subprocess
     import sys
 
-    from engine.readers import registry
-
     root = tmp_path / "docs"
     root.mkdir()
     where = tmp_path / "where.txt"
     _hanging_zip(root, where)
     tmpdir = short_tmp
-    env = {**os.environ, "TMPDIR": str(tmpdir), registry.EXTRA_ENV: "engine.readers._fault"}
+    env = faultreader.env({**os.environ, "TMPDIR": str(tmpdir)})
     for _ in range(2):  # the error is read again: each sweep kills one more read
         where.unlink(missing_ok=True)
         run = subprocess.run(
-            [sys.executable, "-m", "engine", "sweep", str(root), "--timeout", "1"],
+            [sys.executable, "-m", "engine", "sweep", str(root), "--timeout", "1", *ARGS],
             env=env,
             capture_output=True,
             text=True,

@@ -22,10 +22,10 @@ from engine.isolate import ReadPool
 from engine.limits import Limits, MiB
 from engine.plan import CRASH_QUARANTINE, decide
 from engine.readers import registry
-from engine.readers._fault import MIME, fixture
 from engine.records import Reason, Record, Status, Why
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
+from tests.faultreader import MIME, fixture
 
 pytestmark = pytest.mark.timeout(90)
 

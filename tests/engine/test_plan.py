@@ -144,3 +144,28 @@ def test_the_warm_fast_path_only_keeps_what_decide_keeps() -> None:
     for r in kept:
         for full in (True, False):
             assert not d(r, full=full).read, r
+
+
+def test_the_empty_sha_is_the_hash_of_no_bytes() -> None:
+    import hashlib
+
+    from engine.plan import EMPTY_SHA
+
+    assert hashlib.sha256(b"").hexdigest() == EMPTY_SHA
+
+
+def test_the_keeper_keeps_what_decide_keeps_and_rereads_errors() -> None:
+    """The stat index is told what a full sweep keeps by the plan's Keeper: a reused record
+    is kept exactly when decide() keeps it; an error that is not quarantined is read again."""
+    from engine.plan import Keeper
+    from engine.quality import QUALITY_VERSION, Quality
+
+    keeper = Keeper(VERSIONS, READERS, "tools1", trusted_before=10**18)
+    ok = rec(reused=True, mtime_ns=1, quality=Quality("good", QUALITY_VERSION))
+    assert keeper(rec(reused=True, mtime_ns=1)) is None  # not scored yet: scored again
+    assert keeper(ok) == ("file", "", False) and not d(ok).read
+    assert keeper(rec(reused=True, mtime_ns=1, v=0)) is None  # an older reader: read again
+    error = rec(status=Status.ERROR, reason=Reason.CORRUPT, reused=True, mtime_ns=1)
+    kind, _detail, again = keeper(error) or ("", "", False)
+    assert (kind, again) == ("file", True)
+    assert keeper(rec(reused=True, mtime_ns=10**18)) is None  # too recent to trust

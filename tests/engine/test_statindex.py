@@ -702,8 +702,13 @@ def test_the_sources_name_every_reader_and_each_import_folder(
     assert with_folder != before
     (library / "newlib").mkdir()  # a library installed there
     assert statindex.sources() != with_folder
-    monkeypatch.setenv("QUARRY_EXTRA_READERS", "tests.fake:READERS")
-    assert statindex.sources() == ""  # extra readers: the table itself is compared
+    from engine.readers import registry
+
+    registry.use_extra(("tests.fake:READERS",))
+    try:
+        assert statindex.sources() == ""  # extra readers: the table itself is compared
+    finally:
+        registry.use_extra(())
 
 
 def test_an_engine_whose_files_cannot_be_listed_compares_the_readers(

@@ -15,10 +15,10 @@ import pytest
 from engine.events import Event, Notice
 from engine.extract import ReadTask, hash_file, read_one
 from engine.limits import Limits, MiB
-from engine.readers._fault import EDITED, fixture
 from engine.records import Reason, Record, Status, Why
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
+from tests.faultreader import EDITED, fixture
 
 pytestmark = pytest.mark.timeout(90)
 

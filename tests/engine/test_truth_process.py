@@ -28,17 +28,18 @@ from engine.events import Event, Notice
 from engine.extract import Outcome, ReadTask
 from engine.isolate import ReadPool, _Worker
 from engine.limits import Limits
-from engine.readers._fault import fixture
 from engine.records import Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 from engine.worker import SLOT_BYTES, Slot, own_bound
+from tests import faultreader
+from tests.faultreader import ARGS, fixture
 from tests.waiting import alive, until
 
 pytestmark = pytest.mark.timeout(120)
 
-ENV = {**os.environ, "QUARRY_EXTRA_READERS": "engine.readers._fault"}
+ENV = faultreader.env()
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +85,7 @@ def test_sigterm_to_quarry_sweep_writes_the_store_and_exits_130(tmp_path: Path) 
     pidfile = tmp_path / "tool.pid"
     (root / "z.bin").write_bytes(fixture("tool", str(pidfile)))  # in flight when SIGTERM comes
     out = tmp_path / "store"
-    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out)]
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out), *ARGS]
     family = _sigterm_while_reading([*cmd, "--workers", "1", "--timeout", "100"], pidfile)
     records = {r.path: r for r in Store(out).load_records()}
     assert "z.bin" not in records  # never read: no verdict invented for it
@@ -103,7 +104,7 @@ def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_pat
     out = tmp_path / "store"
     base = [sys.executable, "-m", "engine"]
     first = subprocess.run(
-        [*base, "sweep", str(root), "--out", str(out), "--workers", "1", "--timeout", "1"],
+        [*base, "sweep", str(root), "--out", str(out), "--workers", "1", "--timeout", "1", *ARGS],
         env=ENV,
         capture_output=True,
         text=True,
@@ -112,7 +113,7 @@ def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_pat
     assert first.returncode == 2, first.stderr  # z.bin: error/timeout
     before = {r.path: r for r in Store(out).load_records()}
     pidfile.unlink()
-    retry = [*base, "retry", str(root / "z.bin"), "--out", str(out), "--timeout", "100"]
+    retry = [*base, "retry", str(root / "z.bin"), "--out", str(out), "--timeout", "100", *ARGS]
     family = _sigterm_while_reading(retry, pidfile)
     assert {r.path: r for r in Store(out).load_records()} == before  # nothing invented
     with Store(out).writer():
@@ -136,7 +137,8 @@ def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Pat
         "from engine.tools import Tool, ToolSet\n"
         f"tools = ToolSet((Tool('quarry-fault-tool', {str(exe)!r}, '1'),))\n"
         "opts = SweepOptions(out=Path(sys.argv[2]), tools=tools, workers=2,\n"
-        "                    limits=Limits(timeout_s=100, tool_timeout_s=300))\n"
+        "                    limits=Limits(timeout_s=100, tool_timeout_s=300),\n"
+        f"                    readers=({faultreader.SPEC!r},))\n"
         "print('engine up', flush=True)\n"
         "with Sweeper([Path(sys.argv[1])], opts) as s:\n"
         "    s.run()\n"

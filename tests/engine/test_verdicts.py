@@ -11,12 +11,12 @@ import pytest
 
 from engine.errors import ReadTimeout, ToolFailed
 from engine.limits import Limits
-from engine.readers._fault import fixture
 from engine.readers.base import ReadContext
 from engine.records import Reason, Record, Status, Why
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import Tool, ToolSet
+from tests.faultreader import fixture
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -316,16 +316,17 @@ def test_a_truncate_by_name_is_recorded_though_no_close_follows(root: Path, poll
 def test_a_signal_during_the_first_sweep_keeps_what_was_read_and_exits_0(
     root: Path, sig: signal.Signals
 ) -> None:
-    from engine.readers import _fault, registry
     from engine.store import Store
     from engine.sweep import sweep
+    from tests import faultreader
 
     (root / "a.txt").write_text("swept before\n")
     (root / "b.txt").write_text("swept before too\n")
     sweep([root], SweepOptions(tools=ToolSet.empty(), workers=1))
-    (root / "hang.bin").write_bytes(_fault.fixture("hang"))  # keeps the first sweep running
-    env = {**os.environ, registry.EXTRA_ENV: "engine.readers._fault"}
+    (root / "hang.bin").write_bytes(faultreader.fixture("hang"))  # keeps the first sweep running
+    env = faultreader.env()
     cmd = [sys.executable, "-m", "engine", "watch", str(root), "--workers", "1"]
+    cmd += faultreader.ARGS
     proc = subprocess.Popen(
         cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )

@@ -61,6 +61,39 @@ def test_exit_handlers_still_run(tmp_path: Path) -> None:
         assert proc.returncode == 0 and proc.stdout == "handler ran\n", proc.stderr
 
 
+def test_the_quarry_program_skips_the_teardown_after_its_exit_handlers(tmp_path: Path) -> None:
+    """``python -m tui`` (a quick sweep) ends at once after its exit handlers ran: an object
+    left for the interpreter's teardown is never finalised; a caller of run() gets the usual
+    exit (it may have registered handlers before run(), which must run)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("alpha bravo")
+    site = tmp_path / "site"
+    site.mkdir()
+    mark = tmp_path / "torn-down"
+    (site / "sitecustomize.py").write_text(
+        "import os\n"
+        "class _Mark:\n"  # (at teardown the module's globals may be gone: bound here)
+        f"    def __del__(self, mkdir=os.mkdir, where={str(mark)!r}):\n"
+        "        mkdir(where)\n"
+        "_mark = _Mark()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.getcwd()])}
+    argv = ["sweep", "-q", "--no-external", str(tmp_path / "docs")]
+    os.utime(tmp_path / "docs" / "a.txt", (1_600_000_000, 1_600_000_000))
+    for _ in range(2):  # the third sweep is a quick one: no pool, no thread left at its end
+        assert quarry(*argv).returncode == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", *argv], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not mark.exists()
+    code = f"import sys\nfrom tui.cli import run\nsys.argv = ['quarry', *{argv!r}]\nrun()\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and mark.is_dir(), proc.stderr
+
+
 def _writing_to_a_pipe(pid: int) -> bool:
     """Whether the process is blocked writing to a full pipe (as /proc says, where it does)."""
     try:

@@ -196,3 +196,35 @@ async def test_ok_containers_waiting_on_a_tool_are_listed_under_it(tmp_path: Pat
         assert screen.rows[0].name == "antiword" and "zips/memos.zip" in text
         await pilot.press("down", "down")
         assert "tesseract  missing" in screen_text(app) and "mail/scan.eml" in screen_text(app)
+
+
+async def test_a_reader_that_cannot_load_is_said_with_why(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from engine.readers import registry
+
+    real = importlib.import_module
+
+    def broken_epub(name: str, package: str | None = None) -> object:
+        if name == "engine.readers.epub":
+            raise ModuleNotFoundError("No module named 'some_epub_dependency'")
+        return real(name, package)
+
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_tools(app, pilot)
+        assert not screen.query_one("#tools-readers").display  # all load: nothing said
+        monkeypatch.setattr(registry.importlib, "import_module", broken_epub)
+        registry.reset()
+        try:
+            screen.refresh_data()
+            await pilot.pause()
+            assert screen.query_one("#tools-readers").display
+            text = screen_text(app)
+            assert "readers not loaded" in text
+            assert "epub: ModuleNotFoundError: No module named 'some_epub_dependency'" in text
+        finally:
+            monkeypatch.undo()
+            registry.reset()

@@ -85,6 +85,7 @@ class ToolsScreen(TriageScreen):
     def compose(self) -> ComposeResult:
         """Title, table beside the detail, the check-again bar, footer."""
         yield Static("", id="tools-title")
+        yield Static("", id="tools-readers")
         with Horizontal(id="tools-body"):
             with Vertical(id="tools-left"):
                 yield RowTable(
@@ -151,6 +152,18 @@ class ToolsScreen(TriageScreen):
         )  # fmt: skip
         self._show_detail()
         self._show_status()
+        self._show_unloaded()
+
+    def _show_unloaded(self) -> None:
+        """The readers that could not load, and why (shown only when there are some)."""
+        from engine.readers.registry import unloaded
+
+        failed = unloaded()
+        line = self.query_one("#tools-readers", Static)
+        line.display = bool(failed)
+        if failed:
+            why = " · ".join(u.line for u in failed)
+            line.update(Text(f"readers not loaded (their files are unsupported): {why}"))
 
     def on_resize(self, event: Resize) -> None:
         """Another width: the columns that fit it."""

@@ -1,7 +1,11 @@
-"""A fault-injection reader for the isolation tests: never registered in production.
+"""A fault-injection reader for the isolation tests: it lives under ``tests/``, never in the
+package.
 
-The registry skips modules whose name starts with ``_``; tests enable this one with
-``QUARRY_EXTRA_READERS=engine.readers._fault``. It reads files whose content starts with
+Tests bring it in as any extra reader comes in: in this process and the workers it starts
+with ``registry.use_extra((SPEC,))`` (the ``fault_reader`` fixture, or
+``SweepOptions(readers=(SPEC,))``), in a ``quarry`` they run with ``--reader`` (:data:`ARGS`)
+and :func:`env` (which puts this checkout on its ``PYTHONPATH``). It reads files whose content
+starts with
 :data:`MAGIC` (the NUL makes detection call them ``application/octet-stream``, which no real
 reader claims) followed by an action word and an optional argument::
 
@@ -31,10 +35,27 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+
+SPEC = "tests.faultreader"
+"""The reader's name for ``registry.use_extra``, ``SweepOptions.readers`` and ``--reader``."""
+ARGS = ("--reader", SPEC)
+"""The flags that give a ``quarry`` command this reader."""
+CHECKOUT = str(Path(__file__).resolve().parent.parent)
+"""The folder ``tests`` is imported from."""
+
+
+def env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (the environment by default) with this checkout first on ``PYTHONPATH``, so
+    that a ``quarry`` run by a test, and its workers, can import this module."""
+    out = dict(os.environ if base is None else base)
+    out["PYTHONPATH"] = os.pathsep.join(filter(None, [CHECKOUT, out.get("PYTHONPATH", "")]))
+    return out
+
 
 MAGIC = b"\x00QUARRY-FAULT "
 """Start of every fault fixture."""
