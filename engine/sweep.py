@@ -86,6 +86,8 @@ class SweepOptions:
     """A fixed tool set (tests); None discovers tools on PATH."""
     executor: ExecutorFactory | None = None
     """Makes the executor that runs the reads; None: the local worker pool (ReadPool)."""
+    text_index: bool = True
+    """Keep the full-text index of the texts (:mod:`engine.textindex`); False drops it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +169,7 @@ class Sweeper:
         )
         self.tools = options.tools if options.tools is not None else self._discover()
         self.index = RecordIndex()
-        self.ledger = Ledger(self.store, self._notices_append)
+        self.ledger = Ledger(self.store, self._notices_append, text=options.text_index)
         """The store's index (:mod:`engine.db`): runs commit to it as they go."""
         self.write_behind_s: float | None = None
         """Set by a watching session: a watch batch leaves ``extract.jsonl`` behind the index
