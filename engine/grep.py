@@ -87,6 +87,26 @@ def search(
             yield key, sha, m
 
 
+def matching_keys(store: Store, query: Query) -> frozenset[Key]:
+    """The records (root, path) whose text ``query`` matches, for the dashboard's query line
+    (``text:"words"``): from the text index when it can answer, else by reading each text.
+    Never writes the store (a reader never builds the index)."""
+    db = _open_ready(store)
+    if db is None:
+        return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
+    try:
+        shas = {sha for sha, body in candidates(db.con, query) if query.regex.search(body)}
+        keys: set[Key] = set()
+        for sha in shas:
+            rows = db.con.execute(
+                "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
+            )
+            keys.update((_name(r), _name(p)) for r, p in rows)
+        return frozenset(keys)
+    finally:
+        db.close()
+
+
 def _name(raw: bytes) -> str:
     return bytes(raw).decode("utf-8", "surrogatepass")
 
@@ -167,8 +187,11 @@ def _progress_line() -> Callable[[int, int], None] | None:
     return show
 
 
-def _scan(store: Store, query: Query, under: str | None) -> Iterator[tuple[Key, str, Match]]:
-    """Every match, reading each text the records name from the store (no text index)."""
+def _scan(
+    store: Store, query: Query, under: str | None, *, first: bool = False
+) -> Iterator[tuple[Key, str, Match]]:
+    """Every match (``first``: the first of each text), reading each text the records name
+    from the store (no text index)."""
     by_sha: dict[str, list[Key]] = {}
     for r in _records_now(store):
         if r.has_text and r.sha256 is not None and _within(r.key, under):
@@ -179,7 +202,7 @@ def _scan(store: Store, query: Query, under: str | None) -> Iterator[tuple[Key, 
             body = store.read_text(sha)
         except OSError:
             continue  # (the next sweep reads its file again)
-        got = list(matches(body, query))
+        got = list(matches(body, query, 1 if first else None))
         if got:
             found[sha] = got
     for key, text in sorted((k, sha) for sha in found for k in by_sha[sha]):
