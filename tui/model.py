@@ -279,6 +279,7 @@ class RecordModel(Ordering):
             )
         self.query = query
         self._text_keys = {t: k for t, k in self._text_keys.items() if t in query.searches}
+        self._qmask = None  # (the same text may now have other answers)
         self.refilter()
         return self.query
 
@@ -329,6 +330,11 @@ class RecordModel(Ordering):
         if self.query.searches:
             self._qmask = None
             self.refilter()
+
+    def prime_texts(self, answers: dict[TextTerm, frozenset[Key]]) -> None:
+        """Take answers to ``text:`` terms found elsewhere (the app asks the engine in a
+        worker thread, then sets the query on its own thread without waiting on the store)."""
+        self._text_keys.update(answers)
 
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""

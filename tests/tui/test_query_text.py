@@ -129,3 +129,14 @@ def test_the_engine_answers_alike_with_and_without_the_index(store: tuple[Path, 
         (out / name).unlink(missing_ok=True)
     assert matching_keys(Store(out), q) == indexed
     assert {p for _r, p in indexed} == {"Copy.txt", "invoice.pdf", "notes.txt"}
+
+
+def test_answers_found_in_a_worker_are_taken_without_asking(store: tuple[Path, Path]) -> None:
+    _root, out = store
+    m = _model(_records(out), None)
+    m.text_lookup = lambda term: pytest.fail("asked on the drawing thread")
+    term = Query.parse('text:"passing"').searches[0]
+    assert term.pattern is not None
+    m.prime_texts({term: matching_keys(Store(out), term.pattern)})  # (the worker's answer)
+    m.set_query('text:"passing"')
+    assert _shown(m) == ["Copy.txt", "notes.txt"]
