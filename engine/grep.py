@@ -65,23 +65,24 @@ def search(
     ``build``: make the text index first if it is missing (else every text is read);
     ``under``: only the files under this absolute path."""
     db = _ready_index(store, build)
-    if db is None:
+    found: dict[str, list[Match]] = {}
+    keys: list[tuple[Key, str]] = []
+    usable = db is not None
+    if db is not None:
+        try:
+            for sha, body in candidates(db.con, query):
+                got = list(matches(body, query))
+                if got:
+                    found[sha] = got
+            keys = [(key, sha) for sha in found for key in _named(db, sha)]
+        except sqlite3.Error as exc:  # damaged under us: the texts still answer
+            _say(f"the text index could not be read ({exc}): every text is read")
+            usable = False
+        finally:
+            db.close()
+    if not usable:
         yield from _scan(store, query, under)
         return
-    try:
-        found: dict[str, list[Match]] = {}
-        for sha, body in candidates(db.con, query):
-            got = list(matches(body, query))
-            if got:
-                found[sha] = got
-        keys: list[tuple[Key, str]] = []
-        for sha in found:
-            rows = db.con.execute(
-                "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
-            )
-            keys.extend(((_name(r), _name(p)), sha) for r, p in rows)
-    finally:
-        db.close()
     for key, sha in sorted(k for k in keys if _within(k[0], under)):
         for m in found[sha]:
             yield key, sha, m
@@ -92,19 +93,23 @@ def matching_keys(store: Store, query: Query) -> frozenset[Key]:
     (``text:"words"``): from the text index when it can answer, else by reading each text.
     Never writes the store (a reader never builds the index)."""
     db = _open_ready(store)
-    if db is None:
-        return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
-    try:
-        shas = {sha for sha, body in candidates(db.con, query) if query.regex.search(body)}
-        keys: set[Key] = set()
-        for sha in shas:
-            rows = db.con.execute(
-                "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
-            )
-            keys.update((_name(r), _name(p)) for r, p in rows)
-        return frozenset(keys)
-    finally:
-        db.close()
+    if db is not None:
+        try:
+            shas = {sha for sha, body in candidates(db.con, query) if query.regex.search(body)}
+            return frozenset(key for sha in shas for key in _named(db, sha))
+        except sqlite3.Error:
+            pass  # damaged under us: the texts still answer
+        finally:
+            db.close()
+    return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
+
+
+def _named(db: RecordDB, sha: str) -> list[Key]:
+    """The records of the index that name the text ``sha``."""
+    rows = db.con.execute(
+        "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
+    )
+    return [(_name(r), _name(p)) for r, p in rows]
 
 
 def _name(raw: bytes) -> str:

@@ -70,19 +70,32 @@ _COMMIT_EVERY_S = 1.0
 """A build commits this often (a build killed midway goes on from there next time)."""
 
 
+_NAMES = ("text_rows", "text_fts", "text_unnamed", "text_by_sha", "text_out", "text_change")
+"""The text index's tables, index and triggers, as ``sqlite_master`` names them."""
+
+
+def _present(con: sqlite3.Connection) -> int:
+    marks = ",".join("?" * len(_NAMES))
+    (n,) = con.execute(
+        f"SELECT count(*) FROM sqlite_master WHERE name IN ({marks})", _NAMES
+    ).fetchone()
+    return int(n)
+
+
 def has_tables(con: sqlite3.Connection) -> bool:
-    """Whether the index at ``con`` has a text index (whole or not)."""
-    row = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'text_rows'").fetchone()
-    return row is not None
+    """Whether the index at ``con`` has a text index, or any part of one."""
+    return _present(con) > 0
 
 
 def is_ready(con: sqlite3.Connection) -> bool:
-    """Whether the text index was built whole and agrees with the records' change counter
-    (a reader may then trust it)."""
+    """Whether the text index is whole (every part of it there), was built whole, and agrees
+    with the records' change counter: a reader may then trust it."""
     rows = dict(
         con.execute("SELECT key, value FROM meta WHERE key IN ('text_version', 'text_seq', 'seq')")
     )
-    return rows.get("text_version") == TEXT_VERSION and rows.get("text_seq") == rows.get("seq")
+    if rows.get("text_version") != TEXT_VERSION or rows.get("text_seq") != rows.get("seq"):
+        return False
+    return _present(con) == len(_NAMES)
 
 
 def remove(db: RecordDB) -> bool:
@@ -153,9 +166,10 @@ class TextIndex:
             return
         if db.con.in_transaction:
             db.commit()
-        building = not has_tables(con) or self._version() != TEXT_VERSION
-        if building and has_tables(con) and self._version() is not None:
-            remove(db)  # another version's tables
+        whole = _present(con) == len(_NAMES)
+        building = not whole or self._version() != TEXT_VERSION
+        if building and has_tables(con) and (self._version() is not None or not whole):
+            remove(db)  # another version's tables, or some of ours gone (a hand, a tool)
         if not has_tables(con):
             con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
         elif not building:  # records changed without us: a text may have been written again

@@ -232,3 +232,30 @@ def test_a_reader_that_goes_early_ends_it_quietly(swept: Path) -> None:
     cmd = " ".join(QUARRY) + " grep -E '[a-z]' | head -1"
     got = subprocess.run(cmd, shell=True, capture_output=True, text=True, cwd=swept, timeout=120)
     assert got.stdout.count("\n") == 1 and "Traceback" not in got.stderr
+
+
+def _damage(out: Path, sql: str) -> None:
+    con = sqlite3.connect(out / DB)
+    try:
+        con.execute(sql)
+        con.commit()
+    finally:
+        con.close()
+
+
+def test_a_damaged_or_cut_text_index_still_answers(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    _make(root)
+    assert run("sweep", str(root), "--quiet", cwd=root).returncode == 0
+    want = ["accents.txt:1:1: Le café est prêt."]
+    _damage(root / ".quarry", "DELETE FROM text_fts_data WHERE id > 10")  # its pages lost
+    got = run("grep", "café", cwd=root)
+    assert (got.returncode, lines(got)) == (0, want)
+    assert "the text index could not be read" in got.stderr and "Traceback" not in got.stderr
+    _damage(root / ".quarry", "DROP TABLE text_fts")  # a part of it gone: built again
+    got = run("grep", "café", cwd=root)
+    assert (got.returncode, lines(got)) == (0, want)
+    assert "indexing 7 text(s)" in got.stderr
+    again = run("grep", "café", cwd=root)
+    assert (again.returncode, lines(again), again.stderr) == (0, want, "")
