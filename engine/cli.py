@@ -10,6 +10,7 @@
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
+    quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
 no such folder, or a locked store (one line on stderr, no traceback).
@@ -43,7 +44,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
 from engine.tools import KNOWN_TOOLS
 
-VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "open")
+VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "grep", "open")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +125,9 @@ _ARGPARSE: dict[str, dict[str, Any]] = {
         default=[],
         metavar="MODULE:ATTR",
         help="also read with the READERS tuple MODULE:ATTR defines (a plug-in; repeatable)",
+    ),
+    "--no-text-index": dict(
+        help="keep no full-text index of the texts (quarry grep then reads every text)"
     ),
     "--json": dict(help="print the summary as JSON"),
     "--verify": dict(
@@ -219,6 +223,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", metavar="FILE", help="the file to write (default or '-': stdout)"
     )
+    p = sub.add_parser("grep", help="where a pattern occurs in the extracted texts")
+    p.add_argument("pattern", help="words (any white space between them), or -E a regex")
+    p.add_argument("dir", nargs="?", type=Path, help="a swept folder (or one in it), or a store")
+    p.add_argument("--store", type=Path, help="the store folder (default: found above here)")
+    p.add_argument("-E", "--regex", action="store_true", help="PATTERN is a regular expression")
+    p.add_argument("-i", "--ignore-case", action="store_true", help="ignore case")
+    p.add_argument("--json", action="store_true", help="one JSON object per match")
+    p.add_argument(
+        "--no-text-index",
+        action="store_true",
+        help="read every text; do not build the text index",
+    )
     return parser
 
 
@@ -238,7 +254,12 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
             "the shell's history): give --password alone and type it when asked, or use "
             "--password-file FILE"
         )
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # grep's trouble is 2, as grep's own
+        if argv[0] == "grep" and exc.code == EXIT_USAGE:
+            raise SystemExit(2) from None
+        raise
     table: dict[str, Command] = {**COMMANDS, **(ui or {})}
     try:
         command = table.get(args.command)

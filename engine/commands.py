@@ -79,6 +79,7 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         workers=args.workers,
         executor=executor,
         readers=_extra_readers(getattr(args, "reader", ())),
+        text_index=not getattr(args, "no_text_index", False),
     )
 
 
@@ -435,7 +436,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     return export(args)
 
 
+def cmd_grep(args: argparse.Namespace) -> int:
+    """Where a pattern occurs in the store's texts (:mod:`engine.grep`)."""
+    from engine.grep import cmd_grep as grep
+
+    return grep(args)
+
+
 COMMANDS: dict[str, Command] = {
+    "grep": cmd_grep,
     "sweep": cmd_sweep,
     "watch": cmd_watch,
     "retry": cmd_retry,

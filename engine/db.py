@@ -32,9 +32,10 @@ import enum
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from engine.jsonl import line_of
 from engine.records import Key, Record
@@ -110,6 +111,17 @@ class Point:
     seq: int
 
 
+class Companion(Protocol):
+    """What else a writer keeps in the same transactions as the records (the text index,
+    :mod:`engine.textindex`): told of the records put, called before each commit."""
+
+    def put(self, records: Sequence[Record]) -> None: ...
+
+    def before_commit(self, seq: int, replaced: bool) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
 class IndexUnusable(Exception):
     """The index cannot be used as it is (damaged, another version, not a database): the
     caller rebuilds it from ``extract.jsonl``."""
@@ -169,6 +181,10 @@ class RecordDB:
         self.writer = writer
         self._seq: int | None = None
         """The counter of the transaction in flight (a writer's, once it wrote)."""
+        self.companion: Companion | None = None
+        """Kept in the writer's transactions with the records (see :class:`Companion`)."""
+        self._replaced = False
+        """The transaction in flight replaced every record (:meth:`replace_all`)."""
 
     # -- opening --------------------------------------------------------------------------
 
@@ -250,8 +266,11 @@ class RecordDB:
     def put(self, records: Iterable[Record]) -> None:
         """Write ``records`` (replacing those of the same keys) in the transaction in flight."""
         seq = self._begin()
+        records = records if isinstance(records, Sequence) else list(records)
         rows = [row_of(r, seq) for r in records]
         self.con.executemany(_UPSERT, rows)
+        if self.companion is not None:
+            self.companion.put(records)
         self.con.executemany(
             "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
         )
@@ -268,16 +287,22 @@ class RecordDB:
     def commit(self) -> None:
         """Commit the write in flight (its counter becomes the index's)."""
         if self._seq is not None and self.con.in_transaction:
+            if self.companion is not None:
+                self.companion.before_commit(self._seq, self._replaced)
             self._set("seq", self._seq)
             self._prune_tombstones()
             self.con.execute("COMMIT")
         self._seq = None
+        self._replaced = False
 
     def rollback(self) -> None:
         """Forget the write in flight."""
         if self.con.in_transaction:
             self.con.execute("ROLLBACK")
         self._seq = None
+        self._replaced = False
+        if self.companion is not None:
+            self.companion.rollback()
 
     def _prune_tombstones(self) -> None:
         (n,) = self.con.execute("SELECT count(*) FROM gone").fetchone()
@@ -307,6 +332,7 @@ class RecordDB:
         (else they are ahead of it, decisions to resume from: :meth:`unfinished`)."""
         con = self.con
         seq = self._begin()
+        self._replaced = True
         con.execute("DROP TRIGGER IF EXISTS counts_in")
         con.execute("DROP TRIGGER IF EXISTS counts_out")
         con.execute("DROP TRIGGER IF EXISTS counts_change")

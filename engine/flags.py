@@ -63,6 +63,7 @@ SWEEPING: tuple[Flag, ...] = (
     Flag(("--workers",), True, Walk.SAME),
     Flag(("--executor",), True, Walk.EXECUTOR),
     Flag(("--reader",), True, Walk.SAME),
+    Flag(("--no-text-index",), False, Walk.SAME),
 )
 """The flags of every verb that sweeps (``open``, ``sweep``, ``watch``, ``retry``), in the
 order ``--help`` lists them."""

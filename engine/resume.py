@@ -29,6 +29,8 @@ from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.events import Notice
 from engine.records import Key, Record
 from engine.store import Store, read_jsonl
+from engine.textindex import Progress, TextIndex, has_tables, is_ready
+from engine.textindex import remove as remove_text_index
 
 _FILES = (DB, DB + "-wal", DB + "-shm")
 """The index's file and SQLite's two beside it."""
@@ -54,9 +56,13 @@ class Ledger:
 
     COMMIT_S = 1.0
 
-    def __init__(self, store: Store, say: Callable[[Notice], None]) -> None:
+    def __init__(self, store: Store, say: Callable[[Notice], None], *, text: bool = True) -> None:
         self.store = store
         self.say = say
+        self.text = text
+        """Keep the full-text index (:mod:`engine.textindex`); False drops one found."""
+        self.progress: Progress | None = None
+        """Hears how far a build of the text index is (texts done, texts in all)."""
         self.db: RecordDB | None = None
         self._stale = False
         """The index was dropped after a failure: rebuild it at the next successful write."""
@@ -70,10 +76,23 @@ class Ledger:
         """Open the index beside the ``records`` just loaded from ``extract.jsonl``; what a
         killed sweep committed after them, if anything."""
         try:
-            return self._attach(records)
+            resumed = self._attach(records)
+            if self.db is not None:
+                self._attach_text(self.db)
+            return resumed
         except (OSError, sqlite3.Error, IndexUnusable) as exc:
             self._fail(exc)
             return None
+
+    def _attach_text(self, db: RecordDB) -> None:
+        """Keep the text index with the records (built or caught up first), or drop it."""
+        if not self.text:
+            if remove_text_index(db):
+                self._notice("the text index was dropped (--no-text-index)", "info")
+            return
+        text = TextIndex(db, self.store)
+        db.companion = text
+        text.ensure(self.progress, say=lambda message: self._notice(message, "info"))
 
     def _attach(self, records: list[Record]) -> Resumed | None:
         source = identity_of(self.store.jsonl_path)
@@ -104,7 +123,10 @@ class Ledger:
         except IndexUnusable:
             return False
         try:
-            return db.source() == identity_of(self.store.jsonl_path) and not db.unfinished()
+            if db.source() != identity_of(self.store.jsonl_path) or db.unfinished():
+                return False
+            # (else the load builds, catches up or drops the text index)
+            return is_ready(db.con) if self.text else not has_tables(db.con)
         except sqlite3.Error:
             return False
         finally:
@@ -161,6 +183,7 @@ class Ledger:
                 self._ino = _inode(self._path())
                 # behind the file, the records rebuilt are what a killed watcher resumes from
                 self.db.replace_all(records, source, finished=written)
+                self._attach_text(self.db)
                 self._stale = False
                 return
             if gone:

@@ -90,6 +90,8 @@ class SweepOptions:
     fault reader), besides the built-in ones, for this process and its workers
     (:func:`engine.readers.registry.use_extra`); empty leaves the process's readers as they
     are."""
+    text_index: bool = True
+    """Keep the full-text index of the texts (:mod:`engine.textindex`); False drops it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,7 @@ class Sweeper:
         )
         self.tools = options.tools if options.tools is not None else self._discover()
         self.index = RecordIndex()
-        self.ledger = Ledger(self.store, self._notices_append)
+        self.ledger = Ledger(self.store, self._notices_append, text=options.text_index)
         """The store's index (:mod:`engine.db`): runs commit to it as they go."""
         self.write_behind_s: float | None = None
         """Set by a watching session: a watch batch leaves ``extract.jsonl`` behind the index

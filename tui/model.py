@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from itertools import compress
 from typing import Any
 
@@ -27,7 +28,7 @@ from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
-from tui.query import Query, and_masks
+from tui.query import Query, TextTerm, and_masks
 
 Key = tuple[str, str]
 """(root, path): a record's identity."""
@@ -128,6 +129,12 @@ class RecordModel(Ordering):
         self.view: array[int] = array("q")
         """Row ids passing the filter, ascending by the sort column."""
         self._qmask: tuple[str, int, bytes] | None = None
+        self.text_lookup: Callable[[TextTerm], frozenset[Key]] | None = None
+        """The records whose extracted text matches a ``text:`` term: set by whoever knows the
+        store (the app: :func:`engine.grep.matching_keys` on it, off the drawing thread).
+        None: ``text:`` terms keep no record."""
+        self._text_keys: dict[TextTerm, frozenset[Key]] = {}
+        """What :attr:`text_lookup` answered for the terms of the query shown."""
         self.bad_lines = 0
         """Lines of the loaded ``extract.jsonl`` that are not records (torn, garbage)."""
         self.bad_first: list[BadLine] = []
@@ -182,8 +189,10 @@ class RecordModel(Ordering):
     def clear(self) -> None:
         """Forget every row (filter and sort stay)."""
         tab, query, col, rev = self.tab, self.query, self.sort_column, self.sort_reverse
+        lookup = self.text_lookup
         self.__init__()  # type: ignore[misc]
         self.tab, self.query, self.sort_column, self.sort_reverse = tab, query, col, rev
+        self.text_lookup = lookup
 
     # -- reading ------------------------------------------------------------------------
 
@@ -262,7 +271,15 @@ class RecordModel(Ordering):
 
     def set_query(self, text: str) -> Query:
         """Filter paths by ``text``; returns the parsed query (its ``error`` if any)."""
-        self.query = Query.parse(text)
+        query = Query.parse(text)
+        if query.searches and self.text_lookup is None:  # said, never a silent "0 of N"
+            unasked = "text: no store to search the texts of here (the term filters nothing)"
+            query = replace(
+                query, texts=tuple(replace(t, pattern=None, error=unasked) for t in query.texts)
+            )
+        self.query = query
+        self._text_keys = {t: k for t, k in self._text_keys.items() if t in query.searches}
+        self._qmask = None  # (the same text may now have other answers)
         self.refilter()
         return self.query
 
@@ -303,8 +320,35 @@ class RecordModel(Ordering):
     def _query_mask(self) -> bytes:
         n = len(self.cols)
         if self._qmask is None or self._qmask[:2] != (self.query.text, n):
-            self._qmask = (self.query.text, n, self.query.mask(self.column, self.cols.lower))
+            mask = self.query.mask(self.column, self.cols.lower, self._text_mask)
+            self._qmask = (self.query.text, n, mask)
         return self._qmask[2]
+
+    def texts_changed(self) -> None:
+        """The store's texts changed (a batch, a sweep): a ``text:`` query is asked again."""
+        self._text_keys = {}
+        if self.query.searches:
+            self._qmask = None
+            self.refilter()
+
+    def prime_texts(self, answers: dict[TextTerm, frozenset[Key]]) -> None:
+        """Take answers to ``text:`` terms found elsewhere (the app asks the engine in a
+        worker thread, then sets the query on its own thread without waiting on the store)."""
+        self._text_keys.update(answers)
+
+    def text_keys(self, term: TextTerm) -> frozenset[Key]:
+        """The records whose text matches ``term`` (asked once per query and change)."""
+        got = self._text_keys.get(term)
+        if got is None:
+            got = self.text_lookup(term) if self.text_lookup is not None else frozenset()
+            self._text_keys[term] = got
+        return got
+
+    def _text_mask(self, term: TextTerm) -> bytes:
+        keys = self.text_keys(term)
+        if not keys:
+            return bytes(len(self.cols))
+        return bytes(map(keys.__contains__, zip(self.cols.roots, self.cols.paths, strict=True)))
 
     def column(self, field: str) -> Sequence[str | None] | array[int]:
         """The values of a query field over every row (status as names, a number field as
@@ -356,7 +400,10 @@ class RecordModel(Ordering):
             return False
         if self.tab != "all" and STATUS_NAMES[self.cols.status[rid]] != self.tab:
             return False
-        return self.query.matches_row(lambda field: self.value(rid, field))
+        return self.query.matches_row(
+            lambda field: self.value(rid, field),
+            lambda term: (self.cols.roots[rid], self.cols.paths[rid]) in self.text_keys(term),
+        )
 
     def _find(self, rid: int) -> int | None:
         """Index of ``rid`` in the (ascending) view."""

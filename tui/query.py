@@ -9,7 +9,10 @@ is matched against the path. ``quality:`` takes verdict names, any of several wh
 separated by commas (``quality:suspect,garbled``). The numbers ``size``, ``chars``, ``pages``
 and ``ms`` take a comparison (``size:>10M``, ``chars:<100``, ``ms:>=5000``, ``pages:3``: a
 bare number is ``=``); a size may carry a unit (``10K``, ``1.5m``, ``2G``: powers of 1024, as
-``ls -h`` prints them). A ``name:value`` word whose name is not a field (``sise:>10K``), or a
+``ls -h`` prints them). ``text:"words"`` and ``text:/regex/`` keep the records whose extracted
+text matches (:class:`TextTerm`: the words in order with any white space between them, smart
+case; the engine answers, from the store's full-text index: :mod:`engine.textsearch`). A
+``name:value`` word whose name is not a field (``sise:>10K``), or a
 number term whose value is not one (``size:>lots``), filters nothing: :attr:`Query.error` says
 so (listing the fields, or the form of the value), and the screen shows it (a silent "0 of
 817 records" looked like an answer).
@@ -33,6 +36,9 @@ from itertools import repeat
 from operator import contains, is_not
 from typing import Any, cast
 
+from engine.textsearch import BadPattern
+from engine.textsearch import Query as TextPattern
+from engine.textsearch import parse as parse_text
 from tui.coded import Coded
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
@@ -44,7 +50,9 @@ TEXT_FIELDS: tuple[str, ...] = (
 """Fields a term matches as text (``field:value``)."""
 NUMBER_FIELDS: tuple[str, ...] = ("size", "chars", "pages", "ms")
 """Fields a term compares as numbers (``size:>10M``)."""
-FIELDS: tuple[str, ...] = (*TEXT_FIELDS, *NUMBER_FIELDS)
+TEXT_SEARCH = "text"
+"""The field of a term over the extracted texts (``text:"words"``)."""
+FIELDS: tuple[str, ...] = (*TEXT_FIELDS, *NUMBER_FIELDS, TEXT_SEARCH)
 """Fields a term may name (``field:value``)."""
 UNITS: dict[str, int] = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 """A size's units (any case, ``B`` or ``iB`` after one allowed): powers of 1024, as ``ls -h``."""
@@ -99,6 +107,33 @@ class Term:
     def matches(self, value: str | None) -> bool:
         """Whether ``value`` passes this term."""
         return self.hit(value) is not self.invert
+
+
+@dataclass(frozen=True, slots=True)
+class TextTerm:
+    """``[!]text:"words"`` or ``[!]text:/regex/``: the records whose extracted text matches.
+
+    Which records those are is the store's to say (the model asks the engine through its
+    :attr:`~tui.model.RecordModel.text_lookup`); the dashboard never reads a text for it."""
+
+    value: str
+    """What follows ``text:``."""
+    invert: bool
+    """True after ``!``."""
+    pattern: TextPattern | None
+    """The compiled pattern; None when it means nothing (:attr:`error` says why)."""
+    error: str | None = None
+
+    @classmethod
+    def parse(cls, value: str, invert: bool) -> TextTerm:
+        """Words (smart case: lowercase ignores case), or a regex between slashes."""
+        regex = len(value) >= 2 and value.startswith("/") and value.endswith("/")
+        body = value[1:-1] if regex else value
+        icase = not any(c.isupper() for c in body)
+        try:
+            return cls(value, invert, parse_text(body, regex=regex, ignore_case=icase))
+        except BadPattern as exc:
+            return cls(value, invert, None, f"text: {exc}")
 
 
 class Op(Enum):
@@ -200,6 +235,8 @@ class Query:
     bad: tuple[Term, ...] = ()
     """Number terms whose value is not a number (``size:>lots``), as :attr:`unknown` words
     are kept: each :attr:`Term.error` says what the value must be."""
+    texts: tuple[TextTerm, ...] = ()
+    """The ``text:`` terms, in the order typed (one that means nothing filters nothing)."""
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -208,10 +245,13 @@ class Query:
             words = shlex.split(text)
         except ValueError:
             words = text.split()
-        terms, unknown, numbers, bad = [], [], [], []
+        terms, unknown, numbers, bad, texts = [], [], [], [], []
         for word in words:
             m = _TERM.fullmatch(word)
             bare, bang = word.removeprefix("!"), word.startswith("!")
+            if m and m.group(2) == TEXT_SEARCH:
+                texts.append(TextTerm.parse(m.group(3), bang))
+                continue
             if m and m.group(2) not in FIELDS:
                 unknown.append(Term.parse(m.group(2), bare, bang))
                 continue
@@ -226,7 +266,7 @@ class Query:
                 value = _verdicts(value)
             if value:
                 terms.append(Term.parse(field, value, bang))
-        return cls(text, tuple(terms), tuple(unknown), tuple(numbers), tuple(bad))
+        return cls(text, tuple(terms), tuple(unknown), tuple(numbers), tuple(bad), tuple(texts))
 
     @property
     def error(self) -> str | None:
@@ -242,13 +282,20 @@ class Query:
             return f"no field {names}{guess} ({' '.join(FIELDS)})"
         if self.bad:
             return self.bad[0].error
+        if text := next((t.error for t in self.texts if t.error), None):
+            return text
         bad = next((t.error for t in self.terms if t.error), None)
         return f"not a regular expression ({bad}): matched as text" if bad else None
 
     @property
     def active(self) -> bool:
         """Whether the query filters any record."""
-        return bool(self.terms or self.numbers)
+        return bool(self.terms or self.numbers or self.searches)
+
+    @property
+    def searches(self) -> tuple[TextTerm, ...]:
+        """The ``text:`` terms that filter (those with a pattern)."""
+        return tuple(t for t in self.texts if t.pattern is not None)
 
     def matches(self, text: str) -> bool:
         """Whether one line of text (an activity line) passes every term, each word matched
@@ -256,19 +303,35 @@ class Query:
         words = (*self.terms, *self.unknown, *(c.word for c in self.numbers), *self.bad)
         return all(t.matches(text) for t in words)
 
-    def matches_row(self, get: Callable[[str], str | int | None]) -> bool:
+    def matches_row(
+        self,
+        get: Callable[[str], str | int | None],
+        text_hit: Callable[[TextTerm], bool] | None = None,
+    ) -> bool:
         """Whether a record passes; ``get(field)`` gives its value of a field (a number
-        field's as an int, None when the record has none)."""
-        return all(t.matches(cast("str | None", get(t.field))) for t in self.terms) and all(
-            c.matches(cast("int | None", get(c.field))) for c in self.numbers
+        field's as an int, None when the record has none); ``text_hit(term)`` whether its
+        text matches a ``text:`` term (none given: no record's does)."""
+        return (
+            all(t.matches(cast("str | None", get(t.field))) for t in self.terms)
+            and all(c.matches(cast("int | None", get(c.field))) for c in self.numbers)
+            and all((text_hit is not None and text_hit(t)) is not t.invert for t in self.searches)
         )
 
-    def mask(self, columns: Callable[[str], Sequence[Any]], lower: Sequence[str]) -> bytes:
+    def mask(
+        self,
+        columns: Callable[[str], Sequence[Any]],
+        lower: Sequence[str],
+        text_mask: Callable[[TextTerm], bytes | bytearray] | None = None,
+    ) -> bytes:
         """One byte per row: 1 when it passes. ``columns(field)`` gives a field's column
         (``status`` as the names of the codes: see :meth:`status_table`; a number field as
-        its integers, -1 for none)."""
+        its integers, -1 for none); ``text_mask(term)`` the rows whose text matches a
+        ``text:`` term (none given: no row's does)."""
         parts = [_term_mask(t, columns, lower) for t in self.terms]
         parts += [c.mask(columns(c.field)) for c in self.numbers]
+        for t in self.searches:
+            hits = text_mask(t) if text_mask is not None else bytes(len(lower))
+            parts.append(hits.translate(FLIP) if t.invert else hits)
         return and_masks(parts) if parts else b""
 
 

@@ -1,0 +1,288 @@
+"""``quarry grep``: where a pattern occurs in the store's texts, as ``grep -r`` would say it.
+
+One line per match, ``path:page:line: snippet`` (the name through :func:`engine.names.shown`,
+relative to the current folder when under it), or one JSON object per match with
+``--json``. The texts come from the full-text index (:mod:`engine.textindex`) when it is
+whole and in step with the records, built first when there is none and the store's lock is
+free (progress on stderr); else, and with ``--no-text-index``, every text is read from the
+store. A text shared by several files is reported for each of them. Exit codes as grep's:
+0 a match, 1 none, 2 trouble (no store, a bad pattern), in one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from engine.db import DB, IndexUnusable, RecordDB, ahead_lines, identity_of
+from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
+from engine.names import escaped, name_b64, shown
+from engine.records import Record
+from engine.store import Store, read_jsonl
+from engine.textindex import is_ready
+from engine.textsearch import Match, Query, candidates, matches, parse
+
+EXIT_FOUND, EXIT_NONE, EXIT_TROUBLE = 0, 1, 2
+Key = tuple[str, str]
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    """The ``grep`` verb: every match of the pattern in the store's texts."""
+    found = False
+    try:
+        query = parse(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
+        store, under = _store_of(args)
+        write = _json_line if args.json else _text_line
+        for key, sha, match in search(store, query, build=not args.no_text_index, under=under):
+            found = True
+            write(key, sha, match)
+    except BrokenPipeError:  # the reader went (``| head``): its choice, nothing more to say
+        with contextlib.suppress(OSError, ValueError):  # (what is buffered goes nowhere)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_FOUND if found else EXIT_NONE
+    except QuarryError as exc:
+        return _trouble(str(exc))
+    except sqlite3.Error as exc:
+        return _trouble(f"the store's index could not be read ({exc})")
+    except OSError as exc:
+        where = f": {exc.filename}" if isinstance(exc.filename, str) else ""
+        return _trouble(f"{exc.strerror or exc}{where}")
+    sys.stdout.flush()
+    return EXIT_FOUND if found else EXIT_NONE
+
+
+def search(
+    store: Store, query: Query, *, build: bool = True, under: str | None = None
+) -> Iterator[tuple[Key, str, Match]]:
+    """Every match of ``query``: (record key, text hash, match), in key order then text order.
+    ``build``: make the text index first if it is missing (else every text is read);
+    ``under``: only the files under this absolute path."""
+    db = _ready_index(store, build)
+    found: dict[str, list[Match]] = {}
+    keys: list[tuple[Key, str]] = []
+    usable = db is not None
+    if db is not None:
+        try:
+            for sha, body in candidates(db.con, query):
+                got = list(matches(body, query))
+                if got:
+                    found[sha] = got
+            keys = [(key, sha) for sha in found for key in _named(db, sha)]
+        except sqlite3.Error as exc:  # damaged under us: the texts still answer
+            _say(f"the text index could not be read ({exc}): every text is read")
+            usable = False
+        finally:
+            db.close()
+    if not usable:
+        yield from _scan(store, query, under)
+        return
+    for key, sha in sorted(k for k in keys if _within(k[0], under)):
+        for m in found[sha]:
+            yield key, sha, m
+
+
+def matching_keys(store: Store, query: Query) -> frozenset[Key]:
+    """The records (root, path) whose text ``query`` matches, for the dashboard's query line
+    (``text:"words"``): from the text index when it can answer, else by reading each text.
+    Never writes the store (a reader never builds the index)."""
+    db = _open_ready(store)
+    if db is not None:
+        try:
+            shas = {sha for sha, body in candidates(db.con, query) if query.regex.search(body)}
+            return frozenset(key for sha in shas for key in _named(db, sha))
+        except sqlite3.Error:
+            pass  # damaged under us: the texts still answer
+        finally:
+            db.close()
+    return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
+
+
+def _named(db: RecordDB, sha: str) -> list[Key]:
+    """The records of the index that name the text ``sha``."""
+    rows = db.con.execute(
+        "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
+    )
+    return [(_name(r), _name(p)) for r, p in rows]
+
+
+def _name(raw: bytes) -> str:
+    return bytes(raw).decode("utf-8", "surrogatepass")
+
+
+def _within(key: Key, under: str | None) -> bool:
+    if under is None:
+        return True
+    full = _full(key)
+    return full == under or full.startswith(under.rstrip("/") + "/")
+
+
+def _full(key: Key) -> str:
+    return os.path.join(key[0], key[1]) if key[1] else key[0]
+
+
+# -- the index, or every text --------------------------------------------------------------
+
+
+def _ready_index(store: Store, build: bool) -> RecordDB | None:
+    """The store's index in a read transaction when its text index can answer; built first
+    (``build``) when the store's lock is free. None: read every text instead."""
+    db = _open_ready(store)
+    if db is not None or not build:
+        return db
+    try:
+        _build(store)
+    except (StoreLocked, StoreUnusable) as exc:
+        _say(f"no text index to use ({exc}): every text is read")
+        return None
+    db = _open_ready(store)
+    if db is None:
+        _say("the text index could not be made: every text is read")
+    return db
+
+
+def _open_ready(store: Store) -> RecordDB | None:
+    try:
+        db = RecordDB.open_reader(store.out / DB)
+    except IndexUnusable:
+        return None
+    try:
+        db.con.execute("BEGIN")  # one snapshot: the texts and the records that name them
+        if db.source() == identity_of(store.jsonl_path) and is_ready(db.con):
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None
+
+
+def _build(store: Store) -> None:
+    """Build (or catch up) the text index as a sweep would, holding the store's lock."""
+    from engine.resume import Ledger
+
+    with store.writer():
+        ledger = Ledger(store, lambda notice: _say(notice.message), text=True)
+        ledger.progress = _progress_line()
+        with ledger:
+            in_step = False
+            with (
+                contextlib.suppress(IndexUnusable, sqlite3.Error),
+                RecordDB.open_reader(store.out / DB) as db,
+            ):
+                in_step = db.source() == identity_of(store.jsonl_path)
+            ledger.attach([] if in_step else store.load().records)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+
+
+def _progress_line() -> Callable[[int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        sys.stderr.write(f"\rquarry: indexing texts for search: {done:,} of {total:,}")
+        sys.stderr.flush()
+
+    return show
+
+
+def _scan(
+    store: Store, query: Query, under: str | None, *, first: bool = False
+) -> Iterator[tuple[Key, str, Match]]:
+    """Every match (``first``: the first of each text), reading each text the records name
+    from the store (no text index)."""
+    by_sha: dict[str, list[Key]] = {}
+    for r in _records_now(store):
+        if r.has_text and r.sha256 is not None and _within(r.key, under):
+            by_sha.setdefault(r.sha256, []).append(r.key)
+    found: dict[str, list[Match]] = {}
+    for sha in by_sha:
+        try:
+            body = store.read_text(sha)
+        except OSError:
+            continue  # (the next sweep reads its file again)
+        got = list(matches(body, query, 1 if first else None))
+        if got:
+            found[sha] = got
+    for key, text in sorted((k, sha) for sha in found for k in by_sha[sha]):
+        for m in found[text]:
+            yield key, text, m
+
+
+def _records_now(store: Store) -> list[Record]:
+    """The store's records as a reader sees them: the index where it is ahead of the file."""
+    got = ahead_lines(store.out / DB, store.jsonl_path)
+    if got is not None:
+        return read_jsonl(got[0]).records
+    loaded = store.load()
+    if loaded.bad:
+        _say(f"warning: {loaded.left_out(str(store.jsonl_path))}")
+    return loaded.records
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+def _store_of(args: argparse.Namespace) -> tuple[Store, str | None]:
+    """The store (``--store``, ``DIR``'s or the one above ``DIR``/here) and the folder to
+    keep to (``DIR`` when it is inside a swept folder rather than one with a store)."""
+    from engine.verbkit import find_store, reading_store, user_path
+
+    if args.dir is not None and args.store is not None:
+        raise UsageError("name the store once: DIR or --store, not both")
+    if args.store is not None:
+        return reading_store(args.store), None
+    if args.dir is None:
+        return find_store(Path.cwd()), None
+    where = user_path(args.dir)
+    if not where.exists():
+        raise UsageError(f"no such file or folder: {shown(str(args.dir))}")
+    try:
+        return reading_store(where), None
+    except UsageError:
+        return find_store(where), str(where)
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def shown_path(key: Key) -> str:
+    """A file's name for a grep line: relative to the current folder when under it."""
+    full = _full(key)
+    with contextlib.suppress(OSError):
+        here = os.getcwd()
+        if here != "/" and full.startswith(here + "/"):
+            full = full[len(here) + 1 :]
+    return shown(full)
+
+
+def _text_line(key: Key, sha: str, m: Match) -> None:
+    sys.stdout.write(f"{shown_path(key)}:{m.page}:{m.line}: {m.snippet}\n")
+
+
+def _json_line(key: Key, sha: str, m: Match) -> None:
+    import orjson
+
+    obj: dict[str, object] = {
+        "root": escaped(key[0]), "path": escaped(key[1]), "sha256": sha, "page": m.page,
+        "line": m.line, "column": m.column, "match": m.text, "snippet": m.snippet,
+    }  # fmt: skip
+    for field, name in (("root_b64", key[0]), ("path_b64", key[1])):
+        if (b64 := name_b64(name)) is not None:
+            obj[field] = b64
+    sys.stdout.write(orjson.dumps(obj).decode() + "\n")
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(shown(f"quarry: {message}") + "\n")
+
+
+def _trouble(message: str) -> int:
+    sys.stderr.write(f"quarry: {shown(message)}\n")
+    return EXIT_TROUBLE

@@ -1,0 +1,180 @@
+"""Searching the store's texts: what a pattern means, where it matches, which files hold it.
+
+A pattern is words (``invoice total``: the words in that order, any run of white space
+between them, so a phrase matches across a line break or a page break) or a regular
+expression (Python's ``re``). Either way the full-text index (:mod:`engine.textindex`) only
+narrows the texts to look at: every literal run of three characters or more that a match must
+contain is looked up, quoted, in the trigram index (case-insensitively: a superset), and the
+pattern itself then decides on each candidate text. A pattern with no such run (``to``, ``\\d+``)
+looks at every text: correct, and slower on a big store.
+
+Positions are given as people count them in a text: pages are separated by form feeds (PDF),
+lines counted from 1 within the page, columns in characters from 1.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+from engine.errors import QuarryError
+from engine.visible import for_terminal
+
+MIN_FRAGMENT = 3
+"""The trigram tokenizer finds strings of at least this many characters."""
+CONTEXT = 60
+"""Characters of a snippet on each side of the match."""
+
+_UNINDEXABLE = re.compile(r"[\x00\ud800-\udfff]+")
+"""What no stored text holds (NUL is removed; a lone surrogate cannot reach SQLite)."""
+_BREAKS = re.compile(r"[\n\f]+")
+
+
+class BadPattern(QuarryError):
+    """A pattern that means nothing: empty, or a regular expression that does not compile."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A compiled pattern: ``regex`` decides, ``fragments`` (each at least
+    :data:`MIN_FRAGMENT` characters, all in every match) narrow the texts to try."""
+
+    regex: re.Pattern[str]
+    fragments: tuple[str, ...]
+
+    @property
+    def fts(self) -> str | None:
+        """The FTS5 MATCH expression of the fragments (None: every text is a candidate).
+        Each is a quoted string (a ``"`` in it doubled): nothing a user types is read as
+        FTS5 query syntax."""
+        if not self.fragments:
+            return None
+        return " AND ".join('"' + f.replace('"', '""') + '"' for f in self.fragments)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One match in a text: where it starts (offset, page, line, column) and a one-line
+    snippet of the text around it, safe for a terminal."""
+
+    start: int
+    end: int
+    page: int
+    line: int
+    column: int
+    text: str
+    snippet: str
+
+
+def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Query:
+    """The :class:`Query` of ``pattern``; BadPattern for an empty pattern or a regular
+    expression that does not compile."""
+    flags = re.IGNORECASE if ignore_case else 0
+    if not regex:
+        words = unicodedata.normalize("NFC", pattern).split()
+        if not words:
+            raise BadPattern("an empty pattern: give a word or more to look for")
+        compiled = re.compile(r"\s+".join(map(re.escape, words)), flags)
+        return Query(compiled, _indexable(words))
+    if not pattern:
+        raise BadPattern("an empty pattern: give a word or more to look for")
+    try:
+        compiled = re.compile(pattern, flags)
+        tree = sre_parse.parse(pattern, flags)
+    except (re.error, OverflowError, RecursionError, ValueError) as exc:
+        raise BadPattern(f"not a regular expression: {exc}") from exc
+    runs = _required_runs(tree)
+    return Query(compiled, _indexable(unicodedata.normalize("NFC", r) for r in runs))
+
+
+def _indexable(runs: Iterable[str]) -> tuple[str, ...]:
+    """The parts of ``runs`` the index can look up, longest first (the rarest, likely)."""
+    parts = {p for run in runs for p in _UNINDEXABLE.split(run) if len(p) >= MIN_FRAGMENT}
+    return tuple(sorted(parts, key=lambda p: (-len(p), p)))
+
+
+def _required_runs(tree: object) -> list[str]:
+    """The runs of literal characters every match of the parsed regular expression contains:
+    consecutive literals of the sequence, and those inside a group or a repeat of at least
+    one that the sequence requires. Anything else (alternatives, classes, optional parts)
+    ends a run and adds none: fewer fragments only mean more candidates."""
+    runs: list[str] = []
+    current: list[str] = []
+
+    def end_run() -> None:
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for op, arg in tree:  # type: ignore[attr-defined]
+        name = str(op)
+        if name == "LITERAL":
+            current.append(chr(arg))
+            continue
+        end_run()
+        if name == "SUBPATTERN":
+            runs.extend(_required_runs(arg[-1]))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and arg[0] >= 1:
+            runs.extend(_required_runs(arg[2]))
+        elif name == "ATOMIC_GROUP":
+            runs.extend(_required_runs(arg))
+    end_run()
+    return runs
+
+
+def matches(text: str, query: Query, limit: int | None = None) -> Iterator[Match]:
+    """The matches of ``query`` in ``text``, in order (at most ``limit``); pages and lines
+    are counted as the matches go (one pass over the text, however many there are)."""
+    page, line, line_start, upto = 1, 1, 0, 0
+    for n, m in enumerate(query.regex.finditer(text)):
+        if limit is not None and n >= limit:
+            return
+        start, end = m.span()
+        for br in _BREAKS.finditer(text, upto, start):
+            for ch in br.group():
+                if ch == "\f":
+                    page, line = page + 1, 1
+                else:
+                    line += 1
+            line_start = br.end()
+        upto = start
+        yield Match(
+            start,
+            end,
+            page,
+            line,
+            start - line_start + 1,
+            m.group(),
+            _snippet(text, line_start, start, end),
+        )
+
+
+def _snippet(text: str, line_start: int, start: int, end: int) -> str:
+    """The match on one line with up to :data:`CONTEXT` characters of its line(s) each side
+    (a break inside the match shown as one space), nothing in it obeyed by a terminal."""
+    before = text[max(line_start, start - CONTEXT) : start]
+    stop = _BREAKS.search(text, end)
+    after = text[end : min(stop.start() if stop else len(text), end + CONTEXT)]
+    body = _BREAKS.sub(" ", text[start:end])
+    return for_terminal(f"{before}{body}{after}".replace("\t", " "))
+
+
+def candidates(con: sqlite3.Connection, query: Query) -> Iterator[tuple[str, str]]:
+    """(hash, text) of the indexed texts that may match ``query``: those holding every
+    fragment, or every text when it has none. ``con`` reads an index whose text index is
+    ready (:func:`engine.textindex.is_ready`), in the caller's transaction."""
+    sql = "SELECT r.sha256, f.body FROM text_fts f JOIN text_rows r ON r.id = f.rowid"
+    match = query.fts
+    cur = con.execute(sql + " WHERE text_fts MATCH ?", (match,)) if match else con.execute(sql)
+    while batch := cur.fetchmany(256):
+        yield from batch
+
+
+def matching_hashes(con: sqlite3.Connection, query: Query) -> set[str]:
+    """The hashes of the indexed texts ``query`` matches (what the dashboard's query line
+    asks); ``con`` as for :func:`candidates`."""
+    return {sha for sha, body in candidates(con, query) if query.regex.search(body)}

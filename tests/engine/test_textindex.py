@@ -1,0 +1,193 @@
+"""The full-text index (engine/textindex.py): one row per text, kept with the records."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from engine.db import DB, RecordDB
+from engine.events import Event, Notice
+from engine.resume import Ledger
+from engine.store import Store
+from engine.sweep import Sweeper, SweepOptions, sweep
+from engine.textindex import TextIndex, has_tables, is_ready
+from engine.textsearch import matching_hashes, parse
+from engine.tools import ToolSet
+from tests.engine.watchkit import watched
+
+
+def _opts(**kw: object) -> SweepOptions:
+    return SweepOptions(tools=ToolSet.empty(), workers=1, **kw)  # type: ignore[arg-type]
+
+
+def _found(out: Path, words: str) -> set[str]:
+    """The paths whose text holds ``words``, as a reader of the index finds them."""
+    with RecordDB.open_reader(out / DB) as db:
+        assert is_ready(db.con)
+        shas = matching_hashes(db.con, parse(words))
+        return {
+            bytes(p).decode()
+            for sha in shas
+            for (p,) in db.con.execute("SELECT path FROM records WHERE sha256 = ?", (sha,))
+        }
+
+
+def _rows(out: Path) -> int:
+    with RecordDB.open_reader(out / DB) as db:
+        return int(db.con.execute("SELECT count(*) FROM text_rows").fetchone()[0])
+
+
+def test_one_row_per_text_and_it_follows_the_records(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("the quarterly invoice\n")
+    (root / "copy.txt").write_text("the quarterly invoice\n")
+    (root / "b.txt").write_text("nothing to see\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    assert _rows(out) == 2  # a text two files share is indexed once
+    assert _found(out, "invoice") == {"a.txt", "copy.txt"}
+    (root / "a.txt").write_text("a receipt now\n")
+    (root / "b.txt").unlink()
+    sweep([root], _opts(out=out))
+    assert _found(out, "invoice") == {"copy.txt"}
+    assert _found(out, "receipt") == {"a.txt"}
+    assert _found(out, "nothing") == set()
+    (root / "copy.txt").unlink()
+    sweep([root], _opts(out=out))
+    assert _found(out, "invoice") == set()
+    assert _rows(out) == 1  # the texts no record names left the index
+
+
+def test_a_store_without_one_gets_it_built_with_progress_and_notices(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for n in range(5):
+        (root / f"f{n}.txt").write_text(f"document number {n} mentions zebra{n}\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out, text_index=False))
+    with RecordDB.open_reader(out / DB) as db:
+        assert not has_tables(db.con)
+    notices: list[Notice] = []
+    steps: list[tuple[int, int]] = []
+    store = Store(out)
+    with store.writer():
+        ledger = Ledger(store, notices.append)
+        ledger.progress = lambda done, total: steps.append((done, total))
+        with ledger:
+            ledger.attach(store.load_records())
+    assert steps[-1] == (5, 5)
+    assert any("indexing 5 text(s) for search" in n.message for n in notices)
+    assert any("5 text(s) indexed" in n.message for n in notices)
+    assert _found(out, "zebra3") == {"f3.txt"}
+
+
+def test_no_text_index_drops_one_and_a_later_sweep_builds_it_again(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha bravo\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    assert _found(out, "bravo") == {"a.txt"}
+    events: list[Event] = []
+    (root / "b.txt").write_text("charlie delta\n")
+    sweep([root], _opts(out=out, text_index=False), events.append)
+    with RecordDB.open_reader(out / DB) as db:
+        assert not has_tables(db.con)
+    assert any(isinstance(e, Notice) and "dropped" in e.message for e in events)
+    sweep([root], _opts(out=out))  # nothing changed: still not the quick path, it builds
+    assert _found(out, "delta") == {"b.txt"}
+
+
+def test_a_text_written_again_under_its_hash_is_indexed_again(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("old words here\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    store = Store(out)
+    (rec,) = store.load_records()
+    assert rec.sha256 is not None
+    store.put_text(rec.sha256, "new words there\n")  # a reader's new version, say
+    with store.writer(), RecordDB.open_writer(out / DB) as db:
+        db.companion = TextIndex(db, store)
+        db.put([rec.evolve(reused=True)])  # reused: its file was not read again
+        db.commit()
+        assert is_ready(db.con)
+    assert _found(out, "old words") == {"a.txt"}
+    with store.writer(), RecordDB.open_writer(out / DB) as db:
+        db.companion = TextIndex(db, store)
+        db.put([rec.evolve(reused=False, why="reader-changed")])
+        db.commit()
+    assert _found(out, "old words") == set()
+    assert _found(out, "new words") == {"a.txt"}
+
+
+def test_a_rolled_back_write_leaves_no_text(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("kept words\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    store = Store(out)
+    (rec,) = store.load_records()
+    store.put_text("ab" * 32, "rolled back words\n")
+    with store.writer(), RecordDB.open_writer(out / DB) as db:
+        db.companion = TextIndex(db, store)
+        db.put([rec.evolve(path="b.txt", sha256="ab" * 32, reused=False)])
+        db.rollback()
+        db.put([rec.evolve(reused=True)])
+        db.commit()
+    assert _found(out, "rolled back") == set()
+    assert _rows(out) == 1
+
+
+def test_an_index_deleted_is_rebuilt_with_its_texts(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("foxtrot golf\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    for name in (DB, DB + "-wal", DB + "-shm"):
+        (out / name).unlink(missing_ok=True)
+    with Sweeper([root], _opts(out=out)) as s:
+        s.run()
+    assert _found(out, "golf") == {"a.txt"}
+
+
+def test_a_text_replaced_while_watching_old_hits_gone_new_there(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "doc.txt").write_text("the original wording\n")
+    (root / "other.txt").write_text("unrelated\n")
+    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        out = w.session.store.out
+        assert _found(out, "original") == {"doc.txt"}
+        old = w.records()["doc.txt"].sha256
+        (root / "doc.txt").write_text("the replacement wording\n")
+        w.wait("the new text in the index", lambda r: r["doc.txt"].sha256 != old)
+        # the batch's one transaction: the records and the texts together
+        assert _found(out, "replacement") == {"doc.txt"}
+        assert _found(out, "original") == set()
+        (root / "doc.txt").unlink()
+        # (waited on in the index itself: a batch that only removes leaves no row newer
+        # than the last finished sweep, so the watch helpers' reader takes extract.jsonl)
+        w.until("the removal in the text index", lambda: _found(out, "replacement") == set())
+        with RecordDB.open_reader(out / DB) as db:
+            assert db.line(str(root), "doc.txt") is None  # with its record, not before
+        assert _found(out, "unrelated") == {"other.txt"}
+
+
+def test_the_reader_sees_the_index_only_when_in_step(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("hotel india\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    con = sqlite3.connect(out / DB, isolation_level=None)
+    try:  # a writer that knows no text index (an older quarry) changes the records
+        con.execute("UPDATE meta SET value = value + 1 WHERE key = 'seq'")
+    finally:
+        con.close()
+    with RecordDB.open_reader(out / DB) as db:
+        assert not is_ready(db.con)
