@@ -134,6 +134,8 @@ class Side:
     """The quality verdict (ok records; None when unknown)."""
     common: float | None
     """Share of the text's words among its language's common words, 0..1 (None: not judged)."""
+    sha256: str | None = None
+    """The content hash its text is filed under (what the compare screen reads)."""
 
     @classmethod
     def of(cls, rec: Record, quality: Quality | None) -> Side:
@@ -141,7 +143,7 @@ class Side:
         return cls(
             rec.status, rec.reason, rec.mime, rec.reader, rec.extractor, rec.chars,
             quality.verdict if quality is not None else None,
-            quality.common if quality is not None else None,
+            quality.common if quality is not None else None, rec.sha256,
         )  # fmt: skip
 
     @property

@@ -120,6 +120,7 @@ def _side_dict(side: Side | None) -> dict[str, Any] | None:
         "chars": side.chars,
         "quality": _opt(side.verdict),
         "common": side.common,
+        "sha256": side.sha256,
     }
 
 
@@ -210,10 +211,10 @@ def _head(
 
 
 def _example(change: FileChange, whole: bool) -> str:
-    return f"{_name(change.root, change.path, whole)}: {_what(change)}"
+    return f"{_name(change.root, change.path, whole)}: {what_changed(change)}"
 
 
-def _what(change: FileChange) -> str:
+def what_changed(change: FileChange) -> str:
     """What changed, in a few words."""
     before, after = change.before, change.after
     if before is None:
@@ -229,7 +230,7 @@ def _what(change: FileChange) -> str:
 
 def _file_lines(change: FileChange, whole: bool) -> Iterator[str]:
     yield f"  {_name(change.root, change.path, whole)}"
-    yield _fit(f"    {_what(change)}")
+    yield _fit(f"    {what_changed(change)}")
     before, after = change.before, change.after
     if before is not None and after is not None and before.status == after.status == "ok":
         yield _fit(
@@ -287,4 +288,12 @@ def _fit(line: str, width: int = WIDTH) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
-__all__ = ["EXIT_WORSE", "change_dict", "cmd_diff", "summary_dict", "write_json", "write_text"]
+__all__ = [
+    "EXIT_WORSE",
+    "change_dict",
+    "cmd_diff",
+    "summary_dict",
+    "what_changed",
+    "write_json",
+    "write_text",
+]
