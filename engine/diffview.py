@@ -284,8 +284,13 @@ def _pct(value: float | None) -> str:
 
 
 def _fit(line: str, width: int = WIDTH) -> str:
-    """``line`` cut to ``width`` columns, its end replaced by ``...`` when cut."""
-    return line if len(line) <= width else line[: width - 3] + "..."
+    """``line`` cut to ``width`` columns (a CJK character takes two), its end replaced by
+    ``...`` when cut."""
+    if line.isascii():
+        return line if len(line) <= width else line[: width - 3] + "..."
+    from rich.cells import cell_len, set_cell_size
+
+    return line if cell_len(line) <= width else set_cell_size(line, width - 3) + "..."
 
 
 __all__ = [

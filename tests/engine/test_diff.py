@@ -17,6 +17,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.cells import cell_len
 
 from engine import diff as diffmod
 from engine.commands import reading_store
@@ -311,14 +312,16 @@ def test_readable_output_names_every_change_with_escapes(tmp_path: Path) -> None
     odd = "new\nline\x1b[31m.txt"
     write(d, {"a.txt": "x"})
     a = sweep(d, tmp_path / "A")
-    write(d, {odd: "y"})
+    write(d, {odd: "y", "a" + "文" * 60 + ".txt": "z"})
     b = sweep(d, tmp_path / "B")
     out = io.StringIO()
     c = Comparison(reading_store(a), reading_store(b), print)
     summary = write_text(c, out, limit=10)
     text = out.getvalue()
-    assert summary.groups[Group.NEW] == 1
+    assert summary.groups[Group.NEW] == 2
     assert "new\\nline\\x1b[31m.txt" in text and "\x1b" not in text
+    (example,) = [line for line in text.splitlines() if line.startswith("  new ")]
+    assert cell_len(example) <= 80 and example.endswith("...")  # a CJK name: two cells each
 
 
 # -- the similarity -------------------------------------------------------------------------
