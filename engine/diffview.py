@@ -224,7 +224,8 @@ def what_changed(change: FileChange) -> str:
     if change.similarity is not None:
         return f"similarity {change.similarity:.2f}, {_delta(change.chars_delta)}"
     if before.verdict_line != after.verdict_line:
-        return f"{before.verdict_line} -> {after.verdict_line}, {_delta(change.chars_delta)}"
+        delta = f", {_delta(change.chars_delta)}" if change.chars_delta else ""
+        return f"{before.verdict_line} -> {after.verdict_line}{delta}"
     return _delta(change.chars_delta)
 
 
@@ -257,7 +258,7 @@ def _breakdown_lines(title: str, rows: Iterable[Breakdown]) -> list[str]:
             f"{name:<34}{b.changed:>8,}{b.worse:>7,}{b.better:>7,}{b.flips:>7,}{median:>8}"
         )
         if b.lowest:
-            low = ", ".join(f"{shown(p)} {sim:.2f}" for sim, p in b.lowest)
+            low = ", ".join(f"{sim:.2f} {shown(p)}" for sim, p in b.lowest)
             lines.append(_fit(f"    lowest: {low}"))
     return lines
 
