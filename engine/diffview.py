@@ -26,7 +26,8 @@ from typing import IO, Any
 import orjson
 
 from engine.commands import EXIT_OK, reading_store
-from engine.diff import GROUP_TITLES, Breakdown, Comparison, DiffSummary, FileChange, Group, Side
+from engine.comparison import Comparison
+from engine.diff import GROUP_TITLES, Breakdown, DiffSummary, FileChange, Group, Side
 from engine.errors import UsageError
 from engine.names import escaped, name_b64, shown
 from engine.store import Store

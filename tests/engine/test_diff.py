@@ -19,9 +19,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
+from engine import comparison as comparisonmod
 from engine import diff as diffmod
 from engine.commands import reading_store
-from engine.diff import Comparison, Direction, FileChange, Group, Kind, dice, only_in, words
+from engine.comparison import Comparison
+from engine.diff import Direction, FileChange, Group, Kind, dice, only_in, words
 from engine.diffview import EXIT_WORSE, write_text
 from engine.jsonl import line_of
 from engine.records import Record
@@ -396,4 +398,4 @@ def test_lines_are_the_same_record_exactly_when_all_but_the_reads_fields_are(
     a, b = pair
     steady = {"ms": 0, "why": None, "reused": False}
     same = a.evolve(**steady) == b.evolve(**steady)
-    assert diffmod._same_lines(line_of(a), line_of(b)) is same
+    assert comparisonmod._same_lines(line_of(a), line_of(b)) is same

@@ -17,7 +17,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from engine.diff import GROUP_TITLES, Comparison, DiffSummary, FileChange, Group
+from engine.comparison import Comparison
+from engine.diff import GROUP_TITLES, DiffSummary, FileChange, Group
 from engine.difftext import DiffLine, PairLine, side_by_side, texts_of, unified
 from engine.diffview import what_changed
 from engine.errors import QuarryError
