@@ -91,7 +91,9 @@ class Group(StrEnum):
     WORSE = "worse"
     BETTER = "better"
     TEXT = "text"
+    """A text changed, neither worse nor better."""
     VERDICT = "verdict"
+    """A flip within a rank, or another reason: neither worse nor better."""
     NEW = "new"
     GONE = "gone"
 
