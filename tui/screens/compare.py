@@ -11,6 +11,8 @@ Escape goes back a level to the same row; from the groups it leaves the screen.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -38,6 +40,15 @@ def ordered(groups: Groups) -> list[Group]:
     """The groups that hold files, largest first (ties in the groups' own order)."""
     order = list(Group)
     return sorted((g for g in Group if groups[g]), key=lambda g: (-len(groups[g]), order.index(g)))
+
+
+def place(path: Path) -> str:
+    """``path`` as the title names it: relative to the current folder when it is under it
+    (``A``, ``old/.quarry``), else whole."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def compare(before: Store, after: Store) -> tuple[Groups, DiffSummary, list[str]]:
@@ -81,8 +92,8 @@ class CompareScreen(Screen[None]):
         yield FittingFooter()
 
     def _title(self) -> str:
-        a, b = escape(shown(str(self.before.out))), escape(shown(str(self.after.out)))
-        return f"[b]compare[/b]  {a}  ->  {b}"
+        a, b = escape(shown(place(self.before.out))), escape(shown(place(self.after.out)))
+        return f"[b]compare  [/b]{a}  ->  {b}"
 
     def on_mount(self) -> None:
         groups = self.query_one("#compare-groups", DataTable)
@@ -227,4 +238,4 @@ class CompareScreen(Screen[None]):
         return True
 
 
-__all__ = ["SIDE_BY_SIDE", "CompareScreen", "compare", "ordered"]
+__all__ = ["SIDE_BY_SIDE", "CompareScreen", "compare", "ordered", "place"]
