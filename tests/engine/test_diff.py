@@ -399,3 +399,22 @@ def test_lines_are_the_same_record_exactly_when_all_but_the_reads_fields_are(
     steady = {"ms": 0, "why": None, "reused": False}
     same = a.evolve(**steady) == b.evolve(**steady)
     assert comparisonmod._same_lines(line_of(a), line_of(b)) is same
+
+
+def test_a_store_with_a_torn_line_is_compared_and_the_line_said_once(
+    stores: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _d, a, b = stores
+    torn = tmp_path / "torn"
+    shutil.copytree(a, torn)
+    for name in ("extract.db", "extract.db-wal", "extract.db-shm"):
+        (torn / name).unlink(missing_ok=True)  # no index: the file, through the loader
+    lines = (torn / "extract.jsonl").read_bytes().splitlines(keepends=True)
+    lines.insert(2, b'{"root": "/x", "path": "cut sh\n')
+    (torn / "extract.jsonl").write_bytes(b"".join(lines))
+    proc = run("diff", "--json", str(torn), str(b))
+    assert proc.returncode == 4
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and "1 unreadable line" in err and "line 3" in err, err
+    doc = orjson.loads(proc.stdout)
+    assert doc["summary"]["files_before"] == 6 and doc["summary"]["unchanged"] == 1
