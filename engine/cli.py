@@ -13,7 +13,8 @@
     quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
-no such folder, or a locked store (one line on stderr, no traceback).
+no such folder, or a locked store (one line on stderr, no traceback); diff: 4 something got
+worse.
 """
 
 from __future__ import annotations
