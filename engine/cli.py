@@ -11,9 +11,11 @@
     quarry tools [DIR]            external tools found and missing, and what each unlocks
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
     quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
+    quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
-no such folder, or a locked store (one line on stderr, no traceback).
+no such folder, or a locked store (one line on stderr, no traceback); diff: 4 something got
+worse.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
 from engine.tools import KNOWN_TOOLS
 
-VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "grep", "open")
+VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "grep", "diff", "open")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -234,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-text-index",
         action="store_true",
         help="read every text; do not build the text index",
+    )
+    p = sub.add_parser("diff", help="compare two stores file by file (exit 4: something got worse)")
+    p.add_argument("before", type=Path, help="the first store (or a swept folder)")
+    p.add_argument("after", type=Path, help="the second store (or a swept folder)")
+    p.add_argument("--json", action="store_true", help="one JSON object, every changed file")
+    p.add_argument(
+        "--limit", type=int, default=10, metavar="N", help="files listed per group (0: all)"
     )
     return parser
 

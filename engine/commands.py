@@ -443,6 +443,14 @@ def cmd_grep(args: argparse.Namespace) -> int:
     return grep(args)
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Two stores compared file by file (:mod:`engine.diffview`); exit 4 when anything got
+    worse."""
+    from engine.diffview import cmd_diff as diff
+
+    return diff(args)
+
+
 COMMANDS: dict[str, Command] = {
     "grep": cmd_grep,
     "sweep": cmd_sweep,
@@ -451,6 +459,7 @@ COMMANDS: dict[str, Command] = {
     "show": cmd_show,
     "tools": cmd_tools,
     "export": cmd_export,
+    "diff": cmd_diff,
 }
 """The headless verbs by name; the dashboard's two (``open``, ``ui``) are added by ``tui.cli``."""
 

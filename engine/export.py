@@ -104,6 +104,11 @@ class Chunk:
             self._lines = [line_of(r) for r in self._records or ()]
         return self._lines
 
+    def known_records(self) -> list[Record] | None:
+        """The records when the chunk was made of them (from the file), without parsing
+        lines; None for a chunk of lines (from the index)."""
+        return self._records if self._lines is None else None
+
     def records(self) -> list[Record]:
         """The records, read by the store's validating parser."""
         if self._records is None:

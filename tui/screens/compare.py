@@ -1,0 +1,241 @@
+"""The compare screen: two stores' differences, grouped, then a group's files, then a file.
+
+Built with the two stores (``CompareScreen(before, after)``) and pushed: the comparison
+(:class:`engine.diff.Comparison`) runs in a thread worker, then the groups are listed (got
+worse, got better, text changed, verdict changed, new, gone), largest first, each with its
+count and an example. Enter drills into a group's files, enter on a file shows its two texts
+(:mod:`engine.difftext`: unified at 80 columns, side by side from :data:`SIDE_BY_SIDE`
+columns on; ``s`` switches), changed lines highlighted, ``n``/``N`` from change to change.
+Escape goes back a level to the same row; from the groups it leaves the screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from engine.comparison import Comparison
+from engine.diff import GROUP_TITLES, DiffSummary, FileChange, Group
+from engine.difftext import DiffLine, PairLine, side_by_side, texts_of, unified
+from engine.diffview import what_changed
+from engine.errors import QuarryError
+from engine.names import shown
+from engine.store import Store
+from tui.widgets.diff_view import DiffView
+from tui.widgets.footer import FittingFooter
+from tui.words import escape
+
+SIDE_BY_SIDE = 160
+"""From this width on a file's texts are shown side by side."""
+
+Groups = dict[Group, list[FileChange]]
+
+
+def ordered(groups: Groups) -> list[Group]:
+    """The groups that hold files, largest first (ties in the groups' own order)."""
+    order = list(Group)
+    return sorted((g for g in Group if groups[g]), key=lambda g: (-len(groups[g]), order.index(g)))
+
+
+def place(path: Path) -> str:
+    """``path`` as the title names it: relative to the current folder when it is under it
+    (``A``, ``old/.quarry``), else whole."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def compare(before: Store, after: Store) -> tuple[Groups, DiffSummary, list[str]]:
+    """Every change of ``after`` against ``before`` by group, the summary, and the warnings."""
+    warned: list[str] = []
+    comparison = Comparison(before, after, warned.append)
+    groups: Groups = {g: [] for g in Group}
+    for change in comparison.changes():
+        groups[change.group].append(change)
+    return groups, comparison.summary(), warned
+
+
+class CompareScreen(Screen[None]):
+    """Two stores compared: groups, a group's files, a file's two texts."""
+
+    CSS_PATH = "compare.tcss"
+    BINDINGS = [
+        Binding("escape,q", "back", "Back"),
+        Binding("n", "change(1)", "Next change"),
+        Binding("N", "change(-1)", "Previous change"),
+        Binding("s", "side_by_side", "Side by side"),
+    ]
+
+    def __init__(self, before: Store, after: Store) -> None:
+        super().__init__()
+        self.before, self.after = before, after
+        self.groups: Groups = {g: [] for g in Group}
+        self.summary: DiffSummary | None = None
+        self.group: Group | None = None
+        """The group whose files are listed (None: the groups are)."""
+        self.change: FileChange | None = None
+        """The file whose texts are shown (None: not at that level)."""
+        self.failed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="compare-title")
+        yield Static("comparing...", id="compare-status")
+        yield DataTable(id="compare-groups", cursor_type="row")
+        yield DataTable(id="compare-files", cursor_type="row")
+        yield DiffView(id="compare-diff")
+        yield FittingFooter()
+
+    def _title(self) -> str:
+        a, b = escape(shown(place(self.before.out))), escape(shown(place(self.after.out)))
+        return f"[b]compare  [/b]{a}  ->  {b}"
+
+    def on_mount(self) -> None:
+        groups = self.query_one("#compare-groups", DataTable)
+        groups.add_columns("changes", "files", "for example")
+        files = self.query_one("#compare-files", DataTable)
+        files.add_columns("file", "what changed")
+        self._level()
+        self._compare()
+
+    # -- the comparison -------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _compare(self) -> None:
+        try:
+            groups, summary, warned = compare(self.before, self.after)
+        except (QuarryError, OSError) as exc:
+            self.app.call_from_thread(self._compare_failed, str(exc))
+            return
+        self.app.call_from_thread(self._compared, groups, summary, warned)
+
+    def _compare_failed(self, why: str) -> None:
+        self.failed = why
+        self._status(f"[$error]cannot compare: {escape(shown(why))}[/]")
+
+    def _compared(self, groups: Groups, summary: DiffSummary, warned: list[str]) -> None:
+        self.groups, self.summary = groups, summary
+        table = self.query_one("#compare-groups", DataTable)
+        table.clear()
+        for group in ordered(groups):
+            first = groups[group][0]
+            example = f"{shown(first.path)}: {what_changed(first)}"
+            table.add_row(GROUP_TITLES[group], f"{len(groups[group]):,}", example, key=group.value)
+        self._status(self._counts())
+        for message in warned:
+            self.notify(shown(message), severity="warning")
+        table.focus()
+
+    def _counts(self) -> str:
+        s = self.summary
+        if s is None:
+            return ""
+        verdict = "[$error]something got worse[/]" if s.worse else "nothing got worse"
+        changed = sum(s.groups.values())
+        return (
+            f"{s.files_before:,} files before, {s.files_after:,} after: {changed:,} changed, "
+            f"{s.unchanged:,} unchanged; {verdict}"
+        )
+
+    def _status(self, markup: str) -> None:
+        self.query_one("#compare-status", Static).update(markup)
+
+    # -- levels ---------------------------------------------------------------------------
+
+    def _level(self) -> None:
+        """Show the table or view of the level we are at."""
+        at_files = self.group is not None and self.change is None
+        self.query_one("#compare-groups").display = self.group is None
+        self.query_one("#compare-files").display = at_files
+        self.query_one("#compare-diff").display = self.change is not None
+
+    @on(DataTable.RowSelected, "#compare-groups")
+    def _into_group(self, event: DataTable.RowSelected) -> None:
+        self.group = Group(str(event.row_key.value))
+        files = self.query_one("#compare-files", DataTable)
+        files.clear()
+        for n, change in enumerate(self.groups[self.group]):
+            files.add_row(shown(change.path), what_changed(change), key=str(n))
+        total = self.summary.groups[self.group] if self.summary else 0
+        self._status(f"[b]{GROUP_TITLES[self.group]}[/b]: {total:,} file(s)")
+        self._level()
+        files.focus()
+
+    @on(DataTable.RowSelected, "#compare-files")
+    def _into_file(self, event: DataTable.RowSelected) -> None:
+        if self.group is None:
+            return
+        self.change = self.groups[self.group][int(str(event.row_key.value))]
+        self._status(f"[b]{escape(shown(self.change.path))}[/b]: loading its texts...")
+        self._level()
+        self._load_texts(self.change)
+
+    @work(thread=True, exclusive=True, group="texts")
+    def _load_texts(self, change: FileChange) -> None:
+        a, b = texts_of(self.before, self.after, change)
+        rows, pairs = unified(a, b), side_by_side(a, b)
+        self.app.call_from_thread(self._show_texts, change, rows, pairs, a is None, b is None)
+
+    def _show_texts(
+        self,
+        change: FileChange,
+        rows: list[DiffLine],
+        pairs: list[PairLine],
+        no_a: bool,
+        no_b: bool,
+    ) -> None:
+        if change is not self.change:
+            return  # the user went back meanwhile
+        view = self.query_one(DiffView)
+        view.show(rows, pairs, self.size.width >= SIDE_BY_SIDE)
+        said = what_changed(change)
+        missing = [w for w, gone in (("no text before", no_a), ("no text after", no_b)) if gone]
+        extra = f" ({', '.join(missing)})" if missing else ""
+        self._status(f"[b]{escape(shown(change.path))}[/b]: {escape(said)}{extra}")
+        view.focus()
+        view.go_change(1)
+
+    # -- keys -----------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Up a level, to the row we came from; from the groups, leave the screen."""
+        if self.change is not None:
+            self.change = None
+            self._level()
+            self.query_one("#compare-files", DataTable).focus()
+            group = self.group
+            total = self.summary.groups[group] if self.summary and group else 0
+            self._status(f"[b]{GROUP_TITLES[group]}[/b]: {total:,} file(s)" if group else "")
+        elif self.group is not None:
+            self.group = None
+            self._level()
+            self.query_one("#compare-groups", DataTable).focus()
+            self._status(self._counts())
+        else:
+            self.dismiss()
+
+    def action_change(self, step: int) -> None:
+        """Go to the next or previous change of the file's texts."""
+        if self.change is not None:
+            self.query_one(DiffView).go_change(step)
+
+    def action_side_by_side(self) -> None:
+        """Switch between the unified view and the two columns."""
+        if self.change is not None:
+            view = self.query_one(DiffView)
+            view.set_side_by_side(not view.side_by_side)
+            view.go_change(1)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``n``, ``N`` and ``s`` only where a file's texts are shown."""
+        if action in ("change", "side_by_side"):
+            return self.change is not None
+        return True
+
+
+__all__ = ["SIDE_BY_SIDE", "CompareScreen", "compare", "ordered", "place"]
