@@ -287,12 +287,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _indexed(store: Store, path: Path) -> Record | None:
     """The record of ``path`` looked up in the store's index (a million records: milliseconds,
-    where reading ``extract.jsonl`` takes seconds); None when the index is missing, not in
-    step with ``extract.jsonl``, or holds no record of it."""
-    from engine.db import DB, IndexUnusable, RecordDB, identity_of
+    where reading ``extract.jsonl`` takes seconds), or in the one built for a reader in the
+    user's cache (:mod:`engine.readindex`) when the store has none in step with its file;
+    None when there is no index to use or it holds no record of ``path``."""
+    from engine.db import IndexUnusable, RecordDB, identity_of
+    from engine.readindex import reading_index
 
+    where = reading_index(store)  # the store's own, or one built in the user's cache
+    if where is None:
+        return None
     try:
-        db = RecordDB.open_reader(store.out / DB)
+        db = RecordDB.open_reader(where)
     except IndexUnusable:
         return None
     try:

@@ -1,0 +1,77 @@
+"""The index a reader of a store looks records up in, when the store has none it can trust.
+
+A store written by this quarry keeps its index beside its records (``extract.db``). A store
+that has none in step with its ``extract.jsonl`` (one written by the seed's extract stage or
+an older quarry, one on read-only media or in another user's folder, one whose index was
+lost) is still read many times: ``quarry show`` of one file after another read the whole
+file each time (seconds at a million records). A reader never writes into a store it does
+not hold (it has no lock there, and may have no right to): its index is built in the user's
+cache folder instead, from ``extract.jsonl`` alone (no document is read), once per version
+of the file, and looked up from then on. The cache is a convenience: where there is none
+(no cache folder, a full disk, another reader building it at the same moment), the caller
+reads the file as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+from engine.db import DB, Agreement, IndexUnusable, RecordDB, identity_of, standing
+from engine.errors import QuarryError
+from engine.store import Store
+from engine.toolcache import cache_path
+
+FOLDER = "indexes"
+"""Under the cache folder (``$XDG_CACHE_HOME/textquarry``): one folder per store."""
+
+
+def cached_index_path(store: Store) -> Path | None:
+    """Where the index of ``store`` is kept in the user's cache (None: no cache folder)."""
+    base = cache_path()
+    if base is None:
+        return None
+    real = os.path.realpath(store.out).encode("utf-8", "surrogateescape")
+    return base.parent / FOLDER / hashlib.sha256(real).hexdigest()[:32] / DB
+
+
+def reading_index(store: Store, *, build: bool = True) -> Path | None:
+    """The index to read ``store``'s records from: the store's own when it is in step with
+    (or ahead of) ``extract.jsonl``; else the user's cached one, built from the file first
+    when it is missing or agrees with another version of it (``build``). None when there is
+    no file to build from, no cache, or the build failed: read the file."""
+    own = store.out / DB
+    if standing(own, store.jsonl_path).agreement is not Agreement.UNTRUSTED:
+        return own
+    cached = cached_index_path(store)
+    if cached is None or identity_of(store.jsonl_path) is None:
+        return None
+    if standing(cached, store.jsonl_path).agreement is Agreement.IN_STEP:
+        return cached
+    return _build(store, cached) if build else None
+
+
+def _build(store: Store, path: Path) -> Path | None:
+    """Build the index of ``store`` at ``path``: into a file of its own, renamed into place
+    once complete (a reader never sees it half built, and two readers building at once each
+    rename a whole one)."""
+    source = identity_of(store.jsonl_path)  # before the read: a later file is another version
+    tmp = path.with_name(f"{DB}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        records = store.load().records
+        with RecordDB.open_writer(tmp) as db:
+            db.replace_all(records, source)
+            # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
+            db.con.execute("PRAGMA journal_mode = DELETE")
+        os.replace(tmp, path)
+    except (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return None
+    return path

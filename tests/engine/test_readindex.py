@@ -1,0 +1,120 @@
+"""A store without an index in step with its file (the seed's, an older quarry's, one on
+read-only media) is looked up through an index built in the user's cache, never beside it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from engine.db import DB
+from engine.readindex import cached_index_path, reading_index
+from engine.store import Store
+from engine.sweep import SweepOptions, sweep
+from engine.tools import ToolSet
+
+QUARRY = [sys.executable, "-m", "engine"]
+
+
+def _seed_store(out: Path, root: Path, texts: dict[str, str]) -> None:
+    """A store as the seed's extract stage writes it: records (no size, no mtime), texts; no
+    index."""
+    import hashlib
+
+    lines = []
+    for path, text in sorted(texts.items()):
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        folder = out / "extract" / sha[:2]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{sha}.txt").write_text(text)
+        lines.append(
+            orjson.dumps(
+                {
+                    "root": str(root),
+                    "path": path,
+                    "sha256": sha,
+                    "mime": "text/plain",
+                    "status": "ok",
+                    "extractor": "text",
+                    "chars": len(text),
+                    "error": None,
+                    "v": 1,
+                }
+            )
+        )
+    (out / "extract.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _show(store: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*QUARRY, "show", str(path), "--store", str(store)],
+        capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+    )  # fmt: skip
+
+
+def test_show_on_a_store_without_an_index_builds_one_in_the_cache_never_beside(
+    tmp_path: Path,
+) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, root, {"a.txt": "alpha text\n", "b/c.txt": "charlie text\n"})
+    before = sorted(p.name for p in out.iterdir())
+    shown = _show(out, root / "b" / "c.txt")
+    assert shown.returncode == 0, shown.stderr
+    assert "charlie text" in shown.stdout and "c.txt" in shown.stdout
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written in the store
+    cached = cached_index_path(Store(out))
+    assert cached is not None and cached.is_file()
+    assert cached.is_relative_to(Path(os.environ["XDG_CACHE_HOME"]))  # the user's cache
+    # another version of the file: the cached index is built again, never trusted as it was
+    _seed_store(out, root, {"a.txt": "alpha, rewritten\n", "b/c.txt": "charlie again\n"})
+    again = _show(out, root / "b" / "c.txt")
+    assert again.returncode == 0 and "charlie again" in again.stdout
+
+
+def test_a_lookup_in_the_cached_index_reads_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, root, {f"f{i:03d}.txt": f"text {i}\n" for i in range(50)})
+    store = Store(out)
+    built = reading_index(store)
+    assert built is not None and built == cached_index_path(store)
+
+    def no_load(self: Store) -> object:
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(Store, "load", no_load)
+    assert reading_index(store) == built  # in step with the file: used as it is
+    from engine.commands import _indexed
+
+    rec = _indexed(store, root / "f007.txt")
+    assert rec is not None and rec.path == "f007.txt" and rec.chars == len("text 7\n")
+
+
+def test_a_store_with_its_own_index_in_step_is_read_through_it(tmp_path: Path) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    sweep([root], SweepOptions(out=out, tools=ToolSet.empty(), workers=1))
+    store = Store(out)
+    assert reading_index(store) == out / DB
+    assert not cached_index_path(store).exists()  # type: ignore[union-attr]
+
+
+def test_without_a_cache_folder_the_file_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, root, {"a.txt": "alpha text\n"})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("not a folder")
+    assert reading_index(Store(out)) is None  # the build failed: said by returning None
+    shown = _show(out, root / "a.txt")
+    assert shown.returncode == 0 and "alpha text" in shown.stdout
