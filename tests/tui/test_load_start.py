@@ -21,6 +21,7 @@ from tui.app import QuarryApp
 from tui.columns import Batch
 from tui.loader import FIRST_BYTES, JsonlSource, load_rows
 from tui.screens.records import RecordsScreen
+from tui.widgets.panels import SummaryBar
 from tui.widgets.record_table import RecordTable
 
 
@@ -251,6 +252,8 @@ async def test_while_a_store_loads_its_tabs_count_what_its_index_holds(
         assert tabs["tab-all"] == "all 4,000"
         assert tabs["tab-ok"] == "ok 2,000" and tabs["tab-error"] == "error 1,000"
         assert tabs["tab-empty"] == "empty 1,000" and tabs["tab-skipped"] == "skipped 0"
+        bar = str(app.screen.query_one(SummaryBar).render())
+        assert "files 4,000 · reused … · chars …" in bar  # what only the records say, later
     jsonl.write_bytes(jsonl.read_bytes() + _record(9_999) + b"\n")  # not by the index's writer
     app = QuarryApp(tmp_path / "s")
     async with app.run_test(size=SIZE) as pilot:

@@ -153,9 +153,13 @@ class RecordsScreen(FullScreen):
         model = self.model
         problem = self.dash.header()[4]
         # while the records load, the tabs count what the store holds (its index says)
-        whole = self.dash.store_counts() or model.tab_counts()
-        files = whole["all"]
-        self.query_one(SummaryBar).show(whole, files, model.reused, model.chars, problem)
+        indexed = self.dash.store_counts()
+        whole = indexed or model.tab_counts()
+        bar = self.query_one(SummaryBar)
+        if indexed is None:
+            bar.show(whole, whole["all"], model.reused, model.chars, problem)
+        else:  # the index counts the statuses only: the other totals wait for the records
+            bar.show(whole, whole["all"], None, None, problem)
         counts = model.view_counts() if model.query.active else whole  # per tab, as queried
         for tab in TABS:
             label = f"{tab} {counts[tab]:,}"

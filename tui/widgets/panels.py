@@ -136,14 +136,19 @@ class SummaryBar(Static):
     """
 
     def show(
-        self, counts: dict[str, int], files: int, reused: int, chars: int, problem: str = ""
+        self,
+        counts: dict[str, int],
+        files: int,
+        reused: int | None,
+        chars: int | None,
+        problem: str = "",
     ) -> None:
-        """Update the counts and totals, and what is wrong with the store (if anything)."""
+        """Update the counts and totals, and what is wrong with the store (if anything);
+        ``reused`` and ``chars`` None: not known yet (the records are still loading)."""
         parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}   [/]" for s in STATUSES]
-        totals = (
-            f"files [b]{files:,} [/b]· reused [b]{reused:,} [/b]· "
-            f"chars [b]{short_number(chars)}[/b]"
-        )
+        used = "…" if reused is None else f"{reused:,}"
+        text = "…" if chars is None else short_number(chars)
+        totals = f"files [b]{files:,} [/b]· reused [b]{used} [/b]· chars [b]{text}[/b]"
         # first: at 80 columns the end of the line is cut, and the counts are on the tabs too
         trouble = f"[$text-error]⚠ {escape(problem)}   [/]" if problem else ""
         # each run of spaces ends a styled run, never starts one: an SVG export drawn
