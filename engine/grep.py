@@ -38,7 +38,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
         query = parse(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
         store, under = _store_of(args)
         write = _json_line if args.json else _text_line
-        for key, sha, match in search(store, query, build=not args.no_text_index, under=under):
+        use = not args.no_text_index
+        for key, sha, match in search(store, query, index=use, build=use, under=under):
             found = True
             write(key, sha, match)
     except BrokenPipeError:  # the reader went (``| head``): its choice, nothing more to say
@@ -59,12 +60,17 @@ def cmd_grep(args: argparse.Namespace) -> int:
 
 
 def search(
-    store: Store, query: Query, *, build: bool = True, under: str | None = None
+    store: Store,
+    query: Query,
+    *,
+    index: bool = True,
+    build: bool = True,
+    under: str | None = None,
 ) -> Iterator[tuple[Key, str, Match]]:
     """Every match of ``query``: (record key, text hash, match), in key order then text order.
-    ``build``: make the text index first if it is missing (else every text is read);
-    ``under``: only the files under this absolute path."""
-    db = _ready_index(store, build)
+    ``index``: use the text index where it can answer (else every text is read); ``build``:
+    make it first if it is missing; ``under``: only the files under this absolute path."""
+    db = _ready_index(store, build) if index else None
     found: dict[str, list[Match]] = {}
     keys: list[tuple[Key, str]] = []
     usable = db is not None

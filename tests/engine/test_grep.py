@@ -143,7 +143,15 @@ def test_json_one_object_per_match(swept: Path, tmp_path: Path) -> None:
     assert lines(elsewhere) == [f"{swept}/report.pdf:2:1: total due 42 EUR"]
 
 
-def test_without_the_index_the_same_answers(swept: Path) -> None:
+def test_without_the_index_the_same_answers(swept: Path, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    _make(root)
+    assert run("sweep", str(root), "--quiet", cwd=root).returncode == 0
+    # (a damaged index that --no-text-index must not even open: no note about it)
+    _damage(root / ".quarry", "DELETE FROM text_fts_data")
+    unindexed = run("grep", "--no-text-index", "café", cwd=root)
+    assert (lines(unindexed), unindexed.stderr) == (["accents.txt:1:1: Le café est prêt."], "")
     for args in (["café"], ["-i", "INVOICE TOTAL"], ["-E", "sha[a-z]+d"], ["天気"]):
         indexed = run("grep", *args, cwd=swept)
         scanned = run("grep", "--no-text-index", *args, cwd=swept)
@@ -185,8 +193,17 @@ def test_the_index_is_built_on_first_use(tmp_path: Path) -> None:
         )
     finally:
         con.close()
+    unbuilt = run("grep", "--no-text-index", "shared needle", cwd=root)
+    assert (len(lines(unbuilt)), unbuilt.stderr) == (2, "")
+    con = sqlite3.connect(root / ".quarry" / DB)
+    try:  # --no-text-index reads the texts and builds nothing
+        assert (
+            con.execute("SELECT 1 FROM sqlite_master WHERE name = 'text_rows'").fetchone() is None
+        )
+    finally:
+        con.close()
     got = run("grep", "shared needle", cwd=root)
-    assert len(lines(got)) == 2
+    assert got.stdout == unbuilt.stdout
     assert "quarry: indexing 7 text(s) for search" in got.stderr
     again = run("grep", "shared needle", cwd=root)
     assert (again.stdout, again.stderr) == (got.stdout, "")

@@ -297,7 +297,7 @@ TARGETS = (
 """Names in a store (relative to it; "" is the store folder itself) that may be links."""
 KINDS = ("file", "folder", "dangling", "inside")
 """What a link points to: a file outside, a folder outside, nothing, a file of the store."""
-VERBS = ("sweep", "retry", "show", "tools", "ui", "watch")
+VERBS = ("sweep", "retry", "show", "tools", "ui", "watch", "grep")
 
 
 @pytest.fixture(scope="module")
@@ -335,6 +335,16 @@ def _plant(store: Path, names: list[str], kind: str, out: Path, n: int) -> None:
 
 def _verb(verb: str, recv: Path) -> tuple[int, str]:
     """Run ``verb`` on the received folder: its exit status and everything it said or gave."""
+    if verb == "grep":  # (looking for the very words a link outside would bring in)
+        code, out, err = _run("grep", SECRET[:13], recv)
+        assert "Traceback" not in err
+        if code == 2:  # grep's trouble
+            lines = err.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("quarry: "), err
+            assert _names_the_store_problem(lines[0]), err
+            return 1, out + err
+        assert code in (0, 1), err
+        return 0, out + err
     if verb in ("sweep", "retry", "show", "tools"):
         argv = {
             "sweep": ("sweep", recv, "--no-external", "--workers", "1"),
