@@ -82,6 +82,7 @@ from tui.messages import (
 from tui.model import TABS, Key, RecordModel
 from tui.pace import Pace, describe
 from tui.poll import diff_store, follow_store
+from tui.query import TextTerm
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
@@ -144,6 +145,7 @@ class QuarryApp(App[None]):
         self.session = session
         self.read_only = read_only
         self.model = RecordModel()
+        self.model.text_lookup = self._texts_matching
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.summary: Summary | None = None
         self.progress: tuple[int, int] | None = (0, 1)
@@ -213,6 +215,16 @@ class QuarryApp(App[None]):
             n = self.model.bad_lines
             problem = count(n, "unreadable line")
         return self.folder, self.state_text, self.progress, self.last_event, problem
+
+    def _texts_matching(self, term: TextTerm) -> frozenset[Key]:
+        """The records whose text a ``text:`` term of the query line matches: the engine
+        answers from the store's text index (or reads the texts); nothing for a term that
+        means nothing (its error is on screen)."""
+        from engine.grep import matching_keys
+
+        if term.pattern is None:
+            return frozenset()
+        return matching_keys(self.store, term.pattern)
 
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""
