@@ -733,13 +733,7 @@ class Sweeper:
             return [k for k in self.records if k[0] in roots]
         keys: list[Key] = []
         for root, rels in only.items():
-            prefixes = tuple(r.rstrip("/") + "/" if r else "" for r in rels)  # "": the root
-            wanted = set(rels)
-            keys.extend(
-                k
-                for k in self.records
-                if k[0] == root and (k[1] in wanted or k[1].startswith(prefixes))
-            )
+            keys.extend(self.index.keys_under(root, rels))  # "": the whole root
         return keys
 
     def _leaves_behind(self, changed: bool, full: bool) -> bool:

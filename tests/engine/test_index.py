@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engine.index import RecordIndex
 from engine.records import Record
 from engine.summary import build_summary
@@ -116,3 +119,37 @@ def test_evolve_changes_only_what_it_is_given_and_refuses_unknown_names() -> Non
         assert "colour" in str(exc)
     else:
         raise AssertionError("an unknown field was accepted")
+
+
+_names = st.sampled_from(["a", "a/b", "a/b/c", "a/bc", "ab", "b/a", "a/", "é/x", "\udcff/y", "z"])
+_ops = st.lists(
+    st.tuples(st.booleans(), st.sampled_from(["/r", "/s"]), _names), min_size=0, max_size=40
+)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(st.sampled_from(["/r", "/s"]), _names), max_size=12),
+    _ops,
+    st.lists(st.sampled_from(["", "a", "a/", "a/b", "b", "é", "\udcff", "q"]), min_size=1),
+)
+def test_keys_under_a_folder_are_what_a_pass_over_every_record_finds(
+    first: list[tuple[str, str]], ops: list[tuple[bool, str, str]], rels: list[str]
+) -> None:
+    """What a watch batch answers for (the records at or under the paths it was given),
+    found by binary search in keys kept sorted through every change, is exactly what a pass
+    over every record finds."""
+    index = RecordIndex(Record(root=r, path=p, size=1, mtime_ns=1, status="ok") for r, p in first)
+    index.keys_under("/r", [""])  # the sorted keys exist from here on, kept by apply
+    for add, root, path in ops:
+        if add:
+            index.apply({(root, path): Record(root=root, path=path, size=2, mtime_ns=2,
+                                              status="ok")}, ())  # fmt: skip
+        else:
+            index.apply({}, [(root, path)])
+    for root in ("/r", "/s"):
+        prefixes = tuple(r.rstrip("/") + "/" if r else "" for r in rels)
+        brute = sorted(
+            k for k in index.records if k[0] == root and (k[1] in rels or k[1].startswith(prefixes))
+        )
+        assert index.keys_under(root, rels) == brute
