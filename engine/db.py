@@ -122,6 +122,12 @@ class Companion(Protocol):
     def rollback(self) -> None: ...
 
 
+CHANGED_SINCE = "SELECT line FROM records INDEXED BY by_seq WHERE seq > ? ORDER BY root, path"
+"""The lines written after a counter, in key order: found by the counter, then sorted. Left
+to itself, SQLite walks the key index in order for the ORDER BY, every row of the store
+(0.75 s at a million records), to find the few written since."""
+
+
 class IndexUnusable(Exception):
     """The index cannot be used as it is (damaged, another version, not a database): the
     caller rebuilds it from ``extract.jsonl``."""
@@ -435,7 +441,11 @@ class RecordDB:
             lines = tuple(
                 bytes(row[0])
                 for row in con.execute(
-                    "SELECT line FROM records WHERE seq > ? ORDER BY root, path", (seq,)
+                    # by the counter, then sorted: left to itself, SQLite walks the key
+                    # index in order for the ORDER BY, every row of the store (0.75 s at a
+                    # million records) to find the few written since
+                    "SELECT line FROM records INDEXED BY by_seq WHERE seq > ? ORDER BY root, path",
+                    (seq,),
                 )
             )
             removed = tuple(

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.db import (
+    CHANGED_SINCE,
     TOMBSTONES_KEPT,
     Agreement,
     IndexUnusable,
@@ -235,3 +236,13 @@ def test_an_index_made_anew_is_another_history_its_followers_reload(tmp_path: Pa
         db.replace_all([rec.evolve(size=9)], identity_of(jsonl))
     changes = follow(path, jsonl, since)
     assert changes is not None and changes.reload
+
+
+def test_what_changed_is_found_by_the_counter_not_a_pass_over_the_store(tmp_path: Path) -> None:
+    """A follower asks every tenth of a second: the few rows written since its counter must
+    come from the counter's index (a walk of the key index cost 0.75 s at a million rows)."""
+    with RecordDB.open_writer(tmp_path / "extract.db") as db:
+        plan = " ".join(
+            row[3] for row in db.con.execute(f"EXPLAIN QUERY PLAN {CHANGED_SINCE}", (0,))
+        )
+    assert "USING INDEX by_seq" in plan and "by_key" not in plan, plan
