@@ -42,6 +42,7 @@ from engine.errors import SessionClosed
 from engine.events import (
     Event,
     Notice,
+    NoticeKind,
     Progress,
     RecordsChanged,
     SweepFinished,
@@ -617,21 +618,21 @@ class QuarryApp(App[None]):
 
     def _notice(self, event: Notice) -> None:
         """The watcher's store states go to the header; warnings and errors also pop up."""
-        if event.kind == "store-lost":
+        if event.kind is NoticeKind.STORE_LOST:
             self._watching = False
             self._store_trouble = "stopped: store lost"
             self.state = self._store_trouble
-        elif event.kind == "store-trouble":
+        elif event.kind is NoticeKind.STORE_TROUBLE:
             self._store_trouble = "not stored: retrying"
             self.state = self._store_trouble
-        elif event.kind == "store-ok":
+        elif event.kind is NoticeKind.STORE_OK:
             self._store_trouble = ""
             self.state = self._settled_state()
-        if event.kind == "polling" and event.level == "info":
+        if event.kind is NoticeKind.POLLING and event.level == "info":
             self.notify(event.message, title="watching by polling", severity="warning")
         elif event.level in ("warning", "error"):
             level: SeverityLevel = "warning" if event.level == "warning" else "error"
-            self.notify(event.message, title=event.kind, severity=level)
+            self.notify(event.message, title=event.kind.value, severity=level)
 
     def _tell_screens(self, changed: set[int], lines: list[LogLine]) -> None:
         """The model or the state changed: the screen on top redraws what it shows."""
