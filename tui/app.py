@@ -51,7 +51,7 @@ from engine.events import (
 )
 from engine.names import shown
 from engine.passwords import Passwords
-from engine.records import Record, Status, Summary
+from engine.records import Key, Record, Status, Summary
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
@@ -80,7 +80,7 @@ from tui.messages import (
     StoreLoaded,
     ToolsChecked,
 )
-from tui.model import TABS, Key, RecordModel
+from tui.model import TABS, RecordModel
 from tui.pace import Pace, describe
 from tui.poll import diff_store, follow_store
 

@@ -8,10 +8,9 @@ from textual.message import Message
 
 from engine.db import Point
 from engine.events import Event
-from engine.records import Summary
+from engine.records import Key, Summary
 from tui.eventlog import LogLine
 from tui.loader import Chunk, JsonlSource
-from tui.model import Key
 from tui.poll import Followed, StoreDiff
 
 if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame

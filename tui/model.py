@@ -22,7 +22,7 @@ from dataclasses import replace
 from itertools import compress
 from typing import Any
 
-from engine.records import STATUSES, Record
+from engine.records import STATUSES, Key, Record
 from engine.store import left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
@@ -30,8 +30,6 @@ from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query, TextTerm, and_masks
 
-Key = tuple[str, str]
-"""(root, path): a record's identity."""
 Row = tuple[Any, ...]
 """One table row; see the ``R_*`` indexes."""
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from engine.records import Record
-from tui.model import Key
+from engine.records import Key, Record
 from tui.triage import ToolRow
 
 

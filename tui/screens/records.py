@@ -23,10 +23,10 @@ from textual.timer import Timer
 from textual.widgets import Input, Tab, Tabs
 
 from engine.names import shown
-from engine.records import Record
+from engine.records import Key, Record
 from tui import actions
 from tui.messages import ModelChanged
-from tui.model import COLUMNS, TABS, Key, RecordModel
+from tui.model import COLUMNS, TABS, RecordModel
 from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
