@@ -501,9 +501,9 @@ class Sweeper:
         """Every root's listing: the one the ``quarry`` script's child made ahead
         (:mod:`engine.ahead`) when it walked these very roots with these very rules, else a
         walk now."""
-        got = ahead.take([str(r) for r in self.roots], self.rules)
-        if got is not None:
-            listings, self.walk_started = got
+        taken = ahead.take([str(r) for r in self.roots], self.rules)
+        if taken is not None:
+            listings, self.walk_started = taken
         else:
             self.walk_started = time.time()
             listings = [walk(root, self.rules) for root in self.roots]

@@ -495,22 +495,22 @@ class QuarryApp(App[None]):
         self._polling = False
         if not self.is_running:  # leaving: the screens are going
             return
-        got = message.followed
-        self._stamp, self._point = got.stamp, got.point
-        self.summary = got.summary or self.summary
-        if not (got.records or got.removed):  # extract.jsonl caught up with the index
+        followed = message.followed
+        self._stamp, self._point = followed.stamp, followed.point
+        self.summary = followed.summary or self.summary
+        if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
             self.records_screen.refresh_header()
             return
         self.last_event = time.time()
         keep = self.records_screen.kept_rid
-        changed = self.model.apply(got.records, got.removed)
-        done = len(got.records) + len(got.removed)
+        changed = self.model.apply(followed.records, followed.removed)
+        done = len(followed.records) + len(followed.removed)
         lines = self.triage.activity.extend(
             store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
         )
         self.records_screen.refresh_data(changed, keep)
         self.records_screen.refresh_header()
-        self._see_records(got.records)
+        self._see_records(followed.records)
         self._tell_screens(changed, lines)
 
     @on(StoreChanged)

@@ -336,11 +336,11 @@ class RecordModel(Ordering):
 
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""
-        got = self._text_keys.get(term)
-        if got is None:
-            got = self.text_lookup(term) if self.text_lookup is not None else frozenset()
-            self._text_keys[term] = got
-        return got
+        keys = self._text_keys.get(term)
+        if keys is None:
+            keys = self.text_lookup(term) if self.text_lookup is not None else frozenset()
+            self._text_keys[term] = keys
+        return keys
 
     def _text_mask(self, term: TextTerm) -> bytes:
         keys = self.text_keys(term)

@@ -627,12 +627,12 @@ _KIND_TOOLS: dict[str, frozenset[str]] = {}
 def _kind_tools(path: str) -> frozenset[str]:
     """The tools the reader of a file's kind (as its name says) can use."""
     key = name_key(path)
-    got = _KIND_TOOLS.get(key)
-    if got is None:
+    tools = _KIND_TOOLS.get(key)
+    if tools is None:
         mime = by_name(path)
         reader = reader_for(mime) if mime else None
-        got = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
-    return got
+        tools = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
+    return tools
 
 
 def _named(result: BatchResult, wanted: frozenset[str]) -> str:
