@@ -59,6 +59,7 @@ from tui.eventlog import LogLine, store_lines
 from tui.hangup import TerminalGone, driver_class
 from tui.hold import SweepHold
 from tui.lines import valid_sha256
+from tui.link import Header
 from tui.loader import (
     Chunk,
     JsonlSource,
@@ -207,13 +208,13 @@ class QuarryApp(App[None]):
 
     # -- what the screens ask (tui.screens.ports.Dashboard) ----------------------------------
 
-    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
-        """(folder, live state, progress, last event, problem) for the header."""
+    def header(self) -> Header:
+        """What the header and the summary bar show."""
         problem = self.load_error
         if not problem and self.model.bad_lines:
             n = self.model.bad_lines
             problem = count(n, "unreadable line")
-        return self.folder, self.state_text, self.progress, self.last_event, problem
+        return Header(self.folder, self.state_text, self.progress, self.last_event, problem)
 
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.records import Key, Record
+from tui.link import Header
 from tui.triage import ToolRow
 
 
@@ -57,8 +58,9 @@ class Dashboard(Protocol):
         """Tools the engine reports missing."""
         ...
 
-    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
-        """(folder, live state, progress, last event time, problem) for the header."""
+    def header(self) -> Header:
+        """What the header and the summary bar show (folder, live state, progress, last
+        event time, problem)."""
         ...
 
     def store_counts(self) -> dict[str, int] | None:

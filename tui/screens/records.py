@@ -151,7 +151,7 @@ class RecordsScreen(FullScreen):
         if not self._ready:
             return
         model = self.model
-        problem = self.dash.header()[4]
+        problem = self.dash.header().problem
         # while the records load, the tabs count what the store holds (its index says)
         whole = self.dash.store_counts() or model.tab_counts()
         files = whole["all"]
@@ -191,8 +191,10 @@ class RecordsScreen(FullScreen):
         """The live state changed."""
         if not self._ready:
             return
-        folder, state, progress, last, _problem = self.dash.header()
-        self.query_one(LiveHeader).show(folder, state, progress, last)
+        header = self.dash.header()
+        self.query_one(LiveHeader).show(
+            header.folder, header.state, header.progress, header.last_event
+        )
 
     def marks_changed(self) -> None:
         """Marks or retries in flight changed: repaint the rows and say how many are marked."""
