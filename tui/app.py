@@ -5,17 +5,13 @@
 another process rewrites ``extract.jsonl``. Either way the store is parsed in a thread worker
 and the first screen shows at once, filling as chunks arrive.
 
-The app composes: it owns the records model and the triage state, turns each engine event
-(already batched by the run) into one message, applies it to both, and tells the screens
-(:class:`~tui.messages.ModelChanged`). Screens own their keys. What must outlive a screen
-(retries, tools re-checks) and the terminal hand-over live here, behind the
-:class:`~tui.screens.ports.Dashboard` protocol the screens are given.
-
-Past STYLE's 500 lines: this is the one place where engine events, the model, the triage
-state and the screens meet, and what outlives a screen (retries, tools re-checks, the
-terminal hand-over, crash and worker-failure handling) is kept here by design. The seam for
-the next growth is the engine link (events in, retries and re-checks out), which could become
-a class of its own that the app holds.
+The app routes: what the engine side does to the records model, the activity log and the
+live state is :class:`tui.link.Link`'s (no Textual there); the app runs the workers that
+load and follow the store, hands each message to the link and the link's answer to the
+screens, every one of them through one message (:class:`~tui.messages.ModelChanged`).
+Screens own their keys. What must outlive a screen (retries, tools re-checks) and the
+terminal hand-over live here, behind the :class:`~tui.screens.ports.Dashboard` protocol the
+screens are given.
 """
 
 from __future__ import annotations
@@ -37,37 +33,19 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from engine.db import DB, Point, status_counts
+from engine.db import DB, status_counts
 from engine.errors import SessionClosed
-from engine.events import (
-    Event,
-    Notice,
-    NoticeKind,
-    Progress,
-    RecordsChanged,
-    SweepFinished,
-    SweepStarted,
-    ToolsChanged,
-)
+from engine.events import Event
 from engine.names import shown
 from engine.passwords import Passwords
-from engine.records import Key, Record, Status, Summary
+from engine.records import Key, Record, Status
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
-from tui.eventlog import LogLine, store_lines
 from tui.hangup import TerminalGone, driver_class
-from tui.hold import SweepHold
 from tui.lines import valid_sha256
-from tui.link import Header
-from tui.loader import (
-    Chunk,
-    JsonlSource,
-    Stamp,
-    jsonl_stamp,
-    read_jsonl,
-    read_summary,
-)
+from tui.link import Applied, Change, Header, Link, Live, stamp_of
+from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
 from tui.messages import (
     EngineEvents,
@@ -82,8 +60,7 @@ from tui.messages import (
     ToolsChecked,
 )
 from tui.model import TABS, RecordModel
-from tui.pace import Pace, describe
-from tui.poll import diff_store, follow_store
+from tui.poll import Followed
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
@@ -93,7 +70,6 @@ from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState, announce, is_encrypted
 from tui.triage import (
     ToolRow,
-    error_records,
     found_from_summary,
     found_from_toolset,
     group_keys,
@@ -133,8 +109,6 @@ class QuarryApp(App[None]):
         Binding("p", "pause", "Pause", show=False),
     ]
 
-    state: reactive[str] = reactive("loading", init=False)
-    """What the engine side is doing: loading, sweeping, watching, following, idle, failed."""
     paused: reactive[bool] = reactive(False, init=False)
     """Whether live changes are held back (they queue and apply on resume)."""
 
@@ -147,13 +121,8 @@ class QuarryApp(App[None]):
         self.read_only = read_only
         self.model = RecordModel()
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
-        self.summary: Summary | None = None
-        self.progress: tuple[int, int] | None = (0, 1)
-        self.pace = Pace()
-        """The sweep's rate and time left (the header's)."""
-        self.hold = SweepHold()
-        """A running sweep's new rows, shown with its removals at its end."""
-        self.last_event: float | None = None
+        self.link = Link(self.model, self.triage, sweeping=session is not None)
+        """The engine side's doings to the model, the log and the live state."""
         self.pending: list[Event] = []
         self.load_error = ""
         """Why the store could not be read at all, or empty."""
@@ -168,15 +137,7 @@ class QuarryApp(App[None]):
 
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
-        self._stamp: Stamp | None = None
-        self._point: Point | None = None
-        """Where in the store index's history the model is (following; None: no index)."""
-        self._untrusted = 0
-        """Polls in a row where the index could not say what changed (see :meth:`_catch_up`)."""
         self._polling = False
-        self._watching = False
-        self._store_trouble = ""
-        """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self._announcing = False
         self._announced = -ANNOUNCE_SECONDS
         """When (monotonic) new error groups were last announced."""
@@ -214,12 +175,13 @@ class QuarryApp(App[None]):
         if not problem and self.model.bad_lines:
             n = self.model.bad_lines
             problem = count(n, "unreadable line")
-        return Header(self.folder, self.state_text, self.progress, self.last_event, problem)
+        link = self.link
+        return Header(self.folder, self.state_text, link.progress, link.last_event, problem)
 
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""
         counts = self._index_counts
-        if counts is None or self.state != "loading":
+        if counts is None or self.state is not Live.LOADING:
             return None
         return {tab: counts.get(tab, 0) for tab in TABS}
 
@@ -228,33 +190,34 @@ class QuarryApp(App[None]):
         """The folder(s) swept, or the store's own folder."""
         if self.session is not None:
             return ", ".join(map(str, self.session.roots))
-        if self.summary is not None and self.summary.roots:
-            return ", ".join(self.summary.roots)
+        summary = self.link.summary
+        if summary is not None and summary.roots:
+            return ", ".join(summary.roots)
         return str(self.store.out)
+
+    @property
+    def state(self) -> Live:
+        """What the engine side is doing (loading, sweeping, watching, following...)."""
+        return self.link.state
 
     @property
     def state_text(self) -> str:
         """The live state in words."""
-        badge = "" if self.triage.writable else "read-only · "
-        if self.paused:
-            return f"{badge}paused · {len(self.pending)} pending"
-        if self.state in ("sweeping", "updating") and self.progress:
-            return f"{badge}{self.state} {describe(*self.progress, self.pace)}"
-        if self.state == "loading" and self.progress:
-            done, total = self.progress
-            return f"{badge}loading {100 * done // total if total else 100}%"
-        return badge + self.state
+        writable, pending = self.triage.writable, len(self.pending)
+        return self.link.state_text(writable=writable, paused=self.paused, pending=pending)
 
     def tools_missing(self) -> set[str]:
         """Tools the last summary reported missing."""
-        return set(self.summary.tools_missing) if self.summary else set()
+        summary = self.link.summary
+        return set(summary.tools_missing) if summary else set()
 
     def tool_rows(self) -> list[ToolRow]:
         """The tools view's rows, from the live model."""
         if self.session is not None:
             found = found_from_toolset(self.session.tools)
         else:
-            found = found_from_summary(self.summary.tools_found if self.summary else {})
+            summary = self.link.summary
+            found = found_from_summary(summary.tools_found if summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
         return tool_rows(found, self.model.waiting(), workers, self.tools_left_out())
@@ -295,13 +258,9 @@ class QuarryApp(App[None]):
         else:
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
 
-    def watch_state(self) -> None:
-        """Redraw the header."""
-        self.records_screen.refresh_header()
-
     def watch_paused(self) -> None:
         """Redraw the header."""
-        self.records_screen.refresh_header()
+        self._tell_screens(Change())
 
     def notify(
         self,
@@ -340,7 +299,7 @@ class QuarryApp(App[None]):
         try:
             if self._loading is None:
                 self._loading = Load(read_jsonl(self.store))
-            self._load_stamp = _stamp_of(self._loading.src)
+            self._load_stamp = stamp_of(self._loading.src)
             chunks = self._loading.first()
         except OSError as exc:  # a folder in its place, no permission: said by the worker
             self._load_trouble = exc
@@ -387,40 +346,22 @@ class QuarryApp(App[None]):
             # Observers start before the sweep: what changes during it is applied after it.
             self.session.sweep_then_watch()
             if not self.quitting:
-                self.post_message(SessionStage("watching"))
+                self.post_message(SessionStage(Live.WATCHING))
         except SessionClosed:
             pass  # q came before the sweep began: nothing to say, the app is leaving
         except Exception as exc:  # the engine failed: say so on screen, keep browsing
-            self.post_message(SessionStage("failed", f"{type(exc).__name__}: {exc}"))
+            self.post_message(SessionStage(Live.FAILED, f"{type(exc).__name__}: {exc}"))
 
     @on(RowsLoaded)
     def _rows_loaded(self, message: RowsLoaded) -> None:
-        if message.first:
-            self.model.clear()
-            self.model.data = message.data
-        self.model.extend(message.chunk.rows, message.chunk.starts)
-        self.model.note_bad(message.chunk.bad)
-        self.progress = (message.chunk.done, message.chunk.total)
-        self.records_screen.refresh_loading(force=message.first)
+        self._route(self.link.rows_loaded(message.chunk, message.data, message.first))
 
     @on(StoreLoaded)
     def _store_loaded(self, message: StoreLoaded) -> None:
-        self.summary = message.summary
-        self._stamp, self._point = message.stamp, message.point
-        self.progress = None
-        if self.state != "failed":
-            self.state = "sweeping" if self.session is not None else "following"
-        if self.summary is not None and self.session is None:
-            self.last_event = _parse_iso(self.summary.finished)
-        problems = (message.problem, self.model.bad_text(), self.load_error)
-        self.triage.activity.extend(store_lines(message.summary, None, len(self.model), problems))
-        for problem in problems[:2]:
-            if problem:
-                self.notify(problem, title="store", severity="warning", timeout=15)
+        where, problems = (message.stamp, message.point), (message.problem, self.load_error)
+        self._route(self.link.loaded(message.summary, where, problems, self._kept_row()))
         self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
-        self.records_screen.refresh_data(keep=self.records_screen.kept_rid)
-        self.records_screen.refresh_header()
         self.call_after_refresh(self._gc_resume)  # the first collection after the frame
 
     def _gc_resume(self) -> None:
@@ -443,48 +384,33 @@ class QuarryApp(App[None]):
     def _load_failed(self, message: LoadFailed) -> None:
         self._gc_resume()
         self.load_error = message.reason
-        self.state = "failed"
-        self.notify(message.reason, title="store", severity="error", timeout=30)
+        self._route(self.link.failed(message.reason))
 
     @on(SessionStage)
     def _session_stage(self, message: SessionStage) -> None:
-        if self.hold.held:  # the engine stopped mid-sweep: show what it read
-            self.model_records(self.hold.release())
-        self._watching = message.stage == "watching"
-        self.state = message.stage
-        if message.detail:
-            self.notify(message.detail, title="engine failed", severity="error", timeout=30)
+        self._route(self.link.stage(message.stage, message.detail, self._kept_row()))
 
     # -- polling another process's store ---------------------------------------------------
 
     def _poll(self) -> None:
-        if self._polling or self.state == "loading":
+        if self._polling or self.state is Live.LOADING:
             return
-        if jsonl_stamp(self.store) != self._stamp:
+        if jsonl_stamp(self.store) != self.link.stamp:
             self._polling = True
             self._catch_up()
 
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
     def _catch_up(self) -> None:
-        """Another process wrote the store: ask its index what changed since the counter the
-        model is at (a few indexed reads at any size); without an index to trust, read the
-        whole store again and work out which records changed. The handler of what is posted
-        ends the poll (:attr:`_polling`): no second poll starts from the same counter."""
+        """Another process wrote the store: ask the link what changed (its index says, or
+        the store is read again whole). The handler of what is posted ends the poll
+        (:attr:`_polling`): no second poll starts from the same point."""
         posted = False
         try:
-            if self._point is not None:
-                followed = follow_store(self.store, self._point)
-                if followed is not None:
-                    self._untrusted = 0
-                    posted = self.post_message(StoreFollowed(followed))
-                    return
-                self._untrusted += 1
-                if self._untrusted < 2:
-                    # The writer renames a new extract.jsonl into place and only then says
-                    # so in its index: the next poll sees them agree again.
-                    return
-            self._untrusted = 0
-            posted = self.post_message(StoreChanged(diff_store(self.store, self.model)))
+            caught = self.link.catch_up(self.store)
+            if isinstance(caught, Followed):
+                posted = self.post_message(StoreFollowed(caught))
+            elif caught is not None:
+                posted = self.post_message(StoreChanged(caught))
         except OSError as exc:
             self.post_message(LoadFailed(self._cannot_read(exc)))
         finally:
@@ -494,52 +420,14 @@ class QuarryApp(App[None]):
     @on(StoreFollowed)
     def _store_followed(self, message: StoreFollowed) -> None:
         self._polling = False
-        if not self.is_running:  # leaving: the screens are going
-            return
-        followed = message.followed
-        self._stamp, self._point = followed.stamp, followed.point
-        self.summary = followed.summary or self.summary
-        if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
-            self.records_screen.refresh_header()
-            return
-        self.last_event = time.time()
-        keep = self.records_screen.kept_rid
-        changed = self.model.apply(followed.records, followed.removed)
-        done = len(followed.records) + len(followed.removed)
-        lines = self.triage.activity.extend(
-            store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
-        )
-        self.records_screen.refresh_data(changed, keep)
-        self.records_screen.refresh_header()
-        self._see_records(followed.records)
-        self._tell_screens(changed, lines)
+        if self.is_running:  # (else leaving: the screens are going)
+            self._route(self.link.followed(message.followed, self._kept_row()))
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
         self._polling = False
-        if not self.is_running:  # leaving: the screens are going
-            return
-        diff = message.diff
-        self._stamp, self._point = _stamp_of(diff.data), diff.data.point
-        self.summary = diff.summary or self.summary
-        if self.summary is not None:
-            self.last_event = _parse_iso(self.summary.finished) or time.time()
-        screen = self.records_screen
-        kept = screen.kept_rid
-        keep = self.model.key(kept) if kept is not None else None
-        self.model.clear()
-        self.model.data = diff.data
-        self.model.extend(diff.chunk.rows, diff.chunk.starts)
-        self.model.note_bad(diff.chunk.bad)
-        changed = {self.model.ids[k] for k in diff.changed if k in self.model.ids}
-        problems = (self.model.bad_text(),)
-        lines = self.triage.activity.extend(
-            store_lines(diff.summary, len(diff.changed), len(self.model), problems)
-        )
-        screen.refresh_data(changed, self.model.ids.get(keep) if keep else None)
-        screen.refresh_header()
-        self._see_records(error_records(self.model))
-        self._tell_screens(changed, lines)
+        if self.is_running:  # (else leaving: the screens are going)
+            self._route(self.link.diffed(message.diff, self._kept_row()))
 
     # -- live engine events ----------------------------------------------------------------
 
@@ -547,99 +435,38 @@ class QuarryApp(App[None]):
     def _engine_events(self, message: EngineEvents) -> None:
         if not self.is_running:  # leaving: the screens are going, a retry may still report
             return
-        self.last_event = message.events[-1].at
+        self.link.last_event = message.events[-1].at
         if self.paused:
             self.pending.extend(message.events)
-            self.records_screen.refresh_header()
+            self._tell_screens(Change())
             return
         self.apply_events(message.events)
 
     def apply_events(self, events: Iterable[Event]) -> None:
         """Apply engine events to the model and the triage state, then tell the screens."""
-        events = list(events)
-        records: dict[Key, Record] = {}
-        removed: list[Key] = []
-        for event in events:
-            if isinstance(event, RecordsChanged):
-                for key in event.removed:
-                    records.pop(key, None)
-                    removed.append(key)
-                fresh = {r.key: r for r in event.records}
-                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
-                self.hold.take(fresh, list(event.removed), self.model.ids)
-                records.update(fresh)
-            else:
-                if isinstance(event, SweepStarted):
-                    self.hold.start(len(self.model) > 0)
-                elif isinstance(event, SweepFinished):
-                    records.update((r.key, r) for r in self.hold.release())
-                self._engine_state(event)
-        lines = self.triage.activity.add(events)
-        changed: set[int] = set()
-        if records or removed:
-            keep = self.records_screen.kept_rid
-            changed = self.model.apply(records.values(), removed)
-            self.records_screen.refresh_data(changed, keep)
-            self._see_records(records.values())
-        self.records_screen.refresh_header()
-        self._tell_screens(changed, lines)
+        self._route(self.link.apply(list(events), self._kept_row()))
 
-    def model_records(self, records: list[Record]) -> None:
-        """Show ``records`` (held back by :attr:`hold`) now."""
-        keep = self.records_screen.kept_rid
-        changed = self.model.apply(records)
-        self.records_screen.refresh_data(changed, keep)
-        self._see_records(records)
-        self._tell_screens(changed, [])
+    def _kept_row(self) -> int | None:
+        """The row the records table keeps its cursor on, read before a change."""
+        return self.records_screen.kept_rid
 
-    def _engine_state(self, event: Event) -> None:
-        """What an event other than a record change does to the header and notifications."""
-        if isinstance(event, SweepStarted):
-            self.state = "sweeping" if event.full else "updating"
-            self.progress = (0, event.files)
-            self.pace.start(event.at)
-        elif isinstance(event, Progress):
-            self.progress = (event.done, event.total)
-            self.pace.add(event.at, event.done)
-        elif isinstance(event, SweepFinished):
-            self.summary, self.progress = event.summary, None
-            self.state = self._settled_state()
-            if event.full:
-                self.call_later(self._maybe_show_tools)
-        elif isinstance(event, ToolsChanged) and event.appeared:
-            self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
-        elif isinstance(event, Notice):
-            self._notice(event)
+    def _route(self, applied: Applied) -> None:
+        """Do the app's part of what the link did, and tell the screens."""
+        for say in applied.say:
+            self.notify(say.message, title=say.title, severity=say.severity, timeout=say.timeout)
+        if applied.seen:
+            self._see_records(applied.seen)
+        if applied.full_sweep:
+            self.call_later(self._maybe_show_tools)
+        self._tell_screens(applied.change)
 
-    def _settled_state(self) -> str:
-        """The header's word once no sweep runs: never "watching" while the store lags."""
-        if self._store_trouble:
-            return self._store_trouble
-        return "watching" if self._watching else "idle"
-
-    def _notice(self, event: Notice) -> None:
-        """The watcher's store states go to the header; warnings and errors also pop up."""
-        if event.kind is NoticeKind.STORE_LOST:
-            self._watching = False
-            self._store_trouble = "stopped: store lost"
-            self.state = self._store_trouble
-        elif event.kind is NoticeKind.STORE_TROUBLE:
-            self._store_trouble = "not stored: retrying"
-            self.state = self._store_trouble
-        elif event.kind is NoticeKind.STORE_OK:
-            self._store_trouble = ""
-            self.state = self._settled_state()
-        if event.kind is NoticeKind.POLLING and event.level == "info":
-            self.notify(event.message, title="watching by polling", severity="warning")
-        elif event.level in ("warning", "error"):
-            level: SeverityLevel = "warning" if event.level == "warning" else "error"
-            self.notify(event.message, title=event.kind.value, severity=level)
-
-    def _tell_screens(self, changed: set[int], lines: list[LogLine]) -> None:
-        """The model or the state changed: the screen on top redraws what it shows."""
+    def _tell_screens(self, change: Change) -> None:
+        """Every screen is told by one message: the records screen at once (the row its
+        cursor keeps is read before the next change), the screen on top when it is another."""
+        self.records_screen.on_model_changed(ModelChanged(change))
         top = self._top()
         if top is not None and top is not self.records_screen:
-            top.post_message(ModelChanged(changed, list(lines)))
+            top.post_message(ModelChanged(change))
 
     def _top(self) -> Screen[object] | None:
         """The screen on top, or None (starting, or exiting: the stack is empty)."""
@@ -730,7 +557,7 @@ class QuarryApp(App[None]):
         if unmark:
             self.triage.marks.clear()
         self.triage.retrying.update(keys)
-        self.records_screen.marks_changed()
+        self._tell_screens(Change(marks=True))
         self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
         self._retry_worker(keys, label, unlock)
 
@@ -750,8 +577,7 @@ class QuarryApp(App[None]):
     @on(RetryFinished)
     def _retry_finished(self, message: RetryFinished) -> None:
         self.triage.retrying.difference_update(message.keys)
-        self.records_screen.marks_changed()
-        self._tell_screens(set(), [])
+        self._tell_screens(Change(marks=True))
         if message.result is None:
             self.notify(message.error, title="retry failed", severity="error")
             return
@@ -821,7 +647,7 @@ class QuarryApp(App[None]):
             self.notify(f"no new tool on PATH{left}", title="tools")
         if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
             top.post_message(ToolsChecked(message.appeared, message.error))
-        self._tell_screens(set(), [])
+        self._tell_screens(Change())
 
     def run_outside(self, command: list[str]) -> int | None:
         """Run ``command`` with the terminal handed over (the app suspended); None if it can't."""
@@ -995,18 +821,3 @@ class QuarryApp(App[None]):
             )
         yield SystemCommand("Pause / resume live updates", "p", self.action_pause)
         yield SystemCommand("Help", "Every key", self.action_help)
-
-
-def _parse_iso(text: str) -> float | None:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(text).timestamp() if text else None
-    except (ValueError, TypeError):
-        return None
-
-
-def _stamp_of(src: JsonlSource) -> Stamp | None:
-    """The stamp :func:`tui.loader.read_jsonl` gave ``src`` (None for any other)."""
-    stamp = src.stamp
-    return (stamp[0], stamp[1], stamp[2]) if stamp is not None and len(stamp) == 3 else None

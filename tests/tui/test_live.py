@@ -93,7 +93,7 @@ async def test_pause_holds_events_back_until_resumed(store: Store) -> None:
         summary = sample_summary(sample_records())
         app.post_message(EngineEvents([SweepFinished(time.time(), summary, 1, 0, full=False)]))
         await pilot.pause()
-        assert app.state == "idle" and app.progress is None
+        assert app.state == "idle" and app.link.progress is None
 
 
 async def test_store_rewritten_by_another_process_is_followed(store: Store) -> None:
@@ -124,7 +124,7 @@ async def test_the_header_never_says_watching_while_the_store_lags(store: Store)
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app._watching = True  # as after SessionStage("watching")
+        app.link.watching = True  # as after SessionStage(Live.WATCHING)
         now = time.time()
         trouble = "changes not stored: cannot write the store: No space left on device"
         app.post_message(EngineEvents([Notice(now, NoticeKind.STORE_TROUBLE, trouble, "error")]))

@@ -206,8 +206,18 @@ class RecordsScreen(FullScreen):
         self._marked_encrypted = bool(encrypted_keys(self.model, self.triage.marks))
         self._offer_password()
 
-    def on_model_changed(self, _message: ModelChanged) -> None:
-        """Back on top after another screen: the app already redrew us; nothing more."""
+    def on_model_changed(self, message: ModelChanged) -> None:
+        """The app's one message for every change: redraw what it concerns (rows as they
+        load now and then; changed rows, cursor kept; marks; the header always)."""
+        change = message.change
+        if change.loading:
+            self.refresh_loading(force=change.first)
+            return
+        if change.rows is not None:
+            self.refresh_data(set(change.rows), change.keep)
+        if change.marks:
+            self.marks_changed()
+        self.refresh_header()
 
     def on_screen_resume(self) -> None:
         """Back from another screen: redraw what changed meanwhile."""
