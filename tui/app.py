@@ -501,7 +501,7 @@ class QuarryApp(App[None]):
             return
         top = self._top()
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
-            self._show(ToolsScreen)
+            self.show_kept(ToolsScreen)
 
     # -- retries and tools (they outlive any screen) -----------------------------------------
 
@@ -702,7 +702,7 @@ class QuarryApp(App[None]):
         blocked = self.quitting or isinstance(self._top(), ModalScreen)
         return not (action.startswith("show_") and blocked)
 
-    def _show(self, kind: type[TriageScreen]) -> None:
+    def show_kept(self, kind: type[TriageScreen]) -> None:
         """Show the screen of ``kind`` over the one on top: escape comes back to where it was
         opened from (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen
         again). A screen of that kind already in the stack is gone back to instead, as it was
@@ -738,25 +738,25 @@ class QuarryApp(App[None]):
         """Every tool, found or missing, and what it would unlock."""
         from tui.screens.tools import ToolsScreen
 
-        self._show(ToolsScreen)
+        self.show_kept(ToolsScreen)
 
     def action_show_errors(self) -> None:
         """Error records grouped by reason and message."""
         from tui.screens.errors import ErrorsScreen
 
-        self._show(ErrorsScreen)
+        self.show_kept(ErrorsScreen)
 
     def action_show_unsupported(self) -> None:
         """Unsupported files grouped by reason and MIME type."""
         from tui.screens.unsupported import UnsupportedScreen
 
-        self._show(UnsupportedScreen)
+        self.show_kept(UnsupportedScreen)
 
     def action_show_activity(self) -> None:
         """The engine's events, live."""
         from tui.screens.activity import ActivityScreen
 
-        self._show(ActivityScreen)
+        self.show_kept(ActivityScreen)
 
     def action_pause(self) -> None:
         """Hold live changes back, or apply what queued meanwhile."""
