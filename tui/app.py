@@ -12,6 +12,10 @@ screens, every one of them through one message (:class:`~tui.messages.ModelChang
 Screens own their keys. What must outlive a screen (retries, tools re-checks) and the
 terminal hand-over live here, behind the :class:`~tui.screens.ports.Dashboard` protocol the
 screens are given.
+
+Past STYLE's 500 lines: the workers, the Textual handlers and the screen routing are what is
+left, each short; the next seams out are the retries and tools re-checks (a class the app
+holds, as it holds the link) and the triage screens' routing (``show_kept`` and its actions).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.hangup import TerminalGone, driver_class
 from tui.lines import valid_sha256
-from tui.link import Applied, Change, Header, Link, Live, stamp_of
+from tui.link import Applied, Change, Header, Link, Live, Say, stamp_of
 from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
 from tui.messages import (
@@ -67,7 +71,7 @@ from tui.poll import Followed
 from tui.screens.failures import worker_failure
 from tui.screens.records import RecordsScreen
 from tui.screens.triage_base import TriageScreen
-from tui.state import TriageState, announce, is_encrypted
+from tui.state import TriageState, announce
 from tui.triage import (
     ToolRow,
     found_from_summary,
@@ -453,12 +457,15 @@ class QuarryApp(App[None]):
     def _route(self, applied: Applied) -> None:
         """Do the app's part of what the link did, and tell the screens."""
         for say in applied.say:
-            self.notify(say.message, title=say.title, severity=say.severity, timeout=say.timeout)
+            self._say(say)
         if applied.seen:
             self._see_records(applied.seen)
         if applied.full_sweep:
             self.call_later(self._maybe_show_tools)
         self._tell_screens(applied.change)
+
+    def _say(self, say: Say) -> None:
+        self.notify(say.message, title=say.title, severity=say.severity, timeout=say.timeout)
 
     def _tell_screens(self, change: Change) -> None:
         """Every screen is told by one message: the records screen at once (the row its
@@ -581,40 +588,8 @@ class QuarryApp(App[None]):
         if message.result is None:
             self.notify(message.error, title="retry failed", severity="error")
             return
-        vanished = set(message.result.vanished)
-        verdicts: dict[str, int] = {}
-        for key in message.keys:
-            if key in vanished:
-                continue
-            rid = self.model.ids.get(key)
-            record = self.model.record(rid) if rid is not None else None
-            status = record.status if record is not None else "?"
-            verdicts[status] = verdicts.get(status, 0) + 1
-        if message.unlock:
-            self._tell_unlocked(message.keys, vanished)
-            return
-        parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
-        if vanished:
-            names = ", ".join(path for _root, path in sorted(vanished)[:3])
-            parts.append(f"{len(vanished):,} vanished (no longer on disk: {names})")
-        severity: SeverityLevel = "warning" if vanished else "information"
-        self.notify(" · ".join(parts), title=f"retried {message.label}", severity=severity)
-
-    def _tell_unlocked(self, keys: list[Key], vanished: set[Key]) -> None:
-        """After a retry with a new password: how many of the files opened."""
-        records = [
-            self.model.record(rid) for k in keys if (rid := self.model.ids.get(k)) is not None
-        ]
-        opened = sum(1 for r in records if r is not None and r.status == Status.OK)
-        still = sum(1 for r in records if is_encrypted(r))
-        tried = len(keys) - len(vanished)
-        words = f"opened {opened:,} of {count(tried, 'encrypted file')}"
-        if still:
-            words += f"; {still:,} still encrypted: the passwords given did not open them"
-        if vanished:
-            words += f"; {len(vanished):,} no longer on disk"
-        severity: SeverityLevel = "information" if opened and not still else "warning"
-        self.notify(words, title="password", severity=severity)
+        result = message.result
+        self._say(self.link.retried(message.keys, message.label, result.vanished, message.unlock))
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""

@@ -15,6 +15,7 @@ worker calls (it only reads the store and the link's point in it).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -30,7 +31,7 @@ from engine.events import (
     SweepStarted,
     ToolsChanged,
 )
-from engine.records import Key, Record, Summary
+from engine.records import Key, Record, Status, Summary
 from engine.store import Store
 from tui.eventlog import LogLine, store_lines
 from tui.hold import SweepHold
@@ -38,8 +39,9 @@ from tui.loader import Chunk, JsonlSource, Stamp
 from tui.model import RecordModel
 from tui.pace import Pace, describe
 from tui.poll import Followed, StoreDiff, diff_store, follow_store
-from tui.state import TriageState
+from tui.state import TriageState, is_encrypted
 from tui.triage import error_records
+from tui.words import count
 
 Where = tuple[Stamp | None, Point | None]
 """Where a model stands in a store's history: the file's stamp, the index's point."""
@@ -346,6 +348,43 @@ class Link:
         )
         change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines))
         return Applied(change, seen=tuple(error_records(model)))
+
+    # -- what a retry's answer means -----------------------------------------------------
+
+    def retried(self, keys: list[Key], label: str, vanished: Iterable[Key], unlock: bool) -> Say:
+        """What a finished retry of ``keys`` says: the verdicts they have now (the records
+        it changed were applied before its answer), or, after a new password
+        (``unlock``), how many of them opened."""
+        gone = set(vanished)
+        if unlock:
+            return self._unlocked(keys, gone)
+        verdicts: dict[str, int] = {}
+        for key in keys:
+            if key in gone:
+                continue
+            rid = self.model.ids.get(key)
+            record = self.model.record(rid) if rid is not None else None
+            status = record.status if record is not None else "?"
+            verdicts[status] = verdicts.get(status, 0) + 1
+        parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
+        if gone:
+            names = ", ".join(path for _root, path in sorted(gone)[:3])
+            parts.append(f"{len(gone):,} vanished (no longer on disk: {names})")
+        return Say(" · ".join(parts), f"retried {label}", "warning" if gone else "information")
+
+    def _unlocked(self, keys: list[Key], vanished: set[Key]) -> Say:
+        """After a retry with a new password: how many of the files opened."""
+        model = self.model
+        records = [model.record(rid) for k in keys if (rid := model.ids.get(k)) is not None]
+        opened = sum(1 for r in records if r is not None and r.status == Status.OK)
+        still = sum(1 for r in records if is_encrypted(r))
+        tried = len(keys) - len(vanished)
+        text = f"opened {opened:,} of {count(tried, 'encrypted file')}"
+        if still:
+            text += f"; {still:,} still encrypted: the passwords given did not open them"
+        if vanished:
+            text += f"; {len(vanished):,} no longer on disk"
+        return Say(text, "password", "information" if opened and not still else "warning")
 
 
 def parse_iso(text: str) -> float | None:
