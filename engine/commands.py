@@ -310,8 +310,8 @@ def _indexed(store: Store, path: Path) -> Record | None:
                 continue
             line = db.line(root, "" if rel == "." else rel)
             if line is not None:
-                got = read_jsonl(line)
-                return got.records[0] if got.records else None
+                parsed = read_jsonl(line)
+                return parsed.records[0] if parsed.records else None
         return None
     except sqlite3.Error:
         return None

@@ -45,8 +45,8 @@ class _Entry:
     def parsed(self) -> Record | None:
         """The record (None: the line is not one)."""
         if self.record is None:
-            got = read_jsonl(self.line).records
-            self.record = got[0] if got else None
+            records = read_jsonl(self.line).records
+            self.record = records[0] if records else None
         return self.record
 
 

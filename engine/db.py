@@ -575,10 +575,10 @@ def ahead_lines(path: Path, jsonl: Path) -> tuple[bytes, int] | None:
     """Every record's line and the change counter, when the index at ``path`` is ahead of the
     ``extract.jsonl`` at ``jsonl`` (see :func:`standing`); None when the file is as current
     (read it) or the index is not to be trusted."""
-    got = standing(path, jsonl)
-    if got.agreement is not Agreement.AHEAD or got.point is None:
+    stand = standing(path, jsonl)
+    if stand.agreement is not Agreement.AHEAD or stand.point is None:
         return None
-    return got.lines, got.point.seq
+    return stand.lines, stand.point.seq
 
 
 def follow(path: Path, jsonl: Path, since: Point) -> Changes | None:

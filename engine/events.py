@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from engine.records import Record, Summary
 
@@ -87,12 +88,61 @@ class ToolsChanged(Event):
     """Tools that went away."""
 
 
+class NoticeKind(StrEnum):
+    """What a notice is about: its word in logs and on screen is the value, as before the enum."""
+
+    WATCHING = "watching"
+    """The watcher started, and how (native or polling)."""
+    POLLING = "polling"
+    """Native watching failed for a root: polled instead."""
+    WATCH_ERROR = "watch-error"
+    """An observer failed, stopped or could not start."""
+    STILL_CHANGING = "still-changing"
+    """A file still being written was read anyway; read again when it settles."""
+    RESCAN = "rescan"
+    """The watcher rescans the roots."""
+    STORE_TROUBLE = "store-trouble"
+    """Changes could not be stored; retried until the store takes them."""
+    STORE_OK = "store-ok"
+    """The store takes changes again."""
+    STORE_LOST = "store-lost"
+    """Watching stopped: the store is not up to date."""
+    STORE_INDEX = "store-index"
+    """The store's index was rebuilt or could not be used."""
+    STORE_REPAIR = "store-repair"
+    """The store's lines were repaired or rewritten."""
+    STAT_INDEX = "stat-index"
+    """The stat index could not be used: the quick sweep fell back."""
+    MACHINE_FAILURE = "machine-failure"
+    """The machine kept a run from reading or storing files."""
+    VANISHED = "vanished"
+    """Files went away during a sweep."""
+    REPAIRED = "repaired"
+    """A sweep repaired what an earlier one left."""
+    INTERRUPTED = "interrupted"
+    """An earlier sweep was interrupted."""
+    ROOT_MISSING = "root-missing"
+    """A root to sweep is not there."""
+    STOPPING = "stopping"
+    """The session is stopping after the batch in flight."""
+    STOPPED = "stopped"
+    """The session stopped."""
+    DASK = "dask"
+    """The Dask cluster said something."""
+    DASK_WORKER = "dask-worker"
+    """A Dask worker joined, with its tools."""
+    DASK_REFUSED = "dask-refused"
+    """A Dask worker was refused."""
+    DASK_TOOLS = "dask-tools"
+    """Dask workers' tools differ."""
+
+
 @dataclass(frozen=True, slots=True)
 class Notice(Event):
     """Something an operator should know that is not a record (watcher fallback, rescan...)."""
 
-    kind: str
-    """Short code: ``rescan``, ``polling``, ``watch-error``, ``machine-failure``..."""
+    kind: NoticeKind
+    """What the notice is about; its value is the short code logs show."""
     message: str
     """One line for a log or a notification."""
     level: str = "info"

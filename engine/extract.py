@@ -68,8 +68,8 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:
     Raises OSError (FileNotFoundError when it is gone). The Ident comes from the open file, so
     a hash and an Ident always describe the same bytes.
     """
-    got = _hash_with_head(path)
-    return None if got is None else got[:2]
+    hashed = _hash_with_head(path)
+    return None if hashed is None else hashed[:2]
 
 
 HASH_CHUNK = 1 << 20

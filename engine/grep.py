@@ -77,9 +77,9 @@ def search(
     if db is not None:
         try:
             for sha, body in candidates(db.con, query):
-                got = list(matches(body, query))
-                if got:
-                    found[sha] = got
+                hits = list(matches(body, query))
+                if hits:
+                    found[sha] = hits
             keys = [(key, sha) for sha in found for key in _named(db, sha)]
         except sqlite3.Error as exc:  # damaged under us: the texts still answer
             _say(f"the text index could not be read ({exc}): every text is read")
@@ -213,9 +213,9 @@ def _scan(
             body = store.read_text(sha)
         except OSError:
             continue  # (the next sweep reads its file again)
-        got = list(matches(body, query, 1 if first else None))
-        if got:
-            found[sha] = got
+        hits = list(matches(body, query, 1 if first else None))
+        if hits:
+            found[sha] = hits
     for key, text in sorted((k, sha) for sha in found for k in by_sha[sha]):
         for m in found[text]:
             yield key, text, m
@@ -223,9 +223,9 @@ def _scan(
 
 def _records_now(store: Store) -> list[Record]:
     """The store's records as a reader sees them: the index where it is ahead of the file."""
-    got = ahead_lines(store.out / DB, store.jsonl_path)
-    if got is not None:
-        return read_jsonl(got[0]).records
+    ahead = ahead_lines(store.out / DB, store.jsonl_path)
+    if ahead is not None:
+        return read_jsonl(ahead[0]).records
     loaded = store.load()
     if loaded.bad:
         _say(f"warning: {loaded.left_out(str(store.jsonl_path))}")

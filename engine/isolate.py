@@ -160,11 +160,11 @@ class ReadPool:
             while queue or any(w.tasks for w in self._live):
                 self._staff(len(queue))
                 self._dispatch(queue)
-                got = list(self._wait(queue))
+                outcomes = list(self._wait(queue))
                 # Idle workers get their next batch before the run files these outcomes.
                 self._staff(len(queue))
                 self._dispatch(queue)
-                yield from got
+                yield from outcomes
                 if tick is not None:
                     tick()
         finally:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
-from engine.events import Notice
+from engine.events import Notice, NoticeKind
 from engine.records import Key, Record
 from engine.store import Store, read_jsonl
 from engine.textindex import Progress, TextIndex, has_tables, is_ready
@@ -270,7 +270,7 @@ class Ledger:
         return existed
 
     def _notice(self, message: str, level: str) -> None:
-        self.say(Notice(time.time(), "store-index", message, level))
+        self.say(Notice(time.time(), NoticeKind.STORE_INDEX, message, level))
 
 
 def _inode(path: Path) -> int | None:

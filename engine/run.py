@@ -25,7 +25,7 @@ from typing import BinaryIO, Protocol
 
 from engine.detect import name_key
 from engine.errors import MachineFailure
-from engine.events import Listener, Notice, Progress, RecordsChanged
+from engine.events import Listener, Notice, NoticeKind, Progress, RecordsChanged
 from engine.executor import Executor, on_this_machine
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
@@ -164,8 +164,8 @@ class Run:
         """Files not read because the machine failed (their earlier records are kept)."""
         self.repaired = 0
         """Texts that were missing or (verify) did not match their content, read again."""
-        self._reads: dict[str, list[tuple[Entry, str, Record | None]]] = {}
-        """Reads by :func:`_read_key`: one per content and way of reading it."""
+        self._reads: dict[_ReadKey, list[tuple[Entry, str, Record | None]]] = {}
+        """Reads by :class:`_ReadKey`: one per content and way of reading it."""
         self._sha_of: dict[Key, str] = {}
         self._ident: dict[Key, Ident] = {}
         self._machine: dict[str, int] = {}
@@ -254,7 +254,7 @@ class Run:
         else:
             why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
         self._sha_of[key] = ""
-        self._reads[_abspath(e)] = [(e, why, prior)]
+        self._reads[_read_key("", _abspath(e))] = [(e, why, prior)]
 
     def _hash_and_plan(self, entries: list[Entry]) -> None:
         """Hash the files whose content may be known, in chunks (a future per file costs
@@ -268,19 +268,19 @@ class Run:
                     self.interrupted = True
                     tp.shutdown(wait=True, cancel_futures=True)
                     return
-                for e, got in zip(chunk, results, strict=True):
-                    self._hashed(e, got)
+                for e, hashed in zip(chunk, results, strict=True):
+                    self._hashed(e, hashed)
 
-    def _hashed(self, e: Entry, got: tuple[str, Ident] | OSError | None) -> None:
-        if isinstance(got, FileNotFoundError):
+    def _hashed(self, e: Entry, hashed: tuple[str, Ident] | OSError | None) -> None:
+        if isinstance(hashed, FileNotFoundError):
             return  # gone since the walk: its record (if any) is dropped
-        if isinstance(got, OSError):
-            why = got.strerror or str(got)
+        if isinstance(hashed, OSError):
+            why = hashed.strerror or str(hashed)
             self.emit(skipped_record(replace(e, kind="unreadable", detail=why)))
-        elif got is None:
+        elif hashed is None:
             self.emit(_changing(e, f"the file changed during each of {READ_ATTEMPTS} hashes"))
         else:
-            sha, ident = got
+            sha, ident = hashed
             e = replace(e, size=ident[2], mtime_ns=ident[3])  # the stat of what was hashed
             self._ident[(e.root, e.path)] = ident
             self.plan(e, sha)
@@ -356,12 +356,12 @@ class Run:
         if self.ctx.stopped():
             raise _Stopped
 
-    def _task(self, e: Entry, key: str) -> ReadTask:
-        """The read of ``e``; ``key`` is its :func:`_read_key` (its path when not hashed yet:
+    def _task(self, e: Entry, key: _ReadKey) -> ReadTask:
+        """The read of ``e``; ``key`` is its :class:`_ReadKey` (its path when not hashed yet:
         then the task's ``sha256`` is empty and the worker hashes)."""
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, self._tmp
         ident = self._ident.get((e.root, e.path))
-        sha = _sha_of_key(key)
+        sha = key.sha256
         # A text to compare with the stored one (verify) stays in tmp/ for the engine.
         out = "" if sha in self._verifying else self._out
         passwords = self.ctx.options.passwords
@@ -391,14 +391,16 @@ class Run:
             self.ctx.emit(
                 Notice(
                     time.time(),
-                    "machine-failure",
+                    NoticeKind.MACHINE_FAILURE,
                     f"{files} file(s) not read, earlier records kept: {why}",
                     "error",
                 )
             )
         self._machine.clear()
 
-    def _finish(self, key: str, group: list[tuple[Entry, str, Record | None]], o: Outcome) -> bool:
+    def _finish(
+        self, key: _ReadKey, group: list[tuple[Entry, str, Record | None]], o: Outcome
+    ) -> bool:
         """File the outcome of reading ``key``'s first file; True when the rest are read again.
 
         ``key`` is the content hash the engine found with the name key of the group's files, or
@@ -412,7 +414,7 @@ class Run:
             self.store.still_ours()  # a store that went is StoreLost, not a machine failure
             self._machine_failed(group, o.error or "machine failure")
             return False
-        sha = _sha_of_key(key)
+        sha = key.sha256
         first, rest = group[0], group[1:]
         real = o.sha256 or sha
         again = bool(rest) and (o.gone or real != sha or o.reason == Reason.CHANGING)
@@ -471,10 +473,10 @@ class Run:
     def _hash_after_loss(self, e: Entry) -> str | None:
         """The hash of a file whose read lost its worker; None when it cannot be had (its
         record, if any, is emitted: skipped/unreadable or changing; a gone file has none)."""
-        got = _hash_file(e)
-        if isinstance(got, tuple):
-            return got[0]
-        self._hashed(e, got)
+        hashed = _hash_file(e)
+        if isinstance(hashed, tuple):
+            return hashed[0]
+        self._hashed(e, hashed)
         return None
 
     def _matches(self, o: Outcome, base: Record | None) -> bool:
@@ -622,16 +624,26 @@ def _reused(base: Record, e: Entry) -> Record:
     return base.evolve(root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, reused=True)
 
 
-def _read_key(sha: str, path: str) -> str:
-    """What a run's reads are grouped by: the content hash and the :func:`name_key` of the
-    file's name (the same bytes under two suffixes may be read two ways, and each way gives
-    its own verdict every sweep); the absolute path of a file read unhashed."""
-    return f"{sha}:{name_key(path)}" if sha else path
+@dataclass(frozen=True, slots=True)
+class _ReadKey:
+    """What a run's reads are grouped by: one read per content and way of reading it.
+
+    A hashed file's key is its content hash and the :func:`name_key` of its name (the same
+    bytes under two suffixes may be read two ways, and each way gives its own verdict every
+    sweep); a file read unhashed is keyed by its absolute path alone, its hash left empty
+    (the worker hashes it).
+    """
+
+    sha256: str
+    """The content hash; empty for a file read unhashed."""
+    name: str
+    """The name key of a hashed file's name; the absolute path of a file read unhashed."""
 
 
-def _sha_of_key(key: str) -> str:
-    """The content hash a :func:`_read_key` names; empty for a file read unhashed."""
-    return "" if key.startswith("/") else key.partition(":")[0]
+def _read_key(sha: str, path: str) -> _ReadKey:
+    """The key of the read of ``path`` with content ``sha`` (empty: read unhashed, and
+    ``path`` is then absolute)."""
+    return _ReadKey(sha, name_key(path)) if sha else _ReadKey("", path)
 
 
 def _abspath(e: Entry) -> str:
@@ -646,11 +658,11 @@ def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
     """The file's hash and the Ident it had throughout; None when it kept changing."""
     for _attempt in range(READ_ATTEMPTS):
         try:
-            got = hash_file(e.abspath)
+            hashed = hash_file(e.abspath)
         except OSError as exc:
             return exc
-        if got is not None:
-            return got
+        if hashed is not None:
+            return hashed
     return None
 
 

@@ -22,7 +22,7 @@ from types import FrameType
 
 from engine.debounce import Batch
 from engine.errors import SessionClosed, StoreLost
-from engine.events import Event, Listener, Notice, RecordsChanged, ToolsChanged, ignore
+from engine.events import Event, Listener, Notice, NoticeKind, RecordsChanged, ToolsChanged, ignore
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record
 from engine.store import JSONL, Store
@@ -31,8 +31,6 @@ from engine.tools import ToolSet
 from engine.walk import WalkRules
 from engine.watch import Deferred, Watcher, WatchOptions, retry_after
 
-_MACHINE_FAILURE = "machine-failure"
-"""The notice a run sends for files the machine kept it from reading or storing."""
 _STORE_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT, errno.EIO}
 )
@@ -75,7 +73,7 @@ class Session:
         """Whether a sweep_then_watch() read every file (not stopped early, nor never run)."""
 
     def _emit(self, event: Event) -> None:
-        if isinstance(event, Notice) and event.kind == _MACHINE_FAILURE:
+        if isinstance(event, Notice) and event.kind is NoticeKind.MACHINE_FAILURE:
             self._machine = event.message  # the words for a Deferred, if the run had failures
         quiet = self._quiet
         if quiet is not None:
@@ -216,7 +214,7 @@ class Session:
                     self.on_event(
                         Notice(
                             time.time(),
-                            "store-trouble",
+                            NoticeKind.STORE_TROUBLE,
                             f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
                             "the store's index; trying again",
                             "error",
@@ -224,7 +222,9 @@ class Session:
                     )
                 return
             if self._records_tries:
-                self.on_event(Notice(time.time(), "store-ok", f"{JSONL} is up to date again"))
+                self.on_event(
+                    Notice(time.time(), NoticeKind.STORE_OK, f"{JSONL} is up to date again")
+                )
             self._records_tries = 0
 
     def _guarded(self, run: Callable[[], SweepResult]) -> None:
@@ -402,7 +402,9 @@ def _follow(session: Session, stop: threading.Event, on_event: Listener) -> None
     watcher = session.watcher
     while watcher is not None and watcher.failure is None:
         if stop.wait(0.2):
-            on_event(Notice(time.time(), "stopping", "stopping: finishing the batch in flight"))
+            on_event(
+                Notice(time.time(), NoticeKind.STOPPING, "stopping: finishing the batch in flight")
+            )
             return
 
 
@@ -417,5 +419,5 @@ def _farewell(session: Session, swept: bool, on_event: Listener) -> int:
         level, code = "warning", 0
     else:
         message, level, code = "stopped; the store is up to date", "info", 0
-    on_event(Notice(time.time(), "stopped", message, level))
+    on_event(Notice(time.time(), NoticeKind.STOPPED, message, level))
     return code

@@ -33,6 +33,7 @@ from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Listener,
     Notice,
+    NoticeKind,
     SweepFinished,
     SweepStarted,
     ignore,
@@ -261,7 +262,7 @@ class Sweeper:
             self._notices.append(
                 Notice(
                     time.time(),
-                    "store-repair",
+                    NoticeKind.STORE_REPAIR,
                     f"{loaded.left_out()} (their files are read again)",
                     "warning",
                 )
@@ -271,7 +272,12 @@ class Sweeper:
         except StoreCorrupt as exc:
             summary = None
             self._notices.append(
-                Notice(time.time(), "store-repair", f"{exc}: rewritten by this sweep", "warning")
+                Notice(
+                    time.time(),
+                    NoticeKind.STORE_REPAIR,
+                    f"{exc}: rewritten by this sweep",
+                    "warning",
+                )
             )
         if summary is not None:
             self._prev_started_ns = started_ns(summary)
@@ -495,9 +501,9 @@ class Sweeper:
         """Every root's listing: the one the ``quarry`` script's child made ahead
         (:mod:`engine.ahead`) when it walked these very roots with these very rules, else a
         walk now."""
-        got = ahead.take([str(r) for r in self.roots], self.rules)
-        if got is not None:
-            listings, self.walk_started = got
+        taken = ahead.take([str(r) for r in self.roots], self.rules)
+        if taken is not None:
+            listings, self.walk_started = taken
         else:
             self.walk_started = time.time()
             listings = [walk(root, self.rules) for root in self.roots]
@@ -584,7 +590,7 @@ class Sweeper:
             self.on_event(
                 Notice(
                     time.time(),
-                    "vanished",
+                    NoticeKind.VANISHED,
                     f"{len(vanished)} file(s) to retry no longer exist",
                     "warning",
                 )
@@ -684,10 +690,10 @@ class Sweeper:
         now = time.time()
         if run.repaired:
             why = f"{run.repaired} text(s) missing or not matching their content: read again"
-            self.on_event(Notice(now, "repaired", why, "warning"))
+            self.on_event(Notice(now, NoticeKind.REPAIRED, why, "warning"))
         if run.interrupted:
             why = f"interrupted: {decided} file(s) decided and written; the rest keep their records"
-            self.on_event(Notice(now, "interrupted", why, "warning"))
+            self.on_event(Notice(now, NoticeKind.INTERRUPTED, why, "warning"))
 
     def _held_roots(self, entries: list[Entry]) -> dict[str, int]:
         """Roots that are gone or empty while the store holds records of them -> how many.
@@ -708,7 +714,7 @@ class Sweeper:
             self.on_event(
                 Notice(
                     time.time(),
-                    "root-missing",
+                    NoticeKind.ROOT_MISSING,
                     f"{root} {state} but the store holds {n} record(s) of it: kept "
                     "(--forget-missing drops them)",
                     "error",
@@ -780,7 +786,7 @@ class Sweeper:
                 self.on_event(
                     Notice(
                         time.time(),
-                        "store-repair",
+                        NoticeKind.STORE_REPAIR,
                         f"{JSONL} rewritten without its unreadable lines",
                         "info",
                     )
@@ -795,7 +801,7 @@ class Sweeper:
                 self.on_event(
                     Notice(
                         time.time(),
-                        "store-repair",
+                        NoticeKind.STORE_REPAIR,
                         f"could not remove {len(stuck)} unused text(s): {shown(stuck[0])}",
                         "warning",
                     )

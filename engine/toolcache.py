@@ -109,12 +109,12 @@ def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:
     path = cache_path()
     entries = load(path)
     idents = [identity(exe) for exe, _args in probes]
-    got = [cached_version(entries, p, i) for p, i in zip(probes, idents, strict=True)]
-    asked = [n for n, v in enumerate(got) if v is None]
+    versions = [cached_version(entries, p, i) for p, i in zip(probes, idents, strict=True)]
+    asked = [n for n, v in enumerate(versions) if v is None]
     changed = False
     answers = probe([probes[n] for n in asked]) if asked else []
     for n, version in zip(asked, answers, strict=True):
-        got[n] = version
+        versions[n] = version
         ident = idents[n]
         if ident is not None and version != UNKNOWN:
             # "unknown" (a timeout, a tool that printed no number) is asked again next time
@@ -124,4 +124,4 @@ def versions(probes: Sequence[Probe], probe: ProbeFn) -> list[str]:
     if changed:
         # Tools that are gone (another PATH, an uninstalled package) leave with this write.
         save(path, {exe: e for exe, e in entries.items() if os.path.exists(exe)})
-    return [v if v is not None else UNKNOWN for v in got]
+    return [v if v is not None else UNKNOWN for v in versions]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from engine.debounce import Batch, Debouncer, Ready, Timing
 from engine.errors import StoreLost
-from engine.events import Event, Notice
+from engine.events import Event, Notice, NoticeKind
 from engine.names import shown
 from engine.watchfs import QueueingHandler, Started, healthy, start_observer
 
@@ -211,7 +211,7 @@ class Watcher:
         """Start observing (if not yet) and the consumer thread (non-blocking)."""
         self.observe()
         how = f"by polling every {self.options.poll_s:g} s" if self.polling else "natively"
-        self._notice("watching", f"watching {len(self.target.roots)} folder(s) {how}")
+        self._notice(NoticeKind.WATCHING, f"watching {len(self.target.roots)} folder(s) {how}")
         self._next_rescan = time.monotonic() + self.options.rescan_s
         self._thread = threading.Thread(target=self._loop, name="quarry-watch", daemon=True)
         self._thread.start()
@@ -228,14 +228,18 @@ class Watcher:
                 started.observer.stop()
             except Exception as exc:  # watchdog 7.1's inotify bookkeeping can trip on stop
                 # (KeyError after nested folders went); the threads are told to stop already.
-                self._notice("watch-error", f"stopping {shown(str(root))}: {exc!r}", "warning")
+                self._notice(
+                    NoticeKind.WATCH_ERROR, f"stopping {shown(str(root))}: {exc!r}", "warning"
+                )
         for root, started in self._observers.items():
             # After such a failed stop an emitter can stay blocked in its inotify read, and an
             # unbounded join would hang the exit; watchdog's threads are daemons, so a bounded
             # join lets the process end and release the store.
             started.observer.join(timeout=STOP_JOIN_S)
             if started.observer.is_alive():
-                self._notice("watch-error", f"{shown(str(root))}: observer did not stop", "warning")
+                self._notice(
+                    NoticeKind.WATCH_ERROR, f"{shown(str(root))}: observer did not stop", "warning"
+                )
         self._observers.clear()
         logging.getLogger("watchdog.observers").removeHandler(self._hook)
 
@@ -278,7 +282,7 @@ class Watcher:
             self.debouncer.timing = self.options.timing(True)
         if started.fallback:
             self._notice(
-                "polling",
+                NoticeKind.POLLING,
                 f"{shown(str(root))}: {started.fallback}; polling every {self.options.poll_s:g} s",
                 "warning",
             )
@@ -295,12 +299,16 @@ class Watcher:
                 started.observer.stop()
                 started.observer.join()
                 del self._observers[root]
-                self._notice("watch-error", f"watching {name} stopped; restarting", "warning")
+                self._notice(
+                    NoticeKind.WATCH_ERROR, f"watching {name} stopped; restarting", "warning"
+                )
             try:
                 self._observe(root)
             except OSError as exc:
                 self._retry_at[root] = now + RETRY_S
-                self._notice("watch-error", f"cannot watch {name}: {exc.strerror or exc}", "error")
+                self._notice(
+                    NoticeKind.WATCH_ERROR, f"cannot watch {name}: {exc.strerror or exc}", "error"
+                )
                 continue
             self.request_rescan(f"watching {name} restarted")
 
@@ -320,7 +328,9 @@ class Watcher:
         except StoreLost:
             raise
         except Exception as exc:  # the watcher must outlive any one batch
-            self._notice("watch-error", f"watch step failed: {exc!r}; rescan soon", "error")
+            self._notice(
+                NoticeKind.WATCH_ERROR, f"watch step failed: {exc!r}; rescan soon", "error"
+            )
             self._next_rescan = min(self._next_rescan, time.monotonic() + RETRY_S)
             self._stop.wait(RETRY_S / 5)
         finally:
@@ -402,7 +412,7 @@ class Watcher:
     def _run_batch(self, ready: Ready) -> None:
         for root, rel in ready.changing:
             self._notice(
-                "still-changing",
+                NoticeKind.STILL_CHANGING,
                 f"{shown(rel)} in {shown(root)} is still being written: read after "
                 f"{self.debouncer.timing.settle_max_s:g} s anyway; read again when it settles",
             )
@@ -421,7 +431,7 @@ class Watcher:
 
     def _rescan(self, reason: str) -> None:
         if self.trouble is None:  # a rescan tried again while the store is kept out: quietly
-            self._notice("rescan", f"rescan: {reason}")
+            self._notice(NoticeKind.RESCAN, f"rescan: {reason}")
         try:
             self.target.rescan()
         except Deferred as exc:
@@ -436,7 +446,7 @@ class Watcher:
         self.tries += 1
         if self.trouble is None or _gist(why) != _gist(self.trouble):  # once per new trouble
             self._notice(
-                "store-trouble",
+                NoticeKind.STORE_TROUBLE,
                 f"changes not stored: {why}; the store is not up to date; trying again in "
                 f"{RETRY_S:g} s, then less often (at most every {RETRY_MAX_S:g} s) until it "
                 "takes them",
@@ -448,13 +458,15 @@ class Watcher:
         if self.trouble is not None and not self._held:
             self.trouble = None
             self.tries = 0
-            self._notice("store-ok", "the store takes changes again; it is up to date")
+            self._notice(NoticeKind.STORE_OK, "the store takes changes again; it is up to date")
 
     def _lost(self, why: str) -> None:
         self.failure = why
-        self._notice("store-lost", f"{why}: stopped watching; the store is not up to date", "error")
+        self._notice(
+            NoticeKind.STORE_LOST, f"{why}: stopped watching; the store is not up to date", "error"
+        )
 
-    def _notice(self, kind: str, message: str, level: str = "info") -> None:
+    def _notice(self, kind: NoticeKind, message: str, level: str = "info") -> None:
         self.target.notify(Notice(time.time(), kind, message, level))
 
 

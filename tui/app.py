@@ -5,17 +5,17 @@
 another process rewrites ``extract.jsonl``. Either way the store is parsed in a thread worker
 and the first screen shows at once, filling as chunks arrive.
 
-The app composes: it owns the records model and the triage state, turns each engine event
-(already batched by the run) into one message, applies it to both, and tells the screens
-(:class:`~tui.messages.ModelChanged`). Screens own their keys. What must outlive a screen
-(retries, tools re-checks) and the terminal hand-over live here, behind the
-:class:`~tui.screens.ports.Dashboard` protocol the screens are given.
+The app routes: what the engine side does to the records model, the activity log and the
+live state is :class:`tui.link.Link`'s (no Textual there); the app runs the workers that
+load and follow the store, hands each message to the link and the link's answer to the
+screens, every one of them through one message (:class:`~tui.messages.ModelChanged`).
+Screens own their keys. What must outlive a screen (retries, tools re-checks) and the
+terminal hand-over live here, behind the :class:`~tui.screens.ports.Dashboard` protocol the
+screens are given.
 
-Past STYLE's 500 lines: this is the one place where engine events, the model, the triage
-state and the screens meet, and what outlives a screen (retries, tools re-checks, the
-terminal hand-over, crash and worker-failure handling) is kept here by design. The seam for
-the next growth is the engine link (events in, retries and re-checks out), which could become
-a class of its own that the app holds.
+Past STYLE's 500 lines: the workers, the Textual handlers and the screen routing are what is
+left, each short; the next seams out are the retries and tools re-checks (a class the app
+holds, as it holds the link) and the triage screens' routing (``show_kept`` and its actions).
 """
 
 from __future__ import annotations
@@ -37,35 +37,19 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from engine.db import DB, Point, status_counts
+from engine.db import DB, status_counts
 from engine.errors import SessionClosed
-from engine.events import (
-    Event,
-    Notice,
-    Progress,
-    RecordsChanged,
-    SweepFinished,
-    SweepStarted,
-    ToolsChanged,
-)
+from engine.events import Event
 from engine.names import shown
 from engine.passwords import Passwords
-from engine.records import Record, Status, Summary
+from engine.records import Key, Record, Status
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
-from tui.eventlog import LogLine, store_lines
 from tui.hangup import TerminalGone, driver_class
-from tui.hold import SweepHold
 from tui.lines import valid_sha256
-from tui.loader import (
-    Chunk,
-    JsonlSource,
-    Stamp,
-    jsonl_stamp,
-    read_jsonl,
-    read_summary,
-)
+from tui.link import Applied, Change, Header, Link, Live, Say, stamp_of
+from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
 from tui.messages import (
     EngineEvents,
@@ -79,9 +63,8 @@ from tui.messages import (
     StoreLoaded,
     ToolsChecked,
 )
-from tui.model import TABS, Key, RecordModel
-from tui.pace import Pace, describe
-from tui.poll import diff_store, follow_store
+from tui.model import TABS, RecordModel
+from tui.poll import Followed
 from tui.query import TextTerm
 
 # Only the records screen is imported here; every other screen (and what it imports) is
@@ -89,10 +72,9 @@ from tui.query import TextTerm
 from tui.screens.failures import worker_failure
 from tui.screens.records import RecordsScreen
 from tui.screens.triage_base import TriageScreen
-from tui.state import TriageState, announce, is_encrypted
+from tui.state import TriageState, announce
 from tui.triage import (
     ToolRow,
-    error_records,
     found_from_summary,
     found_from_toolset,
     group_keys,
@@ -132,8 +114,6 @@ class QuarryApp(App[None]):
         Binding("p", "pause", "Pause", show=False),
     ]
 
-    state: reactive[str] = reactive("loading", init=False)
-    """What the engine side is doing: loading, sweeping, watching, following, idle, failed."""
     paused: reactive[bool] = reactive(False, init=False)
     """Whether live changes are held back (they queue and apply on resume)."""
 
@@ -147,13 +127,8 @@ class QuarryApp(App[None]):
         self.model = RecordModel()
         self.model.text_lookup = self._texts_matching
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
-        self.summary: Summary | None = None
-        self.progress: tuple[int, int] | None = (0, 1)
-        self.pace = Pace()
-        """The sweep's rate and time left (the header's)."""
-        self.hold = SweepHold()
-        """A running sweep's new rows, shown with its removals at its end."""
-        self.last_event: float | None = None
+        self.link = Link(self.model, self.triage, sweeping=session is not None)
+        """The engine side's doings to the model, the log and the live state."""
         self.pending: list[Event] = []
         self.load_error = ""
         """Why the store could not be read at all, or empty."""
@@ -168,15 +143,7 @@ class QuarryApp(App[None]):
 
         (Not `_closing`: that is Textual's own flag, and setting it makes the app drop
         every message, ExitApp included.)"""
-        self._stamp: Stamp | None = None
-        self._point: Point | None = None
-        """Where in the store index's history the model is (following; None: no index)."""
-        self._untrusted = 0
-        """Polls in a row where the index could not say what changed (see :meth:`_catch_up`)."""
         self._polling = False
-        self._watching = False
-        self._store_trouble = ""
-        """Why the watcher's changes are not in the store (the header says it); empty if none."""
         self._announcing = False
         self._announced = -ANNOUNCE_SECONDS
         """When (monotonic) new error groups were last announced."""
@@ -208,13 +175,14 @@ class QuarryApp(App[None]):
 
     # -- what the screens ask (tui.screens.ports.Dashboard) ----------------------------------
 
-    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
-        """(folder, live state, progress, last event, problem) for the header."""
+    def header(self) -> Header:
+        """What the header and the summary bar show."""
         problem = self.load_error
         if not problem and self.model.bad_lines:
             n = self.model.bad_lines
             problem = count(n, "unreadable line")
-        return self.folder, self.state_text, self.progress, self.last_event, problem
+        link = self.link
+        return Header(self.folder, self.state_text, link.progress, link.last_event, problem)
 
     def _texts_matching(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text a ``text:`` term of the query line matches: the engine
@@ -229,7 +197,7 @@ class QuarryApp(App[None]):
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""
         counts = self._index_counts
-        if counts is None or self.state != "loading":
+        if counts is None or self.state is not Live.LOADING:
             return None
         return {tab: counts.get(tab, 0) for tab in TABS}
 
@@ -238,33 +206,34 @@ class QuarryApp(App[None]):
         """The folder(s) swept, or the store's own folder."""
         if self.session is not None:
             return ", ".join(map(str, self.session.roots))
-        if self.summary is not None and self.summary.roots:
-            return ", ".join(self.summary.roots)
+        summary = self.link.summary
+        if summary is not None and summary.roots:
+            return ", ".join(summary.roots)
         return str(self.store.out)
+
+    @property
+    def state(self) -> Live:
+        """What the engine side is doing (loading, sweeping, watching, following...)."""
+        return self.link.state
 
     @property
     def state_text(self) -> str:
         """The live state in words."""
-        badge = "" if self.triage.writable else "read-only · "
-        if self.paused:
-            return f"{badge}paused · {len(self.pending)} pending"
-        if self.state in ("sweeping", "updating") and self.progress:
-            return f"{badge}{self.state} {describe(*self.progress, self.pace)}"
-        if self.state == "loading" and self.progress:
-            done, total = self.progress
-            return f"{badge}loading {100 * done // total if total else 100}%"
-        return badge + self.state
+        writable, pending = self.triage.writable, len(self.pending)
+        return self.link.state_text(writable=writable, paused=self.paused, pending=pending)
 
     def tools_missing(self) -> set[str]:
         """Tools the last summary reported missing."""
-        return set(self.summary.tools_missing) if self.summary else set()
+        summary = self.link.summary
+        return set(summary.tools_missing) if summary else set()
 
     def tool_rows(self) -> list[ToolRow]:
         """The tools view's rows, from the live model."""
         if self.session is not None:
             found = found_from_toolset(self.session.tools)
         else:
-            found = found_from_summary(self.summary.tools_found if self.summary else {})
+            summary = self.link.summary
+            found = found_from_summary(summary.tools_found if summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
         return tool_rows(found, self.model.waiting(), workers, self.tools_left_out())
@@ -305,13 +274,9 @@ class QuarryApp(App[None]):
         else:
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
 
-    def watch_state(self) -> None:
-        """Redraw the header."""
-        self.records_screen.refresh_header()
-
     def watch_paused(self) -> None:
         """Redraw the header."""
-        self.records_screen.refresh_header()
+        self._tell_screens(Change())
 
     def notify(
         self,
@@ -350,7 +315,7 @@ class QuarryApp(App[None]):
         try:
             if self._loading is None:
                 self._loading = Load(read_jsonl(self.store))
-            self._load_stamp = _stamp_of(self._loading.src)
+            self._load_stamp = stamp_of(self._loading.src)
             chunks = self._loading.first()
         except OSError as exc:  # a folder in its place, no permission: said by the worker
             self._load_trouble = exc
@@ -397,40 +362,22 @@ class QuarryApp(App[None]):
             # Observers start before the sweep: what changes during it is applied after it.
             self.session.sweep_then_watch()
             if not self.quitting:
-                self.post_message(SessionStage("watching"))
+                self.post_message(SessionStage(Live.WATCHING))
         except SessionClosed:
             pass  # q came before the sweep began: nothing to say, the app is leaving
         except Exception as exc:  # the engine failed: say so on screen, keep browsing
-            self.post_message(SessionStage("failed", f"{type(exc).__name__}: {exc}"))
+            self.post_message(SessionStage(Live.FAILED, f"{type(exc).__name__}: {exc}"))
 
     @on(RowsLoaded)
     def _rows_loaded(self, message: RowsLoaded) -> None:
-        if message.first:
-            self.model.clear()
-            self.model.data = message.data
-        self.model.extend(message.chunk.rows, message.chunk.starts)
-        self.model.note_bad(message.chunk.bad)
-        self.progress = (message.chunk.done, message.chunk.total)
-        self.records_screen.refresh_loading(force=message.first)
+        self._route(self.link.rows_loaded(message.chunk, message.data, message.first))
 
     @on(StoreLoaded)
     def _store_loaded(self, message: StoreLoaded) -> None:
-        self.summary = message.summary
-        self._stamp, self._point = message.stamp, message.point
-        self.progress = None
-        if self.state != "failed":
-            self.state = "sweeping" if self.session is not None else "following"
-        if self.summary is not None and self.session is None:
-            self.last_event = _parse_iso(self.summary.finished)
-        problems = (message.problem, self.model.bad_text(), self.load_error)
-        self.triage.activity.extend(store_lines(message.summary, None, len(self.model), problems))
-        for problem in problems[:2]:
-            if problem:
-                self.notify(problem, title="store", severity="warning", timeout=15)
+        where, problems = (message.stamp, message.point), (message.problem, self.load_error)
+        self._route(self.link.loaded(message.summary, where, problems, self._kept_row()))
         self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self._learn_groups(self.model.rids_with_status(Status.ERROR.value))
-        self.records_screen.refresh_data(keep=self.records_screen.kept_rid)
-        self.records_screen.refresh_header()
         self.call_after_refresh(self._gc_resume)  # the first collection after the frame
 
     def _gc_resume(self) -> None:
@@ -453,48 +400,33 @@ class QuarryApp(App[None]):
     def _load_failed(self, message: LoadFailed) -> None:
         self._gc_resume()
         self.load_error = message.reason
-        self.state = "failed"
-        self.notify(message.reason, title="store", severity="error", timeout=30)
+        self._route(self.link.failed(message.reason))
 
     @on(SessionStage)
     def _session_stage(self, message: SessionStage) -> None:
-        if self.hold.held:  # the engine stopped mid-sweep: show what it read
-            self.model_records(self.hold.release())
-        self._watching = message.stage == "watching"
-        self.state = message.stage
-        if message.detail:
-            self.notify(message.detail, title="engine failed", severity="error", timeout=30)
+        self._route(self.link.stage(message.stage, message.detail, self._kept_row()))
 
     # -- polling another process's store ---------------------------------------------------
 
     def _poll(self) -> None:
-        if self._polling or self.state == "loading":
+        if self._polling or self.state is Live.LOADING:
             return
-        if jsonl_stamp(self.store) != self._stamp:
+        if jsonl_stamp(self.store) != self.link.stamp:
             self._polling = True
             self._catch_up()
 
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
     def _catch_up(self) -> None:
-        """Another process wrote the store: ask its index what changed since the counter the
-        model is at (a few indexed reads at any size); without an index to trust, read the
-        whole store again and work out which records changed. The handler of what is posted
-        ends the poll (:attr:`_polling`): no second poll starts from the same counter."""
+        """Another process wrote the store: ask the link what changed (its index says, or
+        the store is read again whole). The handler of what is posted ends the poll
+        (:attr:`_polling`): no second poll starts from the same point."""
         posted = False
         try:
-            if self._point is not None:
-                followed = follow_store(self.store, self._point)
-                if followed is not None:
-                    self._untrusted = 0
-                    posted = self.post_message(StoreFollowed(followed))
-                    return
-                self._untrusted += 1
-                if self._untrusted < 2:
-                    # The writer renames a new extract.jsonl into place and only then says
-                    # so in its index: the next poll sees them agree again.
-                    return
-            self._untrusted = 0
-            posted = self.post_message(StoreChanged(diff_store(self.store, self.model)))
+            caught = self.link.catch_up(self.store)
+            if isinstance(caught, Followed):
+                posted = self.post_message(StoreFollowed(caught))
+            elif caught is not None:
+                posted = self.post_message(StoreChanged(caught))
         except OSError as exc:
             self.post_message(LoadFailed(self._cannot_read(exc)))
         finally:
@@ -504,52 +436,14 @@ class QuarryApp(App[None]):
     @on(StoreFollowed)
     def _store_followed(self, message: StoreFollowed) -> None:
         self._polling = False
-        if not self.is_running:  # leaving: the screens are going
-            return
-        got = message.followed
-        self._stamp, self._point = got.stamp, got.point
-        self.summary = got.summary or self.summary
-        if not (got.records or got.removed):  # extract.jsonl caught up with the index
-            self.records_screen.refresh_header()
-            return
-        self.last_event = time.time()
-        keep = self.records_screen.kept_rid
-        changed = self.model.apply(got.records, got.removed)
-        done = len(got.records) + len(got.removed)
-        lines = self.triage.activity.extend(
-            store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
-        )
-        self.records_screen.refresh_data(changed, keep)
-        self.records_screen.refresh_header()
-        self._see_records(got.records)
-        self._tell_screens(changed, lines)
+        if self.is_running:  # (else leaving: the screens are going)
+            self._route(self.link.followed(message.followed, self._kept_row()))
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
         self._polling = False
-        if not self.is_running:  # leaving: the screens are going
-            return
-        diff = message.diff
-        self._stamp, self._point = _stamp_of(diff.data), diff.data.point
-        self.summary = diff.summary or self.summary
-        if self.summary is not None:
-            self.last_event = _parse_iso(self.summary.finished) or time.time()
-        screen = self.records_screen
-        kept = screen.kept_rid
-        keep = self.model.key(kept) if kept is not None else None
-        self.model.clear()
-        self.model.data = diff.data
-        self.model.extend(diff.chunk.rows, diff.chunk.starts)
-        self.model.note_bad(diff.chunk.bad)
-        changed = {self.model.ids[k] for k in diff.changed if k in self.model.ids}
-        problems = (self.model.bad_text(),)
-        lines = self.triage.activity.extend(
-            store_lines(diff.summary, len(diff.changed), len(self.model), problems)
-        )
-        screen.refresh_data(changed, self.model.ids.get(keep) if keep else None)
-        screen.refresh_header()
-        self._see_records(error_records(self.model))
-        self._tell_screens(changed, lines)
+        if self.is_running:  # (else leaving: the screens are going)
+            self._route(self.link.diffed(message.diff, self._kept_row()))
 
     # -- live engine events ----------------------------------------------------------------
 
@@ -557,99 +451,41 @@ class QuarryApp(App[None]):
     def _engine_events(self, message: EngineEvents) -> None:
         if not self.is_running:  # leaving: the screens are going, a retry may still report
             return
-        self.last_event = message.events[-1].at
+        self.link.last_event = message.events[-1].at
         if self.paused:
             self.pending.extend(message.events)
-            self.records_screen.refresh_header()
+            self._tell_screens(Change())
             return
         self.apply_events(message.events)
 
     def apply_events(self, events: Iterable[Event]) -> None:
         """Apply engine events to the model and the triage state, then tell the screens."""
-        events = list(events)
-        records: dict[Key, Record] = {}
-        removed: list[Key] = []
-        for event in events:
-            if isinstance(event, RecordsChanged):
-                for key in event.removed:
-                    records.pop(key, None)
-                    removed.append(key)
-                fresh = {r.key: r for r in event.records}
-                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
-                self.hold.take(fresh, list(event.removed), self.model.ids)
-                records.update(fresh)
-            else:
-                if isinstance(event, SweepStarted):
-                    self.hold.start(len(self.model) > 0)
-                elif isinstance(event, SweepFinished):
-                    records.update((r.key, r) for r in self.hold.release())
-                self._engine_state(event)
-        lines = self.triage.activity.add(events)
-        changed: set[int] = set()
-        if records or removed:
-            keep = self.records_screen.kept_rid
-            changed = self.model.apply(records.values(), removed)
-            self.records_screen.refresh_data(changed, keep)
-            self._see_records(records.values())
-        self.records_screen.refresh_header()
-        self._tell_screens(changed, lines)
+        self._route(self.link.apply(list(events), self._kept_row()))
 
-    def model_records(self, records: list[Record]) -> None:
-        """Show ``records`` (held back by :attr:`hold`) now."""
-        keep = self.records_screen.kept_rid
-        changed = self.model.apply(records)
-        self.records_screen.refresh_data(changed, keep)
-        self._see_records(records)
-        self._tell_screens(changed, [])
+    def _kept_row(self) -> int | None:
+        """The row the records table keeps its cursor on, read before a change."""
+        return self.records_screen.kept_rid
 
-    def _engine_state(self, event: Event) -> None:
-        """What an event other than a record change does to the header and notifications."""
-        if isinstance(event, SweepStarted):
-            self.state = "sweeping" if event.full else "updating"
-            self.progress = (0, event.files)
-            self.pace.start(event.at)
-        elif isinstance(event, Progress):
-            self.progress = (event.done, event.total)
-            self.pace.add(event.at, event.done)
-        elif isinstance(event, SweepFinished):
-            self.summary, self.progress = event.summary, None
-            self.state = self._settled_state()
-            if event.full:
-                self.call_later(self._maybe_show_tools)
-        elif isinstance(event, ToolsChanged) and event.appeared:
-            self.notify(f"tools found: {', '.join(event.appeared)}", title="tools")
-        elif isinstance(event, Notice):
-            self._notice(event)
+    def _route(self, applied: Applied) -> None:
+        """Do the app's part of what the link did, and tell the screens."""
+        for say in applied.say:
+            self._say(say)
+        if applied.seen:
+            self._see_records(applied.seen)
+        if applied.full_sweep:
+            self.call_later(self._maybe_show_tools)
+        self._tell_screens(applied.change)
 
-    def _settled_state(self) -> str:
-        """The header's word once no sweep runs: never "watching" while the store lags."""
-        if self._store_trouble:
-            return self._store_trouble
-        return "watching" if self._watching else "idle"
+    def _say(self, say: Say) -> None:
+        self.notify(say.message, title=say.title, severity=say.severity, timeout=say.timeout)
 
-    def _notice(self, event: Notice) -> None:
-        """The watcher's store states go to the header; warnings and errors also pop up."""
-        if event.kind == "store-lost":
-            self._watching = False
-            self._store_trouble = "stopped: store lost"
-            self.state = self._store_trouble
-        elif event.kind == "store-trouble":
-            self._store_trouble = "not stored: retrying"
-            self.state = self._store_trouble
-        elif event.kind == "store-ok":
-            self._store_trouble = ""
-            self.state = self._settled_state()
-        if event.kind == "polling" and event.level == "info":
-            self.notify(event.message, title="watching by polling", severity="warning")
-        elif event.level in ("warning", "error"):
-            level: SeverityLevel = "warning" if event.level == "warning" else "error"
-            self.notify(event.message, title=event.kind, severity=level)
-
-    def _tell_screens(self, changed: set[int], lines: list[LogLine]) -> None:
-        """The model or the state changed: the screen on top redraws what it shows."""
+    def _tell_screens(self, change: Change) -> None:
+        """Every screen is told by one message: the records screen at once (the row its
+        cursor keeps is read before the next change), the screen on top when it is another."""
+        self.records_screen.on_model_changed(ModelChanged(change))
         top = self._top()
         if top is not None and top is not self.records_screen:
-            top.post_message(ModelChanged(changed, list(lines)))
+            top.post_message(ModelChanged(change))
 
     def _top(self) -> Screen[object] | None:
         """The screen on top, or None (starting, or exiting: the stack is empty)."""
@@ -684,7 +520,7 @@ class QuarryApp(App[None]):
             return
         top = self._top()
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
-            self._show(ToolsScreen)
+            self.show_kept(ToolsScreen)
 
     # -- retries and tools (they outlive any screen) -----------------------------------------
 
@@ -740,7 +576,7 @@ class QuarryApp(App[None]):
         if unmark:
             self.triage.marks.clear()
         self.triage.retrying.update(keys)
-        self.records_screen.marks_changed()
+        self._tell_screens(Change(marks=True))
         self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
         self._retry_worker(keys, label, unlock)
 
@@ -760,45 +596,12 @@ class QuarryApp(App[None]):
     @on(RetryFinished)
     def _retry_finished(self, message: RetryFinished) -> None:
         self.triage.retrying.difference_update(message.keys)
-        self.records_screen.marks_changed()
-        self._tell_screens(set(), [])
+        self._tell_screens(Change(marks=True))
         if message.result is None:
             self.notify(message.error, title="retry failed", severity="error")
             return
-        vanished = set(message.result.vanished)
-        verdicts: dict[str, int] = {}
-        for key in message.keys:
-            if key in vanished:
-                continue
-            rid = self.model.ids.get(key)
-            record = self.model.record(rid) if rid is not None else None
-            status = record.status if record is not None else "?"
-            verdicts[status] = verdicts.get(status, 0) + 1
-        if message.unlock:
-            self._tell_unlocked(message.keys, vanished)
-            return
-        parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
-        if vanished:
-            names = ", ".join(path for _root, path in sorted(vanished)[:3])
-            parts.append(f"{len(vanished):,} vanished (no longer on disk: {names})")
-        severity: SeverityLevel = "warning" if vanished else "information"
-        self.notify(" · ".join(parts), title=f"retried {message.label}", severity=severity)
-
-    def _tell_unlocked(self, keys: list[Key], vanished: set[Key]) -> None:
-        """After a retry with a new password: how many of the files opened."""
-        records = [
-            self.model.record(rid) for k in keys if (rid := self.model.ids.get(k)) is not None
-        ]
-        opened = sum(1 for r in records if r is not None and r.status == Status.OK)
-        still = sum(1 for r in records if is_encrypted(r))
-        tried = len(keys) - len(vanished)
-        words = f"opened {opened:,} of {count(tried, 'encrypted file')}"
-        if still:
-            words += f"; {still:,} still encrypted: the passwords given did not open them"
-        if vanished:
-            words += f"; {len(vanished):,} no longer on disk"
-        severity: SeverityLevel = "information" if opened and not still else "warning"
-        self.notify(words, title="password", severity=severity)
+        result = message.result
+        self._say(self.link.retried(message.keys, message.label, result.vanished, message.unlock))
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""
@@ -831,7 +634,7 @@ class QuarryApp(App[None]):
             self.notify(f"no new tool on PATH{left}", title="tools")
         if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
             top.post_message(ToolsChecked(message.appeared, message.error))
-        self._tell_screens(set(), [])
+        self._tell_screens(Change())
 
     def run_outside(self, command: list[str]) -> int | None:
         """Run ``command`` with the terminal handed over (the app suspended); None if it can't."""
@@ -886,7 +689,7 @@ class QuarryApp(App[None]):
         blocked = self.quitting or isinstance(self._top(), ModalScreen)
         return not (action.startswith("show_") and blocked)
 
-    def _show(self, kind: type[TriageScreen]) -> None:
+    def show_kept(self, kind: type[TriageScreen]) -> None:
         """Show the screen of ``kind`` over the one on top: escape comes back to where it was
         opened from (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen
         again). A screen of that kind already in the stack is gone back to instead, as it was
@@ -922,25 +725,25 @@ class QuarryApp(App[None]):
         """Every tool, found or missing, and what it would unlock."""
         from tui.screens.tools import ToolsScreen
 
-        self._show(ToolsScreen)
+        self.show_kept(ToolsScreen)
 
     def action_show_errors(self) -> None:
         """Error records grouped by reason and message."""
         from tui.screens.errors import ErrorsScreen
 
-        self._show(ErrorsScreen)
+        self.show_kept(ErrorsScreen)
 
     def action_show_unsupported(self) -> None:
         """Unsupported files grouped by reason and MIME type."""
         from tui.screens.unsupported import UnsupportedScreen
 
-        self._show(UnsupportedScreen)
+        self.show_kept(UnsupportedScreen)
 
     def action_show_activity(self) -> None:
         """The engine's events, live."""
         from tui.screens.activity import ActivityScreen
 
-        self._show(ActivityScreen)
+        self.show_kept(ActivityScreen)
 
     def action_pause(self) -> None:
         """Hold live changes back, or apply what queued meanwhile."""
@@ -1005,18 +808,3 @@ class QuarryApp(App[None]):
             )
         yield SystemCommand("Pause / resume live updates", "p", self.action_pause)
         yield SystemCommand("Help", "Every key", self.action_help)
-
-
-def _parse_iso(text: str) -> float | None:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(text).timestamp() if text else None
-    except (ValueError, TypeError):
-        return None
-
-
-def _stamp_of(src: JsonlSource) -> Stamp | None:
-    """The stamp :func:`tui.loader.read_jsonl` gave ``src`` (None for any other)."""
-    stamp = src.stamp
-    return (stamp[0], stamp[1], stamp[2]) if stamp is not None and len(stamp) == 3 else None

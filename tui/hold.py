@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, field
 
-from engine.records import Record
-from tui.model import Key
+from engine.records import Key, Record
 
 
 @dataclass(slots=True)

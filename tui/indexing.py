@@ -17,12 +17,12 @@ from itertools import accumulate, compress, islice, repeat
 from operator import add, eq
 from typing import TYPE_CHECKING, Any
 
+from engine.records import Key
 from tui.columns import STATUS_NAMES, Batch
 
 if TYPE_CHECKING:
     from engine.records import Record
 
-Key = tuple[str, str]
 _NUMERIC = ("chars", "size", "ms", "quality")
 """Columns sorted by their stored numbers (quality by code: none, good, suspect, garbled)."""
 _TEXT = {"reason": "reasons", "mime": "mimes", "extractor": "extractors"}

@@ -8,10 +8,9 @@ from textual.message import Message
 
 from engine.db import Point
 from engine.events import Event
-from engine.records import Summary
-from tui.eventlog import LogLine
+from engine.records import Key, Summary
+from tui.link import Change, Live
 from tui.loader import Chunk, JsonlSource
-from tui.model import Key
 from tui.poll import Followed, StoreDiff
 
 if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame
@@ -84,10 +83,10 @@ class EngineEvents(Message):
 class SessionStage(Message):
     """The session worker moved on: ``watching`` after the first sweep, ``failed``."""
 
-    def __init__(self, stage: str, detail: str = "") -> None:
+    def __init__(self, stage: Live, detail: str = "") -> None:
         super().__init__()
         self.stage = stage
-        """``watching``, ``idle`` or ``failed``."""
+        """``watching`` or ``failed``."""
         self.detail = detail
         """What went wrong, for ``failed``."""
 
@@ -102,14 +101,13 @@ class LoadFailed(Message):
 
 
 class ModelChanged(Message):
-    """The records or the triage state changed (live events, a retry): redraw."""
+    """The records, the triage state or the live state changed (a load, live events, a
+    retry): every screen is told so by this one message and redraws what it shows."""
 
-    def __init__(self, changed: set[int], lines: list[LogLine]) -> None:
+    def __init__(self, change: Change) -> None:
         super().__init__()
-        self.changed = changed
-        """Row ids whose record changed or appeared."""
-        self.lines = lines
-        """Activity log lines added (:class:`~tui.eventlog.LogLine`)."""
+        self.change = change
+        """What changed (:class:`tui.link.Change`)."""
 
 
 class RetryFinished(Message):

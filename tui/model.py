@@ -22,7 +22,7 @@ from dataclasses import replace
 from itertools import compress
 from typing import Any
 
-from engine.records import STATUSES, Record
+from engine.records import STATUSES, Key, Record
 from engine.store import left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
@@ -30,8 +30,6 @@ from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
 from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query, TextTerm, and_masks
 
-Key = tuple[str, str]
-"""(root, path): a record's identity."""
 Row = tuple[Any, ...]
 """One table row; see the ``R_*`` indexes."""
 
@@ -338,11 +336,11 @@ class RecordModel(Ordering):
 
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""
-        got = self._text_keys.get(term)
-        if got is None:
-            got = self.text_lookup(term) if self.text_lookup is not None else frozenset()
-            self._text_keys[term] = got
-        return got
+        keys = self._text_keys.get(term)
+        if keys is None:
+            keys = self.text_lookup(term) if self.text_lookup is not None else frozenset()
+            self._text_keys[term] = keys
+        return keys
 
     def _text_mask(self, term: TextTerm) -> bytes:
         keys = self.text_keys(term)

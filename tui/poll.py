@@ -23,7 +23,7 @@ from itertools import compress, repeat
 from operator import contains, not_
 
 from engine.db import DB, Point, follow
-from engine.records import Record, Summary
+from engine.records import Key, Record, Summary
 from engine.store import Store
 from engine.store import read_jsonl as parse_jsonl
 from tui.columns import Batch
@@ -64,7 +64,7 @@ class StoreDiff:
     """All rows of the new file (with the lines that are not records)."""
     data: JsonlSource
     """The new file, held open."""
-    changed: set[tuple[str, str]]
+    changed: set[Key]
     """Keys added or changed since the previous load (to highlight)."""
     summary: Summary | None
     """The new summary (None when absent or unreadable)."""
@@ -105,7 +105,7 @@ class Followed:
 
     records: list[Record]
     """Records written since (in key order)."""
-    removed: list[tuple[str, str]]
+    removed: list[Key]
     """Keys removed since."""
     point: Point
     """Where in the index's history the model is once these are applied."""

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.records import Reason, Record
+from engine.records import Key, Reason, Record
 from tui.eventlog import ActivityLog
-from tui.model import Key, RecordModel
+from tui.model import RecordModel
 from tui.triage import group_key
 
 if TYPE_CHECKING:  # the engine port's types; the sweep is not imported before the first frame

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from engine.quality import summary_line
-from engine.records import Reason, Record, Status
+from engine.records import Key, Reason, Record, Status
 from engine.tools import KNOWN_TOOLS, ToolSet
-from tui.model import Key, RecordModel
+from tui.model import RecordModel
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|‘[^’]*’|“[^”]*”")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b")

@@ -56,7 +56,7 @@ import distributed
 from engine import worker as _w
 from engine.detect import by_name, name_key
 from engine.errors import MachineFailure
-from engine.events import Listener, Notice, ignore
+from engine.events import Listener, Notice, NoticeKind, ignore
 from engine.executor import TICK_S
 from engine.executors import dask_worker
 from engine.executors.dask_worker import (
@@ -275,14 +275,14 @@ class DaskExecutor:
         self._on_event(
             Notice(
                 now,
-                "dask",
+                NoticeKind.DASK,
                 f"Dask {self.spec}: {n} worker(s), {self._threads} thread(s); "
                 f"dashboard {self.dashboard or 'not available'}",
             )
         )
         for addr, info in sorted(self.workers.items()):
             if addr in self._good:
-                self._on_event(Notice(now, "dask-worker", _tools_line(addr, info)))
+                self._on_event(Notice(now, NoticeKind.DASK_WORKER, _tools_line(addr, info)))
         self._started = True
 
     def _heard(self, info: WorkerInfo) -> None:
@@ -295,7 +295,7 @@ class DaskExecutor:
         if info.ok:
             self._good[addr] = frozenset(info.tools.names)
             if known is None and self._started:  # joined mid-sweep
-                self._on_event(Notice(time.time(), "dask-worker", _tools_line(addr, info)))
+                self._on_event(Notice(time.time(), NoticeKind.DASK_WORKER, _tools_line(addr, info)))
             return
         self._good.pop(addr, None)
         if addr not in self._told:
@@ -304,7 +304,7 @@ class DaskExecutor:
             self._on_event(
                 Notice(
                     time.time(),
-                    "dask-refused",
+                    NoticeKind.DASK_REFUSED,
                     f"{problem}: it gets no reads of this sweep",
                     "warning",
                 )
@@ -526,7 +526,7 @@ class DaskExecutor:
         self._on_event(
             Notice(
                 time.time(),
-                "dask-tools",
+                NoticeKind.DASK_TOOLS,
                 "reads of this sweep had different tools on different Dask workers, so their "
                 "texts may differ from what one machine would give (" + "; ".join(parts) + ")",
                 "warning",
@@ -627,12 +627,12 @@ _KIND_TOOLS: dict[str, frozenset[str]] = {}
 def _kind_tools(path: str) -> frozenset[str]:
     """The tools the reader of a file's kind (as its name says) can use."""
     key = name_key(path)
-    got = _KIND_TOOLS.get(key)
-    if got is None:
+    tools = _KIND_TOOLS.get(key)
+    if tools is None:
         mime = by_name(path)
         reader = reader_for(mime) if mime else None
-        got = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
-    return got
+        tools = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
+    return tools
 
 
 def _named(result: BatchResult, wanted: frozenset[str]) -> str:

@@ -111,7 +111,7 @@ async def follower(out: Path, changes: int, python: str, cwd: Path) -> dict[str,
     writer_rss = 0
     app = QuarryApp(out)
     async with app.run_test(size=(160, 50)) as pilot:
-        while app.progress is not None or app.state == "loading" or not len(app.model):
+        while app.link.progress is not None or app.state == "loading" or not len(app.model):
             await asyncio.sleep(0.01)
         key = (str(root), CHANGED)
         for i in range(1, changes + 1):

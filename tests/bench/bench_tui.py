@@ -118,7 +118,7 @@ async def child(store: Path) -> dict[str, float]:
             await asyncio.sleep(0.001)
         await frame(pilot)
         out["first_frame_s"] = time.perf_counter() - t0
-        while app.progress is not None:
+        while app.link.progress is not None:
             await asyncio.sleep(0.005)
         out["rows_loaded_s"] = last_rows[0] - t0
         await frame(pilot)

@@ -64,7 +64,7 @@ async def test_events_listed_filtered_and_followed_live(sample: Path) -> None:
 
 
 async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -> None:
-    from engine.events import Notice, RecordsChanged
+    from engine.events import Notice, NoticeKind, RecordsChanged
     from engine.records import Record
     from tests.tui.triage_helpers import notes
     from tui.messages import EngineEvents
@@ -72,7 +72,7 @@ async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -
     app = TriageApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        polling = Notice(1.0, "polling", "native watching failed; polling every 2 s")
+        polling = Notice(1.0, NoticeKind.POLLING, "native watching failed; polling every 2 s")
         bad = [
             Record("/fixtures", f"new/{i}.docx", 1, 0, "error", reason="corrupt",
                    error=f"Bad CRC-32 for file 'word/part{i}.xml'")

@@ -14,7 +14,7 @@ from engine.db import DB
 from engine.store import Store
 from tests.engine.watchkit import WAIT_S, watched
 from tests.tui.conftest import SIZE, settle
-from tui import app as app_module
+from tui import link as link_module
 from tui.app import QuarryApp
 from tui.poll import StoreDiff
 
@@ -39,14 +39,14 @@ async def _until(pilot, what: str, cond: Callable[[], bool]) -> None:  # type: i
 def rereads(monkeypatch: pytest.MonkeyPatch) -> list[StoreDiff]:
     """Every whole-store re-read the dashboard does."""
     done: list[StoreDiff] = []
-    real = app_module.diff_store
+    real = link_module.diff_store
 
     def counted(store: Store, model: object) -> StoreDiff:
         diff = real(store, model)  # type: ignore[arg-type]
         done.append(diff)
         return diff
 
-    monkeypatch.setattr(app_module, "diff_store", counted)
+    monkeypatch.setattr(link_module, "diff_store", counted)
     return done
 
 

@@ -73,13 +73,13 @@ async def test_a_summary_that_is_not_one_leaves_the_records_readable(tmp_path: P
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert len(app.model) == 16 and app.summary is None
+        assert len(app.model) == 16 and app.link.summary is None
         assert "extract.summary.json cannot be read" in activity(app)
     store.summary_path.write_bytes(b'{"roots": ["/x"], "files": "many", "counts": [1]}')
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert len(app.model) == 16 and app.summary is None
+        assert len(app.model) == 16 and app.link.summary is None
         assert "fields of the wrong type" in activity(app)
 
 

@@ -93,7 +93,7 @@ async def test_pause_holds_events_back_until_resumed(store: Store) -> None:
         summary = sample_summary(sample_records())
         app.post_message(EngineEvents([SweepFinished(time.time(), summary, 1, 0, full=False)]))
         await pilot.pause()
-        assert app.state == "idle" and app.progress is None
+        assert app.state == "idle" and app.link.progress is None
 
 
 async def test_store_rewritten_by_another_process_is_followed(store: Store) -> None:
@@ -119,15 +119,15 @@ async def test_store_rewritten_by_another_process_is_followed(store: Store) -> N
 
 
 async def test_the_header_never_says_watching_while_the_store_lags(store: Store) -> None:
-    from engine.events import Notice
+    from engine.events import Notice, NoticeKind
 
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app._watching = True  # as after SessionStage("watching")
+        app.link.watching = True  # as after SessionStage(Live.WATCHING)
         now = time.time()
         trouble = "changes not stored: cannot write the store: No space left on device"
-        app.post_message(EngineEvents([Notice(now, "store-trouble", trouble, "error")]))
+        app.post_message(EngineEvents([Notice(now, NoticeKind.STORE_TROUBLE, trouble, "error")]))
         await wait_until(
             pilot, lambda: app.state_text.removeprefix("read-only · ") == "not stored: retrying"
         )
@@ -136,10 +136,12 @@ async def test_the_header_never_says_watching_while_the_store_lags(store: Store)
         app.post_message(EngineEvents([SweepFinished(now, summary, 0, 0, full=False)]))
         await pilot.pause(0.1)
         assert app.state_text.removeprefix("read-only · ") == "not stored: retrying"
-        app.post_message(EngineEvents([Notice(now, "store-ok", "the store takes changes again")]))
+        app.post_message(
+            EngineEvents([Notice(now, NoticeKind.STORE_OK, "the store takes changes again")])
+        )
         await wait_until(pilot, lambda: app.state_text.removeprefix("read-only · ") == "watching")
         lost = "the store's folder was removed (/s): stopped watching; the store is not up to date"
-        app.post_message(EngineEvents([Notice(now, "store-lost", lost, "error")]))
+        app.post_message(EngineEvents([Notice(now, NoticeKind.STORE_LOST, lost, "error")]))
         await wait_until(
             pilot, lambda: app.state_text.removeprefix("read-only · ") == "stopped: store lost"
         )

@@ -84,7 +84,7 @@ async def test_an_early_load_is_taken_by_the_app_and_gives_every_row(
         assert len(app.model) == 5_999 and app.state == "following"
         assert app.model.counts["error"] == sum(1 for i in range(6_000) if i % 9 == 0)
         assert [str(b) for b in app.model.bad_first] == ["line 3,001: cut short"]
-        assert app._stamp == early.src.stamp
+        assert app.link.stamp == early.src.stamp
         assert visible_paths(app)[-1] == "d059/f005999.txt"
 
 
@@ -228,7 +228,7 @@ async def test_the_garbage_collector_pauses_for_the_load_only(
     app = QuarryApp(tmp_path / "s")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert not gc.isenabled() and app.progress is not None
+        assert not gc.isenabled() and app.link.progress is not None
     assert gc.isenabled()
 
 

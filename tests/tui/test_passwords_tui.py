@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Input
 
 from engine.passwords import Passwords
+from engine.records import Key
 from tests.locked_files import DOCX_WORDS, PDF_WORDS, write_locked
 from tests.tui.conftest import SIZE, settle
 from tests.tui.triage_helpers import (
@@ -20,7 +21,6 @@ from tests.tui.triage_helpers import (
     swept_home,
     wait_until,
 )
-from tui.model import Key
 from tui.screens.errors import ErrorsScreen
 from tui.screens.password import KEPT, PasswordScreen
 from tui.screens.records import RecordsScreen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.events import Notice, Progress, RecordsChanged, SweepStarted, ToolsChanged
+from engine.events import Notice, NoticeKind, Progress, RecordsChanged, SweepStarted, ToolsChanged
 from engine.records import Record
 from engine.tools import KNOWN_TOOLS, Tool, ToolSet
 from tui.eventlog import ActivityLog
@@ -105,7 +105,7 @@ def test_activity_log_describes_events_and_stays_bounded() -> None:
             Progress(0.5, 1, 3, 1, 10, "a.txt"),
             RecordsChanged(1.0, (ok, bad, reused), (("/r", "gone.txt"),)),
             ToolsChanged(2.0, ("tesseract",), ("tesseract",), ()),
-            Notice(3.0, "polling", "native watching failed; polling every 2 s", "warning"),
+            Notice(3.0, NoticeKind.POLLING, "native watching failed; polling every 2 s", "warning"),
         ]
     )
     kinds = [line.kind for line in lines]  # the reused file, inside a sweep, has no line

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from engine.events import Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
+from engine.events import (
+    Notice,
+    NoticeKind,
+    RecordsChanged,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
 from tests.tui.conftest import settle
 from tests.tui.triage_helpers import TriageApp
 from tui.sample import ROOT, build_sample_store, sample_records, sample_summary
@@ -38,7 +45,9 @@ def sample_events() -> list[object]:
         RecordsChanged(T0 + 1, tuple(records)),
         SweepFinished(T0 + 4, sample_summary(records), 13, 3),
         ToolsChanged(T0 + 60, ("pdftotext", "tesseract"), ("tesseract",), ()),
-        Notice(T0 + 61, "polling", "native watching failed (inotify limit); polling every 2 s"),
+        Notice(
+            T0 + 61, NoticeKind.POLLING, "native watching failed (inotify limit); polling every 2 s"
+        ),
         RecordsChanged(T0 + 62, (records[0].evolve(why="forced"),), (("/fixtures", "old.txt"),)),
     ]
 

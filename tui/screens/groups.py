@@ -20,8 +20,8 @@ from textual.events import DescendantFocus, Resize
 from textual.widgets import DataTable, Static
 
 from engine.names import shown
-from engine.records import Record
-from tui.model import Key, RecordModel
+from engine.records import Key, Record
+from tui.model import RecordModel
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from engine.records import Record
-from tui.model import Key
+from engine.records import Key, Record
+from tui.link import Header
 from tui.triage import ToolRow
 
 
@@ -58,8 +58,9 @@ class Dashboard(Protocol):
         """Tools the engine reports missing."""
         ...
 
-    def header(self) -> tuple[str, str, tuple[int, int] | None, float | None, str]:
-        """(folder, live state, progress, last event time, problem) for the header."""
+    def header(self) -> Header:
+        """What the header and the summary bar show (folder, live state, progress, last
+        event time, problem)."""
         ...
 
     def store_counts(self) -> dict[str, int] | None:

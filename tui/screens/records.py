@@ -23,10 +23,10 @@ from textual.timer import Timer
 from textual.widgets import Input, Tab, Tabs
 
 from engine.names import shown
-from engine.records import Record
+from engine.records import Key, Record
 from tui import actions
 from tui.messages import ModelChanged
-from tui.model import COLUMNS, TABS, Key, RecordModel
+from tui.model import COLUMNS, TABS, RecordModel
 from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
@@ -151,7 +151,7 @@ class RecordsScreen(FullScreen):
         if not self._ready:
             return
         model = self.model
-        problem = self.dash.header()[4]
+        problem = self.dash.header().problem
         # while the records load, the tabs count what the store holds (its index says)
         indexed = self.dash.store_counts()
         whole = indexed or model.tab_counts()
@@ -195,8 +195,10 @@ class RecordsScreen(FullScreen):
         """The live state changed."""
         if not self._ready:
             return
-        folder, state, progress, last, _problem = self.dash.header()
-        self.query_one(LiveHeader).show(folder, state, progress, last)
+        header = self.dash.header()
+        self.query_one(LiveHeader).show(
+            header.folder, header.state, header.progress, header.last_event
+        )
 
     def marks_changed(self) -> None:
         """Marks or retries in flight changed: repaint the rows and say how many are marked."""
@@ -208,8 +210,18 @@ class RecordsScreen(FullScreen):
         self._marked_encrypted = bool(encrypted_keys(self.model, self.triage.marks))
         self._offer_password()
 
-    def on_model_changed(self, _message: ModelChanged) -> None:
-        """Back on top after another screen: the app already redrew us; nothing more."""
+    def on_model_changed(self, message: ModelChanged) -> None:
+        """The app's one message for every change: redraw what it concerns (rows as they
+        load now and then; changed rows, cursor kept; marks; the header always)."""
+        change = message.change
+        if change.loading:
+            self.refresh_loading(force=change.first)
+            return
+        if change.rows is not None:
+            self.refresh_data(set(change.rows), change.keep)
+        if change.marks:
+            self.marks_changed()
+        self.refresh_header()
 
     def on_screen_resume(self) -> None:
         """Back from another screen: redraw what changed meanwhile."""

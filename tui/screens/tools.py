@@ -20,8 +20,9 @@ from textual.events import DescendantFocus, Resize
 from textual.widgets import Button, DataTable, Static
 
 from engine.names import shown
+from engine.records import Key
 from tui.messages import ToolsChecked
-from tui.model import Key, RecordModel
+from tui.model import RecordModel
 from tui.screens.groups import WIDE, fit_title, set_columns
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen

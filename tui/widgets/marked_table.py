@@ -14,7 +14,8 @@ from collections.abc import Collection
 from rich.segment import Segment
 from textual.strip import Strip
 
-from tui.model import Key, RecordModel
+from engine.records import Key
+from tui.model import RecordModel
 from tui.state import TriageState
 from tui.widgets.record_table import RecordTable
 

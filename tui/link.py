@@ -1,0 +1,403 @@
+"""The link between the dashboard and the engine, without Textual.
+
+:class:`Link` owns what the engine side does to the dashboard's data: the store's rows as
+they load, engine events applied to the records model and the activity log (a sweep's new
+rows held to its end), the live state and the notice-to-header state machine, and a store
+followed through its index (or re-read when the index cannot say). Each call returns an
+:class:`Applied`: the :class:`Change` every screen is told of (the app sends it in one
+message, :class:`tui.messages.ModelChanged`) and what the app alone does with it (pop-ups,
+error groups to announce, the tools screen after a full sweep). The app only routes.
+
+The link runs on the UI thread but one method, :meth:`Link.catch_up`, which the app's poll
+worker calls (it only reads the store and the link's point in it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from engine.db import Point
+from engine.events import (
+    Event,
+    Notice,
+    NoticeKind,
+    Progress,
+    RecordsChanged,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
+from engine.records import Key, Record, Status, Summary
+from engine.store import Store
+from tui.eventlog import LogLine, store_lines
+from tui.hold import SweepHold
+from tui.loader import Chunk, JsonlSource, Stamp
+from tui.model import RecordModel
+from tui.pace import Pace, describe
+from tui.poll import Followed, StoreDiff, diff_store, follow_store
+from tui.state import TriageState, is_encrypted
+from tui.triage import error_records
+from tui.words import count
+
+Where = tuple[Stamp | None, Point | None]
+"""Where a model stands in a store's history: the file's stamp, the index's point."""
+Severity = Literal["information", "warning", "error"]
+"""How a pop-up looks (Textual's severity levels)."""
+
+
+class Live(StrEnum):
+    """What the engine side is doing; :meth:`Link.state_text` says it in words."""
+
+    LOADING = "loading"
+    FAILED = "failed"
+    SWEEPING = "sweeping"
+    UPDATING = "updating"
+    FOLLOWING = "following"
+    WATCHING = "watching"
+    IDLE = "idle"
+    STORE_LOST = "store-lost"
+    """The watcher stopped: the store is gone or refused for good."""
+    RETRYING = "retrying"
+    """The watcher's changes are not stored yet: it keeps trying."""
+
+
+_WORDS = {Live.STORE_LOST: "stopped: store lost", Live.RETRYING: "not stored: retrying"}
+"""The header's words where they are not the state's own name."""
+
+
+def words(state: Live) -> str:
+    """The header's words for ``state``."""
+    return _WORDS.get(state, state.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What the records screen's header and summary bar show."""
+
+    folder: str
+    """The folder(s) swept, or the store's own folder."""
+    state: str
+    """The live state in words (with the read-only badge, progress or pause)."""
+    progress: tuple[int, int] | None
+    """(done, total) of a load or sweep in flight; None when none runs."""
+    last_event: float | None
+    """When (``time.time()``) the engine last said something; None before it did."""
+    problem: str
+    """Why the store could not be read, or how many of its lines could not; empty if none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What changed, as every screen is told (in :class:`tui.messages.ModelChanged`).
+
+    The default is a change of the live state or header only.
+    """
+
+    rows: frozenset[int] | None = None
+    """Rows whose record changed or appeared (empty: the records changed, redraw them all);
+    None when the records did not change."""
+    keep: int | None = None
+    """The row the records table keeps its cursor on (read before the change)."""
+    lines: tuple[LogLine, ...] = ()
+    """Activity log lines added."""
+    marks: bool = False
+    """Marks or retries in flight changed."""
+    loading: bool = False
+    """Rows of the store's load arrived (redrawn now and then, not at each chunk)."""
+    first: bool = False
+    """With ``loading``: the load's first rows (drawn at once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """A pop-up the app shows."""
+
+    message: str
+    title: str = ""
+    severity: Severity = "information"
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What one call of the link did: the screens' change and the app's own work."""
+
+    change: Change
+    say: tuple[Say, ...] = ()
+    """Pop-ups, in order."""
+    seen: tuple[Record, ...] = ()
+    """Records shown anew: their error groups may be new (announced by the app)."""
+    full_sweep: bool = False
+    """A full sweep finished: the tools screen may be offered."""
+
+
+class Link:
+    """The dashboard's data as the engine changes it (see the module docstring)."""
+
+    def __init__(self, model: RecordModel, triage: TriageState, *, sweeping: bool) -> None:
+        self.model = model
+        self.triage = triage
+        self.sweeping = sweeping
+        """Whether a session sweeps and watches (else another process's store is followed)."""
+        self.state = Live.LOADING
+        self.summary: Summary | None = None
+        self.progress: tuple[int, int] | None = (0, 1)
+        self.pace = Pace()
+        """The sweep's rate and time left (the header's)."""
+        self.hold = SweepHold()
+        """A running sweep's new rows, shown with its removals at its end."""
+        self.last_event: float | None = None
+        self.watching = False
+        """Whether the session watches (after its first sweep)."""
+        self.trouble: Live | None = None
+        """Why the watcher's changes are not in the store (the header says it); None if none."""
+        self.stamp: Stamp | None = None
+        self.point: Point | None = None
+        """Where in the store index's history the model is (following; None: no index)."""
+        self._untrusted = 0
+        """Polls in a row where the index could not say what changed (:meth:`catch_up`)."""
+
+    # -- words ---------------------------------------------------------------------------
+
+    def state_text(self, *, writable: bool, paused: bool, pending: int) -> str:
+        """The live state in words, as the header shows it."""
+        badge = "" if writable else "read-only · "
+        if paused:
+            return f"{badge}paused · {pending} pending"
+        if self.state in (Live.SWEEPING, Live.UPDATING) and self.progress:
+            return f"{badge}{words(self.state)} {describe(*self.progress, self.pace)}"
+        if self.state is Live.LOADING and self.progress:
+            done, total = self.progress
+            return f"{badge}loading {100 * done // total if total else 100}%"
+        return badge + words(self.state)
+
+    # -- loading -------------------------------------------------------------------------
+
+    def rows_loaded(self, chunk: Chunk, data: JsonlSource, first: bool) -> Applied:
+        """A chunk of the store's rows (``first``: the model starts afresh with it)."""
+        if first:
+            self.model.clear()
+            self.model.data = data
+        self.model.extend(chunk.rows, chunk.starts)
+        self.model.note_bad(chunk.bad)
+        self.progress = (chunk.done, chunk.total)
+        return Applied(Change(loading=True, first=first))
+
+    def loaded(
+        self, summary: Summary | None, where: Where, problems: tuple[str, str], keep: int | None
+    ) -> Applied:
+        """The whole store is loaded: its summary, where the load stands in the store's
+        history, the problems met (the summary's, then the load's)."""
+        self.summary = summary
+        self.stamp, self.point = where
+        self.progress = None
+        if self.state is not Live.FAILED:
+            self.state = Live.SWEEPING if self.sweeping else Live.FOLLOWING
+        if summary is not None and not self.sweeping:
+            self.last_event = parse_iso(summary.finished)
+        told = (problems[0], self.model.bad_text(), problems[1])
+        lines = self.triage.activity.extend(store_lines(summary, None, len(self.model), told))
+        say = tuple(Say(p, "store", "warning", 15) for p in told[:2] if p)
+        return Applied(Change(frozenset(), keep, tuple(lines)), say)
+
+    def failed(self, reason: str) -> Applied:
+        """The store could not be read at all."""
+        self.state = Live.FAILED
+        return Applied(Change(), (Say(reason, "store", "error", 30),))
+
+    def stage(self, stage: Live, detail: str, keep: int | None) -> Applied:
+        """The session moved on (``watching`` after its first sweep, or ``failed``)."""
+        shown = self.show_held(keep)
+        self.watching = stage is Live.WATCHING
+        self.state = stage
+        say = (Say(detail, "engine failed", "error", 30),) if detail else ()
+        return Applied(shown.change, say, shown.seen)
+
+    # -- engine events -------------------------------------------------------------------
+
+    def apply(self, events: list[Event], keep: int | None) -> Applied:
+        """Apply engine events to the model, the log and the live state."""
+        records: dict[Key, Record] = {}
+        removed: list[Key] = []
+        say: list[Say] = []
+        full = False
+        for event in events:
+            if isinstance(event, RecordsChanged):
+                for key in event.removed:
+                    records.pop(key, None)
+                    removed.append(key)
+                fresh = {r.key: r for r in event.records}
+                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
+                self.hold.take(fresh, list(event.removed), self.model.ids)
+                records.update(fresh)
+                continue
+            if isinstance(event, SweepStarted):
+                self.hold.start(len(self.model) > 0)
+            elif isinstance(event, SweepFinished):
+                records.update((r.key, r) for r in self.hold.release())
+                full = full or event.full
+            say.extend(self._engine_state(event))
+        lines = tuple(self.triage.activity.add(events))
+        if not (records or removed):
+            return Applied(Change(lines=lines), tuple(say), full_sweep=full)
+        rows = frozenset(self.model.apply(records.values(), removed))
+        return Applied(Change(rows, keep, lines), tuple(say), tuple(records.values()), full)
+
+    def show_held(self, keep: int | None) -> Applied:
+        """Show the rows a sweep held back (it stopped before its end)."""
+        if not self.hold.held:
+            return Applied(Change())
+        records = self.hold.release()
+        return Applied(Change(frozenset(self.model.apply(records)), keep), seen=tuple(records))
+
+    def _engine_state(self, event: Event) -> list[Say]:
+        """What an event other than a record change does to the live state; its pop-ups."""
+        if isinstance(event, SweepStarted):
+            self.state = Live.SWEEPING if event.full else Live.UPDATING
+            self.progress = (0, event.files)
+            self.pace.start(event.at)
+        elif isinstance(event, Progress):
+            self.progress = (event.done, event.total)
+            self.pace.add(event.at, event.done)
+        elif isinstance(event, SweepFinished):
+            self.summary, self.progress = event.summary, None
+            self.state = self._settled()
+        elif isinstance(event, ToolsChanged) and event.appeared:
+            return [Say(f"tools found: {', '.join(event.appeared)}", "tools")]
+        elif isinstance(event, Notice):
+            return self._notice(event)
+        return []
+
+    def _settled(self) -> Live:
+        """The state once no sweep runs: never "watching" while the store lags."""
+        if self.trouble is not None:
+            return self.trouble
+        return Live.WATCHING if self.watching else Live.IDLE
+
+    def _notice(self, event: Notice) -> list[Say]:
+        """The watcher's store states go to the header; warnings and errors also pop up."""
+        if event.kind is NoticeKind.STORE_LOST:
+            self.watching = False
+            self.trouble = self.state = Live.STORE_LOST
+        elif event.kind is NoticeKind.STORE_TROUBLE:
+            self.trouble = self.state = Live.RETRYING
+        elif event.kind is NoticeKind.STORE_OK:
+            self.trouble = None
+            self.state = self._settled()
+        if event.kind is NoticeKind.POLLING and event.level == "info":
+            return [Say(event.message, "watching by polling", "warning")]
+        if event.level in ("warning", "error"):
+            level: Severity = "warning" if event.level == "warning" else "error"
+            return [Say(event.message, event.kind.value, level)]
+        return []
+
+    # -- following another process's store ----------------------------------------------
+
+    def catch_up(self, store: Store) -> Followed | StoreDiff | None:
+        """(A worker thread.) What changed in ``store`` since the model's point in its
+        index's history (a few indexed reads at any size); without an index to trust, the
+        whole store read again; None to ask again at the next poll. OSError when the store
+        cannot be read."""
+        if self.point is not None:
+            followed = follow_store(store, self.point)
+            if followed is not None:
+                self._untrusted = 0
+                return followed
+            self._untrusted += 1
+            if self._untrusted < 2:
+                # The writer renames a new extract.jsonl into place and only then says so
+                # in its index: the next poll sees them agree again.
+                return None
+        self._untrusted = 0
+        return diff_store(store, self.model)
+
+    def followed(self, followed: Followed, keep: int | None) -> Applied:
+        """Apply what the store's index says changed."""
+        self.stamp, self.point = followed.stamp, followed.point
+        self.summary = followed.summary or self.summary
+        if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
+            return Applied(Change())
+        self.last_event = time.time()
+        rows = frozenset(self.model.apply(followed.records, followed.removed))
+        done = len(followed.records) + len(followed.removed)
+        lines = self.triage.activity.extend(
+            store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
+        )
+        return Applied(Change(rows, keep, tuple(lines)), seen=tuple(followed.records))
+
+    def diffed(self, diff: StoreDiff, keep: int | None) -> Applied:
+        """Take the store as re-read whole (the cursor's record kept by its key)."""
+        model = self.model
+        self.stamp, self.point = stamp_of(diff.data), diff.data.point
+        self.summary = diff.summary or self.summary
+        if self.summary is not None:
+            self.last_event = parse_iso(self.summary.finished) or time.time()
+        kept = model.key(keep) if keep is not None else None
+        model.clear()
+        model.data = diff.data
+        model.extend(diff.chunk.rows, diff.chunk.starts)
+        model.note_bad(diff.chunk.bad)
+        rows = frozenset(model.ids[k] for k in diff.changed if k in model.ids)
+        problems = (model.bad_text(),)
+        lines = self.triage.activity.extend(
+            store_lines(diff.summary, len(diff.changed), len(model), problems)
+        )
+        change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines))
+        return Applied(change, seen=tuple(error_records(model)))
+
+    # -- what a retry's answer means -----------------------------------------------------
+
+    def retried(self, keys: list[Key], label: str, vanished: Iterable[Key], unlock: bool) -> Say:
+        """What a finished retry of ``keys`` says: the verdicts they have now (the records
+        it changed were applied before its answer), or, after a new password
+        (``unlock``), how many of them opened."""
+        gone = set(vanished)
+        if unlock:
+            return self._unlocked(keys, gone)
+        verdicts: dict[str, int] = {}
+        for key in keys:
+            if key in gone:
+                continue
+            rid = self.model.ids.get(key)
+            record = self.model.record(rid) if rid is not None else None
+            status = record.status if record is not None else "?"
+            verdicts[status] = verdicts.get(status, 0) + 1
+        parts = [f"{status} {n:,}" for status, n in sorted(verdicts.items())]
+        if gone:
+            names = ", ".join(path for _root, path in sorted(gone)[:3])
+            parts.append(f"{len(gone):,} vanished (no longer on disk: {names})")
+        return Say(" · ".join(parts), f"retried {label}", "warning" if gone else "information")
+
+    def _unlocked(self, keys: list[Key], vanished: set[Key]) -> Say:
+        """After a retry with a new password: how many of the files opened."""
+        model = self.model
+        records = [model.record(rid) for k in keys if (rid := model.ids.get(k)) is not None]
+        opened = sum(1 for r in records if r is not None and r.status == Status.OK)
+        still = sum(1 for r in records if is_encrypted(r))
+        tried = len(keys) - len(vanished)
+        text = f"opened {opened:,} of {count(tried, 'encrypted file')}"
+        if still:
+            text += f"; {still:,} still encrypted: the passwords given did not open them"
+        if vanished:
+            text += f"; {len(vanished):,} no longer on disk"
+        return Say(text, "password", "information" if opened and not still else "warning")
+
+
+def parse_iso(text: str) -> float | None:
+    """An ISO time as ``time.time()`` seconds; None when empty or not a time."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text).timestamp() if text else None
+    except (ValueError, TypeError):
+        return None
+
+
+def stamp_of(src: JsonlSource) -> Stamp | None:
+    """The stamp :func:`tui.loader.read_jsonl` gave ``src`` (None for any other)."""
+    stamp = src.stamp
+    return (stamp[0], stamp[1], stamp[2]) if stamp is not None and len(stamp) == 3 else None
