@@ -185,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ui", help="open the dashboard on an existing store")
     p.add_argument("--store", type=Path, required=True, help="the store folder (.quarry)")
     p.add_argument("--read-only", action="store_true", help="browse only")
+    p.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OTHER",
+        help="open on the compare screen: store OTHER (before) against --store (after)",
+    )
     p = sub.add_parser("retry", help="read files again")
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--store", type=Path, help="store folder (default: found above the files)")

@@ -118,9 +118,16 @@ class QuarryApp(App[None]):
     """Whether live changes are held back (they queue and apply on resume)."""
 
     def __init__(
-        self, store_out: Path, session: Session | None = None, *, read_only: bool = False
+        self,
+        store_out: Path,
+        session: Session | None = None,
+        *,
+        read_only: bool = False,
+        compare: Store | None = None,
     ) -> None:
         super().__init__()
+        self.compare_with = compare
+        """A store to compare this one with on the compare screen, opened on mount."""
         self.store = session.store if session is not None else Store(Path(store_out))
         self.session = session
         self.read_only = read_only
@@ -329,6 +336,10 @@ class QuarryApp(App[None]):
         self._load()
         if self.session is None:
             self.set_interval(POLL_SECONDS, self._poll)
+        if self.compare_with is not None:  # quarry ui --compare OTHER: OTHER before, ours after
+            from tui.screens.compare import CompareScreen
+
+            self.push_screen(CompareScreen(self.compare_with, self.store, self))
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:

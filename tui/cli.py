@@ -21,7 +21,9 @@ TYPE_CHECKING = False  # (typing's own: 3 ms before the walk ahead starts)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from pathlib import Path
 
+    from engine.store import Store
     from tui.app import QuarryApp
 
 
@@ -89,10 +91,24 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from tui.loadpart import start_early
 
     store = reading_store(args.store)
+    other = None if args.compare is None else compared_store(args.compare, store)
     start_early(store)  # a big store is parsed while Textual is imported and starts
     from tui.app import QuarryApp
 
-    return run_app(QuarryApp(store.out, None, read_only=args.read_only))
+    return run_app(QuarryApp(store.out, None, read_only=args.read_only, compare=other))
+
+
+def compared_store(path: Path, store: Store) -> Store:
+    """The store ``--compare`` names, checked before the dashboard starts: a folder that is
+    no store, or ``store`` itself, is a one-line error (exit 1), never an empty comparison."""
+    from engine.errors import UsageError
+    from engine.names import shown
+    from engine.verbkit import reading_store
+
+    other = reading_store(path)
+    if other.out.resolve() == store.out.resolve():
+        raise UsageError(f"--compare {shown(str(path))} names the store shown: nothing to compare")
+    return other
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,7 +34,11 @@ SHOTS: list[tuple[str, Sequence[str]]] = [
     ("errors-suspect-texts", ("x", "ctrl+end")),
     ("unsupported", ("u",)),
     ("activity", ("at",)),
+    ("compare", ()),
+    ("compare-texts", ("down", "down", "enter", "enter")),
 ]
+COMPARED = ("compare", "compare-texts")
+"""Shots of ``quarry ui --compare``: the store swept without OCR and pdftotext, before."""
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
@@ -59,9 +63,27 @@ def make_store(tmp: Path) -> Path:
     return build_sample_store(tmp / "sample").out
 
 
-async def shoot(store: Path, out: Path, name: str, keys: Sequence[str]) -> Path:
-    """Open the app, press ``keys``, save ``out/name.svg``."""
-    app = QuarryApp(store)
+def make_before(store: Path) -> Path | None:
+    """The same folder swept without tesseract and pdftotext, into a store beside ``store``
+    (what ``quarry ui --compare`` shows against it); None for the sample store."""
+    root = store.parent / "fixtures"
+    if not root.is_dir():
+        return None
+    from engine.sweep import SweepOptions, sweep
+
+    before = store.parent / "before"
+    sweep([root], SweepOptions(out=before, without=("tesseract", "pdftotext")), lambda _e: None)
+    return before
+
+
+async def shoot(
+    store: Path, out: Path, name: str, keys: Sequence[str], before: Path | None = None
+) -> Path:
+    """Open the app (on the compare screen when given a store ``before``), press ``keys``,
+    save ``out/name.svg``."""
+    from engine.store import Store
+
+    app = QuarryApp(store, compare=Store(before) if before is not None else None)
     app.animation_level = "none"
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
@@ -92,7 +114,12 @@ def main(argv: list[str]) -> int:
     tmp.mkdir()
     try:
         store = make_store(tmp)
+        before = make_before(store)
         for name, keys in SHOTS:
+            if name in COMPARED:
+                if before is not None:
+                    print(asyncio.run(shoot(store, out, name, keys, before)))
+                continue
             print(asyncio.run(shoot(store, out, name, keys)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -6,7 +6,10 @@ worse, got better, text changed, verdict changed, new, gone), largest first, eac
 count and an example. Enter drills into a group's files, enter on a file shows its two texts
 (:mod:`engine.difftext`: unified at 80 columns, side by side from :data:`SIDE_BY_SIDE`
 columns on; ``s`` switches), changed lines highlighted, ``n``/``N`` from change to change.
-Escape goes back a level to the same row; from the groups it leaves the screen.
+Escape goes back a level to the same row; from the groups it leaves the screen. Given the
+dashboard (:class:`tui.screens.ports.Dashboard`), ``o`` opens a file's source with the
+system's opener and ``e`` its text (after, else before) in ``$EDITOR``/``$PAGER``, as the
+records screen does.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from engine.diffview import what_changed
 from engine.errors import QuarryError
 from engine.names import shown
 from engine.store import Store
+from tui import actions
+from tui.screens.ports import Dashboard
 from tui.widgets.diff_view import DiffView
 from tui.widgets.footer import FittingFooter
 from tui.words import escape
@@ -70,11 +75,15 @@ class CompareScreen(Screen[None]):
         Binding("n", "change(1)", "Next change"),
         Binding("N", "change(-1)", "Previous change"),
         Binding("s", "side_by_side", "Side by side"),
+        Binding("o", "open_source", "Open file"),
+        Binding("e", "edit_text", "Open text"),
     ]
 
-    def __init__(self, before: Store, after: Store) -> None:
+    def __init__(self, before: Store, after: Store, dash: Dashboard | None = None) -> None:
         super().__init__()
         self.before, self.after = before, after
+        self.dash = dash
+        """The dashboard around the screen (None: no file is opened from here)."""
         self.groups: Groups = {g: [] for g in Group}
         self.summary: DiffSummary | None = None
         self.group: Group | None = None
@@ -153,6 +162,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-groups").display = self.group is None
         self.query_one("#compare-files").display = at_files
         self.query_one("#compare-diff").display = self.change is not None
+        self.refresh_bindings()  # n, N, s, o and e come and go with the level
 
     @on(DataTable.RowSelected, "#compare-groups")
     def _into_group(self, event: DataTable.RowSelected) -> None:
@@ -231,10 +241,57 @@ class CompareScreen(Screen[None]):
             view.set_side_by_side(not view.side_by_side)
             view.go_change(1)
 
+    def _file(self) -> FileChange | None:
+        """The file shown, else the one highlighted in a group's files (None: neither)."""
+        if self.change is not None or self.group is None:
+            return self.change
+        row = self.query_one("#compare-files", DataTable).cursor_row
+        files = self.groups[self.group]
+        return files[row] if 0 <= row < len(files) else None
+
+    def action_open_source(self) -> None:
+        """Open the file's source with the system's opener."""
+        change = self._file()
+        if change is None or self.dash is None:
+            return
+        path = self.dash.source_path((change.root, change.path))
+        if not path.exists():
+            self.notify(f"{shown(str(path))} is no longer on disk", severity="warning")
+            return
+        self._hand_over(actions.opener_command(path), "cannot open files here")
+
+    def action_edit_text(self) -> None:
+        """Open the file's text (after, else before) in $EDITOR / $PAGER, a private copy."""
+        change = self._file()
+        if change is None or self.dash is None:
+            return
+        try:
+            a, b = texts_of(self.before, self.after, change)
+            text = b if b is not None else a
+            if text is None:
+                self.notify(f"{shown(change.path)}: no text stored", severity="warning")
+                return
+            copy = actions.private_copy(text.encode("utf-8", "replace"), change.path)
+        except OSError as exc:
+            self.notify(f"cannot copy the text: {exc}", severity="error")
+            return
+        self._hand_over(actions.viewer_command(copy), "cannot open the text")
+
+    def _hand_over(self, command: list[str], cannot: str) -> None:
+        assert self.dash is not None
+        status = self.dash.run_outside(command)
+        if status == 127:
+            self.notify(f"{cannot}: {command[0]} is not installed", severity="error")
+        elif status:
+            self.notify(f"{command[0]} exited with status {status}", severity="warning")
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``n``, ``N`` and ``s`` only where a file's texts are shown."""
+        """``n``, ``N`` and ``s`` only where a file's texts are shown; ``o`` and ``e`` where
+        a file is, within a dashboard."""
         if action in ("change", "side_by_side"):
             return self.change is not None
+        if action in ("open_source", "edit_text"):
+            return self.dash is not None and self.group is not None
         return True
 
 
