@@ -26,7 +26,7 @@ from engine.executors import ExecutorSpec, dask_factory, parse_executor
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits, MiB
 from engine.records import Status
-from engine.store import text_dest
+from engine.store import Store, text_dest
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import Tool, ToolSet, discover
 from tests.engine.daskkit import (
@@ -171,6 +171,10 @@ def test_a_worker_without_pdftotext_gets_no_pdfs_and_texts_equal_a_local_sweep(
     pdf_records = [r for r in store_lines(tmp_path / "dask") if r["reader"] == "pdf"]
     assert len(pdf_records) == 2 * len(pdfs)
     assert notices(events, "dask-tools") == []  # every PDF was read with pdftotext
+    summary = Store(tmp_path / "dask").load_summary()
+    assert summary is not None
+    assert (summary.cluster_workers, summary.cluster_tools["pdftotext"]) == (2, 1)
+    assert summary.cluster_routed["pdf"] >= len(pdfs)  # named .pdf: only where pdftotext is
 
 
 def _executor_with(good: dict[str, tuple[str, ...]]) -> Any:
@@ -578,3 +582,35 @@ def test_a_warm_connection_that_fails_is_said_by_the_run(tmp_path: Path) -> None
         list(ex.finished())
     ex.close()
     assert ex._client is None and ex._warming is None
+
+
+class _Future:
+    def add_done_callback(self, _fn: Callable[[Any], None]) -> None:
+        pass
+
+
+class _Client:
+    """Takes tasks and runs none (only where each was sent matters here)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, list[str]]] = []
+
+    def submit(self, _fn: Any, tasks: list[ReadTask], *_a: Any, **kw: Any) -> _Future:
+        self.sent.append((len(tasks), kw["workers"]))
+        return _Future()
+
+    def nthreads(self) -> dict[str, int]:
+        return {"tcp://a": 1, "tcp://b": 1}
+
+    def get_events(self, _topic: str) -> tuple[()]:
+        return ()
+
+
+def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001  # a task takes a kind's files whole
+    ex.submit([j.task for j in _jobs(3, ".pdf") + _jobs(4, ".txt")])
+    ex._send()
+    assert sorted(ex._client.sent) == [(3, ["tcp://a"]), (4, ["tcp://a", "tcp://b"])]
+    assert ex.routed() == {"pdf": 3}  # the text files could go anywhere
