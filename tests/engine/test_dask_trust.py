@@ -9,6 +9,7 @@ bounded polls on what is awaited; nothing asserts a time.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import threading
@@ -29,10 +30,12 @@ from engine.records import Status
 from engine.store import Store, text_dest
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import Tool, ToolSet, discover
+from tests.engine import daskkit
 from tests.engine.daskkit import (
     distributed,
     extra_worker,
     local_cluster,
+    psutil,
     read_processes,
     store_lines,
     texts,
@@ -614,3 +617,34 @@ def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
     ex._send()
     assert sorted(ex._client.sent) == [(3, ["tcp://a"]), (4, ["tcp://a", "tcp://b"])]
     assert ex.routed() == {"pdf": 3}  # the text files could go anywhere
+
+
+def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(
+    tmp_path: Path,
+) -> None:
+    """Its workers close with it and run the plugin's teardown themselves."""
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    root = tmp_path / "docs"
+    texts_of(root, 3)
+    (tmp_path / "store" / "tmp").mkdir(parents=True)
+    ex = DaskExecutor(
+        parse_executor("dask-local:1"), WorkerSettings("", fixed_tools=ToolSet.empty())
+    )
+    tasks = [
+        ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "store" / "tmp"), 20)
+        for p in sorted(root.iterdir())
+    ]
+    try:
+        ex.submit(tasks)
+        assert len(list(ex.finished())) == 3
+        pids = list(ex._client.run(os.getpid).values())
+        kids = [k for pid in pids for k in psutil.Process(pid).children(recursive=True)]
+        assert kids  # the read child and its forkserver at least
+        asked: list[str] = []
+        ex._client.unregister_worker_plugin = asked.append
+    finally:
+        ex.close()
+    assert asked == []
+    wait_for("the cluster's processes gone", lambda: not any(daskkit._alive(k) for k in kids))
