@@ -366,8 +366,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
     waiting: dict[str, int] | None = None
     guessed = False
+    cluster: list[str] = []
     if args.store is not None:
-        waiting = dict(Tally.of(_load(reading_store(args.store)).records).waiting)
+        swept = reading_store(args.store)
+        waiting = dict(Tally.of(_load(swept).records).waiting)
+        cluster = _cluster_lines(swept)
     elif args.dir is not None:
         folder = user_path(args.dir)
         if not folder.is_dir():
@@ -377,6 +380,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
         store.check()
         if store.exists():
             waiting = dict(Tally.of(_load(store).records).waiting)
+            cluster = _cluster_lines(store)
         else:
             waiting, guessed = detected_needs(folder), True
     rows = tool_rows(waiting, guessed=guessed)
@@ -384,8 +388,25 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(dump_json(rows))
         return EXIT_OK
     _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
+    if cluster:
+        from rich.text import Text
+
+        for line in cluster:
+            _print(Text(line))
     _print_unloaded()
     return EXIT_OK
+
+
+def _cluster_lines(store: Store) -> list[str]:
+    """What the store's summary says of the last sweep's Dask workers whose tools differ."""
+    from engine.errors import StoreCorrupt
+    from engine.summary import cluster_lines
+
+    try:
+        summary = store.load_summary()
+    except StoreCorrupt:  # a summary only informs: the table stands without it
+        return []
+    return cluster_lines(summary) if summary is not None else []
 
 
 def _print_unloaded() -> None:

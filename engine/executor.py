@@ -83,11 +83,31 @@ class Announcing(Protocol):
 
 
 @runtime_checkable
+class Warming(Protocol):
+    """An executor that can start its slow part (a forkserver's imports, a cluster) now, in
+    the background, so that it overlaps the walk and the plan of a sweep that reads everything."""
+
+    def warm(self) -> None:
+        """Begin starting, return at once; a failure is raised by the first run instead."""
+        ...
+
+
+@runtime_checkable
 class Distributed(Protocol):
     """An executor whose reads run on other machines, each with a tool set of its own."""
 
     def worker_tools(self) -> Mapping[str, ToolSet]:
         """Each worker's tools (a name for the worker -> its tools), as last reported."""
+        ...
+
+
+@runtime_checkable
+class Routing(Protocol):
+    """A distributed executor that sends some kinds of file only to some workers."""
+
+    def routed(self) -> Mapping[str, int]:
+        """Kind of file (its reader's name) -> files of it the last run sent only to some of
+        the workers (those with the tools it uses)."""
         ...
 
 

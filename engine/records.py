@@ -454,6 +454,14 @@ class Summary:
     watcher's batches wait for the changes to settle before the file is written again."""
     jsonl_written: str = ""
     """ISO-8601 UTC time ``extract.jsonl`` was last written ("" before the index existed)."""
+    cluster_workers: int = 0
+    """Dask workers that took the last sweep's reads (0: the reads ran on this machine)."""
+    cluster_tools: dict[str, int] = field(default_factory=dict)
+    """When those workers' tools differ: tool name -> how many of them have it (every tool
+    that at least one has, or that the engine knows); empty when they all have the same."""
+    cluster_routed: dict[str, int] = field(default_factory=dict)
+    """Kind of file (its reader's name) -> files of it sent only to some of the workers (those
+    with its tools), in the last sweep."""
 
     def to_json(self) -> bytes:
         """Pretty, key-sorted JSON for the summary file (roots as ``escaped`` names)."""

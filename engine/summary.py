@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from engine.index import Tally
@@ -63,3 +64,44 @@ def build_summary(
         quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
         left_out=dict(left_out or {}),
     )
+
+
+def with_cluster(
+    summary: Summary, workers: Mapping[str, ToolSet], routed: Mapping[str, int]
+) -> Summary:
+    """``summary`` saying how the tools of the cluster's workers that took reads differ.
+
+    ``workers``: each worker's tools; ``routed``: files per kind sent only to the workers with
+    its tools. Per tool, on how many of the workers it is, when their tool sets differ.
+    """
+    if not workers:
+        return summary
+    sets = [frozenset(t.names) for t in workers.values()]
+    tools: dict[str, int] = {}
+    if len(set(sets)) > 1:
+        names = set(KNOWN_TOOLS).union(*sets)
+        tools = {name: sum(name in have for have in sets) for name in sorted(names)}
+    return replace(
+        summary,
+        cluster_workers=len(workers),
+        cluster_tools=tools,
+        cluster_routed={k: v for k, v in sorted(routed.items()) if v > 0},
+    )
+
+
+def cluster_lines(summary: Summary) -> list[str]:
+    """What ``quarry tools`` and the tools screen say of a cluster whose workers' tools
+    differ (nothing when they do not, or the reads ran on this machine)."""
+    n = summary.cluster_workers
+    if not n or not (summary.cluster_tools or summary.cluster_routed):
+        return []
+    lines = []
+    if summary.cluster_tools:
+        uneven = [f"{t} on {k} of {n}" for t, k in summary.cluster_tools.items() if k < n]
+        lines.append(
+            f"the last sweep's {n} Dask workers have different tools: " + ", ".join(uneven)
+        )
+    if summary.cluster_routed:
+        kinds = ", ".join(f"{k} ({v} files)" for k, v in summary.cluster_routed.items())
+        lines.append(f"read only on the workers with their tools: {kinds}")
+    return lines

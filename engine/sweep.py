@@ -46,7 +46,7 @@ from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Key, Record, Summary
 from engine.resume import Ledger
 from engine.store import JSONL, Store, default_out, sync_fs
-from engine.summary import build_summary, iso, started_ns
+from engine.summary import build_summary, iso, started_ns, with_cluster
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
 
@@ -360,6 +360,16 @@ class Sweeper:
         ex = self._executor
         return dict(ex.worker_tools()) if isinstance(ex, Distributed) else {}
 
+    def _with_cluster(self, summary: Summary) -> Summary:
+        """The summary saying how the tools of a cluster's workers differ (a Dask sweep)."""
+        from engine.executor import Distributed, Routing
+
+        ex = self._executor
+        if not isinstance(ex, Distributed):
+            return summary
+        routed = ex.routed() if isinstance(ex, Routing) else {}
+        return with_cluster(summary, ex.worker_tools(), routed)
+
     def drop_executor(self) -> None:
         """Close the executor (a broken one, or at the end); the next run makes a new one."""
         if self._executor is not None:
@@ -476,20 +486,21 @@ class Sweeper:
         return run, new
 
     def _warm_pool(self) -> None:
-        """Start the local pool's forkserver now, in the background (once per sweeper).
+        """Start the executor's slow part now, in the background (once per sweeper): the local
+        pool's forkserver, a Dask executor's cluster.
 
         Asked when the store is new (from ``__enter__``, before the lock) or holds no record:
         every file will be read, and the server's imports (~0.2 s) then overlap the lock, the
         store's folders, the walk and the plan instead of delaying the first read.
         """
-        if self._warmed or self.options.executor is not None:
+        if self._warmed:
             return
         self._warmed = True
-        from engine.isolate import ReadPool  # multiprocessing: only when reads need a pool
+        from engine.executor import Warming
 
         pool = self.executor
-        if isinstance(pool, ReadPool):
-            pool.warm()
+        if isinstance(pool, Warming):
+            pool.warm()  # a Dask executor: the cluster is reached (or started) meanwhile
 
     def walk_all(self) -> list[Listing]:
         """Walk every root (a listing each, in the roots' order); the run that follows uses
@@ -661,7 +672,7 @@ class Sweeper:
             summary = build_summary(
                 self.index.tally, self.roots, self.tools, started, time.time(), None, self.left_out
             )
-            summary = self._with_jsonl_state(summary)
+            summary = self._with_cluster(self._with_jsonl_state(summary))
             self.store.write_summary(summary)
         except BaseException as exc:
             _end_quietly(synced)  # the sync ends before the error goes on

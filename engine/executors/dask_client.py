@@ -43,6 +43,7 @@ import logging
 import os
 import queue
 import secrets
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -92,6 +93,10 @@ TASK_S = 0.75
 """Seconds of work a task aims at: long enough that Dask's cost per task (a millisecond or
 two on the scheduler, the pickled task and outcomes, a syncfs) is small beside it, short
 enough that a lost task costs little and the last tasks end together."""
+TAIL_TASK_S = 0.1
+"""Seconds of work the last tasks of a run keep at least (while tasks shrink so that the last
+ones end together): below that, a task's round trip through the scheduler (tens of
+milliseconds on a busy machine) costs more than the evening out gains."""
 FIRST_TASK_FILES = 32
 """Files a task takes before the sweep has timed one."""
 TASK_FILES = 2048
@@ -139,6 +144,7 @@ class DaskExecutor:
         self.tool_sets: Counter[tuple[str, str]] = Counter()
         """Reads of the current run by reader and the tools it uses that the read had
         (``name=version;...``): a reader counted under two of them is a mixed read."""
+        self._routed: Counter[str] = Counter()
         self._on_event: Listener = ignore
         self._cluster: Any = None
         self._client: Any = None
@@ -158,6 +164,8 @@ class DaskExecutor:
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._warming: threading.Thread | None = None
+        self._warm_error: BaseException | None = None
 
     def listen(self, on_event: Listener) -> None:
         """Send the executor's notices (the dashboard link, each worker's tools) there."""
@@ -170,6 +178,11 @@ class DaskExecutor:
             for addr, info in self.workers.items()
             if addr in self._good
         }
+
+    def routed(self) -> dict[str, int]:
+        """Kind of file -> files of it the last run sent only to some of the workers that
+        take reads (those with most of the tools it uses)."""
+        return dict(self._routed)
 
     @property
     def window(self) -> int:
@@ -185,15 +198,44 @@ class DaskExecutor:
         Idempotent while connected. Raises ClusterRefused when no scheduler or worker
         answers, or when no worker passes the check.
         """
-        if self._client is not None:
+        if self._token:
             return
         _quiet_logs()
         try:
-            self._connect()
+            self._joined()
+            if self._client is None:
+                self._connect()
             self._register(sample)
         except BaseException:
             self.close()
             raise
+
+    def warm(self) -> None:
+        """Reach the scheduler (or start the LocalCluster) now, in a thread, and return: a
+        cold sweep's walk and plan then overlap the cluster's start (seconds for a
+        LocalCluster: its processes, their imports, the read children's forkserver). The
+        workers are checked later, by :meth:`start`, which also raises what this met."""
+        if self._client is not None or self._warming is not None:
+            return
+        _quiet_logs()
+        self._warming = threading.Thread(target=self._connect_early, name="quarry-dask-warm")
+        self._warming.daemon = True
+        self._warming.start()
+
+    def _connect_early(self) -> None:
+        try:
+            self._connect()
+        except BaseException as exc:  # raised again by start(), on the engine's thread
+            self._warm_error = exc
+
+    def _joined(self) -> None:
+        """Wait for :meth:`warm`'s connection, and raise what it met."""
+        thread, self._warming = self._warming, None
+        if thread is not None:
+            thread.join()
+        error, self._warm_error = self._warm_error, None
+        if error is not None:
+            raise error
 
     def _connect(self) -> None:
         where = str(self.spec)
@@ -343,11 +385,12 @@ class DaskExecutor:
         scheduler goes away: either ends the run before the store is written.
         """
         self.tool_sets = Counter()
+        self._routed = Counter()
         try:
             first = next((q[0] for q in self._todo.values() if q), None)
             if first is not None:
                 self._settings_for(first.task)
-                if self._client is None:
+                if not self._token:
                     self.start([j.task for q in self._todo.values() for j in q])
                 else:
                     self._write_token()
@@ -405,6 +448,8 @@ class DaskExecutor:
             )
             self._flying[fut] = (jobs, where)
             fut.add_done_callback(self._done.put)
+            if len(where) < len(self._good):
+                self._routed[_kind_name(jobs[0].task.path)] += len(jobs)
 
     def _wait_for_workers(self) -> None:
         """No worker may read: wait for one to join, for WORKERS_TIMEOUT_S at most."""
@@ -428,7 +473,7 @@ class DaskExecutor:
         """Point the workers at the store whose ``tmp/`` the task names, and mark it dirty."""
         store_dir = Path(task.tmp_dir).parent  # tmp/ is a folder of the store
         if self.settings.store_dir != str(store_dir):
-            if self._client is not None:
+            if self._token:
                 self.close()  # the plugin checked the workers against another store
             self.settings = replace(self.settings, store_dir=str(store_dir))
         # Workers rename texts into extract/ as they finish: from the first one on, a crash
@@ -442,8 +487,11 @@ class DaskExecutor:
         left = sum(len(q) for q in self._todo.values())
         first = todo.popleft()
         batch, size, chars = [first], first.task.size, len(first.task.path)
-        aim = FIRST_TASK_FILES if self._per_file is None else TASK_S / self._per_file
-        most = int(max(1, min(TASK_FILES, aim, left // (2 * self._threads))))
+        if self._per_file is None:
+            aim, tail = float(FIRST_TASK_FILES), 1.0
+        else:
+            aim, tail = TASK_S / self._per_file, TAIL_TASK_S / self._per_file
+        most = int(max(1, min(TASK_FILES, aim, max(tail, left // (2 * self._threads)))))
         while todo and len(batch) < most:
             nxt = todo[0].task
             size += nxt.size
@@ -481,8 +529,10 @@ class DaskExecutor:
 
     def _results(self, jobs: list[_Job], result: BatchResult) -> Iterator[tuple[ReadTask, Outcome]]:
         """A task's outcomes: each file's, or the file queued again where it reads better."""
-        took = result.seconds / max(1, len(jobs))
-        self._per_file = took if self._per_file is None else 0.7 * self._per_file + 0.3 * took
+        if result.warm:  # a batch that started its read pool says little of reading
+            took = result.seconds / max(1, len(jobs))
+            was = self._per_file
+            self._per_file = took if was is None else 0.7 * was + 0.3 * took
         if result.unseen:
             self._good.pop(result.worker, None)  # its own event says why, soon
         unseen = set(result.unseen)
@@ -595,10 +645,14 @@ class DaskExecutor:
     def close(self) -> None:
         """Stop the read processes on the workers (the plugin's teardown); close the client
         and a LocalCluster; remove the check's files from the store's ``tmp/``."""
+        with contextlib.suppress(BaseException):  # a cluster still starting is closed too
+            self._joined()
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         if client is not None:
-            if client.status == "running":
+            # A LocalCluster's workers close with it, and a closing worker runs the plugin's
+            # teardown itself: asking first costs a round of teardowns (~1 s) for nothing.
+            if client.status == "running" and cluster is None:
                 with contextlib.suppress(Exception):
                     client.unregister_worker_plugin(self.settings.plugin)
             with contextlib.suppress(Exception):
@@ -633,6 +687,20 @@ def _kind_tools(path: str) -> frozenset[str]:
         reader = reader_for(mime) if mime else None
         tools = _KIND_TOOLS[key] = frozenset(reader.tools if reader else ())
     return tools
+
+
+_KIND_NAMES: dict[str, str] = {}
+
+
+def _kind_name(path: str) -> str:
+    """A file's kind as its name says: its reader's name, else its type, else its name's."""
+    key = name_key(path)
+    got = _KIND_NAMES.get(key)
+    if got is None:
+        mime = by_name(path)
+        reader = reader_for(mime) if mime else None
+        got = _KIND_NAMES[key] = reader.name if reader else (mime or key or OCTET)
+    return got
 
 
 def _named(result: BatchResult, wanted: frozenset[str]) -> str:

@@ -152,6 +152,10 @@ class BatchResult:
     """Wall time the batch took on the worker (the engine sizes later tasks by it)."""
     unseen: tuple[int, ...] = ()
     """Files (indexes) this worker could not see: the engine reads them elsewhere."""
+    warm: bool = True
+    """Whether the read pool was running before the batch: a batch that started it (a read
+    child, the forkserver's imports) took longer than its files' reading, and the engine does
+    not size later tasks by it."""
 
 
 class Pools:
@@ -179,6 +183,13 @@ class Pools:
         with self._lock:
             self._pools[me] = (key, pool)
         return pool
+
+    def running(self, limits: Limits, settings: WorkerSettings) -> bool:
+        """Whether this thread's pool for ``limits`` has read before (its child is up)."""
+        key = (limits, settings.extra_readers, settings.max_reads)
+        with self._lock:
+            held = self._pools.get(threading.get_ident())
+        return held is not None and held[0] == key
 
     def close(self) -> None:
         """Stop every thread's read pool (their read children and scratch folders go)."""
@@ -291,6 +302,7 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
         plugin.refuse(f"cannot see {tasks[unseen[0]].path}")
     slots = _seen(out)
     index = {id(t): i for i, t in zip(slots, mine, strict=True)}
+    warm = bool(mine) and pools.running(mine[0].limits, settings)
     if mine:
         for task, outcome in pools.get(mine[0].limits, settings).read(mine):
             out[index[id(task)]] = outcome
@@ -305,7 +317,8 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
     outcomes = tuple(replace(o, tools=named) for o in out if o is not None)
     assert len(outcomes) == len(tasks), "the pool answered every task"
     worker = plugin.address if plugin is not None else ""
-    return BatchResult(outcomes, worker, tools, time.monotonic() - began, tuple(unseen))
+    took = time.monotonic() - began
+    return BatchResult(outcomes, worker, tools, took, tuple(unseen), warm)
 
 
 def _plugin(name: str) -> QuarryPlugin | None:

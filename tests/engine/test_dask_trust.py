@@ -9,6 +9,7 @@ bounded polls on what is awaited; nothing asserts a time.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import threading
@@ -26,13 +27,15 @@ from engine.executors import ExecutorSpec, dask_factory, parse_executor
 from engine.extract import Outcome, ReadTask
 from engine.limits import Limits, MiB
 from engine.records import Status
-from engine.store import text_dest
+from engine.store import Store, text_dest
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import Tool, ToolSet, discover
+from tests.engine import daskkit
 from tests.engine.daskkit import (
     distributed,
     extra_worker,
     local_cluster,
+    psutil,
     read_processes,
     store_lines,
     texts,
@@ -171,6 +174,10 @@ def test_a_worker_without_pdftotext_gets_no_pdfs_and_texts_equal_a_local_sweep(
     pdf_records = [r for r in store_lines(tmp_path / "dask") if r["reader"] == "pdf"]
     assert len(pdf_records) == 2 * len(pdfs)
     assert notices(events, "dask-tools") == []  # every PDF was read with pdftotext
+    summary = Store(tmp_path / "dask").load_summary()
+    assert summary is not None
+    assert (summary.cluster_workers, summary.cluster_tools["pdftotext"]) == (2, 1)
+    assert summary.cluster_routed["pdf"] >= len(pdfs)  # named .pdf: only where pdftotext is
 
 
 def _executor_with(good: dict[str, tuple[str, ...]]) -> Any:
@@ -464,3 +471,180 @@ def test_a_file_that_kills_the_only_worker_it_may_go_to_is_crashed_not_read_for_
             rec = s.records[(str(root), "hang.bin")]
     assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, "crashed", 1), rec
     assert rec.error is not None and "lost 2 worker(s) reading it" in rec.error
+
+
+# -- flow: task sizes, the cluster started early --------------------------------------------
+
+
+def _jobs(n: int, suffix: str = ".txt") -> list[Any]:
+    from engine.executors.dask_client import _Job
+
+    return [
+        _Job(
+            ReadTask(f"/x/f{i:05}{suffix}", "", LIMITS, ToolSet.empty(), "/s/tmp", 10), frozenset()
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_batch_that_started_its_read_pool_does_not_size_the_next_tasks() -> None:
+    from engine.executors.dask_client import FIRST_TASK_FILES, TASK_S
+    from engine.executors.dask_worker import BatchResult
+
+    ex = _executor_with({"tcp://a": ()})
+    ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8")
+    first = _jobs(32)
+    # 1.5 s for 32 tiny files: the read child and the forkserver's imports, not the reading.
+    cold = BatchResult((ok,) * 32, "tcp://a", ToolSet.empty(), 1.5, warm=False)
+    list(ex._results(first, cold))
+    for job in _jobs(5000):
+        ex._queue(job)
+    assert len(ex._take()) == FIRST_TASK_FILES  # still unknown: not 0.75 s / 47 ms = 16
+    warm = BatchResult((ok,) * 32, "tcp://a", ToolSet.empty(), 0.032, warm=True)
+    list(ex._results(first, warm))  # 1 ms a file
+    assert len(ex._take()) == int(TASK_S / (0.032 / 32))
+
+
+def test_the_last_tasks_keep_a_tenth_of_a_second_of_work() -> None:
+    from engine.executors.dask_client import TAIL_TASK_S
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._per_file = 0.001
+    for job in _jobs(150):
+        ex._queue(job)
+    sizes = []
+    while any(ex._todo.values()):
+        sizes.append(len(ex._take()))
+    # Shrinking to the end would make tasks of 37, 18, 9, ... 1 file, each a round trip.
+    assert sizes == [int(TAIL_TASK_S / 0.001), 50]
+
+
+def test_a_batch_says_whether_its_read_pool_was_running(tmp_path: Path) -> None:
+    from engine.executors import dask_worker
+
+    (tmp_path / "tmp").mkdir()
+    p = tmp_path / "a.txt"
+    p.write_text("a text\n")
+    task = ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 7)
+    settings = dask_worker.WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty())
+    try:
+        first = dask_worker.read_batch([task], settings)
+        second = dask_worker.read_batch([task], settings)
+    finally:
+        dask_worker.close_pools()
+    assert (first.warm, second.warm) == (False, True)
+    assert [o.status for o in first.outcomes + second.outcomes] == [Status.OK] * 2
+
+
+def test_a_cluster_warmed_during_the_walk_is_the_one_that_reads(tmp_path: Path) -> None:
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    root = tmp_path / "docs"
+    texts_of(root, 5)
+    store = tmp_path / "store"
+    (store / "tmp").mkdir(parents=True)
+    ex = DaskExecutor(
+        parse_executor("dask-local:1"), WorkerSettings("", fixed_tools=ToolSet.empty())
+    )
+    try:
+        ex.warm()
+        ex.warm()  # once
+        wait_for(
+            "the warm connection",
+            lambda: ex._warming is None or not ex._warming.is_alive(),
+            timeout=120,
+        )
+        client = ex._client
+        assert client is not None and ex._token == ""  # connected, no worker checked yet
+        tasks = [
+            ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(store / "tmp"), p.stat().st_size)
+            for p in sorted(root.iterdir())
+        ]
+        ex.submit(tasks)
+        got = list(ex.finished())
+        assert ex._client is client  # the reads went through the warmed connection
+    finally:
+        ex.close()
+    assert sorted(t.path for t, _o in got) == sorted(t.path for t in tasks)
+    assert {o.status for _t, o in got} == {Status.OK}
+
+
+def test_a_warm_connection_that_fails_is_said_by_the_run(tmp_path: Path) -> None:
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+    from engine.executors.spec import ClusterRefused
+
+    (tmp_path / "tmp").mkdir()
+    p = tmp_path / "a.txt"
+    p.write_text("a text\n")
+    ex = DaskExecutor(parse_executor("dask://127.0.0.1:9"), WorkerSettings(""))
+    ex.warm()
+    ex.submit([ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 7)])
+    with pytest.raises(ClusterRefused, match="cannot use the Dask cluster"):
+        list(ex.finished())
+    ex.close()
+    assert ex._client is None and ex._warming is None
+
+
+class _Future:
+    def add_done_callback(self, _fn: Callable[[Any], None]) -> None:
+        pass
+
+
+class _Client:
+    """Takes tasks and runs none (only where each was sent matters here)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, list[str]]] = []
+
+    def submit(self, _fn: Any, tasks: list[ReadTask], *_a: Any, **kw: Any) -> _Future:
+        self.sent.append((len(tasks), kw["workers"]))
+        return _Future()
+
+    def nthreads(self) -> dict[str, int]:
+        return {"tcp://a": 1, "tcp://b": 1}
+
+    def get_events(self, _topic: str) -> tuple[()]:
+        return ()
+
+
+def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001  # a task takes a kind's files whole
+    ex.submit([j.task for j in _jobs(3, ".pdf") + _jobs(4, ".txt")])
+    ex._send()
+    assert sorted(ex._client.sent) == [(3, ["tcp://a"]), (4, ["tcp://a", "tcp://b"])]
+    assert ex.routed() == {"pdf": 3}  # the text files could go anywhere
+
+
+def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(
+    tmp_path: Path,
+) -> None:
+    """Its workers close with it and run the plugin's teardown themselves."""
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    root = tmp_path / "docs"
+    texts_of(root, 3)
+    (tmp_path / "store" / "tmp").mkdir(parents=True)
+    ex = DaskExecutor(
+        parse_executor("dask-local:1"), WorkerSettings("", fixed_tools=ToolSet.empty())
+    )
+    tasks = [
+        ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "store" / "tmp"), 20)
+        for p in sorted(root.iterdir())
+    ]
+    try:
+        ex.submit(tasks)
+        assert len(list(ex.finished())) == 3
+        pids = list(ex._client.run(os.getpid).values())
+        kids = [k for pid in pids for k in psutil.Process(pid).children(recursive=True)]
+        assert kids  # the read child and its forkserver at least
+        asked: list[str] = []
+        ex._client.unregister_worker_plugin = asked.append
+    finally:
+        ex.close()
+    assert asked == []
+    wait_for("the cluster's processes gone", lambda: not any(daskkit._alive(k) for k in kids))

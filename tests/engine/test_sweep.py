@@ -378,3 +378,29 @@ def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path)
     root = _tree(tmp_path)
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
+
+
+def test_an_executor_of_the_options_that_can_warm_is_warmed_before_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dask executor starts its cluster while a cold sweep walks and plans (issue 27)."""
+    from engine.executor import Executor
+    from engine.limits import Limits
+
+    root = _tree(tmp_path)
+    calls: list[str] = []
+
+    class Warms(ReadPool):
+        def warm(self) -> None:
+            calls.append("warm")
+
+    def make(limits: Limits, workers: int) -> Executor:
+        return Warms(limits, workers=workers)
+
+    walk = Sweeper._entries
+    monkeypatch.setattr(
+        Sweeper, "_entries", lambda self, only: calls.append("walk") or walk(self, only)
+    )
+    sweep([root], SweepOptions(tools=ToolSet.empty(), executor=make))
+    assert calls == ["warm", "walk"]
+    assert _records(root)
