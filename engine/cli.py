@@ -6,12 +6,14 @@
     quarry sweep DIR... [--json]  sweep once and print a summary
     quarry watch DIR...           sweep, then keep the store current; log lines
     quarry ui --store PATH        open the dashboard on an existing store, following it
+                                  (--compare OTHER: on the compare screen, OTHER before)
     quarry retry PATH...          read files again whatever their verdict
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
     quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
     quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
+    quarry diff STORE --since T   the store now against itself at T (its kept history)
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
 no such folder, or a locked store (one line on stderr, no traceback); diff: 4 something got
@@ -245,7 +247,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = sub.add_parser("diff", help="compare two stores file by file (exit 4: something got worse)")
     p.add_argument("before", type=Path, help="the first store (or a swept folder)")
-    p.add_argument("after", type=Path, help="the second store (or a swept folder)")
+    p.add_argument(
+        "after", nargs="?", type=Path, help="the second store (or a swept folder); not with --since"
+    )
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        help="compare the store now with itself at TIME: 30m, 1h, 2d, 1w ago or an ISO time",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object, every changed file")
     p.add_argument(
         "--limit", type=int, default=10, metavar="N", help="files listed per group (0: all)"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,8 +63,14 @@ def _same_lines(a: bytes, b: bytes) -> bool:
     return a == b or _VOLATILE.sub(b",", a, count=1) == _VOLATILE.sub(b",", b, count=1)
 
 
-def _entries(store: Store, warn: Callable[[str], None]) -> Iterator[_Entry]:
-    """The store's records in key order, as lines (from the index) or records (the file)."""
+def _entries(
+    store: Store, warn: Callable[[str], None], lines: Iterable[bytes] | None = None
+) -> Iterator[_Entry]:
+    """The store's records in key order, as lines (from the index) or records (the file);
+    ``lines``: these, in key order, instead of the store's (the store as it was)."""
+    if lines is not None:
+        yield from map(_Entry, lines)
+        return
     with store_chunks(store, warn) as chunks:
         for chunk in chunks:
             known = chunk.known_records()
@@ -113,8 +119,20 @@ class Comparison:
     """Two stores compared: :meth:`changes` yields each changed file in key order; once it
     is exhausted, :meth:`summary` holds the counts and breakdowns."""
 
-    def __init__(self, a: Store, b: Store, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        a: Store,
+        b: Store,
+        warn: Callable[[str], None],
+        lines: tuple[Iterable[bytes], Iterable[bytes]] | None = None,
+        names: tuple[str, str] | None = None,
+    ) -> None:
         self.a, self.b = a, b
+        self._lines = lines
+        """Each side's lines in key order instead of its store's (one store at two times:
+        its texts are still read from the store)."""
+        self.names = names or (str(a.out), str(b.out))
+        """How the output names the two sides."""
         self._warn = warn
         self._files = [0, 0]
         self._bad = [0, 0]
@@ -133,7 +151,8 @@ class Comparison:
         self._done = True
 
     def _merge(self) -> Iterator[FileChange]:
-        left, right = _entries(self.a, self._warn), _entries(self.b, self._warn)
+        la, lb = self._lines or (None, None)
+        left, right = _entries(self.a, self._warn, la), _entries(self.b, self._warn, lb)
         ea, eb = self._next(left, 0), self._next(right, 1)
         while ea is not None or eb is not None:
             if ea is not None and eb is not None and ea.line and _same_lines(ea.line, eb.line):

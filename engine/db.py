@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from engine import history
 from engine.jsonl import line_of
 from engine.records import Key, Record
 
@@ -221,6 +222,8 @@ class RecordDB:
             if fresh:
                 db._create()
             db._check_version()
+            if writer:
+                history.install(con)  # (an index of this version from before it gains it)
         except (sqlite3.Error, IndexUnusable) as exc:
             con.close()
             raise IndexUnusable(f"{path.name}: {exc}") from exc
@@ -295,6 +298,7 @@ class RecordDB:
         if self._seq is not None and self.con.in_transaction:
             if self.companion is not None:
                 self.companion.before_commit(self._seq, self._replaced)
+            history.prune(self.con)
             self._set("seq", self._seq)
             self._prune_tombstones()
             self.con.execute("COMMIT")
@@ -327,6 +331,7 @@ class RecordDB:
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         if finished:
             self._set("finished", seq)
+            history.start(self.con)
         self.commit()
 
     def replace_all(
@@ -342,6 +347,7 @@ class RecordDB:
         con.execute("DROP TRIGGER IF EXISTS counts_in")
         con.execute("DROP TRIGGER IF EXISTS counts_out")
         con.execute("DROP TRIGGER IF EXISTS counts_change")
+        history.pause(con)  # a rebuild changes no file's record: nothing to keep
         con.execute("DELETE FROM records")
         con.execute("DELETE FROM gone")
         con.execute("DELETE FROM counts")
@@ -353,6 +359,7 @@ class RecordDB:
         for ddl in _TRIGGERS.split("END;"):
             if ddl.strip():
                 con.execute(ddl + "END;")
+        history.resume(con)
         self._set("gone_floor", seq)  # a reader from before reloads
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         self._set("finished", seq if finished else 0)

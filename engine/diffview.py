@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import orjson
 
+from engine import history
 from engine.comparison import Comparison
+from engine.db import DB, IndexUnusable, RecordDB
 from engine.diff import GROUP_TITLES, Breakdown, DiffSummary, FileChange, Group, Side
 from engine.errors import UsageError
 from engine.names import escaped, name_b64, shown
@@ -43,6 +46,10 @@ DEFAULT_LIMIT = 10
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare the stores ``args.before`` and ``args.after``; exit 4 when anything got worse."""
+    if args.since is not None:
+        return _since(args)
+    if args.after is None:
+        raise UsageError("name two stores (quarry diff A B), or one with --since TIME")
     a, b = reading_store(args.before), reading_store(args.after)
     if _same(a, b):
         raise UsageError(
@@ -51,7 +58,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         )
     if args.limit < 0:
         raise UsageError("--limit must be 0 (every file) or more")
-    comparison = Comparison(a, b, _warn)
+    return _write(Comparison(a, b, _warn), args)
+
+
+def _write(comparison: Comparison, args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.json:
         summary = write_json(comparison, out)
@@ -59,6 +69,36 @@ def cmd_diff(args: argparse.Namespace) -> int:
         summary = write_text(comparison, out, limit=args.limit)
     out.flush()
     return EXIT_WORSE if summary.worse else EXIT_OK
+
+
+def _since(args: argparse.Namespace) -> int:
+    """One store now against itself as it was at ``--since`` (:mod:`engine.history`): both
+    sides read from its index in one snapshot, the texts from the store."""
+    if args.after is not None:
+        raise UsageError("--since compares one store with itself as it was: name one store")
+    if args.limit < 0:
+        raise UsageError("--limit must be 0 (every file) or more")
+    store = reading_store(args.before)
+    try:
+        when = history.parse_since(args.since)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    where = shown(str(args.before))
+    try:
+        db = RecordDB.open_reader(store.out / DB)
+    except IndexUnusable:
+        raise UsageError(f"{where} has no index, so no history (sweep it with quarry)") from None
+    with db:
+        try:
+            db.con.execute("BEGIN")  # one snapshot for both sides
+            past = history.lines_at(db.con, when)
+            names = (f"{store.out} at {history.iso(when)}", f"{store.out} now")
+            comparison = Comparison(store, store, _warn, (past, history.lines_now(db.con)), names)
+            return _write(comparison, args)
+        except history.NoHistory as exc:
+            raise UsageError(f"cannot tell {where} as it was then: {exc}") from None
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot read the index of {where}: {exc}") from None
 
 
 def _same(a: Store, b: Store) -> bool:
@@ -77,7 +117,7 @@ def _warn(message: str) -> None:
 
 def write_json(comparison: Comparison, out: IO[str]) -> DiffSummary:
     """The comparison as one JSON object, each file written as it is found."""
-    head = {"before": escaped(str(comparison.a.out)), "after": escaped(str(comparison.b.out))}
+    head = {"before": escaped(comparison.names[0]), "after": escaped(comparison.names[1])}
     out.write(orjson.dumps(head).decode()[:-1] + ',"files":[')
     for n, change in enumerate(comparison.changes()):
         out.write(("," if n else "") + "\n" + orjson.dumps(change_dict(change)).decode())
@@ -201,8 +241,8 @@ def write_text(comparison: Comparison, out: IO[str], *, limit: int) -> DiffSumma
 def _head(
     comparison: Comparison, s: DiffSummary, kept: dict[Group, list[FileChange]], whole: bool
 ) -> Iterator[str]:
-    yield _fit(f"before: {shown(str(comparison.a.out))} ({s.files_before:,} files)")
-    yield _fit(f"after:  {shown(str(comparison.b.out))} ({s.files_after:,} files)")
+    yield _fit(f"before: {shown(comparison.names[0])} ({s.files_before:,} files)")
+    yield _fit(f"after:  {shown(comparison.names[1])} ({s.files_after:,} files)")
     yield f"{s.unchanged:,} unchanged; {'something got worse' if s.worse else 'nothing got worse'}"
     yield ""
     for group in Group:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import history
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.events import Notice, NoticeKind
 from engine.records import Key, Record
@@ -195,6 +196,26 @@ class Ledger:
             self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)
+
+    def kept_texts(self) -> set[str]:
+        """The texts the index's kept records name (:mod:`engine.history`): the store's
+        garbage collection keeps them too. Read from the index on disk when not attached."""
+        try:
+            if self.db is not None:
+                return history.kept_texts(self.db.con)
+            with RecordDB.open_reader(self._path()) as db:
+                return history.kept_texts(db.con)
+        except (IndexUnusable, sqlite3.Error, OSError):
+            return set()
+
+    def is_kept(self, sha256: str) -> bool:
+        """Whether a kept record names the text ``sha256`` (a watch batch's old text stays)."""
+        if self.db is None:
+            return sha256 in self.kept_texts()
+        try:
+            return history.is_kept(self.db.con, sha256)
+        except sqlite3.Error:
+            return False
 
     def forget(self) -> None:
         """The store went back to ``extract.jsonl`` (a write failed): the index, ahead of it,

@@ -309,7 +309,7 @@ class Sweeper:
             return False
         self.store.write_records(self.records.values())
         for sha in self._drop_later:
-            if not self.index.has_text_refs(sha):
+            if not self.index.has_text_refs(sha) and not self.ledger.is_kept(sha):
                 self.store.drop_text(sha)
         self._drop_later = set()
         self._behind_since = None
@@ -690,7 +690,7 @@ class Sweeper:
             self._drop_later = set()
         self.reload()
         self.ledger.forget()  # it holds what this run committed: ahead of the disk
-        keep = self.index.referenced_texts()
+        keep = self.index.referenced_texts() | self.ledger.kept_texts()
         with contextlib.suppress(OSError):
             self.store.gc(keep)
         with contextlib.suppress(OSError):
@@ -807,7 +807,8 @@ class Sweeper:
         if full and (unnamed or self._killed_before or self.store.is_dirty()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
-            _gone, stuck = self.store.gc(self.index.referenced_texts())
+            keep = self.index.referenced_texts() | self.ledger.kept_texts()  # (and the history's)
+            _gone, stuck = self.store.gc(keep)
             if stuck:
                 self.on_event(
                     Notice(
@@ -821,7 +822,7 @@ class Sweeper:
             self._killed_before = False
         elif not full:
             for sha in old_shas:
-                if sha and not self.index.has_text_refs(sha):
+                if sha and not self.index.has_text_refs(sha) and not self.ledger.is_kept(sha):
                     self.store.drop_text(sha)
             if not self._killed_before:
                 self.store.mark_clean()

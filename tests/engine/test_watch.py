@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import history
 from engine.records import Status
 from tests.engine.watchkit import Watched, no_threads_left, watching
 
@@ -28,7 +29,12 @@ def _threads_stopped() -> Iterator[None]:
 
 
 @pytest.fixture(params=[False, True], ids=["native", "polling"])
-def w(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Watched]:
+def w(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Watched]:
+    # No history: these tests hold that a text no record names goes. The records a change
+    # replaced, and their texts, are kept on purpose by default (tests/engine/test_history.py).
+    monkeypatch.setenv(history.VERSIONS_ENV, "0")
     root = tmp_path / "root"
     root.mkdir()
     yield from watching(root, poll=request.param)
