@@ -21,9 +21,10 @@ from tests.tui.conftest import SIZE, settle, static_text, wait_for
 from tests.tui.triage_helpers import notes
 from tui import cli, textdoc
 from tui.app import QuarryApp
+from tui.messages import LoadFailed
 from tui.sample import build_sample_store
 from tui.screens.inspector import InspectorScreen
-from tui.widgets.panels import SummaryBar
+from tui.widgets.panels import LiveHeader, SummaryBar
 
 
 def summary_bar(app: QuarryApp) -> str:
@@ -65,6 +66,24 @@ async def test_extract_jsonl_a_folder_is_a_clear_message_not_loading_forever(
         assert "a folder, not a file" in summary_bar(app)
         assert any("cannot read" in n and "a folder, not a file" in n for n in notes(app))
         assert len(app.model) == 0
+
+
+async def test_a_store_that_still_fails_as_the_app_leaves_takes_nothing_down(
+    tmp_path: Path,
+) -> None:
+    # Each poll of a store that cannot be read says so again; one may come while the app
+    # leaves and the records screen's header is gone (it crashed the app on a loaded machine).
+    store = build_sample_store(tmp_path / "s")
+    store.jsonl_path.unlink()
+    store.jsonl_path.mkdir()
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state == "failed")
+        await settle(pilot)
+        await app.records_screen.query_one(LiveHeader).remove()
+        app.post_message(LoadFailed("cannot read it, still"))
+        await pilot.pause()
+        assert app.is_running and not app.crash
 
 
 async def test_a_summary_that_is_not_one_leaves_the_records_readable(tmp_path: Path) -> None:

@@ -192,13 +192,13 @@ class RecordsScreen(FullScreen):
             self.refresh_header()
 
     def refresh_header(self) -> None:
-        """The live state changed."""
-        if not self._ready:
+        """The live state changed (nothing once the app is leaving and the header is gone:
+        a store that cannot be read is still said to fail at each poll until then)."""
+        live = next(iter(self.query(LiveHeader)), None) if self._ready else None
+        if live is None:
             return
         header = self.dash.header()
-        self.query_one(LiveHeader).show(
-            header.folder, header.state, header.progress, header.last_event
-        )
+        live.show(header.folder, header.state, header.progress, header.last_event)
 
     def marks_changed(self) -> None:
         """Marks or retries in flight changed: repaint the rows and say how many are marked."""
