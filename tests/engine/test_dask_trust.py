@@ -648,3 +648,29 @@ def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round
         ex.close()
     assert asked == []
     wait_for("the cluster's processes gone", lambda: not any(daskkit._alive(k) for k in kids))
+
+
+class _LocalClaim(_Elsewhere):
+    """An executor on this machine whose worker says it placed a text it never wrote."""
+
+    on_this_machine = True
+
+
+def test_a_local_worker_s_text_that_is_not_there_is_a_machine_failure_too(tmp_path: Path) -> None:
+    """This machine's pool is trusted to have renamed its texts into the store: still, one
+    ``lstat`` of the place it names, and a text not there files no record."""
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    (root / "new.txt").write_text("a new file\n")
+
+    def local(_limits: Limits, _workers: int) -> Executor:
+        return _LocalClaim()
+
+    events: list[Event] = []
+    opts = SweepOptions(out=out, limits=LIMITS, tools=ToolSet.empty(), executor=local)
+    with Sweeper([root], opts, events.append) as s:
+        result = s.run()
+        records = dict(s.records)
+    assert result.machine_failures == 1 and (str(root), "new.txt") not in records
+    (said,) = notices(events, "machine-failure")
+    assert "the text its worker wrote is not in the store" in said
