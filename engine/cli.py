@@ -193,6 +193,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OTHER",
         help="open on the compare screen: store OTHER (before) against --store (after)",
     )
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        help="open on the compare screen: the store against itself as it was at TIME "
+        "(30m, 2h, 1d, 1w or an ISO time; from the history its index keeps)",
+    )
     p = sub.add_parser("retry", help="read files again")
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--store", type=Path, help="store folder (default: found above the files)")

@@ -12,12 +12,16 @@ lines differ otherwise are the records parsed and judged.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import history
+from engine.db import DB, IndexUnusable, RecordDB
 from engine.diff import (
     LOWEST,
     LOWEST_PER_GROUP,
@@ -30,6 +34,7 @@ from engine.diff import (
     Side,
     judge,
 )
+from engine.errors import QuarryError
 from engine.export import store_chunks
 from engine.records import Record
 from engine.store import Store, read_jsonl
@@ -223,3 +228,37 @@ def _breakdowns(tallies: dict[str, _Tally]) -> tuple[Breakdown, ...]:
 
 
 __all__ = ["Comparison"]
+
+
+class NoPast(QuarryError):
+    """A store cannot be told as it was at a time (no index, no history reaching back)."""
+
+
+@contextlib.contextmanager
+def since(store: Store, when: float, warn: Callable[[str], None]) -> Iterator[Comparison]:
+    """``store`` now against itself as it was at ``when`` (:mod:`engine.history`): both sides
+    read from its index in one snapshot (held while the comparison is read), the texts from
+    the store. NoPast saying why when its index keeps no history reaching back so far."""
+    try:
+        db = RecordDB.open_reader(store.out / DB)
+    except IndexUnusable:
+        raise NoPast("it has no index, so no history (sweep it with quarry)") from None
+    with db:
+        try:
+            db.con.execute("BEGIN")  # one snapshot for both sides
+            past = history.lines_at(db.con, when)
+            names = (f"{store.out} at {history.iso(when)}", f"{store.out} now")
+            yield Comparison(store, store, warn, (past, history.lines_now(db.con)), names)
+        except history.NoHistory as exc:
+            raise NoPast(f"cannot tell it as it was then: {exc}") from None
+        except sqlite3.Error as exc:
+            raise NoPast(f"cannot read its index: {exc}") from None
+
+
+def history_start(store: Store) -> float | None:
+    """When the history ``store``'s index keeps starts (None: no index, or no history yet)."""
+    try:
+        with RecordDB.open_reader(store.out / DB) as db:
+            return history.floor(db.con)
+    except (IndexUnusable, sqlite3.Error):
+        return None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -27,8 +26,7 @@ from typing import IO, Any
 import orjson
 
 from engine import history
-from engine.comparison import Comparison
-from engine.db import DB, IndexUnusable, RecordDB
+from engine.comparison import Comparison, NoPast, since
 from engine.diff import GROUP_TITLES, Breakdown, DiffSummary, FileChange, Group, Side
 from engine.errors import UsageError
 from engine.names import escaped, name_b64, shown
@@ -83,22 +81,11 @@ def _since(args: argparse.Namespace) -> int:
         when = history.parse_since(args.since)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    where = shown(str(args.before))
     try:
-        db = RecordDB.open_reader(store.out / DB)
-    except IndexUnusable:
-        raise UsageError(f"{where} has no index, so no history (sweep it with quarry)") from None
-    with db:
-        try:
-            db.con.execute("BEGIN")  # one snapshot for both sides
-            past = history.lines_at(db.con, when)
-            names = (f"{store.out} at {history.iso(when)}", f"{store.out} now")
-            comparison = Comparison(store, store, _warn, (past, history.lines_now(db.con)), names)
+        with since(store, when, _warn) as comparison:
             return _write(comparison, args)
-        except history.NoHistory as exc:
-            raise UsageError(f"cannot tell {where} as it was then: {exc}") from None
-        except sqlite3.Error as exc:
-            raise UsageError(f"cannot read the index of {where}: {exc}") from None
+    except NoPast as exc:
+        raise UsageError(f"{shown(str(args.before))}: {exc}") from None
 
 
 def _same(a: Store, b: Store) -> bool:

@@ -112,6 +112,7 @@ class QuarryApp(App[None]):
         Binding("u", "show_unsupported", "Unsupported"),
         Binding("at", "show_activity", "Activity"),
         Binding("p", "pause", "Pause", show=False),
+        Binding("D", "what_changed", "What changed", show=False),
     ]
 
     paused: reactive[bool] = reactive(False, init=False)
@@ -124,10 +125,16 @@ class QuarryApp(App[None]):
         *,
         read_only: bool = False,
         compare: Store | None = None,
+        since: float | None = None,
     ) -> None:
         super().__init__()
         self.compare_with = compare
         """A store to compare this one with on the compare screen, opened on mount."""
+        self.compare_since = since
+        """A time to compare this store with itself as it was then, on mount."""
+        self.changed_since = time.time()
+        """What ``D`` compares the store with: itself when the dashboard opened, or when the
+        last retry began (what each file was and what it is now)."""
         self.store = session.store if session is not None else Store(Path(store_out))
         self.session = session
         self.read_only = read_only
@@ -340,6 +347,10 @@ class QuarryApp(App[None]):
             from tui.screens.compare import CompareScreen
 
             self.push_screen(CompareScreen(self.compare_with, self.store, self))
+        elif self.compare_since is not None:  # quarry ui --since TIME: ours then, ours now
+            from tui.screens.compare import CompareScreen
+
+            self.push_screen(CompareScreen(self.store, self.store, self, since=self.compare_since))
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:
@@ -587,6 +598,7 @@ class QuarryApp(App[None]):
         if unmark:
             self.triage.marks.clear()
         self.triage.retrying.update(keys)
+        self.changed_since = time.time()  # D: what this retry changed
         self._tell_screens(Change(marks=True))
         self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
         self._retry_worker(keys, label, unlock)
@@ -613,6 +625,15 @@ class QuarryApp(App[None]):
             return
         result = message.result
         self._say(self.link.retried(message.keys, message.label, result.vanished, message.unlock))
+
+    def action_what_changed(self) -> None:
+        """The store against itself as it was when the dashboard opened or the last retry
+        began (no earlier than the history its index keeps): the compare screen."""
+        from engine.comparison import history_start
+        from tui.screens.compare import CompareScreen
+
+        since = max(self.changed_since, history_start(self.store) or self.changed_since)
+        self.push_screen(CompareScreen(self.store, self.store, self, since=since))
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""

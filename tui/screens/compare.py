@@ -14,6 +14,8 @@ records screen does.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 
 from textual import on, work
@@ -22,7 +24,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from engine.comparison import Comparison
+from engine.comparison import Comparison, since
 from engine.diff import GROUP_TITLES, DiffSummary, FileChange, Group
 from engine.difftext import DiffLine, PairLine, side_by_side, texts_of, unified
 from engine.diffview import what_changed
@@ -56,14 +58,21 @@ def place(path: Path) -> str:
         return str(path)
 
 
-def compare(before: Store, after: Store) -> tuple[Groups, DiffSummary, list[str]]:
-    """Every change of ``after`` against ``before`` by group, the summary, and the warnings."""
+def compare(
+    before: Store, after: Store, when: float | None = None
+) -> tuple[Groups, DiffSummary, list[str]]:
+    """Every change of ``after`` against ``before`` by group, the summary, and the warnings;
+    ``when``: ``after`` against itself as it was then (its history)."""
     warned: list[str] = []
-    comparison = Comparison(before, after, warned.append)
-    groups: Groups = {g: [] for g in Group}
-    for change in comparison.changes():
-        groups[change.group].append(change)
-    return groups, comparison.summary(), warned
+    with contextlib.ExitStack() as stack:
+        if when is None:
+            comparison = Comparison(before, after, warned.append)
+        else:
+            comparison = stack.enter_context(since(after, when, warned.append))
+        groups: Groups = {g: [] for g in Group}
+        for change in comparison.changes():
+            groups[change.group].append(change)
+        return groups, comparison.summary(), warned
 
 
 class CompareScreen(Screen[None]):
@@ -79,9 +88,18 @@ class CompareScreen(Screen[None]):
         Binding("e", "edit_text", "Open text"),
     ]
 
-    def __init__(self, before: Store, after: Store, dash: Dashboard | None = None) -> None:
+    def __init__(
+        self,
+        before: Store,
+        after: Store,
+        dash: Dashboard | None = None,
+        *,
+        since: float | None = None,
+    ) -> None:
         super().__init__()
         self.before, self.after = before, after
+        self.since = since
+        """A time: ``after`` is compared with itself as it was then (its history)."""
         self.dash = dash
         """The dashboard around the screen (None: no file is opened from here)."""
         self.groups: Groups = {g: [] for g in Group}
@@ -102,6 +120,9 @@ class CompareScreen(Screen[None]):
 
     def _title(self) -> str:
         a, b = escape(shown(place(self.before.out))), escape(shown(place(self.after.out)))
+        if self.since is not None:
+            at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
+            return f"[b]compare  [/b]{b}  as at {at}  ->  now"
         return f"[b]compare  [/b]{a}  ->  {b}"
 
     def on_mount(self) -> None:
@@ -117,7 +138,7 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self) -> None:
         try:
-            groups, summary, warned = compare(self.before, self.after)
+            groups, summary, warned = compare(self.before, self.after, self.since)
         except (QuarryError, OSError) as exc:
             self.app.call_from_thread(self._compare_failed, str(exc))
             return
