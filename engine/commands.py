@@ -291,7 +291,7 @@ def _indexed(store: Store, path: Path) -> Record | None:
     user's cache (:mod:`engine.readindex`) when the store has none in step with its file;
     None when there is no index to use or it holds no record of ``path``."""
     from engine.db import IndexUnusable, RecordDB, identity_of
-    from engine.readindex import reading_index
+    from engine.readindex import left_out, reading_index
 
     where = reading_index(store)  # the store's own, or one built in the user's cache
     if where is None:
@@ -311,6 +311,9 @@ def _indexed(store: Store, path: Path) -> Record | None:
             line = db.line(root, "" if rel == "." else rel)
             if line is not None:
                 parsed = read_jsonl(line)
+                dropped = left_out(where)
+                if dropped and parsed.records:  # said as a read of the file says it
+                    sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
                 return parsed.records[0] if parsed.records else None
         return None
     except sqlite3.Error:

@@ -25,6 +25,9 @@ from engine.errors import QuarryError
 from engine.store import Store
 from engine.toolcache import cache_path
 
+LEFT_OUT = "left_out"
+"""The cached index's meta key for the lines of ``extract.jsonl`` that are not records, in
+the words ``quarry show`` says them (the file's readers say them; so do the index's)."""
 FOLDER = "indexes"
 """Under the cache folder (``$XDG_CACHE_HOME/textquarry``): one folder per store."""
 
@@ -64,9 +67,14 @@ def _build(store: Store, path: Path) -> Path | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        records = store.load().records
+        loaded = store.load()
         with RecordDB.open_writer(tmp) as db:
-            db.replace_all(records, source)
+            db.replace_all(loaded.records, source)
+            if loaded.bad:  # said by every reader of it, as by a reader of the file
+                db.con.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    (LEFT_OUT, loaded.left_out(str(store.jsonl_path))),
+                )
             # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
             db.con.execute("PRAGMA journal_mode = DELETE")
         os.replace(tmp, path)
@@ -75,3 +83,14 @@ def _build(store: Store, path: Path) -> Path | None:
             os.unlink(tmp)
         return None
     return path
+
+
+def left_out(path: Path) -> str:
+    """What the index at ``path`` left out of its ``extract.jsonl`` (lines that are not
+    records), in words; "" when nothing, or when it is no index built here."""
+    try:
+        with RecordDB.open_reader(path) as db:
+            row = db.con.execute("SELECT value FROM meta WHERE key = ?", (LEFT_OUT,)).fetchone()
+    except (IndexUnusable, sqlite3.Error):
+        return ""
+    return row[0] if row is not None and isinstance(row[0], str) else ""
