@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -75,6 +77,28 @@ def compare(
         return groups, comparison.summary(), warned
 
 
+GROUP_COLUMNS = ("changes", "files", "for example")
+FILE_COLUMNS = ("file", "what changed")
+
+
+Rows = Sequence[tuple[str, Sequence[str]]]
+"""(key, cells) of a table's rows."""
+
+
+def _fill(table: DataTable[str], labels: tuple[str, ...], rows: Rows) -> None:
+    """Put ``rows`` (key, cells) in ``table`` under columns as wide as their widest cell.
+
+    The widths are given, not left to the table to work out as rows come: under load a
+    table filled while hidden kept its columns as wide as their labels ("text ch") at 160
+    columns, seen in a real terminal."""
+    table.clear(columns=True)
+    for i, label in enumerate(labels):
+        width = max([cell_len(label), *(cell_len(cells[i]) for _key, cells in rows)])
+        table.add_column(label, width=width)
+    for key, cells in rows:
+        table.add_row(*cells, key=key)
+
+
 class CompareScreen(Screen[None]):
     """Two stores compared: groups, a group's files, a file's two texts."""
 
@@ -127,9 +151,9 @@ class CompareScreen(Screen[None]):
 
     def on_mount(self) -> None:
         groups = self.query_one("#compare-groups", DataTable)
-        groups.add_columns("changes", "files", "for example")
         files = self.query_one("#compare-files", DataTable)
-        files.add_columns("file", "what changed")
+        _fill(groups, GROUP_COLUMNS, [])
+        _fill(files, FILE_COLUMNS, [])
         self._level()
         self._compare()
 
@@ -151,11 +175,12 @@ class CompareScreen(Screen[None]):
     def _compared(self, groups: Groups, summary: DiffSummary, warned: list[str]) -> None:
         self.groups, self.summary = groups, summary
         table = self.query_one("#compare-groups", DataTable)
-        table.clear()
+        rows = []
         for group in ordered(groups):
             first = groups[group][0]
             example = f"{shown(first.path)}: {what_changed(first)}"
-            table.add_row(GROUP_TITLES[group], f"{len(groups[group]):,}", example, key=group.value)
+            rows.append((group.value, (GROUP_TITLES[group], f"{len(groups[group]):,}", example)))
+        _fill(table, GROUP_COLUMNS, rows)
         self._status(self._counts())
         for message in warned:
             self.notify(shown(message), severity="warning")
@@ -189,9 +214,11 @@ class CompareScreen(Screen[None]):
     def _into_group(self, event: DataTable.RowSelected) -> None:
         self.group = Group(str(event.row_key.value))
         files = self.query_one("#compare-files", DataTable)
-        files.clear()
-        for n, change in enumerate(self.groups[self.group]):
-            files.add_row(shown(change.path), what_changed(change), key=str(n))
+        rows = [
+            (str(n), (shown(change.path), what_changed(change)))
+            for n, change in enumerate(self.groups[self.group])
+        ]
+        _fill(files, FILE_COLUMNS, rows)
         total = self.summary.groups[self.group] if self.summary else 0
         self._status(f"[b]{GROUP_TITLES[self.group]}[/b]: {total:,} file(s)")
         self._level()
