@@ -431,7 +431,9 @@ def test_tasks_take_every_file_once_within_their_bounds(
         if len(task) > 1:
             assert sum(j.task.size for j in task) <= dask_client.TASK_BYTES
             assert sum(len(j.task.path) for j in task) <= dask_client.BATCH_PATH_CHARS
-            assert len(task) <= max(1, left // (2 * threads))  # the rest is shared out
+            # the rest is shared out, down to tasks of TAIL_TASK_S of work at the least
+            tail = 1.0 if per_file is None else dask_client.TAIL_TASK_S / per_file
+            assert len(task) <= max(1, tail, left // (2 * threads))
             aim = (
                 dask_client.FIRST_TASK_FILES if per_file is None else dask_client.TASK_S / per_file
             )
