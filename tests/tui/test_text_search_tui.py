@@ -1,0 +1,111 @@
+"""``text:`` terms in the dashboard: the engine is asked in a worker (the keys keep working
+while it looks), a newer query supersedes an older one, and the match shows in context."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from textual.widgets import Input
+
+from engine.records import Key
+from tests.tui.conftest import settle, text_store, visible_paths, wait_for
+from tui.app import QuarryApp
+from tui.query import TextTerm
+from tui.screens.records import SEARCHING
+
+TEXTS = {
+    "a.txt": "alpha beta\nthe invoice 2024-117 is due\n",
+    "b.txt": "nothing to see\n",
+    "c.txt": "gamma\fpage two holds an invoice too\nand another invoice\n",
+}
+
+
+class Gate:
+    """A lookup that answers only once the test lets it (as a slow store would)."""
+
+    def __init__(self, app: QuarryApp, *held: str) -> None:
+        self.real = app.model.text_lookup
+        self.asked: list[str] = []
+        self.open = {value: threading.Event() for value in held}
+        self.on_ui_thread = False
+        app.model.text_lookup = self
+
+    def __call__(self, term: TextTerm) -> frozenset[Key]:
+        if threading.current_thread() is threading.main_thread():
+            self.on_ui_thread = True
+        self.asked.append(term.value)
+        if term.value in self.open:  # (a prefix typed on the way answers at once)
+            assert self.open[term.value].wait(30), "the test never let the lookup answer"
+        assert self.real is not None
+        return self.real(term)
+
+    def release(self, value: str) -> None:
+        self.open[value].set()
+
+
+async def test_the_texts_are_searched_off_the_drawing_thread(tmp_path: Path) -> None:
+    store = text_store(tmp_path / "store", TEXTS)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        gate = Gate(app, "invoice")
+        screen = app.records_screen
+        box = screen.query_one("#filter", Input)
+        await pilot.press("slash", *'text:"invoice"', "enter")
+        await wait_for(pilot, lambda: "invoice" in gate.asked)
+        assert box.border_title == SEARCHING
+        assert len(visible_paths(app)) == 3  # nothing filtered until the answer comes
+        await pilot.press("s")  # the keys still work while the engine looks
+        assert app.model.sort_column == "status"
+        gate.release("invoice")
+        await wait_for(pilot, lambda: box.border_title != SEARCHING)
+        assert visible_paths(app) == ["a.txt", "c.txt"]
+        assert box.border_title == "2 of 3 records"
+        assert not gate.on_ui_thread
+
+
+async def test_a_newer_query_supersedes_an_older_one(tmp_path: Path) -> None:
+    store = text_store(tmp_path / "store", TEXTS)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        gate = Gate(app, "alpha", "gamma", "beta")
+        screen = app.records_screen
+        box = screen.query_one("#filter", Input)
+        screen.set_filter('text:"alpha"')
+        await wait_for(pilot, lambda: gate.asked == ["alpha"])
+        screen.set_filter('text:"gamma"')
+        await wait_for(pilot, lambda: gate.asked == ["alpha", "gamma"])
+        gate.release("gamma")
+        await wait_for(pilot, lambda: box.border_title != SEARCHING)
+        assert visible_paths(app) == ["c.txt"]
+        gate.release("alpha")  # the older answer, late: dropped
+        await settle(pilot)
+        assert visible_paths(app) == ["c.txt"] and app.model.query.text == 'text:"gamma"'
+        screen.set_filter('text:"gamma" !path:zzz')  # the same term: answered at once
+        assert visible_paths(app) == ["c.txt"] and gate.asked.count("gamma") == 1
+        # a query with no text: term supersedes a search still running
+        screen.set_filter('text:"beta"')
+        await wait_for(pilot, lambda: gate.asked[-1] == "beta")
+        screen.set_filter("path:b")
+        assert visible_paths(app) == ["b.txt"] and box.border_title == "1 of 3 records"
+        gate.release("beta")
+        await settle(pilot)
+        assert visible_paths(app) == ["b.txt"] and app.model.query.text == "path:b"
+
+
+async def test_a_store_that_cannot_answer_is_said(tmp_path: Path) -> None:
+    store = text_store(tmp_path / "store", TEXTS)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+
+        def broken(term: TextTerm) -> frozenset[Key]:
+            raise OSError(5, "Input/output error")
+
+        app.model.text_lookup = broken
+        app.records_screen.set_filter('text:"invoice"')
+        await wait_for(pilot, lambda: app.model.query.text == 'text:"invoice"')
+        assert any("cannot search the texts" in str(n.message) for n in app._notifications)
+        assert visible_paths(app) == []
