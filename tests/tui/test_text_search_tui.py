@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from textual.widgets import Input
+import pytest
+from textual.widgets import Input, Static
 
 from engine.records import Key
 from tests.tui.conftest import settle, text_store, visible_paths, wait_for
@@ -109,3 +110,37 @@ async def test_a_store_that_cannot_answer_is_said(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.model.query.text == 'text:"invoice"')
         assert any("cannot search the texts" in str(n.message) for n in app._notifications)
         assert visible_paths(app) == []
+
+
+def _match_line(app: QuarryApp) -> str:
+    return str(app.records_screen.query_one("#match", Static).render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+async def test_the_row_under_the_cursor_shows_its_match_in_context(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    texts = {**TEXTS, "d.txt": "x" * 300 + " an invoice " + "y" * 300 + "\n"}
+    store = text_store(tmp_path / "store", texts)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = app.records_screen
+        line = screen.query_one("#match", Static)
+        assert not line.display  # no text: term, no line
+        screen.set_filter('text:"invoice"')
+        await wait_for(pilot, lambda: "invoice" in _match_line(app))
+        assert visible_paths(app) == ["a.txt", "c.txt", "d.txt"]
+        assert _match_line(app) == "p.1 l.2 (1) the invoice 2024-117 is due"
+        await pilot.press("down")
+        await wait_for(pilot, lambda: _match_line(app).startswith("p.2"))
+        assert _match_line(app) == "p.2 l.1 (2) page two holds an invoice too"
+        await pilot.press("down")  # a long line: the match in the middle, cut to the width
+        await wait_for(pilot, lambda: _match_line(app).startswith("p.1 l.1"))
+        shown = _match_line(app)
+        assert " an invoice " in shown and shown.startswith("p.1 l.1 (1) xxx")
+        assert shown.endswith("yyy") and len(shown) <= line.content_size.width
+        screen.set_filter('!text:"invoice"')  # nothing matched to show
+        await wait_for(pilot, lambda: not line.display)
+        screen.set_filter("")
+        assert not line.display

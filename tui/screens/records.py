@@ -16,18 +16,20 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Input, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
 from engine.errors import QuarryError
 from engine.names import shown
 from engine.records import Key, Record
+from engine.textsearch import Query as TextPattern
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, RecordModel
@@ -35,7 +37,7 @@ from tui.query import Query, TextTerm
 from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
-from tui.textdoc import display_line
+from tui.textdoc import InContext, display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
@@ -102,6 +104,8 @@ class RecordsScreen(FullScreen):
         self._marked_encrypted = False
         self._load_shown = 0.0
         self._searching: str | None = None
+        self._match_for: tuple[int, str] | None = None
+        """(row, query) whose match the line under the table shows or is being found."""
         """The query line whose ``text:`` terms a worker is asking the engine about."""
 
     def compose(self) -> ComposeResult:
@@ -112,6 +116,7 @@ class RecordsScreen(FullScreen):
         with Horizontal(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
+        yield Static("", id="match", markup=False)
         filter_input = Input(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
@@ -250,6 +255,63 @@ class RecordsScreen(FullScreen):
         if self._detail_rid != self._shown_rid:
             self._show_detail(self._detail_rid)
         self._offer_password()
+        self._show_match()
+
+    # -- the match in context --------------------------------------------------------------
+
+    def found_pattern(self) -> TextPattern | None:
+        """The pattern of the query's first ``text:`` term that keeps what it matches (None:
+        no such term, so no match to show or to open the inspector at)."""
+        term = next((t for t in self.model.query.searches if not t.invert), None)
+        return None if term is None else term.pattern
+
+    def _show_match(self) -> None:
+        """Under the table, the match in the row under the cursor (found in a worker: the
+        whole text is read)."""
+        line = self.query_one("#match", Static)
+        pattern = self.found_pattern()
+        rid = self.table.rid
+        record = None if rid is None or pattern is None else self.model.record(rid)
+        line.set_class(pattern is not None, "-shown")
+        if rid is None or record is None or pattern is None:
+            self._match_for = None
+            line.update("")
+            return
+        if self._match_for == (rid, self.model.query.text):
+            return
+        self._match_for = (rid, self.model.query.text)
+        self._find_match(rid, self.model.query.text, record, pattern)
+
+    @work(thread=True, exclusive=True, group="match", exit_on_error=False)
+    def _find_match(self, rid: int, query: str, record: Record, pattern: TextPattern) -> None:
+        try:
+            data = self.dash.stored_text(record)
+        except OSError as exc:
+            self.post_message(self.MatchFound(rid, query, None, f"cannot read the text: {exc}"))
+            return
+        text = (data or b"").decode("utf-8", "replace")
+        found = InContext.of(text, pattern)
+        self.post_message(
+            self.MatchFound(rid, query, found, "" if found else "no match in its text")
+        )
+
+    class MatchFound(Message):
+        """The match of the query in one record's text, in context (found in a worker)."""
+
+        def __init__(self, rid: int, query: str, found: InContext | None, why: str) -> None:
+            super().__init__()
+            self.rid, self.query, self.found, self.why = rid, query, found, why
+
+    @on(MatchFound)
+    def _match_found(self, message: MatchFound) -> None:
+        if self._match_for != (message.rid, message.query):
+            return  # the cursor or the query moved on
+        line = self.query_one("#match", Static)
+        if message.found is None:
+            line.update(Text(message.why, style="dim"))
+            return
+        where, before, match, after = message.found.fitted(max(1, line.content_size.width))
+        line.update(Text.assemble((where, "dim"), before, (match, "reverse bold"), after))
 
     def _offer_password(self) -> None:
         """``P`` applies to an encrypted record highlighted, or marked."""
@@ -436,6 +498,7 @@ class RecordsScreen(FullScreen):
         box.set_class(bool(query.error), "-invalid")
         box.tooltip = query.error
         self.refresh_data(keep=keep)
+        self._show_match()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
