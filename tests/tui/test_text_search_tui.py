@@ -13,6 +13,7 @@ from engine.records import Key
 from tests.tui.conftest import settle, text_store, visible_paths, wait_for
 from tui.app import QuarryApp
 from tui.query import TextTerm
+from tui.screens.inspector import InspectorScreen
 from tui.screens.records import SEARCHING
 
 TEXTS = {
@@ -144,3 +145,42 @@ async def test_the_row_under_the_cursor_shows_its_match_in_context(
         await wait_for(pilot, lambda: not line.display)
         screen.set_filter("")
         assert not line.display
+
+
+async def test_enter_opens_the_text_at_the_first_match_and_n_goes_through_them(
+    tmp_path: Path,
+) -> None:
+    texts = {**TEXTS, "c.txt": "gamma\n" * 60 + "\fpage two: an Invoice\n" + "x\n" * 60 + "invoice"}
+    store = text_store(tmp_path / "store", texts)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.records_screen
+        screen.set_filter('text:"invoice"')  # lowercase: any case
+        await wait_for(pilot, lambda: visible_paths(app) == ["a.txt", "c.txt"])
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        inspector = app.screen
+        assert isinstance(inspector, InspectorScreen)
+        status = inspector.query_one("#status", Static)
+        await wait_for(pilot, lambda: "matches (1/2)" in str(status.render()))
+        view = inspector.view
+        assert view.matches == [(61, 13, 20), (122, 0, 7)] and view.current == 0
+        assert "“invoice”: 2 matches (1/2)" in str(status.render())
+        assert inspector.page == 1  # page 2, where the first one is
+        await wait_for(pilot, lambda: view.top_line <= 61 < view.top_line + view.size.height)
+        await pilot.press("n")
+        assert view.current == 1 and "(2/2)" in str(status.render())
+        await pilot.press("n")  # round again, as after a search typed with "/"
+        assert view.current == 0
+        await pilot.press("N")
+        assert view.current == 1
+        await pilot.press("slash", *"gamma", "enter")  # "/" searches anew
+        assert len(view.matches) == 60 and "“gamma”" in str(status.render())
+        await pilot.press("escape")
+        assert app.screen is screen
+        screen.set_filter("path:a")  # no text: term: the text opens at its top, no matches
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        await settle(pilot)
+        assert isinstance(app.screen, InspectorScreen) and app.screen.view.matches == []

@@ -262,8 +262,12 @@ class RecordsScreen(FullScreen):
     def found_pattern(self) -> TextPattern | None:
         """The pattern of the query's first ``text:`` term that keeps what it matches (None:
         no such term, so no match to show or to open the inspector at)."""
-        term = next((t for t in self.model.query.searches if not t.invert), None)
+        term = self.found_term()
         return None if term is None else term.pattern
+
+    def found_term(self) -> TextTerm | None:
+        """The query's first ``text:`` term that keeps what it matches."""
+        return next((t for t in self.model.query.searches if not t.invert), None)
 
     def _show_match(self) -> None:
         """Under the table, the match in the row under the cursor (found in a worker: the
@@ -342,7 +346,7 @@ class RecordsScreen(FullScreen):
 
     @on(RecordTable.Opened)
     def _opened(self, event: RecordTable.Opened) -> None:
-        self.dash.open_record(event.rid)
+        self.dash.open_record(event.rid, find=self.found_term())
 
     @on(RecordTable.HeaderClicked)
     def _header_clicked(self, event: RecordTable.HeaderClicked) -> None:
