@@ -204,7 +204,7 @@ class InspectorScreen(FullScreen):
         matches = self.view.doc.search(text)
         self.view.set_matches(matches, 0 if matches else -1)
         if matches:
-            self._show_match(0)
+            self.call_after_refresh(self._show_match, 0)
         self.update_status()
 
     def action_match(self, delta: int) -> None:
