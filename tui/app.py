@@ -271,9 +271,9 @@ class QuarryApp(App[None]):
         sha = valid_sha256(record.sha256)
         return self.store.text_bytes(sha, limit) if record.has_text and sha else None
 
-    def open_record(self, rid: int, *, detail: bool = False) -> None:
-        """Open the stored text of row ``rid``; with ``detail``, a record without text shows
-        in full instead (from triage screens: never a dead end)."""
+    def open_record(self, rid: int, *, detail: bool = False, find: TextTerm | None = None) -> None:
+        """Open the stored text of row ``rid`` (at ``find``'s first match); with ``detail``,
+        a record without text shows in full instead (from triage screens: never a dead end)."""
         from tui.screens.detail import DetailScreen
         from tui.screens.inspector import InspectorScreen
 
@@ -282,7 +282,7 @@ class QuarryApp(App[None]):
             return
         sha = valid_sha256(record.sha256)
         if record.has_text and sha:
-            self.push_screen(InspectorScreen(record, lambda: self.store.text_bytes(sha)))
+            self.push_screen(InspectorScreen(record, lambda: self.store.text_bytes(sha), find=find))
         elif detail:
             self.push_screen(DetailScreen(record, self.tools_missing()))
         else:

@@ -334,6 +334,13 @@ class RecordModel(Ordering):
         worker thread, then sets the query on its own thread without waiting on the store)."""
         self._text_keys.update(answers)
 
+    def unanswered(self, query: Query) -> tuple[TextTerm, ...]:
+        """The ``text:`` terms of ``query`` the engine would have to be asked about (none
+        without a :attr:`text_lookup`: those terms say so and filter nothing)."""
+        if self.text_lookup is None:
+            return ()
+        return tuple(t for t in query.searches if t not in self._text_keys)
+
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""
         keys = self._text_keys.get(term)

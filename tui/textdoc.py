@@ -15,10 +15,12 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len, chop_cells
 
+from engine.textsearch import CONTEXT, Query, matches
 from engine.visible import for_terminal
 
 LINE_CAP = 2000
@@ -27,7 +29,11 @@ MAX_MATCHES = 100_000
 """Search stops counting here."""
 TAB = 4
 """Columns of a tab stop."""
+MAX_IN_CONTEXT = 1000
+"""A text's matches are counted up to this many for the line under the records table."""
 _PAGE_LINE = re.compile(r"^# (slide|sheet)\s*(\d+)\b")
+_BREAKS = re.compile(r"[\n\f]")
+"""What ends a line of :meth:`TextDoc.parse` (a form feed ends its page's last line)."""
 
 
 def display_line(line: str) -> str:
@@ -140,6 +146,85 @@ class TextDoc:
                 rows.lines.append(i)
                 rows.starts.append(off)
         return rows
+
+
+def doc_spans(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Where the ``(start, end)`` character spans of ``text`` (ascending, as a search of the
+    whole text finds them) are in :meth:`TextDoc.parse`'s lines: ``(line, start, end)`` in
+    the characters shown (tabs expanded, controls made visible, cut at :data:`LINE_CAP`); a
+    span that runs past its line (a phrase across a break) is marked to the line's end."""
+    found: list[tuple[int, int, int]] = []
+    line, line_start, upto = 0, 0, 0
+    for start, end in spans:
+        for br in _BREAKS.finditer(text, upto, start):
+            line, line_start = line + 1, br.end()
+        upto = start
+        stop = _BREAKS.search(text, start)
+        raw = text[line_start : stop.start() if stop else len(text)]
+        col, col_end = start - line_start, min(end - line_start, len(raw))
+        shown = min(len(display_line(raw[: min(col, LINE_CAP)])), _capped(raw))
+        shown_end = min(len(display_line(raw[: min(col_end, LINE_CAP)])), _capped(raw))
+        found.append((line, shown, max(shown_end, shown + 1)))
+    return found
+
+
+def _capped(raw: str) -> int:
+    """Characters of a line as shown before its "more characters" note (if cut)."""
+    return len(display_line(raw[:LINE_CAP]))
+
+
+@dataclass(frozen=True, slots=True)
+class InContext:
+    """A match with the rest of its line around it, each part safe for a terminal: what the
+    records screen shows under the table for the row under the cursor."""
+
+    page: int
+    line: int
+    before: str
+    match: str
+    after: str
+    total: int
+    """Matches in the text (counted up to :data:`MAX_IN_CONTEXT`)."""
+
+    @classmethod
+    def of(cls, text: str, query: Query) -> InContext | None:
+        """The first match of ``query`` in ``text`` in context (None: it has none)."""
+        found = list(matches(text, query, limit=MAX_IN_CONTEXT))
+        if not found:
+            return None
+        m = found[0]
+        line_start = m.start - m.column + 1
+        stop = _BREAKS.search(text, m.end)
+        before = text[max(line_start, m.start - CONTEXT) : m.start]
+        after = text[m.end : min(stop.start() if stop else len(text), m.end + CONTEXT)]
+        body = _BREAKS.sub(" ", m.text)
+        return cls(m.page, m.line, display_line(before).lstrip(), display_line(body),
+                   display_line(after), len(found))  # fmt: skip
+
+    def fitted(self, width: int) -> tuple[str, str, str, str]:
+        """(where, before, match, after) cut to ``width`` cells: the match kept in view
+        with as much of its line on each side as fits."""
+        more = f"{MAX_IN_CONTEXT:,}+" if self.total >= MAX_IN_CONTEXT else f"{self.total:,}"
+        where = f"p.{self.page} l.{self.line} ({more}) "
+        room = max(0, width - width_of(where) - width_of(self.match))
+        after = _head(self.after, max(room // 2, room - width_of(self.before)))
+        before = _tail(self.before, room - width_of(after))
+        after = _head(self.after, room - width_of(before))
+        return where, before, self.match, after
+
+
+def _head(text: str, cells: int) -> str:
+    """The start of ``text`` that fits in ``cells``."""
+    while width_of(text) > max(0, cells):
+        text = text[: max(0, min(len(text) - 1, cells))]
+    return text
+
+
+def _tail(text: str, cells: int) -> str:
+    """The end of ``text`` that fits in ``cells``."""
+    while width_of(text) > max(0, cells):
+        text = text[len(text) - max(0, min(len(text) - 1, cells)) :]
+    return text
 
 
 def _cell_chunks(line: str, width: int) -> list[int]:

@@ -14,8 +14,10 @@ from textual.widgets.option_list import Option
 
 from engine.names import shown
 from engine.records import Record
+from engine.textsearch import matches
+from tui.query import TextTerm
 from tui.screens.full import FullScreen
-from tui.textdoc import TextDoc
+from tui.textdoc import MAX_MATCHES, TextDoc, doc_spans
 from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
 from tui.words import count
@@ -39,15 +41,26 @@ class InspectorScreen(FullScreen):
     class TextLoaded(Message):
         """The text was read and split (off the UI thread)."""
 
-        def __init__(self, doc: TextDoc | None, error: str = "") -> None:
+        def __init__(
+            self,
+            doc: TextDoc | None,
+            error: str = "",
+            found: list[tuple[int, int, int]] | None = None,
+        ) -> None:
             super().__init__()
+            self.found = found or []
+            """Where the query line's ``text:`` term matches, in the doc's lines."""
             self.doc = doc
             """The prepared text, or None when it could not be read."""
             self.error = error
             """Why it could not be read."""
 
-    def __init__(self, record: Record, read: Callable[[], bytes]) -> None:
+    def __init__(
+        self, record: Record, read: Callable[[], bytes], *, find: TextTerm | None = None
+    ) -> None:
         super().__init__()
+        self.find = find
+        """The query line's ``text:`` term: the text opens at its first match."""
         self.record = record
         self.read = read
         """Reads the stored text (the store's, never a path opened here)."""
@@ -85,7 +98,11 @@ class InspectorScreen(FullScreen):
             why = f"cannot read the stored text of {shown(self.record.path)}: {exc}"
             self.post_message(self.TextLoaded(None, why))
             return
-        self.post_message(self.TextLoaded(TextDoc.parse(text)))
+        found: list[tuple[int, int, int]] = []
+        if self.find is not None and self.find.pattern is not None:
+            hits = matches(text, self.find.pattern, limit=MAX_MATCHES)
+            found = doc_spans(text, ((m.start, m.end) for m in hits))
+        self.post_message(self.TextLoaded(TextDoc.parse(text), found=found))
 
     @on(TextLoaded)
     def _loaded(self, message: TextLoaded) -> None:
@@ -97,6 +114,10 @@ class InspectorScreen(FullScreen):
         pages = self.query_one("#pages", OptionList)
         pages.set_options(Option(label, id=str(first)) for first, label in message.doc.pages)
         pages.display = bool(message.doc.pages)
+        if message.found and self.find is not None:  # n / N go through them, as after "/"
+            self.query_text = self.find.value
+            view.set_matches(message.found, 0)
+            self.call_after_refresh(self._show_match, 0)
         self.update_status()
 
     def _scrolled(self, _y: float) -> None:
@@ -183,7 +204,7 @@ class InspectorScreen(FullScreen):
         matches = self.view.doc.search(text)
         self.view.set_matches(matches, 0 if matches else -1)
         if matches:
-            self._show_match(0)
+            self.call_after_refresh(self._show_match, 0)
         self.update_status()
 
     def action_match(self, delta: int) -> None:

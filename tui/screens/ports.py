@@ -12,6 +12,7 @@ from typing import Protocol
 
 from engine.records import Key, Record
 from tui.link import Header
+from tui.query import TextTerm
 from tui.triage import ToolRow
 
 
@@ -36,8 +37,9 @@ class Dashboard(Protocol):
         """The tools view's rows, from the live model."""
         ...
 
-    def open_record(self, rid: int, *, detail: bool = False) -> None:
-        """Open row ``rid``'s text in the inspector; without text, say why not (or, with
+    def open_record(self, rid: int, *, detail: bool = False, find: TextTerm | None = None) -> None:
+        """Open row ``rid``'s text in the inspector (at the first match of ``find``, whose
+        matches ``n``/``N`` then go through); without text, say why not (or, with
         ``detail``, show the record in full)."""
         ...
 

@@ -11,26 +11,33 @@ above), and the bindings, their actions and the help they feed are one list to r
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Input, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs
+from textual.worker import get_current_worker
 
+from engine.errors import QuarryError
 from engine.names import shown
 from engine.records import Key, Record
+from engine.textsearch import Query as TextPattern
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, RecordModel
+from tui.query import Query, TextTerm
 from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted
-from tui.textdoc import display_line
+from tui.textdoc import InContext, display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
@@ -47,6 +54,8 @@ LIVE_FILTER_ROWS = 100_000
 """Up to this many records the filter follows each keystroke; above, it waits for a pause."""
 LOAD_REFRESH_SECONDS = 0.5
 """While a store loads, counts, tabs and the table are redrawn this often, not per chunk."""
+SEARCHING = "searching the texts…"
+"""The filter box's title while the engine looks for a query's ``text:`` terms."""
 ENGINE_ACTIONS = frozenset({"retry_one", "retry_many", "retry_with_password"})
 """Actions not offered when the engine is not ours (read-only, another process's store)."""
 
@@ -94,6 +103,10 @@ class RecordsScreen(FullScreen):
         """Whether ``P`` applies here: an encrypted record is highlighted or marked."""
         self._marked_encrypted = False
         self._load_shown = 0.0
+        self._searching: str | None = None
+        self._match_for: tuple[int, str] | None = None
+        """(row, query) whose match the line under the table shows or is being found."""
+        """The query line whose ``text:`` terms a worker is asking the engine about."""
 
     def compose(self) -> ComposeResult:
         """Header, summary, tabs, table + detail, filter, footer."""
@@ -103,6 +116,7 @@ class RecordsScreen(FullScreen):
         with Horizontal(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
+        yield Static("", id="match", markup=False)
         filter_input = Input(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
@@ -173,8 +187,8 @@ class RecordsScreen(FullScreen):
         # what the query could not apply is said where the eyes are (a tooltip was never seen)
         error = model.query.error
         left = f"{n:,} of {count(len(model), 'record')}" if model.query.active or error else ""
-        box.border_title = error or left
-        box.border_subtitle = left if error else ""
+        box.border_title = SEARCHING if self._searching is not None else error or left
+        box.border_subtitle = left if error and self._searching is None else ""
         if changed:
             self.table.changed(changed, keep)
         else:
@@ -241,6 +255,67 @@ class RecordsScreen(FullScreen):
         if self._detail_rid != self._shown_rid:
             self._show_detail(self._detail_rid)
         self._offer_password()
+        self._show_match()
+
+    # -- the match in context --------------------------------------------------------------
+
+    def found_pattern(self) -> TextPattern | None:
+        """The pattern of the query's first ``text:`` term that keeps what it matches (None:
+        no such term, so no match to show or to open the inspector at)."""
+        term = self.found_term()
+        return None if term is None else term.pattern
+
+    def found_term(self) -> TextTerm | None:
+        """The query's first ``text:`` term that keeps what it matches."""
+        return next((t for t in self.model.query.searches if not t.invert), None)
+
+    def _show_match(self) -> None:
+        """Under the table, the match in the row under the cursor (found in a worker: the
+        whole text is read)."""
+        line = self.query_one("#match", Static)
+        pattern = self.found_pattern()
+        rid = self.table.rid
+        record = None if rid is None or pattern is None else self.model.record(rid)
+        line.set_class(pattern is not None, "-shown")
+        if rid is None or record is None or pattern is None:
+            self._match_for = None
+            line.update("")
+            return
+        if self._match_for == (rid, self.model.query.text):
+            return
+        self._match_for = (rid, self.model.query.text)
+        self._find_match(rid, self.model.query.text, record, pattern)
+
+    @work(thread=True, exclusive=True, group="match", exit_on_error=False)
+    def _find_match(self, rid: int, query: str, record: Record, pattern: TextPattern) -> None:
+        try:
+            data = self.dash.stored_text(record)
+        except OSError as exc:
+            self.post_message(self.MatchFound(rid, query, None, f"cannot read the text: {exc}"))
+            return
+        text = (data or b"").decode("utf-8", "replace")
+        found = InContext.of(text, pattern)
+        self.post_message(
+            self.MatchFound(rid, query, found, "" if found else "no match in its text")
+        )
+
+    class MatchFound(Message):
+        """The match of the query in one record's text, in context (found in a worker)."""
+
+        def __init__(self, rid: int, query: str, found: InContext | None, why: str) -> None:
+            super().__init__()
+            self.rid, self.query, self.found, self.why = rid, query, found, why
+
+    @on(MatchFound)
+    def _match_found(self, message: MatchFound) -> None:
+        if self._match_for != (message.rid, message.query):
+            return  # the cursor or the query moved on
+        line = self.query_one("#match", Static)
+        if message.found is None:
+            line.update(Text(message.why, style="dim"))
+            return
+        where, before, match, after = message.found.fitted(max(1, line.content_size.width))
+        line.update(Text.assemble((where, "dim"), before, (match, "reverse bold"), after))
 
     def _offer_password(self) -> None:
         """``P`` applies to an encrypted record highlighted, or marked."""
@@ -271,7 +346,7 @@ class RecordsScreen(FullScreen):
 
     @on(RecordTable.Opened)
     def _opened(self, event: RecordTable.Opened) -> None:
-        self.dash.open_record(event.rid)
+        self.dash.open_record(event.rid, find=self.found_term())
 
     @on(RecordTable.HeaderClicked)
     def _header_clicked(self, event: RecordTable.HeaderClicked) -> None:
@@ -366,20 +441,74 @@ class RecordsScreen(FullScreen):
         self.table.focus()
 
     def set_filter(self, text: str) -> None:
-        """Filter paths by ``text`` now (also for the command palette and tests)."""
+        """Filter paths by ``text`` now (also for the command palette and tests); ``text:``
+        terms the engine has not answered yet are asked in a worker first (a frequent word
+        on a big store takes seconds, and the keys must keep working meanwhile)."""
         if self._filter_timer is not None:
             self._filter_timer.stop()
             self._filter_timer = None
+        asking = self.model.unanswered(Query.parse(text))
+        self._searching = text if asking else None
+        if asking:
+            box = self.query_one("#filter", Input)
+            box.border_title, box.border_subtitle = SEARCHING, ""
+            self._find_texts(text, asking)
+            return
+        self._apply_filter(text)
+
+    @work(thread=True, exclusive=True, group="texts", exit_on_error=False)
+    def _find_texts(self, text: str, terms: tuple[TextTerm, ...]) -> None:
+        """Ask the engine which records' texts match ``terms`` (a newer query supersedes
+        this one: its answer is then dropped)."""
+        lookup = self.model.text_lookup
+        worker = get_current_worker()
+        answers: dict[TextTerm, frozenset[Key]] = {}
+        trouble = ""
+        for term in terms:
+            if worker.is_cancelled or lookup is None:
+                return
+            try:
+                answers[term] = lookup(term)
+            except (OSError, QuarryError, sqlite3.Error) as exc:  # the store went away, say
+                trouble = f"cannot search the texts: {exc}"
+                answers[term] = frozenset()
+        self.post_message(self.TextsFound(text, answers, trouble))
+
+    class TextsFound(Message):
+        """The engine's answers to the ``text:`` terms of a query (found in a worker)."""
+
+        def __init__(self, text: str, answers: dict[TextTerm, frozenset[Key]], trouble: str):
+            super().__init__()
+            self.text = text
+            """The query line they were asked for."""
+            self.answers = answers
+            self.trouble = trouble
+            """Why they could not all be found ("" when they were)."""
+
+    @on(TextsFound)
+    def _texts_found(self, message: TextsFound) -> None:
+        if message.text != self._searching:
+            return  # a newer query asked since (or the box was cleared)
+        self.model.prime_texts(message.answers)
+        if message.trouble:
+            self.notify(message.trouble, severity="error")
+        self._apply_filter(message.text)
+
+    def _apply_filter(self, text: str) -> None:
+        self._searching = None
         keep = self.table.rid
         query = self.model.set_query(text)
         box = self.query_one("#filter", Input)
         box.set_class(bool(query.error), "-invalid")
         box.tooltip = query.error
         self.refresh_data(keep=keep)
+        self._show_match()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        if len(self.model) <= LIVE_FILTER_ROWS:
+        # a text: term waits for a pause too: each word typed on the way would be a search
+        asks = bool(self.model.unanswered(Query.parse(event.value)))
+        if len(self.model) <= LIVE_FILTER_ROWS and not asks:
             self.set_filter(event.value)
             return
         if self._filter_timer is not None:
