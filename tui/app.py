@@ -42,12 +42,11 @@ from engine.errors import SessionClosed
 from engine.events import Event
 from engine.names import shown
 from engine.passwords import Passwords
-from engine.records import Key, Record, Status
+from engine.records import Key, Record, Status, is_sha256
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.hangup import TerminalGone, driver_class
-from tui.lines import valid_sha256
 from tui.link import Applied, Change, Header, Link, Live, Say, stamp_of
 from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
 from tui.loadpart import Load, take_early
@@ -261,8 +260,9 @@ class QuarryApp(App[None]):
         """The record's stored text (its first ``limit`` bytes if given), read by the store
         (never through a link); None without text or a valid hash. OSError when it cannot be
         read."""
-        sha = valid_sha256(record.sha256)
-        return self.store.text_bytes(sha, limit) if record.has_text and sha else None
+        sha = record.sha256
+        usable = record.has_text and sha is not None and is_sha256(sha)
+        return self.store.text_bytes(sha, limit) if usable and sha is not None else None
 
     def open_record(self, rid: int, *, detail: bool = False) -> None:
         """Open the stored text of row ``rid``; with ``detail``, a record without text shows
@@ -273,8 +273,8 @@ class QuarryApp(App[None]):
         record = self.model.record(rid)
         if record is None:
             return
-        sha = valid_sha256(record.sha256)
-        if record.has_text and sha:
+        sha = record.sha256
+        if record.has_text and sha is not None and is_sha256(sha):
             self.push_screen(InspectorScreen(record, lambda: self.store.text_bytes(sha)))
         elif detail:
             self.push_screen(DetailScreen(record, self.tools_missing()))
