@@ -65,6 +65,7 @@ from tui.messages import (
 from tui.model import TABS, RecordModel
 from tui.poll import Followed
 from tui.query import TextTerm
+from tui.retries import Retries, ToolsCheck
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
@@ -90,8 +91,6 @@ POLL_SECONDS = 0.1
 """How often a store opened without a session is checked for changes: a stat and one read
 of the index's counter (~0.1 ms, whatever the store's size), so a change is on screen a
 tenth of a second after its batch is committed (tests/bench/bench_follow.py)."""
-CONFIRM_ABOVE = 20
-"""A retry of more records than this asks first."""
 ANNOUNCE_SECONDS = 8.0
 """How long a new-error-groups notification shows; the next one waits until it has gone."""
 
@@ -135,6 +134,8 @@ class QuarryApp(App[None]):
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.link = Link(self.model, self.triage, sweeping=session is not None)
         """The engine side's doings to the model, the log and the live state."""
+        self.retries = Retries(self.triage, self.link, self.tools_left_out)
+        """What retries, password unlocks and tools re-checks decide."""
         self.pending: list[Event] = []
         self.load_error = ""
         """Why the store could not be read at all, or empty."""
@@ -533,22 +534,19 @@ class QuarryApp(App[None]):
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
             self.show_kept(ToolsScreen)
 
-    # -- retries and tools (they outlive any screen) -----------------------------------------
+    # -- retries and tools (they outlive any screen: tui.retries decides) -------------------
 
-    def _may_write(self, what: str) -> bool:
-        if self.triage.writable:
-            return True
-        self.notify(self.triage.why_not_writable(what), severity="warning")
-        return False
+    def _say_any(self, say: Say | None) -> bool:
+        """Say ``say`` if there is one; whether there was."""
+        if say is not None:
+            self._say(say)
+        return say is not None
 
     def unlock(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
         """Ask for a password (or a file of them), keep it for the session, retry ``keys``."""
         from tui.screens.password import PasswordScreen
 
-        if not keys:
-            self.notify("no encrypted file here to give a password for", severity="warning")
-            return
-        if not self._may_write("retry"):
+        if self._say_any(self.retries.refusal(keys, unlock=True)):
             return
 
         def answered(passwords: Passwords | None) -> None:
@@ -556,23 +554,20 @@ class QuarryApp(App[None]):
                 self.triage.add_passwords(passwords)
                 self.retry(keys, label, unmark=unmark, unlock=True)
 
-        what = f"{count(len(keys), 'encrypted file')} ({label})"
-        self.push_screen(PasswordScreen(what, len(self.triage.passwords)), answered)
+        self.push_screen(PasswordScreen(*self.retries.prompt(keys, label)), answered)
 
     def retry(
         self, keys: list[Key], label: str, *, unmark: bool = False, unlock: bool = False
     ) -> None:
-        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started;
-        ``unlock``: the operator just gave a password for them (the answer counts what opened).
-        """
+        """Retry ``keys`` (asking first above :data:`~tui.retries.CONFIRM_ABOVE`); ``unmark``
+        once started; ``unlock``: the operator just gave a password for them (the answer
+        counts what opened)."""
         from tui.screens.confirm import ConfirmScreen
 
-        if not keys:
-            self.notify("nothing to retry", severity="warning")
+        if self._say_any(self.retries.refusal(keys)):
             return
-        if not self._may_write("retry"):
-            return
-        if len(keys) <= CONFIRM_ABOVE:
+        question = self.retries.question(keys, label)
+        if question is None:
             self._start_retry(keys, label, unmark, unlock)
             return
 
@@ -580,69 +575,40 @@ class QuarryApp(App[None]):
             if yes:
                 self._start_retry(keys, label, unmark, unlock)
 
-        question = f"Retry {count(len(keys), 'record')} ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
     def _start_retry(self, keys: list[Key], label: str, unmark: bool, unlock: bool) -> None:
-        if unmark:
-            self.triage.marks.clear()
-        self.triage.retrying.update(keys)
+        say = self.retries.begin(keys, label, unmark=unmark)
         self._tell_screens(Change(marks=True))
-        self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
+        self._say(say)
         self._retry_worker(keys, label, unlock)
 
     @work(thread=True, group="retry", exit_on_error=False)
     def _retry_worker(self, keys: list[Key], label: str, unlock: bool) -> None:
-        engine = self.triage.engine
-        assert engine is not None
-        try:  # every retry tries the session's passwords: encrypted files need no second P
-            result = engine.retry(keys, self.triage.passwords)
-        except Exception as exc:  # the engine failed: say so, keep the dashboard
-            failed = f"{type(exc).__name__}: {exc}"
-            self.post_message(RetryFinished(keys, label, None, failed, unlock=unlock))
-            return
         # the records it changed were posted (in order) before this answer
-        self.post_message(RetryFinished(keys, label, result, "", unlock=unlock))
+        self.post_message(RetryFinished(self.retries.run(keys, label, unlock)))
 
     @on(RetryFinished)
     def _retry_finished(self, message: RetryFinished) -> None:
-        self.triage.retrying.difference_update(message.keys)
+        say = self.retries.finished(message.done)
         self._tell_screens(Change(marks=True))
-        if message.result is None:
-            self.notify(message.error, title="retry failed", severity="error")
-            return
-        result = message.result
-        self._say(self.link.retried(message.keys, message.label, result.vanished, message.unlock))
+        self._say(say)
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""
-        if not self._may_write("check the tools again (it retries files)"):
+        if self._say_any(self.retries.start_check()):
             return False
-        self.triage.checking_tools = True
         self._check_tools_worker()
         return True
 
     @work(thread=True, exclusive=True, group="tools", exit_on_error=False)
     def _check_tools_worker(self) -> None:
-        engine = self.triage.engine
-        assert engine is not None
-        before = set(engine.tools.names)
-        try:
-            after = set(engine.recheck_tools().names)
-        except Exception as exc:  # the engine failed: say so, keep the dashboard
-            self.post_message(ToolsChecked([], f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(ToolsChecked(sorted(after - before), ""))
+        check = self.retries.check()
+        self.post_message(ToolsChecked(check.appeared, check.error))
 
     @on(ToolsChecked)
     def _tools_checked(self, message: ToolsChecked) -> None:
-        self.triage.checking_tools = False
-        if message.error:
-            self.notify(message.error, title="tools check failed", severity="error")
-        elif not message.appeared:
-            out = sorted(self.tools_left_out())
-            left = f"; left out on purpose: {', '.join(out)}" if out else ""
-            self.notify(f"no new tool on PATH{left}", title="tools")
+        self._say_any(self.retries.checked(ToolsCheck(message.appeared, message.error)))
         if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
             top.post_message(ToolsChecked(message.appeared, message.error))
         self._tell_screens(Change())
