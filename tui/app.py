@@ -70,6 +70,7 @@ from tui.retries import Retries, ToolsCheck
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
 from tui.screens.failures import worker_failure
+from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState, announce
@@ -85,7 +86,6 @@ from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
-    from tui.screens.help import HelpScreen
 
 POLL_SECONDS = 0.1
 """How often a store opened without a session is checked for changes: a stat and one read
@@ -165,10 +165,8 @@ class QuarryApp(App[None]):
         """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
         self._rows_begun = False
         """Whether the model was started afresh with the load's first chunk."""
-        self._kept: dict[type[TriageScreen], TriageScreen] = {}
-        """The triage screens shown so far, one of each kind (:meth:`_kept_screen`)."""
-        self._help: HelpScreen | None = None
-        """The help screen, once shown."""
+        self.kept = KeptScreens(self, lambda kind: kind(self.model, self.triage, self))
+        """The triage screens and the help, each made once and shown anew."""
         self.records_screen = RecordsScreen(self.model, self.triage, self)
         """The home screen, at the bottom of the stack."""
         self.install_screen(self.records_screen, name="records")
@@ -667,36 +665,9 @@ class QuarryApp(App[None]):
         return not (action.startswith("show_") and blocked)
 
     def show_kept(self, kind: type[TriageScreen]) -> None:
-        """Show the screen of ``kind`` over the one on top: escape comes back to where it was
-        opened from (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen
-        again). A screen of that kind already in the stack is gone back to instead, as it was
-        left: the stack holds each kind once."""
-        top = self._top()
-        if top is None or type(top) is kind:
-            return
-        stack = self.screen_stack
-        earlier = next((i for i, s in enumerate(stack) if type(s) is kind), None)
-        if earlier is None:
-            self.push_screen(self._kept_screen(kind))
-            return
-        for _ in stack[earlier + 1 :]:
-            self.pop_screen()
-
-    def _kept_screen(self, kind: type[TriageScreen]) -> TriageScreen:
-        """The one screen of ``kind``: made and installed the first time it is shown, shown
-        anew (as a new one would be, with the records as they are) every later time.
-
-        A screen made for each key cost its compose, a restyle of every widget, two full
-        repaints (Textual lays a new screen out, then repaints it whole again) and, on
-        escape, a third of the screen below once it was removed: at load, most of a key's
-        150 ms (issue 25)."""
-        screen = self._kept.get(kind)
-        if screen is None:
-            screen = self._kept[kind] = kind(self.model, self.triage, self)
-            self.install_screen(screen, name=f"kept-{kind.__name__}")
-        else:
-            screen.show_anew()
-        return screen
+        """Show the one screen of ``kind`` over the one on top, or go back to it
+        (:meth:`tui.screens.kept.KeptScreens.show`)."""
+        self.kept.show(kind)
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""
@@ -732,17 +703,8 @@ class QuarryApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
-        from tui.screens.help import HelpScreen
-
-        if isinstance(self._top(), HelpScreen | None):
-            return
-        if self._help is None:  # made once: its text is the same all session
-            keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
-            self._help = HelpScreen(keys, read_only=not self.triage.writable)
-            self.install_screen(self._help, name="kept-help")
-        else:
-            self._help.show_anew()
-        self.push_screen(self._help)
+        keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        self.kept.help(keys, read_only=not self.triage.writable)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, one that notices its terminal is gone on Linux and macOS."""
