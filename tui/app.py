@@ -37,7 +37,6 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from engine.db import DB, status_counts
 from engine.errors import SessionClosed
 from engine.events import Event
 from engine.names import shown
@@ -47,9 +46,8 @@ from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.hangup import TerminalGone, driver_class
-from tui.link import Applied, Change, Header, Link, Live, Say, stamp_of
-from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
-from tui.loadpart import Load, take_early
+from tui.link import Applied, Change, Header, Link, Live, Opening, Say, open_store
+from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_summary
 from tui.messages import (
     EngineEvents,
     LoadFailed,
@@ -154,15 +152,10 @@ class QuarryApp(App[None]):
         self._announcing = False
         self._announced = -ANNOUNCE_SECONDS
         """When (monotonic) new error groups were last announced."""
-        self._loading: Load | None = None
-        """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
-        self._load_stamp: Stamp | None = None
-        self._index_counts: dict[str, int] | None = None
-        """The store's counts per status from its index, read before its records."""
+        self._opening = Opening(None, None, None)
+        """The store as :meth:`on_load` opened it; :meth:`_load` loads the rest."""
         self._gc_paused = False
         """Whether :meth:`on_load` paused the garbage collector (it was running)."""
-        self._load_trouble: OSError | None = None
-        """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
         self._rows_begun = False
         """Whether the model was started afresh with the load's first chunk."""
         self.kept = KeptScreens(self, lambda kind: kind(self.model, self.triage, self))
@@ -201,7 +194,7 @@ class QuarryApp(App[None]):
 
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""
-        counts = self._index_counts
+        counts = self._opening.counts
         if counts is None or self.state is not Live.LOADING:
             return None
         return {tab: counts.get(tab, 0) for tab in TABS}
@@ -314,20 +307,10 @@ class QuarryApp(App[None]):
         million records, some of it inside frames."""
         self._gc_paused = gc.isenabled()
         gc.disable()
-        # the whole store's counts at once, from its index (a few rows at any size)
-        self._index_counts = status_counts(self.store.out / DB, self.store.jsonl_path)
-        # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
-        self._loading = take_early(self.store.jsonl_path)
-        try:
-            if self._loading is None:
-                self._loading = Load(read_jsonl(self.store))
-            self._load_stamp = stamp_of(self._loading.src)
-            chunks = self._loading.first()
-        except OSError as exc:  # a folder in its place, no permission: said by the worker
-            self._load_trouble = exc
-            return
-        for chunk in chunks:
-            self._rows_loaded(RowsLoaded(chunk, self._loading.src, not self._rows_begun))
+        self._opening = opening = open_store(self.store)
+        for chunk in opening.first:
+            assert opening.load is not None
+            self._rows_loaded(RowsLoaded(chunk, opening.load.src, not self._rows_begun))
             self._rows_begun = True
 
     def on_mount(self) -> None:
@@ -344,12 +327,12 @@ class QuarryApp(App[None]):
     def _load(self) -> None:
         """Parse the rest of ``extract.jsonl`` in chunks (thread) and then start the session,
         if any."""
-        load, stamp = self._loading, self._load_stamp
+        load, stamp = self._opening.load, self._opening.stamp
         first = not self._rows_begun  # the first chunk starts the model afresh
         data = load.src if load is not None else JsonlSource(data=b"")
         try:
-            if self._load_trouble is not None:
-                raise self._load_trouble
+            if self._opening.trouble is not None:
+                raise self._opening.trouble
             assert load is not None
             for chunk in load.rest():
                 self.post_message(RowsLoaded(chunk, data, first))
