@@ -9,13 +9,14 @@ The app routes: what the engine side does to the records model, the activity log
 live state is :class:`tui.link.Link`'s (no Textual there); the app runs the workers that
 load and follow the store, hands each message to the link and the link's answer to the
 screens, every one of them through one message (:class:`~tui.messages.ModelChanged`).
-Screens own their keys. What must outlive a screen (retries, tools re-checks) and the
-terminal hand-over live here, behind the :class:`~tui.screens.ports.Dashboard` protocol the
-screens are given.
+Screens own their keys. What must outlive a screen (retries, tools re-checks: decided by
+:class:`tui.retries.Retries`, run in the app's workers) and the terminal hand-over live here,
+behind the :class:`~tui.screens.ports.Dashboard` protocol the screens are given; the triage
+screens and the help are made once by :class:`tui.screens.kept.KeptScreens`.
 
-Past STYLE's 500 lines: the workers, the Textual handlers and the screen routing are what is
-left, each short; the next seams out are the retries and tools re-checks (a class the app
-holds, as it holds the link) and the triage screens' routing (``show_kept`` and its actions).
+Past STYLE's 500 lines: the workers, the Textual handlers and the Dashboard's answers are
+what is left, each short; the next seams out are the Dashboard's read side (header, tool
+rows, counts: Textual-free, a class beside the link) and the crash capture.
 """
 
 from __future__ import annotations
