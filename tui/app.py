@@ -22,7 +22,6 @@ rows, counts: Textual-free, a class beside the link) and the crash capture.
 from __future__ import annotations
 
 import gc
-import os
 import time
 from array import array
 from collections.abc import Iterable
@@ -68,7 +67,7 @@ from tui.retries import Retries, ToolsCheck
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
-from tui.screens.failures import worker_failure
+from tui.screens.failures import crash_report, worker_failure
 from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
 from tui.screens.triage_base import TriageScreen
@@ -623,18 +622,8 @@ class QuarryApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         """An unexpected error: its traceback to a file and one line to say; then Textual exits
         with status 1 (:func:`tui.cli.run_app` prints the line once the terminal is back)."""
-        import tempfile
-        import traceback
-
         if not self.crash:
-            self.crash = shown(f"{type(error).__name__}: {error}")
-            try:
-                fd, name = tempfile.mkstemp(prefix="quarry-crash-", suffix=".txt")
-                with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
-                    f.write("".join(traceback.format_exception(error)))
-                self.crash_log = Path(name)
-            except OSError:
-                self.crash_log = None
+            self.crash, self.crash_log = crash_report(error)
         super()._handle_exception(error)
 
     def _print_error_renderables(self) -> None:
