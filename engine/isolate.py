@@ -190,7 +190,7 @@ class ReadPool:
         self._queue.clear()
         for w in self._live:
             with contextlib.suppress(OSError, ValueError):
-                w.conn.send(None)
+                _w.to_worker(w.conn, _w.Stop())
         end = time.monotonic() + 1.0
         for w in list(self._live):
             w.proc.join(max(0.0, end - time.monotonic()))
@@ -261,7 +261,7 @@ class ReadPool:
                     w.deadline = time.monotonic() + _budget(batch[0])
                 w.tasks.extend((number, i, t) for i, t in enumerate(batch))
                 with contextlib.suppress(OSError):  # a dead worker shows on its sentinel
-                    w.conn.send(_batch(batch, number))
+                    _w.to_worker(w.conn, _batch(batch, number))
 
     def _take(self, queue: deque[ReadTask]) -> list[ReadTask]:
         """The next batch: small files together, up to a share of what is left."""
@@ -336,28 +336,25 @@ class ReadPool:
         """Handle every message the worker sent; bury it if it has gone."""
         try:
             while w.conn.poll():
-                yield from self._message(w, w.conn.recv())
+                yield from self._message(w, _w.from_worker(w.conn))
         except (EOFError, OSError):
             pass
         if not w.proc.is_alive() or w.conn.closed:
             yield from self._dead(w, queue)
 
-    def _message(self, w: _Worker, msg: tuple[Any, ...]) -> list[tuple[ReadTask, Outcome]]:
-        kind = msg[0]
-        if kind == "ready":
-            w.ready = True
-        elif kind == "done":
-            out = []
-            for outcome in msg[1]:
-                assert isinstance(outcome, Outcome)
-                out.append((w.tasks.popleft()[2], outcome))
-            w.began = True
-            self._start_failures = 0
-            if w.tasks:
-                w.deadline = time.monotonic() + _budget(w.tasks[0][2])
-            return out
-        elif kind == "bye":
-            w.leaving = True
+    def _message(self, w: _Worker, msg: _w.ToPool) -> list[tuple[ReadTask, Outcome]]:
+        match msg:
+            case _w.Ready():
+                w.ready = True
+            case _w.Done(outcomes):
+                out = [(w.tasks.popleft()[2], outcome) for outcome in outcomes]
+                w.began = True
+                self._start_failures = 0
+                if w.tasks:
+                    w.deadline = time.monotonic() + _budget(w.tasks[0][2])
+                return out
+            case _w.Bye():
+                w.leaving = True
         return []
 
     def _dead(self, w: _Worker, queue: deque[ReadTask]) -> Iterator[tuple[ReadTask, Outcome]]:
@@ -365,11 +362,11 @@ class ReadPool:
         if w not in self._live:
             return
         # Everything it sent before it exited is in the pipe: read it all before judging. A
-        # recycled worker sends its last "done" and "bye" and exits at once; judged on the
-        # "done" alone, it would look like a death while reading the next file of its batch.
+        # recycled worker sends its last Done and Bye and exits at once; judged on the
+        # Done alone, it would look like a death while reading the next file of its batch.
         try:
             while w.conn.poll():
-                yield from self._message(w, w.conn.recv())
+                yield from self._message(w, _w.from_worker(w.conn))
         except (EOFError, OSError):
             pass
         self._bury(w, kill=False)

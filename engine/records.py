@@ -324,13 +324,20 @@ def check_name(value: object, name: str) -> str:
 
 
 def _name_field(d: dict[str, Any], name: str) -> str:
-    raw = d.get(f"{name}_b64")
-    if raw is None:
-        return check_name(d.get(name), name)
-    if not isinstance(raw, str):
+    return restore_name(d.get(name), d.get(f"{name}_b64"), name)
+
+
+def restore_name(text: object, b64: object, name: str) -> str:
+    """The exact ``name`` (``"root"`` or ``"path"``) of a stored record: from ``b64`` (the
+    ``*_b64`` field: standard base64 of its bytes, written when it is not UTF-8) when there
+    is one, else ``text``; raises BadRecord for a name no record may have (the store's one
+    restorer: the dashboard's fast loader calls it too)."""
+    if b64 is None:
+        return check_name(text, name)
+    if not isinstance(b64, str):
         raise BadRecord(f"{name}_b64 is not a string")
     try:
-        value = from_b64(raw)
+        value = from_b64(b64)
     except ValueError as exc:
         raise BadRecord(f"{name}_b64 is {exc}") from exc
     return check_name(value, name)

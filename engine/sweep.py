@@ -123,6 +123,27 @@ class SweepResult:
     """Nothing had changed, as the stat index showed: no record was loaded or written."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A run that ended, with what its sweeper asked of it: what ``Sweeper._conclude``
+    applies. The run itself says what it was told to force and whether it was full."""
+
+    run: Run
+    """The run (its flags, counts, and the events it still holds)."""
+    new: dict[Key, Record]
+    """The records it decided."""
+    scope: tuple[Key, ...]
+    """The records it answered for: those it did not decide are gone."""
+    whole: bool
+    """It answered for every root's every file (the stat index may be left)."""
+    started: float
+    """When the sweep began (wall clock)."""
+    reused: int
+    """Files whose verdict was kept."""
+    held: tuple[str, ...] = ()
+    """Roots found gone or empty whose records were kept."""
+
+
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
     """Absolute roots; a missing or non-folder root is a usage error."""
     out = []
@@ -457,8 +478,8 @@ class Sweeper:
                 self._load()  # errors read again to other verdicts: applied as usual
                 self._walked = None
                 self._say_notices()
-                scope = list(judged.retry)
-                return self._conclude(run, new, scope, (), True, True, started, judged.reused)
+                ended = RunEnd(run, new, tuple(judged.retry), True, started, judged.reused)
+                return self._conclude(ended)
             self.store.mark_clean()  # nothing was added: no text can lack its record
         done = ready.finish(started, self.left_out)
         self.on_event(quick.progress(listings))
@@ -570,24 +591,14 @@ class Sweeper:
         run = Run(self.run_context(rehash, passwords), entries, set(force), full)
         new = run.execute()
         return self._conclude(
-            run, new, scope, force, full, only is None, started, run.reused, tuple(held)
+            RunEnd(run, new, tuple(scope), only is None, started, run.reused, tuple(held))
         )
 
-    def _conclude(
-        self,
-        run: Run,
-        new: dict[Key, Record],
-        scope: list[Key],
-        force: Collection[Key],
-        full: bool,
-        whole: bool,
-        started: float,
-        reused: int,
-        held: tuple[str, ...] = (),
-    ) -> SweepResult:
-        """Apply what ``run`` decided (``new``; the records of ``scope`` it did not see are
-        gone) and write the store. ``whole``: the run answered for every root's every file;
-        ``reused``: the files whose verdict was kept; ``held``: roots gone or empty."""
+    def _conclude(self, ended: RunEnd) -> SweepResult:
+        """Apply what a run decided (the records of its scope it did not see are gone) and
+        write the store."""
+        run, new, force, full = ended.run, ended.new, ended.run.force, ended.run.full
+        scope, started, reused = ended.scope, ended.started, ended.reused
         if run.executor_failed:
             self.drop_executor()
         if run.interrupted or run.executor_failed:
@@ -626,7 +637,7 @@ class Sweeper:
         self.ledger.concluded(self.records.values(), gone, written=self._behind_since is None)
         self._resumed = frozenset()
         self._say_notices()
-        if self.quick and whole and full and not force and run.finished_whole:
+        if self.quick and ended.whole and full and not force and run.finished_whole:
             said = quick.leave_index(
                 self._quick_input(), self.records, self.index.tally, summary, run.texts_seen
             )
@@ -644,7 +655,7 @@ class Sweeper:
             run.repaired,
             run.interrupted,
             run.machine_failures,
-            held,
+            ended.held,
         )
 
     def _write(

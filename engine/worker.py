@@ -1,12 +1,18 @@
 """The worker process: it bounds itself, then reads the batches of files the pool sends.
 
 Runs in a child of the engine (started by :class:`engine.isolate.ReadPool`), never in the
-engine's own process. The conversation over its pipe::
+engine's own process. The conversation over its pipe, each message a frozen dataclass of
+this module (:data:`ToWorker`, :data:`ToPool`), pickled as it is::
 
-    pool -> worker   Batch | None (stop)
-    worker -> pool   ("ready",)                 bounds set, readers imported
-                     ("done", [Outcome, ...])   the next files of the batch were read, in order
-                     ("bye",)                   the worker leaves on its own (recycled)
+    pool -> worker   Batch                      files to read in turn
+                     Stop()                     leave now
+    worker -> pool   Ready()                    bounds set, readers imported
+                     Done((Outcome, ...))       the next files of the batch were read, in order
+                     Bye()                      the worker leaves on its own (recycled)
+
+Each side writes with one function and reads with one (:func:`to_worker` and
+:func:`from_pool` on the worker's side of the pool; :func:`send` and :func:`from_worker` the
+other way), and the reading function is where a message is told apart from anything else.
 
 Outcomes travel a few dozen at a time (:data:`SEND_EVERY` files, or :data:`SEND_AFTER_S`),
 not one message per file. Which file is being read is not a message at all: the worker writes
@@ -159,6 +165,60 @@ class Batch:
     """Passwords for encrypted files (an operator's retry), as in each ReadTask; never shown."""
 
 
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Pool -> worker: leave now (the pool is closing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Worker -> pool: bounds set, readers imported; batches may come."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """Worker -> pool: the next files of its batches were read, in the order sent."""
+
+    outcomes: tuple[Outcome, ...]
+    """One Outcome per file, in the order the files were sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    """Worker -> pool: the worker leaves on its own (recycled); it takes no more files."""
+
+
+ToWorker = Batch | Stop
+"""What the pool sends a worker."""
+ToPool = Ready | Done | Bye
+"""What a worker sends its pool."""
+
+
+class PipeError(OSError):
+    """Something came down a worker's pipe that is no message of the protocol."""
+
+
+def to_worker(conn: Connection, msg: ToWorker) -> None:
+    """The pool sends ``msg`` to a worker (a batch is small: one ``write``)."""
+    conn.send(msg)
+
+
+def from_pool(conn: Connection) -> ToWorker:
+    """The worker's next message from its pool (blocks)."""
+    msg = conn.recv()
+    if not isinstance(msg, Batch | Stop):
+        raise PipeError(f"not a pool's message: {type(msg).__name__}")
+    return msg
+
+
+def from_worker(conn: Connection) -> ToPool:
+    """The pool's next message from a worker (call it when ``conn.poll()`` says one is there)."""
+    msg = conn.recv()
+    if not isinstance(msg, Ready | Done | Bye):
+        raise PipeError(f"not a worker's message: {type(msg).__name__}")
+    return msg
+
+
 def main(conn: Connection, cfg: WorkerConfig) -> None:
     """The worker's entry point: set bounds, then serve batches until told to stop."""
     try:
@@ -225,8 +285,9 @@ _LENGTH = struct.Struct("!i")
 reads first)."""
 
 
-def send(conn: Connection, msg: object) -> None:
-    """``conn.send(msg)`` as one ``write`` of the header and the pickle together.
+def send(conn: Connection, msg: ToPool) -> None:
+    """A worker sends ``msg`` to its pool: ``conn.send(msg)`` as one ``write`` of the header
+    and the pickle together.
 
     ``Connection.send`` writes a message over 16 KiB as two: its length, then its bytes. A
     batch of outcomes is often that big, and a worker that loses its core between the two
@@ -246,11 +307,11 @@ def send(conn: Connection, msg: object) -> None:
 def _serve(conn: Connection, cfg: WorkerConfig) -> None:
     slot = Slot(cfg.slot) if cfg.slot is not None else None
     started = slot.mime if slot is not None else None
-    send(conn, ("ready",))
+    send(conn, Ready())
     reads = 0
     while reads < cfg.max_reads:
-        batch = conn.recv()
-        if batch is None:
+        batch = from_pool(conn)
+        if isinstance(batch, Stop):
             return
         done: list[Outcome] = []
         sent = time.monotonic()
@@ -278,16 +339,16 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
             # After a MemoryError the heap is not trusted; after max_reads, or a read that
             # grew the heap past RECYCLE_RSS, time to go.
             if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads or _grown(size, outcome):
-                send(conn, ("done", done))
-                send(conn, ("bye",))
+                send(conn, Done(tuple(done)))
+                send(conn, Bye())
                 return
             now = time.monotonic()
             if len(done) >= SEND_EVERY or now - sent >= SEND_AFTER_S:
-                send(conn, ("done", done))
+                send(conn, Done(tuple(done)))
                 done, sent = [], now
         if done:
-            send(conn, ("done", done))
-    send(conn, ("bye",))
+            send(conn, Done(tuple(done)))
+    send(conn, Bye())
 
 
 def _grown(size: int, outcome: Outcome) -> bool:

@@ -9,19 +9,19 @@ The app routes: what the engine side does to the records model, the activity log
 live state is :class:`tui.link.Link`'s (no Textual there); the app runs the workers that
 load and follow the store, hands each message to the link and the link's answer to the
 screens, every one of them through one message (:class:`~tui.messages.ModelChanged`).
-Screens own their keys. What must outlive a screen (retries, tools re-checks) and the
-terminal hand-over live here, behind the :class:`~tui.screens.ports.Dashboard` protocol the
-screens are given.
+Screens own their keys. What must outlive a screen (retries, tools re-checks: decided by
+:class:`tui.retries.Retries`, run in the app's workers) and the terminal hand-over live here,
+behind the :class:`~tui.screens.ports.Dashboard` protocol the screens are given; the triage
+screens and the help are made once by :class:`tui.screens.kept.KeptScreens`.
 
-Past STYLE's 500 lines: the workers, the Textual handlers and the screen routing are what is
-left, each short; the next seams out are the retries and tools re-checks (a class the app
-holds, as it holds the link) and the triage screens' routing (``show_kept`` and its actions).
+Past STYLE's 500 lines: the workers, the Textual handlers and the Dashboard's answers are
+what is left, each short; the next seams out are the Dashboard's read side (header, tool
+rows, counts: Textual-free, a class beside the link) and the crash capture.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 import time
 from array import array
 from collections.abc import Iterable
@@ -37,20 +37,17 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from engine.db import DB, status_counts
 from engine.errors import SessionClosed
 from engine.events import Event
 from engine.names import shown
 from engine.passwords import Passwords
-from engine.records import Key, Record, Status
+from engine.records import Key, Record, Status, is_sha256
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui import actions
 from tui.hangup import TerminalGone, driver_class
-from tui.lines import valid_sha256
-from tui.link import Applied, Change, Header, Link, Live, Say, stamp_of
-from tui.loader import Chunk, JsonlSource, Stamp, jsonl_stamp, read_jsonl, read_summary
-from tui.loadpart import Load, take_early
+from tui.link import Applied, Change, Header, Link, Live, Opening, Say, open_store
+from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_summary
 from tui.messages import (
     EngineEvents,
     LoadFailed,
@@ -66,10 +63,12 @@ from tui.messages import (
 from tui.model import TABS, RecordModel
 from tui.poll import Followed
 from tui.query import TextTerm
+from tui.retries import Retries, ToolsCheck
 
 # Only the records screen is imported here; every other screen (and what it imports) is
 # imported by the action that shows it, after the first frame.
-from tui.screens.failures import worker_failure
+from tui.screens.failures import crash_report, worker_failure
+from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState, announce
@@ -85,14 +84,11 @@ from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
-    from tui.screens.help import HelpScreen
 
 POLL_SECONDS = 0.1
 """How often a store opened without a session is checked for changes: a stat and one read
 of the index's counter (~0.1 ms, whatever the store's size), so a change is on screen a
 tenth of a second after its batch is committed (tests/bench/bench_follow.py)."""
-CONFIRM_ABOVE = 20
-"""A retry of more records than this asks first."""
 ANNOUNCE_SECONDS = 8.0
 """How long a new-error-groups notification shows; the next one waits until it has gone."""
 
@@ -143,6 +139,8 @@ class QuarryApp(App[None]):
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.link = Link(self.model, self.triage, sweeping=session is not None)
         """The engine side's doings to the model, the log and the live state."""
+        self.retries = Retries(self.triage, self.link, self.tools_left_out)
+        """What retries, password unlocks and tools re-checks decide."""
         self.pending: list[Event] = []
         self.load_error = ""
         """Why the store could not be read at all, or empty."""
@@ -161,21 +159,14 @@ class QuarryApp(App[None]):
         self._announcing = False
         self._announced = -ANNOUNCE_SECONDS
         """When (monotonic) new error groups were last announced."""
-        self._loading: Load | None = None
-        """The store's load, begun in :meth:`on_load` and finished by :meth:`_load`."""
-        self._load_stamp: Stamp | None = None
-        self._index_counts: dict[str, int] | None = None
-        """The store's counts per status from its index, read before its records."""
+        self._opening = Opening(None, None, None)
+        """The store as :meth:`on_load` opened it; :meth:`_load` loads the rest."""
         self._gc_paused = False
         """Whether :meth:`on_load` paused the garbage collector (it was running)."""
-        self._load_trouble: OSError | None = None
-        """Why the store could not be opened or read in :meth:`on_load` (said by the worker)."""
         self._rows_begun = False
         """Whether the model was started afresh with the load's first chunk."""
-        self._kept: dict[type[TriageScreen], TriageScreen] = {}
-        """The triage screens shown so far, one of each kind (:meth:`_kept_screen`)."""
-        self._help: HelpScreen | None = None
-        """The help screen, once shown."""
+        self.kept = KeptScreens(self, lambda kind: kind(self.model, self.triage, self))
+        """The triage screens and the help, each made once and shown anew."""
         self.records_screen = RecordsScreen(self.model, self.triage, self)
         """The home screen, at the bottom of the stack."""
         self.install_screen(self.records_screen, name="records")
@@ -210,7 +201,7 @@ class QuarryApp(App[None]):
 
     def store_counts(self) -> dict[str, int] | None:
         """The store's counts per tab from its index while its records load (else None)."""
-        counts = self._index_counts
+        counts = self._opening.counts
         if counts is None or self.state is not Live.LOADING:
             return None
         return {tab: counts.get(tab, 0) for tab in TABS}
@@ -268,8 +259,9 @@ class QuarryApp(App[None]):
         """The record's stored text (its first ``limit`` bytes if given), read by the store
         (never through a link); None without text or a valid hash. OSError when it cannot be
         read."""
-        sha = valid_sha256(record.sha256)
-        return self.store.text_bytes(sha, limit) if record.has_text and sha else None
+        sha = record.sha256
+        usable = record.has_text and sha is not None and is_sha256(sha)
+        return self.store.text_bytes(sha, limit) if usable and sha is not None else None
 
     def open_record(self, rid: int, *, detail: bool = False, find: TextTerm | None = None) -> None:
         """Open the stored text of row ``rid`` (at ``find``'s first match); with ``detail``,
@@ -280,8 +272,8 @@ class QuarryApp(App[None]):
         record = self.model.record(rid)
         if record is None:
             return
-        sha = valid_sha256(record.sha256)
-        if record.has_text and sha:
+        sha = record.sha256
+        if record.has_text and sha is not None and is_sha256(sha):
             self.push_screen(InspectorScreen(record, lambda: self.store.text_bytes(sha), find=find))
         elif detail:
             self.push_screen(DetailScreen(record, self.tools_missing()))
@@ -322,20 +314,10 @@ class QuarryApp(App[None]):
         million records, some of it inside frames."""
         self._gc_paused = gc.isenabled()
         gc.disable()
-        # the whole store's counts at once, from its index (a few rows at any size)
-        self._index_counts = status_counts(self.store.out / DB, self.store.jsonl_path)
-        # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
-        self._loading = take_early(self.store.jsonl_path)
-        try:
-            if self._loading is None:
-                self._loading = Load(read_jsonl(self.store))
-            self._load_stamp = stamp_of(self._loading.src)
-            chunks = self._loading.first()
-        except OSError as exc:  # a folder in its place, no permission: said by the worker
-            self._load_trouble = exc
-            return
-        for chunk in chunks:
-            self._rows_loaded(RowsLoaded(chunk, self._loading.src, not self._rows_begun))
+        self._opening = opening = open_store(self.store)
+        for chunk in opening.first:
+            assert opening.load is not None
+            self._rows_loaded(RowsLoaded(chunk, opening.load.src, not self._rows_begun))
             self._rows_begun = True
 
     def on_mount(self) -> None:
@@ -356,12 +338,12 @@ class QuarryApp(App[None]):
     def _load(self) -> None:
         """Parse the rest of ``extract.jsonl`` in chunks (thread) and then start the session,
         if any."""
-        load, stamp = self._loading, self._load_stamp
+        load, stamp = self._opening.load, self._opening.stamp
         first = not self._rows_begun  # the first chunk starts the model afresh
         data = load.src if load is not None else JsonlSource(data=b"")
         try:
-            if self._load_trouble is not None:
-                raise self._load_trouble
+            if self._opening.trouble is not None:
+                raise self._opening.trouble
             assert load is not None
             for chunk in load.rest():
                 self.post_message(RowsLoaded(chunk, data, first))
@@ -544,22 +526,19 @@ class QuarryApp(App[None]):
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
             self.show_kept(ToolsScreen)
 
-    # -- retries and tools (they outlive any screen) -----------------------------------------
+    # -- retries and tools (they outlive any screen: tui.retries decides) -------------------
 
-    def _may_write(self, what: str) -> bool:
-        if self.triage.writable:
-            return True
-        self.notify(self.triage.why_not_writable(what), severity="warning")
-        return False
+    def _say_any(self, say: Say | None) -> bool:
+        """Say ``say`` if there is one; whether there was."""
+        if say is not None:
+            self._say(say)
+        return say is not None
 
     def unlock(self, keys: list[Key], label: str, *, unmark: bool = False) -> None:
         """Ask for a password (or a file of them), keep it for the session, retry ``keys``."""
         from tui.screens.password import PasswordScreen
 
-        if not keys:
-            self.notify("no encrypted file here to give a password for", severity="warning")
-            return
-        if not self._may_write("retry"):
+        if self._say_any(self.retries.refusal(keys, unlock=True)):
             return
 
         def answered(passwords: Passwords | None) -> None:
@@ -567,23 +546,20 @@ class QuarryApp(App[None]):
                 self.triage.add_passwords(passwords)
                 self.retry(keys, label, unmark=unmark, unlock=True)
 
-        what = f"{count(len(keys), 'encrypted file')} ({label})"
-        self.push_screen(PasswordScreen(what, len(self.triage.passwords)), answered)
+        self.push_screen(PasswordScreen(*self.retries.prompt(keys, label)), answered)
 
     def retry(
         self, keys: list[Key], label: str, *, unmark: bool = False, unlock: bool = False
     ) -> None:
-        """Retry ``keys`` (asking first above :data:`CONFIRM_ABOVE`); ``unmark`` once started;
-        ``unlock``: the operator just gave a password for them (the answer counts what opened).
-        """
+        """Retry ``keys`` (asking first above :data:`~tui.retries.CONFIRM_ABOVE`); ``unmark``
+        once started; ``unlock``: the operator just gave a password for them (the answer
+        counts what opened)."""
         from tui.screens.confirm import ConfirmScreen
 
-        if not keys:
-            self.notify("nothing to retry", severity="warning")
+        if self._say_any(self.retries.refusal(keys)):
             return
-        if not self._may_write("retry"):
-            return
-        if len(keys) <= CONFIRM_ABOVE:
+        question = self.retries.question(keys, label)
+        if question is None:
             self._start_retry(keys, label, unmark, unlock)
             return
 
@@ -591,40 +567,25 @@ class QuarryApp(App[None]):
             if yes:
                 self._start_retry(keys, label, unmark, unlock)
 
-        question = f"Retry {count(len(keys), 'record')} ({label})? Each is read again."
         self.push_screen(ConfirmScreen(question, "Retry"), answered)
 
     def _start_retry(self, keys: list[Key], label: str, unmark: bool, unlock: bool) -> None:
-        if unmark:
-            self.triage.marks.clear()
-        self.triage.retrying.update(keys)
+        say = self.retries.begin(keys, label, unmark=unmark)
         self.changed_since = time.time()  # D: what this retry changed
         self._tell_screens(Change(marks=True))
-        self.notify(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
+        self._say(say)
         self._retry_worker(keys, label, unlock)
 
     @work(thread=True, group="retry", exit_on_error=False)
     def _retry_worker(self, keys: list[Key], label: str, unlock: bool) -> None:
-        engine = self.triage.engine
-        assert engine is not None
-        try:  # every retry tries the session's passwords: encrypted files need no second P
-            result = engine.retry(keys, self.triage.passwords)
-        except Exception as exc:  # the engine failed: say so, keep the dashboard
-            failed = f"{type(exc).__name__}: {exc}"
-            self.post_message(RetryFinished(keys, label, None, failed, unlock=unlock))
-            return
         # the records it changed were posted (in order) before this answer
-        self.post_message(RetryFinished(keys, label, result, "", unlock=unlock))
+        self.post_message(RetryFinished(self.retries.run(keys, label, unlock)))
 
     @on(RetryFinished)
     def _retry_finished(self, message: RetryFinished) -> None:
-        self.triage.retrying.difference_update(message.keys)
+        say = self.retries.finished(message.done)
         self._tell_screens(Change(marks=True))
-        if message.result is None:
-            self.notify(message.error, title="retry failed", severity="error")
-            return
-        result = message.result
-        self._say(self.link.retried(message.keys, message.label, result.vanished, message.unlock))
+        self._say(say)
 
     def action_what_changed(self) -> None:
         """The store against itself as it was when the dashboard opened or the last retry
@@ -637,33 +598,19 @@ class QuarryApp(App[None]):
 
     def check_tools(self) -> bool:
         """Look up the tools again (a new one retries what it unlocks); False if refused."""
-        if not self._may_write("check the tools again (it retries files)"):
+        if self._say_any(self.retries.start_check()):
             return False
-        self.triage.checking_tools = True
         self._check_tools_worker()
         return True
 
     @work(thread=True, exclusive=True, group="tools", exit_on_error=False)
     def _check_tools_worker(self) -> None:
-        engine = self.triage.engine
-        assert engine is not None
-        before = set(engine.tools.names)
-        try:
-            after = set(engine.recheck_tools().names)
-        except Exception as exc:  # the engine failed: say so, keep the dashboard
-            self.post_message(ToolsChecked([], f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(ToolsChecked(sorted(after - before), ""))
+        check = self.retries.check()
+        self.post_message(ToolsChecked(check.appeared, check.error))
 
     @on(ToolsChecked)
     def _tools_checked(self, message: ToolsChecked) -> None:
-        self.triage.checking_tools = False
-        if message.error:
-            self.notify(message.error, title="tools check failed", severity="error")
-        elif not message.appeared:
-            out = sorted(self.tools_left_out())
-            left = f"; left out on purpose: {', '.join(out)}" if out else ""
-            self.notify(f"no new tool on PATH{left}", title="tools")
+        self._say_any(self.retries.checked(ToolsCheck(message.appeared, message.error)))
         if (top := self._top()) is not None:  # a message of its own (see ToolsChecked.bubble)
             top.post_message(ToolsChecked(message.appeared, message.error))
         self._tell_screens(Change())
@@ -696,18 +643,8 @@ class QuarryApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         """An unexpected error: its traceback to a file and one line to say; then Textual exits
         with status 1 (:func:`tui.cli.run_app` prints the line once the terminal is back)."""
-        import tempfile
-        import traceback
-
         if not self.crash:
-            self.crash = shown(f"{type(error).__name__}: {error}")
-            try:
-                fd, name = tempfile.mkstemp(prefix="quarry-crash-", suffix=".txt")
-                with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
-                    f.write("".join(traceback.format_exception(error)))
-                self.crash_log = Path(name)
-            except OSError:
-                self.crash_log = None
+            self.crash, self.crash_log = crash_report(error)
         super()._handle_exception(error)
 
     def _print_error_renderables(self) -> None:
@@ -722,36 +659,9 @@ class QuarryApp(App[None]):
         return not (action.startswith("show_") and blocked)
 
     def show_kept(self, kind: type[TriageScreen]) -> None:
-        """Show the screen of ``kind`` over the one on top: escape comes back to where it was
-        opened from (a back stack, as in k9s: ``x u t esc`` is on the unsupported screen
-        again). A screen of that kind already in the stack is gone back to instead, as it was
-        left: the stack holds each kind once."""
-        top = self._top()
-        if top is None or type(top) is kind:
-            return
-        stack = self.screen_stack
-        earlier = next((i for i, s in enumerate(stack) if type(s) is kind), None)
-        if earlier is None:
-            self.push_screen(self._kept_screen(kind))
-            return
-        for _ in stack[earlier + 1 :]:
-            self.pop_screen()
-
-    def _kept_screen(self, kind: type[TriageScreen]) -> TriageScreen:
-        """The one screen of ``kind``: made and installed the first time it is shown, shown
-        anew (as a new one would be, with the records as they are) every later time.
-
-        A screen made for each key cost its compose, a restyle of every widget, two full
-        repaints (Textual lays a new screen out, then repaints it whole again) and, on
-        escape, a third of the screen below once it was removed: at load, most of a key's
-        150 ms (issue 25)."""
-        screen = self._kept.get(kind)
-        if screen is None:
-            screen = self._kept[kind] = kind(self.model, self.triage, self)
-            self.install_screen(screen, name=f"kept-{kind.__name__}")
-        else:
-            screen.show_anew()
-        return screen
+        """Show the one screen of ``kind`` over the one on top, or go back to it
+        (:meth:`tui.screens.kept.KeptScreens.show`)."""
+        self.kept.show(kind)
 
     def action_show_tools(self) -> None:
         """Every tool, found or missing, and what it would unlock."""
@@ -787,17 +697,8 @@ class QuarryApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
-        from tui.screens.help import HelpScreen
-
-        if isinstance(self._top(), HelpScreen | None):
-            return
-        if self._help is None:  # made once: its text is the same all session
-            keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
-            self._help = HelpScreen(keys, read_only=not self.triage.writable)
-            self.install_screen(self._help, name="kept-help")
-        else:
-            self._help.show_anew()
-        self.push_screen(self._help)
+        keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        self.kept.help(keys, read_only=not self.triage.writable)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, one that notices its terminal is gone on Linux and macOS."""

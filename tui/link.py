@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from engine.db import Point
+from engine.db import DB, Point, status_counts
 from engine.events import (
     Event,
     Notice,
@@ -35,7 +35,8 @@ from engine.records import Key, Record, Status, Summary
 from engine.store import Store
 from tui.eventlog import LogLine, store_lines
 from tui.hold import SweepHold
-from tui.loader import Chunk, JsonlSource, Stamp
+from tui.loader import Chunk, JsonlSource, Stamp, read_jsonl
+from tui.loadpart import Load, take_early
 from tui.model import RecordModel
 from tui.pace import Pace, describe
 from tui.poll import Followed, StoreDiff, diff_store, follow_store
@@ -395,6 +396,39 @@ def parse_iso(text: str) -> float | None:
         return datetime.fromisoformat(text).timestamp() if text else None
     except (ValueError, TypeError):
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A store opened before the dashboard's first frame: the rest is loaded after it."""
+
+    counts: dict[str, int] | None
+    """The store's counts per status from its index (a few rows at any size), if it has one."""
+    load: Load | None
+    """Its load (helper processes may be parsing it already), or None when it failed."""
+    stamp: Stamp | None
+    """The stamp of what is loaded (what a later change is told from)."""
+    first: tuple[Chunk, ...] = ()
+    """The first block's chunks (a few hundred records)."""
+    trouble: OSError | None = None
+    """Why the store could not be opened or read (a folder in its place, no permission)."""
+
+
+def open_store(store: Store) -> Opening:
+    """Open ``store`` and parse its first block (milliseconds); an OSError is kept, not
+    raised: the loading worker says it."""
+    counts = status_counts(store.out / DB, store.jsonl_path)
+    # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
+    load = take_early(store.jsonl_path)
+    stamp = None
+    try:
+        if load is None:
+            load = Load(read_jsonl(store))
+        stamp = stamp_of(load.src)
+        first = tuple(load.first())
+    except OSError as exc:
+        return Opening(counts, load, stamp, (), exc)
+    return Opening(counts, load, stamp, first)
 
 
 def stamp_of(src: JsonlSource) -> Stamp | None:

@@ -28,12 +28,11 @@ import msgspec
 
 from engine.db import DB, Agreement, Point, change_counter, standing
 from engine.errors import QuarryError
-from engine.records import Count, Summary
-from engine.store import Store, valid_in_bulk
+from engine.records import BadRecord, Count, Record, Summary, restore_name
+from engine.store import BadLine, Store, valid_in_bulk
 from tui.coded import Coded
 from tui.columns import QUALITY_CODE, STATUS_CODE, Batch, intern_all, lower_of
 from tui.indexing import LineIndex, Lines
-from tui.lines import BadLine, NotARecord, parse_line, restore_name
 
 FIRST_BYTES = 1 << 18
 """The first block read (~700 records): enough for a screen, parsed in a millisecond."""
@@ -399,7 +398,7 @@ def _parse_block(block: memoryview, pos: int, count: int) -> tuple[Batch, Lines]
         return None
     try:
         return columns_of(rows), Lines(pos, len(block), count)
-    except NotARecord:
+    except BadRecord:
         return None
 
 
@@ -440,19 +439,19 @@ def parse_lines(
         if len(rows) != len(lines):
             raise ValueError("a line held more than one value")
         return columns_of(rows), starts, []
-    except (msgspec.DecodeError, ValueError, RecursionError):  # NotARecord is a ValueError
+    except (msgspec.DecodeError, ValueError, RecursionError):  # BadRecord is a ValueError
         return _lenient(lines, starts, line_no)  # a torn or foreign line: one by one
 
 
 def columns_of(rows: list[_Row]) -> Batch:
     """Decoded rows as columns (low-cardinality strings interned), counted.
 
-    Raises :class:`NotARecord` when a row is not a record by the engine's rules (its root,
-    path, status or sha256 unusable: :func:`~engine.store.valid_in_bulk`, as the engine's own
-    bulk read checks them); the caller then judges each line alone.
+    Raises :class:`~engine.records.BadRecord` when a row is not a record by the engine's
+    rules (its root, path, status or sha256 unusable: :func:`~engine.store.valid_in_bulk`, as
+    the engine's own bulk read checks them); the caller then judges each line alone.
     """
     if not valid_in_bulk(rows):
-        raise NotARecord("a line of the block is no record")
+        raise BadRecord("a line of the block is no record")
     f = _FIELDS
     paths = list(map(f["path"], rows))
     roots = list(map(f["root"], rows))
@@ -524,8 +523,8 @@ def _lenient(
         if not line.strip():
             continue
         try:
-            batch.append(parse_line(line))
-        except NotARecord as exc:
+            batch.append(Record.from_json(line))
+        except BadRecord as exc:
             bad.append(BadLine(line_no + i + 1, str(exc)))
             continue
         kept.append(start)

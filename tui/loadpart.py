@@ -29,8 +29,7 @@ from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
-from engine.store import Store
-from tui.lines import BadLine
+from engine.store import BadLine, Store
 from tui.loader import BLOCK_BYTES, FIRST_BYTES, Chunk, JsonlSource, parse_range, read_jsonl
 
 PARALLEL_BYTES = 32 << 20
@@ -251,7 +250,7 @@ def _renumbered(chunk: Chunk, lines_before: int) -> Chunk:
     """``chunk`` with its bad lines numbered from the file's start."""
     if not chunk.bad or not lines_before:
         return chunk
-    bad = tuple(BadLine(b.number + lines_before, b.why) for b in chunk.bad)
+    bad = tuple(BadLine(b.line + lines_before, b.why) for b in chunk.bad)
     return replace(chunk, bad=bad)
 
 

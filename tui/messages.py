@@ -8,13 +8,13 @@ from textual.message import Message
 
 from engine.db import Point
 from engine.events import Event
-from engine.records import Key, Summary
+from engine.records import Summary
 from tui.link import Change, Live
 from tui.loader import Chunk, JsonlSource
 from tui.poll import Followed, StoreDiff
 
 if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame
-    from engine.sweep import SweepResult
+    from tui.retries import RetryDone
 
 
 class RowsLoaded(Message):
@@ -113,26 +113,10 @@ class ModelChanged(Message):
 class RetryFinished(Message):
     """A retry is done (its records arrived before this, as engine events)."""
 
-    def __init__(
-        self,
-        keys: list[Key],
-        label: str,
-        result: SweepResult | None,
-        error: str,
-        *,
-        unlock: bool = False,
-    ) -> None:
+    def __init__(self, done: RetryDone) -> None:
         super().__init__()
-        self.unlock = unlock
-        """The retry followed a new password (the answer counts the files it opened)."""
-        self.keys = keys
-        """The records retried."""
-        self.label = label
-        """What was retried, in words."""
-        self.result = result
-        """What the engine did; None when it failed."""
-        self.error = error
-        """Why it failed, or empty."""
+        self.done = done
+        """The engine's answer (:class:`tui.retries.RetryDone`)."""
 
 
 class ToolsChecked(Message, bubble=False):

@@ -24,11 +24,10 @@ from operator import contains, not_
 
 from engine.db import DB, Point, follow
 from engine.records import Key, Record, Summary
-from engine.store import Store
+from engine.store import BadLine, Store
 from engine.store import read_jsonl as parse_jsonl
 from tui.columns import Batch
 from tui.indexing import LineIndex, line_at
-from tui.lines import BadLine
 from tui.loader import (
     BLOCK_BYTES,
     Chunk,

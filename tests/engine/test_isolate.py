@@ -273,7 +273,7 @@ def test_a_big_batch_of_outcomes_goes_down_the_pipe_in_one_write(
     # Connection.send writes a message over 16 KiB as two (its length, then its bytes): the
     # engine would sit in recv between them whenever the worker lost its core there.
     outcomes = [Outcome(Status.OK, "text/plain", error=f"{i:0>300}") for i in range(100)]
-    msg = ("done", outcomes)
+    msg = worker_mod.Done(tuple(outcomes))
     writes: list[int] = []
     real_write = os.write
 
@@ -287,7 +287,7 @@ def test_a_big_batch_of_outcomes_goes_down_the_pipe_in_one_write(
             m.setattr(os, "write", counted)
             worker_mod.send(theirs, msg)
         assert len(writes) == 1 and writes[0] > 16 * 1024
-        assert ours.recv() == msg
+        assert worker_mod.from_worker(ours) == msg
     finally:
         ours.close()
         theirs.close()

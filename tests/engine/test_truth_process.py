@@ -32,7 +32,7 @@ from engine.records import Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
-from engine.worker import SLOT_BYTES, Slot, own_bound
+from engine.worker import SLOT_BYTES, Bye, Done, Slot, own_bound
 from tests import faultreader
 from tests.faultreader import ARGS, fixture
 from tests.waiting import alive, until
@@ -292,15 +292,15 @@ class _Exited:
 
 def test_a_recycled_worker_is_never_blamed_for_the_next_file(tmp_path: Path) -> None:
     """The drain race, made deterministic: the pool learns of the worker's exit having read
-    its last "done" but not yet its "bye"; the next file of its batch must not be blamed."""
+    its last Done but not yet its Bye; the next file of its batch must not be blamed."""
     pool = ReadPool(Limits(), workers=1)
     ours, theirs = Pipe()
     first, second = (
         ReadTask(str(tmp_path / n), n, Limits(), ToolSet.empty(), str(tmp_path)) for n in "ab"
     )
     done = Outcome(Status.OK, "text/plain", chars=3)
-    theirs.send(("done", [done]))
-    theirs.send(("bye",))
+    theirs.send(Done((done,)))
+    theirs.send(Bye())
     theirs.close()
     slot = Slot(bytearray(SLOT_BYTES))
     slot.begin(1, 0)

@@ -13,17 +13,16 @@ import time
 from pathlib import Path
 
 from engine.db import DB, is_ahead, read_index
-from engine.records import Summary
+from engine.records import Record, Summary
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 from tests.engine.watchkit import WAIT_S, watched
-from tui.lines import parse_line
 from tui.loader import jsonl_stamp, read_jsonl
 
 
 def _paths_in(data: bytes) -> set[str]:
-    return {parse_line(line).path for line in data.splitlines() if line.strip()}
+    return {Record.from_json(line).path for line in data.splitlines() if line.strip()}
 
 
 def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ async def open_and_check(out: Path, engine: Loaded) -> None:
         )
         assert set(app.model.ids) == {r.key for r in engine.records}
         assert app.model.bad_lines == len(engine.bad)
-        assert [b.number for b in app.model.bad_first] == [b.line for b in engine.bad[:5]]
+        assert [b.line for b in app.model.bad_first] == [b.line for b in engine.bad[:5]]
         if engine.bad:
             n = len(engine.bad)
             said = f"{n:,} unreadable line{'s' if n != 1 else ''}"

@@ -192,8 +192,8 @@ def test_values_met_late_decode_as_the_plain_decoder_does(
     """The decoder that names the values met so far (:class:`tui.loader._Vocabulary`) gives
     the columns a record-by-record parse gives, whatever values later blocks bring, before
     and after it gives up on a store that keeps bringing new ones."""
+    from engine.records import Record
     from tui import loader
-    from tui.lines import parse_line
 
     vocabulary = loader._Vocabulary()
     vocabulary.MISSES = misses
@@ -205,7 +205,7 @@ def test_values_met_late_decode_as_the_plain_decoder_does(
     for chunk in load_rows(data, chunk_rows=50_000):
         assert isinstance(chunk.rows, Batch) and not chunk.bad
         got.extend(chunk.rows)
-    assert _columns(got) == _columns(Batch.of(map(parse_line, lines)))
+    assert _columns(got) == _columns(Batch.of(map(Record.from_json, lines)))
     assert vocabulary.misses <= misses
 
 

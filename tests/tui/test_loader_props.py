@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.names import shown
+from engine.records import BadRecord, Record, is_sha256
 from engine.store import read_jsonl
-from tui.lines import NotARecord, parse_line, record_from_line, valid_sha256
 from tui.loader import load_rows
 from tui.model import RecordModel
 from tui.widgets.record_table import cell_text
@@ -115,13 +115,13 @@ def test_any_lines_load_every_record_and_count_the_rest(lines: list[bytes], torn
     m, bad = load(data)
     written = [x for x in data.split(b"\n") if x.strip()]
     assert len(m.rows) + len(bad) == len(written)  # every line kept or named (dups: later wins)
-    assert len({b.number for b in bad}) == len(bad) and m.bad_lines == len(bad)
+    assert len({b.line for b in bad}) == len(bad) and m.bad_lines == len(bad)
     for rid in range(len(m.rows)):
         if m.rows[rid] is None:
             continue
         record = m.record(rid)
         assert record is not None and isinstance(record.path, str) and record.path
-        assert record.sha256 is None or valid_sha256(record.sha256)
+        assert record.sha256 is None or is_sha256(record.sha256)
         assert isinstance(record.size, int) and isinstance(record.needs, tuple)
         for column in ("path", "status", "reason", "mime", "extractor", "chars", "pages", "size"):
             cell_text(column, m.rows[rid])  # type: ignore[arg-type]
@@ -129,10 +129,10 @@ def test_any_lines_load_every_record_and_count_the_rest(lines: list[bytes], torn
     for number, line in enumerate(data.split(b"\n"), 1):
         if line.strip():
             try:
-                parse_line(line)
-            except NotARecord:
+                Record.from_json(line)
+            except BadRecord:
                 expected.append(number)
-    assert [b.number for b in bad] == expected  # the fast path agrees with the careful one
+    assert [b.line for b in bad] == expected  # the fast path agrees with the careful one
     assert expected == [b.line for b in read_jsonl(data).bad]  # and with the engine
 
 
@@ -184,7 +184,7 @@ def test_lines_that_are_not_records_are_named() -> None:
 def test_a_record_line_reads_back_whole(tmp_path: Path) -> None:
     raw = b"caf\xe9.txt"
     line = orjson.dumps({"root": "/r", **store_form(raw), "status": "ok", "size": 3})
-    assert os.fsencode(record_from_line(line).path) == raw
+    assert os.fsencode(Record.from_json(line).path) == raw
 
 
 def test_quality_is_read_when_well_formed_and_dropped_when_not() -> None:
@@ -192,5 +192,5 @@ def test_quality_is_read_when_well_formed_and_dropped_when_not() -> None:
             "repl": 0, "odd": 0, "mojibake": 0, "run": 0, "signals": []}  # fmt: skip
     for quality, verdict in ((good, "good"), ({"verdict": 3}, None), ([1], None)):
         line = orjson.dumps({"root": "/r", "path": "q.txt", "status": "ok", "quality": quality})
-        record = record_from_line(line)
+        record = Record.from_json(line)
         assert (record.quality.verdict if record.quality else None) == verdict

@@ -45,14 +45,14 @@ def test_member_paths_are_not_markup() -> None:
 def test_the_dashboards_line_reader_keeps_members_and_drops_odd_ones() -> None:
     import orjson
 
-    from tui.lines import record_from_line
+    from engine.records import Record
 
     record = Record(
         "/r", "a.zip", 1, 1, "ok", members=(Member("m.txt", "error", "corrupt", "bad"),)
     )
-    assert record_from_line(record.to_json()).members == record.members
+    assert Record.from_json(record.to_json()).members == record.members
     odd = orjson.loads(record.to_json())
     odd["members"] = [{"path": 3}, "x", {"path": "ok.txt", "status": "ok", "chars": 2}]
-    assert record_from_line(orjson.dumps(odd)).members == (Member("ok.txt", "ok", chars=2),)
+    assert Record.from_json(orjson.dumps(odd)).members == (Member("ok.txt", "ok", chars=2),)
     odd["members"] = {"not": "a list"}
-    assert record_from_line(orjson.dumps(odd)).members == ()
+    assert Record.from_json(orjson.dumps(odd)).members == ()

@@ -283,7 +283,7 @@ def test_needs_are_carried_from_any_line_and_live_changes() -> None:
     assert m.waiting() == [
         ((ROOT, "a.zip"), ("antiword", "catdoc")),
         ((ROOT, "b.doc"), ("antiword",)),
-        ((ROOT, "e.pdf"), ("tesseract",)),  # a string: one tool, as tui.lines reads any line
+        ((ROOT, "e.pdf"), ("tesseract",)),  # a string: one tool, as the engine reads any line
     ]
     m.apply([rec("a.zip", "ok"), rec("f.eml", "ok", needs=("tesseract",))])
     assert [key[1] for key, _ in m.waiting()] == ["b.doc", "e.pdf", "f.eml"]

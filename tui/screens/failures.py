@@ -6,8 +6,13 @@ bubble, so the app and each screen that runs workers mix this in.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from textual.dom import DOMNode
 from textual.worker import Worker, WorkerState
+
+from engine.names import shown
 
 
 def worker_failure(event: Worker.StateChanged) -> str | None:
@@ -16,6 +21,22 @@ def worker_failure(event: Worker.StateChanged) -> str | None:
         return None
     error = event.worker.error
     return f"{type(error).__name__}: {error}"
+
+
+def crash_report(error: BaseException) -> tuple[str, Path | None]:
+    """The one line that says ``error`` (shown escaped) and the file its whole traceback was
+    written to (None when it could not be written)."""
+    import tempfile  # (only on a crash: not at start-up)
+    import traceback
+
+    line = shown(f"{type(error).__name__}: {error}")
+    try:
+        fd, name = tempfile.mkstemp(prefix="quarry-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+            f.write("".join(traceback.format_exception(error)))
+    except OSError:
+        return line, None
+    return line, Path(name)
 
 
 class ReportsWorkerFailures(DOMNode):
