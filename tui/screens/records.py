@@ -314,7 +314,10 @@ class RecordsScreen(FullScreen):
         if message.found is None:
             line.update(Text(message.why, style="dim"))
             return
-        where, before, match, after = message.found.fitted(max(1, line.content_size.width))
+        # A line shown a moment ago may not be laid out yet (no width): it spans the screen
+        # but for its padding (fitted to 1 cell, only the match was left, seen in a terminal)
+        width = line.content_size.width or self.size.width - 2
+        where, before, match, after = message.found.fitted(max(1, width))
         line.update(Text.assemble((where, "dim"), before, (match, "reverse bold"), after))
 
     def _offer_password(self) -> None:
