@@ -531,14 +531,15 @@ class Standing:
     """Every record's line, in key order, when the index is :attr:`Agreement.AHEAD`."""
 
 
-def standing(path: Path, jsonl: Path) -> Standing:
+def standing(path: Path, jsonl: Path, *, lines: bool = True) -> Standing:
     """How the index at ``path`` stands to the ``extract.jsonl`` at ``jsonl``, in one read
     transaction (one snapshot): ahead of it (a sweep in progress or killed, watch batches not
     yet in the file; its lines are read in the same snapshot), in step, or not to be trusted.
 
     In step, the counter is taken before the caller reads the file: the file it reads is that
     one or a later one (the writer only ever replaces it by a newer one), and whatever changed
-    after the counter is given again by :func:`follow` (applying a record twice is harmless)."""
+    after the counter is given again by :func:`follow` (applying a record twice is harmless).
+    ``lines=False``: the agreement alone (no record read, whatever the store's size)."""
     try:
         db = RecordDB.open_reader(path)
     except IndexUnusable:
@@ -548,7 +549,7 @@ def standing(path: Path, jsonl: Path) -> Standing:
         if db.source() != identity_of(jsonl):
             return Standing(Agreement.UNTRUSTED)
         if db.unfinished_any():
-            return Standing(Agreement.AHEAD, db.point(), b"".join(db.lines()))
+            return Standing(Agreement.AHEAD, db.point(), b"".join(db.lines()) if lines else b"")
         return Standing(Agreement.IN_STEP, db.point())
     except sqlite3.Error:
         return Standing(Agreement.UNTRUSTED)

@@ -47,12 +47,13 @@ def reading_index(store: Store, *, build: bool = True) -> Path | None:
     when it is missing or agrees with another version of it (``build``). None when there is
     no file to build from, no cache, or the build failed: read the file."""
     own = store.out / DB
-    if standing(own, store.jsonl_path).agreement is not Agreement.UNTRUSTED:
+    # (the agreement alone: an index ahead of the file must not cost a read of every line)
+    if standing(own, store.jsonl_path, lines=False).agreement is not Agreement.UNTRUSTED:
         return own
     cached = cached_index_path(store)
     if cached is None or identity_of(store.jsonl_path) is None:
         return None
-    if standing(cached, store.jsonl_path).agreement is Agreement.IN_STEP:
+    if standing(cached, store.jsonl_path, lines=False).agreement is Agreement.IN_STEP:
         return cached
     return _build(store, cached) if build else None
 

@@ -194,6 +194,8 @@ def test_a_follower_that_read_the_store_once_follows_every_change_by_the_index(
             point = Point(point.index, changes.seq)
             assert seen == state
             now = standing(path, jsonl)  # a reader starting now reads the same records
+            alone = standing(path, jsonl, lines=False)  # the agreement without the records
+            assert (alone.agreement, alone.point, alone.lines) == (now.agreement, now.point, b"")
             if now.agreement is Agreement.AHEAD:
                 assert {r.key: r for r in read_jsonl(now.lines).records} == state
             else:
