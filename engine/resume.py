@@ -21,7 +21,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from engine import history
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.events import Notice, NoticeKind
 from engine.records import Key, Record
-from engine.store import Store, read_jsonl
+from engine.store import JSONL, Store, read_jsonl
 from engine.textindex import Progress, TextIndex, has_tables, is_ready
 from engine.textindex import remove as remove_text_index
 
@@ -162,6 +162,49 @@ class Ledger:
         except sqlite3.Error as exc:
             self._fail(exc)
 
+    def drop(self, gone: Sequence[Key]) -> None:
+        """Remove the ``gone`` keys in the transaction in flight (before the file is written
+        from the index, which then holds exactly the sweep's records)."""
+        if self.db is None or not gone:
+            return
+        try:
+            self.db.drop(gone)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def write_jsonl(self, expected: int, before_replace: Callable[[], None] | None) -> bool:
+        """Write ``extract.jsonl`` from the index, streamed in key order, when it holds the
+        ``expected`` records (every run journals its decisions here); whether it did. When it
+        does not hold them, or fails, it is dropped and rebuilt, and the caller writes the
+        file from its records."""
+        db = self.db
+        if db is None:
+            return False
+        counted = 0
+
+        def lines() -> Iterator[bytes]:
+            nonlocal counted
+            for line in db.lines():
+                counted += 1
+                yield line
+            if counted != expected:
+                raise _Disagrees(counted)
+
+        try:
+            self.store.write_lines(lines(), before_replace)
+        except _Disagrees:
+            self.forget()
+            self._notice(
+                f"the index held {counted:,} records, the sweep {expected:,}: "
+                f"{JSONL} written from the records, the index rebuilt",
+                "warning",
+            )
+            return False
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            return False
+        return True
+
     def concluded(
         self, records: Iterable[Record], gone: Sequence[Key], *, written: bool = True
     ) -> None:
@@ -188,7 +231,7 @@ class Ledger:
                 self._stale = False
                 return
             if gone:
-                self.db.drop(gone)
+                self.db.drop(gone)  # (none when the caller dropped them before writing)
             if written:
                 self.db.in_step(source, finished=True)
             else:
@@ -292,6 +335,10 @@ class Ledger:
 
     def _notice(self, message: str, level: str) -> None:
         self.say(Notice(time.time(), NoticeKind.STORE_INDEX, message, level))
+
+
+class _Disagrees(Exception):
+    """The index did not hold the records a sweep holds (a file written from it is dropped)."""
 
 
 def _inode(path: Path) -> int | None:

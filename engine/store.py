@@ -209,9 +209,15 @@ def temp_file(folder: int, prefix: str, suffix: str = ".tmp") -> tuple[int, str]
     raise FileExistsError(errno.EEXIST, "no free temporary name")
 
 
-def write_in(folder: int, name: str, data: bytes | Iterable[bytes]) -> None:
+def write_in(
+    folder: int,
+    name: str,
+    data: bytes | Iterable[bytes],
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Write ``data`` as ``name`` in ``folder`` so that readers see the old file or the new,
-    never half (a link in its place is replaced, never followed)."""
+    never half (a link in its place is replaced, never followed). ``before_replace`` runs
+    once the new file is on disk, before it takes the name (an error there keeps the old)."""
     fd, tmp = temp_file(folder, f".{name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -222,6 +228,8 @@ def write_in(folder: int, name: str, data: bytes | Iterable[bytes]) -> None:
                     fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -231,12 +239,15 @@ def write_in(folder: int, name: str, data: bytes | Iterable[bytes]) -> None:
         os.fsync(folder)
 
 
-def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+def atomic_write(
+    path: Path, data: bytes | Iterable[bytes], before_replace: Callable[[], None] | None = None
+) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new, never half;
-    ``path``'s folder (made if missing) is opened without following its last part."""
+    ``path``'s folder (made if missing) is opened without following its last part.
+    ``before_replace``: as for :func:`write_in`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with folder_of(path.parent) as folder:
-        write_in(folder, path.name, data)
+        write_in(folder, path.name, data, before_replace)
 
 
 def text_dest(store_dir: str, sha256: str) -> str:
@@ -305,7 +316,6 @@ class Store:
         self.tmp_dir = self.out / "tmp"
         self._lock_fd: int | None = None
         self._lines = LineCache()
-        self._unprimed: tuple[list[Record], bytes] | None = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -405,9 +415,7 @@ class Store:
     def load(self) -> Loaded:
         """Every usable record of ``extract.jsonl`` (none for a new store), and the bad lines.
 
-        The writer (holding :meth:`writer`) keeps the lines it read, so that rewriting the
-        file after a small change serialises only the records that changed. Raises
-        StoreUnusable when the file exists but cannot be read.
+        Raises StoreUnusable when the file exists but cannot be read.
         """
         try:
             data = self.read_file(JSONL)
@@ -417,11 +425,7 @@ class Store:
             raise StoreUnusable(
                 f"cannot read {shown(str(self.jsonl_path))}: {exc.strerror or exc}"
             ) from exc
-        loaded = read_jsonl(data)
-        if self._lock_fd is not None and not loaded.bad:
-            # Primed on the first write: a sweep that changes nothing never pays for it.
-            self._unprimed = (loaded.records, data)
-        return loaded
+        return read_jsonl(data)
 
     def load_records(self) -> list[Record]:
         """Every usable record of ``extract.jsonl`` (see :meth:`load`)."""
@@ -748,9 +752,6 @@ class Store:
         reader always sees one consistent, sorted snapshot.
         """
         self._still_ours()
-        if self._unprimed is not None:
-            self._lines.prime(*self._unprimed)
-            self._unprimed = None
         data = self._lines.render(records)
         if before_write is not None:
             before_write()
@@ -759,6 +760,21 @@ class Store:
         # a new one after).
         self.drop_stat_index()
         atomic_write(self.jsonl_path, data)
+
+    def write_lines(
+        self, lines: Iterable[bytes], before_replace: Callable[[], None] | None = None
+    ) -> None:
+        """Replace ``extract.jsonl`` with ``lines`` (each a record's line with its newline,
+        already in key order), streamed to disk: the index writes the file this way, so no
+        process holds the whole file, or every record's line, in memory.
+
+        ``before_replace`` is called once the new file is on disk, before it takes the name
+        (a sweep waits there for the sync of its texts, which ran while the lines went out).
+        """
+        self._still_ours()
+        self._lines.clear()  # the next write from records cannot trust what it last wrote
+        self.drop_stat_index()  # (see write_records)
+        atomic_write(self.jsonl_path, lines, before_replace)
 
     def drop_stat_index(self) -> None:
         """Remove the stat index (none there, or not a file, is no index either)."""

@@ -328,7 +328,7 @@ class Sweeper:
         the write fails (the file stays behind, the index holds every change)."""
         if self._behind_since is None:
             return False
-        self.store.write_records(self.records.values())
+        self._write_jsonl()
         for sha in self._drop_later:
             if not self.index.has_text_refs(sha) and not self.ledger.is_kept(sha):
                 self.store.drop_text(sha)
@@ -339,6 +339,13 @@ class Sweeper:
         if self._summary is not None:  # it said the file was behind: no longer
             self.store.write_summary(self._with_jsonl_state(self._summary))
         return True
+
+    def _write_jsonl(self, before_write: Callable[[], None] | None = None) -> None:
+        """Write ``extract.jsonl``: streamed from the index, which holds every record (each run
+        journals its decisions there), so that neither the file nor every record's line is
+        ever in memory; from the records held when there is no index."""
+        if not self.ledger.write_jsonl(len(self.records), before_write):
+            self.store.write_records(self.records.values(), before_write=before_write)
 
     def _with_jsonl_state(self, summary: Summary) -> Summary:
         """``summary`` saying how current ``extract.jsonl`` is (kept for :meth:`write_behind`)."""
@@ -629,12 +636,15 @@ class Sweeper:
             _text_of(records[k]) != _text_of(new[k]) for k in changed if k in records
         )
         self.index.apply(new, gone)
+        if run.ctx.journal is None and changed:  # (the quick sweep's reads again)
+            self.ledger.journal([new[k] for k in changed])
+        self.ledger.drop(gone)  # the index holds exactly the records, before any write
         if gone:
             run.flush_events(removed=gone)
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
-        self.ledger.concluded(self.records.values(), gone, written=self._behind_since is None)
+        self.ledger.concluded(self.records.values(), (), written=self._behind_since is None)
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
@@ -801,7 +811,7 @@ class Sweeper:
             self._drop_later = set()
             self._behind_since = None
         if changed or self._repair or not self.store.exists():
-            self.store.write_records(self.records.values(), before_write=wait)
+            self._write_jsonl(wait)
             self._jsonl_written = iso(time.time())
             if self._repair:
                 self._repair = False

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -165,32 +166,35 @@ def test_records_are_made_while_the_texts_sync_and_written_after_it(
 ) -> None:
     import threading
 
-    import engine.jsonl as jsonl_mod
+    import engine.db as db_mod
     import engine.store as store_mod
 
     events: list[str] = []
     rendered = threading.Event()
-    real_render = jsonl_mod.LineCache.render
+    real_lines = db_mod.RecordDB.lines
     real_write = store_mod.atomic_write
 
-    def render(self: jsonl_mod.LineCache, records: object) -> bytes:
-        data = real_render(self, records)  # type: ignore[arg-type]
+    def lines(self: db_mod.RecordDB) -> Iterator[bytes]:
+        yield from real_lines(self)
         events.append("lines made")
         rendered.set()
-        return data
 
     def syncfs(_fd: int) -> int:
-        # The lines are made meanwhile (bounded: without that overlap this waits 10 s).
+        # The lines go out meanwhile (bounded: without that overlap this waits 10 s).
         events.append("sync begins" + ("" if rendered.wait(10) else ", lines not made meanwhile"))
         events.append("sync ends")
         return 0
 
-    def write(path: Path, data: object) -> None:
-        events.append(f"write {path.name}")
-        real_write(path, data)  # type: ignore[arg-type]
+    def write(path: Path, data: object, before_replace: Callable[[], None] | None = None) -> None:
+        def then() -> None:
+            if before_replace is not None:
+                before_replace()
+            events.append(f"write {path.name}")
+
+        real_write(path, data, then)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_mod, "_syncfs", lambda: syncfs)
-    monkeypatch.setattr(jsonl_mod.LineCache, "render", render)
+    monkeypatch.setattr(db_mod.RecordDB, "lines", lines)
     monkeypatch.setattr(store_mod, "atomic_write", write)
     root = tmp_path / "docs"
     root.mkdir()

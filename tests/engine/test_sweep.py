@@ -172,7 +172,10 @@ def test_fresh_stores_of_one_folder_agree_but_for_timing(tmp_path: Path) -> None
     assert texts(a) == texts(b)
 
 
-def test_deleted_file_loses_record_and_orphan_text(tmp_path: Path) -> None:
+def test_deleted_file_loses_record_and_orphan_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUARRY_HISTORY_VERSIONS", "0")  # no earlier record is kept
     root = _tree(tmp_path)
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     sha = _records(root)["a.txt"].sha256 or ""
@@ -180,6 +183,19 @@ def test_deleted_file_loses_record_and_orphan_text(tmp_path: Path) -> None:
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     assert "a.txt" not in _records(root)
     assert not Store(root / ".quarry").has_text(sha)
+
+
+def test_a_deleted_files_text_stays_while_its_history_keeps_it(tmp_path: Path) -> None:
+    """The record of a deleted file is kept as history (what ``--since`` compares with), and
+    so is the text it names: a kept record never names a text that is gone."""
+    root = _tree(tmp_path)
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    before = _records(root)["a.txt"]
+    (root / "a.txt").unlink()
+    sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert "a.txt" not in _records(root)
+    assert before.sha256 is not None
+    assert Store(root / ".quarry").read_text(before.sha256)
 
 
 def test_copies_share_one_text(tmp_path: Path) -> None:

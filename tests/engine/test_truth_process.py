@@ -432,6 +432,7 @@ def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(Store, "write_records", full)
+    monkeypatch.setattr(Store, "write_lines", full)  # (the index writes it)
     with Sweeper([root], opts) as s:
         with pytest.raises(OSError, match="No space left on device"):
             s.run()
@@ -475,7 +476,10 @@ def test_a_root_that_became_empty_keeps_its_records_unless_told(tmp_path: Path) 
     assert proc.returncode == 1
     assert f"{root} is empty but the store holds 2 record(s) of it: kept" in proc.stderr
     assert (out / "extract.jsonl").read_bytes() == jsonl and _texts(out) == texts
-    proc = subprocess.run([*cmd, "--forget-missing"], capture_output=True, text=True, timeout=60)
+    # (the history keeps the records dropped, and their texts, unless told to keep none)
+    forget = [*cmd, "--forget-missing"]
+    env = {**os.environ, "QUARRY_HISTORY_VERSIONS": "0"}
+    proc = subprocess.run(forget, capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert Store(out).load_records() == [] and _texts(out) == set()
 

@@ -149,10 +149,10 @@ def _disk_full(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[i
     space = os.strerror(errno.ENOSPC)
     write = store_module.atomic_write
 
-    def full_write(path: Path, data: bytes) -> None:
+    def full_write(path: Path, data: bytes, before_replace: object = None) -> None:
         if full.is_set():
             raise OSError(errno.ENOSPC, space, str(path))
-        write(path, data)
+        write(path, data, before_replace)  # type: ignore[arg-type]
 
     finished = ReadPool.finished
 

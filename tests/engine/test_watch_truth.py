@@ -209,10 +209,10 @@ def _full_disk(monkeypatch: pytest.MonkeyPatch, only: str | None = None) -> thre
     real = store_module.atomic_write
     broken = threading.Event()
 
-    def write(path: Path, data: object) -> None:
+    def write(path: Path, data: object, before_replace: object = None) -> None:
         if broken.is_set() and only in (None, path.name):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)  # type: ignore[arg-type]
+        real(path, data, before_replace)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_module, "atomic_write", write)
     return broken
