@@ -71,6 +71,7 @@ CREATE UNIQUE INDEX by_key ON records (root, path);
 CREATE INDEX by_seq ON records (seq);
 CREATE INDEX by_gone_seq ON gone (seq);
 CREATE INDEX by_status ON records (status, root, path);
+CREATE INDEX by_sha ON records (sha256);
 """
 _TRIGGERS = """
 CREATE TRIGGER counts_in AFTER INSERT ON records BEGIN
@@ -224,6 +225,8 @@ class RecordDB:
             db._check_version()
             if writer:
                 history.install(con)  # (an index of this version from before it gains it)
+                # (likewise: a watching sweeper finds a content's records by it)
+                con.execute("CREATE INDEX IF NOT EXISTS by_sha ON records (sha256)")
         except (sqlite3.Error, IndexUnusable) as exc:
             con.close()
             raise IndexUnusable(f"{path.name}: {exc}") from exc

@@ -162,6 +162,16 @@ class Ledger:
         except sqlite3.Error as exc:
             self._fail(exc)
 
+    def replaced(self) -> bool:
+        """Whether the index open here is no longer the store's (deleted or replaced on disk:
+        its writes go to a file no reader sees)."""
+        return self.db is not None and _inode(self._path()) != self._ino
+
+    def failed(self, exc: BaseException) -> None:
+        """A reader of the records through this index met ``exc``: dropped, rebuilt."""
+        if self.db is not None:
+            self._fail(exc)
+
     def drop(self, gone: Sequence[Key]) -> None:
         """Remove the ``gone`` keys in the transaction in flight (before the file is written
         from the index, which then holds exactly the sweep's records)."""

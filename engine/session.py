@@ -143,6 +143,9 @@ class Session:
         with self._lock:  # close() sees the verdict as soon as it holds the lock
             result = self._open().run()
             self.swept_whole = not result.interrupted
+            if self.swept_whole:
+                # each batch touches a few files of many: the index answers for the rest
+                self._sweeper.serve_from_index()
         if self.swept_whole:  # an interrupted sweep: the caller is stopping, no watching
             self.start_watch()
         return result
@@ -257,6 +260,11 @@ class Session:
                 raise
             self._deferred = False
             self._tell_held()  # stored: what the try did, told now
+            if self._sweeper.lost_behind and self._watcher is not None:
+                # the index the records were served from failed: what it alone held is found
+                # again from the files
+                self._sweeper.lost_behind = False
+                self._watcher.request_rescan("the store's index failed")
 
     def _tell_held(self) -> None:
         held, self._quiet = self._quiet, None

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine import ahead, quick
+from engine.dbindex import IndexedRecords, IndexGone
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Listener,
@@ -38,7 +39,7 @@ from engine.events import (
     SweepStarted,
     ignore,
 )  # fmt: skip
-from engine.gcpause import fewer_collections, long_lived, no_collections
+from engine.gcpause import fewer_collections, let_go, long_lived, no_collections
 from engine.index import RecordIndex
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
@@ -198,7 +199,10 @@ class Sweeper:
             options.excludes, (str(self.store.out),), options.max_bytes, options.default_excludes
         )
         self.tools = options.tools if options.tools is not None else self._discover()
-        self.index = RecordIndex()
+        self.index: RecordIndex | IndexedRecords = RecordIndex()
+        self.from_index = False
+        """Set by a watching session: once a run is applied, the records are served from the
+        store's index and let go from memory (:mod:`engine.dbindex`)."""
         self.ledger = Ledger(self.store, self._notices_append, text=options.text_index)
         """The store's index (:mod:`engine.db`): runs commit to it as they go."""
         self.write_behind_s: float | None = None
@@ -244,9 +248,43 @@ class Sweeper:
         self._notices.append(notice)
 
     @property
-    def records(self) -> dict[Key, Record]:
+    def records(self) -> Mapping[Key, Record]:
         """The store's records by (root, path); change them only through a run."""
         return self.index.records
+
+    def serve_from_index(self) -> None:
+        """From now on, hold no record in memory between runs: each is read from the index
+        when a run asks (a watching session's batches touch a few files of many)."""
+        self.from_index = True
+        self._lighten()
+
+    def _lighten(self) -> None:
+        """Let the records in memory go, the index answering for them, when it can."""
+        if not self.from_index or not isinstance(self.index, RecordIndex) or not self._loaded:
+            return
+        if self.ledger.db is None or self._repair or self.ledger.replaced():
+            return
+        self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
+        let_go()
+
+    def _heavy(self) -> None:
+        """Back to the records in memory when the index that served them failed or was
+        replaced: read from it while it still can be (a file deleted under an open
+        connection still reads), else from ``extract.jsonl`` (the runs it was behind are then
+        found again by a rescan)."""
+        index = self.index
+        if not isinstance(index, IndexedRecords):
+            return
+        records: list[Record] | None = None
+        if index.usable():
+            with contextlib.suppress(IndexGone):
+                records = list(index.records.values())
+        if records is None:
+            records = self.store.load_records()
+            if self._behind_since is not None:
+                self.lost_behind = True
+                self._behind_since = None
+        self.index = RecordIndex(records)
 
     def _discover(self) -> ToolSet:
         return discover(no_external=self.options.no_external, without=self.options.without)
@@ -448,6 +486,10 @@ class Sweeper:
         batches: an event named these paths, so their size and mtime prove nothing).
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
+        if isinstance(self.index, IndexedRecords) and (
+            not self.index.usable() or self.ledger.replaced()
+        ):
+            self._heavy()
         with fewer_collections():
             if not self._loaded:
                 fast = only is None and not force and full is not False and not rehash
@@ -654,6 +696,7 @@ class Sweeper:
             if said is not None:
                 self.on_event(said)
         self._tell(run, len(new))
+        self._lighten()
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
         return SweepResult(
             summary,

@@ -1,0 +1,233 @@
+"""The records of a watched store served from its index, not held in memory.
+
+A sweeper loads every record to sweep (:class:`engine.index.RecordIndex`): about 1.5 KB a
+record, 1.5 GB for a million files. Once it watches, each batch touches a handful of files;
+:class:`IndexedRecords` answers what a run asks of the records (a file's record, the records
+under a folder, an earlier record of the same content, whether a text is still named) with
+queries on the store's index (:mod:`engine.db`), which every run already writes, so the
+watching engine holds no per-record object.
+
+A run's records go into the same index as it decides them, while the sweeper still asks
+what each file's record *was* (to tell a change, the texts it no longer names): every record
+read through :attr:`IndexedRecords.records` during a run is kept until the run is applied,
+so those questions see the records from before it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
+from typing import TypeVar
+
+from engine.db import RecordDB, key_bytes, name_of
+from engine.detect import name_key
+from engine.index import Tally
+from engine.records import Key, Record, Status
+
+T = TypeVar("T")
+
+ACROSS = "path >= ? AND path < ?"
+"""A folder's keys: the paths between its prefix and the prefix followed by a byte no UTF-8
+name holds (``key_bytes`` never writes 0xFF)."""
+
+
+class IndexGone(Exception):
+    """The index the records were served from failed or went away (the sweeper loads the
+    records again, from ``extract.jsonl``)."""
+
+
+class _Records(Mapping[Key, Record]):
+    """The records by key, read from the index; those read during a run are kept as they
+    were until it is applied (see the module's docstring)."""
+
+    def __init__(
+        self, db: Callable[[], RecordDB], on_failure: Callable[[BaseException], None]
+    ) -> None:
+        self._db = db
+        self._on_failure = on_failure
+        self.seen: dict[Key, Record | None] = {}
+        """What this run read, as it was before the run wrote anything over it."""
+
+    def _read(self, key: Key) -> Record | None:
+        if key in self.seen:
+            return self.seen[key]
+        line = _ask(lambda: self._db().line(*key), self._on_failure)
+        record = Record.from_json(line) if line is not None else None
+        self.seen[key] = record
+        return record
+
+    def __getitem__(self, key: Key) -> Record:
+        record = self._read(key)
+        if record is None:
+            raise KeyError(key)
+        return record
+
+    def get(self, key: Key, default: Record | None = None) -> Record | None:  # type: ignore[override]
+        record = self._read(key)
+        return default if record is None else record
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and len(key) == 2 and self._read(key) is not None
+
+    def __iter__(self) -> Iterator[Key]:
+        con = self._db().con
+        fail = self._on_failure
+        cur = _ask(lambda: con.execute("SELECT root, path FROM records ORDER BY root, path"), fail)
+        while batch := _ask(lambda: cur.fetchmany(4096), fail):
+            yield from ((name_of(r), name_of(p)) for r, p in batch)
+
+    def __len__(self) -> int:
+        return _ask(lambda: len(self._db()), self._on_failure)
+
+    def values(self) -> Iterator[Record]:  # type: ignore[override]
+        """Every record, in key order, decoded as it is read (never all at once)."""
+        con, fail = self._db().con, self._on_failure
+        cur = _ask(lambda: con.execute("SELECT line FROM records ORDER BY root, path"), fail)
+        while batch := _ask(lambda: cur.fetchmany(4096), fail):
+            yield from (Record.from_json(line) for (line,) in batch)
+
+
+class IndexedRecords:
+    """What a sweeper and its runs ask of the records, answered by the index; the interface
+    of :class:`engine.index.RecordIndex`."""
+
+    def __init__(
+        self,
+        db: Callable[[], RecordDB | None],
+        tally: Tally,
+        on_failure: Callable[[BaseException], None] = lambda exc: None,
+    ) -> None:
+        self._get_db = db
+        self._on_failure = on_failure
+        self.records = _Records(self._db, on_failure)
+        self.tally = tally
+
+    def _db(self) -> RecordDB:
+        db = self._get_db()
+        if db is None:
+            raise IndexGone("the store's index is gone")
+        return db
+
+    def _ask(self, query: Callable[[], T]) -> T:
+        return _ask(query, self._on_failure)
+
+    def usable(self) -> bool:
+        """Whether the index is still there to answer."""
+        return self._get_db() is not None
+
+    @property
+    def errors(self) -> int:
+        """Error records."""
+        return self.tally.counts.get(Status.ERROR, 0)
+
+    def same_content(self, sha256: str, path: str) -> Record | None:
+        """An earlier record with this content whose name is read as ``path``'s is (one with
+        text if any has)."""
+        con = self._db().con
+        want = name_key(path)
+        rows = self._ask(
+            lambda: con.execute(
+                "SELECT line FROM records INDEXED BY by_sha WHERE sha256 = ?"
+                " ORDER BY status != 'ok' LIMIT 64",
+                (sha256,),
+            ).fetchall()
+        )
+        for (line,) in rows:
+            record = Record.from_json(line)
+            if name_key(record.path) == want:
+                return record
+        return None
+
+    def may_hold(self, size: int) -> bool:
+        """Whether some record's content could be a file of ``size`` bytes: the index keeps no
+        sizes by content, so always (a new file is hashed before it is read, to find a copy)."""
+        return True
+
+    def has_text_refs(self, sha256: str) -> bool:
+        """Whether any record still names the stored text of ``sha256``."""
+        con = self._db().con
+        row = self._ask(
+            lambda: con.execute(
+                "SELECT 1 FROM records INDEXED BY by_sha WHERE sha256 = ? AND status = 'ok'"
+                " LIMIT 1",
+                (sha256,),
+            ).fetchone()
+        )
+        return row is not None
+
+    def referenced_texts(self) -> set[str]:
+        """Every content hash whose text some record names (one pass over the index)."""
+        con = self._db().con
+        rows = self._ask(
+            lambda: con.execute(
+                "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sha256 IS NOT NULL"
+            ).fetchall()
+        )
+        return {sha for (sha,) in rows}
+
+    def keys_under(self, root: str, rels: Iterable[str]) -> list[Key]:
+        """The keys of ``root`` whose path is one of ``rels`` or lies under one of them (""
+        is the whole root), in key order: a range of the key index each."""
+        con = self._db().con
+        raw_root = key_bytes(root)
+        found: set[Key] = set()
+        for rel in rels:
+            if rel and (root, rel) in self.records:
+                found.add((root, rel))
+            prefix = key_bytes(rel.rstrip("/") + "/" if rel else "")
+            rows = self._ask(
+                lambda p=prefix: con.execute(  # type: ignore[misc]
+                    f"SELECT path FROM records WHERE root = ? AND {ACROSS}",
+                    (raw_root, p, p + b"\xff"),
+                ).fetchall()
+            )
+            found.update((root, name_of(path)) for (path,) in rows)
+        return sorted(found)
+
+    def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:
+        """A run's records are in the index already: count the change in the tally, from the
+        records as the run found them, and forget those."""
+        seen = self.records.seen
+        for key in gone:
+            old = seen[key] if key in seen else self.records.get(key)
+            if old is not None:
+                self.tally.add(old, -1)
+        for key, record in new.items():
+            old = seen.get(key)
+            if old is record:
+                continue
+            if old is not None:
+                self.tally.add(old, -1)
+            self.tally.add(record)
+        seen.clear()
+
+    def forget_run(self) -> None:
+        """Drop what a run read (it was not applied: its records go back to the index's)."""
+        self.records.seen.clear()
+
+
+def tally_of(records: Iterable[Record]) -> Tally:
+    """The tally of ``records``, counted in slices (never a list of them all)."""
+    tally = Tally()
+    it = iter(records)
+    while chunk := list(islice(it, 50_000)):
+        part = Tally.of(chunk)
+        tally.files += part.files
+        tally.counts.update(part.counts)
+        tally.reasons.update(part.reasons)
+        tally.reused += part.reused
+        tally.chars += part.chars
+        tally.waiting.update(part.waiting)
+        tally.quality.update(part.quality)
+    return tally
+
+
+def _ask(query: Callable[[], T], on_failure: Callable[[BaseException], None]) -> T:
+    """``query()``; a failure of SQLite is the index gone: ``on_failure`` is told (the
+    ledger drops it) and the sweeper goes back to the records on disk."""
+    try:
+        return query()
+    except sqlite3.Error as exc:
+        on_failure(exc)
+        raise IndexGone(f"the store's index failed: {exc}") from exc
