@@ -18,7 +18,7 @@ import sqlite3
 import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine import history
 from engine.db import DB, IndexUnusable, RecordDB
@@ -227,7 +227,22 @@ def _breakdowns(tallies: dict[str, _Tally]) -> tuple[Breakdown, ...]:
     return tuple(sorted(frozen, key=lambda b: (-b.changed, b.name)))
 
 
-__all__ = ["Comparison"]
+__all__ = ["AsWas", "Comparison"]
+
+
+class AsWas(Store):
+    """A store as it was: the texts of content hashes that were replaced since (and kept
+    aside, :mod:`engine.history`) are read from where they were kept."""
+
+    def __init__(self, store: Store, aside: dict[str, str]) -> None:
+        super().__init__(store.out)
+        self.aside = aside
+        """Content hash -> the hash of the text it had then, kept aside."""
+
+    def open_text(self, sha256: str) -> BinaryIO:
+        """The text ``sha256`` had then (OSError as for :meth:`Store.open_text`)."""
+        kept = self.aside.get(sha256)
+        return self.open_kept(kept) if kept is not None else super().open_text(sha256)
 
 
 class NoPast(QuarryError):
@@ -247,8 +262,9 @@ def since(store: Store, when: float, warn: Callable[[str], None]) -> Iterator[Co
         try:
             db.con.execute("BEGIN")  # one snapshot for both sides
             past = history.lines_at(db.con, when)
+            then = AsWas(store, history.texts_at(db.con, when))
             names = (f"{store.out} at {history.iso(when)}", f"{store.out} now")
-            yield Comparison(store, store, warn, (past, history.lines_now(db.con)), names)
+            yield Comparison(then, store, warn, (past, history.lines_now(db.con)), names)
         except history.NoHistory as exc:
             raise NoPast(f"cannot tell it as it was then: {exc}") from None
         except sqlite3.Error as exc:

@@ -162,6 +162,16 @@ class Ledger:
         except sqlite3.Error as exc:
             self._fail(exc)
 
+    def set_aside(self, sha256: str, text: str) -> None:
+        """The stored text of ``sha256`` is being replaced; its old one is kept aside as
+        ``text`` (:meth:`engine.db.RecordDB.set_aside`): the kept records that had it read it."""
+        if self.db is None:
+            return
+        try:
+            self.db.set_aside(sha256, text)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
     def concluded(
         self, records: Iterable[Record], gone: Sequence[Key], *, written: bool = True
     ) -> None:
@@ -170,6 +180,8 @@ class Ledger:
         the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
         and what the index holds past it stays a sweep's decisions to resume from."""
         source = identity_of(self.store.jsonl_path)
+        if self.db is not None:
+            self.db.aside.clear()  # (a next run's replaced texts are its own)
         if self.db is not None and _inode(self._path()) != self._ino:
             self.close()  # (its writes went to a file no longer there)
             self._stale = True
@@ -205,6 +217,16 @@ class Ledger:
                 return history.kept_texts(self.db.con)
             with RecordDB.open_reader(self._path()) as db:
                 return history.kept_texts(db.con)
+        except (IndexUnusable, sqlite3.Error, OSError):
+            return set()
+
+    def aside_texts(self) -> set[str]:
+        """The texts set aside that the index's kept records name (the others may go)."""
+        try:
+            if self.db is not None:
+                return history.aside_texts(self.db.con)
+            with RecordDB.open_reader(self._path()) as db:
+                return history.aside_texts(db.con)
         except (IndexUnusable, sqlite3.Error, OSError):
             return set()
 

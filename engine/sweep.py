@@ -423,6 +423,7 @@ class Sweeper:
             self.on_event,
             self.stop.is_set,
             self.ledger.journal,
+            self.ledger.set_aside,
         )
 
     # -- one run --------------------------------------------------------------------------
@@ -820,6 +821,7 @@ class Sweeper:
             # after adding texts (its marker was still there when we took the lock).
             keep = self.index.referenced_texts() | self.ledger.kept_texts()  # (and the history's)
             _gone, stuck = self.store.gc(keep)
+            self.store.gc_kept(self.ledger.aside_texts())
             if stuck:
                 self.on_event(
                     Notice(

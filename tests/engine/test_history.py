@@ -226,3 +226,53 @@ def test_no_versions_keeps_no_history(tmp_path: Path, monkeypatch: pytest.Monkey
     swept(root)
     assert rows(store) == []
     assert not text_path(store, TEXTS["a.txt"]).is_file()
+
+
+def test_a_text_replaced_by_a_new_read_of_the_same_bytes_is_compared_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """A reader's upgrade reads the same bytes again to another text, filed under the same
+    content hash: the old text is kept aside, so --since compares the old text with the new
+    one (it said "unchanged": the new text on both sides), and the bounds free it."""
+    from tests import faultreader, upgradereader
+
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "blob.bin").write_bytes(b"\x00\x01alpha\x00bravo charlie\xffdelta echo foxtrot\x00")
+    env = faultreader.env()
+
+    def sweep_with(spec: str) -> None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "engine", "sweep", "-q", str(root), "--reader", spec],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+
+    sweep_with(upgradereader.V1_SPEC)
+    store = root / ".quarry"
+    between = time.time()
+    sweep_with(upgradereader.V2_SPEC)
+    proc = quarry("diff", str(root), "--since", since(between), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    (change,) = out["files"]
+    # Dice over words: the 3 words before are among the 6 after: 2 * 3 / 9
+    assert (change["path"], change["kind"], change["similarity"]) == (
+        "blob.bin", "text", round(6 / 9, 4),
+    )  # fmt: skip
+    assert change["only_before"] == []
+    assert [w for w, _n in change["only_after"]] == ["delta", "echo", "foxtrot"]
+    kept = list((store / "history").glob("*/*.txt"))
+    assert [p.read_text() for p in kept] == ["alpha bravo charlie\n"]
+    # a third read: the first old text is still what the first time reads; the bounds free it
+    sweep_with(upgradereader.V1_SPEC)
+    again = json.loads(quarry("diff", str(root), "--since", since(between), "--json").stdout)
+    assert again["files"] == []  # then and now: the first version's text both
+    both = sorted(p.read_text() for p in (store / "history").glob("*/*.txt"))
+    assert both == ["alpha bravo charlie\n", "alpha bravo charlie delta echo foxtrot\n"]
+    env[history.VERSIONS_ENV] = "1"
+    # one version a file: only the third sweep's record is kept (its text the first's), the
+    # second's goes and so does its text
+    sweep_with(upgradereader.V2_SPEC)
+    left = sorted(p.read_text() for p in (store / "history").glob("*/*.txt"))
+    assert left == ["alpha bravo charlie\n"]

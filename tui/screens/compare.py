@@ -62,9 +62,10 @@ def place(path: Path) -> str:
 
 def compare(
     before: Store, after: Store, when: float | None = None
-) -> tuple[Groups, DiffSummary, list[str]]:
-    """Every change of ``after`` against ``before`` by group, the summary, and the warnings;
-    ``when``: ``after`` against itself as it was then (its history)."""
+) -> tuple[Groups, DiffSummary, list[str], Store]:
+    """Every change of ``after`` against ``before`` by group, the summary, the warnings and
+    the store the texts before are read from; ``when``: ``after`` against itself as it was
+    then (its history: the texts replaced since are read from where they were kept)."""
     warned: list[str] = []
     with contextlib.ExitStack() as stack:
         if when is None:
@@ -74,7 +75,7 @@ def compare(
         groups: Groups = {g: [] for g in Group}
         for change in comparison.changes():
             groups[change.group].append(change)
-        return groups, comparison.summary(), warned
+        return groups, comparison.summary(), warned, comparison.a
 
 
 GROUP_COLUMNS = ("changes", "files", "for example")
@@ -124,6 +125,8 @@ class CompareScreen(Screen[None]):
         self.before, self.after = before, after
         self.since = since
         """A time: ``after`` is compared with itself as it was then (its history)."""
+        self.texts_before = before
+        """Where the texts before are read (with ``since``: the store as it was)."""
         self.dash = dash
         """The dashboard around the screen (None: no file is opened from here)."""
         self.groups: Groups = {g: [] for g in Group}
@@ -162,10 +165,11 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self) -> None:
         try:
-            groups, summary, warned = compare(self.before, self.after, self.since)
+            groups, summary, warned, then = compare(self.before, self.after, self.since)
         except (QuarryError, OSError) as exc:
             self.app.call_from_thread(self._compare_failed, str(exc))
             return
+        self.texts_before = then
         self.app.call_from_thread(self._compared, groups, summary, warned)
 
     def _compare_failed(self, why: str) -> None:
@@ -235,7 +239,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="texts")
     def _load_texts(self, change: FileChange) -> None:
-        a, b = texts_of(self.before, self.after, change)
+        a, b = texts_of(self.texts_before, self.after, change)
         rows, pairs = unified(a, b), side_by_side(a, b)
         self.app.call_from_thread(self._show_texts, change, rows, pairs, a is None, b is None)
 
@@ -314,7 +318,7 @@ class CompareScreen(Screen[None]):
         if change is None or self.dash is None:
             return
         try:
-            a, b = texts_of(self.before, self.after, change)
+            a, b = texts_of(self.texts_before, self.after, change)
             text = b if b is not None else a
             if text is None:
                 self.notify(f"{shown(change.path)}: no text stored", severity="warning")
