@@ -34,8 +34,9 @@ from engine.diff import (
     Side,
     judge,
 )
-from engine.errors import QuarryError
+from engine.errors import QuarryError, UsageError
 from engine.export import store_chunks
+from engine.names import shown
 from engine.records import Record
 from engine.store import Store, read_jsonl
 
@@ -278,3 +279,33 @@ def history_start(store: Store) -> float | None:
             return history.floor(db.con)
     except (IndexUnusable, sqlite3.Error):
         return None
+
+
+def since_when(store: Store, text: str) -> float:
+    """The time ``--since TEXT`` names for ``store``: a sweep its history lists, as that sweep
+    left the store (``last`` or ``-1``, ``-2`` the one before..., ``#N``), or a time (30m, an
+    ISO time). UsageError, one line listing the sweeps, when it names neither, a sweep not
+    listed, or a time before the history starts (or the store has none)."""
+    where = shown(str(store.out))
+    try:
+        with RecordDB.open_reader(store.out / DB) as db:
+            start, known = history.floor(db.con), history.sweeps(db.con)
+    except (IndexUnusable, sqlite3.Error):
+        raise UsageError(f"{where} has no index, so no history (sweep it with quarry)") from None
+    if start is None:
+        raise UsageError(f"{where} keeps no history yet (it starts once a sweep has finished)")
+    try:
+        when = history.sweep_time(text, known)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    if when is None:
+        try:
+            when = history.parse_since(text)
+        except ValueError as exc:
+            raise UsageError(f"{exc}, or a sweep: {history.listed(known)}") from None
+    if when < start:
+        raise UsageError(
+            f"the history {where} keeps starts at {history.iso(start)}; its sweeps: "
+            f"{history.listed(known)}"
+        )
+    return when

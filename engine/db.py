@@ -337,15 +337,16 @@ class RecordDB:
             self.con.execute("DELETE FROM gone WHERE seq <= ?", (floor,))
             self._set("gone_floor", floor)
 
-    def in_step(self, source: Identity | None, *, finished: bool) -> None:
+    def in_step(self, source: Identity | None, *, finished: bool, sweep: bool = False) -> None:
         """Say the index now agrees with the ``extract.jsonl`` of identity ``source``
         (committed at once). ``finished``: a sweep ended here (what it committed is no longer
-        a sweep in progress, see :meth:`unfinished`)."""
+        a sweep in progress, see :meth:`unfinished`); ``sweep``: a whole one, listed in the
+        history (:func:`engine.history.sweeps`)."""
         seq = self._begin()
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         if finished:
             self._set("finished", seq)
-            history.start(self.con)
+            history.start(self.con, sweep=sweep)
         self.commit()
 
     def replace_all(

@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, root BLOB NOT NULL,
 CREATE INDEX IF NOT EXISTS history_by_key ON history (root, path, id);
 CREATE INDEX IF NOT EXISTS history_by_at ON history (at);
 CREATE INDEX IF NOT EXISTS history_by_sha ON history (sha256);
+CREATE TABLE IF NOT EXISTS sweeps (id INTEGER PRIMARY KEY, at REAL NOT NULL);
 CREATE TRIGGER IF NOT EXISTS history_bound AFTER INSERT ON history BEGIN
   UPDATE meta SET value = max(value, {nth_at}) WHERE key = 'history_floor'
     AND {nth_at} IS NOT NULL;
@@ -129,11 +130,64 @@ def resume(con: sqlite3.Connection) -> None:
             con.execute(ddl + "END;")
 
 
-def start(con: sqlite3.Connection) -> None:
-    """A sweep finished (in the transaction in flight): the history starts here if it had
-    not (the files a first sweep adds are no news; from now on a new file is kept as one)."""
-    if _has_table(con) and _meta(con, "history_floor") is None:
-        con.execute("INSERT INTO meta VALUES ('history_floor', ?)", (time.time(),))
+def start(con: sqlite3.Connection, *, sweep: bool = False) -> None:
+    """A run finished (in the transaction in flight): the history starts here if it had
+    not (the files a first sweep adds are no news; from now on a new file is kept as one).
+    ``sweep``: a whole sweep of the roots, listed by :func:`sweeps` (``--since -1``)."""
+    if not _has_table(con):
+        return
+    now = time.time()
+    if _meta(con, "history_floor") is None:
+        con.execute("INSERT INTO meta VALUES ('history_floor', ?)", (now,))
+    if sweep and _has_sweeps(con):
+        con.execute("INSERT INTO sweeps (at) VALUES (?)", (now,))
+        con.execute(
+            "DELETE FROM sweeps WHERE at < (SELECT value FROM meta WHERE key = 'history_floor')"
+        )  # (one the history no longer reaches)
+
+
+def sweeps(con: sqlite3.Connection) -> list[tuple[int, float]]:
+    """(number, when it finished) of the whole sweeps the history reaches back to, oldest
+    first: ``--since`` names one as it left the store."""
+    start = floor(con)
+    if start is None or not _has_sweeps(con):
+        return []
+    q = "SELECT id, at FROM sweeps WHERE at >= ? ORDER BY id"
+    return [(int(i), float(at)) for i, at in con.execute(q, (start,))]
+
+
+_SWEEP = re.compile(r"(?:last|-(\d+)|#?(\d+))")
+
+
+def sweep_time(text: str, known: list[tuple[int, float]]) -> float | None:
+    """When the sweep ``text`` names finished: ``last`` (``-1``), ``-2`` the one before...,
+    ``#N`` (or ``N``) the sweep numbered N among ``known`` (:func:`sweeps`). None when
+    ``text`` names no sweep (a time, perhaps); ValueError, listing the sweeps, when it names
+    one that is not there."""
+    m = _SWEEP.fullmatch(text.strip().lower())
+    if m is None:
+        return None
+    back, number = m.group(1), m.group(2)
+    if number is not None:
+        found = [at for i, at in known if i == int(number)]
+    else:
+        n = int(back) if back is not None else 1
+        found = [known[-n][1]] if 0 < n <= len(known) else []
+    if not found:
+        raise ValueError(
+            f"--since {text.strip()!r} names no sweep this store keeps: {listed(known)}"
+        )
+    return found[0]
+
+
+def listed(known: list[tuple[int, float]], most: int = 5) -> str:
+    """The sweeps as a user names them (the last ``most``), for a message."""
+    if not known:
+        return "it lists none yet (a whole sweep that changes its index is listed)"
+    n = len(known)
+    shown = [f"#{i} (-{n - k}) {iso(at)}" for k, (i, at) in enumerate(known)][-most:]
+    more = f"{n - most} earlier, " if n > most else ""
+    return f"{more}{'; '.join(shown)} (give last, -N, #N or a time)"
 
 
 def prune(con: sqlite3.Connection) -> None:
@@ -305,6 +359,11 @@ def _has_table(con: sqlite3.Connection) -> bool:
     return con.execute(q).fetchone() is not None
 
 
+def _has_sweeps(con: sqlite3.Connection) -> bool:
+    q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sweeps'"
+    return con.execute(q).fetchone() is not None
+
+
 def _has_text_column(con: sqlite3.Connection) -> bool:
     return any(row[1] == "text" for row in con.execute("PRAGMA table_info(history)"))
 
@@ -330,6 +389,7 @@ __all__ = [
     "last_row",
     "lines_at",
     "lines_now",
+    "listed",
     "name_new",
     "parse_since",
     "pause",
@@ -337,5 +397,7 @@ __all__ = [
     "resume",
     "set_aside",
     "start",
+    "sweep_time",
+    "sweeps",
     "texts_at",
 ]

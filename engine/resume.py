@@ -173,12 +173,18 @@ class Ledger:
             self._fail(exc)
 
     def concluded(
-        self, records: Iterable[Record], gone: Sequence[Key], *, written: bool = True
+        self,
+        records: Iterable[Record],
+        gone: Sequence[Key],
+        *,
+        written: bool = True,
+        sweep: bool = False,
     ) -> None:
         """A run ended with the store's ``records``: remove the ``gone`` keys and commit.
         ``written``: ``extract.jsonl`` holds them (the index is in step with the file); else
         the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
-        and what the index holds past it stays a sweep's decisions to resume from."""
+        and what the index holds past it stays a sweep's decisions to resume from. ``sweep``:
+        the run was a whole sweep that finished (the history lists it: ``--since -1``)."""
         source = identity_of(self.store.jsonl_path)
         if self.db is not None:
             self.db.aside.clear()  # (a next run's replaced texts are its own)
@@ -202,7 +208,7 @@ class Ledger:
             if gone:
                 self.db.drop(gone)
             if written:
-                self.db.in_step(source, finished=True)
+                self.db.in_step(source, finished=True, sweep=sweep)
             else:
                 self.db.commit()
             self._opened = None

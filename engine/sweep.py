@@ -635,7 +635,10 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
-        self.ledger.concluded(self.records.values(), gone, written=self._behind_since is None)
+        whole = full and not run.interrupted and not force
+        self.ledger.concluded(
+            self.records.values(), gone, written=self._behind_since is None, sweep=whole
+        )
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
