@@ -197,7 +197,7 @@ class CompareScreen(Screen[None]):
             example = f"{shown(first.path)}: {what_changed(first)}"
             rows.append((group.value, (GROUP_TITLES[group], f"{len(groups[group]):,}", example)))
         _fill(table, GROUP_COLUMNS, rows)
-        table.display = bool(rows) and self.group is None
+        self._level()  # (no group: no table; R comes with the groups)
         self._status(self._counts())
         for message in warned:
             self.notify(shown(message), severity="warning")
