@@ -13,7 +13,7 @@
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
     quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
     quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
-    quarry diff STORE --since T   the store now against itself at T (its kept history)
+    quarry diff STORE --since T   the store now against itself at T, or as sweep T left it
 
 Exit codes: 0 clean; 2 the store has error records (retry: a file it retried); 1 bad usage,
 no such folder, or a locked store (one line on stderr, no traceback); diff: 4 something got
@@ -195,9 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--since",
-        metavar="TIME",
+        metavar="TIME|SWEEP",
         help="open on the compare screen: the store against itself as it was at TIME "
-        "(30m, 2h, 1d, 1w or an ISO time; from the history its index keeps)",
+        "(30m, 2h, 1d, 1w or an ISO time) or as SWEEP left it (last, -2, #N); from the "
+        "history its index keeps",
     )
     p = sub.add_parser("retry", help="read files again")
     p.add_argument("paths", nargs="+", type=Path)
@@ -258,8 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--since",
-        metavar="TIME",
-        help="compare the store now with itself at TIME: 30m, 1h, 2d, 1w ago or an ISO time",
+        metavar="TIME|SWEEP",
+        help="compare the store now with itself at TIME (30m, 1h, 2d, 1w ago or an ISO time) "
+        "or as SWEEP left it (last or -1, -2 the sweep before, #N)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object, every changed file")
     p.add_argument(

@@ -18,7 +18,7 @@ import sqlite3
 import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine import history
 from engine.db import DB, IndexUnusable, RecordDB
@@ -34,8 +34,9 @@ from engine.diff import (
     Side,
     judge,
 )
-from engine.errors import QuarryError
+from engine.errors import QuarryError, UsageError
 from engine.export import store_chunks
+from engine.names import shown
 from engine.records import Record
 from engine.store import Store, read_jsonl
 
@@ -227,7 +228,22 @@ def _breakdowns(tallies: dict[str, _Tally]) -> tuple[Breakdown, ...]:
     return tuple(sorted(frozen, key=lambda b: (-b.changed, b.name)))
 
 
-__all__ = ["Comparison"]
+__all__ = ["AsWas", "Comparison"]
+
+
+class AsWas(Store):
+    """A store as it was: the texts of content hashes that were replaced since (and kept
+    aside, :mod:`engine.history`) are read from where they were kept."""
+
+    def __init__(self, store: Store, aside: dict[str, str]) -> None:
+        super().__init__(store.out)
+        self.aside = aside
+        """Content hash -> the hash of the text it had then, kept aside."""
+
+    def open_text(self, sha256: str) -> BinaryIO:
+        """The text ``sha256`` had then (OSError as for :meth:`Store.open_text`)."""
+        kept = self.aside.get(sha256)
+        return self.open_kept(kept) if kept is not None else super().open_text(sha256)
 
 
 class NoPast(QuarryError):
@@ -247,8 +263,9 @@ def since(store: Store, when: float, warn: Callable[[str], None]) -> Iterator[Co
         try:
             db.con.execute("BEGIN")  # one snapshot for both sides
             past = history.lines_at(db.con, when)
+            then = AsWas(store, history.texts_at(db.con, when))
             names = (f"{store.out} at {history.iso(when)}", f"{store.out} now")
-            yield Comparison(store, store, warn, (past, history.lines_now(db.con)), names)
+            yield Comparison(then, store, warn, (past, history.lines_now(db.con)), names)
         except history.NoHistory as exc:
             raise NoPast(f"cannot tell it as it was then: {exc}") from None
         except sqlite3.Error as exc:
@@ -262,3 +279,33 @@ def history_start(store: Store) -> float | None:
             return history.floor(db.con)
     except (IndexUnusable, sqlite3.Error):
         return None
+
+
+def since_when(store: Store, text: str) -> float:
+    """The time ``--since TEXT`` names for ``store``: a sweep its history lists, as that sweep
+    left the store (``last`` or ``-1``, ``-2`` the one before..., ``#N``), or a time (30m, an
+    ISO time). UsageError, one line listing the sweeps, when it names neither, a sweep not
+    listed, or a time before the history starts (or the store has none)."""
+    where = shown(str(store.out))
+    try:
+        with RecordDB.open_reader(store.out / DB) as db:
+            start, known = history.floor(db.con), history.sweeps(db.con)
+    except (IndexUnusable, sqlite3.Error):
+        raise UsageError(f"{where} has no index, so no history (sweep it with quarry)") from None
+    if start is None:
+        raise UsageError(f"{where} keeps no history yet (it starts once a sweep has finished)")
+    try:
+        when = history.sweep_time(text, known)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    if when is None:
+        try:
+            when = history.parse_since(text)
+        except ValueError as exc:
+            raise UsageError(f"{exc}, or a sweep: {history.listed(known)}") from None
+    if when < start:
+        raise UsageError(
+            f"the history {where} keeps starts at {history.iso(start)}; its sweeps: "
+            f"{history.listed(known)}"
+        )
+    return when

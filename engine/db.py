@@ -193,6 +193,9 @@ class RecordDB:
         """Kept in the writer's transactions with the records (see :class:`Companion`)."""
         self._replaced = False
         """The transaction in flight replaced every record (:meth:`replace_all`)."""
+        self.aside: dict[str, str] = {}
+        """Texts replaced in the run in flight: content hash -> the hash of its old text, kept
+        aside (:meth:`set_aside`); the run's end clears it."""
 
     # -- opening --------------------------------------------------------------------------
 
@@ -280,12 +283,23 @@ class RecordDB:
         seq = self._begin()
         records = records if isinstance(records, Sequence) else list(records)
         rows = [row_of(r, seq) for r in records]
+        after = history.last_row(self.con) if self.aside else 0
         self.con.executemany(_UPSERT, rows)
+        if self.aside:  # the records these replace had the texts set aside
+            history.name_new(self.con, after, self.aside)
         if self.companion is not None:
             self.companion.put(records)
         self.con.executemany(
             "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
         )
+
+    def set_aside(self, sha256: str, text: str) -> None:
+        """The stored text of ``sha256`` is about to be replaced by another, its old one kept
+        aside as ``text`` (in the transaction in flight): the records kept that had it, and
+        those this run replaces, read that one (:mod:`engine.history`)."""
+        self._begin()
+        self.aside[sha256] = text
+        history.set_aside(self.con, sha256, text)
 
     def drop(self, keys: Iterable[Key]) -> None:
         """Remove the records of ``keys`` in the transaction in flight (a tombstone each)."""
@@ -326,15 +340,16 @@ class RecordDB:
             self.con.execute("DELETE FROM gone WHERE seq <= ?", (floor,))
             self._set("gone_floor", floor)
 
-    def in_step(self, source: Identity | None, *, finished: bool) -> None:
+    def in_step(self, source: Identity | None, *, finished: bool, sweep: bool = False) -> None:
         """Say the index now agrees with the ``extract.jsonl`` of identity ``source``
         (committed at once). ``finished``: a sweep ended here (what it committed is no longer
-        a sweep in progress, see :meth:`unfinished`)."""
+        a sweep in progress, see :meth:`unfinished`); ``sweep``: a whole one, listed in the
+        history (:func:`engine.history.sweeps`)."""
         seq = self._begin()
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         if finished:
             self._set("finished", seq)
-            history.start(self.con)
+            history.start(self.con, sweep=sweep)
         self.commit()
 
     def replace_all(

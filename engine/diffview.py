@@ -25,8 +25,7 @@ from typing import IO, Any
 
 import orjson
 
-from engine import history
-from engine.comparison import Comparison, NoPast, since
+from engine.comparison import Comparison, NoPast, since, since_when
 from engine.diff import GROUP_TITLES, Breakdown, DiffSummary, FileChange, Group, Side
 from engine.errors import UsageError
 from engine.names import escaped, name_b64, shown
@@ -77,10 +76,7 @@ def _since(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise UsageError("--limit must be 0 (every file) or more")
     store = reading_store(args.before)
-    try:
-        when = history.parse_since(args.since)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    when = since_when(store, args.since)
     try:
         with since(store, when, _warn) as comparison:
             return _write(comparison, args)

@@ -16,6 +16,13 @@ told as it was: every file's rows after it are whole (a trigger's own conflict c
 give way to the upsert's, so the floor is only ever updated, never replaced). The texts the
 kept records name are kept by the store's garbage collection (:func:`kept_texts`) while the
 rows are.
+
+A text is filed under its file's content hash, so reading the same bytes again to another text
+(a reader's upgrade, OCR switched on, a retry with a password) replaces it in place. Before it
+is replaced, the sweep keeps the old text aside (:meth:`engine.store.Store.keep_text`, under the
+text's own hash) and names it in the ``text`` column of the rows whose record had it
+(:func:`set_aside`, :func:`name_new`): a kept record then reads that text (:func:`texts_at`),
+and the texts named so are kept while their rows are (:func:`aside_texts`).
 """
 
 from __future__ import annotations
@@ -50,10 +57,11 @@ _NTH = (
 )
 _TABLE = """
 CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, root BLOB NOT NULL,
-    path BLOB NOT NULL, at REAL NOT NULL, sha256 TEXT, line BLOB);
+    path BLOB NOT NULL, at REAL NOT NULL, sha256 TEXT, line BLOB, text TEXT);
 CREATE INDEX IF NOT EXISTS history_by_key ON history (root, path, id);
 CREATE INDEX IF NOT EXISTS history_by_at ON history (at);
 CREATE INDEX IF NOT EXISTS history_by_sha ON history (sha256);
+CREATE TABLE IF NOT EXISTS sweeps (id INTEGER PRIMARY KEY, at REAL NOT NULL);
 CREATE TRIGGER IF NOT EXISTS history_bound AFTER INSERT ON history BEGIN
   UPDATE meta SET value = max(value, {nth_at}) WHERE key = 'history_floor'
     AND {nth_at} IS NOT NULL;
@@ -101,6 +109,8 @@ def install(con: sqlite3.Connection) -> None:
     before them gains them), and set its bounds (one transaction, at a writer's open)."""
     versions, days = bounds()
     con.executescript(f"BEGIN IMMEDIATE;{_TABLE}{_TRIGGERS}COMMIT;")
+    if not _has_text_column(con):  # (a history kept before texts were set aside)
+        con.execute("ALTER TABLE history ADD COLUMN text TEXT")
     con.executemany(  # (each its own commit: the connection is in autocommit mode)
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
         [("history_versions", versions), ("history_seconds", days * 86400.0)],
@@ -120,11 +130,64 @@ def resume(con: sqlite3.Connection) -> None:
             con.execute(ddl + "END;")
 
 
-def start(con: sqlite3.Connection) -> None:
-    """A sweep finished (in the transaction in flight): the history starts here if it had
-    not (the files a first sweep adds are no news; from now on a new file is kept as one)."""
-    if _has_table(con) and _meta(con, "history_floor") is None:
-        con.execute("INSERT INTO meta VALUES ('history_floor', ?)", (time.time(),))
+def start(con: sqlite3.Connection, *, sweep: bool = False) -> None:
+    """A run finished (in the transaction in flight): the history starts here if it had
+    not (the files a first sweep adds are no news; from now on a new file is kept as one).
+    ``sweep``: a whole sweep of the roots, listed by :func:`sweeps` (``--since -1``)."""
+    if not _has_table(con):
+        return
+    now = time.time()
+    if _meta(con, "history_floor") is None:
+        con.execute("INSERT INTO meta VALUES ('history_floor', ?)", (now,))
+    if sweep and _has_sweeps(con):
+        con.execute("INSERT INTO sweeps (at) VALUES (?)", (now,))
+        con.execute(
+            "DELETE FROM sweeps WHERE at < (SELECT value FROM meta WHERE key = 'history_floor')"
+        )  # (one the history no longer reaches)
+
+
+def sweeps(con: sqlite3.Connection) -> list[tuple[int, float]]:
+    """(number, when it finished) of the whole sweeps the history reaches back to, oldest
+    first: ``--since`` names one as it left the store."""
+    start = floor(con)
+    if start is None or not _has_sweeps(con):
+        return []
+    q = "SELECT id, at FROM sweeps WHERE at >= ? ORDER BY id"
+    return [(int(i), float(at)) for i, at in con.execute(q, (start,))]
+
+
+_SWEEP = re.compile(r"(?:last|-(\d+)|#?(\d+))")
+
+
+def sweep_time(text: str, known: list[tuple[int, float]]) -> float | None:
+    """When the sweep ``text`` names finished: ``last`` (``-1``), ``-2`` the one before...,
+    ``#N`` (or ``N``) the sweep numbered N among ``known`` (:func:`sweeps`). None when
+    ``text`` names no sweep (a time, perhaps); ValueError, listing the sweeps, when it names
+    one that is not there."""
+    m = _SWEEP.fullmatch(text.strip().lower())
+    if m is None:
+        return None
+    back, number = m.group(1), m.group(2)
+    if number is not None:
+        found = [at for i, at in known if i == int(number)]
+    else:
+        n = int(back) if back is not None else 1
+        found = [known[-n][1]] if 0 < n <= len(known) else []
+    if not found:
+        raise ValueError(
+            f"--since {text.strip()!r} names no sweep this store keeps: {listed(known)}"
+        )
+    return found[0]
+
+
+def listed(known: list[tuple[int, float]], most: int = 5) -> str:
+    """The sweeps as a user names them (the last ``most``), for a message."""
+    if not known:
+        return "it lists none yet (a whole sweep that changes its index is listed)"
+    n = len(known)
+    shown = [f"#{i} (-{n - k}) {iso(at)}" for k, (i, at) in enumerate(known)][-most:]
+    more = f"{n - most} earlier, " if n > most else ""
+    return f"{more}{'; '.join(shown)} (give last, -N, #N or a time)"
 
 
 def prune(con: sqlite3.Connection) -> None:
@@ -141,18 +204,62 @@ def prune(con: sqlite3.Connection) -> None:
 
 
 def kept_texts(con: sqlite3.Connection) -> set[str]:
-    """The content hashes the kept records name (their texts must stay in the store)."""
+    """The content hashes whose stored texts kept records read (they must stay in the store;
+    a record whose text was set aside reads that one instead)."""
     if not _has_table(con):
         return set()
-    return {sha for (sha,) in con.execute("SELECT DISTINCT sha256 FROM history") if sha is not None}
+    q = "SELECT DISTINCT sha256 FROM history" + (
+        " WHERE text IS NULL" if _has_text_column(con) else ""
+    )
+    return {sha for (sha,) in con.execute(q) if sha is not None}
 
 
 def is_kept(con: sqlite3.Connection, sha256: str) -> bool:
-    """Whether a kept record names the text ``sha256``."""
+    """Whether a kept record reads the stored text of ``sha256``."""
     if not _has_table(con):
         return False
-    q = "SELECT 1 FROM history WHERE sha256 = ? LIMIT 1"
-    return con.execute(q, (sha256,)).fetchone() is not None
+    q = "SELECT 1 FROM history WHERE sha256 = ?" + (
+        " AND text IS NULL" if _has_text_column(con) else ""
+    )
+    return con.execute(q + " LIMIT 1", (sha256,)).fetchone() is not None
+
+
+def aside_texts(con: sqlite3.Connection) -> set[str]:
+    """The hashes of the texts set aside that kept records name (the others may go)."""
+    if not _has_table(con) or not _has_text_column(con):
+        return set()
+    q = "SELECT DISTINCT text FROM history WHERE text IS NOT NULL"
+    return {text for (text,) in con.execute(q)}
+
+
+def set_aside(con: sqlite3.Connection, sha256: str, text: str) -> None:
+    """(In the transaction in flight.) The stored text of ``sha256`` is being replaced by
+    another; the old one is kept aside as ``text``: the kept records that read it read that."""
+    if _has_table(con) and _has_text_column(con):
+        q = "UPDATE history SET text = ? WHERE sha256 = ? AND text IS NULL"
+        con.execute(q, (text, sha256))
+
+
+def last_row(con: sqlite3.Connection) -> int:
+    """The id of the newest kept record (0: none): :func:`name_new` names those after it."""
+    if not _has_table(con):
+        return 0
+    (last,) = con.execute("SELECT max(id) FROM history").fetchone()
+    return int(last or 0)
+
+
+def name_new(con: sqlite3.Connection, after: int, aside: dict[str, str]) -> None:
+    """(In the transaction in flight.) The records kept after row ``after`` whose text was set
+    aside in this run (``aside``: content hash -> the old text's hash) read it from there:
+    they were current before their text was replaced."""
+    if not aside or not _has_table(con) or not _has_text_column(con):
+        return
+    rows = con.execute(
+        "SELECT id, sha256 FROM history WHERE id > ? AND text IS NULL AND sha256 IS NOT NULL",
+        (after,),
+    ).fetchall()
+    named = [(aside[sha], i) for i, sha in rows if sha in aside]
+    con.executemany("UPDATE history SET text = ? WHERE id = ?", named)
 
 
 def floor(con: sqlite3.Connection) -> float | None:
@@ -178,6 +285,19 @@ def lines_at(con: sqlite3.Connection, when: float) -> Iterator[bytes]:
         (when,),
     ).fetchall()  # (the files changed since: few beside the store)
     return _merged(past, con.execute("SELECT root, path, line FROM records ORDER BY root, path"))
+
+
+def texts_at(con: sqlite3.Connection, when: float) -> dict[str, str]:
+    """The texts set aside that the records of :func:`lines_at` read: content hash -> the
+    kept text's hash (the others read the store's text of their content hash)."""
+    if not _has_text_column(con):
+        return {}
+    rows = con.execute(
+        "SELECT h.sha256, h.text FROM history h JOIN (SELECT min(id) AS id FROM history"
+        " WHERE at > ? GROUP BY root, path) f ON h.id = f.id WHERE h.text IS NOT NULL",
+        (when,),
+    )
+    return dict(rows.fetchall())
 
 
 def lines_now(con: sqlite3.Connection) -> Iterator[bytes]:
@@ -239,6 +359,15 @@ def _has_table(con: sqlite3.Connection) -> bool:
     return con.execute(q).fetchone() is not None
 
 
+def _has_sweeps(con: sqlite3.Connection) -> bool:
+    q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sweeps'"
+    return con.execute(q).fetchone() is not None
+
+
+def _has_text_column(con: sqlite3.Connection) -> bool:
+    return any(row[1] == "text" for row in con.execute("PRAGMA table_info(history)"))
+
+
 def _meta(con: sqlite3.Connection, key: str) -> object:
     row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row is not None else None
@@ -250,17 +379,25 @@ __all__ = [
     "VERSIONS",
     "VERSIONS_ENV",
     "NoHistory",
+    "aside_texts",
     "bounds",
     "floor",
     "install",
     "is_kept",
     "iso",
     "kept_texts",
+    "last_row",
     "lines_at",
     "lines_now",
+    "listed",
+    "name_new",
     "parse_since",
     "pause",
     "prune",
     "resume",
+    "set_aside",
     "start",
+    "sweep_time",
+    "sweeps",
+    "texts_at",
 ]

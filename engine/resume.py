@@ -215,14 +215,32 @@ class Ledger:
             return False
         return True
 
+    def set_aside(self, sha256: str, text: str) -> None:
+        """The stored text of ``sha256`` is being replaced; its old one is kept aside as
+        ``text`` (:meth:`engine.db.RecordDB.set_aside`): the kept records that had it read it."""
+        if self.db is None:
+            return
+        try:
+            self.db.set_aside(sha256, text)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
     def concluded(
-        self, records: Iterable[Record], gone: Sequence[Key], *, written: bool = True
+        self,
+        records: Iterable[Record],
+        gone: Sequence[Key],
+        *,
+        written: bool = True,
+        sweep: bool = False,
     ) -> None:
         """A run ended with the store's ``records``: remove the ``gone`` keys and commit.
         ``written``: ``extract.jsonl`` holds them (the index is in step with the file); else
         the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
-        and what the index holds past it stays a sweep's decisions to resume from."""
+        and what the index holds past it stays a sweep's decisions to resume from. ``sweep``:
+        the run was a whole sweep that finished (the history lists it: ``--since -1``)."""
         source = identity_of(self.store.jsonl_path)
+        if self.db is not None:
+            self.db.aside.clear()  # (a next run's replaced texts are its own)
         if self.db is not None and _inode(self._path()) != self._ino:
             self.close()  # (its writes went to a file no longer there)
             self._stale = True
@@ -243,7 +261,7 @@ class Ledger:
             if gone:
                 self.db.drop(gone)  # (none when the caller dropped them before writing)
             if written:
-                self.db.in_step(source, finished=True)
+                self.db.in_step(source, finished=True, sweep=sweep)
             else:
                 self.db.commit()
             self._opened = None
@@ -258,6 +276,16 @@ class Ledger:
                 return history.kept_texts(self.db.con)
             with RecordDB.open_reader(self._path()) as db:
                 return history.kept_texts(db.con)
+        except (IndexUnusable, sqlite3.Error, OSError):
+            return set()
+
+    def aside_texts(self) -> set[str]:
+        """The texts set aside that the index's kept records name (the others may go)."""
+        try:
+            if self.db is not None:
+                return history.aside_texts(self.db.con)
+            with RecordDB.open_reader(self._path()) as db:
+                return history.aside_texts(db.con)
         except (IndexUnusable, sqlite3.Error, OSError):
             return set()
 

@@ -117,6 +117,9 @@ class RunContext:
     """Receives the records the run decided that differ from those held, batch by batch, each
     after its text is in the store (the sweeper commits them to the index: a killed sweep
     resumes from them)."""
+    set_aside: Callable[[str, str], None] | None = None
+    """Told (content hash, the old text's hash) when a stored text is replaced by another read
+    of the same content, after the old one is kept aside (the index's history reads it)."""
 
 
 class _Stopped(Exception):
@@ -364,12 +367,33 @@ class Run:
         limits, tools, tmp = self.ctx.options.limits, self.ctx.tools, self._tmp
         ident = self._ident.get((e.root, e.path))
         sha = key.sha256
-        # A text to compare with the stored one (verify) stays in tmp/ for the engine.
-        out = "" if sha in self._verifying else self._out
+        # A text to compare with the stored one (verify), or one that may replace a stored
+        # text (whose old one is then kept aside), stays in tmp/ for the engine.
+        out = "" if sha in self._verifying or self._may_replace(sha) else self._out
         passwords = self.ctx.options.passwords
         return ReadTask(
             _abspath(e), sha, limits, tools, tmp, e.size, ident, out, passwords=passwords
         )
+
+    def _may_replace(self, sha: str) -> bool:
+        """Whether reading content ``sha`` may replace its stored text (kept records may have
+        it: the old one is kept aside first)."""
+        return self.ctx.set_aside is not None and bool(sha) and self._has_text(sha)
+
+    def _keep_aside(self, sha: str, made: str) -> None:
+        """Before ``made`` replaces the stored text of ``sha``: keep the stored one aside when
+        they differ, and say so (a failure only loses the old text, as before there was an
+        aside)."""
+        if self.ctx.set_aside is None or not self.store.has_text(sha):
+            return
+        try:
+            with self.store.open_text(sha) as stored, _read_made(made) as new:
+                if _same_bytes(new, stored):
+                    return
+            kept = self.store.keep_text(sha)
+        except OSError:
+            return
+        self.ctx.set_aside(sha, kept)
 
     def _machine_failed(self, group: list[tuple[Entry, str, Record | None]], why: str) -> None:
         """The machine failed these files: keep their earlier records, never blame them."""
@@ -450,6 +474,7 @@ class Run:
         if o.text_file is not None:
             try:
                 if o.text_file != text_dest(self._out, real):  # not placed by its worker
+                    self._keep_aside(real, o.text_file)
                     self.store.put_text_file(real, Path(o.text_file))
                 elif not self._text_there(real, o.text_file):
                     # A record is never visible without its text: a worker on another machine

@@ -9,6 +9,8 @@ Layout under the output folder (default ``<root>/.quarry``)::
     lock                        held (flock) by the one writer
     quarry-store.json           the marker: this folder is a store, and its format version
     tmp/                        workers' texts before they are renamed into place
+    history/<aa>/<hash>.txt     texts replaced by another read of the same content that kept
+                                records had (engine.history), each under the text's own hash
 
 Readers take nothing on trust: every line of ``extract.jsonl`` is validated (a line that is
 not a usable record is dropped and named in :attr:`Loaded.bad`, never fatal), and a store
@@ -35,6 +37,7 @@ import contextlib
 import errno
 import fcntl
 import functools
+import hashlib
 import os
 import re
 import stat
@@ -64,7 +67,9 @@ FORMAT = 1
 _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER, "extract.db")
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
 """The text folders ``extract/00`` .. ``extract/ff``."""
-_FOLDERS = ("extract", "tmp")
+KEPT = "history"
+"""The folder of texts set aside (:meth:`Store.keep_text`)."""
+_FOLDERS = ("extract", "tmp", KEPT)
 _NAMES = (*_FILES, STAT_INDEX, *_FOLDERS)
 """Every name the store itself uses in its folder."""
 
@@ -475,10 +480,50 @@ class Store:
         """The stored text of ``sha256`` (OSError as for :meth:`open_text`)."""
         return self.text_bytes(sha256).decode("utf-8", errors="replace")
 
-    def _text_folders(self) -> tuple[int, list[str]] | None:
-        """``extract/`` opened and the names of its folders (not links), or None."""
+    def keep_text(self, sha256: str) -> str:
+        """Keep the stored text of ``sha256`` aside before another replaces it: linked (no
+        copy) as ``history/<aa>/<hash>.txt`` under its own hash, which is returned. OSError
+        when it cannot be read or linked."""
+        digest = hashlib.sha256()
+        with self.open_text(sha256) as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+        kept = digest.hexdigest()
+        name = self.text_path(sha256).name
+        with (
+            folder_of(self.out, "extract", sha256[:2]) as src,
+            folder_of(self.out, KEPT, kept[:2], make=True) as dest,
+            contextlib.suppress(FileExistsError),  # (the same text kept before)
+        ):
+            os.link(name, f"{kept}.txt", src_dir_fd=src, dst_dir_fd=dest, follow_symlinks=False)
+        return kept
+
+    def open_kept(self, text: str) -> BinaryIO:
+        """A text kept aside (:meth:`keep_text`), opened for reading (OSError as for
+        :meth:`open_text`)."""
+        if not is_sha256(text):
+            raise ValueError(f"not a text's hash: {text!r}")
+        with folder_of(self.out, KEPT, text[:2]) as fd:
+            return os.fdopen(open_regular(fd, f"{text}.txt"), "rb")
+
+    def gc_kept(self, keep: set[str]) -> int:
+        """Remove every text kept aside whose hash is not in ``keep``; how many went."""
+        gone = 0
+        for text in list(self.text_hashes(KEPT)):
+            if text not in keep:
+                with (
+                    contextlib.suppress(OSError),
+                    folder_of(self.out, KEPT, text[:2]) as folder,
+                ):
+                    os.unlink(f"{text}.txt", dir_fd=folder)
+                    gone += 1
+        return gone
+
+    def _text_folders(self, where: str = "extract") -> tuple[int, list[str]] | None:
+        """``extract/`` (or ``where``) opened and the names of its folders (not links), or
+        None."""
         try:
-            fd = open_folder(self.out, "extract")
+            fd = open_folder(self.out, where)
         except OSError:
             return None
         try:
@@ -488,10 +533,10 @@ class Store:
             os.close(fd)
             return None
 
-    def text_hashes(self) -> Iterator[str]:
+    def text_hashes(self, where: str = "extract") -> Iterator[str]:
         """Hashes of every stored text (files only: a folder or a link in a text's place is
-        not one)."""
-        found = self._text_folders()
+        not one); ``where``: of the texts in that folder of the store instead."""
+        found = self._text_folders(where)
         if found is None:
             return
         fd, subs = found

@@ -267,6 +267,12 @@ class Sweeper:
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
         let_go()
 
+    def _hold_if_replaced(self) -> None:
+        """Before the ledger rebuilds an index deleted or replaced on disk from the records,
+        take them into memory from the one still open (it is about to be closed)."""
+        if isinstance(self.index, IndexedRecords) and self.ledger.replaced():
+            self._heavy()
+
     def _heavy(self) -> None:
         """Back to the records in memory when the index that served them failed or was
         replaced: read from it while it still can be (a file deleted under an open
@@ -373,6 +379,7 @@ class Sweeper:
         self._drop_later = set()
         self._behind_since = None
         self._jsonl_written = iso(time.time())
+        self._hold_if_replaced()
         self.ledger.concluded(self.records.values(), (), written=True)
         if self._summary is not None:  # it said the file was behind: no longer
             self.store.write_summary(self._with_jsonl_state(self._summary))
@@ -468,6 +475,7 @@ class Sweeper:
             self.on_event,
             self.stop.is_set,
             self.ledger.journal,
+            self.ledger.set_aside,
         )
 
     # -- one run --------------------------------------------------------------------------
@@ -686,7 +694,11 @@ class Sweeper:
         summary = self._write(
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
-        self.ledger.concluded(self.records.values(), (), written=self._behind_since is None)
+        whole = full and not run.interrupted and not force
+        self._hold_if_replaced()
+        self.ledger.concluded(
+            self.records.values(), (), written=self._behind_since is None, sweep=whole
+        )
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
@@ -873,6 +885,7 @@ class Sweeper:
             # after adding texts (its marker was still there when we took the lock).
             keep = self.index.referenced_texts() | self.ledger.kept_texts()  # (and the history's)
             _gone, stuck = self.store.gc(keep)
+            self.store.gc_kept(self.ledger.aside_texts())
             if stuck:
                 self.on_event(
                     Notice(

@@ -280,6 +280,15 @@ class QuarryApp(App[None]):
         else:
             self.notify(f"{record.path}: no text stored ({record.status})", severity="warning")
 
+    def open_key(self, key: Key) -> None:
+        """Open the file ``key``'s stored text in the inspector (its record in full when it
+        has none); say so when the dashboard does not hold it."""
+        rid = self.model.ids.get(key)
+        if rid is None:
+            self.notify(f"{key[1]}: not in the store now", severity="warning")
+        else:
+            self.open_record(rid, detail=True)
+
     def watch_paused(self) -> None:
         """Redraw the header."""
         self._tell_screens(Change())
@@ -586,6 +595,10 @@ class QuarryApp(App[None]):
         say = self.retries.finished(message.done)
         self._tell_screens(Change(marks=True))
         self._say(say)
+        from tui.screens.compare import CompareScreen
+
+        if isinstance(top := self._top(), CompareScreen):  # R there: what each file is now
+            top.retried(message.done.keys, self.changed_since)
 
     def action_what_changed(self) -> None:
         """The store against itself as it was when the dashboard opened or the last retry
@@ -593,7 +606,8 @@ class QuarryApp(App[None]):
         from engine.comparison import history_start
         from tui.screens.compare import CompareScreen
 
-        since = max(self.changed_since, history_start(self.store) or self.changed_since)
+        since = max(self.changed_since, self.link.sweep_began or 0.0)  # the last retry or sweep
+        since = max(since, history_start(self.store) or since)
         self.push_screen(CompareScreen(self.store, self.store, self, since=since))
 
     def check_tools(self) -> bool:

@@ -101,33 +101,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def since_time(text: str, store: Store, other: Store | None) -> float:
-    """The time ``--since`` names, checked before the dashboard starts: a time that is not
-    one, one before the history the store's index keeps, or ``--since`` beside
-    ``--compare``, is a one-line error (exit 1), never a screen that cannot compare."""
-    import sqlite3
-
-    from engine import history
-    from engine.db import DB, IndexUnusable, RecordDB
+    """The time ``--since`` names (a sweep the store's history lists, or a time), checked
+    before the dashboard starts: one that is neither, one before the history the store's
+    index keeps, or ``--since`` beside ``--compare``, is a one-line error (exit 1) listing
+    the sweeps, never a screen that cannot compare."""
+    from engine.comparison import since_when
     from engine.errors import UsageError
-    from engine.names import shown
 
     if other is not None:
         raise UsageError("--since compares the store with itself as it was: not with --compare")
-    try:
-        when = history.parse_since(text)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    where = shown(str(store.out))
-    try:
-        with RecordDB.open_reader(store.out / DB) as db:
-            floor = history.floor(db.con)
-    except (IndexUnusable, sqlite3.Error):
-        raise UsageError(f"{where} has no index, so no history (sweep it with quarry)") from None
-    if floor is None:
-        raise UsageError(f"{where} keeps no history yet (it starts once a sweep has finished)")
-    if when < floor:
-        raise UsageError(f"the history {where} keeps starts at {history.iso(floor)}")
-    return when
+    return since_when(store, text)
 
 
 def compared_store(path: Path, store: Store) -> Store:

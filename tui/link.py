@@ -161,6 +161,11 @@ class Link:
         """Where in the store index's history the model is (following; None: no index)."""
         self._untrusted = 0
         """Polls in a row where the index could not say what changed (:meth:`catch_up`)."""
+        self.sweep_began: float | None = None
+        """When the last whole sweep over records already shown began (``D`` compares the
+        store with itself as it was then); None: none yet."""
+        self._sweep_changed: int | None = None
+        """Files the whole sweep in flight changed (None: no such sweep, or a first one)."""
 
     # -- words ---------------------------------------------------------------------------
 
@@ -228,6 +233,7 @@ class Link:
         full = False
         for event in events:
             if isinstance(event, RecordsChanged):
+                self._count_changes(event)
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
@@ -238,15 +244,38 @@ class Link:
                 continue
             if isinstance(event, SweepStarted):
                 self.hold.start(len(self.model) > 0)
+                self._sweep_changed = 0 if event.full and len(self.model) else None
+                if self._sweep_changed is not None:
+                    self.sweep_began = event.at
             elif isinstance(event, SweepFinished):
                 records.update((r.key, r) for r in self.hold.release())
                 full = full or event.full
+                say.extend(self._offer_changes())
             say.extend(self._engine_state(event))
         lines = tuple(self.triage.activity.add(events))
         if not (records or removed):
             return Applied(Change(lines=lines), tuple(say), full_sweep=full)
         rows = frozenset(self.model.apply(records.values(), removed))
         return Applied(Change(rows, keep, lines), tuple(say), tuple(records.values()), full)
+
+    def _count_changes(self, event: RecordsChanged) -> None:
+        """Count what a whole sweep over shown records changes (not what it merely reused)."""
+        if self._sweep_changed is None:
+            return
+        model = self.model
+        for r in event.records:
+            rid = model.ids.get(r.key)
+            old = model.record(rid) if rid is not None else None
+            self._sweep_changed += old is None or verdict_of(old) != verdict_of(r)
+        self._sweep_changed += len(event.removed)
+
+    def _offer_changes(self) -> list[Say]:
+        """A whole sweep that changed shown records ended: the compare screen is offered (a
+        pop-up naming its key, never opened unasked)."""
+        changed, self._sweep_changed = self._sweep_changed, None
+        if not changed:
+            return []
+        return [Say(f"{count(changed, 'file')} changed: D shows what changed", "sweep finished")]
 
     def show_held(self, keep: int | None) -> Applied:
         """Show the rows a sweep held back (it stopped before its end)."""
@@ -386,6 +415,13 @@ class Link:
         if vanished:
             text += f"; {len(vanished):,} no longer on disk"
         return Say(text, "password", "information" if opened and not still else "warning")
+
+
+def verdict_of(r: Record) -> tuple[object, ...]:
+    """What a record says of its file, as a comparison sees it (not ``reused``, ``why``,
+    ``ms`` or the file's stat)."""
+    verdict = r.quality.verdict if r.quality is not None else None
+    return (r.status, r.reason, r.sha256, r.chars, r.extractor, verdict)
 
 
 def parse_iso(text: str) -> float | None:

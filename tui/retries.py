@@ -16,11 +16,11 @@ says why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine.records import Key
-from tui.link import Link, Say
+from tui.link import Link, Say, verdict_of
 from tui.state import TriageState
 from tui.words import count
 
@@ -65,6 +65,8 @@ class Retries:
         self.link = link
         self.left_out = left_out
         """The tools this run was told not to use (what "no new tool" mentions)."""
+        self._was: dict[Key, tuple[object, ...] | None] = {}
+        """What the records retried said when their retry began (to tell what changed)."""
 
     def refusal(self, keys: list[Key], *, unlock: bool = False) -> Say | None:
         """Why a retry (``unlock``: a password for ``keys``) cannot start, or None."""
@@ -96,6 +98,7 @@ class Retries:
         if unmark:
             self.triage.marks.clear()
         self.triage.retrying.update(keys)
+        self._was.update((key, self._verdict(key)) for key in keys)
         return Say(f"retrying {label}" + ("" if label.endswith("…") else "…"), title="retry")
 
     def run(self, keys: list[Key], label: str, unlock: bool) -> RetryDone:
@@ -112,9 +115,19 @@ class Retries:
     def finished(self, done: RetryDone) -> Say:
         """A retry answered: what to say (the verdicts its records have now)."""
         self.triage.retrying.difference_update(done.keys)
+        was = [self._was.pop(key, None) for key in done.keys]
         if done.result is None:
             return Say(done.error, "retry failed", "error")
-        return self.link.retried(done.keys, done.label, done.result.vanished, done.unlock)
+        say = self.link.retried(done.keys, done.label, done.result.vanished, done.unlock)
+        if any(before != self._verdict(key) for key, before in zip(done.keys, was, strict=True)):
+            # what each file was and is now: offered, never opened unasked
+            say = replace(say, message=f"{say.message} · D: what changed")
+        return say
+
+    def _verdict(self, key: Key) -> tuple[object, ...] | None:
+        rid = self.link.model.ids.get(key)
+        record = self.link.model.record(rid) if rid is not None else None
+        return verdict_of(record) if record is not None else None
 
     def start_check(self) -> Say | None:
         """A tools re-check may start (None: it did) or why not."""

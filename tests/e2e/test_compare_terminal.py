@@ -75,3 +75,60 @@ def test_groups_files_a_diff_and_back_to_the_same_row(tmp_path: Path, cols: int,
         assert b"Traceback" not in term.raw
     finally:
         term.close()
+
+
+@pytest.mark.parametrize(("cols", "rows"), [(80, 24), (160, 50)])
+def test_the_screen_retries_inspects_and_says_when_nothing_changed(
+    tmp_path: Path, cols: int, rows: int
+) -> None:
+    """The keys the compare screen adds, in the real command: R on a group and r on a file
+    go to the dashboard's retry (a store another process writes: it says why not), i opens
+    the inspector on the file's text now; --since a sweep with nothing changed since is a
+    line saying so."""
+    from engine.sweep import SweepOptions, sweep
+
+    stores(tmp_path)  # A and B
+    argv = [*quarry_command(), "ui", "--store", "B", "--compare", "A"]
+    term = Terminal(argv, cols, rows, tmp_path)
+    try:
+        term.wait_for(r"(?s)text changed +2 +a\.txt.*got worse +1")
+        term.wait_for("R Retry all")  # offered with the groups
+        term.press("R")
+        term.wait_for("cannot retry")
+        term.press("enter")  # into "text changed"
+        term.wait_for(r"text changed: 2 file\(s\)")
+        term.press("i")  # a.txt's text as it is now, in the inspector
+        text = term.wait_for("line three was changed here")
+        assert "a.txt" in text and "(/data)" in text
+        term.press("escape")
+        term.wait_for(r"text changed: 2 file\(s\)")
+        term.press("enter")  # a.txt's two texts
+        term.wait_for("@@" if cols < 160 else "│")
+        term.press("enter")  # enter on the texts: the inspector, as on the records
+        term.wait_for(lambda t: "(/data)" in t and "@@" not in t)
+        for _ in range(4):  # the texts, the files, the groups, then the records screen
+            before_screen = term.text()
+            term.press("escape")
+            term.wait_for(lambda t, s=before_screen: t != s)  # type: ignore[misc]
+        term.wait_for("following")
+        term.press("q")
+        assert term.exit_code() == 0
+        assert b"Traceback" not in term.raw
+    finally:
+        term.close()
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha bravo\n")
+    sweep([root], SweepOptions(no_external=True), lambda _e: None)
+    argv = [*quarry_command(), "ui", "--store", str(root / ".quarry"), "--since", "last"]
+    term = Terminal(argv, cols, rows, tmp_path)
+    try:
+        text = term.wait_for("nothing changed since")
+        assert "1 files as they were" in text and "changes  " not in text
+        term.press("q")
+        term.wait_for("following")  # escape-like: q leaves the screen for the records
+        term.press("q")
+        assert term.exit_code() == 0
+        assert b"Traceback" not in term.raw
+    finally:
+        term.close()

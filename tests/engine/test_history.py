@@ -136,7 +136,7 @@ def test_the_bound_on_versions_moves_the_floor(
         swept(root)
     assert rows(store) == [("a.txt", True)] * 2
     refused = quarry("diff", str(root), "--since", since(times[1]))  # its row was pruned
-    assert refused.returncode == 1 and "the history it keeps starts at" in refused.stderr
+    assert refused.returncode == 1 and "keeps starts at" in refused.stderr
     assert len(refused.stderr.splitlines()) == 1
     ok = json.loads(quarry("diff", str(root), "--since", since(times[2]), "--json").stdout)
     assert [f["path"] for f in ok["files"]] == ["a.txt"]
@@ -178,7 +178,7 @@ def test_wrong_since_input_is_one_line(tmp_path: Path) -> None:
     swept(root)
     for args, said in (
         (["--since", "yesterday"], "is no time"),
-        (["--since", "1h"], "the history it keeps starts at"),
+        (["--since", "1h"], "keeps starts at"),
         ([str(root), "--since", "1h"], "name one store"),
         ([], "name two stores"),
     ):
@@ -226,3 +226,108 @@ def test_no_versions_keeps_no_history(tmp_path: Path, monkeypatch: pytest.Monkey
     swept(root)
     assert rows(store) == []
     assert not text_path(store, TEXTS["a.txt"]).is_file()
+
+
+def test_a_text_replaced_by_a_new_read_of_the_same_bytes_is_compared_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """A reader's upgrade reads the same bytes again to another text, filed under the same
+    content hash: the old text is kept aside, so --since compares the old text with the new
+    one (it said "unchanged": the new text on both sides), and the bounds free it."""
+    from tests import faultreader, upgradereader
+
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "blob.bin").write_bytes(b"\x00\x01alpha\x00bravo charlie\xffdelta echo foxtrot\x00")
+    env = faultreader.env()
+
+    def sweep_with(spec: str) -> None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "engine", "sweep", "-q", str(root), "--reader", spec],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+
+    sweep_with(upgradereader.V1_SPEC)
+    store = root / ".quarry"
+    between = time.time()
+    sweep_with(upgradereader.V2_SPEC)
+    proc = quarry("diff", str(root), "--since", since(between), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    (change,) = out["files"]
+    # Dice over words: the 3 words before are among the 6 after: 2 * 3 / 9
+    assert (change["path"], change["kind"], change["similarity"]) == (
+        "blob.bin", "text", round(6 / 9, 4),
+    )  # fmt: skip
+    assert change["only_before"] == []
+    assert [w for w, _n in change["only_after"]] == ["delta", "echo", "foxtrot"]
+    kept = list((store / "history").glob("*/*.txt"))
+    assert [p.read_text() for p in kept] == ["alpha bravo charlie\n"]
+    # a third read: the first old text is still what the first time reads; the bounds free it
+    sweep_with(upgradereader.V1_SPEC)
+    again = json.loads(quarry("diff", str(root), "--since", since(between), "--json").stdout)
+    assert again["files"] == []  # then and now: the first version's text both
+    both = sorted(p.read_text() for p in (store / "history").glob("*/*.txt"))
+    assert both == ["alpha bravo charlie\n", "alpha bravo charlie delta echo foxtrot\n"]
+    env[history.VERSIONS_ENV] = "1"
+    # one version a file: only the third sweep's record is kept (its text the first's), the
+    # second's goes and so does its text
+    sweep_with(upgradereader.V2_SPEC)
+    left = sorted(p.read_text() for p in (store / "history").glob("*/*.txt"))
+    assert left == ["alpha bravo charlie\n"]
+
+
+def test_since_names_a_sweep_as_it_left_the_store(tmp_path: Path) -> None:
+    """--since SWEEP through the real command: ``#N``, ``-N`` and ``last`` name the whole
+    sweeps the history lists, as each left the store; a sweep not listed, or a word that is
+    neither a sweep nor a time, is one line (exit 1) listing the sweeps, never a traceback."""
+    root = folder(tmp_path)
+    swept(root)  # sweep 1
+    (root / "a.txt").write_text("alpha bravo\n")
+    swept(root)  # sweep 2: a.txt
+    (root / "b.txt").write_text("one two\n")
+    swept(root)  # sweep 3: b.txt
+
+    def changed(since_: str) -> list[str]:
+        proc = quarry("diff", str(root), "--since", since_, "--json")
+        assert proc.returncode == 0, proc.stderr
+        return [f["path"] for f in json.loads(proc.stdout)["files"]]
+
+    assert changed("#1") == changed("1") == changed("-3") == ["a.txt", "b.txt"]
+    assert changed("#2") == changed("-2") == ["b.txt"]
+    assert changed("last") == changed("-1") == changed("#3") == []
+    for wrong, said in (
+        ("-4", "names no sweep"),
+        ("#9", "names no sweep"),
+        ("lastt", "is no time"),
+    ):
+        proc = quarry("diff", str(root), "--since", wrong)
+        assert proc.returncode == 1, (wrong, proc.stdout, proc.stderr)
+        assert said in proc.stderr and "#1 (-3)" in proc.stderr and "#3 (-1)" in proc.stderr
+        assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    ui = subprocess.run(
+        [sys.executable, "-m", "tui", "ui", "--store", str(root / ".quarry"), "--since", "-7"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert ui.returncode == 1 and "names no sweep" in ui.stderr and "#2 (-2)" in ui.stderr
+    assert len(ui.stderr.splitlines()) == 1 and "Traceback" not in ui.stderr
+
+
+@given(
+    st.lists(st.floats(1e9, 2e9), max_size=8).map(sorted),
+    st.integers(0, 12),
+    st.sampled_from(["-{}", "#{}", "{}"]),
+)
+def test_a_sweep_named_is_the_one_listed_or_a_verdict(
+    times: list[float], n: int, form: str
+) -> None:
+    known = [(i + 1, at) for i, at in enumerate(times)]
+    text = form.format(n)
+    try:
+        got = history.sweep_time(text, known)
+    except ValueError as exc:
+        assert "names no sweep" in str(exc)
+        assert (n == 0 or n > len(known)) and len(str(exc).splitlines()) == 1
+        return
+    assert got == (known[-n][1] if form == "-{}" else known[n - 1][1])

@@ -51,3 +51,25 @@ def test_compare_a_files_texts(
 
     app = make_app(tmp_path, monkeypatch)
     assert snap_compare(app, terminal_size=size, run_before=texts_shown)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x50"])
+def test_compare_nothing_changed(
+    snap_compare, tmp_path: Path, monkeypatch, size: tuple[int, int]
+) -> None:  # type: ignore[no-untyped-def]
+    """Two stores that hold the same: a line that says so, no empty table under it."""
+    from tests.tui.test_compare_screen import hand_store
+
+    monkeypatch.chdir(tmp_path)
+    same = {"a.txt": "alpha\n", "b.txt": "bravo\n"}
+    app = Host(hand_store(tmp_path / "A", same), hand_store(tmp_path / "B", same))
+    app.animation_level = "none"
+
+    async def said(pilot: Pilot[None]) -> None:
+        from tests.tui.conftest import static_text
+
+        status = pilot.app.screen.query_one("#compare-status")
+        await wait_for(pilot, lambda: "nothing changed" in static_text(status))  # type: ignore[arg-type]
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=said)

@@ -32,6 +32,7 @@ from engine.difftext import DiffLine, PairLine, side_by_side, texts_of, unified
 from engine.diffview import what_changed
 from engine.errors import QuarryError
 from engine.names import shown
+from engine.records import Key
 from engine.store import Store
 from tui import actions
 from tui.screens.ports import Dashboard
@@ -62,9 +63,10 @@ def place(path: Path) -> str:
 
 def compare(
     before: Store, after: Store, when: float | None = None
-) -> tuple[Groups, DiffSummary, list[str]]:
-    """Every change of ``after`` against ``before`` by group, the summary, and the warnings;
-    ``when``: ``after`` against itself as it was then (its history)."""
+) -> tuple[Groups, DiffSummary, list[str], Store]:
+    """Every change of ``after`` against ``before`` by group, the summary, the warnings and
+    the store the texts before are read from; ``when``: ``after`` against itself as it was
+    then (its history: the texts replaced since are read from where they were kept)."""
     warned: list[str] = []
     with contextlib.ExitStack() as stack:
         if when is None:
@@ -74,7 +76,7 @@ def compare(
         groups: Groups = {g: [] for g in Group}
         for change in comparison.changes():
             groups[change.group].append(change)
-        return groups, comparison.summary(), warned
+        return groups, comparison.summary(), warned, comparison.a
 
 
 GROUP_COLUMNS = ("changes", "files", "for example")
@@ -110,6 +112,10 @@ class CompareScreen(Screen[None]):
         Binding("s", "side_by_side", "Side by side"),
         Binding("o", "open_source", "Open file"),
         Binding("e", "edit_text", "Open text"),
+        Binding("enter", "inspect", "Inspect", show=False),
+        Binding("i", "inspect", "Inspect"),
+        Binding("r", "retry_one", "Retry"),
+        Binding("R", "retry_many", "Retry all"),
     ]
 
     def __init__(
@@ -124,6 +130,8 @@ class CompareScreen(Screen[None]):
         self.before, self.after = before, after
         self.since = since
         """A time: ``after`` is compared with itself as it was then (its history)."""
+        self.texts_before = before
+        """Where the texts before are read (with ``since``: the store as it was)."""
         self.dash = dash
         """The dashboard around the screen (None: no file is opened from here)."""
         self.groups: Groups = {g: [] for g in Group}
@@ -133,6 +141,8 @@ class CompareScreen(Screen[None]):
         self.change: FileChange | None = None
         """The file whose texts are shown (None: not at that level)."""
         self.failed: str | None = None
+        self.retrying: frozenset[Key] = frozenset()
+        """The files of the retry asked for here (its end shows what each is now)."""
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="compare-title")
@@ -145,9 +155,14 @@ class CompareScreen(Screen[None]):
     def _title(self) -> str:
         a, b = escape(shown(place(self.before.out))), escape(shown(place(self.after.out)))
         if self.since is not None:
-            at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
-            return f"[b]compare  [/b]{b}  as at {at}  ->  now"
+            return f"[b]compare  [/b]{b}  as at {self._then()}  ->  now"
         return f"[b]compare  [/b]{a}  ->  {b}"
+
+    def _then(self) -> str:
+        """What the texts before are: the time compared with, else the first store."""
+        if self.since is not None:
+            return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
+        return shown(place(self.before.out))
 
     def on_mount(self) -> None:
         groups = self.query_one("#compare-groups", DataTable)
@@ -162,10 +177,11 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self) -> None:
         try:
-            groups, summary, warned = compare(self.before, self.after, self.since)
+            groups, summary, warned, then = compare(self.before, self.after, self.since)
         except (QuarryError, OSError) as exc:
             self.app.call_from_thread(self._compare_failed, str(exc))
             return
+        self.texts_before = then
         self.app.call_from_thread(self._compared, groups, summary, warned)
 
     def _compare_failed(self, why: str) -> None:
@@ -181,6 +197,7 @@ class CompareScreen(Screen[None]):
             example = f"{shown(first.path)}: {what_changed(first)}"
             rows.append((group.value, (GROUP_TITLES[group], f"{len(groups[group]):,}", example)))
         _fill(table, GROUP_COLUMNS, rows)
+        self._level()  # (no group: no table; R comes with the groups)
         self._status(self._counts())
         for message in warned:
             self.notify(shown(message), severity="warning")
@@ -192,6 +209,10 @@ class CompareScreen(Screen[None]):
             return ""
         verdict = "[$error]something got worse[/]" if s.worse else "nothing got worse"
         changed = sum(s.groups.values())
+        if not changed:
+            since = "since" if self.since is not None else "from"
+            then = escape(self._then())
+            return f"nothing changed {since} {then}: {s.files_after:,} files as they were"
         return (
             f"{s.files_before:,} files before, {s.files_after:,} after: {changed:,} changed, "
             f"{s.unchanged:,} unchanged; {verdict}"
@@ -205,7 +226,8 @@ class CompareScreen(Screen[None]):
     def _level(self) -> None:
         """Show the table or view of the level we are at."""
         at_files = self.group is not None and self.change is None
-        self.query_one("#compare-groups").display = self.group is None
+        any_group = self.summary is not None and any(self.summary.groups.values())
+        self.query_one("#compare-groups").display = self.group is None and any_group
         self.query_one("#compare-files").display = at_files
         self.query_one("#compare-diff").display = self.change is not None
         self.refresh_bindings()  # n, N, s, o and e come and go with the level
@@ -235,7 +257,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="texts")
     def _load_texts(self, change: FileChange) -> None:
-        a, b = texts_of(self.before, self.after, change)
+        a, b = texts_of(self.texts_before, self.after, change)
         rows, pairs = unified(a, b), side_by_side(a, b)
         self.app.call_from_thread(self._show_texts, change, rows, pairs, a is None, b is None)
 
@@ -314,7 +336,7 @@ class CompareScreen(Screen[None]):
         if change is None or self.dash is None:
             return
         try:
-            a, b = texts_of(self.before, self.after, change)
+            a, b = texts_of(self.texts_before, self.after, change)
             text = b if b is not None else a
             if text is None:
                 self.notify(f"{shown(change.path)}: no text stored", severity="warning")
@@ -324,6 +346,48 @@ class CompareScreen(Screen[None]):
             self.notify(f"cannot copy the text: {exc}", severity="error")
             return
         self._hand_over(actions.viewer_command(copy), "cannot open the text")
+
+    def action_inspect(self) -> None:
+        """Open the file's text as it is now in the inspector (its record in full when it
+        has none), as enter does on the records."""
+        change = self._file()
+        if change is not None and self.dash is not None:
+            self.dash.open_key((change.root, change.path))
+
+    def action_retry_one(self) -> None:
+        """Read the file again (the one shown, else the one highlighted)."""
+        change = self._file()
+        if change is not None:
+            self._retry([change], shown(change.path))
+
+    def action_retry_many(self) -> None:
+        """Read every file of the group again (the one listed, else the one highlighted);
+        once done, the files retried are compared as they were with what they are now."""
+        group = self.group
+        if group is None:
+            row = self.query_one("#compare-groups", DataTable).cursor_row
+            present = ordered(self.groups)
+            group = present[row] if 0 <= row < len(present) else None
+        if group is not None:
+            self._retry(self.groups[group], f"the {GROUP_TITLES[group]} group")
+
+    def _retry(self, changes: Sequence[FileChange], label: str) -> None:
+        if self.dash is None:
+            return
+        keys = [(c.root, c.path) for c in changes if c.after is not None]  # (gone: no file)
+        if not keys:
+            self.notify("nothing to retry: the files are gone", severity="warning")
+            return
+        self.retrying = frozenset(keys)
+        self.dash.retry(keys, label)
+
+    def retried(self, keys: Sequence[Key], began: float) -> None:
+        """A retry ended (the dashboard says so): when it was this screen's, the files are
+        shown as they were when it began and as they are now."""
+        if not self.retrying or not self.retrying.intersection(keys):
+            return
+        self.retrying = frozenset()
+        self.app.push_screen(CompareScreen(self.after, self.after, self.dash, since=began))
 
     def _hand_over(self, command: list[str], cannot: str) -> None:
         assert self.dash is not None
@@ -338,8 +402,10 @@ class CompareScreen(Screen[None]):
         a file is, within a dashboard."""
         if action in ("change", "side_by_side"):
             return self.change is not None
-        if action in ("open_source", "edit_text"):
+        if action in ("open_source", "edit_text", "inspect", "retry_one"):
             return self.dash is not None and self.group is not None
+        if action == "retry_many":
+            return self.dash is not None and any(self.groups.values())
         return True
 
 

@@ -43,6 +43,11 @@ class Dashboard(Protocol):
         ``detail``, show the record in full)."""
         ...
 
+    def open_key(self, key: Key) -> None:
+        """Open the file ``key``'s stored text in the inspector (its record in full when it
+        has none), as :meth:`open_record` does for a row."""
+        ...
+
     def run_outside(self, command: list[str]) -> int | None:
         """Run ``command`` with the terminal handed over; its status, None if impossible."""
         ...
