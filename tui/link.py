@@ -161,6 +161,8 @@ class Link:
         """Where in the store index's history the model is (following; None: no index)."""
         self._untrusted = 0
         """Polls in a row where the index could not say what changed (:meth:`catch_up`)."""
+        self.failure = ""
+        """Why the store could not be read at all, or empty (:meth:`failed`)."""
 
     # -- words ---------------------------------------------------------------------------
 
@@ -189,10 +191,10 @@ class Link:
         return Applied(Change(loading=True, first=first))
 
     def loaded(
-        self, summary: Summary | None, where: Where, problems: tuple[str, str], keep: int | None
+        self, summary: Summary | None, where: Where, problem: str, keep: int | None
     ) -> Applied:
         """The whole store is loaded: its summary, where the load stands in the store's
-        history, the problems met (the summary's, then the load's)."""
+        history, the summary's problem (the load's is :attr:`failure`)."""
         self.summary = summary
         self.stamp, self.point = where
         self.progress = None
@@ -200,14 +202,14 @@ class Link:
             self.state = Live.SWEEPING if self.sweeping else Live.FOLLOWING
         if summary is not None and not self.sweeping:
             self.last_event = parse_iso(summary.finished)
-        told = (problems[0], self.model.bad_text(), problems[1])
+        told = (problem, self.model.bad_text(), self.failure)
         lines = self.triage.activity.extend(store_lines(summary, None, len(self.model), told))
         say = tuple(Say(p, "store", "warning", 15) for p in told[:2] if p)
         return Applied(Change(frozenset(), keep, tuple(lines)), say)
 
     def failed(self, reason: str) -> Applied:
         """The store could not be read at all."""
-        self.state = Live.FAILED
+        self.state, self.failure = Live.FAILED, reason
         return Applied(Change(), (Say(reason, "store", "error", 30),))
 
     def stage(self, stage: Live, detail: str, keep: int | None) -> Applied:
