@@ -151,13 +151,7 @@ class QuarryApp(Shell):
         """Load the rest of the store; then sweep and watch, or poll; compare if asked."""
         self._load()
         self.feed.follow()
-        if self.compare_with is not None or self.compare_since is not None:
-            from tui.screens.compare import CompareScreen
-
-            # quarry ui --compare OTHER: OTHER before, ours after; --since TIME: ours then, now
-            before, since = self.compare_with, self.compare_since
-            args = (before, None) if before is not None else (self.store, since)
-            self.push_screen(CompareScreen(args[0], self.store, self.desk, since=args[1]))
+        self.desk.compare(self.compare_with, self.compare_since)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:

@@ -203,6 +203,16 @@ class Desk(Board):
         """Run ``command`` with the terminal handed over (:meth:`tui.shell.Shell.run_outside`)."""
         return self.app.run_outside(command)
 
+    def compare(self, other: Store | None, since: float | None) -> None:
+        """The compare screen as the dashboard opens, if asked: ``quarry ui --compare OTHER``
+        (OTHER before, this store after), ``--since TIME`` (this store then, and now)."""
+        if other is None and since is None:
+            return
+        from tui.screens.compare import CompareScreen
+
+        before, since = (other, None) if other is not None else (self.store, since)
+        self.app.push_screen(CompareScreen(before, self.store, self, since=since))
+
     def what_changed(self) -> None:
         """The store against itself as it was when the dashboard opened or the last retry
         began (no earlier than the history its index keeps): the compare screen."""
