@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.quality import VERDICTS
-from engine.records import STATUSES, Record, needs_of
+from engine.records import STATUSES, Key, Record, needs_of
 from tui.coded import Coded
 
 QUALITY_NAMES: tuple[str | None, ...] = (None, *VERDICTS)
@@ -162,7 +162,7 @@ class Batch:
         b.in_order = all(map(tuple.__lt__, keys, keys[1:]))
         return b
 
-    def keys(self) -> list[tuple[str, str]]:
+    def keys(self) -> list[Key]:
         """(root, path) of each row."""
         return list(zip(self.roots, self.paths, strict=True))
 

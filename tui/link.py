@@ -166,6 +166,8 @@ class Link:
         store with itself as it was then); None: none yet."""
         self._sweep_changed: int | None = None
         """Files the whole sweep in flight changed (None: no such sweep, or a first one)."""
+        self.failure = ""
+        """Why the store could not be read at all, or empty (:meth:`failed`)."""
 
     # -- words ---------------------------------------------------------------------------
 
@@ -194,10 +196,10 @@ class Link:
         return Applied(Change(loading=True, first=first))
 
     def loaded(
-        self, summary: Summary | None, where: Where, problems: tuple[str, str], keep: int | None
+        self, summary: Summary | None, where: Where, problem: str, keep: int | None
     ) -> Applied:
         """The whole store is loaded: its summary, where the load stands in the store's
-        history, the problems met (the summary's, then the load's)."""
+        history, the summary's problem (the load's is :attr:`failure`)."""
         self.summary = summary
         self.stamp, self.point = where
         self.progress = None
@@ -205,15 +207,26 @@ class Link:
             self.state = Live.SWEEPING if self.sweeping else Live.FOLLOWING
         if summary is not None and not self.sweeping:
             self.last_event = parse_iso(summary.finished)
-        told = (problems[0], self.model.bad_text(), problems[1])
+        told = (problem, self.model.bad_text(), self.failure)
         lines = self.triage.activity.extend(store_lines(summary, None, len(self.model), told))
         say = tuple(Say(p, "store", "warning", 15) for p in told[:2] if p)
         return Applied(Change(frozenset(), keep, tuple(lines)), say)
 
     def failed(self, reason: str) -> Applied:
-        """The store could not be read at all."""
-        self.state = Live.FAILED
-        return Applied(Change(), (Say(reason, "store", "error", 30),))
+        """The store could not be read at all: said once, not at every poll that finds it
+        still unreadable (a new reason is said)."""
+        again = self.state is Live.FAILED and reason == self.failure
+        self.state, self.failure = Live.FAILED, reason
+        return Applied(Change(), () if again else (Say(reason, "store", "error", 30),))
+
+    def _readable(self) -> tuple[Say, ...]:
+        """A store that could not be read was read: the failure is over (said once)."""
+        if not self.failure:
+            return ()
+        self.failure = ""
+        if self.state is Live.FAILED:
+            self.state = Live.SWEEPING if self.sweeping else Live.FOLLOWING
+        return (Say("the store can be read again", "store"),)
 
     def stage(self, stage: Live, detail: str, keep: int | None) -> Applied:
         """The session moved on (``watching`` after its first sweep, or ``failed``)."""
@@ -349,15 +362,16 @@ class Link:
         """Apply what the store's index says changed."""
         self.stamp, self.point = followed.stamp, followed.point
         self.summary = followed.summary or self.summary
+        say = self._readable()
         if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
-            return Applied(Change())
+            return Applied(Change(), say)
         self.last_event = time.time()
         rows = frozenset(self.model.apply(followed.records, followed.removed))
         done = len(followed.records) + len(followed.removed)
         lines = self.triage.activity.extend(
             store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
         )
-        return Applied(Change(rows, keep, tuple(lines)), seen=tuple(followed.records))
+        return Applied(Change(rows, keep, tuple(lines)), say, tuple(followed.records))
 
     def diffed(self, diff: StoreDiff, keep: int | None) -> Applied:
         """Take the store as re-read whole (the cursor's record kept by its key)."""
@@ -377,7 +391,7 @@ class Link:
             store_lines(diff.summary, len(diff.changed), len(model), problems)
         )
         change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines))
-        return Applied(change, seen=tuple(error_records(model)))
+        return Applied(change, self._readable(), tuple(error_records(model)))
 
     # -- what a retry's answer means -----------------------------------------------------
 

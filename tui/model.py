@@ -22,12 +22,11 @@ from dataclasses import replace
 from itertools import compress
 from typing import Any
 
-from engine.records import STATUSES, Key, Record
-from engine.store import left_out
+from engine.records import STATUSES, BadRecord, Key, Record
+from engine.store import BadLine, left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
-from tui.lines import BadLine, NotARecord, record_from_line
 from tui.query import Query, TextTerm, and_masks
 
 Row = tuple[Any, ...]
@@ -201,8 +200,8 @@ class RecordModel(Ordering):
         if rid in self.live:
             return self.live[rid]
         try:
-            return record_from_line(line_at(self.data, self.starts.get(rid, self.data)))
-        except NotARecord:  # the loader kept it, so this is a store rewritten under us
+            return Record.from_json(line_at(self.data, self.starts.get(rid, self.data)))
+        except BadRecord:  # the loader kept it, so this is a store rewritten under us
             return None
 
     def key(self, rid: int) -> Key | None:

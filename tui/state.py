@@ -19,14 +19,11 @@ from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Key, Reason, Record
 from tui.eventlog import ActivityLog
 from tui.model import RecordModel
-from tui.triage import group_key
+from tui.triage import GroupKey, group_key
 
 if TYPE_CHECKING:  # the engine port's types; the sweep is not imported before the first frame
     from engine.sweep import SweepResult
     from engine.tools import ToolSet
-
-GroupKey = tuple[str, str]
-"""(reason, normalised message) of an error group."""
 
 
 class EnginePort(Protocol):
@@ -111,7 +108,7 @@ class TriageState:
             if record.status == "error" and self.known_groups is not None:
                 key = group_key(record)
                 if key not in self.known_groups:
-                    self.new_groups.setdefault(key, record.error or key[1])
+                    self.new_groups.setdefault(key, record.error or key.detail)
         return bool(self.new_groups)
 
     def take_new_groups(self) -> dict[GroupKey, str]:

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from engine.quality import summary_line
 from engine.records import Key, Reason, Record, Status
@@ -37,6 +38,17 @@ def normalise(message: str | None) -> str:
     text = _PATH.sub("<path>", text)
     text = _NUMBER.sub("#", text)
     return _SPACE.sub(" ", text).strip()
+
+
+class GroupKey(NamedTuple):
+    """What makes a group of records itself, stable across refreshes (what a screen keeps
+    its cursor on, what the triage state knows of error groups)."""
+
+    reason: str
+    """The records' :class:`~engine.records.Reason` code (or a quality verdict)."""
+    detail: str
+    """What else they share: an error group's normalised message, an unsupported group's
+    MIME type, a quality group's worst signal."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -68,9 +80,9 @@ class ErrorGroup(_Group):
     """MIME type -> records of that type."""
 
     @property
-    def ident(self) -> tuple[str, str]:
+    def ident(self) -> GroupKey:
         """What makes the group itself (stable across refreshes)."""
-        return (self.reason, self.message)
+        return GroupKey(self.reason, self.message)
 
     def mime_text(self, limit: int = 3) -> str:
         """The most common MIME types, most frequent first."""
@@ -79,12 +91,12 @@ class ErrorGroup(_Group):
         return ", ".join(names) + (f" +{more}" if more > 0 else "")
 
 
-def group_key(record: Record) -> tuple[str, str]:
+def group_key(record: Record) -> GroupKey:
     """The group an error record belongs to."""
-    return (record.reason or "error", normalise(record.error))
+    return GroupKey(record.reason or "error", normalise(record.error))
 
 
-def group_keys(model: RecordModel, rids: Iterable[int]) -> set[tuple[str, str]]:
+def group_keys(model: RecordModel, rids: Iterable[int]) -> set[GroupKey]:
     """The groups of the error rows ``rids``, from the model's reason and error columns (no
     record is read back from the store; each distinct message is normalised once)."""
     reasons, errors = model.cols.reasons, model.cols.errors
@@ -92,12 +104,12 @@ def group_keys(model: RecordModel, rids: Iterable[int]) -> set[tuple[str, str]]:
     # pairs of codes, in C: a Python step per error row (100,000s) held the GIL beside the UI
     codes = map(reasons.codes.__getitem__, rids), map(errors.codes.__getitem__, rids)
     pairs = set(zip(*codes, strict=True))
-    return {(reasons.values[r] or "error", normalise(errors.values[e])) for r, e in pairs}
+    return {GroupKey(reasons.values[r] or "error", normalise(errors.values[e])) for r, e in pairs}
 
 
 def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
     """Error records grouped by reason and normalised message, largest group first."""
-    groups: dict[tuple[str, str], ErrorGroup] = {}
+    groups: dict[GroupKey, ErrorGroup] = {}
     for record in records:
         if record.status != Status.ERROR:
             continue
@@ -145,13 +157,13 @@ def quality_records(model: RecordModel) -> list[Record]:
 
 def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
     """Suspect and garbled texts grouped by verdict and their worst signal, garbled first."""
-    groups: dict[tuple[str, str], ErrorGroup] = {}
+    groups: dict[GroupKey, ErrorGroup] = {}
     for record in records:
         q = record.quality
         if q is None or q.verdict not in ("suspect", "garbled"):
             continue
         signal = q.signals[0] if q.signals else "?"
-        key = (q.verdict, QUALITY_SIGNALS.get(signal, signal))
+        key = GroupKey(q.verdict, QUALITY_SIGNALS.get(signal, signal))
         group = groups.get(key)
         if group is None:
             group = groups[key] = ErrorGroup(*key, example=summary_line(q))
@@ -173,9 +185,9 @@ class UnsupportedGroup(_Group):
     """Tool -> records naming it among the tools that would unlock them."""
 
     @property
-    def ident(self) -> tuple[str, str]:
+    def ident(self) -> GroupKey:
         """What makes the group itself (stable across refreshes)."""
-        return (self.reason, self.mime)
+        return GroupKey(self.reason, self.mime)
 
     @property
     def unlock(self) -> str:
@@ -189,11 +201,11 @@ class UnsupportedGroup(_Group):
 
 def group_unsupported(records: Iterable[Record]) -> list[UnsupportedGroup]:
     """Unsupported records grouped by reason and MIME type, largest group first."""
-    groups: dict[tuple[str, str], UnsupportedGroup] = {}
+    groups: dict[GroupKey, UnsupportedGroup] = {}
     for record in records:
         if record.status != Status.UNSUPPORTED:
             continue
-        key = (record.reason or "unsupported", record.mime)
+        key = GroupKey(record.reason or "unsupported", record.mime)
         group = groups.get(key)
         if group is None:
             group = groups[key] = UnsupportedGroup(*key, example=record.error or "")

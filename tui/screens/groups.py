@@ -25,6 +25,7 @@ from tui.model import RecordModel
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
+from tui.triage import GroupKey
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import RETRYING
 from tui.widgets.row_table import RowTable
@@ -47,7 +48,7 @@ class Group(Protocol):
         ...
 
     @property
-    def ident(self) -> tuple[str, str]:
+    def ident(self) -> GroupKey:
         """What makes the group itself (stable across refreshes)."""
         ...
 
@@ -129,7 +130,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
         super().__init__(model, triage, dash)
         self.groups: list[G] = []
         self.records: dict[Key, Record] = {}
-        self._shown: tuple[str, str] | None = None
+        self._shown: GroupKey | None = None
         self._file_before: Key | None = None  # the file highlighted before a refresh
         self._width = 0
         self._drawn: tuple[tuple[str, ...], list[list[str]]] | None = None

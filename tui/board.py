@@ -1,0 +1,123 @@
+"""What the screens read of the dashboard around them, without Textual.
+
+The read side of :class:`tui.screens.ports.Dashboard`: the header's words, the counts the
+store's index gives while its records load, the tools view's rows, a record's file and its
+stored text, the records a ``text:`` term matches. It reads the store, the session (when one
+sweeps), the link's live state and the triage state; it changes none of them. The side that
+acts (retries, prompts, the inspector) is :class:`tui.desk.Desk`, which extends this one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.events import Event
+from engine.records import Key, Record, is_sha256
+from engine.store import Store
+from engine.tools import KNOWN_TOOLS
+from tui.link import Header, Link, Live
+from tui.model import TABS
+from tui.query import TextTerm
+from tui.state import TriageState
+from tui.triage import ToolRow, found_from_summary, found_from_toolset, tool_rows
+from tui.words import count
+
+if TYPE_CHECKING:
+    from engine.session import Session
+
+
+class Board:
+    """The dashboard's answers to what its screens ask (see the module docstring)."""
+
+    def __init__(
+        self, store: Store, session: Session | None, link: Link, triage: TriageState
+    ) -> None:
+        self.store = store
+        self.session = session
+        self.link = link
+        self.model = link.model
+        self.triage = triage
+        self.counts: dict[str, int] | None = None
+        """The store's counts per status from its index, as it was opened (if it has one)."""
+        self.paused = False
+        """Whether live changes are held back (the app's ``p``)."""
+        self.pending: list[Event] = []
+        """The engine events held back while paused, in order."""
+
+    def header(self) -> Header:
+        """What the header and the summary bar show."""
+        problem = self.link.failure
+        if not problem and self.model.bad_lines:
+            problem = count(self.model.bad_lines, "unreadable line")
+        link = self.link
+        return Header(self.folder, self.state_text, link.progress, link.last_event, problem)
+
+    @property
+    def folder(self) -> str:
+        """The folder(s) swept, or the store's own folder."""
+        if self.session is not None:
+            return ", ".join(map(str, self.session.roots))
+        summary = self.link.summary
+        if summary is not None and summary.roots:
+            return ", ".join(summary.roots)
+        return str(self.store.out)
+
+    @property
+    def state_text(self) -> str:
+        """The live state in words."""
+        writable, pending = self.triage.writable, len(self.pending)
+        return self.link.state_text(writable=writable, paused=self.paused, pending=pending)
+
+    def store_counts(self) -> dict[str, int] | None:
+        """The store's counts per tab from its index while its records load (else None)."""
+        counts = self.counts
+        if counts is None or self.link.state is not Live.LOADING:
+            return None
+        return {tab: counts.get(tab, 0) for tab in TABS}
+
+    def texts_matching(self, term: TextTerm) -> frozenset[Key]:
+        """The records whose text a ``text:`` term of the query line matches: the engine
+        answers from the store's text index (or reads the texts); nothing for a term that
+        means nothing (its error is on screen)."""
+        from engine.grep import matching_keys
+
+        if term.pattern is None:
+            return frozenset()
+        return matching_keys(self.store, term.pattern)
+
+    def tools_missing(self) -> set[str]:
+        """Tools the last summary reported missing."""
+        summary = self.link.summary
+        return set(summary.tools_missing) if summary else set()
+
+    def tool_rows(self) -> list[ToolRow]:
+        """The tools view's rows, from the live model."""
+        if self.session is not None:
+            found = found_from_toolset(self.session.tools)
+        else:
+            summary = self.link.summary
+            found = found_from_summary(summary.tools_found if summary else {})
+        # reads on a Dask cluster: which worker has which tool
+        workers = self.session.worker_tools() if self.session is not None else {}
+        return tool_rows(found, self.model.waiting(), workers, self.tools_left_out())
+
+    def tools_left_out(self) -> set[str]:
+        """Tools this run was told not to use (``--without``, ``--no-external``); empty for a
+        store followed from another process (its summary does not say)."""
+        if self.session is None:
+            return set()
+        options = self.session.sweeper.options
+        return set(KNOWN_TOOLS) if options.no_external else set(options.without)
+
+    def source_path(self, key: Key) -> Path:
+        """The file on disk a record came from."""
+        return Path(key[0]) / key[1]
+
+    def stored_text(self, record: Record, limit: int | None = None) -> bytes | None:
+        """The record's stored text (its first ``limit`` bytes if given), read by the store
+        (never through a link); None without text or a valid hash. OSError when it cannot be
+        read."""
+        sha = record.sha256
+        usable = record.has_text and sha is not None and is_sha256(sha)
+        return self.store.text_bytes(sha, limit) if usable and sha is not None else None

@@ -1,0 +1,203 @@
+"""What feeds the dashboard: the store opened and loaded, the session run, a store another
+process writes caught up with, each in the app's thread workers (:class:`Feed`).
+
+The workers post what they find as messages (:mod:`tui.messages`), in order; the app hands
+each to the link. Nothing here touches a screen. The cyclic garbage collector is paused
+while the store loads (:class:`Collector`).
+"""
+
+from __future__ import annotations
+
+import gc
+from array import array
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.message import Message
+
+from engine.errors import SessionClosed
+from engine.names import shown
+from engine.store import Store
+from tui.link import Applied, Link, Live, Opening, open_store
+from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_summary
+from tui.messages import (
+    LoadFailed,
+    RowsLoaded,
+    SessionStage,
+    StoreChanged,
+    StoreFollowed,
+    StoreLoaded,
+)
+from tui.poll import Followed
+
+if TYPE_CHECKING:
+    from engine.session import Session
+
+Post = Callable[[Message], bool]
+"""How a worker posts a message to the app (``App.post_message``)."""
+POLL_SECONDS = 0.1
+"""How often a store opened without a session is checked for changes: a stat and one read
+of the index's counter (~0.1 ms, whatever the store's size), so a change is on screen a
+tenth of a second after its batch is committed (tests/bench/bench_follow.py)."""
+
+
+class Feed:
+    """The app's workers over one store (and its session, when one sweeps)."""
+
+    def __init__(
+        self,
+        app: App[None],
+        store: Store,
+        session: Session | None,
+        link: Link,
+        route: Callable[[Applied], None],
+    ) -> None:
+        self.app, self.store, self.session, self.link = app, store, session, link
+        self.route = route
+        """Hands what the link did to the app's route (the first block's rows)."""
+        self.opening = Opening(None, None, None)
+        """The store as :meth:`open` opened it; :meth:`load` loads the rest."""
+        self.collector = Collector()
+        self.begun = False
+        """Whether the model was started afresh with the load's first chunk."""
+        self.polling = False
+        """Whether a catch-up is in flight (its message's handler ends it: :meth:`caught`)."""
+
+    def open(self) -> Opening:
+        """Open the store and parse its first block, before the records screen mounts: the
+        first frame has rows (a few hundred, in milliseconds); :meth:`load` loads the rest
+        (helper processes may be parsing it already: :func:`tui.loadpart.start_early`), the
+        garbage collector paused until it is shown."""
+        self.collector.pause()
+        self.opening = opening = open_store(self.store)
+        for chunk in opening.first:
+            assert opening.load is not None
+            self.route(self.link.rows_loaded(chunk, opening.load.src, not self.begun))
+            self.begun = True
+        return opening
+
+    def follow(self) -> None:
+        """Poll the store for another process's writes (no session writes it here)."""
+        if self.session is None:
+            self.app.set_interval(POLL_SECONDS, self.poll)
+
+    def load(self, quitting: Callable[[], bool]) -> None:
+        """(The app's load worker.) Load the rest of the store; then sweep and watch."""
+        load_rest(self.store, self.opening, not self.begun, self.app.post_message)
+        if self.session is not None:
+            run_session(self.session, quitting, self.app.post_message)
+
+    def poll(self) -> None:
+        """Catch up with the store when another process wrote it (one catch-up at a time)."""
+        if self.polling or self.link.state is Live.LOADING:
+            return
+        if jsonl_stamp(self.store) != self.link.stamp:
+            self.polling = True
+            self.app.run_worker(
+                self._catch_up,
+                name="_catch_up",
+                group="poll",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+
+    def _catch_up(self) -> None:
+        # the handler of what is posted ends the poll: no second starts from the same point
+        if not catch_up(self.link, self.store, self.app.post_message):
+            self.polling = False
+
+    def caught(self) -> None:
+        """What a catch-up posted arrived: the next poll may start."""
+        self.polling = False
+
+    def close(self) -> None:
+        """Stop the session cleanly (in a worker: it waits for reads in flight), then exit."""
+        self.app.run_worker(
+            self._close, name="_close_session", group="close", thread=True, exit_on_error=False
+        )
+
+    def _close(self) -> None:
+        assert self.session is not None
+        try:
+            self.session.close()
+        finally:
+            self.app.call_from_thread(self.app.exit)
+
+
+def load_rest(store: Store, opening: Opening, first: bool, post: Post) -> None:
+    """Parse the rest of ``extract.jsonl`` in chunks, then its summary (``first``: no chunk
+    was shown yet, the next starts the model afresh)."""
+    load, stamp = opening.load, opening.stamp
+    data = load.src if load is not None else JsonlSource(data=b"")
+    try:
+        if opening.trouble is not None:
+            raise opening.trouble
+        assert load is not None
+        for chunk in load.rest():
+            post(RowsLoaded(chunk, data, first))
+            first = False
+    except OSError as exc:  # a folder in its place, no permission, a failing disk
+        post(LoadFailed(cannot_read(store, exc)))
+    if first:  # an empty, missing or unreadable store: still start afresh
+        post(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
+    summary, problem = read_summary(store)
+    post(StoreLoaded(summary, stamp, problem, data.point))
+
+
+def cannot_read(store: Store, exc: OSError) -> str:
+    """Why ``store`` cannot be read, in one line."""
+    return f"cannot read {shown(str(store.jsonl_path))}: {exc.strerror or exc}"
+
+
+def run_session(session: Session, quitting: Callable[[], bool], post: Post) -> None:
+    """Sweep then watch (blocks until the session closes); ``watching`` after the first
+    sweep, ``failed`` if the engine fails."""
+    try:
+        # Observers start before the sweep: what changes during it is applied after it.
+        session.sweep_then_watch()
+        if not quitting():
+            post(SessionStage(Live.WATCHING))
+    except SessionClosed:
+        pass  # q came before the sweep began: nothing to say, the app is leaving
+    except Exception as exc:  # the engine failed: say so on screen, keep browsing
+        post(SessionStage(Live.FAILED, f"{type(exc).__name__}: {exc}"))
+
+
+def catch_up(link: Link, store: Store, post: Post) -> bool:
+    """Another process wrote the store: what the link says changed (its index says, or the
+    store is read again whole), posted; whether anything was (the handler of what is
+    posted ends the poll)."""
+    try:
+        caught = link.catch_up(store)
+        if isinstance(caught, Followed):
+            return post(StoreFollowed(caught))
+        if caught is not None:
+            return post(StoreChanged(caught))
+    except OSError as exc:
+        post(LoadFailed(cannot_read(store, exc)))
+    return False
+
+
+class Collector:
+    """The cyclic garbage collector, paused while the store loads.
+
+    The load allocates millions of objects (rows' columns, unpickled chunks) and few cycles,
+    and each pass walked the growing model: ~0.1 s of this process's CPU per million
+    records, some of it inside frames."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        """Whether :meth:`pause` paused it (it was running)."""
+
+    def pause(self) -> None:
+        """Stop collecting until :meth:`resume`."""
+        self.paused = gc.isenabled()
+        gc.disable()
+
+    def resume(self) -> None:
+        """The load is over (or failed, or the app is leaving): collect again."""
+        if self.paused:
+            self.paused = False
+            gc.enable()
