@@ -77,6 +77,14 @@ class _Records(Mapping[Key, Record]):
         while batch := _ask(lambda: cur.fetchmany(4096), fail):
             yield from ((name_of(r), name_of(p)) for r, p in batch)
 
+    def __bool__(self) -> bool:
+        """Whether there is any record (one row looked at, not a count of them all)."""
+        con = self._db().con
+        row = _ask(
+            lambda: con.execute("SELECT 1 FROM records LIMIT 1").fetchone(), self._on_failure
+        )
+        return row is not None
+
     def __len__(self) -> int:
         return _ask(lambda: len(self._db()), self._on_failure)
 
