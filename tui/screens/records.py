@@ -42,6 +42,7 @@ from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
+from tui.widgets.typed_input import TypedInput
 from tui.words import count
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
@@ -117,7 +118,7 @@ class RecordsScreen(FullScreen):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
         yield Static("", id="match", markup=False)
-        filter_input = Input(placeholder=QUERY_HINT, id="filter")
+        filter_input = TypedInput(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
         yield FittingFooter()
