@@ -16,6 +16,7 @@ from tui.app import QuarryApp
 from tui.screens.help import HelpScreen
 from tui.screens.records import RecordsScreen
 from tui.widgets.footer import FittingFooter
+from tui.widgets.typed_input import TypedInput
 
 
 async def test_the_help_over_the_records_rebuilds_no_footer_of_theirs(
@@ -47,3 +48,32 @@ async def test_the_help_over_the_records_rebuilds_no_footer_of_theirs(
         await settle(pilot)
         await pilot.pause(0.2)
         assert "RecordsScreen" not in rebuilt
+
+
+async def test_leaving_the_filter_box_rebuilds_the_footer_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The "/ Filter" key comes back: one rebuild. A signal while the old keys were being
+    # removed made a second one of the same keys.
+    rebuilt: list[str] = []
+    recompose = FittingFooter.recompose
+
+    async def counted(self: FittingFooter) -> None:
+        rebuilt.append(type(self.screen).__name__)
+        await recompose(self)
+
+    monkeypatch.setattr(FittingFooter, "recompose", counted)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        for _ in range(2):
+            await pilot.press("slash")
+            await wait_for(pilot, lambda: isinstance(app.focused, TypedInput))
+            await settle(pilot)
+            await pilot.pause(0.2)
+            rebuilt.clear()
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.focused, TypedInput))
+            await settle(pilot)
+            await pilot.pause(0.2)
+            assert rebuilt == ["RecordsScreen"]

@@ -73,10 +73,16 @@ class FittingFooter(Footer):
         yield from super().compose()
 
     async def recompose(self) -> None:
-        """Rebuild the keys, then trim them once they are laid out."""
-        self._rebuild_pending = False
+        """Rebuild the keys, then trim them once they are laid out.
+
+        Pending until the keys are built: a signal while the old keys are removed (the
+        focus settling) came before the new ones noted their bindings, and made a second
+        rebuild of the same keys (``escape`` from the filter box drew the footer twice)."""
         await super().recompose()
+        self._rebuild_pending = False
         self.call_after_refresh(self._fit)
+        if self._bindings_now() != self._shown:  # changed while they were built
+            self._rebuild_soon()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """The bindings may have changed: one rebuild after the next refresh, if they did.
