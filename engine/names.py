@@ -27,25 +27,42 @@ def _escape(ch: str) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode carries it
         return f"\\x{code - 0xDC00:02x}"
-    if code <= 0xFF:
+    if code < 0x80:  # its own byte: \x1b is both
         return f"\\x{code:02x}"
+    # a character, never \xNN: that is how an undecodable byte is shown, a different name
     return f"\\u{code:04x}"
 
 
+def _looks_like_a_space(ch: str) -> bool:
+    """A space that is not U+0020 but is drawn as one, one cell of nothing: a no-break space
+    (U+00A0), the narrow one macOS puts in screenshot names (U+202F), en, em, thin spaces. The
+    ideographic space (U+3000) is two cells wide, a look of its own: kept."""
+    return (
+        ch != " "
+        and unicodedata.category(ch) == "Zs"
+        and unicodedata.east_asian_width(ch) not in ("W", "F")
+    )
+
+
+def _hidden(ch: str) -> bool:
+    """Whether ``ch`` must be escaped to be seen as what it is."""
+    return ch in _BIDI or unicodedata.category(ch) in _ESCAPED_CATEGORIES or _looks_like_a_space(ch)
+
+
 def shown(name: str) -> str:
-    """``name`` as one line that a terminal shows literally.
+    """``name`` as one line that a terminal shows literally, and that shows what it holds.
 
     Control characters (newline, carriage return, escape, C1), line and paragraph separators,
     bidirectional overrides and undecodable bytes become backslash escapes (``\\n``,
-    ``\\x1b``, ``\\xe9``, ``\\u202e``); everything else, spaces and any script included, is
-    kept. Meant for people: it is not reversible (a name may hold a backslash itself).
+    ``\\x1b``, ``\\u009b``, ``\\u202e``; an undecodable byte as ``\\xe9``), and so do the
+    spaces a terminal draws exactly as a plain space (a no-break space is ``\\u00a0``): a
+    path read or copied off the screen with a plain space there names another file, or none.
+    Everything else, the plain space, the ideographic space and any script included, is kept.
+    Meant for people: it is not reversible (a name may hold a backslash itself).
     """
     if name.isprintable():
         return name
-    return "".join(
-        _escape(ch) if ch in _BIDI or unicodedata.category(ch) in _ESCAPED_CATEGORIES else ch
-        for ch in name
-    )
+    return "".join(_escape(ch) if _hidden(ch) else ch for ch in name)
 
 
 def is_utf8(name: str) -> bool:

@@ -9,9 +9,12 @@ whose other pages have text: extractor ``pdftotext+tesseract``), otherwise a doc
 scans reports ``scanned`` and no text. Pages with neither text nor images are empty, never
 OCR'd. OCR stops when the read's budget cannot cover another page: the pages read so far
 are kept and the record says ``ocr_time: the read's time ran out after OCR of N of M
-pages``. Text that is less than 90% printable (a font without a usable
-Unicode map) is never stored: pypdf's output is refused as needing pdftotext, pdftotext's as
-a corrupt text layer. A text layer that is printable but reads as garbage (quality
+pages``. Text that is less than 90% printable is never stored: the file is well formed, but
+its fonts map their codes to no usable Unicode (a ``ToUnicode`` map onto control
+characters), so no text tool can read it: the pages are OCR'd as scans are when pdftoppm and
+tesseract are installed, else the file is ``unsupported/needs_tool`` naming them (and
+pdftotext too when pypdf read it and a font has no ``ToUnicode`` map, whose codes poppler
+may know better). A text layer that is printable but reads as garbage (quality
 ``suspect`` or ``garbled``: a font whose codes are not its letters) is read again with pypdf,
 then by OCR when pdftoppm and tesseract are installed, and the best text by the same quality
 signals is kept.
@@ -50,6 +53,34 @@ _UNPRINTABLE = re.compile(
     "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd\U000f0000-\U0010ffff]"
 )
 _BLANK = re.compile(r"\s")
+OCR_TOOLS = ("pdftoppm", "tesseract")
+"""The tools OCR needs, both."""
+
+
+class UnmappedText(ReadFailure):
+    """A text layer less than :data:`MIN_PRINTABLE` printable: its fonts map their codes to
+    no usable Unicode. Not the file's fault (it is well formed) nor a tool's: a verdict for
+    :class:`PdfReader` to give, OCR being the one way left to its words."""
+
+    def __init__(self, reader: str, share: float, pages: int, tools: tuple[str, ...]) -> None:
+        super().__init__(f"{reader} text is {share:.0%} printable: a font without a usable map")
+        self.share = share
+        self.pages = pages
+        self.tools = tools
+        """The tools that may read it: OCR's, and pdftotext when pypdf could not tell."""
+
+    def verdict(self) -> NeedsTool:
+        """What the record says where OCR is not installed."""
+        way = (
+            "pdftotext may (poppler may know its fonts), OCR would"
+            if "pdftotext" in self.tools
+            else "only OCR can"
+        )
+        return NeedsTool(
+            *self.tools,
+            message=f"the text layer is {self.share:.0%} printable (a font without a usable "
+            f"Unicode map): {way} read it, needs pdftoppm and tesseract",
+        )
 
 
 def printable_share(text: str) -> float:
@@ -78,8 +109,8 @@ def pdftotext_pages(path: Path, ctx: ReadContext) -> list[str]:
     pages = out.decode("utf-8", "replace").split("\f")
     pages.pop()  # pdftotext ends every page, the last one too, with a form feed
     share = printable_share("".join(pages[:200]))
-    if share < MIN_PRINTABLE:
-        raise CorruptFile(f"text layer is {share:.0%} printable: a font without a Unicode map")
+    if share < MIN_PRINTABLE:  # poppler applied the fonts' maps: only OCR is left
+        raise UnmappedText("pdftotext", share, len(pages), OCR_TOOLS)
     return pages
 
 
@@ -134,10 +165,25 @@ def _pypdf_extract(path: Path, ctx: ReadContext) -> list[str]:
         pages.append(text)
     share = printable_share("".join(pages[:200]))
     if share < MIN_PRINTABLE:
-        raise NeedsTool(
-            "pdftotext", message=f"pypdf text is {share:.0%} printable: needs pdftotext (poppler)"
-        )
+        # A font that carries a ToUnicode map reads the same in poppler: OCR only then.
+        tools = OCR_TOOLS if _all_mapped(reader.pages[:200]) else ("pdftotext", *OCR_TOOLS)
+        raise UnmappedText("pypdf", share, len(pages), tools)
     return pages
+
+
+def _all_mapped(pages: Any) -> bool:
+    """Whether every font the ``pages`` (pypdf's) name carries a ``ToUnicode`` map; False
+    when a font cannot be looked at."""
+    try:
+        for page in pages:
+            resources = page.get("/Resources")
+            fonts = resources.get_object().get("/Font") if resources is not None else None
+            for ref in fonts.get_object().values() if fonts else ():
+                if "/ToUnicode" not in ref.get_object():
+                    return False
+    except Exception:  # pypdf's errors on a broken font: poppler may still read it
+        return False
+    return True
 
 
 # --- OCR -------------------------------------------------------------------------------------
@@ -325,12 +371,19 @@ class PdfReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the pages of ``path`` separated by form feeds."""
-        extractor, pages = text_layer(path, ctx)
+        try:
+            extractor, pages = text_layer(path, ctx)
+        except UnmappedText as unmapped:
+            if not can_ocr(ctx) or not unmapped.pages:
+                raise unmapped.verdict() from None
+            extractor, pages = "pdftoppm+tesseract", [""] * unmapped.pages
         if not pages:
             raise CorruptFile("no pages")
         blank = [n for n, page in enumerate(pages, start=1) if not page.strip()]
         try:
-            if len(blank) == len(pages):
+            if extractor == "pdftoppm+tesseract":  # no text layer to read: every page OCR'd
+                pages = ocr_pages(path, ctx, len(pages))
+            elif len(blank) == len(pages):
                 scans = pages_with_images(path, blank, ctx)
                 if scans == []:  # pages, but neither text nor pictures: empty, not a scan
                     return ReadInfo(extractor, pages=len(pages))

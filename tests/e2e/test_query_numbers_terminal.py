@@ -21,9 +21,8 @@ def test_a_size_term_filters_and_a_size_that_is_no_number_is_said(tmp_path: Path
             lambda t: "2 of 3 records" in t and re.search(r"▊\s*size:>1K\s", t) is not None
         )
         assert "small.txt" not in text and "big.txt" in text and "mid.txt" in text
-        # Each edit waited for: a backspace is run by the app once the key has bubbled up to
-        # it, a letter by the box at once, so a letter typed right behind a backspace can land
-        # first under load (seen: "size:>1lot").
+        # Each edit waited for, so that each error is seen; keys typed in one go keep their
+        # order too (seen before: "size:>1lot"; tests/e2e/test_key_order_terminal.py).
         term.press("backspace", "backspace")
         term.wait_for(lambda t: re.search(r"▊\s*size:>\s", t) is not None)
         term.press("lots")

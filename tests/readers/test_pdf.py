@@ -118,17 +118,38 @@ def test_ocr_needs_both_tools(tmp_path: Path) -> None:
     assert info.scanned and info.extractor == "pdftotext"
 
 
-def test_unprintable_pypdf_text_needs_pdftotext(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_a_font_without_a_usable_unicode_map_needs_ocr_whatever_reads_it(
+    tmp_path: Path, path: str
+) -> None:
+    # The file is well formed: neither corrupt (pdftotext reads it, as pypdf does) nor
+    # waiting for pdftotext (its font's ToUnicode map is what poppler applies too).
     with pytest.raises(NeedsTool) as caught:
-        read(tmp_path, unmapped_font_pdf(), ToolSet.empty())
-    assert caught.value.tools == ("pdftotext",)
+        read(tmp_path, unmapped_font_pdf(), tools_for(path))
+    assert caught.value.tools == ("pdftoppm", "tesseract")
+    assert "only OCR can read it" in str(caught.value)
     assert "Garbled" not in str(caught.value)
 
 
-@needs_pdftotext
-def test_unprintable_pdftotext_text_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(CorruptFile, match="printable"):
-        read(tmp_path, unmapped_font_pdf(), tools_for("pdftotext"))
+def test_unprintable_pypdf_text_of_a_font_without_tounicode_may_need_pdftotext(
+    tmp_path: Path,
+) -> None:
+    # A font with no ToUnicode map: its codes are read through its encoding, which poppler
+    # may know better than pypdf, so pdftotext is named beside OCR.
+    codes = bytes(range(1, 9)) + bytes(range(14, 37))  # 31 codes, as many as the words
+    data = unmapped_font_pdf().replace(b" /ToUnicode 3 0 R", b" " * 17)  # offsets kept
+    data = data.replace(b"(Garbled words all over the page)", b"(" + codes + b")")
+    with pytest.raises(NeedsTool) as caught:
+        read(tmp_path, data, ToolSet.empty())
+    assert caught.value.tools == ("pdftotext", "pdftoppm", "tesseract")
+    assert "pdftotext may" in str(caught.value)
+
+
+@needs_ocr
+def test_a_font_without_a_usable_unicode_map_is_read_by_ocr(tmp_path: Path) -> None:
+    text, info = read(tmp_path, unmapped_font_pdf(), discover())
+    assert (info.extractor, info.pages) == ("pdftoppm+tesseract", 1)
+    assert "Garbled words" in text
 
 
 def test_printable_share() -> None:

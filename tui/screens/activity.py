@@ -22,6 +22,7 @@ from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
+from tui.widgets.typed_input import TypedInput
 from tui.words import count, escape
 
 
@@ -51,7 +52,7 @@ class ActivityScreen(TriageScreen):
         # unbounded here: the activity log bounds itself, and never lets an error go (a Log
         # of LIMIT lines would); when it lets routine lines go, the screen redraws
         yield Log(highlight=False, id="activity-log")
-        box = Input(placeholder="filter events: text, regex, !to invert", id="activity-filter")
+        box = TypedInput(placeholder="filter events: text, regex, !to invert", id="activity-filter")
         box.cursor_blink = False
         yield box
         yield FittingFooter()

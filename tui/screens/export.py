@@ -20,6 +20,7 @@ from textual.widgets import Input, Static
 from engine.names import shown
 from tui.actions import export_format
 from tui.screens.confirm import ConfirmScreen
+from tui.widgets.typed_input import TypedInput
 from tui.words import count, escape
 
 
@@ -67,7 +68,7 @@ class ExportScreen(ModalScreen[Path | None]):
         many = count(self.count, "record")
         with Vertical(id="export"):
             yield Static(f"[b]Export {many} [/b](the current view, every field) to:")
-            path_input = Input(str(self.default), id="export-path", select_on_focus=False)
+            path_input = TypedInput(str(self.default), id="export-path", select_on_focus=False)
             path_input.cursor_blink = False
             yield path_input
             yield Static("", id="export-problem")

@@ -20,6 +20,7 @@ from tui.screens.full import FullScreen
 from tui.textdoc import MAX_MATCHES, TextDoc, doc_spans
 from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
+from tui.widgets.typed_input import TypedInput
 from tui.words import count
 
 
@@ -74,7 +75,7 @@ class InspectorScreen(FullScreen):
         with Horizontal(id="main"):
             yield OptionList(id="pages")
             yield TextView(id="text")
-        box = Input(placeholder="search the text", id="search")
+        box = TypedInput(placeholder="search the text", id="search")
         box.cursor_blink = False
         yield box
         yield Static("loading…", id="status", markup=False)

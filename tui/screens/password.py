@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Static
 
 from engine.errors import UsageError
 from engine.passwords import Passwords, read_password_file
+from tui.widgets.typed_input import TypedInput
 from tui.words import escape
 
 KEPT = (
@@ -54,8 +55,8 @@ class PasswordScreen(ModalScreen[Passwords | None]):
         """The question, the two boxes, where the password goes, two buttons."""
         with Vertical(id="password-box"):
             yield Static(f"[b]Password [/b]for {escape(self.what)}", id="password-title")
-            yield Input(placeholder="password (not shown)", password=True, id="password-typed")
-            yield Input(placeholder="or a password file: one a line", id="password-file")
+            yield TypedInput(placeholder="password (not shown)", password=True, id="password-typed")
+            yield TypedInput(placeholder="or a password file: one a line", id="password-file")
             held = f" ({self.held} given before: tried too.)" if self.held else ""
             yield Static(KEPT + held, id="password-kept")
             yield Static("", id="password-problem")

@@ -42,6 +42,7 @@ from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
 from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
+from tui.widgets.typed_input import TypedInput
 from tui.words import count
 
 QUERY_HINT = "text (path), field:value (status reason mime extractor error why), ! to invert"
@@ -117,7 +118,7 @@ class RecordsScreen(FullScreen):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
         yield Static("", id="match", markup=False)
-        filter_input = Input(placeholder=QUERY_HINT, id="filter")
+        filter_input = TypedInput(placeholder=QUERY_HINT, id="filter")
         filter_input.cursor_blink = False
         yield filter_input
         yield FittingFooter()
@@ -237,11 +238,10 @@ class RecordsScreen(FullScreen):
             self.marks_changed()
         self.refresh_header()
 
-    def on_screen_resume(self) -> None:
-        """Back from another screen: redraw what changed meanwhile."""
-        if self._ready:
-            self.refresh_data(keep=self.table.rid)
-            self.refresh_header()
+    # Nothing to redraw when back from another screen: the app tells this screen of every
+    # change at once, on top or not (QuarryApp._tell_screens). Redrawn anyway, the table,
+    # summary and header reached the screen after its own repaint as it resumed: each
+    # escape drew it twice, 23 KB then 18 KB, and the next key waited behind (issue 25).
 
     # -- table -----------------------------------------------------------------------------
 

@@ -47,9 +47,11 @@ class FittingFooter(Footer):
 
     Rebuilds are fewer than Textual's footer makes (one per signal that the bindings may
     have changed, and one per resize), each tens of milliseconds on the way to the first
-    frame: signals before a pending rebuild are one rebuild; a signal whose bindings are
-    those already shown (mounting the keys sends one) is none; a new width shows every key
-    again and trims anew, without a rebuild. The keys drawn are the same.
+    frame: signals before a pending rebuild are one rebuild; a signal whose shown bindings
+    are those already shown (mounting the keys sends one; the filter box's focus changes
+    only hidden ones but ``/``) is none, and so is one while another screen is on top; a new
+    width shows every key again and trims anew, without a rebuild. The keys drawn are the
+    same.
     """
 
     _rebuild_pending = False
@@ -57,7 +59,13 @@ class FittingFooter(Footer):
     """The bindings the keys were last built from."""
 
     def _bindings_now(self) -> list[tuple[str, Binding, bool, str]]:
-        return [(k, b, on, tip) for k, (_node, b, on, tip) in self.screen.active_bindings.items()]
+        """The bindings the keys are built from: those shown (and the palette's key)."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return [
+            (k, b, on, tip)
+            for k, (_node, b, on, tip) in self.screen.active_bindings.items()
+            if b.show or k == palette
+        ]
 
     def compose(self) -> ComposeResult:
         """Textual's keys, noting the bindings they are built from."""
@@ -65,15 +73,26 @@ class FittingFooter(Footer):
         yield from super().compose()
 
     async def recompose(self) -> None:
-        """Rebuild the keys, then trim them once they are laid out."""
-        self._rebuild_pending = False
+        """Rebuild the keys, then trim them once they are laid out.
+
+        Pending until the keys are built: a signal while the old keys are removed (the
+        focus settling) came before the new ones noted their bindings, and made a second
+        rebuild of the same keys (``escape`` from the filter box drew the footer twice)."""
         await super().recompose()
+        self._rebuild_pending = False
         self.call_after_refresh(self._fit)
+        if self._bindings_now() != self._shown:  # changed while they were built
+            self._rebuild_soon()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        """The bindings may have changed: one rebuild after the next refresh, if they did."""
+        """The bindings may have changed: one rebuild after the next refresh, if they did.
+
+        Not while another screen is over this one (the help, a triage screen): the app's
+        keys change under it, and back on top they are as they were, so the two rebuilds
+        (each a frame, after the frame the key asked for) came to nothing (issue 25)."""
         self._bindings_ready = True
         mine = screen.app.app_focus and self.is_attached and screen is self.screen
+        mine = mine and screen.is_active
         if mine and not self._rebuild_pending and self._bindings_now() != self._shown:
             self._rebuild_soon()
 
