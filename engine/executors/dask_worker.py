@@ -312,7 +312,10 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
             done = out[i]
             assert done is not None
             # Filed under the hash of what was read (the task's may be empty: not hashed yet).
-            out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
+            # A task without a store leaves its text in tmp/ for the engine: one to compare
+            # with the stored text (verify), or one that may replace a text kept records had.
+            if task.store_dir:
+                out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
     named = tools.named
     outcomes = tuple(replace(o, tools=named) for o in out if o is not None)
     assert len(outcomes) == len(tasks), "the pool answered every task"

@@ -296,9 +296,11 @@ def test_a_worker_that_cannot_see_a_file_blames_the_machine(tmp_path: Path) -> N
     (tmp_path / "tmp").mkdir()
     seen = tmp_path / "seen.txt"
     seen.write_text("a file this worker sees\n")
+    real = hashlib.sha256(seen.read_bytes()).hexdigest()
+    (tmp_path / "extract" / real[:2]).mkdir(parents=True)  # (a store has its text folders)
     tasks = [
         ReadTask(str(p), hashlib.sha256(p.name.encode()).hexdigest(), LIMITS, ToolSet.empty(),
-                 str(tmp_path / "tmp"), 10)
+                 str(tmp_path / "tmp"), 10, store_dir=str(tmp_path))
         for p in (tmp_path / "gone.txt", seen)
     ]  # fmt: skip
     try:
@@ -382,3 +384,25 @@ def test_a_refused_cluster_keeps_nothing_for_the_next_run(
             list(ex.finished())
         assert not ex._todo  # the refused tasks are not sent with the next run's
     ex.close()
+
+
+def test_a_task_without_a_store_leaves_its_text_for_the_engine(tmp_path: Path) -> None:
+    """A read whose text may replace a stored one (or is compared with it: verify) is not
+    placed by the worker: the engine keeps the old text aside first (issue 28's history)."""
+    from engine.executors.dask_worker import WorkerSettings, close_pools, read_batch
+    from engine.extract import ReadTask
+
+    (tmp_path / "tmp").mkdir()
+    doc = tmp_path / "doc.txt"
+    doc.write_text("read again\n")
+    sha = hashlib.sha256(doc.read_bytes()).hexdigest()
+    task = ReadTask(str(doc), sha, LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 11)
+    try:
+        (got,) = read_batch(
+            [task], WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty())
+        ).outcomes
+    finally:
+        close_pools()
+    assert got.status == Status.OK and got.text_file is not None
+    assert Path(got.text_file).parent == tmp_path / "tmp"  # left for the engine
+    assert not (tmp_path / "extract" / sha[:2] / f"{sha}.txt").exists()
