@@ -506,7 +506,10 @@ class Sweeper:
                 if done is not None:
                     return done
                 self._load()
-            return self._run(only, force, full, rehash, passwords)
+            result = self._run(only, force, full, rehash, passwords)
+        if only is None and isinstance(self.index, IndexedRecords):
+            let_go()  # a rescan read every record, and let them go
+        return result
 
     def _quick_input(self) -> quick.QuickInput:
         o = self.options
@@ -633,6 +636,8 @@ class Sweeper:
         entries = self._entries(only)
         if only is None:  # (a walk kept from the quick sweep, or made ahead, came first)
             started = min(started, self.walk_started)
+        if only is None and isinstance(self.index, IndexedRecords):
+            self.index.records.read_all()  # (a rescan asks for every record)
         held = self._held_roots(entries) if only is None else {}
         scope = [k for k in self._scope(only) if k[0] not in held]
         self.on_event(
