@@ -24,7 +24,7 @@ from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
 from engine.records import Record
 from engine.store import Store, read_jsonl
-from engine.textindex import is_ready
+from engine.textindex import has_tables, is_ready
 from engine.textsearch import Match, Query, candidates, matches, parse
 
 EXIT_FOUND, EXIT_NONE, EXIT_TROUBLE = 0, 1, 2
@@ -145,12 +145,27 @@ def _ready_index(store: Store, build: bool) -> RecordDB | None:
     try:
         _build(store)
     except (StoreLocked, StoreUnusable) as exc:
-        _say(f"no text index to use ({exc}): every text is read")
+        if _catching_up(store):
+            _say(
+                "the text index is catching up with the sweep writing the store: every text is read"
+            )
+        else:
+            _say(f"no text index to use ({exc}): every text is read")
         return None
     db = _open_ready(store)
     if db is None:
         _say("the text index could not be made: every text is read")
     return db
+
+
+def _catching_up(store: Store) -> bool:
+    """Whether the store's index has a text index that is behind its records (a sweep or a
+    watch holding the store puts the texts in as they are read)."""
+    try:
+        with RecordDB.open_reader(store.out / DB) as db:
+            return has_tables(db.con) and not is_ready(db.con)
+    except (IndexUnusable, sqlite3.Error):
+        return False
 
 
 def _open_ready(store: Store) -> RecordDB | None:
