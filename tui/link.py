@@ -111,6 +111,10 @@ class Change:
     """Rows of the store's load arrived (redrawn now and then, not at each chunk)."""
     first: bool = False
     """With ``loading``: the load's first rows (drawn at once)."""
+    texts: bool = False
+    """The store now holds records (and texts) other than when the query's ``text:`` terms
+    were answered: they are asked again. A sweep's changes count at its end, once they are
+    committed (asked while it runs, the store would answer as before them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +165,8 @@ class Link:
         """Where in the store index's history the model is (following; None: no index)."""
         self._untrusted = 0
         """Polls in a row where the index could not say what changed (:meth:`catch_up`)."""
+        self._run_changed = False
+        """The engine's run in flight changed records (its end changes the texts' answers)."""
 
     # -- words ---------------------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class Link:
         told = (problems[0], self.model.bad_text(), problems[1])
         lines = self.triage.activity.extend(store_lines(summary, None, len(self.model), told))
         say = tuple(Say(p, "store", "warning", 15) for p in told[:2] if p)
-        return Applied(Change(frozenset(), keep, tuple(lines)), say)
+        return Applied(Change(frozenset(), keep, tuple(lines), texts=True), say)
 
     def failed(self, reason: str) -> Applied:
         """The store could not be read at all."""
@@ -225,9 +231,10 @@ class Link:
         records: dict[Key, Record] = {}
         removed: list[Key] = []
         say: list[Say] = []
-        full = False
+        full = texts = False
         for event in events:
             if isinstance(event, RecordsChanged):
+                self._run_changed = self._run_changed or bool(event.records or event.removed)
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
@@ -241,12 +248,14 @@ class Link:
             elif isinstance(event, SweepFinished):
                 records.update((r.key, r) for r in self.hold.release())
                 full = full or event.full
+                texts, self._run_changed = texts or self._run_changed, False
             say.extend(self._engine_state(event))
         lines = tuple(self.triage.activity.add(events))
         if not (records or removed):
-            return Applied(Change(lines=lines), tuple(say), full_sweep=full)
+            return Applied(Change(lines=lines, texts=texts), tuple(say), full_sweep=full)
         rows = frozenset(self.model.apply(records.values(), removed))
-        return Applied(Change(rows, keep, lines), tuple(say), tuple(records.values()), full)
+        change = Change(rows, keep, lines, texts=texts)
+        return Applied(change, tuple(say), tuple(records.values()), full)
 
     def show_held(self, keep: int | None) -> Applied:
         """Show the rows a sweep held back (it stopped before its end)."""
@@ -328,7 +337,8 @@ class Link:
         lines = self.triage.activity.extend(
             store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
         )
-        return Applied(Change(rows, keep, tuple(lines)), seen=tuple(followed.records))
+        change = Change(rows, keep, tuple(lines), texts=True)
+        return Applied(change, seen=tuple(followed.records))
 
     def diffed(self, diff: StoreDiff, keep: int | None) -> Applied:
         """Take the store as re-read whole (the cursor's record kept by its key)."""
@@ -347,7 +357,7 @@ class Link:
         lines = self.triage.activity.extend(
             store_lines(diff.summary, len(diff.changed), len(model), problems)
         )
-        change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines))
+        change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines), texts=True)
         return Applied(change, seen=tuple(error_records(model)))
 
     # -- what a retry's answer means -----------------------------------------------------
