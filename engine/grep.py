@@ -24,8 +24,8 @@ from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
 from engine.records import Record
 from engine.store import Store, read_jsonl
-from engine.textindex import is_ready
-from engine.textsearch import Match, Query, candidates, matches, parse
+from engine.textindex import has_tables, is_ready
+from engine.textsearch import Match, Query, candidates, matches, matching_rows, named_by, parse
 
 EXIT_FOUND, EXIT_NONE, EXIT_TROUBLE = 0, 1, 2
 Key = tuple[str, str]
@@ -71,16 +71,16 @@ def search(
     ``index``: use the text index where it can answer (else every text is read); ``build``:
     make it first if it is missing; ``under``: only the files under this absolute path."""
     db = _ready_index(store, build) if index else None
-    found: dict[str, list[Match]] = {}
-    keys: list[tuple[Key, str]] = []
+    found: dict[int, list[Match]] = {}
+    keys: list[tuple[Key, str, int]] = []
     usable = db is not None
     if db is not None:
         try:
-            for sha, body in candidates(db.con, query):
+            for rowid, body in candidates(db.con, query):
                 hits = list(matches(body, query))
                 if hits:
-                    found[sha] = hits
-            keys = [(key, sha) for sha in found for key in _named(db, sha)]
+                    found[rowid] = hits
+            keys = [((_name(r), _name(p)), sha, i) for r, p, sha, i in named_by(db.con, found)]
         except sqlite3.Error as exc:  # damaged under us: the texts still answer
             _say(f"the text index could not be read ({exc}): every text is read")
             usable = False
@@ -89,8 +89,8 @@ def search(
     if not usable:
         yield from _scan(store, query, under)
         return
-    for key, sha in sorted(k for k in keys if _within(k[0], under)):
-        for m in found[sha]:
+    for key, sha, rowid in sorted(k for k in keys if _within(k[0], under)):
+        for m in found[rowid]:
             yield key, sha, m
 
 
@@ -101,21 +101,13 @@ def matching_keys(store: Store, query: Query) -> frozenset[Key]:
     db = _open_ready(store)
     if db is not None:
         try:
-            shas = {sha for sha, body in candidates(db.con, query) if query.regex.search(body)}
-            return frozenset(key for sha in shas for key in _named(db, sha))
+            rows = named_by(db.con, matching_rows(db.con, query))
+            return frozenset((_name(r), _name(p)) for r, p, _sha, _id in rows)
         except sqlite3.Error:
             pass  # damaged under us: the texts still answer
         finally:
             db.close()
     return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
-
-
-def _named(db: RecordDB, sha: str) -> list[Key]:
-    """The records of the index that name the text ``sha``."""
-    rows = db.con.execute(
-        "SELECT root, path FROM records WHERE sha256 = ? AND status = 'ok'", (sha,)
-    )
-    return [(_name(r), _name(p)) for r, p in rows]
 
 
 def _name(raw: bytes) -> str:
@@ -145,12 +137,27 @@ def _ready_index(store: Store, build: bool) -> RecordDB | None:
     try:
         _build(store)
     except (StoreLocked, StoreUnusable) as exc:
-        _say(f"no text index to use ({exc}): every text is read")
+        if _catching_up(store):
+            _say(
+                "the text index is catching up with the sweep writing the store: every text is read"
+            )
+        else:
+            _say(f"no text index to use ({exc}): every text is read")
         return None
     db = _open_ready(store)
     if db is None:
         _say("the text index could not be made: every text is read")
     return db
+
+
+def _catching_up(store: Store) -> bool:
+    """Whether the store's index has a text index that is behind its records (a sweep or a
+    watch holding the store puts the texts in as they are read)."""
+    try:
+        with RecordDB.open_reader(store.out / DB) as db:
+            return has_tables(db.con) and not is_ready(db.con)
+    except (IndexUnusable, sqlite3.Error):
+        return False
 
 
 def _open_ready(store: Store) -> RecordDB | None:

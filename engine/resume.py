@@ -69,6 +69,8 @@ class Ledger:
         """The index was dropped after a failure: rebuild it at the next successful write."""
         self._opened: float | None = None
         """When the transaction in flight took its first records (monotonic)."""
+        self._text: TextIndex | None = None
+        """The text index kept with the records, when there is one."""
         self._ino: int | None = None
         """The inode of the index this ledger opened: another there (the file deleted or
         replaced while a watcher runs) is an index lost, rebuilt from the records."""
@@ -93,6 +95,7 @@ class Ledger:
             return
         text = TextIndex(db, self.store)
         db.companion = text
+        self._text = text
         text.ensure(self.progress, say=lambda message: self._notice(message, "info"))
 
     def _attach(self, records: list[Record]) -> Resumed | None:
@@ -157,7 +160,8 @@ class Ledger:
             if self._opened is None:
                 self._opened = now
             if now - self._opened >= self.COMMIT_S:
-                self.db.commit()
+                with self._text.lagging() if self._text is not None else contextlib.nullcontext():
+                    self.db.commit()  # (the texts still being read: at a later commit)
                 self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)
@@ -319,6 +323,9 @@ class Ledger:
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
             self.db = None
+        if self._text is not None:
+            self._text.close()
+            self._text = None
 
     # -- failures -------------------------------------------------------------------------
 

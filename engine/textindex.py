@@ -9,11 +9,15 @@ which the store has replaced by then); readers get the text and the records that
 one snapshot.
 
 Kept current by the records' own transactions (:class:`TextIndex` is the writer's
-:attr:`engine.db.RecordDB.companion`): the texts of the records a transaction puts are
-indexed before it commits, and triggers on ``records`` note every text a removed or changed
-record stopped naming; at the commit each such text that no ``ok`` record names any more
-leaves the index. So the index follows the records exactly (a watch batch included), even
-while the text file itself waits for the store's garbage collection.
+:attr:`engine.db.RecordDB.companion`): the texts of the records a transaction puts are read
+by a thread of their own as they come and put in the index before the transaction commits,
+and triggers on ``records`` note every text a removed or changed record stopped naming; at
+the commit each such text that no ``ok`` record names any more leaves the index. So the
+index follows the records exactly (a watch batch included), even while the text file itself
+waits for the store's garbage collection. A long sweep's commits as it goes do not wait for
+the texts still being read (:meth:`TextIndex.lagging`): the index then says it is catching
+up (its counter behind the records'), readers read the texts themselves (slower, never a
+hit missed), and the sweep's last commit brings it in step.
 
 The trigram tokenizer finds any substring of three characters or more, in any script (CJK
 has no spaces to split words at), case-insensitively: exact matching is the caller's
@@ -23,14 +27,19 @@ text_seq`` the change counter it agrees with: a reader trusts it only when both 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import stat
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.records import Record
-from engine.store import open_folder, open_regular
+from engine.store import open_folder, open_in
 
 if TYPE_CHECKING:
     from engine.db import RecordDB
@@ -69,6 +78,8 @@ DELETE FROM meta WHERE key IN ('text_version', 'text_seq');
 """
 _COMMIT_EVERY_S = 1.0
 """A build commits this often (a build killed midway goes on from there next time)."""
+_BUILD_BATCH = 512
+"""Texts a build reads and puts in at a time."""
 
 
 _NAMES = ("text_rows", "text_fts", "text_unnamed", "text_by_sha", "text_out", "text_change")
@@ -126,11 +137,13 @@ def _read_text(
         folder = folders.get(part)
         if folder is None:
             folder = folders[part] = open_folder(part, dir_fd=extract)
-        fd = open_regular(folder, f"{sha}.txt")
+        fd = open_in(folder, f"{sha}.txt", os.O_RDONLY | os.O_NONBLOCK)
     except (OSError, ValueError):
         return None
     try:  # plain reads of the descriptor: no file object a text (most are small)
-        st = os.fstat(fd)
+        st = os.fstat(fd)  # (one stat: the kind of file and the identity)
+        if not stat.S_ISREG(st.st_mode):
+            return None
         ident = _ident(st)
         if ident == indexed:
             return _SAME
@@ -144,47 +157,194 @@ def _read_text(
         os.close(fd)
 
 
+class _Reader:
+    """Reads the texts handed to it in a thread of its own, so that the sweeper's thread (which
+    hands out the reads meanwhile) only puts into the index what is read already.
+
+    A batch handed is a list of (hash, ident indexed or None); what comes back is (hash,
+    ident, body), or (hash, None, None) for a text that is not there. A text whose file is
+    the one indexed comes back not at all."""
+
+    def __init__(self, out: Path) -> None:
+        self._out = out
+        self._cond = threading.Condition()
+        self._todo: deque[list[tuple[str, str | None]]] = deque()
+        self._ready: list[_Got] = []
+        self._busy = False
+        self._closed = False
+        self._failed: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def hand(self, batch: list[tuple[str, str | None]]) -> None:
+        """Read ``batch`` (in the thread, started on the first batch)."""
+        with self._cond:
+            self._todo.append(batch)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="quarry-text-index", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify_all()
+
+    def take(self) -> tuple[list[_Got], bool]:
+        """What was read since the last take, and whether more is still to come (handed and
+        not read yet, or being read). sqlite3.Error when the thread failed: the caller's
+        index is then dropped as after any failure of it, never left saying it is whole."""
+        with self._cond:
+            if self._failed is not None:
+                raise sqlite3.OperationalError(f"reading texts to index: {self._failed}")
+            got, self._ready = self._ready, []
+            return got, bool(self._todo) or self._busy
+
+    def settle(self) -> None:
+        """Wait until every batch handed is read."""
+        with self._cond:
+            while (self._todo or self._busy) and self._failed is None and not self._closed:
+                self._cond.wait()
+
+    def close(self) -> None:
+        """Stop the thread (after the batch it is reading); what is left is not read."""
+        with self._cond:
+            self._closed = True
+            self._todo.clear()
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._todo and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                batch = self._todo.popleft()
+                self._busy = True
+            try:
+                got = _read_batch(self._out, batch)
+            except BaseException as exc:  # told to the sweeper's thread at its next commit
+                got = []
+                with self._cond:
+                    self._failed = exc
+            with self._cond:
+                self._ready.extend(got)
+                self._busy = False
+                self._cond.notify_all()
+
+
+_Got = tuple[str, str | None, str | None]
+"""(hash, ident, body) of a text read to be indexed; ident and body None: not there."""
+
+
+def _read_batch(out: Path, batch: list[tuple[str, str | None]]) -> list[_Got]:
+    """Read the texts of ``batch`` under ``out/extract`` (see :class:`_Reader`), each text's
+    folder opened once and each text refused as a link or not a regular file."""
+    got: list[_Got] = []
+    try:
+        extract = open_folder(out, "extract")
+    except OSError:  # no folder of texts: none is there
+        return [(sha, None, None) for sha, _ in batch]
+    folders: dict[str, int] = {}
+    try:
+        for sha, indexed in batch:
+            read = _read_text(extract, folders, sha, indexed)
+            if read is None:
+                got.append((sha, None, None))
+            elif read is not _SAME:
+                got.append((sha, *read))
+    finally:
+        for fd in folders.values():
+            os.close(fd)
+        os.close(extract)
+    return got
+
+
 class TextIndex:
     """The text index as the holder of the store's lock keeps it, on the writer ``db``.
 
-    Attached as ``db.companion``: :meth:`put` hears the records of each :meth:`RecordDB.put`,
-    :meth:`before_commit` brings the texts in line with them inside the same transaction.
+    Attached as ``db.companion``: :meth:`put` hears the records of each :meth:`RecordDB.put`
+    and hands their texts to a thread that reads them; :meth:`before_commit` puts what is
+    read into the index inside the transaction about to commit, and removes the texts no
+    record names any more. A commit waits for the texts still being read, so that the index
+    is whole with it (``meta.text_seq`` is its counter), except inside :meth:`lagging`: a
+    long sweep's commits as it goes do not wait, the index says it is catching up (its
+    ``text_seq`` behind; a reader then reads the texts themselves) until a commit that does.
     """
 
     def __init__(self, db: RecordDB, store: Store) -> None:
         self.db = db
         self.store = store
-        self._pending: dict[str, Record] = {}
-        """Texts named by records put in the transaction in flight, by hash."""
+        self._reader = _Reader(store.out)
+        self._lag = False
+        self._handed: set[str] = set()
+        """The texts the transaction in flight handed to be read."""
+        self._doubtful: set[str] = set()
+        """Texts handed whose records may be gone (removed, changed or rolled back while
+        they were read): put in only if a record names them when they are."""
 
     # -- the writer's companion ---------------------------------------------------------
 
     def put(self, records: Iterable[Record]) -> None:
-        """Note the texts ``records`` name: indexed before the transaction commits."""
-        pending = self._pending
+        """Hand the texts ``records`` name to the reading thread: all but those of records
+        reused (no read wrote their file again) that are indexed already."""
+        fresh: set[str] = set()
+        reused: set[str] = set()
         for r in records:
-            if r.has_text and r.sha256 is not None:
-                pending[r.sha256] = r
+            if r.sha256 is not None and r.has_text:
+                (reused if r.reused else fresh).add(r.sha256)
+        if not (fresh or reused) or not has_tables(self.db.con):
+            return
+        reused -= fresh
+        known = self._indexed(list(reused)) if reused else {}
+        batch: list[tuple[str, str | None]] = [(sha, None) for sha in fresh]
+        batch.extend((sha, None) for sha in reused if sha not in known)
+        if batch:
+            self._handed.update(sha for sha, _ in batch)
+            self._reader.hand(batch)
 
     def rollback(self) -> None:
-        """The transaction in flight was rolled back: its records' texts are not indexed."""
-        self._pending = {}
+        """The transaction in flight was rolled back: the texts its records handed are
+        still read, and put in at a later commit only if some record names them then."""
+        self._doubtful |= self._handed
+        self._handed = set()
 
     def before_commit(self, seq: int, replaced: bool) -> None:
-        """Inside the transaction about to commit at ``seq``: index the texts put, remove
-        those no record names any more; ``replaced``: every record was replaced (a rebuild),
-        so every text not indexed yet is looked for."""
+        """Inside the transaction about to commit at ``seq``: put in the texts read, remove
+        those no record names any more; the index says it agrees with ``seq`` when nothing
+        handed is left to read. ``replaced``: every record was replaced (a rebuild), so every
+        text not indexed yet is looked for."""
         con = self.db.con
+        self._handed = set()
         if not has_tables(con):
-            self._pending = {}
             return
-        pending, self._pending = self._pending, {}
+        if not self._lag or replaced:
+            self._reader.settle()
+        got, more = self._reader.take()
+        self._insert(got)
         if replaced:
-            self._recheck()
+            self._recheck(None)
             self._index_missing(None)
-        self._index_pending({sha: record.reused for sha, record in pending.items()})
-        self._forget_unnamed()
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('text_seq', ?)", (seq,))
+        gone = self._forget_unnamed()
+        if more:  # (a text being read that no record names now is not put in)
+            self._doubtful.update(gone)
+        else:
+            self._doubtful.clear()
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('text_seq', ?)", (seq,))
+
+    @contextlib.contextmanager
+    def lagging(self) -> Iterator[None]:
+        """Commits inside do not wait for the texts still being read (see the class)."""
+        self._lag = True
+        try:
+            yield
+        finally:
+            self._lag = False
+
+    def close(self) -> None:
+        """Stop the reading thread (a text handed and not put in is found at the next
+        :meth:`ensure`, the index saying meanwhile that it is catching up)."""
+        self._reader.close()
 
     # -- building -----------------------------------------------------------------------
 
@@ -207,7 +367,7 @@ class TextIndex:
             con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
         elif not building:  # records changed without us: a text may have been written again
             con.execute("BEGIN IMMEDIATE")
-            self._recheck()
+            self._recheck(self._agreed())
             con.execute("COMMIT")
         self._index_missing(progress, say if building else None)
         con.execute("BEGIN IMMEDIATE")
@@ -221,6 +381,11 @@ class TextIndex:
             if n:
                 say(f"{n:,} text(s) indexed for search")
 
+    def _agreed(self) -> int | None:
+        """The change counter the text index last agreed with (None: not known)."""
+        row = self.db.con.execute("SELECT value FROM meta WHERE key = 'text_seq'").fetchone()
+        return row[0] if row is not None and isinstance(row[0], int) else None
+
     def _version(self) -> object:
         row = self.db.con.execute("SELECT value FROM meta WHERE key = 'text_version'").fetchone()
         return row[0] if row is not None else None
@@ -229,8 +394,8 @@ class TextIndex:
         self, progress: Progress | None, say: Callable[[str], None] | None = None
     ) -> None:
         """Index every text an ``ok`` record names that is not indexed yet (``say`` hears
-        that a build starts, when there is any). Outside a transaction (a build) it commits
-        every second as it goes."""
+        that a build starts, when there is any), read and put in a few hundred at a time.
+        Outside a transaction (a build) it commits every second as it goes."""
         con = self.db.con
         missing = [
             sha
@@ -245,112 +410,107 @@ class TextIndex:
             )
         own = not con.in_transaction
         started = time.monotonic()
-        for done, sha in enumerate(missing, 1):
+        for at in range(0, len(missing), _BUILD_BATCH):
+            chunk = missing[at : at + _BUILD_BATCH]
             if own and not con.in_transaction:
                 con.execute("BEGIN IMMEDIATE")
-            self._index(sha, skip_known=False)
+            self._insert(_read_batch(self.store.out, [(sha, None) for sha in chunk]))
             if own and time.monotonic() - started >= _COMMIT_EVERY_S:
                 con.execute("COMMIT")
                 started = time.monotonic()
-            if progress is not None and (done % 256 == 0 or done == len(missing)):
-                progress(done, len(missing))
+            if progress is not None:
+                progress(at + len(chunk), len(missing))
         if own and con.in_transaction:
             con.execute("COMMIT")
 
-    def _recheck(self) -> None:
-        """Index again every indexed text whose file is not the one indexed (one stat each):
-        after records changed without this index, a text may have been written anew."""
+    def _recheck(self, since: int | None) -> None:
+        """Index again each indexed text whose file is not the one indexed (one open each):
+        after records changed without this index, a text may have been written anew. Only
+        the texts of records written after counter ``since`` when given (what the index last
+        agreed with); else every one."""
         con = self.db.con
-        for sha, ident in con.execute("SELECT sha256, ident FROM text_rows").fetchall():
-            try:
-                now = _ident(os.stat(self.store.text_path(sha), follow_symlinks=False))
-            except (OSError, ValueError):
-                now = None
-            if now != ident:
-                self._index(sha, skip_known=False)
+        sql = "SELECT sha256, ident FROM text_rows"
+        if since is None:
+            rows = con.execute(sql).fetchall()
+        else:
+            rows = con.execute(
+                sql + " WHERE sha256 IN (SELECT sha256 FROM records INDEXED BY by_seq"
+                " WHERE seq > ? AND status = 'ok')",
+                (since,),
+            ).fetchall()
+        for at in range(0, len(rows), _BUILD_BATCH):
+            self._insert(_read_batch(self.store.out, rows[at : at + _BUILD_BATCH]))
 
     # -- the texts of a transaction -------------------------------------------------------
 
-    def _index_pending(self, pending: dict[str, bool]) -> None:
-        """What :meth:`_index` does for each text of ``pending`` (hash -> ``skip_known``),
-        for a transaction's many at once: the rows indexed already in one query a few hundred
-        hashes, and each text opened in its folder under ``extract`` held open for the batch
-        (each still refused as a link or not a regular file): a cold sweep of 20,000 small
-        files spent 2.6 s of its sweeper's thread here, a text at a time, handing out no reads
-        meanwhile."""
-        if not pending:
-            return
-        con = self.db.con
+    def _indexed(self, hashes: list[str]) -> dict[str, tuple[int, str]]:
+        """hash -> (row, ident) of those of ``hashes`` indexed, a few hundred to a query."""
         known: dict[str, tuple[int, str]] = {}
-        hashes = list(pending)
         for i in range(0, len(hashes), 500):
             chunk = hashes[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = con.execute(
+            rows = self.db.con.execute(
                 f"SELECT sha256, id, ident FROM text_rows WHERE sha256 IN ({marks})", chunk
             )
             known.update((sha, (rid, ident)) for sha, rid, ident in rows)
-        try:
-            extract = open_folder(self.store.out, "extract")
-        except OSError:  # no folder of texts to hold open: a text at a time says why
-            for sha, skip in pending.items():
-                self._index(sha, skip_known=skip)
-            return
-        folders: dict[str, int] = {}
-        try:
-            for sha, skip in pending.items():
-                row = known.get(sha)
-                if row is not None and skip:
-                    continue
-                got = _read_text(extract, folders, sha, row[1] if row is not None else None)
-                if got is _SAME:
-                    continue
-                self._replace(sha, row[0] if row is not None else None, got)
-        finally:
-            for fd in folders.values():
-                os.close(fd)
-            os.close(extract)
+        return known
 
-    def _replace(self, sha: str, old: int | None, got: tuple[str, str] | None) -> None:
-        """Put (ident, body) ``got`` in the index for ``sha`` in place of row ``old``."""
+    def _named(self, hashes: list[str]) -> set[str]:
+        """Those of ``hashes`` an ``ok`` record names (in the transaction in flight)."""
+        named: set[str] = set()
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            named.update(
+                sha
+                for (sha,) in self.db.con.execute(
+                    f"SELECT DISTINCT sha256 FROM records WHERE status = 'ok'"
+                    f" AND sha256 IN ({marks})",
+                    chunk,
+                )
+            )
+        return named
+
+    def _insert(self, got: list[_Got]) -> None:
+        """Put the texts read into the index, each in place of the row its hash had: those
+        some ``ok`` record names now (a record may have gone, or been rolled back, while its
+        text was read), a few statements for the lot. A text not there leaves the index."""
+        if not got:
+            return
         con = self.db.con
-        if old is not None:
-            con.execute("DELETE FROM text_fts WHERE rowid = ?", (old,))
-            con.execute("DELETE FROM text_rows WHERE id = ?", (old,))
-        if got is None:
+        latest = {sha: (ident, body) for sha, ident, body in got}  # (read later: newer)
+        hashes = list(latest)
+        for i in range(0, len(hashes), 500):  # the rows they had, in a statement or two
+            chunk = hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            con.execute(
+                "DELETE FROM text_fts WHERE rowid IN"
+                f" (SELECT id FROM text_rows WHERE sha256 IN ({marks}))",
+                chunk,
+            )
+            con.execute(f"DELETE FROM text_rows WHERE sha256 IN ({marks})", chunk)
+        doubtful = self._doubtful.intersection(latest)
+        named = self._named(list(doubtful)) if doubtful else set()
+        rows = [
+            (sha, ident, body)
+            for sha, (ident, body) in latest.items()
+            if ident is not None and body is not None and (sha not in doubtful or sha in named)
+        ]
+        if not rows:
             return
-        ident, body = got
-        cur = con.execute("INSERT INTO text_rows (sha256, ident) VALUES (?, ?)", (sha, ident))
-        con.execute("INSERT INTO text_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, body))
+        (top,) = con.execute("SELECT coalesce(max(id), 0) FROM text_rows").fetchone()
+        con.executemany(
+            "INSERT INTO text_rows (id, sha256, ident) VALUES (?, ?, ?)",
+            [(top + n, sha, ident) for n, (sha, ident, _) in enumerate(rows, 1)],
+        )
+        con.executemany(
+            "INSERT INTO text_fts (rowid, body) VALUES (?, ?)",
+            [(top + n, body) for n, (_, _, body) in enumerate(rows, 1)],
+        )
 
-    # -- one text -----------------------------------------------------------------------
-
-    def _index(self, sha: str, *, skip_known: bool) -> None:
-        """(Re)index the text of ``sha`` unless the one indexed is that very file.
-        ``skip_known``: a text already indexed is taken as current (its record was reused,
-        so no read wrote its file again)."""
-        con = self.db.con
-        row = con.execute("SELECT id, ident FROM text_rows WHERE sha256 = ?", (sha,)).fetchone()
-        if row is not None and skip_known:
-            return
-        try:
-            with self.store.open_text(sha) as fh:
-                ident = _ident(os.fstat(fh.fileno()))
-                if row is not None and row[1] == ident:
-                    return
-                body = fh.read().decode("utf-8", errors="replace")
-        except (OSError, ValueError):
-            body = None  # not there (a repair reads its file again and puts it back)
-        if row is not None:
-            con.execute("DELETE FROM text_fts WHERE rowid = ?", (row[0],))
-            con.execute("DELETE FROM text_rows WHERE id = ?", (row[0],))
-        if body is None:
-            return
-        cur = con.execute("INSERT INTO text_rows (sha256, ident) VALUES (?, ?)", (sha, ident))
-        con.execute("INSERT INTO text_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, body))
-
-    def _forget_unnamed(self) -> None:
-        """Remove the texts the transaction's removals and changes left unnamed."""
+    def _forget_unnamed(self) -> list[str]:
+        """Remove the texts the transaction's removals and changes left unnamed (those
+        hashes)."""
         con = self.db.con
         gone = [
             (sha,)
@@ -366,3 +526,4 @@ class TextIndex:
             )
             con.executemany("DELETE FROM text_rows WHERE sha256 = ?", gone)
         con.execute("DELETE FROM text_unnamed")
+        return [sha for (sha,) in gone]

@@ -14,6 +14,7 @@ lines counted from 1 within the page, columns in characters from 1.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import unicodedata
@@ -32,6 +33,7 @@ CONTEXT = 60
 _UNINDEXABLE = re.compile(r"[\x00\ud800-\udfff]+")
 """What no stored text holds (NUL is removed; a lone surrogate cannot reach SQLite)."""
 _BREAKS = re.compile(r"[\n\f]+")
+_ANY_I = re.compile("[iI]")
 
 
 class BadPattern(QuarryError):
@@ -45,6 +47,10 @@ class Query:
 
     regex: re.Pattern[str]
     fragments: tuple[str, ...]
+    exact: bool = False
+    """The index's answer is the pattern's: one word of ASCII characters, any case (the
+    trigram index finds exactly the texts holding it, folding ASCII case as the pattern
+    does): the texts need not be read to know which match."""
 
     @property
     def fts(self) -> str | None:
@@ -78,8 +84,10 @@ def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Qu
         words = unicodedata.normalize("NFC", pattern).split()
         if not words:
             raise BadPattern("an empty pattern: give a word or more to look for")
-        compiled = re.compile(r"\s+".join(map(re.escape, words)), flags)
-        return Query(compiled, _indexable(words))
+        compiled = re.compile(r"\s+".join(_word_pattern(w, ignore_case) for w in words), flags)
+        fragments = _indexable(words)
+        exact = ignore_case and len(words) == 1 and fragments == (words[0],) and words[0].isascii()
+        return Query(compiled, fragments, exact)
     if not pattern:
         raise BadPattern("an empty pattern: give a word or more to look for")
     try:
@@ -89,6 +97,14 @@ def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Qu
         raise BadPattern(f"not a regular expression: {exc}") from exc
     runs = _required_runs(tree)
     return Query(compiled, _indexable(unicodedata.normalize("NFC", r) for r in runs))
+
+
+def _word_pattern(word: str, ignore_case: bool) -> str:
+    """``word`` as a regular expression. Any case: an ``i`` is ``i`` or ``I`` only, as the
+    index folds it (Python's case-insensitive ``i`` also takes the Turkish ``İ`` and ``ı``,
+    which the index keeps apart: those texts would never even be candidates)."""
+    escaped = re.escape(word)
+    return _ANY_I.sub("(?-i:[iI])", escaped) if ignore_case else escaped
 
 
 def _indexable(runs: Iterable[str]) -> tuple[str, ...]:
@@ -163,18 +179,44 @@ def _snippet(text: str, line_start: int, start: int, end: int) -> str:
     return for_terminal(f"{before}{body}{after}".replace("\t", " "))
 
 
-def candidates(con: sqlite3.Connection, query: Query) -> Iterator[tuple[str, str]]:
-    """(hash, text) of the indexed texts that may match ``query``: those holding every
+def candidates(con: sqlite3.Connection, query: Query) -> Iterator[tuple[int, str]]:
+    """(row, text) of the indexed texts that may match ``query``: those holding every
     fragment, or every text when it has none. ``con`` reads an index whose text index is
     ready (:func:`engine.textindex.is_ready`), in the caller's transaction."""
-    sql = "SELECT r.sha256, f.body FROM text_fts f JOIN text_rows r ON r.id = f.rowid"
     match = query.fts
+    sql = "SELECT rowid, body FROM text_fts"
     cur = con.execute(sql + " WHERE text_fts MATCH ?", (match,)) if match else con.execute(sql)
-    while batch := cur.fetchmany(256):
+    while batch := cur.fetchmany(1024):
+        yield from batch
+
+
+def matching_rows(con: sqlite3.Connection, query: Query) -> list[int]:
+    """The rows of the indexed texts ``query`` matches: from the index alone when it is
+    :attr:`Query.exact` (no text read: a frequent word in a million texts is a list of
+    numbers), else each candidate text tried; ``con`` as for :func:`candidates`."""
+    if query.exact and query.fts is not None:
+        cur = con.execute("SELECT rowid FROM text_fts WHERE text_fts MATCH ?", (query.fts,))
+        return [rowid for (rowid,) in cur]
+    search = query.regex.search
+    return [rowid for rowid, body in candidates(con, query) if search(body)]
+
+
+def named_by(
+    con: sqlite3.Connection, rows: Iterable[int]
+) -> Iterator[tuple[bytes, bytes, str, int]]:
+    """(root, path, hash, row) of each ``ok`` record naming the text of one of ``rows``
+    (root and path as the index keys them), in one statement whatever their number."""
+    ids = json.dumps(list(rows))
+    cur = con.execute(
+        "SELECT rec.root, rec.path, t.sha256, t.id FROM json_each(?) j"
+        " JOIN text_rows t ON t.id = j.value"
+        " JOIN records rec INDEXED BY text_by_sha ON rec.sha256 = t.sha256 AND rec.status = 'ok'",
+        (ids,),
+    )
+    while batch := cur.fetchmany(4096):
         yield from batch
 
 
 def matching_hashes(con: sqlite3.Connection, query: Query) -> set[str]:
-    """The hashes of the indexed texts ``query`` matches (what the dashboard's query line
-    asks); ``con`` as for :func:`candidates`."""
-    return {sha for sha, body in candidates(con, query) if query.regex.search(body)}
+    """The hashes of the indexed texts ``query`` matches; ``con`` as for :func:`candidates`."""
+    return {sha for _r, _p, sha, _id in named_by(con, matching_rows(con, query))}

@@ -111,6 +111,10 @@ class Change:
     """Rows of the store's load arrived (redrawn now and then, not at each chunk)."""
     first: bool = False
     """With ``loading``: the load's first rows (drawn at once)."""
+    texts: bool = False
+    """The store now holds records (and texts) other than when the query's ``text:`` terms
+    were answered: they are asked again. A sweep's changes count at its end, once they are
+    committed (asked while it runs, the store would answer as before them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +172,8 @@ class Link:
         """Files the whole sweep in flight changed (None: no such sweep, or a first one)."""
         self.failure = ""
         """Why the store could not be read at all, or empty (:meth:`failed`)."""
+        self._run_changed = False
+        """The engine's run in flight changed records (its end changes the texts' answers)."""
 
     # -- words ---------------------------------------------------------------------------
 
@@ -210,7 +216,7 @@ class Link:
         told = (problem, self.model.bad_text(), self.failure)
         lines = self.triage.activity.extend(store_lines(summary, None, len(self.model), told))
         say = tuple(Say(p, "store", "warning", 15) for p in told[:2] if p)
-        return Applied(Change(frozenset(), keep, tuple(lines)), say)
+        return Applied(Change(frozenset(), keep, tuple(lines), texts=True), say)
 
     def failed(self, reason: str) -> Applied:
         """The store could not be read at all: said once, not at every poll that finds it
@@ -243,10 +249,11 @@ class Link:
         records: dict[Key, Record] = {}
         removed: list[Key] = []
         say: list[Say] = []
-        full = False
+        full = texts = False
         for event in events:
             if isinstance(event, RecordsChanged):
                 self._count_changes(event)
+                self._run_changed = self._run_changed or bool(event.records or event.removed)
                 for key in event.removed:
                     records.pop(key, None)
                     removed.append(key)
@@ -264,12 +271,14 @@ class Link:
                 records.update((r.key, r) for r in self.hold.release())
                 full = full or event.full
                 say.extend(self._offer_changes())
+                texts, self._run_changed = texts or self._run_changed, False
             say.extend(self._engine_state(event))
         lines = tuple(self.triage.activity.add(events))
         if not (records or removed):
-            return Applied(Change(lines=lines), tuple(say), full_sweep=full)
+            return Applied(Change(lines=lines, texts=texts), tuple(say), full_sweep=full)
         rows = frozenset(self.model.apply(records.values(), removed))
-        return Applied(Change(rows, keep, lines), tuple(say), tuple(records.values()), full)
+        change = Change(rows, keep, lines, texts=texts)
+        return Applied(change, tuple(say), tuple(records.values()), full)
 
     def _count_changes(self, event: RecordsChanged) -> None:
         """Count what a whole sweep over shown records changes (not what it merely reused)."""
@@ -371,7 +380,8 @@ class Link:
         lines = self.triage.activity.extend(
             store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))
         )
-        return Applied(Change(rows, keep, tuple(lines)), say, tuple(followed.records))
+        change = Change(rows, keep, tuple(lines), texts=True)
+        return Applied(change, say, tuple(followed.records))
 
     def diffed(self, diff: StoreDiff, keep: int | None) -> Applied:
         """Take the store as re-read whole (the cursor's record kept by its key)."""
@@ -390,7 +400,7 @@ class Link:
         lines = self.triage.activity.extend(
             store_lines(diff.summary, len(diff.changed), len(model), problems)
         )
-        change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines))
+        change = Change(rows, model.ids.get(kept) if kept else None, tuple(lines), texts=True)
         return Applied(change, self._readable(), tuple(error_records(model)))
 
     # -- what a retry's answer means -----------------------------------------------------

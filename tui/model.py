@@ -132,6 +132,8 @@ class RecordModel(Ordering):
         None: ``text:`` terms keep no record."""
         self._text_keys: dict[TextTerm, frozenset[Key]] = {}
         """What :attr:`text_lookup` answered for the terms of the query shown."""
+        self._fresh: set[TextTerm] = set()
+        """The terms whose answer was given since the records last changed."""
         self.bad_lines = 0
         """Lines of the loaded ``extract.jsonl`` that are not records (torn, garbage)."""
         self.bad_first: list[BadLine] = []
@@ -184,12 +186,15 @@ class RecordModel(Ordering):
         return left_out(self.bad_lines, self.bad_first)  # the words of quarry show
 
     def clear(self) -> None:
-        """Forget every row (filter and sort stay)."""
+        """Forget every row (filter and sort stay; the ``text:`` answers too, out of date)."""
         tab, query, col, rev = self.tab, self.query, self.sort_column, self.sort_reverse
-        lookup = self.text_lookup
+        lookup, answers = self.text_lookup, self._text_keys
         self.__init__()  # type: ignore[misc]
         self.tab, self.query, self.sort_column, self.sort_reverse = tab, query, col, rev
         self.text_lookup = lookup
+        # the rows come again: the text: answers keep filtering them (never asked here, on
+        # the drawing thread) until the engine's new ones come (see texts_changed)
+        self._text_keys = answers
 
     # -- reading ------------------------------------------------------------------------
 
@@ -276,6 +281,7 @@ class RecordModel(Ordering):
             )
         self.query = query
         self._text_keys = {t: k for t, k in self._text_keys.items() if t in query.searches}
+        self._fresh &= set(query.searches)
         self._qmask = None  # (the same text may now have other answers)
         self.refilter()
         return self.query
@@ -322,23 +328,25 @@ class RecordModel(Ordering):
         return self._qmask[2]
 
     def texts_changed(self) -> None:
-        """The store's texts changed (a batch, a sweep): a ``text:`` query is asked again."""
-        self._text_keys = {}
-        if self.query.searches:
-            self._qmask = None
-            self.refilter()
+        """The store's records changed (a batch, a sweep, a reload): the answers to the
+        ``text:`` terms may be out of date. They keep filtering until new ones come
+        (:meth:`unanswered` names the terms to ask again, in a worker: never on the drawing
+        thread, whatever the store's size)."""
+        self._fresh.clear()
 
     def prime_texts(self, answers: dict[TextTerm, frozenset[Key]]) -> None:
         """Take answers to ``text:`` terms found elsewhere (the app asks the engine in a
         worker thread, then sets the query on its own thread without waiting on the store)."""
         self._text_keys.update(answers)
+        self._fresh.update(answers)
 
     def unanswered(self, query: Query) -> tuple[TextTerm, ...]:
-        """The ``text:`` terms of ``query`` the engine would have to be asked about (none
-        without a :attr:`text_lookup`: those terms say so and filter nothing)."""
+        """The ``text:`` terms of ``query`` the engine would have to be asked about: never
+        answered, or answered before the records last changed (none without a
+        :attr:`text_lookup`: those terms say so and filter nothing)."""
         if self.text_lookup is None:
             return ()
-        return tuple(t for t in query.searches if t not in self._text_keys)
+        return tuple(t for t in query.searches if t not in self._fresh)
 
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""
@@ -346,6 +354,7 @@ class RecordModel(Ordering):
         if keys is None:
             keys = self.text_lookup(term) if self.text_lookup is not None else frozenset()
             self._text_keys[term] = keys
+            self._fresh.add(term)
         return keys
 
     def _text_mask(self, term: TextTerm) -> bytes:

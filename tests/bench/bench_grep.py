@@ -40,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.db import DB, RecordDB, identity_of
-from engine.grep import search
+from engine.grep import matching_keys, search
 from engine.store import Store
 from engine.textindex import TextIndex
 from engine.textsearch import parse
@@ -92,12 +92,14 @@ def _text_bytes(out: Path) -> int:
     return sum(f.stat().st_size for f in (out / "extract").rglob("*.txt"))
 
 
-def _timed(fn: Callable[[], object], runs: int) -> tuple[list[float], object]:
+def _timed(
+    fn: Callable[[], object], runs: int, clock: Callable[[], float] = time.perf_counter
+) -> tuple[list[float], object]:
     times, got = [], None
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = clock()
         got = fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return times, got
 
 
@@ -184,9 +186,18 @@ def synthetic(args: argparse.Namespace) -> None:
     for i in range(len(vocab)):  # Zipf: word i has weight 1/(i+1)
         total += 1.0 / (i + 1)
         cum.append(total)
-    base = Path(tempfile.mkdtemp(prefix="bench-grep-syn-", dir=args.dir))
+    if args.keep is not None and (Path(args.keep) / ".quarry" / "phrase").exists():
+        store = Store(Path(args.keep) / ".quarry")
+        print(f"synthetic store kept in {store.out}; load before: {_load()}")
+        _queries(store, vocab, (store.out / "phrase").read_text(), args.runs)
+        return
+    base = (
+        Path(args.keep)
+        if args.keep
+        else Path(tempfile.mkdtemp(prefix="bench-grep-syn-", dir=args.dir))
+    )
     store = Store(base / ".quarry")
-    store.out.mkdir()
+    store.out.mkdir(parents=True)
     (store.out / "extract.jsonl").write_bytes(b"")
     print(f"synthetic store of {args.texts:,} texts in {store.out}; load before: {_load()}")
     t0 = time.perf_counter()
@@ -239,7 +250,12 @@ def synthetic(args: argparse.Namespace) -> None:
             " VALUES ('text_seq', (SELECT value FROM meta WHERE key = 'seq'))"
         )
     build = time.perf_counter() - t0
+    (store.out / "phrase").write_text(phrase)
     print(f"built in {build:.1f} s; extract.db {_db_size(store.out) / 1e6:.1f} MB")
+    _queries(store, vocab, phrase, args.runs)
+
+
+def _queries(store: Store, vocab: list[str], phrase: str, runs: int) -> None:
     queries = [
         ("rare word", vocab[40_000]),
         ("middling word", vocab[2_000]),
@@ -248,8 +264,20 @@ def synthetic(args: argparse.Namespace) -> None:
     ]
     for label, words in queries:
         _search_count(store, words)
-        times, hits = _timed(lambda w=words: _search_count(store, w), args.runs)
-        print(f"{label} {words!r}: {hits:,} match(es); engine {_fmt(times, 'ms', 1e3)}")
+        times, hits = _timed(lambda w=words: _search_count(store, w), runs)
+        cpu, _ = _timed(lambda w=words: _search_count(store, w), runs, time.process_time)
+        print(
+            f"{label} {words!r}: {hits:,} match(es); grep's search {_fmt(times, 'ms', 1e3)},"
+            f" CPU {_fmt(cpu, 'ms', 1e3)}"
+        )
+        term = parse(words, ignore_case=True)  # (the dashboard's text:"word", all lowercase)
+        times, keys = _timed(lambda t=term: matching_keys(store, t), runs)
+        cpu, _ = _timed(lambda t=term: matching_keys(store, t), runs, time.process_time)
+        n = len(keys) if isinstance(keys, frozenset) else 0
+        print(
+            f"    the dashboard's text: answer, {n:,} record(s): {_fmt(times, 'ms', 1e3)},"
+            f" CPU {_fmt(cpu, 'ms', 1e3)}"
+        )
     print(f"load after: {_load()}")
 
 
@@ -267,6 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--texts", type=int, default=1_000_000)
     s.add_argument("--runs", type=int, default=3)
     s.add_argument("--dir", default=None)
+    s.add_argument("--keep", default=None, help="make the store here, or reuse the one made here")
     args = p.parse_args(argv)
     corpus(args) if args.what == "corpus" else synthetic(args)
 

@@ -224,6 +224,28 @@ def test_a_store_held_by_a_writer_without_the_index_is_read_text_by_text(tmp_pat
     assert "every text is read" in got.stderr
 
 
+def test_a_store_whose_text_index_is_catching_up_says_so_and_reads_the_texts(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    _make(root)
+    assert run("sweep", str(root), "--quiet", cwd=root).returncode == 0
+    con = sqlite3.connect(root / ".quarry" / DB, isolation_level=None)
+    try:  # as a sweep leaves it between its commits: the texts behind the records
+        con.execute("UPDATE meta SET value = value - 1 WHERE key = 'text_seq'")
+    finally:
+        con.close()
+    fd = os.open(root / ".quarry" / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the sweep holds the store
+        got = run("grep", "café", cwd=root)
+    finally:
+        os.close(fd)
+    assert lines(got) == ["accents.txt:1:1: Le café est prêt."]
+    assert "the text index is catching up" in got.stderr
+
+
 def test_a_text_replaced_while_watching(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
+import pytest
+
+from engine import textindex
 from engine.db import DB, RecordDB
 from engine.events import Event, Notice
+from engine.grep import matching_keys
+from engine.records import Record
 from engine.resume import Ledger
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, sweep
-from engine.textindex import TextIndex, has_tables, is_ready
+from engine.textindex import TextIndex, _Got, has_tables, is_ready
 from engine.textsearch import matching_hashes, parse
 from engine.tools import ToolSet
 from tests.engine.watchkit import watched
@@ -191,3 +197,85 @@ def test_the_reader_sees_the_index_only_when_in_step(tmp_path: Path) -> None:
         con.close()
     with RecordDB.open_reader(out / DB) as db:
         assert not is_ready(db.con)
+
+
+class _HeldReads:
+    """Holds the text index's reading thread at its next batch until :meth:`release`."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entered = threading.Event()
+        self.go = threading.Event()
+        real = textindex._read_batch
+
+        def held(out: Path, batch: list[tuple[str, str | None]]) -> list[_Got]:
+            self.entered.set()
+            assert self.go.wait(60), "the test never released the reads"
+            return real(out, batch)
+
+        monkeypatch.setattr(textindex, "_read_batch", held)
+
+    def release(self) -> None:
+        self.go.set()
+
+
+def _one_record(tmp_path: Path, body: str) -> tuple[Store, Record]:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text(body)
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    store = Store(out)
+    (rec,) = store.load_records()
+    return store, rec
+
+
+def test_a_long_sweeps_commits_do_not_wait_for_its_texts_and_search_still_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, rec = _one_record(tmp_path, "kilo lima\n")
+    assert rec.sha256 is not None
+    store.put_text("cd" * 32, "mike november\n")
+    new = rec.evolve(path="b.txt", sha256="cd" * 32, reused=False)
+    held = _HeldReads(monkeypatch)
+    with store.writer(), RecordDB.open_writer(store.out / DB) as db:
+        text = TextIndex(db, store)
+        db.companion = text
+        db.put([new])
+        assert held.entered.wait(60)
+        with text.lagging():
+            db.commit()  # (returns while its text is still being read: it would hang here)
+        with RecordDB.open_reader(store.out / DB) as reader:
+            assert not is_ready(reader.con)  # catching up: a reader reads the texts
+        keys = matching_keys(store, parse("mike november"))
+        assert {path for _root, path in keys} == {"b.txt"}  # never a hit missed meanwhile
+        held.release()
+        db.put([rec.evolve(reused=True)])
+        db.commit()  # a commit that waits: in step again
+        text.close()
+    assert _found(store.out, "november") == {"b.txt"}
+    assert _found(store.out, "lima") == {"a.txt"}
+
+
+def test_a_text_whose_record_went_while_it_was_read_stays_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, rec = _one_record(tmp_path, "oscar papa\n")
+    store.put_text("ef" * 32, "quebec romeo\n")
+    new = rec.evolve(path="b.txt", sha256="ef" * 32, reused=False)
+    held = _HeldReads(monkeypatch)
+    with store.writer(), RecordDB.open_writer(store.out / DB) as db:
+        text = TextIndex(db, store)
+        db.companion = text
+        db.put([new])
+        assert held.entered.wait(60)
+        with text.lagging():
+            db.commit()
+        db.drop([(new.root, new.path)])
+        with text.lagging():
+            db.commit()
+        held.release()
+        db.put([rec.evolve(reused=True)])
+        db.commit()
+        text.close()
+    assert _found(store.out, "romeo") == set()
+    assert _rows(store.out) == 1

@@ -9,10 +9,10 @@ import unicodedata
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine.textsearch import BadPattern, Query, matches, parse
+from engine.textsearch import MIN_FRAGMENT, BadPattern, Query, matches, matching_rows, parse
 
 # What a stored text can hold: no NUL, no CR (normalised away), no lone surrogate.
 CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r")
@@ -119,3 +119,36 @@ def test_a_snippet_is_one_inert_line_around_the_match() -> None:
     assert (m.page, m.line, m.column) == (1, 1, 106)
     assert m.snippet == "x" * 55 + " the invoice total due ␛[31m now"
     assert m.text == "invoice\n\ftotal"
+
+
+@pytest.fixture(scope="module")
+def index() -> Iterator[sqlite3.Connection]:
+    c = sqlite3.connect(":memory:")
+    c.execute("CREATE VIRTUAL TABLE text_fts USING fts5(body, tokenize = 'trigram')")
+    yield c
+    c.close()
+
+
+# letters whose case folds are odd (Kelvin sign, long s, dotted and dotless i, sharp s,
+# final sigma) beside plain ASCII: the index must answer as the pattern does
+ODD = "KkſsİIıißSΣσςéÉ"
+WORD = st.text(st.sampled_from("abcKSIxyz19\"*'-" + "ABCXYZ"), min_size=1, max_size=6)
+BODY = st.text(st.sampled_from("abcKSIxyz19\"*'- \nABCXYZ" + ODD), max_size=24)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(word=WORD, bodies=st.lists(BODY, max_size=6), ignore_case=st.booleans())
+@example(word="iab", bodies=["İab", "ıab", "IAB"], ignore_case=True)
+def test_the_rows_a_word_matches_are_those_the_pattern_finds(
+    index: sqlite3.Connection, word: str, bodies: list[str], ignore_case: bool
+) -> None:
+    """Answered from the index alone (an ASCII word of three characters or more, any case)
+    or by trying each candidate text, the rows are exactly those the pattern finds."""
+    query = parse(word, ignore_case=ignore_case)
+    index.execute("DELETE FROM text_fts")
+    index.executemany(
+        "INSERT INTO text_fts (rowid, body) VALUES (?, ?)", list(enumerate(bodies, 1))
+    )
+    want = [n for n, body in enumerate(bodies, 1) if query.regex.search(body)]
+    assert sorted(matching_rows(index, query)) == want
+    assert query.exact == (ignore_case and len(word) >= MIN_FRAGMENT)

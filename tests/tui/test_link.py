@@ -52,7 +52,12 @@ def test_events_come_back_as_one_typed_change() -> None:
     assert set(applied.seen) == set(new)  # their error groups may be new
     done = link.apply([SweepFinished(3.0, SUMMARY, 2, 0, full=True)], keep=7)
     assert done.full_sweep and link.state is Live.IDLE and link.progress is None
-    assert done.change == Change(lines=done.change.lines)  # the records did not change
+    # no row changes at the end, but the store now holds what the run committed: a text:
+    # query is asked again; a run that changed nothing asks nothing
+    assert done.change == Change(lines=done.change.lines, texts=True)
+    link.apply([SweepStarted(4.0, (ROOT,), 2, 2)], keep=None)
+    again = link.apply([SweepFinished(5.0, SUMMARY, 0, 2, full=True)], keep=7)
+    assert again.change == Change(lines=again.change.lines)
 
 
 def test_a_sweeps_new_rows_wait_for_its_end_when_rows_were_shown() -> None:

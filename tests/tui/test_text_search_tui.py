@@ -3,6 +3,7 @@ while it looks), a newer query supersedes an older one, and the match shows in c
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
@@ -183,3 +184,53 @@ async def test_enter_opens_the_text_at_the_first_match_and_n_goes_through_them(
         await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await settle(pilot)
         assert isinstance(app.screen, InspectorScreen) and app.screen.view.matches == []
+
+
+async def test_a_store_rewritten_under_a_text_query_is_asked_again_off_the_drawing_thread(
+    tmp_path: Path,
+) -> None:
+    store = text_store(tmp_path / "store", TEXTS)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        app.records_screen.set_filter('text:"invoice"')
+        await wait_for(pilot, lambda: visible_paths(app) == ["a.txt", "c.txt"])
+        gate = Gate(app)
+        # another writer rewrites the store (no index to follow it by): the dashboard reads
+        # it again whole, the query kept; b.txt now holds the word, c.txt no longer does
+        text_store(tmp_path / "store", {**TEXTS, "b.txt": "an invoice now\n", "c.txt": "gone\n"})
+        await wait_for(pilot, lambda: visible_paths(app) == ["a.txt", "b.txt"])
+        assert gate.asked and set(gate.asked) == {"invoice"}
+        assert not gate.on_ui_thread
+
+
+async def test_a_text_query_follows_the_texts_while_watching(tmp_path: Path) -> None:
+    """Issue 29: a text replaced while watching: its old hits go, the new ones come, asked
+    again in the worker as the watcher's batches change the records."""
+    from multiprocessing import resource_tracker
+
+    from engine.session import Session
+    from engine.sweep import SweepOptions
+    from engine.tools import ToolSet
+    from engine.watch import WatchOptions
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("the original wording\n")
+    (folder / "b.txt").write_text("something else\n")
+    resource_tracker.ensure_running()  # (see tests.tui.triage_helpers.session_over)
+    options = SweepOptions(tools=ToolSet.empty(), workers=1)
+    with contextlib.closing(Session([folder], options, watch_options=WatchOptions())) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_for(pilot, lambda: app.state == "watching", timeout=120)
+            await settle(pilot)
+            app.records_screen.set_filter('text:"original"')
+            await wait_for(pilot, lambda: visible_paths(app) == ["a.txt"])
+            gate = Gate(app)
+            (folder / "a.txt").write_text("the replacement wording\n")
+            (folder / "b.txt").write_text("now the original is here\n")
+            await wait_for(pilot, lambda: visible_paths(app) == ["b.txt"], timeout=120)
+            assert gate.asked and not gate.on_ui_thread
+            app.records_screen.set_filter('text:"replacement"')
+            await wait_for(pilot, lambda: visible_paths(app) == ["a.txt"])

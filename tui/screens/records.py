@@ -105,9 +105,11 @@ class RecordsScreen(FullScreen):
         self._marked_encrypted = False
         self._load_shown = 0.0
         self._searching: str | None = None
+        """The query line whose ``text:`` terms a worker is asking the engine about."""
+        self._ask_again = False
+        """The records changed while a ``text:`` question was out: ask once more after it."""
         self._match_for: tuple[int, str] | None = None
         """(row, query) whose match the line under the table shows or is being found."""
-        """The query line whose ``text:`` terms a worker is asking the engine about."""
 
     def compose(self) -> ComposeResult:
         """Header, summary, tabs, table + detail, filter, footer."""
@@ -234,6 +236,8 @@ class RecordsScreen(FullScreen):
             return
         if change.rows is not None:
             self.refresh_data(set(change.rows), change.keep)
+        if change.texts:
+            self._ask_texts_again()
         if change.marks:
             self.marks_changed()
         self.refresh_header()
@@ -459,6 +463,20 @@ class RecordsScreen(FullScreen):
             return
         self._apply_filter(text)
 
+    def _ask_texts_again(self) -> None:
+        """The records changed: the query's ``text:`` terms are asked again in the worker
+        (their old answers filter meanwhile). One question at a time: a change while one is
+        asked asks once more when it is answered."""
+        self.model.texts_changed()
+        asking = self.model.unanswered(self.model.query)
+        if not asking or not self._ready:
+            return
+        if self._searching is not None:
+            self._ask_again = True
+            return
+        self._searching = self.model.query.text
+        self._find_texts(self._searching, asking)
+
     @work(thread=True, exclusive=True, group="texts", exit_on_error=False)
     def _find_texts(self, text: str, terms: tuple[TextTerm, ...]) -> None:
         """Ask the engine which records' texts match ``terms`` (a newer query supersedes
@@ -496,6 +514,9 @@ class RecordsScreen(FullScreen):
         if message.trouble:
             self.notify(message.trouble, severity="error")
         self._apply_filter(message.text)
+        if self._ask_again:
+            self._ask_again = False
+            self._ask_texts_again()
 
     def _apply_filter(self, text: str) -> None:
         self._searching = None
