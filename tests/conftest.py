@@ -1,4 +1,6 @@
-"""Suite-wide guards: no leaked threads, no network, no user configuration, quiet tools."""
+"""Suite-wide guards: no leaked threads, no network, no user configuration, quiet tools, and
+no Hypothesis deadline (an example that writes to disk may take 200 ms on a loaded machine:
+the suite makes no timing assumption)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("quarry", deadline=None)
+settings.load_profile("quarry")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
