@@ -377,6 +377,8 @@ class Sweeper:
             if not self.index.has_text_refs(sha) and not self.ledger.is_kept(sha):
                 self.store.drop_text(sha)
         self._drop_later = set()
+        if not self._killed_before:  # every text the batches added is named by the file now
+            self.store.mark_clean()
         self._behind_since = None
         self._jsonl_written = iso(time.time())
         self._hold_if_replaced()

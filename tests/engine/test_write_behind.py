@@ -42,8 +42,10 @@ def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: 
         assert "new.txt" in _paths_in(src.read(0, src.size))
         (root / "first.txt").unlink()
         w.wait("the removal in the index", lambda r: "first.txt" not in r)
-    # closing the session writes the file: nothing is left only in the index
+    # closing the session writes the file: nothing is left only in the index, and no text
+    # that no record names (the next sweep need not look for any)
     assert {r.path for r in Store(store.out).load_records()} == {"new.txt"}
+    assert not Store(store.out).is_dirty()
     assert not is_ahead(store.out / DB, store.jsonl_path)
     assert _summary(store).jsonl_current and _summary(store).jsonl_written
 
