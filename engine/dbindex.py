@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import islice
 from typing import TypeVar
 
 from engine.db import RecordDB, key_bytes, name_of
@@ -230,22 +229,6 @@ class IndexedRecords:
                 self.tally.add(old, -1)
             self.tally.add(record)
         self.records.forget()
-
-
-def tally_of(records: Iterable[Record]) -> Tally:
-    """The tally of ``records``, counted in slices (never a list of them all)."""
-    tally = Tally()
-    it = iter(records)
-    while chunk := list(islice(it, 50_000)):
-        part = Tally.of(chunk)
-        tally.files += part.files
-        tally.counts.update(part.counts)
-        tally.reasons.update(part.reasons)
-        tally.reused += part.reused
-        tally.chars += part.chars
-        tally.waiting.update(part.waiting)
-        tally.quality.update(part.quality)
-    return tally
 
 
 def _ask(query: Callable[[], T], on_failure: Callable[[BaseException], None]) -> T:
