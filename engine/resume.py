@@ -186,11 +186,11 @@ class Ledger:
         except sqlite3.Error as exc:
             self._fail(exc)
 
-    def write_jsonl(self, expected: int, before_replace: Callable[[], None] | None) -> bool:
+    def write_jsonl(self, expected: int | None, before_replace: Callable[[], None] | None) -> bool:
         """Write ``extract.jsonl`` from the index, streamed in key order, when it holds the
-        ``expected`` records (every run journals its decisions here); whether it did. When it
-        does not hold them, or fails, it is dropped and rebuilt, and the caller writes the
-        file from its records."""
+        ``expected`` records (every run journals its decisions here; None: no count to hold
+        it to); whether it did. When it does not hold them, or fails, it is dropped and
+        rebuilt, and the caller writes the file from its records."""
         db = self.db
         if db is None:
             return False
@@ -201,7 +201,7 @@ class Ledger:
             for line in db.lines():
                 counted += 1
                 yield line
-            if counted != expected:
+            if expected is not None and counted != expected:
                 raise _Disagrees(counted)
 
         try:
@@ -232,12 +232,12 @@ class Ledger:
     def concluded(
         self,
         records: Iterable[Record],
-        gone: Sequence[Key],
         *,
         written: bool = True,
         sweep: bool = False,
     ) -> None:
-        """A run ended with the store's ``records``: remove the ``gone`` keys and commit.
+        """A run ended with the store's ``records`` (its removals dropped already:
+        :meth:`drop`): commit.
         ``written``: ``extract.jsonl`` holds them (the index is in step with the file); else
         the file is behind (a watch batch left it to :meth:`engine.sweep.Sweeper.write_behind`)
         and what the index holds past it stays a sweep's decisions to resume from. ``sweep``:
@@ -262,8 +262,6 @@ class Ledger:
                 self._attach_text(self.db)
                 self._stale = False
                 return
-            if gone:
-                self.db.drop(gone)  # (none when the caller dropped them before writing)
             if written:
                 self.db.in_step(source, finished=True, sweep=sweep)
             else:

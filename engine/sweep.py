@@ -267,10 +267,13 @@ class Sweeper:
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
         let_go()
 
-    def _hold_if_replaced(self) -> None:
-        """Before the ledger rebuilds an index deleted or replaced on disk from the records,
-        take them into memory from the one still open (it is about to be closed)."""
-        if isinstance(self.index, IndexedRecords) and self.ledger.replaced():
+    def _hold_if_unserved(self) -> None:
+        """Back to records in memory when the index serving them failed or was replaced on
+        disk: before a run, and before the ledger rebuilds the index from the records (the
+        one still open is about to be closed, a failed one is already gone)."""
+        if isinstance(self.index, IndexedRecords) and (
+            not self.index.usable() or self.ledger.replaced()
+        ):
             self._heavy()
 
     def _heavy(self) -> None:
@@ -381,8 +384,8 @@ class Sweeper:
             self.store.mark_clean()
         self._behind_since = None
         self._jsonl_written = iso(time.time())
-        self._hold_if_replaced()
-        self.ledger.concluded(self.records.values(), (), written=True)
+        self._hold_if_unserved()
+        self.ledger.concluded(self.records.values(), written=True)
         if self._summary is not None:  # it said the file was behind: no longer
             self.store.write_summary(self._with_jsonl_state(self._summary))
         return True
@@ -391,7 +394,9 @@ class Sweeper:
         """Write ``extract.jsonl``: streamed from the index, which holds every record (each run
         journals its decisions there), so that neither the file nor every record's line is
         ever in memory; from the records held when there is no index."""
-        if not self.ledger.write_jsonl(len(self.records), before_write):
+        # (records the index serves are its own: nothing to count them against)
+        held = None if isinstance(self.index, IndexedRecords) else len(self.records)
+        if not self.ledger.write_jsonl(held, before_write):
             self.store.write_records(self.records.values(), before_write=before_write)
 
     def _with_jsonl_state(self, summary: Summary) -> Summary:
@@ -496,10 +501,7 @@ class Sweeper:
         batches: an event named these paths, so their size and mtime prove nothing).
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
         """
-        if isinstance(self.index, IndexedRecords) and (
-            not self.index.usable() or self.ledger.replaced()
-        ):
-            self._heavy()
+        self._hold_if_unserved()
         with fewer_collections():
             if not self._loaded:
                 fast = only is None and not force and full is not False and not rehash
@@ -702,10 +704,9 @@ class Sweeper:
             run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started
         )
         whole = full and not run.interrupted and not force
-        self._hold_if_replaced()
-        self.ledger.concluded(
-            self.records.values(), (), written=self._behind_since is None, sweep=whole
-        )
+        self._hold_if_unserved()
+        written = self._behind_since is None
+        self.ledger.concluded(self.records.values(), written=written, sweep=whole)
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
