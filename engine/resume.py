@@ -119,6 +119,37 @@ class Ledger:
         db.replace_all(records, source)
         return None
 
+    def attach_in_step(self) -> bool:
+        """Open the index for a sweeper that loaded no record (a quick sweep found the folder
+        as the store lists it): only when the index agrees with ``extract.jsonl`` and has no
+        sweep to resume, so it answers for every record. False: nothing was opened (the
+        records are loaded, and :meth:`attach` repairs what did not agree)."""
+        if self.db is not None:
+            return True
+        try:
+            if self._clear_odd_files() is False:
+                return False
+            db = RecordDB.open_writer(self._path())
+        except (OSError, sqlite3.Error, IndexUnusable):
+            return False
+        try:
+            agrees = db.source() == identity_of(self.store.jsonl_path) and not db.unfinished()
+            agrees = agrees and (is_ready(db.con) if self.text else not has_tables(db.con))
+        except sqlite3.Error:
+            agrees = False
+        if not agrees:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            return False
+        self.db = db
+        self._ino = _inode(self._path())
+        try:
+            self._attach_text(db)
+        except (OSError, sqlite3.Error, IndexUnusable) as exc:
+            self._fail(exc)
+            return False
+        return True
+
     def in_step(self) -> bool:
         """Whether the index is usable as it is and agrees with ``extract.jsonl``, with no
         sweep's decisions left to resume (a sweep may then skip loading the records)."""

@@ -53,7 +53,7 @@ class Session:
         # the process's stderr; an embedding app (Textual) replaces stderr while it runs, and
         # a tracker started then fails ("bad value(s) in fds_to_keep"). Start it now.
         resource_tracker.ensure_running()
-        self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit)
+        self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit, quick=True)
         self._sweeper.__enter__()
         self._lock = threading.RLock()
         self._life = threading.RLock()  # starting and stopping the watcher (see close)

@@ -40,7 +40,7 @@ from engine.events import (
     ignore,
 )  # fmt: skip
 from engine.gcpause import fewer_collections, let_go, long_lived, no_collections
-from engine.index import RecordIndex
+from engine.index import RecordIndex, Tally
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
@@ -240,6 +240,8 @@ class Sweeper:
         """When the last walk of every root started: a sweep's start is never later (it is
         the next sweep's racy reference, and the walk's stats are what it trusts)."""
         self._warmed = False
+        self._unloaded: _Unloaded | None = None
+        """What a quick sweep that found the folder unchanged knows without a record."""
         self.left_out: dict[str, int] = {}
         """What the default exclusions left out of the last walk of every root, per rule (for
         the summary; a watch batch walks only what changed and leaves it as it was)."""
@@ -260,12 +262,28 @@ class Sweeper:
 
     def _lighten(self) -> None:
         """Let the records in memory go, the index answering for them, when it can."""
-        if not self.from_index or not isinstance(self.index, RecordIndex) or not self._loaded:
+        if not self.from_index or not isinstance(self.index, RecordIndex):
+            return
+        if not self._loaded:
+            self._attach_served()
             return
         if self.ledger.db is None or self._repair or self.ledger.replaced():
             return
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
         let_go()
+
+    def _attach_served(self) -> None:
+        """Take over a store that a quick sweep found as it lists the folder, served by its
+        index from the start: no record is loaded (a watcher started again on an unchanged
+        share of a million files holds none). Left to the first run's load when the index
+        cannot answer for every record."""
+        unloaded = self._unloaded
+        if unloaded is None or not self.ledger.attach_in_step():
+            return
+        self._stack.enter_context(self.ledger)
+        self._loaded = True
+        self._prev_started_ns = unloaded.started_ns
+        self.index = IndexedRecords(lambda: self.ledger.db, unloaded.tally, self.ledger.failed)
 
     def _hold_if_unserved(self) -> None:
         """Back to records in memory when the index serving them failed or was replaced on
@@ -546,6 +564,7 @@ class Sweeper:
                 return self._conclude(ended)
             self.store.mark_clean()  # nothing was added: no text can lack its record
         done = ready.finish(started, self.left_out)
+        self._unloaded = _Unloaded(ready.index.tally(), int(started * 1e9))
         self.on_event(quick.progress(listings))
         self.on_event(SweepFinished(time.time(), done.summary, extracted, judged.reused, True))
         self._walked = None
@@ -912,6 +931,15 @@ class Sweeper:
             if not self._killed_before:
                 self.store.mark_clean()
         self._prev_started_ns = int(started * 1e9)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unloaded:
+    """A store a quick sweep found unchanged, its records not loaded: their tally (from the
+    stat index) and the sweep's start (the next run's racy reference)."""
+
+    tally: Tally
+    started_ns: int
 
 
 class _Background:

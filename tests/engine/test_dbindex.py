@@ -3,8 +3,12 @@ answers it as the records in memory would have."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +17,7 @@ from engine.dbindex import IndexedRecords
 from engine.index import RecordIndex, Tally
 from engine.records import Record, Status
 from engine.store import Store
+from engine.sweep import Sweeper
 from tests.engine.watchkit import watched
 
 _names = st.lists(
@@ -93,3 +98,55 @@ def test_a_watching_sweeper_holds_no_record_and_keeps_every_count(tmp_path: Path
                                           "new.txt", "copy.txt"}  # fmt: skip
         out = w.session.store.out
     assert {r.key: r for r in Store(out).load_records()} == held
+
+
+def test_a_watcher_started_again_on_an_unchanged_folder_loads_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(6):
+        (root / f"f{i}.txt").write_text(f"file {i}\n")
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4 not really")  # an error: read again each sweep
+    an_hour_ago = time.time() - 3600  # (a file changed as a sweep starts is never judged)
+    for f in root.iterdir():
+        os.utime(f, (an_hour_ago, an_hour_ago))
+    for _ in range(2):  # a cold sweep, then one that marks every record reused
+        with watched(root, False) as w:
+            first = w.records()
+            out = w.session.store.out
+    assert (out / "extract.stat").is_file()  # what the next sweep is judged by
+
+    loads: list[str] = []
+    for name in ("_load", "_heavy"):  # the sweeper's two ways to hold every record
+        real = getattr(Sweeper, name)
+
+        def counted(self: Sweeper, _real: Any = real, _n: str = name) -> Any:
+            loads.append(_n)
+            return _real(self)
+
+        monkeypatch.setattr(Sweeper, name, counted)
+    with watched(root, False) as w:
+        sweeper = w.session.sweeper
+        assert w.session.store.out == out
+        assert isinstance(sweeper.index, IndexedRecords)
+        assert loads == []  # the quick sweep judged the folder; the index serves the records
+        assert sweeper.index.tally.files == len(first) == 7
+        (root / "new.txt").write_text("a new file\n")
+        (root / "f0.txt").unlink()
+        w.wait("the change", lambda r: "new.txt" in r and "f0.txt" not in r)
+        with w.session.lock:
+            held = dict(sweeper.records)
+            tally = sweeper.index.tally
+        expect = Tally.of(list(held.values()))
+        assert (tally.files, tally.counts, tally.chars) == (
+            expect.files,
+            expect.counts,
+            expect.chars,
+        )
+        assert loads == []
+    monkeypatch.undo()
+    assert {r.key: r for r in Store(out).load_records()} == held
+    summary = Store(out).load_summary()
+    assert summary is not None and summary.files == 7
+    assert {s: n for s, n in summary.counts.items() if n} == {"ok": 6, "error": 1}
