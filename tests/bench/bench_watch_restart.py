@@ -1,0 +1,132 @@
+"""What starting a watcher again costs on a folder that did not change since the last sweep.
+
+    python tests/bench/bench_watch_restart.py [N] [--runs 3] [--against DIR]
+
+N tiny files in folders of 1,000 (made once, an hour old), swept twice with ``python -m
+engine sweep`` (a cold sweep, then a warm one that leaves the stat index). Then, per run and
+per checkout (interleaved), a process of the checkout's own starts a watching session on the
+folder as ``quarry DIR`` and ``quarry watch`` do (``Session.sweep_then_watch``) and stops it
+once it watches. Printed per run and as the median of the runs (min, max):
+
+  ready     process start to watching (imports, the first sweep, the observers)
+  peak      the process's peak resident memory
+  watching  its resident memory once it watches
+
+``--against DIR``: the same runs, interleaved, with the checkout at DIR (its own ``.venv``);
+both open the same store, which neither changes. Not a test: nothing here asserts a time or a
+size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+PER_FOLDER = 1000
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def make_tree(root: Path, n: int) -> None:
+    """``n`` tiny text files, ``PER_FOLDER`` a folder, all an hour old (a sweep trusts them)."""
+    old = time.time() - 3600
+    for i in range(n):
+        folder = root / f"d{i // PER_FOLDER:05d}"
+        if i % PER_FOLDER == 0:
+            folder.mkdir(parents=True)
+        f = folder / f"f{i:07d}.txt"
+        f.write_text(f"file {i}\n")
+        os.utime(f, (old, old))
+
+
+def watcher(root: Path, out: Path, started: float) -> None:
+    """One run, in the checkout's own process: prints one JSON line."""
+    from engine.session import Session
+    from engine.sweep import SweepOptions
+    from engine.tools import ToolSet
+    from engine.watch import WatchOptions
+
+    opts = SweepOptions(tools=ToolSet.empty(), workers=1, out=out)
+    session = Session([root], opts, watch_options=WatchOptions(rescan_s=3600.0))
+    try:
+        result = session.sweep_then_watch()
+        ready = time.time() - started
+        watching = _rss_mb()
+    finally:
+        session.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    quick = bool(getattr(result, "quick", False))
+    print(json.dumps({"ready": ready, "peak": peak, "watching": watching, "quick": quick}))
+
+
+def one_run(tree: Path, root: Path, out: Path) -> dict[str, object]:
+    python = str(tree / ".venv" / "bin" / "python")
+    proc = subprocess.run(
+        [python, str(HERE), "--watcher", str(root), str(out), str(time.time())],
+        cwd=tree, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def _median(rs: list[dict[str, object]], key: str, fmt: str = ".0f") -> str:
+    xs = [float(r[key]) for r in rs]  # type: ignore[arg-type]
+    return f"{statistics.median(xs):{fmt}} (min {min(xs):{fmt}}, max {max(xs):{fmt}})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("n", nargs="?", type=int, default=200_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--against", type=Path)
+    ap.add_argument("--watcher", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.watcher:
+        return watcher(Path(args.watcher[0]), Path(args.watcher[1]), float(args.watcher[2]))
+    trees = [("this", HERE.parents[2])]
+    if args.against:
+        trees.append(("against", args.against.resolve()))
+    print(f"# {platform.node()} {os.cpu_count()} cores, load {os.getloadavg()}")
+    print(f"# python {' '.join(sys.argv)}")
+    results: dict[str, list[dict[str, object]]] = {name: [] for name, _ in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        root, out = Path(tmp) / "root", Path(tmp) / "store"
+        make_tree(root, args.n)
+        python = str(HERE.parents[2] / ".venv" / "bin" / "python")
+        for _ in range(2):  # cold, then warm: the warm one leaves the stat index
+            sweep = [python, "-m", "engine", "sweep", str(root), "--out", str(out), "-q"]
+            subprocess.run([*sweep, "--no-external"], cwd=HERE.parents[2], check=True)
+        for run in range(args.runs):
+            for name, tree in trees:  # interleaved: the same load for both
+                r = one_run(tree, root, out)
+                results[name].append(r)
+                print(
+                    f"run {run + 1} {name}: ready {r['ready']:.2f} s, peak {r['peak']:.0f} MB,"
+                    f" watching {r['watching']:.0f} MB, quick sweep {r['quick']}",
+                    flush=True,
+                )
+    for name, rs in results.items():
+        print(
+            f"{name} ({args.n:,} files, {args.runs} runs): ready {_median(rs, 'ready', '.2f')} s;"
+            f" peak {_median(rs, 'peak')} MB; watching {_median(rs, 'watching')} MB"
+        )
+    print(f"# load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
