@@ -234,6 +234,26 @@ class IndexedRecords:
         self.records.forget()
 
 
+def rows_of(db: RecordDB, root: str) -> Iterator[tuple[str, int, int, Record]]:
+    """The index's rows of ``root`` in key order (a range of the key index): (path, size,
+    mtime_ns, record), decoded a batch at a time and never all held (:mod:`engine.merge`)."""
+    cur = db.con.execute(
+        "SELECT path, size, mtime_ns, line FROM records WHERE root = ? ORDER BY path",
+        (key_bytes(root),),
+    )
+    while batch := cur.fetchmany(20_000):
+        records = read_jsonl(b"".join(row[3] for row in batch)).records
+        if len(records) != len(batch):
+            raise sqlite3.DatabaseError(f"{len(batch) - len(records)} damaged record(s)")
+        for (path, size, mtime_ns, _line), record in zip(batch, records, strict=True):
+            yield name_of(path), size, mtime_ns, record
+
+
+def roots_of(db: RecordDB) -> list[str]:
+    """Every root the index holds records of."""
+    return [name_of(r) for (r,) in db.con.execute("SELECT DISTINCT root FROM records")]
+
+
 def _ask(query: Callable[[], T], on_failure: Callable[[BaseException], None]) -> T:
     """``query()``; a failure of SQLite is the index gone: ``on_failure`` is told (the
     ledger drops it) and the sweeper goes back to the records on disk."""

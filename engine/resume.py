@@ -126,6 +126,8 @@ class Ledger:
         records are loaded, and :meth:`attach` repairs what did not agree)."""
         if self.db is not None:
             return True
+        if identity_of(self.store.jsonl_path) is None:
+            return False
         try:
             if self._clear_odd_files() is False:
                 return False

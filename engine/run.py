@@ -158,7 +158,7 @@ class Run:
         self._last_flush = time.monotonic()
         self.versions = reader_versions()
         self.mime_reader: dict[str, str | None] = {}
-        self._readers = _LazyReaders(self.mime_reader)
+        self._readers = LazyReaders(self.mime_reader)
         self.fingerprint = ctx.tools.fingerprint
         """The tool set's fingerprint, computed once: plan asks for it per file."""
         self.executor_failed = False
@@ -624,7 +624,7 @@ class Run:
         self._last_flush = time.monotonic()
 
 
-class _LazyReaders(Mapping[str, str | None]):
+class LazyReaders(Mapping[str, str | None]):
     """MIME -> reader name, looked up on demand (most sweeps touch few MIME types).
 
     It holds the run's table, not the run: a run that referred to itself through this

@@ -141,6 +141,9 @@ class Session:
         """
         self._observe()
         with self._lock:  # close() sees the verdict as soon as it holds the lock
+            # served from the start when it can be: the first sweep then merges the walk
+            # with the index instead of loading every record (engine.merge)
+            self._open().serve_from_index()
             result = self._open().run()
             self.swept_whole = not result.interrupted
             if self.swept_whole:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -28,8 +29,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from engine import ahead, quick
-from engine.dbindex import IndexedRecords, IndexGone
+from engine import ahead, merge, quick
+from engine.db import RecordDB, key_bytes
+from engine.dbindex import IndexedRecords, IndexGone, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Listener,
@@ -525,6 +527,8 @@ class Sweeper:
                 fast = only is None and not force and full is not False and not rehash
                 fast = fast and self.ledger.in_step()  # else the load repairs or resumes it
                 done = self._quick() if fast else None
+                if done is None and fast and self.from_index:
+                    done = self._served()
                 if done is not None:
                     return done
                 self._load()
@@ -569,6 +573,76 @@ class Sweeper:
         self.on_event(SweepFinished(time.time(), done.summary, extracted, judged.reused, True))
         self._walked = None
         return SweepResult(done.summary, extracted, judged.reused, errors=done.errors, quick=True)
+
+    def _served(self) -> SweepResult | None:
+        """The full sweep of a watching session's store served by its index from the start
+        (:mod:`engine.merge`): the walk merged with the index, and a run of only the files
+        that differ. None when the index cannot serve it (the records are loaded as usual)."""
+        from engine.plan import RACY_NS, Keeper
+        from engine.readers.registry import reader_versions
+        from engine.run import LazyReaders, Run
+
+        if self.store.is_dirty() or not self.ledger.attach_in_step():
+            return None
+        db = self.ledger.db
+        assert db is not None
+        try:
+            summary = self.store.load_summary()
+            prev_ns = started_ns(summary) if summary is not None else 0
+            started = time.time()
+            listings, self._walked = self._walked or self._walk(), None
+            started = min(started, self.walk_started)
+            held = self._held_roots_served(listings, db)
+            walked = {listing.root for listing in listings}
+            merged = merge.merge(
+                listings,
+                lambda root: rows_of(db, root),
+                Keeper(
+                    reader_versions(), LazyReaders({}), self.tools.fingerprint, prev_ns - RACY_NS
+                ),
+                self.store.text_names(),
+                held,
+                [r for r in roots_of(db) if r not in walked],
+            )
+        except (StoreCorrupt, merge.OutOfOrder, sqlite3.Error, OSError):
+            self.ledger.close()  # the usual load opens it again
+            return None
+        self._stack.enter_context(self.ledger)
+        self._loaded = True
+        self._prev_started_ns = prev_ns
+        self.index = IndexedRecords(lambda: self.ledger.db, merged.tally, self.ledger.failed)
+        # Most files to look at (the first sweep after a cold one marks every record reused):
+        # one pass reads every record (a query a file costs more), and as they are all read,
+        # the stat index is left for the next start, as a usual full sweep leaves it.
+        whole = sum(map(len, merged.only.values())) > merged.tally.files // 10
+        if whole:
+            self.index.records.read_all()
+        roots = tuple(map(str, self.roots))
+        self.on_event(SweepStarted(started, roots, merged.files, merged.total, True))
+        self._say_notices()
+        entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
+        scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)
+        run = Run(self.run_context(), entries, set(), True)
+        new = run.execute()
+        self.on_event(quick.progress(listings))
+        reused = merged.kept + run.reused
+        return self._conclude(RunEnd(run, new, scope, whole, started, reused, tuple(held)))
+
+    def _held_roots_served(self, listings: list[Listing], db: RecordDB | None) -> dict[str, int]:
+        """:meth:`_held_roots` for a store its index serves: a root the walk found empty
+        whose records are kept."""
+        if self.options.forget_missing or db is None:
+            return {}
+        counts: dict[str, int] = {}
+        for listing in listings:
+            if not listing.paths:
+                (n,) = db.con.execute(
+                    "SELECT count(*) FROM records WHERE root = ?", (key_bytes(listing.root),)
+                ).fetchone()
+                if n:
+                    counts[listing.root] = n
+        self._say_held(counts)
+        return counts
 
     def _read_again(
         self, retry: Mapping[Key, Record], listings: list[Listing], prev_started_ns: int
@@ -729,8 +803,11 @@ class Sweeper:
         self._resumed = frozenset()
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
+            records = self.records
+            if isinstance(self.index, IndexedRecords):  # (one pass, not a query a record)
+                records = {r.key: r for r in records.values()}
             said = quick.leave_index(
-                self._quick_input(), self.records, self.index.tally, summary, run.texts_seen
+                self._quick_input(), records, self.index.tally, summary, run.texts_seen
             )
             if said is not None:
                 self.on_event(said)
@@ -823,6 +900,10 @@ class Sweeper:
             if root not in seen:
                 counts[root] = counts.get(root, 0) + 1
         held = {r: n for r, n in counts.items() if r in {str(x) for x in self.roots}}
+        self._say_held(held)
+        return held
+
+    def _say_held(self, held: dict[str, int]) -> None:
         for root, n in held.items():
             state = "is gone" if not os.path.isdir(root) else "is empty"
             self.on_event(
@@ -834,7 +915,6 @@ class Sweeper:
                     "error",
                 )
             )
-        return held
 
     def _entries(self, only: Mapping[str, Collection[str]] | None) -> list[Entry]:
         if only is None:

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.db import RecordDB
-from engine.dbindex import IndexedRecords
+from engine.dbindex import IndexedRecords, rows_of
+from engine.events import SweepFinished
 from engine.index import RecordIndex, Tally
 from engine.records import Record, Status
 from engine.store import Store
@@ -150,3 +151,127 @@ def test_a_watcher_started_again_on_an_unchanged_folder_loads_no_record(
     summary = Store(out).load_summary()
     assert summary is not None and summary.files == 7
     assert {s: n for s, n in summary.counts.items() if n} == {"ok": 6, "error": 1}
+
+
+def _count_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sweeper's two ways to hold every record, counted as they are called."""
+    loads: list[str] = []
+    for name in ("_load", "_heavy"):
+        real = getattr(Sweeper, name)
+
+        def counted(self: Sweeper, _real: Any = real, _n: str = name) -> Any:
+            loads.append(_n)
+            return _real(self)
+
+        monkeypatch.setattr(Sweeper, name, counted)
+    return loads
+
+
+def test_a_watcher_started_on_a_folder_changed_meanwhile_merges_the_walk_with_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    for i in range(8):
+        (root / ("sub" if i % 2 else "") / f"f{i}.txt").write_text(f"file {i}\n")
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4 not really")  # an error: read again each sweep
+    an_hour_ago = time.time() - 3600
+    for f in [*root.iterdir(), *(root / "sub").iterdir()]:
+        os.utime(f, (an_hour_ago, an_hour_ago))
+    for _ in range(2):  # a cold sweep, then one that marks every record reused
+        with watched(root, False) as w:
+            out = w.session.store.out
+    # changed while nothing watched: an edit, a new file, a deletion, a new folder
+    (root / "f0.txt").write_text("edited while away\n")
+    (root / "sub" / "new.txt").write_text("new while away\n")
+    (root / "sub" / "f1.txt").unlink()
+    (root / "later").mkdir()
+    (root / "later" / "x.txt").write_text("x\n")
+
+    loads = _count_loads(monkeypatch)
+    with watched(root, False) as w:
+        sweeper = w.session.sweeper
+        assert isinstance(sweeper.index, IndexedRecords)
+        assert loads == []  # the walk was merged with the index, no record loaded
+        finished = [e for e in w.events if isinstance(e, SweepFinished)]
+        assert finished and finished[0].full
+        # only what differs was looked at: the three changes and the error read again
+        assert finished[0].reused == 7 - 1  # (f1 gone, f0 edited)
+        records = w.records()
+        assert set(records) == {"f0.txt", "f2.txt", "f4.txt", "f6.txt", "sub/f3.txt",
+                                "sub/f5.txt", "sub/f7.txt", "sub/new.txt", "later/x.txt",
+                                "bad.pdf"}  # fmt: skip
+        assert records["f0.txt"].chars == len("edited while away\n")
+        assert records["bad.pdf"].status == "error"
+        (root / "f2.txt").unlink()  # and it watches on
+        w.wait("the deletion", lambda r: "f2.txt" not in r)
+        with w.session.lock:
+            held = dict(sweeper.records)
+            tally = sweeper.index.tally
+        expect = Tally.of(list(held.values()))
+        assert (tally.files, tally.counts, tally.chars, tally.reasons) == (
+            expect.files,
+            expect.counts,
+            expect.chars,
+            expect.reasons,
+        )
+        assert loads == []
+    monkeypatch.undo()
+    assert {r.key: r for r in Store(out).load_records()} == held
+    summary = Store(out).load_summary()
+    assert summary is not None and summary.files == 9
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    names=_names,
+    extra=_names,
+    data=st.data(),
+)
+def test_the_merge_of_a_walk_with_the_index_looks_at_exactly_what_differs(
+    names: list[str], extra: list[str], data: st.DataObject
+) -> None:
+    import tempfile
+
+    from engine.merge import merge
+    from engine.walk import Listing
+
+    records = [_record("/r", n, i) for i, n in enumerate(sorted(names))]
+    by_path = {r.path: r for r in records}
+    # the walk: some of the records' files (as they are, or changed), and files of none
+    listing = Listing("/r")
+    found = [n for n in names if data.draw(st.booleans())]
+    kinds: dict[str, str] = {}
+    for path in [*found, *(n for n in extra if n not in by_path)]:
+        r = by_path.get(path)
+        kind = data.draw(st.sampled_from(["same", "resized", "touched", "odd"])) if r else "new"
+        kinds[path] = kind
+        size = r.size if r else 5
+        listing.paths.append(path)
+        listing.sizes.append(size + (kind == "resized"))
+        listing.mtimes.append((r.mtime_ns if r else 0) + (kind == "touched"))
+        if kind == "odd":
+            listing.odd[len(listing.paths) - 1] = ("link", "")
+    texts = {r.sha256 for r in records if data.draw(st.booleans())} - {None}
+
+    def keeper(r: Record) -> tuple[str, str, bool] | None:
+        return None if r.chars % 5 == 0 else ("file", "", r.status == Status.ERROR)
+
+    def keeps(r: Record) -> bool:
+        judged = keeper(r)
+        return judged is not None and not judged[2] and (not r.has_text or r.sha256 in texts)
+
+    with tempfile.TemporaryDirectory() as d, RecordDB.open_writer(Path(d) / "x.db") as db:
+        db.put(records)
+        merged = merge([listing], lambda root: rows_of(db, root), keeper, texts)  # type: ignore[arg-type]
+    kept = {p for p, k in kinds.items() if k == "same" and keeps(by_path[p])}
+    assert set(merged.only.get("/r", [])) == (set(by_path) | set(kinds)) - kept
+    assert len(merged.only.get("/r", [])) == len(set(merged.only.get("/r", [])))
+    assert merged.kept == len(kept)
+    assert merged.files == len(listing.paths)
+    expect = Tally.of(records)
+    assert (merged.tally.files, merged.tally.counts, merged.tally.chars) == (
+        expect.files,
+        expect.counts,
+        expect.chars,
+    )

@@ -1,0 +1,132 @@
+"""The warm sweep of a store its index serves: the walk merged with the index in key order.
+
+A judge over data, as :mod:`engine.quick` is. A watching session that starts on a store whose
+index agrees with ``extract.jsonl`` need not load every record to find what changed since its
+last sweep: each root's walk, sorted by name, is merged with the index's rows of that root
+(read in the same order, a batch at a time, each line decoded and let go). A file the walk
+finds as its record says (size, mtime, a verdict a full sweep keeps, its text in the store) is
+kept without a run; every other one (new, changed, gone, an ``error`` that every full sweep
+reads again, anything the plan must look at) goes to a run with only those files in view,
+which the index answers for. What stays in memory is the walk's columns, the names of the
+store's texts and the files that differ, never a record per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from engine.index import Tally
+from engine.records import Record
+from engine.statindex import Kept
+from engine.walk import Listing
+
+Judge = Callable[[Record], Kept | None]
+"""Which records a full sweep keeps as they are (:class:`engine.plan.Keeper`)."""
+Row = tuple[str, int, int, Record]
+"""One of the index's rows: (path, size, mtime_ns, the record)."""
+Rows = Callable[[str], Iterable[Row]]
+"""Root -> the index's rows of it, in key order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """What the merge of the walk with the index found."""
+
+    only: dict[str, list[str]]
+    """Root -> the paths a run looks at (the walk's or the index's, in key order)."""
+    tally: Tally
+    """The counts of every record the index held, before the run."""
+    kept: int
+    """Files kept as their records say, without a run."""
+    files: int
+    """Files the walk found."""
+    total: int
+    """Their bytes."""
+
+
+class OutOfOrder(Exception):
+    """The index's rows did not come in the walk's key order (nothing is judged then)."""
+
+
+def merge(
+    listings: Iterable[Listing],
+    rows: Rows,
+    keeper: Judge,
+    texts: set[str],
+    held: Collection[str] = (),
+    others: Iterable[str] = (),
+) -> Merged:
+    """Merge each root's walk with the index's rows of that root. ``keeper`` judges which
+    records a full sweep keeps as they are; ``texts`` are the names of the store's texts.
+    The records of the ``held`` roots (found gone or empty: kept) and of ``others`` (roots
+    of the store this sweep does not walk) are counted, never looked at. Raises
+    :class:`OutOfOrder` when the rows are not in key order."""
+    tally = Tally()
+    only: dict[str, list[str]] = {}
+    kept = files = total = 0
+    for listing in listings:
+        files += len(listing)
+        total += sum(listing.sizes)
+        if listing.root in held:
+            _count(rows(listing.root), tally)
+            continue
+        look, n = _merge_root(listing, rows(listing.root), keeper, texts, tally)
+        kept += n
+        if look:
+            only[listing.root] = look
+    for root in others:
+        _count(rows(root), tally)
+    return Merged(only, tally, kept, files, total)
+
+
+def _count(rows: Iterable[Row], tally: Tally) -> None:
+    for _path, _size, _mtime_ns, record in rows:
+        tally.add(record)
+
+
+def _merge_root(
+    listing: Listing,
+    rows: Iterable[Row],
+    keeper: Judge,
+    texts: set[str],
+    tally: Tally,
+) -> tuple[list[str], int]:
+    """One root: the paths a run looks at, and how many files are kept without one."""
+    paths, sizes, mtimes, odd = listing.paths, listing.sizes, listing.mtimes, listing.odd
+    order = sorted(range(len(paths)), key=paths.__getitem__)
+    look: list[str] = []
+    kept = 0
+    w = 0  # the next of ``order``
+    last = None
+    for path, size, mtime_ns, record in rows:
+        if last is not None and path <= last:
+            raise OutOfOrder(f"{last!r} then {path!r}")
+        last = path
+        tally.add(record)
+        while w < len(order) and paths[order[w]] < path:
+            look.append(paths[order[w]])  # a file the index has no record of
+            w += 1
+        if w < len(order) and paths[order[w]] == path:
+            i = order[w]
+            w += 1
+            if (
+                i not in odd
+                and sizes[i] == size
+                and mtimes[i] == mtime_ns
+                and size > 0
+                and _keeps(record, keeper, texts)
+            ):
+                kept += 1
+                continue
+        look.append(path)  # changed, gone, or for the plan to judge
+    look.extend(paths[i] for i in order[w:])
+    return look, kept
+
+
+def _keeps(record: Record, keeper: Judge, texts: set[str]) -> bool:
+    """Whether a full sweep keeps ``record`` as it is for a file found as it says."""
+    judged = keeper(record)
+    if judged is None or judged[2]:  # (an ``error`` a full sweep reads again)
+        return False
+    return not record.has_text or record.sha256 in texts
