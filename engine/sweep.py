@@ -626,7 +626,9 @@ class Sweeper:
         new = run.execute()
         self.on_event(quick.progress(listings))
         reused = merged.kept + run.reused
-        return self._conclude(RunEnd(run, new, scope, whole, started, reused, tuple(held)))
+        done = self._conclude(RunEnd(run, new, scope, whole, started, reused, tuple(held)))
+        let_go()  # the walk, the texts' names and what the run read
+        return done
 
     def _held_roots_served(self, listings: list[Listing], db: RecordDB | None) -> dict[str, int]:
         """:meth:`_held_roots` for a store its index serves: a root the walk found empty

@@ -1,6 +1,6 @@
 """What starting a watcher again costs on a folder that did not change since the last sweep.
 
-    python tests/bench/bench_watch_restart.py [N] [--runs 3] [--against DIR]
+    python tests/bench/bench_watch_restart.py [N] [--runs 3] [--change K] [--against DIR]
 
 N tiny files in folders of 1,000 (made once, an hour old), swept twice with ``python -m
 engine sweep`` (a cold sweep, then a warm one that leaves the stat index). Then, per run and
@@ -11,6 +11,10 @@ once it watches. Printed per run and as the median of the runs (min, max):
   ready     process start to watching (imports, the first sweep, the observers)
   peak      the process's peak resident memory
   watching  its resident memory once it watches
+
+``--change K``: before each start, K files (the same ones each time) are written again with
+other bytes, as a share changes while nothing watches it: the stat index no longer speaks for
+the folder, and the start must find what changed.
 
 ``--against DIR``: the same runs, interleaved, with the checkout at DIR (its own ``.venv``);
 both open the same store, which neither changes. Not a test: nothing here asserts a time or a
@@ -75,6 +79,13 @@ def watcher(root: Path, out: Path, started: float) -> None:
     print(json.dumps({"ready": ready, "peak": peak, "watching": watching, "quick": quick}))
 
 
+def change(root: Path, n: int, k: int, stamp: int) -> None:
+    """Write ``k`` of the ``n`` files again (spread over the folders), other bytes each time."""
+    for i in range(0, n, max(1, n // k) if k else n + 1)[:k]:
+        f = root / f"d{i // PER_FOLDER:05d}" / f"f{i:07d}.txt"
+        f.write_text(f"file {i} changed {stamp}\n")
+
+
 def one_run(tree: Path, root: Path, out: Path) -> dict[str, object]:
     python = str(tree / ".venv" / "bin" / "python")
     proc = subprocess.run(
@@ -93,6 +104,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("n", nargs="?", type=int, default=200_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--change", type=int, default=0)
     ap.add_argument("--against", type=Path)
     ap.add_argument("--watcher", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,6 +125,8 @@ def main() -> None:
             subprocess.run([*sweep, "--no-external"], cwd=HERE.parents[2], check=True)
         for run in range(args.runs):
             for name, tree in trees:  # interleaved: the same load for both
+                if args.change:
+                    change(root, args.n, args.change, len(results[name]) * 10 + len(name))
                 r = one_run(tree, root, out)
                 results[name].append(r)
                 print(
@@ -122,8 +136,9 @@ def main() -> None:
                 )
     for name, rs in results.items():
         print(
-            f"{name} ({args.n:,} files, {args.runs} runs): ready {_median(rs, 'ready', '.2f')} s;"
-            f" peak {_median(rs, 'peak')} MB; watching {_median(rs, 'watching')} MB"
+            f"{name} ({args.n:,} files, {args.change} changed, {args.runs} runs): ready"
+            f" {_median(rs, 'ready', '.2f')} s; peak {_median(rs, 'peak')} MB;"
+            f" watching {_median(rs, 'watching')} MB"
         )
     print(f"# load after: {os.getloadavg()}")
 
