@@ -16,7 +16,7 @@ from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepSta
 from engine.events import Progress as ProgressEvent
 from engine.names import shown
 from engine.quality import VERDICTS, summary_line
-from engine.records import Record, Status, Summary
+from engine.records import Key, Record, Status, Summary
 
 if TYPE_CHECKING:  # rich is imported when something is drawn: `--json` and logs never pay
     from rich.console import Console, RenderableType
@@ -92,7 +92,7 @@ class SweepReporter:
                 self._task, total=max(e.total, 1), completed=e.done, current=current
             )
 
-    def _records(self, records: Iterable[Record], removed: Iterable[tuple[str, str]]) -> None:
+    def _records(self, records: Iterable[Record], removed: Iterable[Key]) -> None:
         if self.tty or self.quiet:
             return
         for r in records:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from engine.records import Record, Summary
+from engine.records import Key, Record, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class RecordsChanged(Event):
 
     records: tuple[Record, ...]
     """New or changed records."""
-    removed: tuple[tuple[str, str], ...] = ()
+    removed: tuple[Key, ...] = ()
     """(root, path) keys of records that went away."""
 
 

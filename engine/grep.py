@@ -22,13 +22,12 @@ from pathlib import Path
 from engine.db import DB, IndexUnusable, RecordDB, ahead_lines, identity_of
 from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
-from engine.records import Record
+from engine.records import Key, Record
 from engine.store import Store, read_jsonl
 from engine.textindex import has_tables, is_ready
 from engine.textsearch import Match, Query, candidates, matches, matching_rows, named_by, parse
 
 EXIT_FOUND, EXIT_NONE, EXIT_TROUBLE = 0, 1, 2
-Key = tuple[str, str]
 
 
 def cmd_grep(args: argparse.Namespace) -> int:

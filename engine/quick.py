@@ -175,15 +175,13 @@ def leave_index(
     is returned as a notice to say, not raised)."""
     store = given.store
     try:
+        began = started_ns(summary)
+        roots = tuple(str(r) for r in given.roots)
         statindex.write(
             store,
-            records,
-            (str(r) for r in given.roots),
-            tally,
-            _keeper(records, given.tools, started_ns(summary)),
+            statindex.Swept(records, roots, tally, began, texts_seen),
+            _keeper(records, given.tools, began),
             statindex.environment(given.tools, KEEP_RULES),
-            started_ns(summary),
-            texts_seen,
         )
     except OSError:
         pass  # a full or read-only disk: the sweep's own writes said so already

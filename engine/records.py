@@ -178,7 +178,7 @@ class Record:
     document's verdict, in order, at most 200 (the record's ``error`` counts the unread)."""
 
     @property
-    def key(self) -> tuple[str, str]:
+    def key(self) -> Key:
         """Sort key of ``extract.jsonl``: (root, path)."""
         return (self.root, self.path)
 

@@ -35,7 +35,8 @@ import os
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -260,27 +261,32 @@ def load(out: Path) -> StatIndex | None:
     return index if index.v == VERSION else None
 
 
-def write(
-    store: Store,
-    records: Mapping[Key, Record],
-    roots: Iterable[str],
-    tally: Tally,
-    judge: Keeper,
-    env: str,
-    started_ns: int,
-    texts_seen: tuple[list[int], set[str]] | None = None,
-) -> bool:
-    """Write the index of ``store`` (holding its lock) after a full sweep that
-    started at ``started_ns`` wrote ``records``; ``roots`` are the roots it swept (listed even
-    with no records, so that an empty folder is quick too); ``judge`` tells which records it
-    keeps as they are, under the :func:`environment` ``env``; ``texts_seen``: the text
-    folders' times and the texts listed after them, when the sweep listed them. False when no
-    root qualifies (the file is then removed)."""
+@dataclass(frozen=True, slots=True)
+class Swept:
+    """What a full sweep wrote, as the stat index is made from it."""
+
+    records: Mapping[Key, Record]
+    """Every record the sweep wrote."""
+    roots: tuple[str, ...]
+    """The roots it swept (listed even with no records: an empty folder is quick too)."""
+    tally: Tally
+    """Its counts, as the summary has them."""
+    started_ns: int
+    """When it started (a file changed after that is read again by the next sweep)."""
+    texts_seen: tuple[list[int], set[str]] | None = None
+    """The text folders' times and the texts listed after them, when the sweep listed them."""
+
+
+def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
+    """Write the index of ``store`` (holding its lock) after the full sweep ``swept``;
+    ``judge`` tells which records it keeps as they are, under the :func:`environment`
+    ``env``. False when no root qualifies (the file is then removed)."""
     # The folders' times are taken before the texts are listed: a text removed after the
     # listing changes a time the next sweep compares.
-    texts, present = texts_seen if texts_seen is not None else (store.text_folder_times(), None)
-    by_root: dict[str, list[Record]] = {r: [] for r in roots}
-    for (root, _path), r in records.items():
+    seen = swept.texts_seen
+    texts, present = seen if seen is not None else (store.text_folder_times(), None)
+    by_root: dict[str, list[Record]] = {r: [] for r in swept.roots}
+    for (root, _path), r in swept.records.items():
         by_root.setdefault(root, []).append(r)
     kept: list[RootFiles] = []
     for root, recs in by_root.items():
@@ -317,9 +323,9 @@ def write(
         env,
         readers_table(),
         sources(),
-        started_ns,
+        swept.started_ns,
         kept,
-        _counts(tally),
+        _counts(swept.tally),
     )
     _write(store, index)
     return True

@@ -8,14 +8,16 @@ Textual); the desk asks it, shows what it says, and runs the engine calls in the
 thread workers (the app hands their answers back: :meth:`Desk.retry_finished`,
 :meth:`Desk.tools_checked`).
 
-It also keeps the two offers the app makes of its own accord: new error groups announced
-together, and the tools screen after a full sweep when files wait on a new tool.
+It makes the records screen (:attr:`Desk.home`) and tells every screen of each change
+(:meth:`Desk.tell`: one :class:`~tui.messages.ModelChanged`). It also keeps the two offers
+the app makes of its own accord: new error groups announced together, and the tools screen
+after a full sweep when files wait on a new tool.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -27,10 +29,11 @@ from engine.records import Key, Record, Status, is_sha256
 from engine.store import Store
 from tui.board import Board
 from tui.link import Change, Link, Say
-from tui.messages import RetryFinished, ToolsChecked
+from tui.messages import ModelChanged, RetryFinished, ToolsChecked
 from tui.query import TextTerm
 from tui.retries import Retries, RetryDone, ToolsCheck
 from tui.screens.kept import KeptScreens
+from tui.screens.records import RecordsScreen
 from tui.shell import Shell
 from tui.state import TriageState, announce
 from tui.triage import group_keys, tools_waited_on
@@ -46,18 +49,10 @@ class Desk(Board):
     """The app as its screens see it (see the module docstring)."""
 
     def __init__(
-        self,
-        app: Shell,
-        tell: Callable[[Change], None],
-        store: Store,
-        session: Session | None,
-        link: Link,
-        triage: TriageState,
+        self, app: Shell, store: Store, session: Session | None, link: Link, triage: TriageState
     ) -> None:
         super().__init__(store, session, link, triage)
         self.app = app
-        self.tell = tell
-        """Tells every screen of a change (the app's one route)."""
         self.retries = Retries(triage, link, self.tools_left_out)
         """What retries, password unlocks and tools re-checks decide."""
         self.changed_since = time.time()
@@ -68,6 +63,8 @@ class Desk(Board):
         self._announcing = False
         self._announced = -ANNOUNCE_SECONDS
         """When (monotonic) new error groups were last announced."""
+        self.home = RecordsScreen(self.model, triage, self)
+        """The records screen, at the bottom of the stack (the app installs it)."""
 
     def say(self, say: Say | None) -> bool:
         """Show ``say`` as a pop-up if there is one; whether there was."""
@@ -81,6 +78,15 @@ class Desk(Board):
         """The screen on top, or None (starting, or exiting: the stack is empty)."""
         stack = self.app.screen_stack
         return stack[-1] if stack else None
+
+    def tell(self, change: Change) -> None:
+        """Every screen is told of a change by one message: the records screen at once (the
+        row its cursor keeps is read before the next change), the screen on top when it is
+        another."""
+        self.home.on_model_changed(ModelChanged(change))
+        top = self.top()
+        if top is not None and top is not self.home:
+            top.post_message(ModelChanged(change))
 
     def held(self, events: list[Event]) -> bool:
         """Engine events arrived: whether they are held back (paused: the header counts them

@@ -55,7 +55,8 @@ class Feed:
     ) -> None:
         self.app, self.store, self.session, self.link = app, store, session, link
         self.route = route
-        """Hands what the link did to the app's route (the first block's rows)."""
+        """Hands what the link did to the router (the first block's rows:
+        :meth:`tui.router.Router.route`)."""
         self.opening = Opening(None, None, None)
         """The store as :meth:`open` opened it; :meth:`load` loads the rest."""
         self.collector = Collector()

@@ -1,4 +1,8 @@
-"""Messages that carry work done off the UI thread (store loads, engine events) to the app."""
+"""Messages that carry work done off the UI thread (store loads, engine events) to the app.
+
+Every one a worker posts is a :class:`Fed`: the app hands each to its
+:class:`~tui.router.Router`. :class:`ModelChanged` goes the other way, to the screens.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,11 @@ if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before t
     from tui.retries import RetryDone
 
 
-class RowsLoaded(Message):
+class Fed(Message):
+    """What a worker (or the session's listener) posts for the app to route."""
+
+
+class RowsLoaded(Fed):
     """A chunk of the store's records was parsed."""
 
     def __init__(self, chunk: Chunk, data: JsonlSource, first: bool) -> None:
@@ -30,7 +38,7 @@ class RowsLoaded(Message):
         """True for the first chunk of a (re)load: the model starts afresh."""
 
 
-class StoreLoaded(Message):
+class StoreLoaded(Fed):
     """Every record of the store was parsed."""
 
     def __init__(
@@ -52,7 +60,7 @@ class StoreLoaded(Message):
         """(mtime_ns, size) of the ``extract.jsonl`` loaded."""
 
 
-class StoreChanged(Message):
+class StoreChanged(Fed):
     """Another process rewrote the store (polling mode): every row again, and what changed."""
 
     def __init__(self, diff: StoreDiff) -> None:
@@ -61,7 +69,7 @@ class StoreChanged(Message):
         """The new rows, what changed, the new summary."""
 
 
-class StoreFollowed(Message):
+class StoreFollowed(Fed):
     """Another process changed the store (polling mode): what its index says changed."""
 
     def __init__(self, followed: Followed) -> None:
@@ -70,7 +78,7 @@ class StoreFollowed(Message):
         """The records written and keys removed since the counter the dashboard saw."""
 
 
-class EngineEvents(Message):
+class EngineEvents(Fed):
     """Engine events, in the order they happened (one per message from a live session: the
     run batches them already; a replay may bring many)."""
 
@@ -80,7 +88,7 @@ class EngineEvents(Message):
         """The events."""
 
 
-class SessionStage(Message):
+class SessionStage(Fed):
     """The session worker moved on: ``watching`` after the first sweep, ``failed``."""
 
     def __init__(self, stage: Live, detail: str = "") -> None:
@@ -91,7 +99,7 @@ class SessionStage(Message):
         """What went wrong, for ``failed``."""
 
 
-class LoadFailed(Message):
+class LoadFailed(Fed):
     """The store could not be read at all (``extract.jsonl`` a folder, unreadable...)."""
 
     def __init__(self, reason: str) -> None:
@@ -110,7 +118,7 @@ class ModelChanged(Message):
         """What changed (:class:`tui.link.Change`)."""
 
 
-class RetryFinished(Message):
+class RetryFinished(Fed):
     """A retry is done (its records arrived before this, as engine events)."""
 
     def __init__(self, done: RetryDone) -> None:
@@ -119,7 +127,7 @@ class RetryFinished(Message):
         """The engine's answer (:class:`tui.retries.RetryDone`)."""
 
 
-class ToolsChecked(Message, bubble=False):
+class ToolsChecked(Fed, bubble=False):
     """A tools re-check is done.
 
     It does not bubble: the app hands it on to the screen on top, and from there it bubbled

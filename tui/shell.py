@@ -5,7 +5,8 @@ as markup or terminal controls); a program runs with the terminal handed over; a
 error is captured (one line to say, its traceback to a file, exit 1: :func:`tui.cli.run_app`
 prints the line once the terminal is back); a worker that fails is said, never fatal; a
 terminal gone without SIGHUP is noticed (:mod:`tui.hangup`) and left as on ``q``.
-:class:`tui.app.QuarryApp` is a Shell that routes.
+:class:`tui.globalkeys.GlobalKeys` is a Shell with the keys of every screen, and
+:class:`tui.app.QuarryApp` one of those that routes.
 """
 
 from __future__ import annotations

@@ -196,5 +196,5 @@ async def test_events_that_come_once_the_app_has_left_end_nothing(store: Store) 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
     fixed = changed_record("pdf/encrypted.pdf", status="ok", reason=None, error=None)
-    app._engine_events(EngineEvents([RecordsChanged(time.time(), (fixed,))]))
+    app.router.take(EngineEvents([RecordsChanged(time.time(), (fixed,))]))
     assert not app.is_running

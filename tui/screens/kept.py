@@ -1,7 +1,8 @@
 """The screens made once and shown anew: the triage screens (tools, errors, unsupported,
 activity, a new one) and the help, over a back stack that holds each kind once.
 
-The app owns one :class:`KeptScreens` and routes its ``show_*`` actions here.
+The desk owns one :class:`KeptScreens`; the app's ``show_*`` actions (:mod:`tui.globalkeys`)
+come here.
 """
 
 from __future__ import annotations

@@ -243,7 +243,7 @@ class RecordsScreen(FullScreen):
         self.refresh_header()
 
     # Nothing to redraw when back from another screen: the app tells this screen of every
-    # change at once, on top or not (QuarryApp._tell_screens). Redrawn anyway, the table,
+    # change at once, on top or not (Desk.tell). Redrawn anyway, the table,
     # summary and header reached the screen after its own repaint as it resumed: each
     # escape drew it twice, 23 KB then 18 KB, and the next key waited behind (issue 25).
 
