@@ -38,15 +38,30 @@ class Merged:
     tally: Tally
     """The counts of every record the index held, before the run."""
     kept: int
-    """Files kept as their records say, without a run."""
+    """Files with a byte or more kept as their records say, without a run (what a run counts
+    as reused; an empty file's or a link's record is kept too, not counted)."""
     files: int
     """Files the walk found."""
     total: int
     """Their bytes."""
 
 
+_PLAIN = ("file", "")
+"""How the walk finds a regular file (:attr:`engine.walk.Listing.odd` lists the others)."""
+
+
 class OutOfOrder(Exception):
     """The index's rows did not come in the walk's key order (nothing is judged then)."""
+
+
+class MostDiffer(Exception):
+    """Most of the first rows differ from the walk (the first sweep after a cold one marks
+    every record reused): loading the records is cheaper than a merge and a run of nearly
+    everything, which would decode every line twice."""
+
+
+SAMPLE = 2000
+"""Rows looked at before :class:`MostDiffer` may be raised: when over half of them differ."""
 
 
 def merge(
@@ -61,7 +76,8 @@ def merge(
     records a full sweep keeps as they are; ``texts`` are the names of the store's texts.
     The records of the ``held`` roots (found gone or empty: kept) and of ``others`` (roots
     of the store this sweep does not walk) are counted, never looked at. Raises
-    :class:`OutOfOrder` when the rows are not in key order."""
+    :class:`OutOfOrder` when the rows are not in key order, :class:`MostDiffer` when most
+    of the first :data:`SAMPLE` rows of a root differ."""
     tally = Tally()
     only: dict[str, list[str]] = {}
     kept = files = total = 0
@@ -99,9 +115,11 @@ def _merge_root(
     kept = 0
     w = 0  # the next of ``order``
     last = None
-    for path, size, mtime_ns, record in rows:
+    for n, (path, size, mtime_ns, record) in enumerate(rows):
         if last is not None and path <= last:
             raise OutOfOrder(f"{last!r} then {path!r}")
+        if n == SAMPLE and len(look) > SAMPLE // 2:
+            raise MostDiffer(f"{len(look)} of the first {SAMPLE} rows differ")
         last = path
         tally.add(record)
         while w < len(order) and paths[order[w]] < path:
@@ -110,23 +128,22 @@ def _merge_root(
         if w < len(order) and paths[order[w]] == path:
             i = order[w]
             w += 1
-            if (
-                i not in odd
-                and sizes[i] == size
-                and mtimes[i] == mtime_ns
-                and size > 0
-                and _keeps(record, keeper, texts)
-            ):
-                kept += 1
+            found = odd.get(i, _PLAIN)
+            if sizes[i] == size and mtimes[i] == mtime_ns and _keeps(record, found, keeper, texts):
+                kept += size > 0 and found == _PLAIN  # (as a run counts reuse: files it reads)
                 continue
         look.append(path)  # changed, gone, or for the plan to judge
     look.extend(paths[i] for i in order[w:])
     return look, kept
 
 
-def _keeps(record: Record, keeper: Judge, texts: set[str]) -> bool:
-    """Whether a full sweep keeps ``record`` as it is for a file found as it says."""
+def _keeps(record: Record, found: tuple[str, str], keeper: Judge, texts: set[str]) -> bool:
+    """Whether a full sweep keeps ``record`` as it is for a file of its size and mtime that
+    the walk ``found`` as this (kind, detail): a regular file, or the link, the file over the
+    size cap... that a ``skipped`` record must still be."""
     judged = keeper(record)
     if judged is None or judged[2]:  # (an ``error`` a full sweep reads again)
+        return False
+    if (judged[0], judged[1]) != found:
         return False
     return not record.has_text or record.sha256 in texts

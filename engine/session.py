@@ -53,7 +53,9 @@ class Session:
         # the process's stderr; an embedding app (Textual) replaces stderr while it runs, and
         # a tracker started then fails ("bad value(s) in fds_to_keep"). Start it now.
         resource_tracker.ensure_running()
-        self._sweeper = Sweeper(roots, options or SweepOptions(), self._emit, quick=True)
+        self._sweeper = Sweeper(
+            roots, options or SweepOptions(), self._emit, quick=True, served=True
+        )
         self._sweeper.__enter__()
         self._lock = threading.RLock()
         self._life = threading.RLock()  # starting and stopping the watcher (see close)
@@ -106,6 +108,11 @@ class Session:
         return self._sweeper.worker_tools()
 
     @property
+    def record_count(self) -> int:
+        """Records in the store (as the sweeper counts them: with the store closed too)."""
+        return self._sweeper.index.tally.files
+
+    @property
     def sweeper(self) -> Sweeper:
         """The underlying sweeper."""
         return self._sweeper
@@ -141,9 +148,6 @@ class Session:
         """
         self._observe()
         with self._lock:  # close() sees the verdict as soon as it holds the lock
-            # served from the start when it can be: the first sweep then merges the walk
-            # with the index instead of loading every record (engine.merge)
-            self._open().serve_from_index()
             result = self._open().run()
             self.swept_whole = not result.interrupted
             if self.swept_whole:

@@ -179,6 +179,10 @@ class Sweeper:
     ``quick``: for a sweeper that runs one full sweep (the ``sweep`` command). Its records are
     loaded only when the stat index (:mod:`engine.statindex`) cannot show that nothing
     changed, and its full sweeps write that index for the next one.
+
+    ``served`` (a watching session's, with ``quick``): when the stat index cannot judge, the
+    first full sweep merges the walk with the store's index (:mod:`engine.merge`) rather than
+    load every record, and the index serves the records from then on.
     """
 
     def __init__(
@@ -188,6 +192,7 @@ class Sweeper:
         on_event: Listener = ignore,
         *,
         quick: bool = False,
+        served: bool = False,
     ):
         self.roots = resolve_roots(roots)
         self.options = options
@@ -235,6 +240,7 @@ class Sweeper:
         self._notices: list[Notice] = []
         """Said once the first run has started (a listener may not be ready before)."""
         self.quick = quick
+        self.served = served
         self._loaded = False
         self._walked: list[Listing] | None = None
         """The walk a quick sweep made before finding a change: the run that follows uses it."""
@@ -527,7 +533,7 @@ class Sweeper:
                 fast = only is None and not force and full is not False and not rehash
                 fast = fast and self.ledger.in_step()  # else the load repairs or resumes it
                 done = self._quick() if fast else None
-                if done is None and fast and self.from_index:
+                if done is None and fast and self.served:
                     done = self._served()
                 if done is not None:
                     return done
@@ -586,6 +592,7 @@ class Sweeper:
             return None
         db = self.ledger.db
         assert db is not None
+        listings: list[Listing] = []
         try:
             summary = self.store.load_summary()
             prev_ns = started_ns(summary) if summary is not None else 0
@@ -604,8 +611,9 @@ class Sweeper:
                 held,
                 [r for r in roots_of(db) if r not in walked],
             )
-        except (StoreCorrupt, merge.OutOfOrder, sqlite3.Error, OSError):
+        except (StoreCorrupt, merge.OutOfOrder, merge.MostDiffer, sqlite3.Error, OSError):
             self.ledger.close()  # the usual load opens it again
+            self._walked = listings or None  # (and the run takes this walk)
             return None
         self._stack.enter_context(self.ledger)
         self._loaded = True

@@ -79,7 +79,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         # Quit during the first sweep: say what the store holds, and that nothing is lost.
         print(
             f"quarry: stopped before the first sweep finished: the store keeps "
-            f"{count(len(session.sweeper.records), 'record')}; 'quarry' again reads the rest",
+            f"{count(session.record_count, 'record')}; 'quarry' again reads the rest",
             file=sys.stderr,
         )
     return code

@@ -275,3 +275,39 @@ def test_the_merge_of_a_walk_with_the_index_looks_at_exactly_what_differs(
         expect.counts,
         expect.chars,
     )
+
+
+def test_a_sweep_where_most_files_differ_loads_the_records_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import merge
+    from engine.sweep import SweepOptions
+    from engine.tools import ToolSet
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(12):
+        (root / f"f{i:02d}.txt").write_text(f"file {i}\n")
+    an_hour_ago = time.time() - 3600
+    for f in root.iterdir():
+        os.utime(f, (an_hour_ago, an_hour_ago))
+    opts = SweepOptions(tools=ToolSet.empty(), workers=1)
+
+    def sweep() -> tuple[list[str], dict[str, Record]]:
+        loads = _count_loads(monkeypatch)
+        with Sweeper([root], opts, quick=True, served=True) as sweeper:
+            sweeper.run()
+            out = sweeper.store.out
+        monkeypatch.undo()
+        return loads, {r.path: r for r in Store(out).load_records()}
+
+    monkeypatch.setattr(merge, "SAMPLE", 4)
+    sweep()  # cold: every record new, none reused
+    monkeypatch.setattr(merge, "SAMPLE", 4)
+    loads, records = sweep()  # every record to mark reused: loaded, not merged
+    assert loads == ["_load"] and all(r.reused for r in records.values())
+    (root / "f03.txt").write_text("edited\n")
+    monkeypatch.setattr(merge, "SAMPLE", 4)
+    loads, records = sweep()  # one file of twelve: merged with the index
+    assert loads == [] and records["f03.txt"].chars == len("edited\n")
+    assert len(records) == 12

@@ -489,6 +489,14 @@ class _InProcess(_Flaky):
     FAILING: ClassVar[dict[str, str]] = {}
 
 
+def _served(root: Path, **opts: object) -> SweepResult:
+    """A watching session's first sweep: quick when it can be, else the walk merged with the
+    index (engine.merge), else the records loaded."""
+    options = SweepOptions(tools=NONE, **opts)  # type: ignore[arg-type]
+    with Sweeper([root], options, quick=True, served=True) as sweeper:
+        return sweeper.run()
+
+
 @settings(
     max_examples=30,
     deadline=None,
@@ -497,6 +505,24 @@ class _InProcess(_Flaky):
 @given(steps=_STEPS)
 def test_a_quick_sweep_gives_what_the_usual_sweep_gives(
     tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, bytes]]
+) -> None:
+    _oracle(tmp_path_factory, steps, served=False)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=_STEPS)
+def test_a_sweep_merged_with_the_index_gives_what_the_usual_sweep_gives(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, bytes]]
+) -> None:
+    _oracle(tmp_path_factory, steps, served=True)
+
+
+def _oracle(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, bytes]], served: bool
 ) -> None:
     base = tmp_path_factory.mktemp("oracle")
     root = base / "docs"
@@ -509,8 +535,13 @@ def test_a_quick_sweep_gives_what_the_usual_sweep_gives(
         # Three sweeps after every step: after a change the third is a quick one, so the next
         # step meets a valid index (a change it would miss is a change the quick sweep misses).
         for _ in range(3):
-            quick = SweepOptions(out=quick_out, tools=NONE, max_bytes=limit, executor=_InProcess)
-            got = sweep([root], quick)
+            if served:
+                got = _served(root, out=quick_out, max_bytes=limit, executor=_InProcess)
+            else:
+                quick = SweepOptions(
+                    out=quick_out, tools=NONE, max_bytes=limit, executor=_InProcess
+                )
+                got = sweep([root], quick)
             want = _plain(root, plain_out, max_bytes=limit, executor=_InProcess)
             assert _outcome(got) == _outcome(want), step
             assert _comparable(quick_out) == _comparable(plain_out), step
