@@ -12,7 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
+from engine.events import (
+    Event,
+    Level,
+    Notice,
+    RecordsChanged,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
 from engine.events import Progress as ProgressEvent
 from engine.names import shown
 from engine.quality import VERDICTS, summary_line
@@ -58,7 +66,7 @@ class SweepReporter:
             self._records(event.records, event.removed)
         elif isinstance(event, SweepFinished):
             self._stop()
-        elif isinstance(event, Notice) and event.level != "info":
+        elif isinstance(event, Notice) and event.level != Level.INFO:
             self._line(describe(event), always=True)  # warnings and errors, even when quiet
         elif isinstance(event, Notice | ToolsChanged):
             self._line(describe(event))

@@ -137,6 +137,17 @@ class NoticeKind(StrEnum):
     """Dask workers' tools differ."""
 
 
+class Level(StrEnum):
+    """How much a notice matters: its value is the word logs show, as before the enum."""
+
+    INFO = "info"
+    """News; a quiet console leaves it out."""
+    WARNING = "warning"
+    """Shown even to a quiet console, and kept in the activity log."""
+    ERROR = "error"
+    """As a warning; the dashboard's pop-up says it as an error."""
+
+
 @dataclass(frozen=True, slots=True)
 class Notice(Event):
     """Something an operator should know that is not a record (watcher fallback, rescan...)."""
@@ -145,8 +156,8 @@ class Notice(Event):
     """What the notice is about; its value is the short code logs show."""
     message: str
     """One line for a log or a notification."""
-    level: str = "info"
-    """``info``, ``warning`` or ``error``."""
+    level: Level = Level.INFO
+    """How much it matters."""
 
 
 Listener = Callable[[Event], None]

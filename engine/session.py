@@ -22,7 +22,16 @@ from types import FrameType
 
 from engine.debounce import Batch
 from engine.errors import SessionClosed, StoreLost
-from engine.events import Event, Listener, Notice, NoticeKind, RecordsChanged, ToolsChanged, ignore
+from engine.events import (
+    Event,
+    Level,
+    Listener,
+    Notice,
+    NoticeKind,
+    RecordsChanged,
+    ToolsChanged,
+    ignore,
+)
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record
 from engine.store import JSONL, Store
@@ -223,7 +232,7 @@ class Session:
                             NoticeKind.STORE_TROUBLE,
                             f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
                             "the store's index; trying again",
-                            "error",
+                            Level.ERROR,
                         )
                     )
                 return
@@ -424,11 +433,11 @@ def _farewell(session: Session, swept: bool, on_event: Listener) -> int:
     watcher = session.watcher
     problem = (watcher.failure or watcher.trouble) if watcher is not None else None
     if problem is not None:
-        message, level, code = f"stopped; the store is NOT up to date: {problem}", "error", 1
+        message, level, code = f"stopped; the store is NOT up to date: {problem}", Level.ERROR, 1
     elif not swept:
         message = "stopped during the first sweep; the store keeps what it read so far"
-        level, code = "warning", 0
+        level, code = Level.WARNING, 0
     else:
-        message, level, code = "stopped; the store is up to date", "info", 0
+        message, level, code = "stopped; the store is up to date", Level.INFO, 0
     on_event(Notice(time.time(), NoticeKind.STOPPED, message, level))
     return code

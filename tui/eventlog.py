@@ -18,6 +18,7 @@ from datetime import datetime
 
 from engine.events import (
     Event,
+    Level,
     Notice,
     RecordsChanged,
     SweepFinished,
@@ -106,7 +107,7 @@ def describe(event: Event) -> list[LogLine]:
             parts.append(f"gone {', '.join(event.vanished)}")
         return [LogLine(at, "tools", "; ".join(parts) or "tool set re-checked")]
     if isinstance(event, Notice):
-        kept = event.level in ("warning", "error")
+        kept = event.level in (Level.WARNING, Level.ERROR)
         return [LogLine(at, "notice", shown(f"{event.kind}: {event.message}"), kept=kept)]
     return []
 

@@ -23,6 +23,7 @@ from typing import Literal
 from engine.db import DB, Point, status_counts
 from engine.events import (
     Event,
+    Level,
     Notice,
     NoticeKind,
     Progress,
@@ -48,6 +49,8 @@ Where = tuple[Stamp | None, Point | None]
 """Where a model stands in a store's history: the file's stamp, the index's point."""
 Severity = Literal["information", "warning", "error"]
 """How a pop-up looks (Textual's severity levels)."""
+_POPS_UP: dict[Level, Severity] = {Level.WARNING: "warning", Level.ERROR: "error"}
+"""The levels an event pops up at, and how it looks then."""
 
 
 class Live(StrEnum):
@@ -125,6 +128,12 @@ class Say:
     title: str = ""
     severity: Severity = "information"
     timeout: float | None = None
+
+
+def _pop_up(message: str, title: str, level: Level) -> list[Say]:
+    """The pop-up of an event at ``level`` (none for news)."""
+    severity = _POPS_UP.get(level)
+    return [] if severity is None else [Say(message, title, severity)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,12 +349,9 @@ class Link:
         elif event.kind is NoticeKind.STORE_OK:
             self.trouble = None
             self.state = self._settled()
-        if event.kind is NoticeKind.POLLING and event.level == "info":
+        if event.kind is NoticeKind.POLLING and event.level == Level.INFO:
             return [Say(event.message, "watching by polling", "warning")]
-        if event.level in ("warning", "error"):
-            level: Severity = "warning" if event.level == "warning" else "error"
-            return [Say(event.message, event.kind.value, level)]
-        return []
+        return _pop_up(event.message, event.kind.value, event.level)
 
     # -- following another process's store ----------------------------------------------
 
