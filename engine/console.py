@@ -17,6 +17,7 @@ from engine.events import (
     Level,
     Notice,
     RecordsChanged,
+    StoreHealth,
     SweepFinished,
     SweepStarted,
     ToolsChanged,
@@ -66,9 +67,9 @@ class SweepReporter:
             self._records(event.records, event.removed)
         elif isinstance(event, SweepFinished):
             self._stop()
-        elif isinstance(event, Notice) and event.level != Level.INFO:
+        elif isinstance(event, Notice | StoreHealth) and event.level != Level.INFO:
             self._line(describe(event), always=True)  # warnings and errors, even when quiet
-        elif isinstance(event, Notice | ToolsChanged):
+        elif isinstance(event, Notice | StoreHealth | ToolsChanged):
             self._line(describe(event))
 
     def _start(self, e: SweepStarted) -> None:
@@ -241,7 +242,7 @@ def record_line(r: Record) -> str:
 def describe(event: Event) -> str:
     """A log line for a non-record event."""
     stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
-    if isinstance(event, Notice):
+    if isinstance(event, Notice | StoreHealth):
         return f"{stamp} {event.level}: {shown(event.message)}"
     if isinstance(event, ToolsChanged):
         parts = []

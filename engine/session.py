@@ -29,6 +29,8 @@ from engine.events import (
     Notice,
     NoticeKind,
     RecordsChanged,
+    StoreHealth,
+    StoreState,
     ToolsChanged,
     ignore,
 )
@@ -227,18 +229,17 @@ class Session:
                 self._records_retry_at = time.monotonic() + retry_after(self._records_tries)
                 if self._records_tries == 1:
                     self.on_event(
-                        Notice(
+                        StoreHealth(
                             time.time(),
-                            NoticeKind.STORE_TROUBLE,
+                            StoreState.TROUBLE,
                             f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
                             "the store's index; trying again",
-                            Level.ERROR,
                         )
                     )
                 return
             if self._records_tries:
                 self.on_event(
-                    Notice(time.time(), NoticeKind.STORE_OK, f"{JSONL} is up to date again")
+                    StoreHealth(time.time(), StoreState.OK, f"{JSONL} is up to date again")
                 )
             self._records_tries = 0
 

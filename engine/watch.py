@@ -22,8 +22,10 @@ re-check. A batch the machine kept from the store (:class:`Deferred`: the store'
 read-only or full, the pool cannot start) keeps its paths and is tried again, ``RETRY_S``
 later, then twice as long after each failed try up to ``RETRY_MAX_S``: the trouble is said
 once, the tries are quiet (the target tells nothing of a try that fails again), and its end is
-said once; a store whose folder or lock vanished (:class:`engine.errors.StoreLost`) stops the
-watcher for good (:attr:`Watcher.failure`), since our lock no longer keeps a second writer out.
+said once, each a :class:`engine.events.StoreHealth` event; a store whose folder or lock
+vanished (:class:`engine.errors.StoreLost`) stops the watcher for good
+(:attr:`Watcher.failure`, said as a lost store), since our lock no longer keeps a second writer
+out.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from engine.debounce import Batch, Debouncer, Ready, Timing
 from engine.errors import StoreLost
-from engine.events import Event, Level, Notice, NoticeKind
+from engine.events import Event, Level, Notice, NoticeKind, StoreHealth, StoreState
 from engine.names import shown
 from engine.watchfs import QueueingHandler, Started, healthy, start_observer
 
@@ -449,12 +451,11 @@ class Watcher:
     def _troubled(self, why: str) -> None:
         self.tries += 1
         if self.trouble is None or _gist(why) != _gist(self.trouble):  # once per new trouble
-            self._notice(
-                NoticeKind.STORE_TROUBLE,
+            self._health(
+                StoreState.TROUBLE,
                 f"changes not stored: {why}; the store is not up to date; trying again in "
                 f"{RETRY_S:g} s, then less often (at most every {RETRY_MAX_S:g} s) until it "
                 "takes them",
-                Level.ERROR,
             )
         self.trouble = why
 
@@ -462,18 +463,17 @@ class Watcher:
         if self.trouble is not None and not self._held:
             self.trouble = None
             self.tries = 0
-            self._notice(NoticeKind.STORE_OK, "the store takes changes again; it is up to date")
+            self._health(StoreState.OK, "the store takes changes again; it is up to date")
 
     def _lost(self, why: str) -> None:
         self.failure = why
-        self._notice(
-            NoticeKind.STORE_LOST,
-            f"{why}: stopped watching; the store is not up to date",
-            Level.ERROR,
-        )
+        self._health(StoreState.LOST, f"{why}: stopped watching; the store is not up to date")
 
     def _notice(self, kind: NoticeKind, message: str, level: Level = Level.INFO) -> None:
         self.target.notify(Notice(time.time(), kind, message, level))
+
+    def _health(self, state: StoreState, message: str) -> None:
+        self.target.notify(StoreHealth(time.time(), state, message))
 
 
 def _gist(why: str) -> str:

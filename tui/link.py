@@ -28,6 +28,8 @@ from engine.events import (
     NoticeKind,
     Progress,
     RecordsChanged,
+    StoreHealth,
+    StoreState,
     SweepFinished,
     SweepStarted,
     ToolsChanged,
@@ -329,6 +331,8 @@ class Link:
             self.state = self._settled()
         elif isinstance(event, ToolsChanged) and event.appeared:
             return [Say(f"tools found: {', '.join(event.appeared)}", "tools")]
+        elif isinstance(event, StoreHealth):
+            return self._store_health(event)
         elif isinstance(event, Notice):
             return self._notice(event)
         return []
@@ -339,16 +343,20 @@ class Link:
             return self.trouble
         return Live.WATCHING if self.watching else Live.IDLE
 
-    def _notice(self, event: Notice) -> list[Say]:
-        """The watcher's store states go to the header; warnings and errors also pop up."""
-        if event.kind is NoticeKind.STORE_LOST:
+    def _store_health(self, event: StoreHealth) -> list[Say]:
+        """The store's health goes to the header; its trouble and its loss also pop up."""
+        if event.state is StoreState.LOST:
             self.watching = False
             self.trouble = self.state = Live.STORE_LOST
-        elif event.kind is NoticeKind.STORE_TROUBLE:
+        elif event.state is StoreState.TROUBLE:
             self.trouble = self.state = Live.RETRYING
-        elif event.kind is NoticeKind.STORE_OK:
+        else:
             self.trouble = None
             self.state = self._settled()
+        return _pop_up(event.message, event.state.value, event.level)
+
+    def _notice(self, event: Notice) -> list[Say]:
+        """Warnings and errors pop up, and a watcher that falls back to polling."""
         if event.kind is NoticeKind.POLLING and event.level == Level.INFO:
             return [Say(event.message, "watching by polling", "warning")]
         return _pop_up(event.message, event.kind.value, event.level)
