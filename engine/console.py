@@ -12,7 +12,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from engine.events import Event, Notice, RecordsChanged, SweepFinished, SweepStarted, ToolsChanged
+from engine.events import (
+    Event,
+    Level,
+    Notice,
+    RecordsChanged,
+    StoreHealth,
+    SweepFinished,
+    SweepStarted,
+    ToolsChanged,
+)
 from engine.events import Progress as ProgressEvent
 from engine.names import shown
 from engine.quality import VERDICTS, summary_line
@@ -58,9 +67,9 @@ class SweepReporter:
             self._records(event.records, event.removed)
         elif isinstance(event, SweepFinished):
             self._stop()
-        elif isinstance(event, Notice) and event.level != "info":
+        elif isinstance(event, Notice | StoreHealth) and event.level != Level.INFO:
             self._line(describe(event), always=True)  # warnings and errors, even when quiet
-        elif isinstance(event, Notice | ToolsChanged):
+        elif isinstance(event, Notice | StoreHealth | ToolsChanged):
             self._line(describe(event))
 
     def _start(self, e: SweepStarted) -> None:
@@ -233,7 +242,7 @@ def record_line(r: Record) -> str:
 def describe(event: Event) -> str:
     """A log line for a non-record event."""
     stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
-    if isinstance(event, Notice):
+    if isinstance(event, Notice | StoreHealth):
         return f"{stamp} {event.level}: {shown(event.message)}"
     if isinstance(event, ToolsChanged):
         parts = []

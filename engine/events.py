@@ -101,12 +101,6 @@ class NoticeKind(StrEnum):
     """A file still being written was read anyway; read again when it settles."""
     RESCAN = "rescan"
     """The watcher rescans the roots."""
-    STORE_TROUBLE = "store-trouble"
-    """Changes could not be stored; retried until the store takes them."""
-    STORE_OK = "store-ok"
-    """The store takes changes again."""
-    STORE_LOST = "store-lost"
-    """Watching stopped: the store is not up to date."""
     STORE_INDEX = "store-index"
     """The store's index was rebuilt or could not be used."""
     STORE_REPAIR = "store-repair"
@@ -137,6 +131,17 @@ class NoticeKind(StrEnum):
     """Dask workers' tools differ."""
 
 
+class Level(StrEnum):
+    """How much a notice matters: its value is the word logs show, as before the enum."""
+
+    INFO = "info"
+    """News; a quiet console leaves it out."""
+    WARNING = "warning"
+    """Shown even to a quiet console, and kept in the activity log."""
+    ERROR = "error"
+    """As a warning; the dashboard's pop-up says it as an error."""
+
+
 @dataclass(frozen=True, slots=True)
 class Notice(Event):
     """Something an operator should know that is not a record (watcher fallback, rescan...)."""
@@ -145,8 +150,35 @@ class Notice(Event):
     """What the notice is about; its value is the short code logs show."""
     message: str
     """One line for a log or a notification."""
-    level: str = "info"
-    """``info``, ``warning`` or ``error``."""
+    level: Level = Level.INFO
+    """How much it matters."""
+
+
+class StoreState(StrEnum):
+    """Whether the store takes the watcher's changes; the value is the word logs show."""
+
+    TROUBLE = "store-trouble"
+    """Changes could not be stored; retried until the store takes them."""
+    OK = "store-ok"
+    """The store takes changes again: the trouble is over."""
+    LOST = "store-lost"
+    """Watching stopped for good: the store is not up to date."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreHealth(Event):
+    """The store's health as the watcher (or the session's writes) meets it: the dashboard's
+    header follows it, the console and the activity log print it as a notice."""
+
+    state: StoreState
+    """Trouble, over, or lost."""
+    message: str
+    """One line for a log or a notification."""
+
+    @property
+    def level(self) -> Level:
+        """A store that does not take changes is an error; its return is news."""
+        return Level.INFO if self.state is StoreState.OK else Level.ERROR
 
 
 Listener = Callable[[Event], None]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from engine import statindex
 from engine.errors import StoreCorrupt
-from engine.events import Notice, NoticeKind, Progress
+from engine.events import Level, Notice, NoticeKind, Progress
 from engine.plan import KEEP_RULES, RACY_NS, Keeper
 from engine.records import Key, Record, Status, Summary
 from engine.summary import build_summary, started_ns
@@ -191,7 +191,7 @@ def leave_index(
             f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
             "the next sweep loads the store"
         )
-        return Notice(time.time(), NoticeKind.STAT_INDEX, why, "warning")
+        return Notice(time.time(), NoticeKind.STAT_INDEX, why, Level.WARNING)
     return None
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from engine import history
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
-from engine.events import Notice, NoticeKind
+from engine.events import Level, Notice, NoticeKind
 from engine.records import Key, Record
 from engine.store import JSONL, Store, read_jsonl
 from engine.textindex import Progress, TextIndex, has_tables, is_ready
@@ -91,12 +91,12 @@ class Ledger:
         """Keep the text index with the records (built or caught up first), or drop it."""
         if not self.text:
             if remove_text_index(db):
-                self._notice("the text index was dropped (--no-text-index)", "info")
+                self._notice("the text index was dropped (--no-text-index)", Level.INFO)
             return
         text = TextIndex(db, self.store)
         db.companion = text
         self._text = text
-        text.ensure(self.progress, say=lambda message: self._notice(message, "info"))
+        text.ensure(self.progress, say=lambda message: self._notice(message, Level.INFO))
 
     def _attach(self, records: list[Record]) -> Resumed | None:
         source = identity_of(self.store.jsonl_path)
@@ -105,7 +105,7 @@ class Ledger:
             db = RecordDB.open_writer(self._path())
         except IndexUnusable as exc:
             self._remove()
-            self._notice(f"the index could not be used ({exc}): rebuilt", "info")
+            self._notice(f"the index could not be used ({exc}): rebuilt", Level.INFO)
             existed = False
             db = RecordDB.open_writer(self._path())
         self.db = db
@@ -115,7 +115,7 @@ class Ledger:
             if resumed is not None or source is not None:
                 return resumed
         if existed and len(db):
-            self._notice("the index did not match extract.jsonl: rebuilt from it", "info")
+            self._notice("the index did not match extract.jsonl: rebuilt from it", Level.INFO)
         db.replace_all(records, source)
         return None
 
@@ -179,7 +179,7 @@ class Ledger:
         self._notice(
             f"resuming a sweep that did not finish: {len(keys)} file(s) it decided are not "
             "read again",
-            "info",
+            Level.INFO,
         )
         return Resumed(loaded.records, frozenset(keys))
 
@@ -244,7 +244,7 @@ class Ledger:
             self._notice(
                 f"the index held {counted:,} records, the sweep {expected:,}: "
                 f"{JSONL} written from the records, the index rebuilt",
-                "warning",
+                Level.WARNING,
             )
             return False
         except sqlite3.Error as exc:
@@ -281,7 +281,9 @@ class Ledger:
         if self.db is not None and _inode(self._path()) != self._ino:
             self.close()  # (its writes went to a file no longer there)
             self._stale = True
-            self._notice("the index was deleted or replaced: rebuilt from the records", "warning")
+            self._notice(
+                "the index was deleted or replaced: rebuilt from the records", Level.WARNING
+            )
         try:
             if self.db is None:
                 if not self._stale:
@@ -363,14 +365,14 @@ class Ledger:
     def _fail(self, exc: BaseException) -> None:
         """Drop the index after ``exc``; it is rebuilt at the next write that succeeds."""
         self.forget()
-        self._notice(f"the index failed ({exc}): dropped, rebuilt at the next write", "warning")
+        self._notice(f"the index failed ({exc}): dropped, rebuilt at the next write", Level.WARNING)
 
     def _open_fresh(self) -> RecordDB | None:
         try:
             return RecordDB.open_writer(self._path())
         except (IndexUnusable, sqlite3.Error, OSError) as exc:
             self._stale = True
-            self._notice(f"cannot make the index ({exc}): the sweep goes on without", "warning")
+            self._notice(f"cannot make the index ({exc}): the sweep goes on without", Level.WARNING)
             return None
 
     def _path(self) -> Path:
@@ -397,7 +399,7 @@ class Ledger:
                 continue
             what = "a link" if stat.S_ISLNK(mode) else "not a file"
             self._notice(
-                f"{name} in the store was {what}: removed, the index is rebuilt", "warning"
+                f"{name} in the store was {what}: removed, the index is rebuilt", Level.WARNING
             )
             if stat.S_ISDIR(mode):
                 os.rmdir(where)  # an empty folder only; anything else stays an error
@@ -409,7 +411,7 @@ class Ledger:
                     os.unlink(os.path.join(self.store.out, name))
         return existed
 
-    def _notice(self, message: str, level: str) -> None:
+    def _notice(self, message: str, level: Level) -> None:
         self.say(Notice(time.time(), NoticeKind.STORE_INDEX, message, level))
 
 

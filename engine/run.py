@@ -26,7 +26,7 @@ from typing import BinaryIO, Protocol
 
 from engine.detect import name_key
 from engine.errors import MachineFailure
-from engine.events import Listener, Notice, NoticeKind, Progress, RecordsChanged
+from engine.events import Level, Listener, Notice, NoticeKind, Progress, RecordsChanged
 from engine.executor import Executor, on_this_machine
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.limits import DEFAULT_LIMITS, Limits
@@ -419,7 +419,7 @@ class Run:
                     time.time(),
                     NoticeKind.MACHINE_FAILURE,
                     f"{files} file(s) not read, earlier records kept: {why}",
-                    "error",
+                    Level.ERROR,
                 )
             )
         self._machine.clear()

@@ -22,7 +22,18 @@ from types import FrameType
 
 from engine.debounce import Batch
 from engine.errors import SessionClosed, StoreLost
-from engine.events import Event, Listener, Notice, NoticeKind, RecordsChanged, ToolsChanged, ignore
+from engine.events import (
+    Event,
+    Level,
+    Listener,
+    Notice,
+    NoticeKind,
+    RecordsChanged,
+    StoreHealth,
+    StoreState,
+    ToolsChanged,
+    ignore,
+)
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record
 from engine.store import JSONL, Store
@@ -222,18 +233,17 @@ class Session:
                 self._records_retry_at = time.monotonic() + retry_after(self._records_tries)
                 if self._records_tries == 1:
                     self.on_event(
-                        Notice(
+                        StoreHealth(
                             time.time(),
-                            NoticeKind.STORE_TROUBLE,
+                            StoreState.TROUBLE,
                             f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
                             "the store's index; trying again",
-                            "error",
                         )
                     )
                 return
             if self._records_tries:
                 self.on_event(
-                    Notice(time.time(), NoticeKind.STORE_OK, f"{JSONL} is up to date again")
+                    StoreHealth(time.time(), StoreState.OK, f"{JSONL} is up to date again")
                 )
             self._records_tries = 0
 
@@ -428,11 +438,11 @@ def _farewell(session: Session, swept: bool, on_event: Listener) -> int:
     watcher = session.watcher
     problem = (watcher.failure or watcher.trouble) if watcher is not None else None
     if problem is not None:
-        message, level, code = f"stopped; the store is NOT up to date: {problem}", "error", 1
+        message, level, code = f"stopped; the store is NOT up to date: {problem}", Level.ERROR, 1
     elif not swept:
         message = "stopped during the first sweep; the store keeps what it read so far"
-        level, code = "warning", 0
+        level, code = Level.WARNING, 0
     else:
-        message, level, code = "stopped; the store is up to date", "info", 0
+        message, level, code = "stopped; the store is up to date", Level.INFO, 0
     on_event(Notice(time.time(), NoticeKind.STOPPED, message, level))
     return code

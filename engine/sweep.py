@@ -34,6 +34,7 @@ from engine.db import RecordDB, key_bytes
 from engine.dbindex import IndexedRecords, IndexGone, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
+    Level,
     Listener,
     Notice,
     NoticeKind,
@@ -358,7 +359,7 @@ class Sweeper:
                     time.time(),
                     NoticeKind.STORE_REPAIR,
                     f"{loaded.left_out()} (their files are read again)",
-                    "warning",
+                    Level.WARNING,
                 )
             )
         try:
@@ -370,7 +371,7 @@ class Sweeper:
                     time.time(),
                     NoticeKind.STORE_REPAIR,
                     f"{exc}: rewritten by this sweep",
-                    "warning",
+                    Level.WARNING,
                 )
             )
         if summary is not None:
@@ -783,7 +784,7 @@ class Sweeper:
                     time.time(),
                     NoticeKind.VANISHED,
                     f"{len(vanished)} file(s) to retry no longer exist",
-                    "warning",
+                    Level.WARNING,
                 )
             )
         records = self.records
@@ -891,10 +892,10 @@ class Sweeper:
         now = time.time()
         if run.repaired:
             why = f"{run.repaired} text(s) missing or not matching their content: read again"
-            self.on_event(Notice(now, NoticeKind.REPAIRED, why, "warning"))
+            self.on_event(Notice(now, NoticeKind.REPAIRED, why, Level.WARNING))
         if run.interrupted:
             why = f"interrupted: {decided} file(s) decided and written; the rest keep their records"
-            self.on_event(Notice(now, NoticeKind.INTERRUPTED, why, "warning"))
+            self.on_event(Notice(now, NoticeKind.INTERRUPTED, why, Level.WARNING))
 
     def _held_roots(self, entries: list[Entry]) -> dict[str, int]:
         """Roots that are gone or empty while the store holds records of them -> how many.
@@ -922,7 +923,7 @@ class Sweeper:
                     NoticeKind.ROOT_MISSING,
                     f"{root} {state} but the store holds {n} record(s) of it: kept "
                     "(--forget-missing drops them)",
-                    "error",
+                    Level.ERROR,
                 )
             )
 
@@ -992,7 +993,7 @@ class Sweeper:
                         time.time(),
                         NoticeKind.STORE_REPAIR,
                         f"{JSONL} rewritten without its unreadable lines",
-                        "info",
+                        Level.INFO,
                     )
                 )
         if wait is not None:
@@ -1009,7 +1010,7 @@ class Sweeper:
                         time.time(),
                         NoticeKind.STORE_REPAIR,
                         f"could not remove {len(stuck)} unused text(s): {shown(stuck[0])}",
-                        "warning",
+                        Level.WARNING,
                     )
                 )
             self.store.mark_clean()

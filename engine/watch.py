@@ -22,8 +22,10 @@ re-check. A batch the machine kept from the store (:class:`Deferred`: the store'
 read-only or full, the pool cannot start) keeps its paths and is tried again, ``RETRY_S``
 later, then twice as long after each failed try up to ``RETRY_MAX_S``: the trouble is said
 once, the tries are quiet (the target tells nothing of a try that fails again), and its end is
-said once; a store whose folder or lock vanished (:class:`engine.errors.StoreLost`) stops the
-watcher for good (:attr:`Watcher.failure`), since our lock no longer keeps a second writer out.
+said once, each a :class:`engine.events.StoreHealth` event; a store whose folder or lock
+vanished (:class:`engine.errors.StoreLost`) stops the watcher for good
+(:attr:`Watcher.failure`, said as a lost store), since our lock no longer keeps a second writer
+out.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from engine.debounce import Batch, Debouncer, Ready, Timing
 from engine.errors import StoreLost
-from engine.events import Event, Notice, NoticeKind
+from engine.events import Event, Level, Notice, NoticeKind, StoreHealth, StoreState
 from engine.names import shown
 from engine.watchfs import QueueingHandler, Started, healthy, start_observer
 
@@ -229,7 +231,7 @@ class Watcher:
             except Exception as exc:  # watchdog 7.1's inotify bookkeeping can trip on stop
                 # (KeyError after nested folders went); the threads are told to stop already.
                 self._notice(
-                    NoticeKind.WATCH_ERROR, f"stopping {shown(str(root))}: {exc!r}", "warning"
+                    NoticeKind.WATCH_ERROR, f"stopping {shown(str(root))}: {exc!r}", Level.WARNING
                 )
         for root, started in self._observers.items():
             # After such a failed stop an emitter can stay blocked in its inotify read, and an
@@ -238,7 +240,9 @@ class Watcher:
             started.observer.join(timeout=STOP_JOIN_S)
             if started.observer.is_alive():
                 self._notice(
-                    NoticeKind.WATCH_ERROR, f"{shown(str(root))}: observer did not stop", "warning"
+                    NoticeKind.WATCH_ERROR,
+                    f"{shown(str(root))}: observer did not stop",
+                    Level.WARNING,
                 )
         self._observers.clear()
         logging.getLogger("watchdog.observers").removeHandler(self._hook)
@@ -284,7 +288,7 @@ class Watcher:
             self._notice(
                 NoticeKind.POLLING,
                 f"{shown(str(root))}: {started.fallback}; polling every {self.options.poll_s:g} s",
-                "warning",
+                Level.WARNING,
             )
 
     def _check_observers(self, now: float) -> None:
@@ -300,14 +304,16 @@ class Watcher:
                 started.observer.join()
                 del self._observers[root]
                 self._notice(
-                    NoticeKind.WATCH_ERROR, f"watching {name} stopped; restarting", "warning"
+                    NoticeKind.WATCH_ERROR, f"watching {name} stopped; restarting", Level.WARNING
                 )
             try:
                 self._observe(root)
             except OSError as exc:
                 self._retry_at[root] = now + RETRY_S
                 self._notice(
-                    NoticeKind.WATCH_ERROR, f"cannot watch {name}: {exc.strerror or exc}", "error"
+                    NoticeKind.WATCH_ERROR,
+                    f"cannot watch {name}: {exc.strerror or exc}",
+                    Level.ERROR,
                 )
                 continue
             self.request_rescan(f"watching {name} restarted")
@@ -329,7 +335,7 @@ class Watcher:
             raise
         except Exception as exc:  # the watcher must outlive any one batch
             self._notice(
-                NoticeKind.WATCH_ERROR, f"watch step failed: {exc!r}; rescan soon", "error"
+                NoticeKind.WATCH_ERROR, f"watch step failed: {exc!r}; rescan soon", Level.ERROR
             )
             self._next_rescan = min(self._next_rescan, time.monotonic() + RETRY_S)
             self._stop.wait(RETRY_S / 5)
@@ -445,12 +451,11 @@ class Watcher:
     def _troubled(self, why: str) -> None:
         self.tries += 1
         if self.trouble is None or _gist(why) != _gist(self.trouble):  # once per new trouble
-            self._notice(
-                NoticeKind.STORE_TROUBLE,
+            self._health(
+                StoreState.TROUBLE,
                 f"changes not stored: {why}; the store is not up to date; trying again in "
                 f"{RETRY_S:g} s, then less often (at most every {RETRY_MAX_S:g} s) until it "
                 "takes them",
-                "error",
             )
         self.trouble = why
 
@@ -458,16 +463,17 @@ class Watcher:
         if self.trouble is not None and not self._held:
             self.trouble = None
             self.tries = 0
-            self._notice(NoticeKind.STORE_OK, "the store takes changes again; it is up to date")
+            self._health(StoreState.OK, "the store takes changes again; it is up to date")
 
     def _lost(self, why: str) -> None:
         self.failure = why
-        self._notice(
-            NoticeKind.STORE_LOST, f"{why}: stopped watching; the store is not up to date", "error"
-        )
+        self._health(StoreState.LOST, f"{why}: stopped watching; the store is not up to date")
 
-    def _notice(self, kind: NoticeKind, message: str, level: str = "info") -> None:
+    def _notice(self, kind: NoticeKind, message: str, level: Level = Level.INFO) -> None:
         self.target.notify(Notice(time.time(), kind, message, level))
+
+    def _health(self, state: StoreState, message: str) -> None:
+        self.target.notify(StoreHealth(time.time(), state, message))
 
 
 def _gist(why: str) -> str:

@@ -18,8 +18,10 @@ from datetime import datetime
 
 from engine.events import (
     Event,
+    Level,
     Notice,
     RecordsChanged,
+    StoreHealth,
     SweepFinished,
     SweepStarted,
     ToolsChanged,
@@ -106,9 +108,16 @@ def describe(event: Event) -> list[LogLine]:
             parts.append(f"gone {', '.join(event.vanished)}")
         return [LogLine(at, "tools", "; ".join(parts) or "tool set re-checked")]
     if isinstance(event, Notice):
-        kept = event.level in ("warning", "error")
-        return [LogLine(at, "notice", shown(f"{event.kind}: {event.message}"), kept=kept)]
+        return [_notice_line(at, event.kind, event.message, event.level)]
+    if isinstance(event, StoreHealth):  # said as the notice it once was
+        return [_notice_line(at, event.state, event.message, event.level)]
     return []
+
+
+def _notice_line(at: float, word: str, message: str, level: Level) -> LogLine:
+    """``kind: message``; a warning or an error is kept."""
+    kept = level in (Level.WARNING, Level.ERROR)
+    return LogLine(at, "notice", shown(f"{word}: {message}"), kept=kept)
 
 
 def store_lines(

@@ -23,10 +23,13 @@ from typing import Literal
 from engine.db import DB, Point, status_counts
 from engine.events import (
     Event,
+    Level,
     Notice,
     NoticeKind,
     Progress,
     RecordsChanged,
+    StoreHealth,
+    StoreState,
     SweepFinished,
     SweepStarted,
     ToolsChanged,
@@ -48,6 +51,8 @@ Where = tuple[Stamp | None, Point | None]
 """Where a model stands in a store's history: the file's stamp, the index's point."""
 Severity = Literal["information", "warning", "error"]
 """How a pop-up looks (Textual's severity levels)."""
+_POPS_UP: dict[Level, Severity] = {Level.WARNING: "warning", Level.ERROR: "error"}
+"""The levels an event pops up at, and how it looks then."""
 
 
 class Live(StrEnum):
@@ -125,6 +130,12 @@ class Say:
     title: str = ""
     severity: Severity = "information"
     timeout: float | None = None
+
+
+def _pop_up(message: str, title: str, level: Level) -> list[Say]:
+    """The pop-up of an event at ``level`` (none for news)."""
+    severity = _POPS_UP.get(level)
+    return [] if severity is None else [Say(message, title, severity)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +331,8 @@ class Link:
             self.state = self._settled()
         elif isinstance(event, ToolsChanged) and event.appeared:
             return [Say(f"tools found: {', '.join(event.appeared)}", "tools")]
+        elif isinstance(event, StoreHealth):
+            return self._store_health(event)
         elif isinstance(event, Notice):
             return self._notice(event)
         return []
@@ -330,22 +343,23 @@ class Link:
             return self.trouble
         return Live.WATCHING if self.watching else Live.IDLE
 
-    def _notice(self, event: Notice) -> list[Say]:
-        """The watcher's store states go to the header; warnings and errors also pop up."""
-        if event.kind is NoticeKind.STORE_LOST:
+    def _store_health(self, event: StoreHealth) -> list[Say]:
+        """The store's health goes to the header; its trouble and its loss also pop up."""
+        if event.state is StoreState.LOST:
             self.watching = False
             self.trouble = self.state = Live.STORE_LOST
-        elif event.kind is NoticeKind.STORE_TROUBLE:
+        elif event.state is StoreState.TROUBLE:
             self.trouble = self.state = Live.RETRYING
-        elif event.kind is NoticeKind.STORE_OK:
+        else:
             self.trouble = None
             self.state = self._settled()
-        if event.kind is NoticeKind.POLLING and event.level == "info":
+        return _pop_up(event.message, event.state.value, event.level)
+
+    def _notice(self, event: Notice) -> list[Say]:
+        """Warnings and errors pop up, and a watcher that falls back to polling."""
+        if event.kind is NoticeKind.POLLING and event.level == Level.INFO:
             return [Say(event.message, "watching by polling", "warning")]
-        if event.level in ("warning", "error"):
-            level: Severity = "warning" if event.level == "warning" else "error"
-            return [Say(event.message, event.kind.value, level)]
-        return []
+        return _pop_up(event.message, event.kind.value, event.level)
 
     # -- following another process's store ----------------------------------------------
 

@@ -57,7 +57,7 @@ import distributed
 from engine import worker as _w
 from engine.detect import by_name, name_key
 from engine.errors import MachineFailure
-from engine.events import Listener, Notice, NoticeKind, ignore
+from engine.events import Level, Listener, Notice, NoticeKind, ignore
 from engine.executor import TICK_S
 from engine.executors import dask_worker
 from engine.executors.dask_worker import (
@@ -348,7 +348,7 @@ class DaskExecutor:
                     time.time(),
                     NoticeKind.DASK_REFUSED,
                     f"{problem}: it gets no reads of this sweep",
-                    "warning",
+                    Level.WARNING,
                 )
             )
 
@@ -579,7 +579,7 @@ class DaskExecutor:
                 NoticeKind.DASK_TOOLS,
                 "reads of this sweep had different tools on different Dask workers, so their "
                 "texts may differ from what one machine would give (" + "; ".join(parts) + ")",
-                "warning",
+                Level.WARNING,
             )
         )
 

@@ -20,7 +20,7 @@ import pytest
 
 from engine import store as store_module
 from engine.debounce import Batch
-from engine.events import Event, Notice, SweepFinished, SweepStarted
+from engine.events import Event, Level, Notice, StoreHealth, StoreState, SweepFinished, SweepStarted
 from engine.session import Session
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
@@ -54,6 +54,10 @@ def _text(w: Watched, path: str) -> str:
 
 def _notices(w: Watched, kind: str) -> list[Notice]:
     return [e for e in list(w.events) if isinstance(e, Notice) and e.kind == kind]
+
+
+def _health(w: Watched, state: StoreState) -> list[StoreHealth]:
+    return [e for e in list(w.events) if isinstance(e, StoreHealth) and e.state is state]
 
 
 def _same_size_edit_keeping_mtime(path: Path, text: str) -> None:
@@ -193,10 +197,14 @@ def test_the_watcher_drives_any_target_and_retries_what_was_deferred(
     try:
         _until("the retried batch", lambda: target.batches)
         assert target.batches[0][str(root)] == ["queued.txt"]
-        kinds = [e.kind for e in target.events if isinstance(e, Notice)]
-        assert kinds.count("store-trouble") == 1  # said once, not once per retry
-        assert "store-ok" in kinds
-        _until("idle", watcher.idle)
+        _until("idle", watcher.idle)  # the batch stored, and its end said
+        health = [e for e in target.events if isinstance(e, StoreHealth)]
+        states = [e.state for e in health]
+        assert states == [StoreState.TROUBLE, StoreState.OK]  # said once, not once per retry
+        assert [e.level for e in health] == [Level.ERROR, Level.INFO]
+        assert "No space left on device" in health[0].message
+        words = {state.value for state in StoreState}
+        assert not any(isinstance(e, Notice) and e.kind in words for e in target.events)
         assert watcher.trouble is None
     finally:
         watcher.stop()
@@ -225,15 +233,15 @@ def test_a_full_or_read_only_store_is_a_state_the_watcher_leaves_when_it_can(
     with watched(root, poll=False) as w:
         broken.set()
         (root / "new.txt").write_text("while the disk is full\n")
-        w.until("the trouble said", lambda: bool(_notices(w, "store-trouble")))
-        (said,) = _notices(w, "store-trouble")
+        w.until("the trouble said", lambda: bool(_health(w, StoreState.TROUBLE)))
+        (said,) = _health(w, StoreState.TROUBLE)
         assert "No space left" in said.message and "index" in said.message
         assert "new.txt" in w.records()  # the change is in the store's index, not lost
         assert "new.txt" not in w.jsonl()  # the file waits for the disk
         broken.clear()
         w.until("extract.jsonl caught up", lambda: "new.txt" in w.jsonl())
-        w.until("said", lambda: bool(_notices(w, "store-ok")))
-        assert len(_notices(w, "store-trouble")) == 1  # said once, not once per try
+        w.until("said", lambda: bool(_health(w, StoreState.OK)))
+        assert len(_health(w, StoreState.TROUBLE)) == 1  # said once, not once per try
         assert _text(w, "new.txt") == "while the disk is full\n"
 
 
@@ -244,7 +252,7 @@ def test_the_whole_store_full_holds_the_change_until_it_can_be_stored(
     with watched(root, poll=False) as w:
         broken.set()
         (root / "new.txt").write_text("while the disk is full\n")
-        w.until("the trouble said", lambda: bool(_notices(w, "store-trouble")))
+        w.until("the trouble said", lambda: bool(_health(w, StoreState.TROUBLE)))
         watcher = w.session.watcher
         assert watcher is not None and watcher.trouble is not None
         assert "No space left" in watcher.trouble
@@ -252,7 +260,7 @@ def test_the_whole_store_full_holds_the_change_until_it_can_be_stored(
         broken.clear()
         w.wait("the held change stored", lambda r: "new.txt" in r)
         w.until("back to normal", lambda: watcher.trouble is None)
-        assert _notices(w, "store-ok")
+        assert _health(w, StoreState.OK)
         w.until("extract.jsonl caught up", lambda: "new.txt" in w.jsonl())
         assert _text(w, "new.txt") == "while the disk is full\n"
 
@@ -271,7 +279,7 @@ def test_a_vanished_store_stops_the_watcher_and_is_never_made_again(root: Path) 
         assert watcher is not None
         w.until("the watcher to give up", lambda: watcher.failure is not None)
         assert "removed" in (watcher.failure or "")
-        lost = _notices(w, "store-lost")
+        lost = _health(w, StoreState.LOST)
         assert lost and lost[0].level == "error" and "not up to date" in lost[0].message
         assert not out.exists()  # no unguarded store made again behind the lock's back
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.events import Notice, NoticeKind, RecordsChanged, SweepFinished, SweepStarted
+from engine.events import Level, Notice, NoticeKind, RecordsChanged, SweepFinished, SweepStarted
 from engine.records import Record, Summary
 from engine.store import Store
 from tests.tui.conftest import settle, wait_for
@@ -71,7 +71,7 @@ async def test_the_activity_screen_still_shows_the_first_errors_after_many_lines
                    error=f"broken {i}")
             for i in range(3)
         )  # fmt: skip
-        warn = Notice(1.5, NoticeKind.STORE_TROUBLE, "disk full", "warning")
+        warn = Notice(1.5, NoticeKind.STORE_INDEX, "disk full", Level.WARNING)
         app.post_message(EngineEvents([RecordsChanged(1.0, bad), warn]))
         await pilot.press("at")
         for batch in range(10):

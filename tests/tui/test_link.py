@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 
 from engine.events import (
     Event,
+    Level,
     Notice,
     NoticeKind,
     Progress,
     RecordsChanged,
+    StoreHealth,
+    StoreState,
     SweepFinished,
     SweepStarted,
     ToolsChanged,
@@ -89,12 +92,30 @@ def test_tools_found_and_warnings_pop_up_in_order() -> None:
     ]
 
 
-_STORE = {NoticeKind.STORE_TROUBLE, NoticeKind.STORE_OK, NoticeKind.STORE_LOST}
+def test_the_store_health_pops_up_as_its_notice_did() -> None:
+    """Trouble and loss pop up as errors titled with their old notice word; the store
+    taking changes again is news for the header only."""
+    link = _link()
+    link.watching = True
+    trouble = link.apply([StoreHealth(1.0, StoreState.TROUBLE, "disk full")], keep=None)
+    assert link.state is Live.RETRYING
+    ok = link.apply([StoreHealth(2.0, StoreState.OK, "taken again")], keep=None)
+    assert link.state is Live.WATCHING
+    lost = link.apply([StoreHealth(3.0, StoreState.LOST, "gone")], keep=None)
+    assert link.state is Live.STORE_LOST and not link.watching
+    said = [(s.message, s.title, s.severity) for a in (trouble, ok, lost) for s in a.say]
+    assert said == [("disk full", "store-trouble", "error"), ("gone", "store-lost", "error")]
+    assert [
+        (s.title, s.severity)
+        for s in link.apply([Notice(4.0, NoticeKind.RESCAN, "r", Level.WARNING)], keep=None).say
+    ] == [("rescan", "warning")]
 
 
 @settings(deadline=None, max_examples=200)
 @given(
-    st.lists(st.sampled_from([*_STORE, "finished", "started", "watching"]), min_size=1, max_size=30)
+    st.lists(
+        st.sampled_from([*StoreState, "finished", "started", "watching"]), min_size=1, max_size=30
+    )
 )
 def test_the_header_never_says_watching_while_the_store_lags(steps: list[object]) -> None:
     """Any order of store notices, sweeps and the session's stage: the state is the last
@@ -114,26 +135,26 @@ def test_the_header_never_says_watching_while_the_store_lags(steps: list[object]
         elif step == "finished":
             events = [SweepFinished(at, SUMMARY, 0, 0, full=False)]
         else:
-            assert isinstance(step, NoticeKind)
-            events = [Notice(at, step, "m", "error")]
-            if step is NoticeKind.STORE_OK:
+            assert isinstance(step, StoreState)
+            events = [StoreHealth(at, step, "m")]
+            if step is StoreState.OK:
                 trouble = None
             else:
-                trouble = Live.RETRYING if step is NoticeKind.STORE_TROUBLE else Live.STORE_LOST
-            lost = lost or step is NoticeKind.STORE_LOST
+                trouble = Live.RETRYING if step is StoreState.TROUBLE else Live.STORE_LOST
+            lost = lost or step is StoreState.LOST
         link.apply(events, keep=None)
-        if step == "finished" or isinstance(step, NoticeKind):
+        if step == "finished" or isinstance(step, StoreState):
             if trouble is not None:
                 assert link.state is trouble
-            elif step == "finished" or step is NoticeKind.STORE_OK:
+            elif step == "finished" or step is StoreState.OK:
                 assert link.state in (Live.WATCHING, Live.IDLE)
-        if lost and not any(s == "watching" for s in steps[steps.index(NoticeKind.STORE_LOST) :]):
+        if lost and not any(s == "watching" for s in steps[steps.index(StoreState.LOST) :]):
             assert link.state is not Live.WATCHING
 
 
 def test_the_state_and_its_words_are_apart() -> None:
     link = _link()
-    link.apply([Notice(1.0, NoticeKind.STORE_LOST, "gone", "error")], keep=None)
+    link.apply([StoreHealth(1.0, StoreState.LOST, "gone")], keep=None)
     assert link.state is Live.STORE_LOST and words(link.state) == "stopped: store lost"
     text = link.state_text(writable=False, paused=False, pending=0)
     assert text == "read-only · stopped: store lost"

@@ -119,7 +119,7 @@ async def test_store_rewritten_by_another_process_is_followed(store: Store) -> N
 
 
 async def test_the_header_never_says_watching_while_the_store_lags(store: Store) -> None:
-    from engine.events import Notice, NoticeKind
+    from engine.events import StoreHealth, StoreState
 
     app = QuarryApp(store.out)
     async with app.run_test(size=SIZE) as pilot:
@@ -127,7 +127,7 @@ async def test_the_header_never_says_watching_while_the_store_lags(store: Store)
         app.link.watching = True  # as after SessionStage(Live.WATCHING)
         now = time.time()
         trouble = "changes not stored: cannot write the store: No space left on device"
-        app.post_message(EngineEvents([Notice(now, NoticeKind.STORE_TROUBLE, trouble, "error")]))
+        app.post_message(EngineEvents([StoreHealth(now, StoreState.TROUBLE, trouble)]))
         await wait_until(
             pilot, lambda: app.state_text.removeprefix("read-only · ") == "not stored: retrying"
         )
@@ -137,11 +137,11 @@ async def test_the_header_never_says_watching_while_the_store_lags(store: Store)
         await pilot.pause(0.1)
         assert app.state_text.removeprefix("read-only · ") == "not stored: retrying"
         app.post_message(
-            EngineEvents([Notice(now, NoticeKind.STORE_OK, "the store takes changes again")])
+            EngineEvents([StoreHealth(now, StoreState.OK, "the store takes changes again")])
         )
         await wait_until(pilot, lambda: app.state_text.removeprefix("read-only · ") == "watching")
         lost = "the store's folder was removed (/s): stopped watching; the store is not up to date"
-        app.post_message(EngineEvents([Notice(now, NoticeKind.STORE_LOST, lost, "error")]))
+        app.post_message(EngineEvents([StoreHealth(now, StoreState.LOST, lost)]))
         await wait_until(
             pilot, lambda: app.state_text.removeprefix("read-only · ") == "stopped: store lost"
         )
