@@ -6,10 +6,21 @@ repaints): ``/`` (the focus into the filter box) and its ``escape`` cost a full 
 ~22 KB at 160x50 on top of the box's own layout, although the widgets that gain and lose the
 focus restyle and repaint themselves (their ``:focus`` and ``:focus-within`` rules) and the
 footer follows the bindings, not the repaint.
+
+Textual also counts the screen just under the top one as a background that may show through,
+even when the top screen is opaque (every full screen here is): whatever changed on the
+covered screen (the records screen is told of every live change at once, and ``push_screen``
+itself repaints the screen it covers) is repainted on the top screen, which shows none of it.
+``x``, ``u`` and ``t`` each wrote their screen two or three times (13 KB, 12 KB, 13 KB at
+160x50), and the key after waited behind the copies (issue 25). A covered screen now keeps its
+changes to itself: it is repainted whole when it is on top again (Textual's resume).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual import events
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -22,3 +33,44 @@ class FullScreen(Screen[None], ReportsWorkerFailures):
 
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     """The focused widget (Textual's, without the repaint of the whole screen)."""
+
+    def _compositor_refresh(self) -> None:
+        """Textual's, but for two frames that showed nothing new.
+
+        Under an opaque screen nothing of this one shows: its changes are not repainted on
+        the screen on top (this screen is repainted whole as it resumes). And a part of the
+        screen is not drawn when the whole of it is about to be: Textual lays a screen out
+        (drawing what moved) and then, in the same tick, repaints it whole when that was
+        asked too (a screen shown again asks both)."""
+        if covered(self):
+            self._compositor._dirty_regions.clear()
+            self._dirty_widgets.clear()
+            return
+        if self._repaint_required and self is self.app.screen:
+            return  # the whole screen follows (its dirty regions are drawn with it)
+        super()._compositor_refresh()
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        """On top again: restyled only when the app's styles changed since it last was.
+
+        Textual restyles every widget of a screen each time it is pushed (10-25 ms at 160x50
+        for a triage screen), and each table then repaints itself after the screen's own
+        repaint: a second frame. A screen made once and shown again (``x esc x``) has the
+        styles it had, unless the app's CSS changed since (a theme, a reload: Textual counts
+        those, and restyles the screens in the stack itself). Runs before Textual's own
+        handler, which reads ``refresh_styles``."""
+        app_count = self.app._css_update_count
+        if self._css_update_count == app_count:
+            event.refresh_styles = False
+        self._css_update_count = app_count
+
+
+def covered(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` is under an opaque screen: the top one hides it whole (a screen
+    fills the terminal; Textual lets one below show only through a background's alpha)."""
+    app = screen.app
+    stack = app.screen_stack
+    if not stack or stack[-1] is screen or screen not in stack:
+        return False
+    above = stack[stack.index(screen) + 1 :]
+    return any(s.styles.background.a == 1 for s in above)
