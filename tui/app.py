@@ -169,8 +169,8 @@ class QuarryApp(Shell):
         self.call_after_refresh(self.feed.collector.resume)  # collect after the frame
 
     def on_unmount(self) -> None:
-        """Leaving (a quit during the load too): the collector runs again."""
-        self.feed.collector.resume()
+        """Leaving (a quit during the load too): the collector runs again, on everything."""
+        self.feed.collector.release()
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
