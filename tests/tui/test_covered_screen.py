@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from textual.screen import Screen
 
 from engine.events import RecordsChanged
 from engine.records import Record
@@ -23,9 +24,9 @@ from tests.tui.conftest import settle, wait_for
 from tui.app import QuarryApp
 from tui.sample import ROOT
 from tui.screens.errors import ErrorsScreen
+from tui.screens.help import HelpScreen
 from tui.screens.records import RecordsScreen
 from tui.screens.tools import ToolsScreen
-from tui.screens.triage_base import TriageScreen
 from tui.screens.unsupported import UnsupportedScreen
 from tui.widgets.record_table import RecordTable
 
@@ -65,13 +66,20 @@ async def test_changes_under_an_opaque_screen_do_not_repaint_it(
 
 
 @pytest.mark.parametrize(
-    ("key", "kind"), [("x", ErrorsScreen), ("u", UnsupportedScreen), ("t", ToolsScreen)]
+    ("key", "kind"),
+    [
+        ("x", ErrorsScreen),
+        ("u", UnsupportedScreen),
+        ("t", ToolsScreen),
+        ("question_mark", HelpScreen),
+    ],
 )
-async def test_a_triage_screen_shown_again_is_one_frame(
-    store: Store, monkeypatch: pytest.MonkeyPatch, key: str, kind: type[TriageScreen]
+async def test_a_kept_screen_shown_again_is_one_frame(
+    store: Store, monkeypatch: pytest.MonkeyPatch, key: str, kind: type[Screen[Any]]
 ) -> None:
-    """Shown again, a triage screen starts over before it is on top, is not restyled
-    (the app's styles did not change), and draws none of what it holds twice: one frame."""
+    """Shown again, a triage screen (or the help) starts over before it is on top, is not
+    restyled (the app's styles did not change), and draws none of what it holds twice: one
+    frame."""
     frames = record_frames(monkeypatch)
     app = QuarryApp(store.out)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -109,3 +117,26 @@ async def test_records_changed_under_a_triage_screen_show_once_back(
         table = app.screen.query_one(RecordTable)
         lines = [s.text for s in table.render_lines(table.size.region)]
         assert any("aaa/covered.txt" in line for line in lines)
+
+
+async def test_a_screen_shown_again_after_a_theme_change_has_the_new_theme(
+    store: Store,
+) -> None:
+    """Not restyled as it is shown again, unless the app's styles changed meanwhile."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorsScreen))
+        await settle(pilot)
+        screen = app.screen
+        before = screen.styles.background
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await settle(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await settle(pilot)
+        assert screen.styles.background != before
+        assert screen.styles.background == app.screen_stack[0].styles.background

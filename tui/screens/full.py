@@ -51,18 +51,24 @@ class FullScreen(Screen[None], ReportsWorkerFailures):
         super()._compositor_refresh()
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
-        """On top again: restyled only when the app's styles changed since it last was.
+        """On top again: restyled only when the app's styles changed (:func:`restyle_if_new`;
+        runs before Textual's own handler, which reads the event)."""
+        restyle_if_new(self, event)
 
-        Textual restyles every widget of a screen each time it is pushed (10-25 ms at 160x50
-        for a triage screen), and each table then repaints itself after the screen's own
-        repaint: a second frame. A screen made once and shown again (``x esc x``) has the
-        styles it had, unless the app's CSS changed since (a theme, a reload: Textual counts
-        those, and restyles the screens in the stack itself). Runs before Textual's own
-        handler, which reads ``refresh_styles``."""
-        app_count = self.app._css_update_count
-        if self._css_update_count == app_count:
-            event.refresh_styles = False
-        self._css_update_count = app_count
+
+def restyle_if_new(screen: Screen[Any], event: events.ScreenResume) -> None:
+    """Have ``screen`` restyled as it resumes only when the app's styles changed since it was
+    last styled.
+
+    Textual restyles every widget of a screen each time it is pushed (10-25 ms at 160x50 for
+    a triage screen), and each table and scroll bar then repaints itself after the screen's
+    own repaint: a second frame. A screen made once and shown again (``x esc x``, ``? esc ?``)
+    has the styles it had, unless the app's CSS changed since (a theme, a reload: Textual
+    counts those, and restyles the screens in the stack itself)."""
+    app_count = screen.app._css_update_count
+    if screen._css_update_count == app_count:
+        event.refresh_styles = False
+    screen._css_update_count = app_count
 
 
 def covered(screen: Screen[Any]) -> bool:
