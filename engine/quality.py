@@ -689,7 +689,8 @@ def _sentence(signal: Signal, q: Quality) -> str:
             f"shuffled (a font drawn out of order?), expected < {_pct(SCRAMBLED_SUSPECT)}"
         )
     if signal is Signal.SPARSE:
-        return f"{q.per_page} characters per page, expected > {SPARSE_PER_PAGE}"
+        n = q.per_page or 0
+        return f"{n:,} character{'' if n == 1 else 's'} per page, expected > {SPARSE_PER_PAGE}"
     return f"a run of {q.run:,} characters without a space, expected < {RUN_SUSPECT:,}"
 
 

@@ -25,3 +25,12 @@ def test_naming_the_languages_builds_no_word_table(monkeypatch: pytest.MonkeyPat
     assert fresh.codes == tuple(sorted(load_lines()))
     fresh.masks()
     assert fresh.codes == tuple(sorted(load_lines()))
+
+
+@pytest.mark.parametrize(
+    ("per_page", "words"), [(1, "1 character"), (0, "0 characters"), (2, "2 characters")]
+)
+def test_a_sparse_verdict_counts_its_characters_in_words(per_page: int, words: str) -> None:
+    """ "1 characters per page" was on the errors screen of the fixtures (issue 25's words)."""
+    q = Quality("suspect", per_page=per_page, signals=("sparse",))
+    assert summary_line(q) == f"suspect: {words} per page, expected > 8"
