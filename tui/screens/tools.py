@@ -152,19 +152,26 @@ class ToolsScreen(TriageScreen):
         table.move_cursor(row=names.index(keep) if keep in names else 0)
         found = sum(r.found for r in self.rows)
         out = sum(r.left_out for r in self.rows)
-        waiting = {k for r in self.rows if not r.found for k in r.files}
         counts = f"{found} found · {len(self.rows) - found - out} missing"
         counts += f" · {out} left out" if out else ""
         self.query_one("#tools-title", Line).show(
-            fit_title(
-                [f"[b]External tools [/b]{counts}",
-                 f"{count(len(waiting), 'file')} waiting on a missing tool"],
-                width - 2,
-            )
-        )  # fmt: skip
+            fit_title([f"[b]External tools [/b]{counts}", *self._waiting()], width - 2)
+        )
         self._show_detail()
         self._show_status()
         self._show_unloaded()
+
+    def _waiting(self) -> list[str]:
+        """How many files wait on a missing tool, and on a tool left out on purpose (a
+        file waiting on a tool left out did not wait on a missing one: issue 25)."""
+        missing = {k for r in self.rows if not r.found and not r.left_out for k in r.files}
+        left = {k for r in self.rows if r.left_out for k in r.files} - missing
+        parts = []
+        if missing or not left:
+            parts.append(f"{count(len(missing), 'file')} waiting on a missing tool")
+        if left:
+            parts.append(f"{count(len(left), 'file')} waiting on a tool left out")
+        return parts
 
     def _show_unloaded(self) -> None:
         """The readers that could not load, and why (shown only when there are some)."""
