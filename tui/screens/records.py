@@ -441,7 +441,10 @@ class RecordsScreen(FullScreen):
         """Esc: clear the query and go back to the table."""
         box = self.query_one("#filter", Input)
         if box.value or self.model.query.text:
-            box.value = ""
+            # the box's own "changed" would filter again, a message later: the table, the
+            # summary and the tabs redrawn in a second frame behind the escape (issue 25)
+            with box.prevent(Input.Changed):
+                box.value = ""
             self.set_filter("")
         box.remove_class("-shown")
         # at once, not as focus() does (a callback later): the table's focused look is then
