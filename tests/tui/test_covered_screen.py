@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from textual import events
 from textual.screen import Screen
 
 from engine.events import RecordsChanged
@@ -140,3 +141,31 @@ async def test_a_screen_shown_again_after_a_theme_change_has_the_new_theme(
         await settle(pilot)
         assert screen.styles.background != before
         assert screen.styles.background == app.screen_stack[0].styles.background
+
+
+async def test_a_screen_shown_again_after_another_screens_css_was_read_is_restyled(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another screen's CSS, read since, applies to every screen: the one shown again is
+    restyled once then (Textual restyles only the screens mounted when it reads it)."""
+    restyled: list[bool] = []
+    resume = Screen._on_screen_resume
+
+    def seen(self: Screen[Any], event: events.ScreenResume) -> None:
+        if isinstance(self, ToolsScreen):
+            restyled.append(event.refresh_styles)
+        resume(self, event)
+
+    monkeypatch.setattr(Screen, "_on_screen_resume", seen)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        for key, kind in [("t", ToolsScreen), ("x", ErrorsScreen), ("t", ToolsScreen)] * 2:
+            await pilot.press(key)
+            await wait_for(pilot, lambda kind=kind: isinstance(app.screen, kind))
+            await settle(pilot)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+            await settle(pilot)
+        # made; shown again after errors.tcss was read; shown again with nothing new (x2)
+        assert restyled == [True, True, False, False]

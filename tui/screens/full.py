@@ -19,6 +19,7 @@ changes to itself: it is repainted whole when it is on top again (Textual's resu
 from __future__ import annotations
 
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from textual import events
 from textual.reactive import Reactive
@@ -63,12 +64,18 @@ def restyle_if_new(screen: Screen[Any], event: events.ScreenResume) -> None:
     Textual restyles every widget of a screen each time it is pushed (10-25 ms at 160x50 for
     a triage screen), and each table and scroll bar then repaints itself after the screen's
     own repaint: a second frame. A screen made once and shown again (``x esc x``, ``? esc ?``)
-    has the styles it had, unless the app's CSS changed since (a theme, a reload: Textual
-    counts those, and restyles the screens in the stack itself)."""
-    app_count = screen.app._css_update_count
-    if screen._css_update_count == app_count:
+    has the styles it had, unless the app's CSS changed since: a theme or a reload (Textual
+    counts those, and restyles the screens in the stack itself), or another screen's CSS
+    read since (its rules apply to every screen, and Textual restyles only those mounted)."""
+    app = screen.app
+    now = (app._css_update_count, len(app.stylesheet.source))
+    if _STYLED_FOR.get(screen) == now:
         event.refresh_styles = False
-    screen._css_update_count = app_count
+    _STYLED_FOR[screen] = now
+
+
+_STYLED_FOR: WeakKeyDictionary[Screen[Any], tuple[int, int]] = WeakKeyDictionary()
+"""The app's styles (its CSS count, the CSS sources read) each screen was last styled for."""
 
 
 def covered(screen: Screen[Any]) -> bool:
