@@ -213,7 +213,8 @@ class Watcher:
         """Start observing (if not yet) and the consumer thread (non-blocking)."""
         self.observe()
         how = f"by polling every {self.options.poll_s:g} s" if self.polling else "natively"
-        self._notice(NoticeKind.WATCHING, f"watching {len(self.target.roots)} folder(s) {how}")
+        n = len(self.target.roots)
+        self._notice(NoticeKind.WATCHING, f"watching {n} folder{'' if n == 1 else 's'} {how}")
         self._next_rescan = time.monotonic() + self.options.rescan_s
         self._thread = threading.Thread(target=self._loop, name="quarry-watch", daemon=True)
         self._thread.start()

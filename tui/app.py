@@ -116,8 +116,8 @@ class QuarryApp(GlobalKeys):
         self.feed.load(lambda: self.quitting)
 
     def on_unmount(self) -> None:
-        """Leaving (a quit during the load too): the collector runs again."""
-        self.feed.collector.resume()
+        """Leaving (a quit during the load too): the collector runs again, on everything."""
+        self.feed.collector.release()
 
     @on(Fed)
     def _fed(self, message: Fed) -> None:

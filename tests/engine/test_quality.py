@@ -103,7 +103,7 @@ def test_a_deck_of_page_numbers_is_suspect_as_sparse() -> None:
     q = score(text, PPTX, pages=12)
     assert (q.verdict, q.signals) == ("suspect", ("sparse",))
     assert q.per_page == 1
-    assert q.explain() == ["1 characters per page, expected > 8"]
+    assert q.explain() == ["1 character per page, expected > 8"]
 
 
 def test_a_short_deck_or_a_hello_world_page_is_not_judged_sparse() -> None:
@@ -324,7 +324,7 @@ def test_quarry_show_says_the_verdict_in_words(tmp_path: Path) -> None:
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
-    assert "  quality: suspect\n           1 characters per page, expected > 8\n" in run.stdout
+    assert "  quality: suspect\n           1 character per page, expected > 8\n" in run.stdout
 
 
 # -- the next reader for a garbled text layer ---------------------------------------------------

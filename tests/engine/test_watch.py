@@ -6,6 +6,7 @@ Every wait is bounded and polls the store as a reader would (``Store.load_record
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,11 @@ def test_store_folder_changes_trigger_nothing(w: Watched) -> None:
     w.wait("b.txt", lambda r: "b.txt" in r)
     assert all(".quarry" not in p for b in w.batches(mark) for p in b.roots)
     assert not any(".quarry" in p for p in w.records())
+
+
+def test_the_watching_notice_counts_its_folders_in_words(w: Watched) -> None:
+    """ "watching 1 folder(s) natively" was in the dashboard's activity log (issue 25)."""
+    from engine.events import Notice, NoticeKind
+
+    said = [e.message for e in w.events if isinstance(e, Notice) and e.kind is NoticeKind.WATCHING]
+    assert said and re.fullmatch(r"watching 1 folder (natively|by polling every \S+ s)", said[0])

@@ -120,7 +120,7 @@ async def test_the_detail_pane_says_why_in_words(quality_store: Store) -> None:
         await settle(pilot)
         text = static_text(app.query_one(DetailPane).query_one("#detail-body"))
         assert "quality suspect" in text
-        assert "1 characters per page, expected > 8" in text
+        assert "1 character per page, expected > 8" in text
 
 
 async def test_the_errors_screen_groups_the_suspect_texts_by_signal(

@@ -13,6 +13,7 @@ from tests.tui.conftest import settle, wait_for
 from tests.tui.triage_helpers import add_trouble, fake_tool, notes, screen_text, swept
 from tui.app import QuarryApp
 from tui.screens.tools import ToolsScreen, tool_detail
+from tui.words import count
 
 
 async def test_without_tesseract_it_is_left_out_with_no_install_hint(
@@ -40,6 +41,12 @@ async def test_without_tesseract_it_is_left_out_with_no_install_hint(
             await settle(pilot)
             text = screen_text(app)
             assert "left out" in text and "tesseract  missing" not in text
+            # the file that waits on tesseract does not wait on a missing tool
+            waits = {k for r in rows.values() if r.state == "missing" for k in r.files}
+            left = set(tess.files) - waits
+            assert left  # (the sample has images only OCR reads)
+            line = f"{count(len(waits), 'file')} waiting on a missing tool · "
+            assert line + f"{count(len(left), 'file')} waiting on a tool left out" in text
             await pilot.press("g")
             await wait_for(pilot, lambda: any("no new tool" in n for n in notes(app)))
             said = [n for n in notes(app) if "no new tool" in n]

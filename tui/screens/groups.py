@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import DescendantFocus, Resize
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from engine.names import shown
 from engine.records import Key, Record
@@ -27,6 +27,7 @@ from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import GroupKey
 from tui.widgets.footer import FittingFooter
+from tui.widgets.line import Line
 from tui.widgets.marked_table import RETRYING
 from tui.widgets.row_table import RowTable
 
@@ -169,9 +170,9 @@ class GroupsScreen(TriageScreen, Generic[G]):
 
     def compose(self) -> ComposeResult:
         """Title, groups, the group's example, its files, footer."""
-        yield Static("", id=self.TITLE_ID, classes="groups-title")
+        yield Line("", id=self.TITLE_ID, classes="groups-title")
         yield RowTable(id="groups", cursor_type="row", zebra_stripes=True, into="group-files")
-        yield Static("", id="group-detail")
+        yield Line("", id="group-detail")
         yield RowTable(id="group-files", cursor_type="row")
         yield FittingFooter()
 
@@ -188,11 +189,12 @@ class GroupsScreen(TriageScreen, Generic[G]):
             self.refresh_data()
 
     def start_over(self) -> None:
-        """The first group highlighted, the keys on the groups."""
+        """The first group highlighted, the keys on the groups (at once, not as ``focus()``
+        does, a repaint and a callback later: this runs before the screen is shown)."""
         self.groups = []  # none highlighted: refresh_data keeps none
         self.refresh_data()
         self.query_one("#group-files", DataTable).move_cursor(row=0)
-        self.query_one("#groups", DataTable).focus()
+        self.set_focus(self.query_one("#groups", DataTable))
 
     @property
     def group(self) -> G | None:
@@ -244,8 +246,8 @@ class GroupsScreen(TriageScreen, Generic[G]):
         self._show_group()
 
     def _show_title(self) -> None:
-        title = self.query_one(f"#{self.TITLE_ID}", Static)
-        title.update(fit_title(self.title_parts(), self._width - 2))
+        title = self.query_one(f"#{self.TITLE_ID}", Line)
+        title.show(fit_title(self.title_parts(), self._width - 2))
 
     @property
     def in_files(self) -> bool:
@@ -266,14 +268,14 @@ class GroupsScreen(TriageScreen, Generic[G]):
     def _show_group(self) -> None:
         group = self.group
         files = self.query_one("#group-files", DataTable)
-        detail = self.query_one("#group-detail", Static)
+        detail = self.query_one("#group-detail", Line)
         if group is None:
             files.clear()
             self._files_drawn = []
-            detail.update(f"[dim]{self.EMPTY}[/dim]")
+            detail.show(f"[dim]{self.EMPTY}[/dim]")
             self._shown = None
             return
-        detail.update(self.describe(group))
+        detail.show(self.describe(group))
         if group.ident == self._shown:
             return
         self._shown = group.ident

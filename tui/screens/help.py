@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -9,6 +10,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.screens.full import restyle_if_new
 from tui.words import escape
 
 MOUSE = [
@@ -108,9 +110,17 @@ class HelpScreen(ModalScreen[None]):
         box.border_title = "Keys"
         box.border_subtitle = "↑ ↓ PgUp PgDn: scroll · esc: close"
 
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Not restyled when shown again unless the app's styles changed (its scroll bars
+        then repainted themselves in a second frame)."""
+        restyle_if_new(self, event)
+
     def show_anew(self) -> None:
-        """Shown again (the app keeps it): from the top."""
-        self.query_one("#help", VerticalScroll).scroll_home(animate=False, immediate=True)
+        """Shown again (the app keeps it): from the top (moved only when it is not there: a
+        scroll repaints the scroll bar, a frame after the help's own)."""
+        box = self.query_one("#help", VerticalScroll)
+        if box.scroll_offset != (0, 0):
+            box.scroll_home(animate=False, immediate=True)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         """Close the help."""

@@ -20,7 +20,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Static, Tab, Tabs
@@ -40,7 +39,7 @@ from tui.state import TriageState, encrypted_keys, is_encrypted
 from tui.textdoc import InContext, display_line
 from tui.widgets.footer import FittingFooter
 from tui.widgets.marked_table import MarkedTable
-from tui.widgets.panels import CountTabs, DetailPane, LiveHeader, SummaryBar
+from tui.widgets.panels import Body, CountTabs, DetailPane, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 from tui.widgets.typed_input import TypedInput
 from tui.words import count
@@ -116,7 +115,7 @@ class RecordsScreen(FullScreen):
         yield LiveHeader(id="header")
         yield SummaryBar(id="summary")
         yield CountTabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
-        with Horizontal(id="body"):
+        with Body(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
         yield Static("", id="match", markup=False)
@@ -436,16 +435,21 @@ class RecordsScreen(FullScreen):
         """Leave the filter box (the filter stays; empty it to hide the box)."""
         box = self.query_one("#filter", Input)
         box.set_class(bool(box.value), "-shown")
-        self.table.focus()
+        self.set_focus(self.table)  # at once (see action_clear_filter)
 
     def action_clear_filter(self) -> None:
         """Esc: clear the query and go back to the table."""
         box = self.query_one("#filter", Input)
         if box.value or self.model.query.text:
-            box.value = ""
+            # the box's own "changed" would filter again, a message later: the table, the
+            # summary and the tabs redrawn in a second frame behind the escape (issue 25)
+            with box.prevent(Input.Changed):
+                box.value = ""
             self.set_filter("")
         box.remove_class("-shown")
-        self.table.focus()
+        # at once, not as focus() does (a callback later): the table's focused look is then
+        # drawn with the frame that hides the box, not in a second frame of the whole table
+        self.set_focus(self.table)
 
     def set_filter(self, text: str) -> None:
         """Filter paths by ``text`` now (also for the command palette and tests); ``text:``

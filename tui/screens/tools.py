@@ -29,6 +29,7 @@ from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
+from tui.widgets.line import Line
 from tui.widgets.row_table import RowTable
 from tui.words import count, escape
 
@@ -66,6 +67,14 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
 
 TOOL_COLUMNS = ("tool", "state", "files", "version", "path")
 """The tools table's columns, left out from the end as the terminal narrows."""
+STATES = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}
+"""A tool's state in the table (markup); any other state is missing."""
+
+
+def tool_cells(row: ToolRow) -> list[str]:
+    """A tool's row, one cell a column of :data:`TOOL_COLUMNS` (the state as markup)."""
+    state = STATES.get(row.state, "[red]missing[/]")
+    return [row.name, state, f"{len(row.files):,}", row.version, row.path]
 
 
 class ToolsScreen(TriageScreen):
@@ -82,10 +91,16 @@ class ToolsScreen(TriageScreen):
         self.rows: list[ToolRow] = []
         self.checked_at: float | None = None
         self._width = 0
+        self._drawn: tuple[tuple[str, ...], list[list[str]]] | None = None
+        """The tools table's columns and cells (as markup) as last drawn."""
+        self._files_drawn: tuple[tuple[str, ...], list[tuple[str, ...]]] | None = None
+        """The files table's columns and cells as last drawn."""
+        self._detail_for: str | None = None
+        """The tool whose detail and files are shown."""
 
     def compose(self) -> ComposeResult:
         """Title, table beside the detail, the check-again bar, footer."""
-        yield Static("", id="tools-title")
+        yield Line("", id="tools-title")
         yield Static("", id="tools-readers")
         with Horizontal(id="tools-body"):
             with Vertical(id="tools-left"):
@@ -94,10 +109,10 @@ class ToolsScreen(TriageScreen):
                 )
                 yield RowTable(id="tool-files", cursor_type="row")
             with VerticalScroll(id="tool-detail"):
-                yield Static("", id="tool-info")
+                yield Line("", id="tool-info")
         with Horizontal(id="tools-bar"):
             yield Button("Check again (g)", id="check", variant="primary")
-            yield Static("", id="tools-status")
+            yield Line("", id="tools-status")
         yield FittingFooter()
 
     def on_mount(self) -> None:
@@ -119,41 +134,44 @@ class ToolsScreen(TriageScreen):
         return None if row is None else self.query_one("#tool-files", RowTable).at_cursor(row.files)
 
     def refresh_data(self) -> None:
-        """Rows from the live model and tool set; the cursor stays on the same tool."""
+        """Rows from the live model and tool set; the cursor stays on the same tool. The
+        tables are rebuilt only when what they show changed (a rebuilt table repaints whole,
+        and its cursor's move redraws the detail and the files again, a frame later)."""
         keep = self.selected.name if self.selected else None
         self.rows = self.dash.tool_rows()
         self._width = width = self.app.size.width
         columns = TOOL_COLUMNS[: 5 if width >= WIDE else 4 if width >= 80 else 3]
         table = self.query_one("#tool-table", DataTable)
-        set_columns(table, columns)
-        for row in self.rows:
-            state = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}.get(
-                row.state, "[red]missing[/]"
-            )
-            cells = [Text(row.name), state, f"{len(row.files):,}", Text(row.version)]
-            table.add_row(*[*cells, Text(row.path)][: len(columns)])
-        set_columns(
-            self.query_one("#tool-files", DataTable),
-            ("files it would unlock", "MIME")[: 2 if width >= WIDE else 1],
-        )
+        cells = [tool_cells(row)[: len(columns)] for row in self.rows]
+        if (columns, cells) != self._drawn:
+            self._drawn = (columns, cells)
+            set_columns(table, columns)
+            for row_cells in cells:
+                table.add_row(Text(row_cells[0]), *row_cells[1:3], *map(Text, row_cells[3:]))
         names = [r.name for r in self.rows]
-        if keep in names:
-            table.move_cursor(row=names.index(keep))
+        table.move_cursor(row=names.index(keep) if keep in names else 0)
         found = sum(r.found for r in self.rows)
         out = sum(r.left_out for r in self.rows)
-        waiting = {k for r in self.rows if not r.found for k in r.files}
         counts = f"{found} found · {len(self.rows) - found - out} missing"
         counts += f" · {out} left out" if out else ""
-        self.query_one("#tools-title", Static).update(
-            fit_title(
-                [f"[b]External tools [/b]{counts}",
-                 f"{count(len(waiting), 'file')} waiting on a missing tool"],
-                width - 2,
-            )
-        )  # fmt: skip
+        self.query_one("#tools-title", Line).show(
+            fit_title([f"[b]External tools [/b]{counts}", *self._waiting()], width - 2)
+        )
         self._show_detail()
         self._show_status()
         self._show_unloaded()
+
+    def _waiting(self) -> list[str]:
+        """How many files wait on a missing tool, and on a tool left out on purpose (a
+        file waiting on a tool left out did not wait on a missing one: issue 25)."""
+        missing = {k for r in self.rows if not r.found and not r.left_out for k in r.files}
+        left = {k for r in self.rows if r.left_out for k in r.files} - missing
+        parts = []
+        if missing or not left:
+            parts.append(f"{count(len(missing), 'file')} waiting on a missing tool")
+        if left:
+            parts.append(f"{count(len(left), 'file')} waiting on a tool left out")
+        return parts
 
     def _show_unloaded(self) -> None:
         """The readers that could not load, and why (shown only when there are some)."""
@@ -172,12 +190,11 @@ class ToolsScreen(TriageScreen):
             self.refresh_data()
 
     def start_over(self) -> None:
-        """The first tool highlighted, the keys on the tools."""
+        """The first tool highlighted, the keys on the tools (at once: this runs before the
+        screen is shown, and ``focus()`` would repaint the table and move the keys later)."""
         self.rows = []  # none highlighted: refresh_data keeps none
-        table = self.query_one("#tool-table", DataTable)
-        table.clear()
         self.refresh_data()
-        table.focus()
+        self.set_focus(self.query_one("#tool-table", DataTable))
 
     def _show_detail(self) -> None:
         self._show_info()
@@ -185,9 +202,10 @@ class ToolsScreen(TriageScreen):
 
     def _show_info(self) -> None:
         row = self.selected
+        self._detail_for = None if row is None else row.name
         in_files = self.query_one("#tool-files", DataTable).has_focus
-        info = self.query_one("#tool-info", Static)
-        info.update(tool_detail(row, in_files) if row else "[dim]no tool[/dim]")
+        info = self.query_one("#tool-info", Line)
+        info.show(tool_detail(row, in_files) if row else "[dim]no tool[/dim]")
 
     def on_descendant_focus(self, _event: DescendantFocus) -> None:
         """The keys moved between the tables: the detail says what enter does now."""
@@ -195,20 +213,27 @@ class ToolsScreen(TriageScreen):
             self._show_info()
 
     def _show_files(self, row: ToolRow | None) -> None:
-        """The tool's files, the cursor kept on the same file when it is still there."""
+        """The tool's files, the cursor kept on the same file when it is still there (the
+        table kept as it is when it would show the same)."""
         files = self.query_one("#tool-files", DataTable)
         keep = self.file_key if files.row_count else None
-        files.clear()
         wide = self._width >= WIDE
-        for key in row.files if row else ():
-            if not wide:
-                files.add_row(Text(shown(key[1])))
-                continue
-            rid = self.model.ids.get(key)
-            record = None if rid is None else self.model.record(rid)
-            files.add_row(Text(shown(key[1])), Text(record.mime if record else ""))
+        columns = ("files it would unlock", "MIME")[: 2 if wide else 1]
+        cells = [self._file_cells(key, wide) for key in (row.files if row else ())]
+        if (columns, cells) != self._files_drawn:
+            self._files_drawn = (columns, cells)
+            set_columns(files, columns)
+            for row_cells in cells:
+                files.add_row(*map(Text, row_cells))
         if row is not None and keep in row.files:
             files.move_cursor(row=row.files.index(keep))
+
+    def _file_cells(self, key: Key, wide: bool) -> tuple[str, ...]:
+        if not wide:
+            return (shown(key[1]),)
+        rid = self.model.ids.get(key)
+        record = None if rid is None else self.model.record(rid)
+        return (shown(key[1]), record.mime if record else "")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Checking again retries files: not offered when nothing may be written."""
@@ -217,7 +242,7 @@ class ToolsScreen(TriageScreen):
     def _show_status(self) -> None:
         if not self.triage.writable:
             self.query_one("#check", Button).display = False
-            self.query_one("#tools-status", Static).update(
+            self.query_one("#tools-status", Line).show(
                 "read-only: tools as the store's last sweep found them"
                 if self.triage.read_only
                 else "this store belongs to another process: run `quarry tools` there"
@@ -231,11 +256,15 @@ class ToolsScreen(TriageScreen):
             text = f"checked at {time.strftime('%H:%M:%S', time.localtime(self.checked_at))}"
         else:
             text = "install a tool, then check again"
-        self.query_one("#tools-status", Static).update(text)
+        self.query_one("#tools-status", Line).show(text)
 
     @on(DataTable.RowHighlighted, "#tool-table")
     def _highlighted(self) -> None:
-        self._show_detail()
+        """Another tool highlighted: its detail and files (the same one again, as a rebuilt
+        or started-over table says: shown already)."""
+        row = self.selected
+        if (None if row is None else row.name) != self._detail_for:
+            self._show_detail()
 
     @on(DataTable.RowSelected, "#tool-table")
     def _tool_selected(self) -> None:

@@ -10,6 +10,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import ProgressBar, Static, Tab, Tabs
 
 from engine.names import shown
@@ -250,8 +252,36 @@ def describe_members(record: Record) -> list[str]:
     return lines
 
 
+def resized_without_layout(
+    widget: Widget, size: Size, virtual: Size, container: Size, layout: bool = True
+) -> bool:
+    """Textual's ``_size_updated`` for a widget whose content does not depend on its height,
+    without the second layout pass Textual asks for when its virtual size changed.
+
+    The records table's box and the detail pane change height when the filter box shows or
+    hides (``/``, ``escape``); Textual, having laid them out and drawn them at their new
+    height, laid the screen out again for the new virtual size and repainted the table's
+    whole area: a second frame of ~20 KB at 160x50 behind each key (issue 25). The scroll
+    bars are updated all the same."""
+    return Widget._size_updated(widget, size, virtual, container, layout=False)
+
+
+class Body(Horizontal):
+    """The records table beside the detail pane (laid out once when its height changes)."""
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        return resized_without_layout(self, size, virtual_size, container_size, layout)
+
+
 class DetailPane(VerticalScroll):
     """Everything known about the highlighted record."""
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        return resized_without_layout(self, size, virtual_size, container_size, layout)
 
     DEFAULT_CSS = """
     DetailPane { width: 42; border-left: vkey $panel; padding: 0 1; }
