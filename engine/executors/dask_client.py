@@ -124,6 +124,9 @@ class _Job:
     losses: int = 0
     """Times its task was lost with the only workers it was sent to (Dask's own count of a
     task's lost workers stops there: the task waits on them, and is sent again)."""
+    kind: str = ""
+    """Its kind as its name says (:func:`~engine.detect.name_key`): what its read is
+    expected to cost is learnt per kind."""
 
 
 class DaskExecutor:
@@ -159,6 +162,8 @@ class DaskExecutor:
         self._token = ""
         self._allowed = 3
         self._per_file: float | None = None
+        self._cost: dict[str, float] = {}  # kind -> seconds a read of it takes
+        self._overhead = 0.0  # seconds a file of a task costs beyond its read
         self._todo: dict[frozenset[str], deque[_Job]] = {}
         self._singles: deque[_Job] = deque()  # files of a task that killed workers
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
@@ -371,6 +376,8 @@ class DaskExecutor:
             self._queue(_Job(task, _kind_tools(task.path)))
 
     def _queue(self, job: _Job) -> None:
+        if not job.kind:
+            job.kind = name_key(job.task.path)
         self._todo.setdefault(job.tools, deque()).append(job)
 
     def _pending(self) -> bool:
@@ -394,6 +401,8 @@ class DaskExecutor:
                     self.start([j.task for q in self._todo.values() for j in q])
                 else:
                     self._write_token()
+            for todo in self._todo.values():
+                _heavy_first(todo)
             while self._pending():
                 while self._ready:
                     yield self._ready.popleft()
@@ -482,21 +491,29 @@ class DaskExecutor:
 
     def _take(self) -> list[_Job]:
         """The next task: files of one kind of route, as many as make about TASK_S of work
-        (by what earlier tasks took), up to a share of what is left."""
-        todo = max((q for q in self._todo.values() if q), key=len)
+        (by what earlier reads of their kinds took), down to a share of what is left, and
+        from the route whose next files cost most (the heavy files first: the last tasks are
+        then the light ones, and the workers end together)."""
+        todo = self._heaviest()
         left = sum(len(q) for q in self._todo.values())
         first = todo.popleft()
         batch, size, chars = [first], first.task.size, len(first.task.path)
-        if self._per_file is None:
-            aim, tail = float(FIRST_TASK_FILES), 1.0
+        average = self._average()
+        # Until a task whose read pool was running has come back, what a file costs beyond
+        # its read is unknown: a few files, fewer of a kind known to be slow.
+        most = FIRST_TASK_FILES if self._per_file is None else TASK_FILES
+        if average is None:
+            most, budget = max(1, min(most, left // (2 * self._threads))), float("inf")
         else:
-            aim, tail = TASK_S / self._per_file, TAIL_TASK_S / self._per_file
-        most = int(max(1, min(TASK_FILES, aim, max(tail, left // (2 * self._threads)))))
+            share = left * average / (2 * self._threads)
+            budget = max(TAIL_TASK_S, min(TASK_S, share)) * (1 + 1e-9)  # (float sums)
+        spent = self._guess(first, average)
         while todo and len(batch) < most:
             nxt = todo[0].task
+            spent += self._guess(todo[0], average)
             size += nxt.size
             chars += len(nxt.path)
-            if size > TASK_BYTES or chars > BATCH_PATH_CHARS:
+            if size > TASK_BYTES or chars > BATCH_PATH_CHARS or spent > budget:
                 break
             if (nxt.limits, nxt.tmp_dir, nxt.passwords) != (
                 first.task.limits,
@@ -506,6 +523,61 @@ class DaskExecutor:
                 break
             batch.append(todo.popleft())
         return batch
+
+    def _heaviest(self) -> deque[_Job]:
+        """The queue to take the next task from: of the routes whose workers have room, the
+        one whose next file is expected to cost most (the longest, while nothing is known)."""
+        queues = [(tools, q) for tools, q in self._todo.items() if q]
+        roomy = [(tools, q) for tools, q in queues if not self._full(self._route(tools))]
+        average = self._average()
+        _tools, todo = max(roomy or queues, key=lambda tq: (self._guess(tq[1][0], average),
+                                                             len(tq[1])))  # fmt: skip
+        return todo
+
+    def _full(self, where: tuple[str, ...]) -> bool:
+        """Whether the workers of a route have as many tasks in flight as they may: a route
+        to some of the workers must not take the whole window while the others idle."""
+        if len(where) >= len(self._good):
+            return False
+        room = WINDOW_PER_THREAD * sum(self._present.get(a, 1) for a in where)
+        flying = sum(1 for _jobs, there in self._flying.values() if set(there) <= set(where))
+        return flying >= room
+
+    def _average(self) -> float | None:
+        """Seconds a file of a task costs, over every kind read so far (None: none yet)."""
+        if self._per_file is not None:
+            return self._per_file
+        if self._cost:
+            return sum(self._cost.values()) / len(self._cost) + self._overhead
+        return None
+
+    def _guess(self, job: _Job, average: float | None) -> float:
+        """Seconds ``job`` will cost in a task: its kind's reads so far, else the average."""
+        cost = self._cost.get(job.kind)
+        if cost is not None:
+            return cost + self._overhead
+        return average or 0.0
+
+    def _learn(self, jobs: list[_Job], result: BatchResult) -> None:
+        """What a task says of its kinds' reads (each read's own time, the same whether the
+        read pool started with the task or not) and, from a task whose pool was running, of
+        what a file costs beyond its read (handing it over, the sync, the rename)."""
+        reads: dict[str, list[float]] = {}
+        total = 0.0
+        for job, outcome in zip(jobs, result.outcomes, strict=True):
+            total += outcome.ms / 1000
+            acc = reads.setdefault(job.kind, [0.0, 0.0])
+            acc[0] += outcome.ms / 1000
+            acc[1] += 1
+        for kind, (seconds, files) in reads.items():
+            was = self._cost.get(kind)
+            now = seconds / files
+            self._cost[kind] = now if was is None else 0.5 * was + 0.5 * now
+        if result.warm and jobs:  # a batch that started its read pool says little of reading
+            took = result.seconds / len(jobs)
+            was_f = self._per_file
+            self._per_file = took if was_f is None else 0.7 * was_f + 0.3 * took
+            self._overhead = max(0.0, (result.seconds - total) / len(jobs))
 
     def _settle(self, fut: Any, jobs: list[_Job]) -> Iterator[tuple[ReadTask, Outcome]]:
         """Turn one finished future into its files' outcomes (or into work to do again)."""
@@ -529,10 +601,7 @@ class DaskExecutor:
 
     def _results(self, jobs: list[_Job], result: BatchResult) -> Iterator[tuple[ReadTask, Outcome]]:
         """A task's outcomes: each file's, or the file queued again where it reads better."""
-        if result.warm:  # a batch that started its read pool says little of reading
-            took = result.seconds / max(1, len(jobs))
-            was = self._per_file
-            self._per_file = took if was is None else 0.7 * was + 0.3 * took
+        self._learn(jobs, result)
         if result.unseen:
             self._good.pop(result.worker, None)  # its own event says why, soon
         unseen = set(result.unseen)
@@ -541,7 +610,7 @@ class DaskExecutor:
                 job.unseen += 1
                 self._queue(job)
             elif not outcome.machine and self._better_elsewhere(job, outcome, result):
-                self._queue(_Job(job.task, self._wanted(outcome), redone=True))
+                self._queue(_Job(job.task, self._wanted(outcome), redone=True, kind=job.kind))
             else:
                 if not outcome.machine and (wanted := self._wanted(outcome)):
                     self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
@@ -635,7 +704,9 @@ class DaskExecutor:
                 if job.losses <= allowed:
                     self._queue(job)
                 elif len(jobs) > 1:  # again one by one: only the culprit is blamed
-                    self._singles.append(_Job(job.task, job.tools, job.redone, job.unseen))
+                    self._singles.append(
+                        _Job(job.task, job.tools, job.redone, job.unseen, kind=job.kind)
+                    )
                 else:
                     why = f"lost {job.losses} worker(s) reading it (allowed-failures {allowed})"
                     self._ready.append((job.task, _killed(job.task, why)))
@@ -673,6 +744,25 @@ class DaskExecutor:
                         with contextlib.suppress(OSError):
                             os.unlink(name, dir_fd=tmp)
             self._token = ""
+
+
+def _heavy_first(todo: deque[_Job]) -> None:
+    """Put a queue's files of each kind together, kinds of bigger files (on average) first,
+    as the local pool does (:func:`engine.isolate._by_kind`): a kind's first-use imports then
+    happen on few workers, and the last tasks are of the light files."""
+    if len(todo) < 2:
+        return
+    sums: dict[str, list[int]] = {}
+    for job in todo:
+        acc = sums.setdefault(job.kind, [0, 0])
+        acc[0] += job.task.size
+        acc[1] += 1
+    if len(sums) < 2:
+        return
+    rank = {kind: (-size / files, kind) for kind, (size, files) in sums.items()}
+    jobs = sorted(todo, key=lambda j: rank[j.kind])  # stable: a kind's order is kept
+    todo.clear()
+    todo.extend(jobs)
 
 
 _KIND_TOOLS: dict[str, frozenset[str]] = {}

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -405,24 +406,44 @@ def test_a_record_whose_text_is_not_in_the_store_is_a_machine_failure(tmp_path: 
     sizes=st.lists(st.integers(0, 3 << 20), min_size=1, max_size=300),
     names=st.integers(1, 300),
     per_file=st.one_of(st.none(), st.floats(1e-5, 5.0)),
+    costs=st.dictionaries(st.sampled_from([".pdf", ".txt", ".doc", ""]), st.floats(0, 5.0)),
+    overhead=st.floats(0, 0.01),
     threads=st.integers(1, 64),
 )
 @settings(max_examples=60, deadline=None)
 def test_tasks_take_every_file_once_within_their_bounds(
-    sizes: list[int], names: int, per_file: float | None, threads: int
+    sizes: list[int],
+    names: int,
+    per_file: float | None,
+    costs: dict[str, float],
+    overhead: float,
+    threads: int,
 ) -> None:
     from engine.executors import dask_client
     from engine.executors.dask_client import _Job
 
     ex = _executor_with({"tcp://a": ()})
     ex._per_file, ex._threads = per_file, threads
+    ex._cost, ex._overhead = dict(costs), overhead
+    kinds = [".pdf", ".txt", ".doc", ".odt", ""]
     jobs = [
-        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}", "", LIMITS, ToolSet.empty(), "/s/tmp", n),
+        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}{kinds[i % 5]}", "", LIMITS, ToolSet.empty(),
+                      "/s/tmp", n),
              frozenset({"pdftotext"} if i % 3 == 0 else ()))
         for i, n in enumerate(sizes)
     ]  # fmt: skip
     for job in jobs:
         ex._queue(job)
+    if per_file is not None:
+        average: float | None = per_file
+    elif costs:
+        average = sum(costs.values()) / len(costs) + overhead
+    else:
+        average = None
+
+    def guess(job: _Job) -> float:
+        return costs[job.kind] + overhead if job.kind in costs else (average or 0.0)
+
     taken: list[Any] = []
     while any(ex._todo.values()):
         left = sum(len(q) for q in ex._todo.values())
@@ -431,13 +452,14 @@ def test_tasks_take_every_file_once_within_their_bounds(
         if len(task) > 1:
             assert sum(j.task.size for j in task) <= dask_client.TASK_BYTES
             assert sum(len(j.task.path) for j in task) <= dask_client.BATCH_PATH_CHARS
-            # the rest is shared out, down to tasks of TAIL_TASK_S of work at the least
-            tail = 1.0 if per_file is None else dask_client.TAIL_TASK_S / per_file
-            assert len(task) <= max(1, tail, left // (2 * threads))
-            aim = (
-                dask_client.FIRST_TASK_FILES if per_file is None else dask_client.TASK_S / per_file
-            )
-            assert len(task) <= max(1, aim)
+            first = dask_client.FIRST_TASK_FILES
+            assert len(task) <= (first if per_file is None else dask_client.TASK_FILES)
+            if average is None:  # nothing known: a few files, a share of what is left
+                assert len(task) <= max(1, left // (2 * threads))
+            else:  # about TASK_S of work, the rest shared out down to TAIL_TASK_S of work
+                share = left * average / (2 * threads)
+                budget = max(dask_client.TAIL_TASK_S, min(dask_client.TASK_S, share))
+                assert sum(guess(j) for j in task) <= budget * (1 + 1e-6)
         taken.extend(task)
     assert sorted(id(j) for j in taken) == sorted(id(j) for j in jobs)
 
@@ -519,6 +541,65 @@ def test_the_last_tasks_keep_a_tenth_of_a_second_of_work() -> None:
         sizes.append(len(ex._take()))
     # Shrinking to the end would make tasks of 37, 18, 9, ... 1 file, each a round trip.
     assert sizes == [int(TAIL_TASK_S / 0.001), 50]
+
+
+def test_a_kind_whose_reads_are_slow_goes_in_smaller_tasks_and_first() -> None:
+    """The corpus's PDFs took ~60 ms a read where its other files took a few: sized by the
+    average of every file, a task of PDFs lasted 3 s and the last ones ran alone at the end."""
+    from engine.executors.dask_client import TASK_S, _Job
+    from engine.executors.dask_worker import BatchResult
+
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ("pdftotext",)})
+    ex._threads = 2
+    pdfs = [
+        _Job(ReadTask(f"/x/p{i:03}.pdf", "", LIMITS, ToolSet.empty(), "/s/tmp", 9000),
+             frozenset({"pdftotext"}))
+        for i in range(24)
+    ]  # fmt: skip
+    txts = _jobs(4000)
+    ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8", ms=1)
+    pdf = Outcome(Status.OK, "application/pdf", reader="pdf", v=2, extractor="pdftotext", ms=60)
+    for job in pdfs + txts:
+        ex._queue(job)
+    # One warm task of both kinds: 2 ms a file overall, of which 1 ms (a text) or 60 ms (a
+    # PDF) was the read.
+    sample = [pdfs[0], *txts[:59]]
+    outcomes = (pdf,) + (ok,) * 59
+    list(ex._results(sample, BatchResult(outcomes, "tcp://a", PDFTOTEXT, 0.12, warm=True)))
+    first = ex._take()
+    assert {j.kind for j in first} == {".pdf"}  # the slow kind first, though fewer
+    assert len(first) == int(TASK_S / 0.06)  # ~0.75 s of PDFs, not 0.75 s / 2 ms of them
+    second = ex._take()
+    assert {j.kind for j in second} == {".pdf"}
+    rest = [ex._take() for _ in range(3)]
+    assert {j.kind for task in rest for j in task} == {".txt"}
+    assert all(len(task) > 100 for task in rest)  # the light kind in tasks of many
+
+
+def test_a_queue_is_read_a_kind_at_a_time_bigger_files_first() -> None:
+    from engine.executors.dask_client import _heavy_first, _Job
+
+    def job(name: str, size: int) -> _Job:
+        return _Job(ReadTask(name, "", LIMITS, ToolSet.empty(), "/s/tmp", size), frozenset(),
+                    kind=name[name.rfind("."):])  # fmt: skip
+
+    todo = deque([job("/a.txt", 10), job("/b.doc", 500), job("/c.txt", 30), job("/d.doc", 100)])
+    _heavy_first(todo)
+    assert [j.task.path for j in todo] == ["/b.doc", "/d.doc", "/a.txt", "/c.txt"]
+
+
+def test_a_route_to_some_workers_leaves_room_for_the_others() -> None:
+    """A thousand PDFs for the one worker with pdftotext, a hundred texts for any: the window
+    was filled with PDF tasks by their number, and the other worker waited."""
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.01
+    ex.submit([j.task for j in _jobs(1000, ".pdf") + _jobs(100, ".txt")])
+    ex._send()
+    routes = [tuple(where) for _n, where in ex._client.sent]
+    assert len(routes) == ex.window == 4
+    assert routes.count(("tcp://a",)) == 2  # its window: two tasks for its one thread
+    assert routes.count(("tcp://a", "tcp://b")) == 2
 
 
 def test_a_batch_says_whether_its_read_pool_was_running(tmp_path: Path) -> None:
