@@ -171,6 +171,7 @@ class DaskExecutor:
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._warming: threading.Thread | None = None
         self._warm_error: BaseException | None = None
+        self._prestarted = False
 
     def listen(self, on_event: Listener) -> None:
         """Send the executor's notices (the dashboard link, each worker's tools) there."""
@@ -270,6 +271,12 @@ class DaskExecutor:
         except (OSError, TimeoutError, distributed.TimeoutError) as exc:
             raise ClusterRefused(f"cannot use the Dask cluster {where}: {_why(exc)}") from exc
         self.dashboard = self._client.dashboard_link
+        if self._cluster is None:  # (a LocalCluster's workers start theirs as they start)
+            # The workers' read forkservers start now, while the engine walks and plans: the
+            # check would start them only after, and the first tasks wait on their imports.
+            with contextlib.suppress(Exception):  # the check says what is wrong with one
+                self._client.run(dask_worker.prestart)  # returns before the imports end
+                self._prestarted = True
 
     def _register(self, sample: Sequence[ReadTask]) -> None:
         """Register the plugin that checks each worker as it joins; refuse the sweep when
@@ -417,6 +424,7 @@ class DaskExecutor:
                         yield from self._settle(fut, held[0])
                 if tick is not None:
                     tick()
+            self._refresh(force=True)  # a worker lost near the end is said by this run
             self._tell_tool_sets()
         except ClusterLost:
             self.close()  # the next run connects afresh (a restarted scheduler is picked up)
@@ -678,8 +686,25 @@ class DaskExecutor:
             for addr in list(self._good):
                 if addr not in self._present:
                     del self._good[addr]
+                    self._left(addr)
             self._threads = max(1, sum(self._present.get(a, 0) for a in self._good))
             self._reroute()
+
+    def _left(self, addr: str) -> None:
+        """A worker that took reads is gone (killed, or its machine lost): say so, once."""
+        if not self._started:
+            return
+        info = self.workers.get(addr)
+        on = f" on {info.host}" if info is not None else ""
+        self._on_event(
+            Notice(
+                time.time(),
+                NoticeKind.DASK_WORKER,
+                f"Dask worker {addr}{on} left mid-sweep: the scheduler runs its tasks again "
+                "on the others",
+                "warning",
+            )
+        )
 
     def _reroute(self) -> None:
         """Tasks waiting on workers that have all gone, or been refused: send them again.
@@ -724,8 +749,15 @@ class DaskExecutor:
             # A LocalCluster's workers close with it, and a closing worker runs the plugin's
             # teardown itself: asking first costs a round of teardowns (~1 s) for nothing.
             if client.status == "running" and cluster is None:
+                owned = False
                 with contextlib.suppress(Exception):
-                    client.unregister_worker_plugin(self.settings.plugin)
+                    if self._token:
+                        client.unregister_worker_plugin(self.settings.plugin)
+                        owned = True  # its teardown stopped what prestart started
+                if self._prestarted and not owned:  # a sweep with nothing read, or refused
+                    with contextlib.suppress(Exception):
+                        client.run(dask_worker.stop_unowned)
+            self._prestarted = False
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
         if cluster is not None:

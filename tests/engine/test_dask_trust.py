@@ -15,6 +15,7 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +275,35 @@ def _hold_until_heard(monkeypatch: pytest.MonkeyPatch, workers: int) -> threadin
     return flying
 
 
+def test_a_worker_running_another_textquarry_fails_its_check_and_is_named(
+    tmp_path: Path,
+) -> None:
+    """The check compares the worker's textquarry and reader versions with the engine's: a
+    worker of another version would file records of another version."""
+    from engine.executors.dask_worker import Check, WorkerSettings, code_version, examine
+
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "tmp" / ".probe-x").write_text(".probe-x")
+    doc = tmp_path / "a.txt"
+    doc.write_text("a text\n")
+    settings = WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty())
+    same = examine(Check(settings, (str(doc),), ".probe-x", code_version(), "t"))
+    assert same.ok, same
+    other = "textquarry 0.0.1 (text=1)"
+    info = examine(Check(settings, (str(doc),), ".probe-x", other, "t"))
+    assert not info.ok and info.store_ok and not info.unseen
+    assert info.problem == f"runs {code_version()}, not the engine's {other}"
+    ex = _executor_with({})
+    ex.settings = settings
+    events: list[Event] = []
+    ex.listen(events.append)
+    ex._heard(replace(info, address="tcp://w:1"))
+    ex._heard(replace(info, address="tcp://w:1"))  # its check heard again: said once
+    assert ex._good == {}
+    (said,) = notices(events, "dask-refused")
+    assert said.startswith("Dask worker tcp://w:1 on ") and other in said
+
+
 @pytest.mark.parametrize("fault", ["cannot see the roots", "has a store folder of its own"])
 def test_a_worker_joining_mid_sweep_that_fails_its_check_gets_no_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
@@ -320,10 +350,11 @@ def test_a_worker_killed_mid_task_leaves_every_file_its_record_and_text(
     texts_of(root, 120)
     (root / "hang.bin").write_bytes(fixture("hang"))  # keeps a worker busy to be killed
     result: list[SweepResult] = []
+    events: list[Event] = []
     with (
         local_cluster(2) as c,
         distributed.Client(c, set_as_default=False) as client,
-        Sweeper([root], options(out, remote(c), ToolSet.empty())) as s,
+        Sweeper([root], options(out, remote(c), ToolSet.empty()), events.append) as s,
     ):
         t = threading.Thread(target=lambda: result.append(s.run()))
         t.start()
@@ -338,6 +369,9 @@ def test_a_worker_killed_mid_task_leaves_every_file_its_record_and_text(
     assert len(oks) == 120
     every_text_is_there(out, oks)
     assert records[(str(root), "hang.bin")].status == Status.ERROR
+    # What happened is said: the worker that left, once (its restart joins as a new one).
+    (left,) = [m for m in notices(events, "dask-worker") if "left mid-sweep" in m]
+    assert left.endswith("the scheduler runs its tasks again on the others")
 
 
 # -- the engine's side ----------------------------------------------------------------------
@@ -651,6 +685,38 @@ def test_a_cluster_warmed_during_the_walk_is_the_one_that_reads(tmp_path: Path) 
         ex.close()
     assert sorted(t.path for t, _o in got) == sorted(t.path for t in tasks)
     assert {o.status for _t, o in got} == {Status.OK}
+
+
+def test_a_cluster_s_read_forkservers_start_with_the_connection_and_never_outlive_it(
+    tmp_path: Path,
+) -> None:
+    """Started by the check, after the walk and plan, the forkservers' imports (a second or
+    more on a busy machine) delayed the first tasks; started once connected, a sweep that then
+    reads nothing (or is refused) must stop them itself, as no plugin's teardown will."""
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        assert not any(read_processes(client).values())  # no preload here: nothing yet
+        ex = DaskExecutor(remote(c), WorkerSettings("", fixed_tools=ToolSet.empty()))
+        try:
+            ex.warm()
+            wait_for(
+                "a read forkserver on every worker, before any check",
+                lambda: all(n >= 1 for n in read_processes(client).values()),
+                timeout=120,
+            )
+            assert ex._token == ""
+        finally:
+            ex.close()
+        wait_for(
+            "every read process on the workers gone",
+            lambda: not any(read_processes(client).values()),
+        )
+        assert len(read_processes(client)) == 2  # both workers still there, idle
 
 
 def test_a_warm_connection_that_fails_is_said_by_the_run(tmp_path: Path) -> None:
