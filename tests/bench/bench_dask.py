@@ -173,7 +173,8 @@ def dask_where(scheduler: bool, workers: int, work: Path) -> Iterator[str]:
         return
     from tests.engine.daskkit import external_cluster
 
-    with external_cluster(work, workers) as cluster:
+    # A fresh folder: the scheduler's file of an earlier run would name a scheduler long gone.
+    with external_cluster(Path(tempfile.mkdtemp(dir=work)), workers) as cluster:
         yield "dask://" + cluster.address.removeprefix("tcp://")
 
 
