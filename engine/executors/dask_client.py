@@ -39,6 +39,7 @@ Importing this module imports dask and distributed; the engine does so only when
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import queue
@@ -107,6 +108,11 @@ batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
 """How often the worker list and the workers' checks are looked at again."""
 UNSEEN_TRIES = 3
+FEED_FILES = 20_000
+"""Files drawn ahead from what :meth:`DaskExecutor.submit` was given (a stream of reads, the
+walk's as it goes): the executor never holds more than these beside the tasks in flight."""
+PROBE_SCAN = 10_000
+"""Queued files looked through for the check's few files from different folders."""
 """Workers a file may find unable to see it before it is a machine failure."""
 
 
@@ -165,6 +171,7 @@ class DaskExecutor:
         self._cost: dict[str, float] = {}  # kind -> seconds a read of it takes
         self._overhead = 0.0  # seconds a file of a task costs beyond its read
         self._todo: dict[frozenset[str], deque[_Job]] = {}
+        self._feeds: deque[Iterator[ReadTask]] = deque()  # streams given to submit()
         self._singles: deque[_Job] = deque()  # files of a task that killed workers
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
@@ -378,9 +385,27 @@ class DaskExecutor:
     # -- the Executor face ----------------------------------------------------------------
 
     def submit(self, tasks: Iterable[ReadTask]) -> None:
-        """Queue ``tasks``; nothing reaches the cluster before :meth:`finished` runs."""
-        for task in tasks:
-            self._queue(_Job(task, _kind_tools(task.path)))
+        """Queue ``tasks``, which may be a stream (an iterator fed by the walk): they are
+        drawn from it :data:`FEED_FILES` at a time as the tasks go out, so the executor holds
+        no more than that of them however many there are. Nothing reaches the cluster before
+        :meth:`finished` runs."""
+        self._feeds.append(iter(tasks))
+
+    def _fill(self) -> None:
+        """Draw files from the streams given to :meth:`submit` while fewer than half of
+        :data:`FEED_FILES` are queued; each route's queue is then put heavy kinds first."""
+        queued = sum(len(q) for q in self._todo.values())
+        if not self._feeds or queued >= FEED_FILES // 2:
+            return
+        while self._feeds and queued < FEED_FILES:
+            feed = self._feeds[0]
+            for task in itertools.islice(feed, FEED_FILES - queued):
+                self._queue(_Job(task, _kind_tools(task.path)))
+                queued += 1
+            if queued < FEED_FILES:  # that stream is spent
+                self._feeds.popleft()
+        for todo in self._todo.values():
+            _heavy_first(todo)
 
     def _queue(self, job: _Job) -> None:
         if not job.kind:
@@ -388,7 +413,10 @@ class DaskExecutor:
         self._todo.setdefault(job.tools, deque()).append(job)
 
     def _pending(self) -> bool:
-        return bool(self._ready or self._singles or self._flying or any(self._todo.values()))
+        return bool(
+            self._ready or self._singles or self._flying or self._feeds
+            or any(self._todo.values())
+        )  # fmt: skip
 
     def finished(
         self, tick: Callable[[], None] | None = None
@@ -401,15 +429,15 @@ class DaskExecutor:
         self.tool_sets = Counter()
         self._routed = Counter()
         try:
+            self._fill()
             first = next((q[0] for q in self._todo.values() if q), None)
             if first is not None:
                 self._settings_for(first.task)
                 if not self._token:
-                    self.start([j.task for q in self._todo.values() for j in q])
+                    queued = itertools.chain.from_iterable(self._todo.values())
+                    self.start([j.task for j in itertools.islice(queued, PROBE_SCAN)])
                 else:
                     self._write_token()
-            for todo in self._todo.values():
-                _heavy_first(todo)
             while self._pending():
                 while self._ready:
                     yield self._ready.popleft()
@@ -436,6 +464,7 @@ class DaskExecutor:
     def cancel(self) -> None:
         """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
         self._todo.clear()
+        self._feeds.clear()
         self._singles.clear()
         self._ready.clear()
         flying, self._flying = list(self._flying), {}
@@ -451,7 +480,10 @@ class DaskExecutor:
             self._wait_for_workers()
             return
         self._none_since = None
-        while len(self._flying) < self.window and (self._singles or any(self._todo.values())):
+        while len(self._flying) < self.window:
+            self._fill()
+            if not (self._singles or any(self._todo.values())):
+                break
             jobs = [self._singles.popleft()] if self._singles else self._take()
             where = self._route(jobs[0].tools)
             fut = self._client.submit(
@@ -504,6 +536,8 @@ class DaskExecutor:
         then the light ones, and the workers end together)."""
         todo = self._heaviest()
         left = sum(len(q) for q in self._todo.values())
+        if self._feeds:  # more to come: no tail to even out yet
+            left = max(left, FEED_FILES)
         first = todo.popleft()
         batch, size, chars = [first], first.task.size, len(first.task.path)
         average = self._average()

@@ -768,6 +768,38 @@ def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
     assert ex.routed() == {"pdf": 3}  # the text files could go anywhere
 
 
+def test_reads_given_as_a_stream_are_drawn_as_the_tasks_go_out() -> None:
+    """The walk's reads may come as they are found: the executor holds FEED_FILES of them at
+    most beside its tasks in flight, never the whole stream (10 million files never become
+    10 million jobs), and it takes every one of them once."""
+    from engine.executors.dask_client import FEED_FILES
+
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001
+    drawn = 0
+    total = 3 * FEED_FILES + 7
+
+    def walk() -> Iterator[ReadTask]:
+        nonlocal drawn
+        for job in _jobs(total):
+            drawn += 1
+            yield job.task
+
+    ex.submit(walk())
+    assert drawn == 0  # nothing drawn before the reads begin
+    ex._send()
+    sent = sum(n for n, _where in ex._client.sent)
+    assert drawn <= sent + FEED_FILES
+    assert ex._pending()  # the rest of the stream is still to come
+    while ex._pending():
+        ex._flying.clear()  # as if every task in flight had come back
+        ex._send()
+        sent = sum(n for n, _where in ex._client.sent)
+        assert drawn <= sent + FEED_FILES
+    assert sum(n for n, _where in ex._client.sent) == drawn == total
+
+
 def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(
     tmp_path: Path,
 ) -> None:
