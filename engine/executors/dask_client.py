@@ -549,11 +549,10 @@ class DaskExecutor:
         else:
             share = left * average / (2 * self._threads)
             budget = max(TAIL_TASK_S, min(TASK_S, share)) * (1 + 1e-9)  # (float sums)
-        unknown = self._unknown(average)
-        spent = self._guess(first, unknown)
+        spent = self._guess(first, average)
         while todo and len(batch) < most:
             nxt = todo[0].task
-            spent += self._guess(todo[0], unknown)
+            spent += self._guess(todo[0], average)
             size += nxt.size
             chars += len(nxt.path)
             if size > TASK_BYTES or chars > BATCH_PATH_CHARS or spent > budget:
@@ -572,8 +571,8 @@ class DaskExecutor:
         one whose next file is expected to cost most (the longest, while nothing is known)."""
         queues = [(tools, q) for tools, q in self._todo.items() if q]
         roomy = [(tools, q) for tools, q in queues if not self._full(self._route(tools))]
-        unknown = self._unknown(self._average())
-        _tools, todo = max(roomy or queues, key=lambda tq: (self._guess(tq[1][0], unknown),
+        average = self._average()
+        _tools, todo = max(roomy or queues, key=lambda tq: (self._guess(tq[1][0], average),
                                                              len(tq[1])))  # fmt: skip
         return todo
 
@@ -594,20 +593,12 @@ class DaskExecutor:
             return sum(self._cost.values()) / len(self._cost) + self._overhead
         return None
 
-    def _unknown(self, average: float | None) -> float:
-        """Seconds a file of a kind not read yet is taken to cost: as much as the slowest
-        kind read so far (never less than the average). An OCR'd scan costs seconds where a
-        text costs a millisecond: taken at the average, a first task of them held dozens of
-        files, and ran on alone at the end of the sweep while the other workers idled."""
-        slowest = max(self._cost.values(), default=0.0) + self._overhead if self._cost else 0.0
-        return max(average or 0.0, slowest)
-
-    def _guess(self, job: _Job, unknown: float) -> float:
-        """Seconds ``job`` will cost in a task: its kind's reads so far, else ``unknown``."""
+    def _guess(self, job: _Job, average: float | None) -> float:
+        """Seconds ``job`` will cost in a task: its kind's reads so far, else the average."""
         cost = self._cost.get(job.kind)
         if cost is not None:
             return cost + self._overhead
-        return unknown
+        return average or 0.0
 
     def _learn(self, jobs: list[_Job], result: BatchResult) -> None:
         """What a task says of its kinds' reads (each read's own time, the same whether the

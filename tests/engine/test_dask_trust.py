@@ -475,10 +475,8 @@ def test_tasks_take_every_file_once_within_their_bounds(
     else:
         average = None
 
-    slowest = max(costs.values()) + overhead if costs else 0.0
-
-    def guess(job: _Job) -> float:  # a kind not read yet: as slow as the slowest read
-        return costs[job.kind] + overhead if job.kind in costs else max(average or 0, slowest)
+    def guess(job: _Job) -> float:
+        return costs[job.kind] + overhead if job.kind in costs else (average or 0.0)
 
     taken: list[Any] = []
     while any(ex._todo.values()):
@@ -610,32 +608,6 @@ def test_a_kind_whose_reads_are_slow_goes_in_smaller_tasks_and_first() -> None:
     rest = [ex._take() for _ in range(3)]
     assert {j.kind for task in rest for j in task} == {".txt"}
     assert all(len(task) > 100 for task in rest)  # the light kind in tasks of many
-
-
-def test_a_kind_not_read_yet_is_taken_to_be_as_slow_as_the_slowest() -> None:
-    """Scans for OCR, never read before, after texts of a millisecond: at the average (1.5 ms)
-    they went 500 to a task, minutes of OCR on one worker at the end of the sweep."""
-    from engine.executors.dask_client import TASK_S, _Job
-    from engine.executors.dask_worker import BatchResult
-
-    ex = _executor_with({"tcp://a": ()})
-    ex._threads = 2
-    scans = [
-        _Job(ReadTask(f"/x/s{i:03}.png", "", LIMITS, ToolSet.empty(), "/s/tmp", 900),
-             frozenset())
-        for i in range(3000)
-    ]  # fmt: skip
-    for job in scans:
-        ex._queue(job)
-    ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8", ms=1)
-    pdf = Outcome(Status.OK, "application/pdf", reader="pdf", v=2, extractor="pdftotext", ms=50)
-    done = [*_jobs(99), _Job(ReadTask("/x/a.pdf", "", LIMITS, ToolSet.empty(), "/s/tmp", 9),
-                             frozenset(), kind=".pdf")]  # fmt: skip
-    for job in done[:-1]:
-        job.kind = ".txt"
-    list(ex._results(done, BatchResult((ok,) * 99 + (pdf,), "tcp://a", ToolSet.empty(), 0.149)))
-    first = ex._take()
-    assert len(first) == round(TASK_S / 0.05)  # as a PDF (the slowest read), not 0.75 / 1.5 ms
 
 
 def test_a_queue_is_read_a_kind_at_a_time_bigger_files_first() -> None:
