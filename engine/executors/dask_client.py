@@ -169,6 +169,7 @@ class DaskExecutor:
         self._allowed = 3
         self._per_file: float | None = None
         self._cost: dict[str, float] = {}  # kind -> seconds a read of it takes
+        self._read: dict[str, tuple[float, int]] = {}  # kind -> seconds and files read
         self._overhead = 0.0  # seconds a file of a task costs beyond its read
         self._todo: dict[frozenset[str], deque[_Job]] = {}
         self._feeds: deque[Iterator[ReadTask]] = deque()  # streams given to submit()
@@ -612,9 +613,12 @@ class DaskExecutor:
             acc[0] += outcome.ms / 1000
             acc[1] += 1
         for kind, (seconds, files) in reads.items():
-            was = self._cost.get(kind)
-            now = seconds / files
-            self._cost[kind] = now if was is None else 0.5 * was + 0.5 * now
+            # Over every read of the kind, each file weighing the same: a worker's first read
+            # of a kind carries its reader's imports (0.67 s for one .docx, then 10 ms), and
+            # taken task by task, that one file halved the kind's next tasks for a while.
+            was_s, was_n = self._read.get(kind, (0.0, 0))
+            self._read[kind] = (was_s + seconds, was_n + int(files))
+            self._cost[kind] = (was_s + seconds) / (was_n + files)
         if result.warm and jobs:  # a batch that started its read pool says little of reading
             took = result.seconds / len(jobs)
             was_f = self._per_file

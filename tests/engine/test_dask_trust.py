@@ -610,6 +610,28 @@ def test_a_kind_whose_reads_are_slow_goes_in_smaller_tasks_and_first() -> None:
     assert all(len(task) > 100 for task in rest)  # the light kind in tasks of many
 
 
+def test_a_kind_s_one_slow_first_read_does_not_shrink_its_tasks() -> None:
+    """A worker's first .docx carries python-docx's import (0.67 s, then ~10 ms a file):
+    weighed as much as a task of 32 files, it cut the next .docx tasks to one or two files."""
+    from engine.executors.dask_client import TASK_S, _Job
+    from engine.executors.dask_worker import BatchResult
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._threads = 2
+
+    def docx(n: int) -> list[_Job]:
+        return [_Job(ReadTask(f"/x/d{i:04}.docx", "", LIMITS, ToolSet.empty(), "/s/tmp", 900),
+                     frozenset(), kind=".docx") for i in range(n)]  # fmt: skip
+
+    slow = Outcome(Status.OK, "text/plain", reader="docx", v=1, extractor="docx", ms=670)
+    quick = replace(slow, ms=10)
+    list(ex._results(docx(1), BatchResult((slow,), "tcp://a", ToolSet.empty(), 0.67)))
+    list(ex._results(docx(32), BatchResult((quick,) * 32, "tcp://a", ToolSet.empty(), 0.32)))
+    for job in docx(5000):
+        ex._queue(job)
+    assert len(ex._take()) == int(TASK_S / ((0.67 + 32 * 0.01) / 33))  # 25, not 2
+
+
 def test_a_queue_is_read_a_kind_at_a_time_bigger_files_first() -> None:
     from engine.executors.dask_client import _heavy_first, _Job
 
