@@ -39,6 +39,7 @@ Importing this module imports dask and distributed; the engine does so only when
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import queue
@@ -107,6 +108,11 @@ batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
 """How often the worker list and the workers' checks are looked at again."""
 UNSEEN_TRIES = 3
+FEED_FILES = 20_000
+"""Files drawn ahead from what :meth:`DaskExecutor.submit` was given (a stream of reads, the
+walk's as it goes): the executor never holds more than these beside the tasks in flight."""
+PROBE_SCAN = 10_000
+"""Queued files looked through for the check's few files from different folders."""
 """Workers a file may find unable to see it before it is a machine failure."""
 
 
@@ -124,6 +130,9 @@ class _Job:
     losses: int = 0
     """Times its task was lost with the only workers it was sent to (Dask's own count of a
     task's lost workers stops there: the task waits on them, and is sent again)."""
+    kind: str = ""
+    """Its kind as its name says (:func:`~engine.detect.name_key`): what its read is
+    expected to cost is learnt per kind."""
 
 
 class DaskExecutor:
@@ -159,13 +168,18 @@ class DaskExecutor:
         self._token = ""
         self._allowed = 3
         self._per_file: float | None = None
+        self._cost: dict[str, float] = {}  # kind -> seconds a read of it takes
+        self._read: dict[str, tuple[float, int]] = {}  # kind -> seconds and files read
+        self._overhead = 0.0  # seconds a file of a task costs beyond its read
         self._todo: dict[frozenset[str], deque[_Job]] = {}
+        self._feeds: deque[Iterator[ReadTask]] = deque()  # streams given to submit()
         self._singles: deque[_Job] = deque()  # files of a task that killed workers
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._warming: threading.Thread | None = None
         self._warm_error: BaseException | None = None
+        self._prestarted = False
 
     def listen(self, on_event: Listener) -> None:
         """Send the executor's notices (the dashboard link, each worker's tools) there."""
@@ -265,6 +279,12 @@ class DaskExecutor:
         except (OSError, TimeoutError, distributed.TimeoutError) as exc:
             raise ClusterRefused(f"cannot use the Dask cluster {where}: {_why(exc)}") from exc
         self.dashboard = self._client.dashboard_link
+        if self._cluster is None:  # (a LocalCluster's workers start theirs as they start)
+            # The workers' read forkservers start now, while the engine walks and plans: the
+            # check would start them only after, and the first tasks wait on their imports.
+            with contextlib.suppress(Exception):  # the check says what is wrong with one
+                self._client.run(dask_worker.prestart)  # returns before the imports end
+                self._prestarted = True
 
     def _register(self, sample: Sequence[ReadTask]) -> None:
         """Register the plugin that checks each worker as it joins; refuse the sweep when
@@ -366,15 +386,38 @@ class DaskExecutor:
     # -- the Executor face ----------------------------------------------------------------
 
     def submit(self, tasks: Iterable[ReadTask]) -> None:
-        """Queue ``tasks``; nothing reaches the cluster before :meth:`finished` runs."""
-        for task in tasks:
-            self._queue(_Job(task, _kind_tools(task.path)))
+        """Queue ``tasks``, which may be a stream (an iterator fed by the walk): they are
+        drawn from it :data:`FEED_FILES` at a time as the tasks go out, so the executor holds
+        no more than that of them however many there are. Nothing reaches the cluster before
+        :meth:`finished` runs."""
+        self._feeds.append(iter(tasks))
+
+    def _fill(self) -> None:
+        """Draw files from the streams given to :meth:`submit` while fewer than half of
+        :data:`FEED_FILES` are queued; each route's queue is then put heavy kinds first."""
+        queued = sum(len(q) for q in self._todo.values())
+        if not self._feeds or queued >= FEED_FILES // 2:
+            return
+        while self._feeds and queued < FEED_FILES:
+            feed = self._feeds[0]
+            for task in itertools.islice(feed, FEED_FILES - queued):
+                self._queue(_Job(task, _kind_tools(task.path)))
+                queued += 1
+            if queued < FEED_FILES:  # that stream is spent
+                self._feeds.popleft()
+        for todo in self._todo.values():
+            _heavy_first(todo)
 
     def _queue(self, job: _Job) -> None:
+        if not job.kind:
+            job.kind = name_key(job.task.path)
         self._todo.setdefault(job.tools, deque()).append(job)
 
     def _pending(self) -> bool:
-        return bool(self._ready or self._singles or self._flying or any(self._todo.values()))
+        return bool(
+            self._ready or self._singles or self._flying or self._feeds
+            or any(self._todo.values())
+        )  # fmt: skip
 
     def finished(
         self, tick: Callable[[], None] | None = None
@@ -387,11 +430,13 @@ class DaskExecutor:
         self.tool_sets = Counter()
         self._routed = Counter()
         try:
+            self._fill()
             first = next((q[0] for q in self._todo.values() if q), None)
             if first is not None:
                 self._settings_for(first.task)
                 if not self._token:
-                    self.start([j.task for q in self._todo.values() for j in q])
+                    queued = itertools.chain.from_iterable(self._todo.values())
+                    self.start([j.task for j in itertools.islice(queued, PROBE_SCAN)])
                 else:
                     self._write_token()
             while self._pending():
@@ -408,6 +453,7 @@ class DaskExecutor:
                         yield from self._settle(fut, held[0])
                 if tick is not None:
                     tick()
+            self._refresh(force=True)  # a worker lost near the end is said by this run
             self._tell_tool_sets()
         except ClusterLost:
             self.close()  # the next run connects afresh (a restarted scheduler is picked up)
@@ -419,6 +465,7 @@ class DaskExecutor:
     def cancel(self) -> None:
         """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
         self._todo.clear()
+        self._feeds.clear()
         self._singles.clear()
         self._ready.clear()
         flying, self._flying = list(self._flying), {}
@@ -434,7 +481,10 @@ class DaskExecutor:
             self._wait_for_workers()
             return
         self._none_since = None
-        while len(self._flying) < self.window and (self._singles or any(self._todo.values())):
+        while len(self._flying) < self.window:
+            self._fill()
+            if not (self._singles or any(self._todo.values())):
+                break
             jobs = [self._singles.popleft()] if self._singles else self._take()
             where = self._route(jobs[0].tools)
             fut = self._client.submit(
@@ -482,21 +532,31 @@ class DaskExecutor:
 
     def _take(self) -> list[_Job]:
         """The next task: files of one kind of route, as many as make about TASK_S of work
-        (by what earlier tasks took), up to a share of what is left."""
-        todo = max((q for q in self._todo.values() if q), key=len)
+        (by what earlier reads of their kinds took), down to a share of what is left, and
+        from the route whose next files cost most (the heavy files first: the last tasks are
+        then the light ones, and the workers end together)."""
+        todo = self._heaviest()
         left = sum(len(q) for q in self._todo.values())
+        if self._feeds:  # more to come: no tail to even out yet
+            left = max(left, FEED_FILES)
         first = todo.popleft()
         batch, size, chars = [first], first.task.size, len(first.task.path)
-        if self._per_file is None:
-            aim, tail = float(FIRST_TASK_FILES), 1.0
+        average = self._average()
+        # Until a task whose read pool was running has come back, what a file costs beyond
+        # its read is unknown: a few files, fewer of a kind known to be slow.
+        most = FIRST_TASK_FILES if self._per_file is None else TASK_FILES
+        if average is None:
+            most, budget = max(1, min(most, left // (2 * self._threads))), float("inf")
         else:
-            aim, tail = TASK_S / self._per_file, TAIL_TASK_S / self._per_file
-        most = int(max(1, min(TASK_FILES, aim, max(tail, left // (2 * self._threads)))))
+            share = left * average / (2 * self._threads)
+            budget = max(TAIL_TASK_S, min(TASK_S, share)) * (1 + 1e-9)  # (float sums)
+        spent = self._guess(first, average)
         while todo and len(batch) < most:
             nxt = todo[0].task
+            spent += self._guess(todo[0], average)
             size += nxt.size
             chars += len(nxt.path)
-            if size > TASK_BYTES or chars > BATCH_PATH_CHARS:
+            if size > TASK_BYTES or chars > BATCH_PATH_CHARS or spent > budget:
                 break
             if (nxt.limits, nxt.tmp_dir, nxt.passwords) != (
                 first.task.limits,
@@ -506,6 +566,64 @@ class DaskExecutor:
                 break
             batch.append(todo.popleft())
         return batch
+
+    def _heaviest(self) -> deque[_Job]:
+        """The queue to take the next task from: of the routes whose workers have room, the
+        one whose next file is expected to cost most (the longest, while nothing is known)."""
+        queues = [(tools, q) for tools, q in self._todo.items() if q]
+        roomy = [(tools, q) for tools, q in queues if not self._full(self._route(tools))]
+        average = self._average()
+        _tools, todo = max(roomy or queues, key=lambda tq: (self._guess(tq[1][0], average),
+                                                             len(tq[1])))  # fmt: skip
+        return todo
+
+    def _full(self, where: tuple[str, ...]) -> bool:
+        """Whether the workers of a route have as many tasks in flight as they may: a route
+        to some of the workers must not take the whole window while the others idle."""
+        if len(where) >= len(self._good):
+            return False
+        room = WINDOW_PER_THREAD * sum(self._present.get(a, 1) for a in where)
+        flying = sum(1 for _jobs, there in self._flying.values() if set(there) <= set(where))
+        return flying >= room
+
+    def _average(self) -> float | None:
+        """Seconds a file of a task costs, over every kind read so far (None: none yet)."""
+        if self._per_file is not None:
+            return self._per_file
+        if self._cost:
+            return sum(self._cost.values()) / len(self._cost) + self._overhead
+        return None
+
+    def _guess(self, job: _Job, average: float | None) -> float:
+        """Seconds ``job`` will cost in a task: its kind's reads so far, else the average."""
+        cost = self._cost.get(job.kind)
+        if cost is not None:
+            return cost + self._overhead
+        return average or 0.0
+
+    def _learn(self, jobs: list[_Job], result: BatchResult) -> None:
+        """What a task says of its kinds' reads (each read's own time, the same whether the
+        read pool started with the task or not) and, from a task whose pool was running, of
+        what a file costs beyond its read (handing it over, the sync, the rename)."""
+        reads: dict[str, list[float]] = {}
+        total = 0.0
+        for job, outcome in zip(jobs, result.outcomes, strict=True):
+            total += outcome.ms / 1000
+            acc = reads.setdefault(job.kind, [0.0, 0.0])
+            acc[0] += outcome.ms / 1000
+            acc[1] += 1
+        for kind, (seconds, files) in reads.items():
+            # Over every read of the kind, each file weighing the same: a worker's first read
+            # of a kind carries its reader's imports (0.67 s for one .docx, then 10 ms), and
+            # taken task by task, that one file halved the kind's next tasks for a while.
+            was_s, was_n = self._read.get(kind, (0.0, 0))
+            self._read[kind] = (was_s + seconds, was_n + int(files))
+            self._cost[kind] = (was_s + seconds) / (was_n + files)
+        if result.warm and jobs:  # a batch that started its read pool says little of reading
+            took = result.seconds / len(jobs)
+            was_f = self._per_file
+            self._per_file = took if was_f is None else 0.7 * was_f + 0.3 * took
+            self._overhead = max(0.0, (result.seconds - total) / len(jobs))
 
     def _settle(self, fut: Any, jobs: list[_Job]) -> Iterator[tuple[ReadTask, Outcome]]:
         """Turn one finished future into its files' outcomes (or into work to do again)."""
@@ -529,10 +647,7 @@ class DaskExecutor:
 
     def _results(self, jobs: list[_Job], result: BatchResult) -> Iterator[tuple[ReadTask, Outcome]]:
         """A task's outcomes: each file's, or the file queued again where it reads better."""
-        if result.warm:  # a batch that started its read pool says little of reading
-            took = result.seconds / max(1, len(jobs))
-            was = self._per_file
-            self._per_file = took if was is None else 0.7 * was + 0.3 * took
+        self._learn(jobs, result)
         if result.unseen:
             self._good.pop(result.worker, None)  # its own event says why, soon
         unseen = set(result.unseen)
@@ -541,7 +656,7 @@ class DaskExecutor:
                 job.unseen += 1
                 self._queue(job)
             elif not outcome.machine and self._better_elsewhere(job, outcome, result):
-                self._queue(_Job(job.task, self._wanted(outcome), redone=True))
+                self._queue(_Job(job.task, self._wanted(outcome), redone=True, kind=job.kind))
             else:
                 if not outcome.machine and (wanted := self._wanted(outcome)):
                     self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
@@ -609,8 +724,25 @@ class DaskExecutor:
             for addr in list(self._good):
                 if addr not in self._present:
                     del self._good[addr]
+                    self._left(addr)
             self._threads = max(1, sum(self._present.get(a, 0) for a in self._good))
             self._reroute()
+
+    def _left(self, addr: str) -> None:
+        """A worker that took reads is gone (killed, or its machine lost): say so, once."""
+        if not self._started:
+            return
+        info = self.workers.get(addr)
+        on = f" on {info.host}" if info is not None else ""
+        self._on_event(
+            Notice(
+                time.time(),
+                NoticeKind.DASK_WORKER,
+                f"Dask worker {addr}{on} left mid-sweep: the scheduler runs its tasks again "
+                "on the others",
+                "warning",
+            )
+        )
 
     def _reroute(self) -> None:
         """Tasks waiting on workers that have all gone, or been refused: send them again.
@@ -635,7 +767,9 @@ class DaskExecutor:
                 if job.losses <= allowed:
                     self._queue(job)
                 elif len(jobs) > 1:  # again one by one: only the culprit is blamed
-                    self._singles.append(_Job(job.task, job.tools, job.redone, job.unseen))
+                    self._singles.append(
+                        _Job(job.task, job.tools, job.redone, job.unseen, kind=job.kind)
+                    )
                 else:
                     why = f"lost {job.losses} worker(s) reading it (allowed-failures {allowed})"
                     self._ready.append((job.task, _killed(job.task, why)))
@@ -653,8 +787,15 @@ class DaskExecutor:
             # A LocalCluster's workers close with it, and a closing worker runs the plugin's
             # teardown itself: asking first costs a round of teardowns (~1 s) for nothing.
             if client.status == "running" and cluster is None:
+                owned = False
                 with contextlib.suppress(Exception):
-                    client.unregister_worker_plugin(self.settings.plugin)
+                    if self._token:
+                        client.unregister_worker_plugin(self.settings.plugin)
+                        owned = True  # its teardown stopped what prestart started
+                if self._prestarted and not owned:  # a sweep with nothing read, or refused
+                    with contextlib.suppress(Exception):
+                        client.run(dask_worker.stop_unowned)
+            self._prestarted = False
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
         if cluster is not None:
@@ -673,6 +814,25 @@ class DaskExecutor:
                         with contextlib.suppress(OSError):
                             os.unlink(name, dir_fd=tmp)
             self._token = ""
+
+
+def _heavy_first(todo: deque[_Job]) -> None:
+    """Put a queue's files of each kind together, kinds of bigger files (on average) first,
+    as the local pool does (:func:`engine.isolate._by_kind`): a kind's first-use imports then
+    happen on few workers, and the last tasks are of the light files."""
+    if len(todo) < 2:
+        return
+    sums: dict[str, list[int]] = {}
+    for job in todo:
+        acc = sums.setdefault(job.kind, [0, 0])
+        acc[0] += job.task.size
+        acc[1] += 1
+    if len(sums) < 2:
+        return
+    rank = {kind: (-size / files, kind) for kind, (size, files) in sums.items()}
+    jobs = sorted(todo, key=lambda j: rank[j.kind])  # stable: a kind's order is kept
+    todo.clear()
+    todo.extend(jobs)
 
 
 _KIND_TOOLS: dict[str, frozenset[str]] = {}

@@ -430,6 +430,24 @@ def dask_setup(worker: object) -> None:
         procs.start_forkserver(procs.worker_context())
 
 
+def prestart() -> None:
+    """Start this worker's read forkserver now, ahead of the sweep's check: its imports (every
+    reader, a second or more on a busy machine) then overlap the engine's walk, plan and check
+    instead of delaying the first task. Run by the engine (``Client.run``) once connected."""
+    with contextlib.suppress(RuntimeError):  # a daemonic worker: its check will say so
+        _allow_children()
+        procs.start_forkserver(procs.worker_context())
+
+
+def stop_unowned() -> None:
+    """Stop the forkserver :func:`prestart` started if no sweep's plugin came to own it (a
+    sweep that had nothing to read, or was refused before its check)."""
+    with _plugins_lock:
+        owned = bool(_plugins) or bool(len(_loose))
+    if not owned:
+        _stop_forkserver()
+
+
 def _stop_forkserver() -> None:
     """Stop the forkserver the read children came from (it holds every reader's imports, the
     bulk of a read pool's memory); the next pool starts it again. multiprocessing offers no

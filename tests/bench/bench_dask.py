@@ -3,6 +3,8 @@
     python tests/bench/bench_dask.py compare [--files 20000] [--corpus ../shared/corpus]
                                              [--no-corpus] [--runs 3] [--workers 2]
                                              [--dir /tmp/dask-bench]
+    python tests/bench/bench_dask.py corpus [--corpus ../shared/corpus] [--ocr] [--runs 3]
+                                            [--scheduler]
     python tests/bench/bench_dask.py ceiling [--files 20000]
 
 ``compare``: cold sweeps with the real command (``python -m engine sweep TREE --out S``,
@@ -11,6 +13,15 @@ process and cluster start included) of ``--files`` small text files and of the c
 ``--executor dask-local:N`` (N workers of one thread), taking turns ``--runs`` times: median,
 min and max of each, the load, and Dask's files/s over the local pool's (issue 27 wants at
 least 0.7x on 20,000 tiny files, 0.9x on the corpus).
+
+``corpus``: the same comparison on the corpus alone (no tiny files made): ``--without
+tesseract`` unless ``--ocr``, which keeps OCR (slow files of a few seconds each, where a task's
+size and the last tasks' stragglers show).
+
+``--scheduler`` (either comparison): Dask's side sweeps with ``--executor dask://...`` on a
+cluster started once before the runs, as one is used (``dask scheduler`` and ``dask worker
+--nworkers N --nthreads 1`` on 127.0.0.1), instead of a ``dask-local:N`` LocalCluster that
+each sweep starts and closes.
 
 ``ceiling``: how fast the one process that holds the store's lock can take results, whatever
 runs the reads: a sweep whose executor answers every read at once (the texts already in the
@@ -23,6 +34,7 @@ Not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import platform
@@ -61,9 +73,12 @@ def sweep_cmd(root: Path, store: Path, *extra: str) -> float:
     return took
 
 
-def compare(label: str, root: Path, work: Path, runs: int, workers: int, *extra: str) -> None:
-    """Cold sweeps of ``root``, local pool and Dask taking turns (a change of load hits both):
-    median, min and max seconds of each, files/s at the median, and the ratio."""
+def compare(
+    label: str, root: Path, work: Path, runs: int, workers: int, where: str, *extra: str
+) -> None:
+    """Cold sweeps of ``root``, local pool and Dask (``--executor where``) taking turns (a
+    change of load hits both): median, min and max seconds of each, files/s at the median,
+    and the ratio."""
     files = sum(1 for p in root.rglob("*") if p.is_file())
     local: list[float] = []
     dask: list[float] = []
@@ -72,13 +87,13 @@ def compare(label: str, root: Path, work: Path, runs: int, workers: int, *extra:
         loads.append(os.getloadavg()[0])
         local.append(sweep_cmd(root, work / "local", "--workers", str(workers), *extra))
         loads.append(os.getloadavg()[0])
-        dask.append(sweep_cmd(root, work / "dask", "--executor", f"dask-local:{workers}", *extra))
+        dask.append(sweep_cmd(root, work / "dask", "--executor", where, *extra))
     lt, dt = statistics.median(local), statistics.median(dask)
     print(f"{label}: {files:,} files, {runs} run(s) each, load {min(loads):.1f}-{max(loads):.1f}")
-    for name, times in ((f"local pool, {workers} workers   ", local),
-                        (f"dask-local:{workers} LocalCluster", dask)):  # fmt: skip
+    for name, times in ((f"local pool, {workers} workers", local),
+                        (f"--executor {where}", dask)):  # fmt: skip
         med = statistics.median(times)
-        print(f"  {name}  median {med:6.1f} s  (min {min(times):.1f}, max {max(times):.1f})"
+        print(f"  {name:<34}  median {med:6.1f} s  (min {min(times):.1f}, max {max(times):.1f})"
               f"  {files / med:7.0f} files/s")  # fmt: skip
     print(f"  Dask files/s over the local pool's  {lt / dt:.2f}x")
 
@@ -149,13 +164,29 @@ def ceiling(root: Path, work: Path) -> None:
           f"{files / took:,.0f} files/s (walk, hash, plan, records, final write)")  # fmt: skip
 
 
+@contextlib.contextmanager
+def dask_where(scheduler: bool, workers: int, work: Path) -> Iterator[str]:
+    """What ``--executor`` the Dask sweeps get: a LocalCluster of their own, or a cluster
+    started here once (closed on leaving)."""
+    if not scheduler:
+        yield f"dask-local:{workers}"
+        return
+    from tests.engine.daskkit import external_cluster
+
+    # A fresh folder: the scheduler's file of an earlier run would name a scheduler long gone.
+    with external_cluster(Path(tempfile.mkdtemp(dir=work)), workers) as cluster:
+        yield "dask://" + cluster.address.removeprefix("tcp://")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("part", choices=["compare", "ceiling"])
+    p.add_argument("part", choices=["compare", "corpus", "ceiling"])
     p.add_argument("--files", type=int, default=20_000)
     p.add_argument("--corpus", type=Path, default=REPO.parent.parent / "shared" / "corpus")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--no-corpus", action="store_true", help="the small files only")
+    p.add_argument("--ocr", action="store_true", help="corpus: keep tesseract")
+    p.add_argument("--scheduler", action="store_true", help="Dask: a cluster started once")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--dir", type=Path, default=None)
     args = p.parse_args()
@@ -164,16 +195,25 @@ def main() -> None:
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
     tree = work / "tree"
-    if not (tree.exists() and sum(1 for _ in tree.rglob("*.txt")) == args.files):
+    if args.part != "corpus" and not (
+        tree.exists() and sum(1 for _ in tree.rglob("*.txt")) == args.files
+    ):
         make_tree(tree, args.files)
     try:
-        if args.part == "compare":
-            compare(f"{args.files:,} small files", tree, work, args.runs, args.workers)
-            if args.corpus.is_dir() and not args.no_corpus:
-                compare("corpus (--without tesseract)", args.corpus, work, args.runs,
-                        args.workers, "--without", "tesseract")  # fmt: skip
-        else:
+        if args.part == "ceiling":
             ceiling(tree, work)
+            return
+        with dask_where(args.scheduler, args.workers, work) as where:
+            if args.part == "corpus":
+                extra = () if args.ocr else ("--without", "tesseract")
+                label = "corpus" + ("" if args.ocr else " (--without tesseract)")
+                compare(label, args.corpus, work, args.runs, args.workers, where, *extra)
+            else:
+                compare(f"{args.files:,} small files", tree, work, args.runs, args.workers,
+                        where)  # fmt: skip
+                if args.corpus.is_dir() and not args.no_corpus:
+                    compare("corpus (--without tesseract)", args.corpus, work, args.runs,
+                            args.workers, where, "--without", "tesseract")  # fmt: skip
     finally:
         print(f"load after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         if args.dir is None:

@@ -13,7 +13,9 @@ import os
 import shutil
 import subprocess
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +275,35 @@ def _hold_until_heard(monkeypatch: pytest.MonkeyPatch, workers: int) -> threadin
     return flying
 
 
+def test_a_worker_running_another_textquarry_fails_its_check_and_is_named(
+    tmp_path: Path,
+) -> None:
+    """The check compares the worker's textquarry and reader versions with the engine's: a
+    worker of another version would file records of another version."""
+    from engine.executors.dask_worker import Check, WorkerSettings, code_version, examine
+
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "tmp" / ".probe-x").write_text(".probe-x")
+    doc = tmp_path / "a.txt"
+    doc.write_text("a text\n")
+    settings = WorkerSettings(str(tmp_path), fixed_tools=ToolSet.empty())
+    same = examine(Check(settings, (str(doc),), ".probe-x", code_version(), "t"))
+    assert same.ok, same
+    other = "textquarry 0.0.1 (text=1)"
+    info = examine(Check(settings, (str(doc),), ".probe-x", other, "t"))
+    assert not info.ok and info.store_ok and not info.unseen
+    assert info.problem == f"runs {code_version()}, not the engine's {other}"
+    ex = _executor_with({})
+    ex.settings = settings
+    events: list[Event] = []
+    ex.listen(events.append)
+    ex._heard(replace(info, address="tcp://w:1"))
+    ex._heard(replace(info, address="tcp://w:1"))  # its check heard again: said once
+    assert ex._good == {}
+    (said,) = notices(events, "dask-refused")
+    assert said.startswith("Dask worker tcp://w:1 on ") and other in said
+
+
 @pytest.mark.parametrize("fault", ["cannot see the roots", "has a store folder of its own"])
 def test_a_worker_joining_mid_sweep_that_fails_its_check_gets_no_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
@@ -319,10 +350,11 @@ def test_a_worker_killed_mid_task_leaves_every_file_its_record_and_text(
     texts_of(root, 120)
     (root / "hang.bin").write_bytes(fixture("hang"))  # keeps a worker busy to be killed
     result: list[SweepResult] = []
+    events: list[Event] = []
     with (
         local_cluster(2) as c,
         distributed.Client(c, set_as_default=False) as client,
-        Sweeper([root], options(out, remote(c), ToolSet.empty())) as s,
+        Sweeper([root], options(out, remote(c), ToolSet.empty()), events.append) as s,
     ):
         t = threading.Thread(target=lambda: result.append(s.run()))
         t.start()
@@ -337,6 +369,9 @@ def test_a_worker_killed_mid_task_leaves_every_file_its_record_and_text(
     assert len(oks) == 120
     every_text_is_there(out, oks)
     assert records[(str(root), "hang.bin")].status == Status.ERROR
+    # What happened is said: the worker that left, once (its restart joins as a new one).
+    (left,) = [m for m in notices(events, "dask-worker") if "left mid-sweep" in m]
+    assert left.endswith("the scheduler runs its tasks again on the others")
 
 
 # -- the engine's side ----------------------------------------------------------------------
@@ -405,24 +440,44 @@ def test_a_record_whose_text_is_not_in_the_store_is_a_machine_failure(tmp_path: 
     sizes=st.lists(st.integers(0, 3 << 20), min_size=1, max_size=300),
     names=st.integers(1, 300),
     per_file=st.one_of(st.none(), st.floats(1e-5, 5.0)),
+    costs=st.dictionaries(st.sampled_from([".pdf", ".txt", ".doc", ""]), st.floats(0, 5.0)),
+    overhead=st.floats(0, 0.01),
     threads=st.integers(1, 64),
 )
 @settings(max_examples=60, deadline=None)
 def test_tasks_take_every_file_once_within_their_bounds(
-    sizes: list[int], names: int, per_file: float | None, threads: int
+    sizes: list[int],
+    names: int,
+    per_file: float | None,
+    costs: dict[str, float],
+    overhead: float,
+    threads: int,
 ) -> None:
     from engine.executors import dask_client
     from engine.executors.dask_client import _Job
 
     ex = _executor_with({"tcp://a": ()})
     ex._per_file, ex._threads = per_file, threads
+    ex._cost, ex._overhead = dict(costs), overhead
+    kinds = [".pdf", ".txt", ".doc", ".odt", ""]
     jobs = [
-        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}", "", LIMITS, ToolSet.empty(), "/s/tmp", n),
+        _Job(ReadTask(f"/r/{'d' * (i % names)}/f{i}{kinds[i % 5]}", "", LIMITS, ToolSet.empty(),
+                      "/s/tmp", n),
              frozenset({"pdftotext"} if i % 3 == 0 else ()))
         for i, n in enumerate(sizes)
     ]  # fmt: skip
     for job in jobs:
         ex._queue(job)
+    if per_file is not None:
+        average: float | None = per_file
+    elif costs:
+        average = sum(costs.values()) / len(costs) + overhead
+    else:
+        average = None
+
+    def guess(job: _Job) -> float:
+        return costs[job.kind] + overhead if job.kind in costs else (average or 0.0)
+
     taken: list[Any] = []
     while any(ex._todo.values()):
         left = sum(len(q) for q in ex._todo.values())
@@ -431,13 +486,14 @@ def test_tasks_take_every_file_once_within_their_bounds(
         if len(task) > 1:
             assert sum(j.task.size for j in task) <= dask_client.TASK_BYTES
             assert sum(len(j.task.path) for j in task) <= dask_client.BATCH_PATH_CHARS
-            # the rest is shared out, down to tasks of TAIL_TASK_S of work at the least
-            tail = 1.0 if per_file is None else dask_client.TAIL_TASK_S / per_file
-            assert len(task) <= max(1, tail, left // (2 * threads))
-            aim = (
-                dask_client.FIRST_TASK_FILES if per_file is None else dask_client.TASK_S / per_file
-            )
-            assert len(task) <= max(1, aim)
+            first = dask_client.FIRST_TASK_FILES
+            assert len(task) <= (first if per_file is None else dask_client.TASK_FILES)
+            if average is None:  # nothing known: a few files, a share of what is left
+                assert len(task) <= max(1, left // (2 * threads))
+            else:  # about TASK_S of work, the rest shared out down to TAIL_TASK_S of work
+                share = left * average / (2 * threads)
+                budget = max(dask_client.TAIL_TASK_S, min(dask_client.TASK_S, share))
+                assert sum(guess(j) for j in task) <= budget * (1 + 1e-6)
         taken.extend(task)
     assert sorted(id(j) for j in taken) == sorted(id(j) for j in jobs)
 
@@ -521,6 +577,87 @@ def test_the_last_tasks_keep_a_tenth_of_a_second_of_work() -> None:
     assert sizes == [int(TAIL_TASK_S / 0.001), 50]
 
 
+def test_a_kind_whose_reads_are_slow_goes_in_smaller_tasks_and_first() -> None:
+    """The corpus's PDFs took ~60 ms a read where its other files took a few: sized by the
+    average of every file, a task of PDFs lasted 3 s and the last ones ran alone at the end."""
+    from engine.executors.dask_client import TASK_S, _Job
+    from engine.executors.dask_worker import BatchResult
+
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ("pdftotext",)})
+    ex._threads = 2
+    pdfs = [
+        _Job(ReadTask(f"/x/p{i:03}.pdf", "", LIMITS, ToolSet.empty(), "/s/tmp", 9000),
+             frozenset({"pdftotext"}))
+        for i in range(24)
+    ]  # fmt: skip
+    txts = _jobs(4000)
+    ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8", ms=1)
+    pdf = Outcome(Status.OK, "application/pdf", reader="pdf", v=2, extractor="pdftotext", ms=60)
+    for job in pdfs + txts:
+        ex._queue(job)
+    # One warm task of both kinds: 2 ms a file overall, of which 1 ms (a text) or 60 ms (a
+    # PDF) was the read.
+    sample = [pdfs[0], *txts[:59]]
+    outcomes = (pdf,) + (ok,) * 59
+    list(ex._results(sample, BatchResult(outcomes, "tcp://a", PDFTOTEXT, 0.12, warm=True)))
+    first = ex._take()
+    assert {j.kind for j in first} == {".pdf"}  # the slow kind first, though fewer
+    assert len(first) == int(TASK_S / 0.06)  # ~0.75 s of PDFs, not 0.75 s / 2 ms of them
+    second = ex._take()
+    assert {j.kind for j in second} == {".pdf"}
+    rest = [ex._take() for _ in range(3)]
+    assert {j.kind for task in rest for j in task} == {".txt"}
+    assert all(len(task) > 100 for task in rest)  # the light kind in tasks of many
+
+
+def test_a_kind_s_one_slow_first_read_does_not_shrink_its_tasks() -> None:
+    """A worker's first .docx carries python-docx's import (0.67 s, then ~10 ms a file):
+    weighed as much as a task of 32 files, it cut the next .docx tasks to one or two files."""
+    from engine.executors.dask_client import TASK_S, _Job
+    from engine.executors.dask_worker import BatchResult
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._threads = 2
+
+    def docx(n: int) -> list[_Job]:
+        return [_Job(ReadTask(f"/x/d{i:04}.docx", "", LIMITS, ToolSet.empty(), "/s/tmp", 900),
+                     frozenset(), kind=".docx") for i in range(n)]  # fmt: skip
+
+    slow = Outcome(Status.OK, "text/plain", reader="docx", v=1, extractor="docx", ms=670)
+    quick = replace(slow, ms=10)
+    list(ex._results(docx(1), BatchResult((slow,), "tcp://a", ToolSet.empty(), 0.67)))
+    list(ex._results(docx(32), BatchResult((quick,) * 32, "tcp://a", ToolSet.empty(), 0.32)))
+    for job in docx(5000):
+        ex._queue(job)
+    assert len(ex._take()) == int(TASK_S / ((0.67 + 32 * 0.01) / 33))  # 25, not 2
+
+
+def test_a_queue_is_read_a_kind_at_a_time_bigger_files_first() -> None:
+    from engine.executors.dask_client import _heavy_first, _Job
+
+    def job(name: str, size: int) -> _Job:
+        return _Job(ReadTask(name, "", LIMITS, ToolSet.empty(), "/s/tmp", size), frozenset(),
+                    kind=name[name.rfind("."):])  # fmt: skip
+
+    todo = deque([job("/a.txt", 10), job("/b.doc", 500), job("/c.txt", 30), job("/d.doc", 100)])
+    _heavy_first(todo)
+    assert [j.task.path for j in todo] == ["/b.doc", "/d.doc", "/a.txt", "/c.txt"]
+
+
+def test_a_route_to_some_workers_leaves_room_for_the_others() -> None:
+    """A thousand PDFs for the one worker with pdftotext, a hundred texts for any: the window
+    was filled with PDF tasks by their number, and the other worker waited."""
+    ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.01
+    ex.submit([j.task for j in _jobs(1000, ".pdf") + _jobs(100, ".txt")])
+    ex._send()
+    routes = [tuple(where) for _n, where in ex._client.sent]
+    assert len(routes) == ex.window == 4
+    assert routes.count(("tcp://a",)) == 2  # its window: two tasks for its one thread
+    assert routes.count(("tcp://a", "tcp://b")) == 2
+
+
 def test_a_batch_says_whether_its_read_pool_was_running(tmp_path: Path) -> None:
     from engine.executors import dask_worker
 
@@ -572,6 +709,38 @@ def test_a_cluster_warmed_during_the_walk_is_the_one_that_reads(tmp_path: Path) 
     assert {o.status for _t, o in got} == {Status.OK}
 
 
+def test_a_cluster_s_read_forkservers_start_with_the_connection_and_never_outlive_it(
+    tmp_path: Path,
+) -> None:
+    """Started by the check, after the walk and plan, the forkservers' imports (a second or
+    more on a busy machine) delayed the first tasks; started once connected, a sweep that then
+    reads nothing (or is refused) must stop them itself, as no plugin's teardown will."""
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        assert not any(read_processes(client).values())  # no preload here: nothing yet
+        ex = DaskExecutor(remote(c), WorkerSettings("", fixed_tools=ToolSet.empty()))
+        try:
+            ex.warm()
+            wait_for(
+                "a read forkserver on every worker, before any check",
+                lambda: all(n >= 1 for n in read_processes(client).values()),
+                timeout=120,
+            )
+            assert ex._token == ""
+        finally:
+            ex.close()
+        wait_for(
+            "every read process on the workers gone",
+            lambda: not any(read_processes(client).values()),
+        )
+        assert len(read_processes(client)) == 2  # both workers still there, idle
+
+
 def test_a_warm_connection_that_fails_is_said_by_the_run(tmp_path: Path) -> None:
     from engine.executors.dask_client import DaskExecutor
     from engine.executors.dask_worker import WorkerSettings
@@ -619,6 +788,38 @@ def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
     ex._send()
     assert sorted(ex._client.sent) == [(3, ["tcp://a"]), (4, ["tcp://a", "tcp://b"])]
     assert ex.routed() == {"pdf": 3}  # the text files could go anywhere
+
+
+def test_reads_given_as_a_stream_are_drawn_as_the_tasks_go_out() -> None:
+    """The walk's reads may come as they are found: the executor holds FEED_FILES of them at
+    most beside its tasks in flight, never the whole stream (10 million files never become
+    10 million jobs), and it takes every one of them once."""
+    from engine.executors.dask_client import FEED_FILES
+
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001
+    drawn = 0
+    total = 3 * FEED_FILES + 7
+
+    def walk() -> Iterator[ReadTask]:
+        nonlocal drawn
+        for job in _jobs(total):
+            drawn += 1
+            yield job.task
+
+    ex.submit(walk())
+    assert drawn == 0  # nothing drawn before the reads begin
+    ex._send()
+    sent = sum(n for n, _where in ex._client.sent)
+    assert drawn <= sent + FEED_FILES
+    assert ex._pending()  # the rest of the stream is still to come
+    while ex._pending():
+        ex._flying.clear()  # as if every task in flight had come back
+        ex._send()
+        sent = sum(n for n, _where in ex._client.sent)
+        assert drawn <= sent + FEED_FILES
+    assert sum(n for n, _where in ex._client.sent) == drawn == total
 
 
 def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(
