@@ -377,7 +377,7 @@ def memory_index(store: Store) -> RecordDB:
 
 def lines_index(data: bytes) -> RecordDB:
     """An index in memory of the bytes of an ``extract.jsonl`` (a store held in memory)."""
-    return _built(iter((data,)))
+    return _built(data[i : i + FILE_BLOCK] for i in range(0, len(data), FILE_BLOCK))
 
 
 def _built(blocks: Iterator[bytes]) -> RecordDB:
