@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import json
 import os
 import secrets
 import sqlite3
@@ -109,8 +110,9 @@ _UPSERT = (
     " line = excluded.line"
 )
 _INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
-NEEDS_SEP = "\n"
-"""Between the tool names of the ``needs`` column (a name never holds a newline)."""
+def needs_text(needs: tuple[str, ...]) -> str | None:
+    """The ``needs`` column of a record: its tool names as a JSON list (None for none)."""
+    return json.dumps(list(needs), ensure_ascii=False) if needs else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +187,7 @@ def row_of(record: Record, seq: int, line: bytes | None = None) -> tuple[object,
     quality = q.verdict if q is not None else None
     # the worst signal, as the dashboard shows it: none unless the verdict is one it knows
     signal = q.signals[0] if q is not None and q.signals and q.verdict in VERDICTS else None
-    needs = NEEDS_SEP.join(needs_of(record.needs)) or None
+    needs = needs_text(needs_of(record.needs))
     return (
         key_bytes(record.root), key_bytes(record.path), record.status, record.reason, quality,
         record.mime, record.extractor, record.size, record.mtime_ns, record.chars, record.ms,

@@ -11,17 +11,17 @@ opens, at the cost of that build, and nothing but the engine's own parser reads 
 The rows are read a chunk at a time by keyset on (root, path), all in one read transaction
 (one snapshot, whose change counter a follower starts from). Each chunk is one statement
 that aggregates every column of its rows into one string (``group_concat``), split in C:
-numbers as fixed-width hex (``bytes.fromhex`` into an array), the fields that take few values
-coded against a table of the values met. A million rows so cost a few objects a column per
-chunk where a row-by-row fetch built sixteen million (2.4 s against well under one, measured
-in tests/bench/bench_tui.py). A chunk whose text holds the separator (a NUL in a foreign
-store's error message) is fetched row by row instead. A full record is read by its key (its
+numbers parsed by ``int`` in a C loop into an array, the fields that take few values coded
+against a table of the values met (each distinct value decoded once). A chunk whose text
+holds the separator (a NUL in a foreign store's error message) is fetched row by row
+instead. A full record is read by its key (its
 ``line``, decoded by :meth:`Record.from_json`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import threading
@@ -34,7 +34,6 @@ from typing import Any
 
 from engine.db import (
     DB,
-    NEEDS_SEP,
     Agreement,
     IndexUnusable,
     Point,
@@ -46,7 +45,7 @@ from engine.db import (
 )
 from engine.errors import StoreUnusable
 from engine.readindex import bad_lines_of, keep_bad_lines, reading_index
-from engine.records import BadRecord, Key, Record
+from engine.records import BadRecord, Key, Record, needs_of
 from engine.store import BadLine, Store, read_jsonl
 
 FIRST_ROWS = 1000
@@ -158,7 +157,14 @@ def _numbers(raw: bytes, n: int) -> array[int] | None:
 
 
 def _needs(raw: Any) -> tuple[str, ...]:
-    return tuple(raw.split(NEEDS_SEP)) if raw else ()
+    """The tool names of a ``needs`` column's value (see :func:`engine.db.needs_text`)."""
+    if not raw:
+        return ()
+    try:
+        names = json.loads(raw)
+    except ValueError:
+        return ()
+    return needs_of(names)
 
 
 def _from_strings(count: int, parts: tuple[Any, ...], coders: dict[str, _Coder]) -> Columns | None:
