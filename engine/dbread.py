@@ -167,6 +167,16 @@ def _needs(raw: Any) -> tuple[str, ...]:
     return needs_of(names)
 
 
+def _last_key(row: tuple[Any, ...]) -> tuple[bytes, bytes] | None:
+    """The key of a chunk's last row, off the end of its root and path strings (the root
+    after its mark); None for no row. Right whenever the chunk's strings split into as many
+    values as it has rows (no separator inside a name), which :func:`_from_strings` checks."""
+    if not row[0]:
+        return None
+    root = row[2].rpartition(_SEP)[2]
+    return root[1:], row[1].rpartition(_SEP)[2]
+
+
 def _from_strings(count: int, parts: tuple[Any, ...], coders: dict[str, _Coder]) -> Columns | None:
     """A chunk from its column strings; None when a separator hides in a value."""
     paths_raw, few_raw = parts[0], parts[1 : 2 + len(_FEW)]
@@ -228,6 +238,33 @@ def _from_rows(rows: list[tuple[Any, ...]]) -> Columns:
     return _finish(paths, coded, numbers, bytearray(1 if r else 0 for r in cols[15]))
 
 
+class _Ahead:
+    """One call run in a thread of its own, its result waited for by :meth:`result`. A
+    thread per chunk, not a pool: a load abandoned half way (the dashboard left) leaves no
+    thread waiting for work."""
+
+    def __init__(self, call: Callable[..., Any], *args: Any) -> None:
+        self._out: Any = None
+        self._exc: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(call, args), name="quarry-rows", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, call: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._out = call(*args)
+        except BaseException as exc:  # handed to whoever waits for the result
+            self._exc = exc
+
+    def result(self) -> Any:
+        """What the call returned (what it raised, raised here)."""
+        self._thread.join()
+        if self._exc is not None:
+            raise self._exc
+        return self._out
+
+
 class Table:
     """The records of one index, read in chunks in key order from one snapshot, and looked
     up by key. ``point`` is where in the store's own index's history the rows are (None when
@@ -251,44 +288,63 @@ class Table:
         self.total = len(db)
         self.bad, self.bad_count = bad_lines_of(db)
         self._looks = _lookup_connection(db.path, db.con)
+        self._look_lock = threading.Lock()
         self._con.text_factory = bytes  # (after the meta reads: they expect str)
 
     def chunks(self, first: int = FIRST_ROWS, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
         """Every row, in key order: ``first`` rows, then ``size`` at a time. The snapshot is
-        let go after the last (a writer's checkpoints are not held back by a finished read)."""
+        let go after the last (a writer's checkpoints are not held back by a finished read).
+
+        The statement of the next chunk runs in a thread of its own while this one's strings
+        become columns: SQLite lets the GIL go while it steps, so its work and Python's
+        overlap (the next chunk's first key is read off the end of this one's strings)."""
         coders = {name: _Coder() for name in (*_FEW, "needs")}
-        done, last, want = 0, None, first
+        done = 0
         try:
+            ahead = _Ahead(self._fetch, None, first)
             while True:
-                cols = self._chunk(last, want, coders)
-                if cols is None:
+                row, last, want = ahead.result()
+                if row is None or not row[0]:
                     break
+                count = row[0]
+                after = _last_key(row)
+                if after is not None:
+                    ahead = _Ahead(self._fetch, after, size)
+                cols = _from_strings(count, row[1:], coders)
+                if cols is None:  # a separator inside a value: this chunk row by row
+                    if after is not None:
+                        ahead.result()  # (read from a key that may be wrong: not used)
+                    cols = self._rows(last, want)
+                    after = None
+                if after is None:
+                    key = (key_bytes(cols.roots[-1]), key_bytes(cols.paths[-1]))
+                    ahead = _Ahead(self._fetch, key, size)
                 done += len(cols)
                 yield Chunk(cols, done, max(self.total, done))
-                last, want = (key_bytes(cols.roots[-1]), key_bytes(cols.paths[-1])), size
         finally:
             self.end_read()
 
-    def _chunk(
-        self, last: tuple[bytes, bytes] | None, want: int, coders: dict[str, _Coder]
-    ) -> Columns | None:
+    def _fetch(
+        self, last: tuple[bytes, bytes] | None, want: int
+    ) -> tuple[tuple[Any, ...] | None, tuple[bytes, bytes] | None, int]:
+        """The column strings of the ``want`` rows after the key ``last`` (the first rows
+        for None), with the key and the number asked."""
         with self._lock:
             if last is None:
                 row = self._con.execute(_FIRST_SQL, (want,)).fetchone()
             else:
                 row = self._con.execute(_NEXT_SQL, (*last, want)).fetchone()
-            count = row[0] if row is not None else 0
-            if not count:
-                return None
-            cols = _from_strings(count, row[1:], coders)
-            if cols is None:  # a separator inside a value: this chunk row by row
-                self._con.text_factory = str
-                try:  # (every record has a path: any key is after two empty ones)
-                    rows = self._con.execute(_ROWS_SQL, (*(last or (b"", b"")), want)).fetchall()
-                finally:
-                    self._con.text_factory = bytes
-                cols = _from_rows(rows)
-        return cols
+        return row, last, want
+
+    def _rows(self, last: tuple[bytes, bytes] | None, want: int) -> Columns:
+        """The ``want`` rows after the key ``last``, fetched row by row."""
+        with self._lock:
+            self._con.text_factory = str
+            try:  # (every record has a path: any key is after two empty ones)
+                rows = self._con.execute(_ROWS_SQL, (*(last or (b"", b"")), want)).fetchall()
+            finally:
+                self._con.text_factory = bytes
+        return _from_rows(rows)
 
     def end_read(self) -> None:
         """Let the snapshot go (the rows are read)."""
@@ -297,8 +353,9 @@ class Table:
                 self._con.execute("COMMIT")
 
     def record(self, key: Key) -> Record | None:
-        """The full record of ``key`` (None when it is gone or its line is not a record)."""
-        with self._lock:
+        """The full record of ``key`` (None when it is gone or its line is not a record);
+        never waits for a chunk being read (a connection of its own)."""
+        with self._look_lock:
             try:
                 row = self._looks.execute(
                     "SELECT line FROM records WHERE root = ? AND path = ?",
