@@ -8,9 +8,11 @@ whole store read again (:func:`diff_store`), by the engine, as at the first load
 
 ``quarry ui --store PATH`` has no session; the app polls ``extract.jsonl``'s stamp and the
 index's counter, and when they move it calls :func:`follow_store` or :func:`diff_store` in a
-thread worker. A record whose row (the table's fields) is not among the rows shown before is
-a changed or added one: compared as whole rows in C (tuples built by ``zip``), no per-record
-Python, and the UI thread only swaps the columns in.
+thread worker. A record whose row (every field the dashboard keeps: the table's, the error,
+why it was read, the tools it needs, its quality's signal) is not among the rows shown before
+is a changed or added one: compared as whole rows in C (tuples built by ``zip``), no
+per-record Python, and the UI thread only swaps the columns in. (A change to a field the
+dashboard keeps no column of, a content hash alone, is not highlighted.)
 """
 
 from __future__ import annotations
@@ -56,15 +58,24 @@ def diff_store(store: Store, model: RecordModel) -> StoreDiff:
             bad, bad_count = chunk.bad, chunk.bad_count
         rows.extend(chunk.rows)
     rows.tally()
-    shown = RecordModel()
-    shown.extend(rows)
-    old = set(filter(None, model.rows))
-    new = list(shown.rows)
+    old = set(compress(_rows_of(model.cols), model.alive))
+    new = _rows_of(rows)
     fresh = compress(range(len(new)), map(not_, map(contains, repeat(old), new)))
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}
     n = len(rows)
     chunk = Chunk(rows, n, n, bad, bad_count)
     return StoreDiff(chunk, source, changed, read_summary(store)[0], source.stamp)
+
+
+def _rows_of(b: Batch) -> list[tuple[object, ...]]:
+    """Each row of ``b`` as one tuple of every column the dashboard keeps (built in C)."""
+    return list(
+        zip(
+            b.roots, b.paths, b.status, b.reasons, b.mimes, b.extractors, b.chars, b.pages,
+            b.size, b.ms, b.reused, b.quality, b.signals, b.errors, b.whys, b.needs,
+            strict=True,
+        )
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
