@@ -24,8 +24,8 @@ Each run is its own process (clean peak memory). Measured per run:
 With ``--terminal``, each run is instead the real ``quarry ui --store S`` on a 160x50 pty read
 through pyte (tests/e2e/terminal.py), timed from the process start, as a user meets it:
   first_frame   process start -> the first record's row on the screen
-  full_count    process start -> the ``all`` tab showing every record and the header no
-                longer loading (the whole store read: with an index, the tab counts come
+  full_count    process start -> the ``all`` tab showing every record and the header saying
+                ``following`` (the whole store read: with an index, the tab counts come
                 from it at once, so the header is what says the load is over)
   app_cpu       CPU of ``quarry`` and its helper processes;  harness_cpu: this process's own
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
@@ -193,7 +193,7 @@ def terminal_run(store: Path, n: int) -> dict[str, float]:
             text = term.text()
             if seen_first is None and "file0000000" in text:
                 seen_first = time.perf_counter() - t0
-            if full in text and "loading" not in text:
+            if full in text and "following" in text:
                 out = {"first_frame_s": seen_first or 0.0, "full_count_s": time.perf_counter() - t0}
                 break
         else:
