@@ -180,7 +180,7 @@ def catch_up(link: Link, store: Store, post: Post) -> bool:
 class Collector:
     """The cyclic garbage collector, paused while the store loads.
 
-    The load allocates millions of objects (rows' columns, unpickled chunks) and few cycles,
+    The load allocates millions of objects (the rows' columns) and few cycles,
     and each pass walked the growing model: ~0.1 s of this process's CPU per million
     records, some of it inside frames."""
 

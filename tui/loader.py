@@ -13,9 +13,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from engine.db import DB, change_counter
+from engine.db import DB, Point, change_counter
 from engine.dbread import Columns, Table, lines_index, open_table
 from engine.errors import QuarryError, StoreUnusable
 from engine.records import Summary
@@ -64,7 +63,7 @@ class Rows:
     stamp: Stamp | None
 
     @property
-    def point(self) -> Any:
+    def point(self) -> Point | None:
         """Where in the store's index's history the rows are (None: no index to follow)."""
         return self.table.point
 
