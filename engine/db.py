@@ -110,6 +110,8 @@ _UPSERT = (
     " line = excluded.line"
 )
 _INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
+
+
 def needs_text(needs: tuple[str, ...]) -> str | None:
     """The ``needs`` column of a record: its tool names as a JSON list (None for none)."""
     return json.dumps(list(needs), ensure_ascii=False) if needs else None
