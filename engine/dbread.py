@@ -311,7 +311,9 @@ class Table:
 
         The statement of the next chunk runs in a thread of its own while this one's strings
         become columns: SQLite lets the GIL go while it steps, so its work and Python's
-        overlap (the next chunk's first key is read off the end of this one's strings)."""
+        overlap (the next chunk's first key is read off the end of this one's strings). The
+        first chunk's next waits until the first is taken and asked past: the first frame is
+        drawn with no statement beside it."""
         coders = {name: _Coder() for name in (*_FEW, "needs")}
         done = 0
         try:
@@ -321,7 +323,7 @@ class Table:
                 if row is None or not row[0]:
                     break
                 count = row[0]
-                after = _last_key(row)
+                after = _last_key(row) if last is not None else None
                 if after is not None:
                     ahead = _Ahead(self._fetch, after, size)
                 cols = _from_strings(count, row[1:], coders)
@@ -330,11 +332,11 @@ class Table:
                         ahead.result()  # (read from a key that may be wrong: not used)
                     cols = self._rows(last, want)
                     after = None
+                done += len(cols)
+                yield Chunk(cols, done, max(self.total, done))
                 if after is None:
                     key = (key_bytes(cols.roots[-1]), key_bytes(cols.paths[-1]))
                     ahead = _Ahead(self._fetch, key, size)
-                done += len(cols)
-                yield Chunk(cols, done, max(self.total, done))
         finally:
             self.end_read()
 
