@@ -27,7 +27,7 @@ import sqlite3
 import threading
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from engine.db import (
     standing,
 )
 from engine.errors import StoreUnusable
-from engine.readindex import bad_lines_of, keep_bad_lines, reading_index
+from engine.readindex import bad_lines_of, cached_index_path, keep_bad_lines, reading_index
 from engine.records import BadRecord, Key, Record, needs_of
 from engine.store import BadLine, Store, read_jsonl
 
@@ -95,6 +95,9 @@ class Chunk:
     """Rows read so far (this chunk's included)."""
     total: int
     """Rows the table holds."""
+    restart: bool = False
+    """The rows given so far were the file's first lines only, shown while its index was
+    built: the reader starts afresh with this chunk (see :class:`_Building`)."""
 
 
 class _Coder(dict[Any, int]):
@@ -291,8 +294,13 @@ class Table:
         own: bool,
         check: Callable[[RecordDB], bool] = lambda _db: True,
     ) -> None:
-        self._db = db
         self._lock = threading.Lock()
+        self._look_lock = threading.Lock()
+        self._open(db, own, check)
+
+    def _open(self, db: RecordDB, own: bool, check: Callable[[RecordDB], bool]) -> None:
+        """Read ``db`` from now on (in one snapshot)."""
+        self._db = db
         self._con = db.con
         self._con.execute("BEGIN")  # one snapshot for every chunk (and the counter)
         if not check(db):
@@ -302,7 +310,6 @@ class Table:
         self.total = len(db)
         self.bad, self.bad_count = bad_lines_of(db)
         self._looks = _lookup_connection(db.path, db.con)
-        self._look_lock = threading.Lock()
         self._con.text_factory = bytes  # (after the meta reads: they expect str)
 
     def chunks(self, first: int = FIRST_ROWS, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
@@ -407,6 +414,64 @@ def _lookup_connection(path: Path, con: sqlite3.Connection) -> sqlite3.Connectio
         return con
 
 
+class _Building(Table):
+    """A store whose index is built in the user's cache at this opening: the first lines of
+    its file at once (an index in memory of them, milliseconds: the first frame has rows),
+    then, once the index is built, every row from it, its first chunk saying ``restart``.
+    Where the build fails, the engine's index in memory of the whole file instead."""
+
+    def __init__(self, store: Store, head: bytes) -> None:
+        super().__init__(lines_index(head), own=False)
+        self._store = store
+
+    def chunks(self, first: int = FIRST_ROWS, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
+        """The head's rows, then every row of the built index (see the class)."""
+        for chunk in super().chunks(first, size):
+            yield replace(chunk, total=0)  # (how many there are is not known yet)
+        jsonl = self._store.jsonl_path
+        where = reading_index(self._store)
+        old = self._db
+        try:
+            db = RecordDB.open_reader(where) if where is not None else None
+            check = _in_step(jsonl)
+        except IndexUnusable:
+            db = None
+        if db is None:
+            db, check = memory_index(self._store), lambda _db: True
+        with self._lock, self._look_lock:  # (no lookup meets the index half switched)
+            if self._looks is not old.con:
+                self._looks.close()
+            old.close()
+            self._open(db, False, check)
+        restart = True
+        for chunk in super().chunks(first, size):
+            yield replace(chunk, restart=restart)
+            restart = False
+        if restart:  # no record at all now
+            empty = _from_rows([])
+            yield Chunk(empty, 0, 0, restart=True)
+
+
+HEAD_BYTES = 1 << 18
+"""The first bytes of a store's file shown while its index is built (~700 records)."""
+
+
+def _head(store: Store) -> bytes | None:
+    """The first lines of ``store``'s file when it is bigger than :data:`HEAD_BYTES` (None
+    for a smaller one: its index is built at once, in a moment)."""
+    try:
+        fd = store.open_jsonl()
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size <= HEAD_BYTES:
+            return None
+        data = os.read(fd, HEAD_BYTES)
+    finally:
+        os.close(fd)
+    return data[: data.rfind(b"\n") + 1]
+
+
 def open_table(store: Store) -> Table:
     """The table of ``store``'s records: its own index when in step with (or ahead of) its
     file, else the user's cached one (built from the file first when it has none of this
@@ -417,6 +482,13 @@ def open_table(store: Store) -> Table:
     if standing(own, jsonl, lines=False).agreement is not Agreement.UNTRUSTED:
         with contextlib.suppress(IndexUnusable):
             return Table(RecordDB.open_reader(own), own=True, check=_in_step(jsonl))
+    where = reading_index(store, build=False)
+    if where is not None and where != own:
+        with contextlib.suppress(IndexUnusable):
+            return Table(RecordDB.open_reader(where), own=False, check=_in_step(jsonl))
+    head = _head(store) if cached_index_path(store) is not None else None
+    if head:  # a big store to build an index of: its first lines meanwhile
+        return _Building(store, head)
     where = reading_index(store)
     if where is not None and where != own:
         with contextlib.suppress(IndexUnusable):

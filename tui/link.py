@@ -193,13 +193,13 @@ class Link:
 
     def rows_loaded(self, chunk: Chunk, data: Rows | None, first: bool) -> Applied:
         """A chunk of the store's rows (``first``: the model starts afresh with it)."""
-        if first:
+        if first or chunk.restart:
             self.model.clear()
             self.model.data = data.table if data is not None else None
         self.model.extend(chunk.rows)
         self.model.note_bad(chunk.bad, chunk.bad_count)
         self.progress = (chunk.done, chunk.total)
-        return Applied(Change(loading=True, first=first))
+        return Applied(Change(loading=True, first=first or chunk.restart))
 
     def loaded(
         self, summary: Summary | None, where: Where, problem: str, keep: int | None

@@ -38,6 +38,9 @@ class Chunk:
     chunk only)."""
     bad_count: int = 0
     """How many lines are not records (on a load's first chunk only)."""
+    restart: bool = False
+    """The rows given before were the first lines of a store whose index was being built:
+    the model starts afresh with these."""
 
 
 Stamp = tuple[int, int, int]
@@ -96,7 +99,10 @@ def load_rows(
     sizes = {k: v for k, v in (("first", first), ("size", size)) if v is not None}
     bad, count = table.bad, table.bad_count
     for chunk in table.chunks(**sizes):
-        yield Chunk(batch_of(chunk.rows), chunk.done, chunk.total, bad, count)
+        if chunk.restart:  # (the lines left out are those of the whole file now)
+            bad, count = table.bad, table.bad_count
+        batch = batch_of(chunk.rows)
+        yield Chunk(batch, chunk.done, chunk.total, bad, count, chunk.restart)
         bad, count = (), 0
     if count or bad:  # no record at all: the lines left out are still said
         yield Chunk(Batch(), 0, 0, bad, count)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import dbread
 from engine.db import DB, RecordDB, identity_of
 from engine.dbread import CHUNK_ROWS, Columns, Table, lines_index, open_table
 from engine.errors import StoreUnusable
@@ -20,7 +21,9 @@ from engine.records import Record
 from engine.store import Store
 
 TEXT = st.text(max_size=6)  # NULs, "=" and empty strings included: the chunk's separators
-NAME = st.text(min_size=1, max_size=8).filter(lambda s: "\0" not in s and "/" not in s)
+NAME = st.text(min_size=1, max_size=8).filter(
+    lambda s: "\0" not in s and "/" not in s and s not in (".", "..")
+)  # a name a record can have
 QUALITY = st.none() | st.builds(
     lambda verdict, signals: Quality(verdict=verdict, signals=tuple(signals)),
     st.sampled_from([*VERDICTS, "weird"]),
@@ -160,3 +163,28 @@ def _store(tmp_path: Path, n: int) -> Store:
     ]
     (out / "extract.jsonl").write_bytes(b"".join(r.to_json() + b"\n" for r in records))
     return Store(out)
+
+
+def test_a_big_store_without_an_index_shows_its_first_lines_while_one_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first chunk is the file's first lines (read at once, the first frame has rows);
+    once the index is built in the cache, every row from it, its first chunk saying
+    ``restart``, with the lines left out of the whole file (numbered in it)."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 300)
+    store = _store(tmp_path, 40)
+    with open(store.jsonl_path, "ab") as fh:
+        fh.write(b"not a record\n")
+    table = open_table(store)
+    assert table.point is None and not cached_index_path(store).exists()  # type: ignore[union-attr]
+    chunks = list(table.chunks(100, 7))
+    head = [c for c in chunks if not c.restart and c is chunks[0]]
+    assert head and 0 < len(head[0].rows) < 40 and head[0].total == 0
+    assert head[0].rows.paths == [f"f{i}.txt" for i in range(len(head[0].rows))]
+    again = chunks[1:]
+    assert again[0].restart and not any(c.restart for c in again[1:])
+    assert [p for c in again for p in c.rows.paths] == sorted(f"f{i}.txt" for i in range(40))
+    assert cached_index_path(store).exists()  # type: ignore[union-attr]
+    assert table.bad_count == 1 and [b.line for b in table.bad] == [41]
+    record = table.record(("/r", "f39.txt"))
+    assert record is not None and record.size == 39

@@ -245,3 +245,30 @@ async def test_while_a_store_loads_its_tabs_count_what_its_index_holds(
         await pilot.pause()
         tabs = {t.id: t.label.plain for t in app.screen.query(Tab)}
         assert tabs["tab-all"] == f"all {len(app.model):,}"
+
+
+async def test_a_store_without_an_index_shows_its_first_lines_while_one_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first frame has the file's first lines (the engine reads them at once); the index
+    is built in the user's cache after it, and the rows then loaded from it replace them:
+    every record once, the torn line named by its number in the whole file."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    lines = [_record(i) for i in range(3_000)]
+    lines[2_500] = lines[2_500][:25]
+    _write(tmp_path / "s", lines)
+    seen: list[int] = []
+    real = QuarryApp._load
+
+    def load(self: QuarryApp) -> None:
+        seen.append(len(self.model))  # what the first frame had
+        real(self)
+
+    monkeypatch.setattr(QuarryApp, "_load", load)
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert 0 < seen[0] < 200  # the file's first lines only: no index yet
+        assert len(app.model) == 2_999 and app.state == "following"
+        assert [str(b) for b in app.model.bad_first] == ["line 2,501: cut short"]
+        assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]
