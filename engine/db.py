@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import json
 import os
 import secrets
 import sqlite3
@@ -39,12 +40,15 @@ from typing import Protocol
 
 from engine import history
 from engine.jsonl import line_of
-from engine.records import Key, Record
+from engine.quality import VERDICTS
+from engine.records import Key, Record, needs_of
 
 DB = "extract.db"
 """The index's file in the store folder (with SQLite's ``-wal`` and ``-shm`` beside it)."""
-VERSION = 2
-"""Bumped whenever the schema or what a row holds changes: an index of another is rebuilt."""
+VERSION = 3
+"""Bumped whenever the schema or what a row holds changes: an index of another is rebuilt.
+3: the columns the dashboard shows beside the sort columns (``pages``, ``reused``, ``error``,
+``why``, ``needs``, ``signal``), so that it reads its rows as columns, never a line."""
 Identity = tuple[int, int, int]
 """(size, mtime_ns, inode) of an ``extract.jsonl``."""
 TOMBSTONES_KEPT = 100_000
@@ -58,6 +62,7 @@ CREATE TABLE records (
     status TEXT NOT NULL, reason TEXT, quality TEXT, mime TEXT, extractor TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chars INTEGER NOT NULL,
     ms INTEGER NOT NULL, sha256 TEXT,
+    pages INTEGER, reused INTEGER NOT NULL, error TEXT, why TEXT, needs TEXT, signal TEXT,
     seq INTEGER NOT NULL,
     line BLOB NOT NULL
 );
@@ -91,17 +96,25 @@ END;
 """
 _COLUMNS = (
     "root, path, status, reason, quality, mime, extractor, size, mtime_ns, chars, ms, sha256,"
-    " seq, line"
+    " pages, reused, error, why, needs, signal, seq, line"
 )
+_MARKS = ",".join("?" * 20)
 _UPSERT = (
-    f"INSERT INTO records ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
     " ON CONFLICT (root, path) DO UPDATE SET status = excluded.status,"
     " reason = excluded.reason, quality = excluded.quality, mime = excluded.mime,"
     " extractor = excluded.extractor, size = excluded.size, mtime_ns = excluded.mtime_ns,"
-    " chars = excluded.chars, ms = excluded.ms, sha256 = excluded.sha256, seq = excluded.seq,"
+    " chars = excluded.chars, ms = excluded.ms, sha256 = excluded.sha256,"
+    " pages = excluded.pages, reused = excluded.reused, error = excluded.error,"
+    " why = excluded.why, needs = excluded.needs, signal = excluded.signal, seq = excluded.seq,"
     " line = excluded.line"
 )
-_INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
+
+
+def needs_text(needs: tuple[str, ...]) -> str | None:
+    """The ``needs`` column of a record: its tool names as a JSON list (None for none)."""
+    return json.dumps(list(needs), ensure_ascii=False) if needs else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +185,16 @@ def identity_of(path: Path) -> Identity | None:
 def row_of(record: Record, seq: int, line: bytes | None = None) -> tuple[object, ...]:
     """``record`` as a row of ``records`` written at ``seq`` (``line``: its serialised line,
     when the caller has it already)."""
-    quality = record.quality.verdict if record.quality is not None else None
+    q = record.quality
+    quality = q.verdict if q is not None else None
+    # the worst signal, as the dashboard shows it: none unless the verdict is one it knows
+    signal = q.signals[0] if q is not None and q.signals and q.verdict in VERDICTS else None
+    needs = needs_text(needs_of(record.needs))
     return (
         key_bytes(record.root), key_bytes(record.path), record.status, record.reason, quality,
         record.mime, record.extractor, record.size, record.mtime_ns, record.chars, record.ms,
-        record.sha256, seq, line if line is not None else line_of(record),
+        record.sha256, record.pages, 1 if record.reused else 0, record.error, record.why, needs,
+        signal, seq, line if line is not None else line_of(record),
     )  # fmt: skip
 
 
@@ -204,6 +222,14 @@ class RecordDB:
         """The index at ``path`` for writing (made empty if there is none). IndexUnusable
         when the file there is not an index of this :data:`VERSION`."""
         return cls._open(path, writer=True, fresh=not os.path.lexists(path))
+
+    @classmethod
+    def open_memory(cls) -> RecordDB:
+        """A new index in memory (a reader's, of a store it can keep none for on disk)."""
+        con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db = cls(con, Path(":memory:"), writer=True)
+        db._create()
+        return db
 
     @classmethod
     def open_reader(cls, path: Path) -> RecordDB:

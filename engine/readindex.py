@@ -16,18 +16,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 from engine.db import DB, Agreement, IndexUnusable, RecordDB, identity_of, standing
 from engine.errors import QuarryError
-from engine.store import Store
+from engine.store import BadLine, Store
 from engine.toolcache import cache_path
 
 LEFT_OUT = "left_out"
 """The cached index's meta key for the lines of ``extract.jsonl`` that are not records, in
 the words ``quarry show`` says them (the file's readers say them; so do the index's)."""
+BAD_LINES = "bad_lines"
+"""An index's meta key for the lines of its ``extract.jsonl`` that are not records: their
+count and the first few, as JSON (see :func:`bad_lines_of`)."""
 FOLDER = "indexes"
 """Under the cache folder (``$XDG_CACHE_HOME/textquarry``): one folder per store."""
 
@@ -76,6 +80,7 @@ def _build(store: Store, path: Path) -> Path | None:
                     "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                     (LEFT_OUT, loaded.left_out(str(store.jsonl_path))),
                 )
+                keep_bad_lines(db, loaded.bad)
             # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
             db.con.execute("PRAGMA journal_mode = DELETE")
         os.replace(tmp, path)
@@ -95,3 +100,24 @@ def left_out(path: Path) -> str:
     except (IndexUnusable, sqlite3.Error):
         return ""
     return row[0] if row is not None and isinstance(row[0], str) else ""
+
+
+def bad_lines_of(db: RecordDB) -> tuple[tuple[BadLine, ...], int]:
+    """The first few lines of the index's ``extract.jsonl`` that are not records, and how
+    many there are (an index built by a reader keeps them: :func:`keep_bad_lines`)."""
+    try:
+        row = db.con.execute("SELECT value FROM meta WHERE key = ?", (BAD_LINES,)).fetchone()
+        if row is None or not row[0]:
+            return (), 0
+        value = json.loads(row[0])
+        count, first = int(value[0]), [BadLine(int(n), str(w)) for n, w in value[1]]
+    except (sqlite3.Error, ValueError, TypeError, IndexError, KeyError):
+        return (), 0
+    return tuple(first), count
+
+
+def keep_bad_lines(db: RecordDB, bad: tuple[BadLine, ...], count: int | None = None) -> None:
+    """Keep the count and the first few of the lines left out (in the transaction in
+    flight, or at once)."""
+    value = json.dumps([len(bad) if count is None else count, [[b.line, b.why] for b in bad[:5]]])
+    db.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (BAD_LINES, value))

@@ -51,7 +51,6 @@ def cmd_open(args: argparse.Namespace) -> int:
     from engine.session import Session
     from engine.sweep import resolve_roots, store_for
     from engine.watch import WatchOptions
-    from tui.loadpart import start_early
 
     options = options_from(args)
     if args.read_only:
@@ -62,13 +61,11 @@ def cmd_open(args: argparse.Namespace) -> int:
         if not store.exists():
             where = shown(str(store.out))
             raise UsageError(f"no store at {where} to browse (run 'quarry sweep' first)")
-        start_early(store)
         from tui.app import QuarryApp
 
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
-    start_early(session.store)  # the store's last records, read while Textual starts
     from tui.app import QuarryApp
 
     try:
@@ -88,12 +85,10 @@ def cmd_open(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     """The dashboard over an existing store, following its changes."""
     from engine.commands import reading_store
-    from tui.loadpart import start_early
 
     store = reading_store(args.store)
     other = None if args.compare is None else compared_store(args.compare, store)
     when = None if args.since is None else since_time(args.since, store, other)
-    start_early(store)  # a big store is parsed while Textual is imported and starts
     from tui.app import QuarryApp
 
     app = QuarryApp(store.out, None, read_only=args.read_only, compare=other, since=when)

@@ -8,8 +8,9 @@ integer codes and the table of the values they stand for), numbers as ``array('q
 Filters and sorts then run as C loops (``map``, ``compress``, ``bytes.translate``) over whole
 columns.
 
-The loader fills a :class:`Batch` off the UI thread, with its counts already taken; the model
-appends batches to its own (a :class:`Batch` too) and sets single rows for live changes.
+The loader makes a :class:`Batch` of each chunk the engine reads (off the UI thread, its
+counts already taken); the model appends batches to its own (a :class:`Batch` too) and sets
+single rows for live changes.
 """
 
 from __future__ import annotations
@@ -127,30 +128,6 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.paths)
-
-    def __getstate__(self) -> dict[str, Any]:
-        """For pickling (helper processes send their batches): the paths go as one string
-        joined by NULs, which no name holds: a list of a million strings pickles in 180 ms
-        (a memo entry each), the joined string in 30; unpickled and split, 70 -> 60 ms."""
-        state = {name: getattr(self, name) for name in Batch.__slots__}
-        for name in ("paths", "lower"):
-            values = state[name]
-            if name == "lower" and values is self.paths:
-                state[name] = None  # shared: no path had an uppercase letter
-                continue
-            joined = "\0".join(values)
-            if joined.count("\0") == max(len(values) - 1, 0) and values:
-                state[name] = joined
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name in ("paths", "lower"):
-            if isinstance(state[name], str):
-                state[name] = state[name].split("\0")
-        if state["lower"] is None:
-            state["lower"] = state["paths"]
-        for name, value in state.items():
-            setattr(self, name, value)
 
     @classmethod
     def of(cls, records: Iterable[Record | dict[str, Any]]) -> Batch:

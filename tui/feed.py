@@ -9,7 +9,6 @@ while the store loads (:class:`Collector`).
 from __future__ import annotations
 
 import gc
-from array import array
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,8 +18,9 @@ from textual.message import Message
 from engine.errors import SessionClosed
 from engine.names import shown
 from engine.store import Store
+from tui.columns import Batch
 from tui.link import Applied, Link, Live, Opening, open_store
-from tui.loader import Chunk, JsonlSource, jsonl_stamp, read_summary
+from tui.loader import Chunk, jsonl_stamp, read_summary
 from tui.messages import (
     LoadFailed,
     RowsLoaded,
@@ -66,15 +66,13 @@ class Feed:
         """Whether a catch-up is in flight (its message's handler ends it: :meth:`caught`)."""
 
     def open(self) -> Opening:
-        """Open the store and parse its first block, before the records screen mounts: the
-        first frame has rows (a few hundred, in milliseconds); :meth:`load` loads the rest
-        (helper processes may be parsing it already: :func:`tui.loadpart.start_early`), the
-        garbage collector paused until it is shown."""
+        """Open the store and read its first rows, before the records screen mounts: the
+        first frame has rows (a screen's worth, in milliseconds); :meth:`load` loads the
+        rest, the garbage collector paused until it is shown."""
         self.collector.pause()
         self.opening = opening = open_store(self.store)
         for chunk in opening.first:
-            assert opening.load is not None
-            self.route(self.link.rows_loaded(chunk, opening.load.src, not self.begun))
+            self.route(self.link.rows_loaded(chunk, opening.rows, not self.begun))
             self.begun = True
         return opening
 
@@ -128,23 +126,22 @@ class Feed:
 
 
 def load_rest(store: Store, opening: Opening, first: bool, post: Post) -> None:
-    """Parse the rest of ``extract.jsonl`` in chunks, then its summary (``first``: no chunk
+    """Read the rest of the store's rows in chunks, then its summary (``first``: no chunk
     was shown yet, the next starts the model afresh)."""
-    load, stamp = opening.load, opening.stamp
-    data = load.src if load is not None else JsonlSource(data=b"")
+    data, stamp = opening.rows, opening.stamp
     try:
         if opening.trouble is not None:
             raise opening.trouble
-        assert load is not None
-        for chunk in load.rest():
+        assert opening.chunks is not None
+        for chunk in opening.chunks:
             post(RowsLoaded(chunk, data, first))
             first = False
     except OSError as exc:  # a folder in its place, no permission, a failing disk
         post(LoadFailed(cannot_read(store, exc)))
     if first:  # an empty, missing or unreadable store: still start afresh
-        post(RowsLoaded(Chunk([], array("q"), 0, 0), data, True))
+        post(RowsLoaded(Chunk(Batch(), 0, 0), data, True))
     summary, problem = read_summary(store)
-    post(StoreLoaded(summary, stamp, problem, data.point))
+    post(StoreLoaded(summary, stamp, problem, data.point if data is not None else None))
 
 
 def cannot_read(store: Store, exc: OSError) -> str:
@@ -185,7 +182,7 @@ class Collector:
     """The cyclic garbage collector, paused while the store loads, and kept off what the
     load made once it is shown.
 
-    The load allocates millions of objects (rows' columns, unpickled chunks) and few cycles,
+    The load allocates millions of objects (the rows' columns) and few cycles,
     and each pass walked the growing model: ~0.1 s of this process's CPU per million
     records, some of it inside frames. Resumed, the collector's full passes walked every
     object again, the model and Textual's widgets alike: 25-60 ms of CPU each on the

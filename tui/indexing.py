@@ -1,8 +1,8 @@
 """Key order, sort orders and key lookups over the model's columns, without per-row objects.
 
-The engine writes ``extract.jsonl`` sorted by (root, path), so row ids are already in key order:
+The engine's table gives the records sorted by (root, path), so row ids are already in key order:
 a lookup by key is a binary search over the columns, not a dict of a million tuples (~150 MB).
-Rows added live out of order, or a store written out of order, switch to an explicit ``order``
+Rows added live out of order switch to an explicit ``order``
 array of row ids. Sorting by another column costs one C-level ``sorted`` over an array of keys
 (strings ranked to ints first); the result is cached per column until a value changes.
 """
@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from itertools import accumulate, compress, islice, repeat
-from operator import add, eq
+from collections.abc import Callable, Iterator, Mapping
+from itertools import compress, repeat
+from operator import eq
 from typing import TYPE_CHECKING, Any
 
 from engine.records import Key
@@ -26,15 +25,6 @@ if TYPE_CHECKING:
 _NUMERIC = ("chars", "size", "ms", "quality")
 """Columns sorted by their stored numbers (quality by code: none, good, suspect, garbled)."""
 _TEXT = {"reason": "reasons", "mime": "mimes", "extractor": "extractors"}
-
-
-def line_at(data: Any, start: int) -> bytes:
-    """The line at offset ``start`` of a source (or of plain bytes), without its newline."""
-    if isinstance(data, bytes | bytearray):
-        end = data.find(b"\n", start)
-        return bytes(data[start : end if end >= 0 else len(data)])
-    line: bytes = data.line(start)
-    return line
 
 
 class Ordering:
@@ -210,74 +200,3 @@ class KeyIndex(Mapping[Key, int]):
         m = self._m
         seq = range(len(m.cols)) if m.identity else m.order
         return (m.key_of(rid) for rid in seq if m.alive[rid])
-
-
-@dataclass(frozen=True, slots=True)
-class Lines:
-    """``count`` consecutive lines of a file, ``length`` bytes from ``offset`` (all rows)."""
-
-    offset: int
-    length: int
-    count: int
-
-    def __len__(self) -> int:
-        return self.count
-
-    def offsets(self, source: Any) -> array[int]:
-        """Where each line starts (read and split once, when a row's record is first wanted)."""
-        block = read_at(source, self.offset, self.length)
-        lines = block.split(b"\n")
-        ones = map(add, map(len, lines), repeat(1))
-        return array("q", islice(accumulate(ones, initial=self.offset), self.count))
-
-
-class LineIndex:
-    """``model.starts``: row id -> offset of its line (-1 for a row only a live event gave).
-
-    Loaded spans stay :class:`Lines` until a row in them is looked up: the loader does not
-    split a million lines only to remember where they start.
-    """
-
-    def __init__(self) -> None:
-        self._firsts: list[int] = []
-        self._parts: list[array[int] | Lines] = []
-        self._n = 0
-
-    def __len__(self) -> int:
-        return self._n
-
-    def extend(self, starts: Iterable[int] | Lines | LineIndex) -> None:
-        """Add the offsets of the next rows."""
-        if isinstance(starts, LineIndex):
-            for part in starts._parts:
-                self.extend(part)
-            return
-        part = starts if isinstance(starts, Lines) else array("q", starts)
-        if len(part):
-            self._firsts.append(self._n)
-            self._parts.append(part)
-            self._n += len(part)
-
-    def append(self, offset: int) -> None:
-        """Add one row's offset."""
-        last = self._parts[-1] if self._parts else None
-        if isinstance(last, array):
-            last.append(offset)
-            self._n += 1
-        else:
-            self.extend([offset])
-
-    def get(self, rid: int, source: Any) -> int:
-        """Offset of row ``rid``'s line in ``source``."""
-        k = bisect.bisect_right(self._firsts, rid) - 1
-        part = self._parts[k]
-        if isinstance(part, Lines):
-            part = self._parts[k] = part.offsets(source)
-        return part[rid - self._firsts[k]]
-
-
-def read_at(source: Any, offset: int, n: int) -> bytes:
-    """``n`` bytes of a source (or of plain bytes) from ``offset``."""
-    if isinstance(source, bytes | bytearray):
-        return bytes(source[offset : offset + n])
-    return source.read(offset, n)  # type: ignore[no-any-return]

@@ -15,9 +15,10 @@ worker calls (it only reads the store and the link's point in it).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import islice
 from typing import Literal
 
 from engine.db import DB, Point, status_counts
@@ -38,8 +39,7 @@ from engine.records import Key, Record, Status, Summary
 from engine.store import Store
 from tui.eventlog import LogLine, store_lines
 from tui.hold import SweepHold
-from tui.loader import Chunk, JsonlSource, Stamp, read_jsonl
-from tui.loadpart import Load, take_early
+from tui.loader import Chunk, Rows, Stamp, load_rows, open_rows
 from tui.model import RecordModel
 from tui.pace import Pace, describe
 from tui.poll import Followed, StoreDiff, diff_store, follow_store
@@ -202,15 +202,15 @@ class Link:
 
     # -- loading -------------------------------------------------------------------------
 
-    def rows_loaded(self, chunk: Chunk, data: JsonlSource, first: bool) -> Applied:
+    def rows_loaded(self, chunk: Chunk, data: Rows | None, first: bool) -> Applied:
         """A chunk of the store's rows (``first``: the model starts afresh with it)."""
-        if first:
+        if first or chunk.restart:
             self.model.clear()
-            self.model.data = data
-        self.model.extend(chunk.rows, chunk.starts)
-        self.model.note_bad(chunk.bad)
+            self.model.data = data.table if data is not None else None
+        self.model.extend(chunk.rows)
+        self.model.note_bad(chunk.bad, chunk.bad_count)
         self.progress = (chunk.done, chunk.total)
-        return Applied(Change(loading=True, first=first))
+        return Applied(Change(loading=True, first=first or chunk.restart))
 
     def loaded(
         self, summary: Summary | None, where: Where, problem: str, keep: int | None
@@ -400,15 +400,15 @@ class Link:
     def diffed(self, diff: StoreDiff, keep: int | None) -> Applied:
         """Take the store as re-read whole (the cursor's record kept by its key)."""
         model = self.model
-        self.stamp, self.point = stamp_of(diff.data), diff.data.point
+        self.stamp, self.point = diff.data.stamp, diff.data.point
         self.summary = diff.summary or self.summary
         if self.summary is not None:
             self.last_event = parse_iso(self.summary.finished) or time.time()
         kept = model.key(keep) if keep is not None else None
         model.clear()
-        model.data = diff.data
-        model.extend(diff.chunk.rows, diff.chunk.starts)
-        model.note_bad(diff.chunk.bad)
+        model.data = diff.data.table
+        model.extend(diff.chunk.rows)
+        model.note_bad(diff.chunk.bad, diff.chunk.bad_count)
         rows = frozenset(model.ids[k] for k in diff.changed if k in model.ids)
         problems = (model.bad_text(),)
         lines = self.triage.activity.extend(
@@ -478,34 +478,30 @@ class Opening:
 
     counts: dict[str, int] | None
     """The store's counts per status from its index (a few rows at any size), if it has one."""
-    load: Load | None
-    """Its load (helper processes may be parsing it already), or None when it failed."""
-    stamp: Stamp | None
-    """The stamp of what is loaded (what a later change is told from)."""
+    rows: Rows | None
+    """Its records, as the engine gives them (None when it could not be opened)."""
+    chunks: Iterator[Chunk] | None = None
+    """The chunks after :attr:`first`, read as they are asked for (the load worker's)."""
     first: tuple[Chunk, ...] = ()
-    """The first block's chunks (a few hundred records)."""
+    """The first chunk (a screen's worth of records, from one indexed query)."""
     trouble: OSError | None = None
     """Why the store could not be opened or read (a folder in its place, no permission)."""
 
+    @property
+    def stamp(self) -> Stamp | None:
+        """The stamp of what is loaded (what a later change is told from)."""
+        return self.rows.stamp if self.rows is not None else None
+
 
 def open_store(store: Store) -> Opening:
-    """Open ``store`` and parse its first block (milliseconds); an OSError is kept, not
-    raised: the loading worker says it."""
+    """Open ``store`` and read its first rows (milliseconds from an index; a store without
+    one has it built first, by the engine); an OSError is kept, not raised: the loading
+    worker says it."""
     counts = status_counts(store.out / DB, store.jsonl_path)
-    # (the helpers' load, when they read the file, is stamped by read_jsonl as any other)
-    load = take_early(store.jsonl_path)
-    stamp = None
     try:
-        if load is None:
-            load = Load(read_jsonl(store))
-        stamp = stamp_of(load.src)
-        first = tuple(load.first())
+        rows = open_rows(store)
+        chunks = load_rows(rows)
+        first = tuple(islice(chunks, 1))
     except OSError as exc:
-        return Opening(counts, load, stamp, (), exc)
-    return Opening(counts, load, stamp, first)
-
-
-def stamp_of(src: JsonlSource) -> Stamp | None:
-    """The stamp :func:`tui.loader.read_jsonl` gave ``src`` (None for any other)."""
-    stamp = src.stamp
-    return (stamp[0], stamp[1], stamp[2]) if stamp is not None and len(stamp) == 3 else None
+        return Opening(counts, None, None, (), exc)
+    return Opening(counts, rows, chunks, first)

@@ -14,7 +14,7 @@ from engine.db import Point
 from engine.events import Event
 from engine.records import Summary
 from tui.link import Change, Live
-from tui.loader import Chunk, JsonlSource
+from tui.loader import Chunk, Rows
 from tui.poll import Followed, StoreDiff
 
 if TYPE_CHECKING:  # a retry's answer; the sweep itself is not imported before the first frame
@@ -28,12 +28,12 @@ class Fed(Message):
 class RowsLoaded(Fed):
     """A chunk of the store's records was parsed."""
 
-    def __init__(self, chunk: Chunk, data: JsonlSource, first: bool) -> None:
+    def __init__(self, chunk: Chunk, data: Rows | None, first: bool) -> None:
         super().__init__()
         self.chunk = chunk
         """The rows."""
         self.data = data
-        """The ``extract.jsonl`` the rows point into."""
+        """The store's records the rows come from (a full record is asked of them)."""
         self.first = first
         """True for the first chunk of a (re)load: the model starts afresh."""
 

@@ -4,13 +4,14 @@ No Textual in here: the screens drive a :class:`RecordModel` and tests drive it 
 
 Rows live in columns (:class:`~tui.columns.Batch`): a million records cost ~150 MB instead of
 ~330 MB of tuples, and a filter, a status tab or a sort is a few C loops over whole columns.
-``rows[rid]`` still gives the classic tuple (``R_*`` indexes). The full record of a row is read
-back from its ``extract.jsonl`` line (an offset into the file the model was loaded from) or
-kept as the Record a live event delivered.
+``rows[rid]`` still gives the classic tuple (``R_*`` indexes). The full record of a row is
+asked of the engine's table the rows were loaded from, by key (:meth:`engine.dbread.Table.record`),
+or kept as the Record a live event delivered.
 
-Row ids follow the file; ``order`` lists them by key (root, path) (it *is* ``range(n)`` for a
-store in key order, the engine's). The view is an array of row ids ascending by the sort
-column (ties in key order); a descending sort only reverses how positions map onto it.
+Row ids follow the load, in key order; ``order`` lists them by key (root, path) once a live
+change adds one out of order (until then it *is* ``range(n)``). The view is an array of row
+ids ascending by the sort column (ties in key order); a descending sort only reverses how
+positions map onto it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from dataclasses import replace
 from itertools import compress
 from typing import Any
 
-from engine.records import STATUSES, BadRecord, Key, Record
+from engine.records import STATUSES, Key, Record
 from engine.store import BadLine, left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
-from tui.indexing import KeyIndex, LineIndex, Lines, Ordering, line_at
+from tui.indexing import KeyIndex, Ordering
 from tui.query import Query, TextTerm, and_masks
 
 Row = tuple[Any, ...]
@@ -98,12 +99,11 @@ class RecordModel(Ordering):
 
     def __init__(self) -> None:
         super().__init__()
-        self.starts = LineIndex()
-        """Row id -> offset of its line in :attr:`data` (``.get``); -1 when not from there."""
         self.live: dict[int, Record] = {}
-        """Row id -> the Record a live event delivered (wins over :attr:`starts`)."""
-        self.data: Any = b""
-        """Where the loaded rows' lines are: a :class:`~tui.loader.JsonlSource` (or bytes)."""
+        """Row id -> the Record a live event delivered (wins over :attr:`data`)."""
+        self.data: Any = None
+        """Where the loaded rows' full records are: the engine's table they were loaded from
+        (:class:`engine.dbread.Table`, asked by key), or None."""
         self.ids = KeyIndex(self)
         """(root, path) -> row id of live rows."""
         self.rows = Rows(self)
@@ -135,7 +135,7 @@ class RecordModel(Ordering):
         self._fresh: set[TextTerm] = set()
         """The terms whose answer was given since the records last changed."""
         self.bad_lines = 0
-        """Lines of the loaded ``extract.jsonl`` that are not records (torn, garbage)."""
+        """Lines of the store's ``extract.jsonl`` that are not records (torn, garbage)."""
         self.bad_first: list[BadLine] = []
         """The first few of them, to name on screen and in the activity log."""
 
@@ -144,9 +144,7 @@ class RecordModel(Ordering):
     def __len__(self) -> int:
         return self.n_alive
 
-    def extend(
-        self, rows: Batch | Sequence[Any], starts: Iterable[int] | Lines | LineIndex
-    ) -> None:
+    def extend(self, rows: Batch | Sequence[Any]) -> None:
         """Append a loaded batch; the view follows without a re-sort when it can."""
         if not isinstance(rows, Batch):
             rows = Batch.of(rows)
@@ -154,7 +152,6 @@ class RecordModel(Ordering):
             return
         start = len(self.cols)
         dropped = self._append_batch(rows)
-        self.starts.extend(starts)
         for (code, reason), n in rows.tally().items():
             self.counts[STATUS_NAMES[code]] += n
             self._pairs[(code, reason)] += n
@@ -172,12 +169,12 @@ class RecordModel(Ordering):
         else:
             self.refilter()
 
-    def note_bad(self, bad: Iterable[BadLine]) -> None:
-        """Count lines of the store that could not be read (keeping the first few)."""
-        for line in bad:
-            self.bad_lines += 1
-            if len(self.bad_first) < 5:
-                self.bad_first.append(line)
+    def note_bad(self, bad: Iterable[BadLine], count: int | None = None) -> None:
+        """Count lines of the store that could not be read (keeping the first few);
+        ``count``: how many there are in all, when ``bad`` names only the first few."""
+        bad = list(bad)
+        self.bad_lines += len(bad) if count is None else max(count, len(bad))
+        self.bad_first.extend(bad[: 5 - len(self.bad_first)])
 
     def bad_text(self) -> str:
         """The unreadable lines in words ("" when there are none)."""
@@ -204,10 +201,10 @@ class RecordModel(Ordering):
             return None
         if rid in self.live:
             return self.live[rid]
-        try:
-            return Record.from_json(line_at(self.data, self.starts.get(rid, self.data)))
-        except BadRecord:  # the loader kept it, so this is a store rewritten under us
+        if self.data is None:
             return None
+        found: Record | None = self.data.record(self.key_of(rid))
+        return found
 
     def key(self, rid: int) -> Key | None:
         """The (root, path) of row ``rid``."""
@@ -438,7 +435,6 @@ class RecordModel(Ordering):
             rid = self.ids.get(rec.key)
             if rid is None:
                 rid = self.add_row(rec)
-                self.starts.append(-1)
                 stays = False
             else:
                 sort_of = self.sort_key()

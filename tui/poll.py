@@ -4,20 +4,19 @@ The store's index (``extract.db``) says what changed after the counter the dashb
 saw (:func:`follow_store`): the records written and the keys removed, a few indexed reads
 whatever the store's size, applied to the model like a live engine's events. Only when there
 is no index to trust (a store without one, another writer's file, an index rebuilt) is the
-whole store read again (:func:`diff_store`):
+whole store read again (:func:`diff_store`), by the engine, as at the first load.
 
-``quarry ui --store PATH`` has no session; the app polls ``extract.jsonl``'s mtime and size,
-and when they move it calls :func:`diff_store` in a thread worker. The writer replaces the
-file atomically, so a read sees the old file or the new one, never half; and the model's
-:class:`~tui.loader.JsonlSource` still holds the old one open. A new line whose hash is not
-among the old file's line hashes is a changed (or added) record: passes over bytes in C, no
-per-record Python, and the UI thread only swaps the columns in.
+``quarry ui --store PATH`` has no session; the app polls ``extract.jsonl``'s stamp and the
+index's counter, and when they move it calls :func:`follow_store` or :func:`diff_store` in a
+thread worker. A record whose row (every field the dashboard keeps: the table's, the error,
+why it was read, the tools it needs, its quality's signal) is not among the rows shown before
+is a changed or added one: compared as whole rows in C (tuples built by ``zip``), no
+per-record Python, and the UI thread only swaps the columns in. (A change to a field the
+dashboard keeps no column of, a content hash alone, is not highlighted.)
 """
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, not_
@@ -27,32 +26,8 @@ from engine.records import Key, Record, Summary
 from engine.store import BadLine, Store
 from engine.store import read_jsonl as parse_jsonl
 from tui.columns import Batch
-from tui.indexing import LineIndex, line_at
-from tui.loader import (
-    BLOCK_BYTES,
-    Chunk,
-    JsonlSource,
-    Stamp,
-    in_order,
-    jsonl_stamp,
-    load_rows,
-    read_jsonl,
-    read_summary,
-)
+from tui.loader import Chunk, Rows, Stamp, jsonl_stamp, load_rows, open_rows, read_summary
 from tui.model import RecordModel
-
-
-def line_hashes(source: JsonlSource | bytes) -> Iterator[int]:
-    """``hash()`` of every non-blank line of a source, in order, block by block."""
-    src = source if isinstance(source, JsonlSource) else JsonlSource(data=bytes(source))
-    pos = 0
-    while pos < src.size:
-        buf = src.read(pos, BLOCK_BYTES)
-        if not buf:
-            return
-        end = buf.rfind(b"\n") + 1 or len(buf)
-        yield from map(hash, filter(None, buf[:end].split(b"\n")))
-        pos += end
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +35,9 @@ class StoreDiff:
     """A store re-read: every row again, and which records are new or changed."""
 
     chunk: Chunk
-    """All rows of the new file (with the lines that are not records)."""
-    data: JsonlSource
-    """The new file, held open."""
+    """All rows of the store now (with the lines of its file that are not records)."""
+    data: Rows
+    """The store's records read (a full record is asked of them)."""
     changed: set[Key]
     """Keys added or changed since the previous load (to highlight)."""
     summary: Summary | None
@@ -72,30 +47,35 @@ class StoreDiff:
 
 
 def diff_store(store: Store, model: RecordModel) -> StoreDiff:
-    """Read ``store`` again; changed = keys of lines the model did not show as they are now."""
-    source = read_jsonl(store)
-    rows, starts, new = Batch(), LineIndex(), array("q")
-    bad: list[BadLine] = []
-    for chunk in load_rows(source, hashes=new):
-        bad.extend(chunk.bad)
-        if isinstance(chunk.rows, Batch):
-            rows.extend(chunk.rows)
-            starts.extend(chunk.starts)
-    rows.in_order = in_order(rows)
+    """Read ``store`` again; changed = keys whose row the model did not show as it is now.
+    OSError when the store cannot be read."""
+    source = open_rows(store)
+    rows = Batch()
+    bad: tuple[BadLine, ...] = ()
+    bad_count = 0
+    for chunk in load_rows(source):
+        if chunk.bad_count:
+            bad, bad_count = chunk.bad, chunk.bad_count
+        rows.extend(chunk.rows)
     rows.tally()
-    old_source, old_starts = model.data, model.starts
-    live, alive = dict(model.live), bytes(model.alive)
-    old = set(line_hashes(old_source))
-    gone = compress(range(len(alive)), map(not_, alive))
-    for rid in [*live, *gone]:  # rows shown otherwise than their old line
-        start = old_starts.get(rid, old_source) if rid < len(old_starts) else -1
-        if start >= 0:
-            old.discard(hash(line_at(old_source, start)))
-    old.update(hash(rec.to_json()) for rid, rec in live.items() if alive[rid])
+    old = set(compress(_rows_of(model.cols), model.alive))
+    new = _rows_of(rows)
     fresh = compress(range(len(new)), map(not_, map(contains, repeat(old), new)))
     changed = {(rows.roots[i], rows.paths[i]) for i in fresh}
-    chunk = Chunk(rows, starts, source.size, source.size, tuple(bad))
+    n = len(rows)
+    chunk = Chunk(rows, n, n, bad, bad_count)
     return StoreDiff(chunk, source, changed, read_summary(store)[0], source.stamp)
+
+
+def _rows_of(b: Batch) -> list[tuple[object, ...]]:
+    """Each row of ``b`` as one tuple of every column the dashboard keeps (built in C)."""
+    return list(
+        zip(
+            b.roots, b.paths, b.status, b.reasons, b.mimes, b.extractors, b.chars, b.pages,
+            b.size, b.ms, b.reused, b.quality, b.signals, b.errors, b.whys, b.needs,
+            strict=True,
+        )
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -740,7 +740,7 @@ class DaskExecutor:
                 NoticeKind.DASK_WORKER,
                 f"Dask worker {addr}{on} left mid-sweep: the scheduler runs its tasks again "
                 "on the others",
-                "warning",
+                Level.WARNING,
             )
         )
 

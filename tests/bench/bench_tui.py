@@ -1,6 +1,13 @@
 """Dashboard at scale: a generated store of N records (default 1,000,000), opened headless.
 
-    python tests/bench/bench_tui.py [N] [--runs 3] [--terminal]    (--help: usage)
+    python tests/bench/bench_tui.py [N] [--runs 3] [--terminal] [--index]    (--help: usage)
+    python tests/bench/bench_tui.py --store S [--tree T] [--runs 3] [--terminal]
+
+``--index`` writes the store's index beside ``extract.jsonl`` as a sweep leaves it (in step
+with the file); without it the store is one the seed's extract stage (or another writer)
+left, whose first opening builds an index in the user's cache. ``--store`` opens a store
+made before (``--keep`` keeps the generated one there), ``--tree`` runs the dashboard from
+another checkout's sources (its ``PYTHONPATH``), to compare two versions on one store.
 
 Each run is its own process (clean peak memory). Measured per run:
   first_frame   QuarryApp started -> the records screen drawn with its first rows
@@ -17,7 +24,9 @@ Each run is its own process (clean peak memory). Measured per run:
 With ``--terminal``, each run is instead the real ``quarry ui --store S`` on a 160x50 pty read
 through pyte (tests/e2e/terminal.py), timed from the process start, as a user meets it:
   first_frame   process start -> the first record's row on the screen
-  full_count    process start -> the ``all`` tab showing every record (the whole store read)
+  full_count    process start -> the ``all`` tab showing every record and the header saying
+                ``following`` (the whole store read: with an index, the tab counts come
+                from it at once, so the header is what says the load is over)
   app_cpu       CPU of ``quarry`` and its helper processes;  harness_cpu: this process's own
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
 (which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
@@ -184,7 +193,7 @@ def terminal_run(store: Path, n: int) -> dict[str, float]:
             text = term.text()
             if seen_first is None and "file0000000" in text:
                 seen_first = time.perf_counter() - t0
-            if full in text:
+            if full in text and "following" in text:
                 out = {"first_frame_s": seen_first or 0.0, "full_count_s": time.perf_counter() - t0}
                 break
         else:
@@ -225,7 +234,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--terminal", action="store_true",
         help="run the real `quarry ui --store` on a 160x50 pty, timed from process start",
     )  # fmt: skip
+    parser.add_argument(
+        "--index", action="store_true",
+        help="write the generated store's index beside it, as a sweep leaves it",
+    )  # fmt: skip
+    parser.add_argument("--store", type=Path, help="open this store (made before) instead")
+    parser.add_argument("--keep", type=Path, help="generate the store here and keep it")
+    parser.add_argument(
+        "--tree", type=Path, help="run the dashboard from this checkout's sources"
+    )  # fmt: skip
     return parser.parse_args(argv)
+
+
+def write_index(store: Path) -> None:
+    """The store's index, in step with its ``extract.jsonl``, as the tree run writes it."""
+    from engine.db import DB, RecordDB, identity_of
+    from engine.store import Store
+
+    records = Store(store).load_records()
+    with RecordDB.open_writer(store / DB) as db:
+        db.replace_all(records, identity_of(store / "extract.jsonl"))
 
 
 def main(argv: list[str]) -> int:
@@ -233,15 +261,31 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "--child":
         print(json.dumps(asyncio.run(child(Path(argv[1])))))
         return 0
+    if argv and argv[0] == "--write-index":
+        write_index(Path(argv[1]))
+        return 0
     args = parse_args(argv)
     n = args.records
+    tree = args.tree.resolve() if args.tree else Path(__file__).resolve().parents[2]
+    os.environ["PYTHONPATH"] = str(tree)  # (the pty's command inherits it)
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "store"
-        t = time.perf_counter()
-        generate(store, n)
-        size = (store / "extract.jsonl").stat().st_size
-        print(f"generated {n:,} records ({size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        store = args.store or args.keep or Path(tmp) / "store"
+        if args.store is None:
+            t = time.perf_counter()
+            generate(store, n)
+            size = (store / "extract.jsonl").stat().st_size
+            took = time.perf_counter() - t
+            print(f"generated {n:,} records ({size / 1e6:.0f} MB) in {took:.1f} s")
+            if args.index:
+                t = time.perf_counter()
+                # (in a process of its own, from the tree run: its index version)
+                argv = [sys.executable, __file__, "--write-index", str(store)]
+                subprocess.run(argv, check=True, env={**os.environ})
+                print(f"index written in {time.perf_counter() - t:.1f} s")
+        else:
+            with open(store / "extract.jsonl", "rb") as fh:
+                n = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+        env = {**os.environ}
         results = []
         loads = [os.getloadavg()[0]]
         for _ in range(args.runs):

@@ -167,11 +167,12 @@ def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(
     assert sorted(r.path for r in records) == [f"note{i:02d}.txt" for i in range(20)]
 
 
-def test_a_big_store_loads_in_parts_and_counts_every_record(
+def test_a_big_store_without_an_index_counts_every_record(
     tmp_path: Path, term_factory: list[Terminal]
 ) -> None:
-    """Past 32 MB the store is parsed by helper processes: the user sees every record, the
-    lines that are not records named by their real line numbers, and a clean exit."""
+    """A big store with no index (the seed's extract stage, another writer): the engine
+    builds one in the user's cache from the file, the user sees every record, the lines that
+    are not records named by their real line numbers, and a clean exit."""
     import orjson
 
     store = tmp_path / "store"
@@ -184,7 +185,7 @@ def test_a_big_store_loads_in_parts_and_counts_every_record(
             fh.write(orjson.dumps({
                 "root": "/data", "path": f"d{i // 1000:03d}/file{i:06d}.pdf", "status": "ok",
                 "mime": "application/pdf", "chars": i, "size": i,
-                "error": "x" * 300,  # ~400 bytes a line: past the 32 MB of a parallel load
+                "error": "x" * 300,  # ~400 bytes a line: a big file
             }) + b"\n")  # fmt: skip
     assert (store / "extract.jsonl").stat().st_size > 32 << 20
     term = start(term_factory, ["ui", "--store", str(store)], (160, 50), tmp_path)

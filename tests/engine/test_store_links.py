@@ -36,7 +36,7 @@ from engine.tools import ToolSet
 from tests.engine.watchkit import options
 from tests.tui.conftest import SIZE, settle
 from tui.app import QuarryApp
-from tui.loader import load_rows, read_jsonl, read_summary
+from tui.loader import load_rows, open_rows, read_summary
 from tui.screens.inspector import InspectorScreen
 
 SECRET = "SECRET-0f3a9c-never-to-be-shown"
@@ -377,9 +377,11 @@ def _names_the_store_problem(line: str) -> bool:
 def _ui(recv: Path) -> str:
     """What ``quarry ui --store`` does before and while it shows the store."""
     store = reading_store(recv)
-    src = read_jsonl(store)
-    lines = src.read(0, src.size).decode("utf-8", "replace")
-    rows = sum(len(chunk.rows) for chunk in load_rows(src))
+    opened = open_rows(store)  # the engine's table of the records, as the dashboard loads it
+    keys = [k for chunk in load_rows(opened) for k in chunk.rows.keys()]  # noqa: SIM118
+    records = [opened.table.record(key) for key in keys]  # what its detail pane shows
+    lines = "".join(r.to_json().decode("utf-8", "replace") for r in records if r is not None)
+    rows = len(keys)
     summary, problem = read_summary(store)
     app = QuarryApp(store.out, None, read_only=True)
     texts = []

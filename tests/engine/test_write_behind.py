@@ -13,16 +13,12 @@ import time
 from pathlib import Path
 
 from engine.db import DB, is_ahead, read_index
-from engine.records import Record, Summary
+from engine.records import Summary
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 from tests.engine.watchkit import WAIT_S, watched
-from tui.loader import jsonl_stamp, read_jsonl
-
-
-def _paths_in(data: bytes) -> set[str]:
-    return {Record.from_json(line).path for line in data.splitlines() if line.strip()}
+from tui.loader import jsonl_stamp, load_rows, open_rows
 
 
 def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: Path) -> None:
@@ -38,8 +34,8 @@ def test_a_batch_is_in_the_index_before_the_file_and_the_file_follows(tmp_path: 
         assert is_ahead(store.out / DB, store.jsonl_path)
         w.until("the summary says so", lambda: not _summary(store).jsonl_current)
         assert jsonl_stamp(store) != before  # a follower sees the store moved
-        src = read_jsonl(store)  # what the dashboard following the store reads
-        assert "new.txt" in _paths_in(src.read(0, src.size))
+        # what the dashboard following the store reads
+        assert "new.txt" in {p for c in load_rows(open_rows(store)) for p in c.rows.paths}
         (root / "first.txt").unlink()
         w.wait("the removal in the index", lambda r: "first.txt" not in r)
     # closing the session writes the file: nothing is left only in the index, and no text

@@ -1,7 +1,7 @@
-"""How a store's load starts: its first block parsed before the records screen mounts (the
-first frame has rows), a big store's helper processes started by ``quarry ui`` before the
-dashboard is even imported (:func:`tui.loadpart.start_early`), and a store torn mid-line where
-the first block, a chunk or a part ends reads as one process reads it."""
+"""How a store's load starts: its first rows read before the records screen mounts (the
+first frame has rows), a store whose index cannot be had on disk still opened (the engine
+builds one in memory), and a store torn mid-line read in chunks of any size as the engine's
+reader of the file reads it."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.widgets import Tab
 
+from engine import dbread
 from engine.db import DB, RecordDB, identity_of
-from engine.store import Store
+from engine.dbread import FIRST_ROWS
+from engine.records import Record
+from engine.store import Store, read_jsonl
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
-from tui import loadpart
 from tui.app import QuarryApp
 from tui.columns import Batch
-from tui.loader import FIRST_BYTES, JsonlSource, load_rows
+from tui.loader import load_rows, rows_of
 from tui.screens.records import RecordsScreen
 from tui.widgets.panels import SummaryBar
 from tui.widgets.record_table import RecordTable
@@ -40,10 +42,10 @@ def _write(out: Path, lines: list[bytes], end_newline: bool = True) -> Path:
     return path
 
 
-async def test_the_first_frame_has_the_first_block_before_the_rest_is_read(
+async def test_the_first_frame_has_the_first_rows_before_the_rest_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lines = [_record(i) for i in range(4_000)]  # more than the first block
+    lines = [_record(i) for i in range(4_000)]  # more than the first chunk
     _write(tmp_path / "s", lines)
     seen: list[tuple[str, int]] = []
     mounted = RecordsScreen.on_mount
@@ -58,42 +60,35 @@ async def test_the_first_frame_has_the_first_block_before_the_rest_is_read(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         n = len(app.model)
-        assert 0 < n < 4_000
+        assert n == FIRST_ROWS < 4_000
         assert seen == [("screen", n), ("rest", n)]  # the screen mounts with the rows there
-        assert FIRST_BYTES - 400 < sum(len(x) + 1 for x in lines[:n]) <= FIRST_BYTES
         assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]
         table = app.screen.query_one(RecordTable)
         assert "d000/f000000.txt" in "\n".join(screen_lines(table))
 
 
-async def test_an_early_load_is_taken_by_the_app_and_gives_every_row(
+async def test_a_store_whose_index_cannot_be_had_on_disk_still_opens_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(loadpart, "PARALLEL_BYTES", 1)
-    monkeypatch.setenv("QUARRY_LOAD_PROCS", "2")
-    lines = [_record(i, "error" if i % 9 == 0 else "ok") for i in range(6_000)]
-    lines[3_000] = lines[3_000][:25]  # torn: named, numbered from the file's start
-    path = _write(tmp_path / "s", lines)
-    loadpart.start_early(Store(path.parent))
-    early = loadpart._early[str(path)]
-    assert len(early.parts) == 2
+    """No cache folder to build an index in (here: one under a file) and none in step beside
+    the records: the engine reads the file into an index in memory, every row shows, the
+    torn line is named with its number in the file."""
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("QUARRY_CACHE_DIR", str(tmp_path / "not-a-folder" / "cache"))
+    lines = [_record(i, "error" if i % 9 == 0 else "ok") for i in range(3_000)]
+    lines[2_000] = lines[2_000][:25]  # torn: named, numbered from the file's start
+    _write(tmp_path / "s", lines)
     app = QuarryApp(tmp_path / "s")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert not loadpart._early  # taken
-        assert len(app.model) == 5_999 and app.state == "following"
-        assert app.model.counts["error"] == sum(1 for i in range(6_000) if i % 9 == 0)
-        assert [str(b) for b in app.model.bad_first] == ["line 3,001: cut short"]
-        assert app.link.stamp == early.src.stamp
-        assert visible_paths(app)[-1] == "d059/f005999.txt"
-
-
-def test_a_small_or_missing_store_is_left_for_the_app(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s", [_record(i) for i in range(10)])
-    loadpart.start_early(Store(path.parent))
-    loadpart.start_early(Store(tmp_path / "nowhere"))
-    assert loadpart.take_early(path) is None
-    assert not loadpart._early
+        assert len(app.model) == 2_999 and app.state == "following"
+        assert app.model.counts["error"] == sum(1 for i in range(3_000) if i % 9 == 0)
+        assert [str(b) for b in app.model.bad_first] == ["line 2,001: cut short"]
+        assert visible_paths(app)[-1] == "d029/f002999.txt"
+        rid = app.model.ids[("/r", "d029/f002999.txt")]
+        record = app.model.record(rid)  # the detail pane's, by key from that index
+        assert record is not None and record.chars == 2_999
+    assert not list((tmp_path / "s").glob("extract.db*"))  # nothing written beside the store
 
 
 def _collect(chunks: object) -> tuple[list[str], bytes, list[str]]:
@@ -101,9 +96,8 @@ def _collect(chunks: object) -> tuple[list[str], bytes, list[str]]:
     status = bytearray()
     bad: list[str] = []
     for chunk in chunks:  # type: ignore[attr-defined]
-        if isinstance(chunk.rows, Batch):
-            paths += chunk.rows.paths
-            status += chunk.rows.status
+        paths += chunk.rows.paths
+        status += chunk.rows.status
         bad += [str(b) for b in chunk.bad]
     return paths, bytes(status), bad
 
@@ -121,29 +115,30 @@ LINE = st.one_of(
 @given(
     st.lists(LINE, min_size=1, max_size=300),
     st.integers(1, 2_000),
-    st.integers(1, 3),
+    st.integers(1, 40),
     st.integers(1, 40),
     st.booleans(),
 )
-def test_a_store_torn_anywhere_loads_as_one_process_reads_it(
-    tmp_path: Path,
+def test_a_store_torn_anywhere_loads_as_the_engine_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
     lines: list[bytes],
+    block: int,
     first: int,
-    processes: int,
-    chunk_rows: int,
+    size: int,
     end_newline: bool,
 ) -> None:
-    """The first block, the parts and the chunks end wherever ``first``, ``processes`` and
-    ``chunk_rows`` put them, torn lines included; the rows, their order and the lines named
-    (and their numbers) are those of one process reading the file from the start."""
-    src = JsonlSource(_write(tmp_path / "s", lines, end_newline))
-    try:
-        one = _collect(load_rows(src, chunk_rows))
-        load = loadpart.Load(src, chunk_rows, first, processes)
-        got = _collect([*load.first(), *load.rest()])
-        assert got == one
-    finally:
-        src.close()
+    """The engine's blocks of the file and the chunks of rows end wherever ``block``,
+    ``first`` and ``size`` put them, torn lines included; the rows (in key order, a key
+    written twice as its later line) and the lines named, with their numbers in the file, are
+    those of the engine's reader of the whole file."""
+    monkeypatch.setattr(dbread, "FILE_BLOCK", block)
+    data = b"\n".join(lines) + (b"\n" if end_newline else b"")
+    got = _collect(load_rows(rows_of(data), first, size))
+    whole = read_jsonl(data)
+    latest = {r.key: r for r in whole.records}
+    records = [latest[k] for k in sorted(latest)]
+    want = Batch.of(records)
+    assert got == (want.paths, bytes(want.status), [str(b) for b in whole.bad[:5]])
 
 
 FEW = {
@@ -178,35 +173,25 @@ def _columns(batch: Batch) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-@settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=20, deadline=None)
 @given(
     st.lists(st.lists(st.integers(0, 11), min_size=8, max_size=8), min_size=1, max_size=400),
-    st.integers(200, 3_000),
-    st.integers(1, 5),
+    st.integers(1, 300),
 )
-def test_values_met_late_decode_as_the_plain_decoder_does(
-    monkeypatch: pytest.MonkeyPatch, picks: list[list[int]], block: int, misses: int
+def test_values_met_late_come_as_the_engine_reads_each_record(
+    picks: list[list[int]], size: int
 ) -> None:
-    """The decoder that names the values met so far (:class:`tui.loader._Vocabulary`) gives
-    the columns a record-by-record parse gives, whatever values later blocks bring, before
-    and after it gives up on a store that keeps bringing new ones."""
-    from engine.records import Record
-    from tui import loader
-
-    vocabulary = loader._Vocabulary()
-    vocabulary.MISSES = misses
-    monkeypatch.setattr(loader, "_vocabulary", vocabulary)
-    monkeypatch.setattr(loader, "BLOCK_BYTES", block)  # many blocks
+    """The engine's columns code the values that repeat against tables that grow chunk by
+    chunk (:class:`engine.dbread._Coder`): whatever values later chunks bring, the model's
+    columns are those of each record read alone."""
     lines = [_few_record(i, pick) for i, pick in enumerate(picks)]
     data = b"\n".join(lines) + b"\n"
     got = Batch()
-    for chunk in load_rows(data, chunk_rows=50_000):
-        assert isinstance(chunk.rows, Batch) and not chunk.bad
+    for chunk in load_rows(rows_of(data), size, size):
+        assert not chunk.bad
         got.extend(chunk.rows)
-    assert _columns(got) == _columns(Batch.of(map(Record.from_json, lines)))
-    assert vocabulary.misses <= misses
+    records = sorted(map(Record.from_json, lines), key=lambda r: r.key)
+    assert _columns(got) == _columns(Batch.of(records))
 
 
 async def test_the_garbage_collector_pauses_for_the_load_only(
@@ -260,3 +245,30 @@ async def test_while_a_store_loads_its_tabs_count_what_its_index_holds(
         await pilot.pause()
         tabs = {t.id: t.label.plain for t in app.screen.query(Tab)}
         assert tabs["tab-all"] == f"all {len(app.model):,}"
+
+
+async def test_a_store_without_an_index_shows_its_first_lines_while_one_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first frame has the file's first lines (the engine reads them at once); the index
+    is built in the user's cache after it, and the rows then loaded from it replace them:
+    every record once, the torn line named by its number in the whole file."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    lines = [_record(i) for i in range(3_000)]
+    lines[2_500] = lines[2_500][:25]
+    _write(tmp_path / "s", lines)
+    seen: list[int] = []
+    real = QuarryApp._load
+
+    def load(self: QuarryApp) -> None:
+        seen.append(len(self.model))  # what the first frame had
+        real(self)
+
+    monkeypatch.setattr(QuarryApp, "_load", load)
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert 0 < seen[0] < 200  # the file's first lines only: no index yet
+        assert len(app.model) == 2_999 and app.state == "following"
+        assert [str(b) for b in app.model.bad_first] == ["line 2,501: cut short"]
+        assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]

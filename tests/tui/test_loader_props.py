@@ -1,9 +1,12 @@
 """Any store through the dashboard's loader and model: foreign records, garbage, odd names.
 
+The lines are read by the engine (its index of them, :mod:`engine.dbread`), as the dashboard
+reads a store; the dashboard parses none of them itself.
+
 Property tests draw record lines of any shape (fields missing, unknown or of the wrong type,
 torn, not JSON, not objects) and any file name the OS can hold (bytes that are not UTF-8,
 newlines, escape sequences), written the way the store writes them (``path`` valid UTF-8 with
-``\\xNN`` for each undecodable byte, ``path_b64`` holding the exact bytes). The loader must
+``\\xNN`` for each undecodable byte, ``path_b64`` holding the exact bytes). The load must
 keep every line that is a record, count and name every line that is not, never crash, and
 give back the exact name.
 """
@@ -24,7 +27,7 @@ from hypothesis import strategies as st
 from engine.names import shown
 from engine.records import BadRecord, Record, is_sha256
 from engine.store import read_jsonl
-from tui.loader import load_rows
+from tui.loader import load_rows, rows_of
 from tui.model import RecordModel
 from tui.widgets.record_table import cell_text
 
@@ -58,12 +61,15 @@ def store_form(raw: bytes) -> dict[str, str]:
 
 
 def load(data: bytes) -> tuple[RecordModel, list[Any]]:
+    """The model of ``data`` loaded as the app loads a store (in chunks of 3 rows), and the
+    first few lines that are not records (``m.bad_lines`` counts them all)."""
+    opened = rows_of(data)
     m = RecordModel()
-    m.data = data
+    m.data = opened.table
     bad = []
-    for chunk in load_rows(data, chunk_rows=3):
-        m.extend(chunk.rows, chunk.starts)
-        m.note_bad(chunk.bad)
+    for chunk in load_rows(opened, 3, 3):
+        m.extend(chunk.rows)
+        m.note_bad(chunk.bad, chunk.bad_count)
         bad.extend(chunk.bad)
     return m, bad
 
@@ -114,8 +120,11 @@ def test_any_lines_load_every_record_and_count_the_rest(lines: list[bytes], torn
         data = data[: len(data) // 2 + 1]  # a store cut in half
     m, bad = load(data)
     written = [x for x in data.split(b"\n") if x.strip()]
-    assert len(m.rows) + len(bad) == len(written)  # every line kept or named (dups: later wins)
-    assert len({b.line for b in bad}) == len(bad) and m.bad_lines == len(bad)
+    records = read_jsonl(data).records
+    keys = {r.key for r in records}  # (a key written twice: the later line wins)
+    assert len(m) == len(keys) and set(m.ids) == keys  # every record kept
+    assert len(records) + m.bad_lines == len(written)  # every other line counted
+    assert len({b.line for b in bad}) == len(bad) == min(m.bad_lines, 5)
     for rid in range(len(m.rows)):
         if m.rows[rid] is None:
             continue
@@ -132,8 +141,9 @@ def test_any_lines_load_every_record_and_count_the_rest(lines: list[bytes], torn
                 Record.from_json(line)
             except BadRecord:
                 expected.append(number)
-    assert [b.line for b in bad] == expected  # the fast path agrees with the careful one
-    assert expected == [b.line for b in read_jsonl(data).bad]  # and with the engine
+    assert m.bad_lines == len(expected)  # every line that is no record counted
+    assert [b.line for b in bad] == expected[:5]  # and the first named, as the careful path
+    assert expected == [b.line for b in read_jsonl(data).bad]  # and the engine's reader
 
 
 def test_extract_stage_records_unknown_fields_and_bad_hashes() -> None:
@@ -172,13 +182,15 @@ def test_lines_that_are_not_records_are_named() -> None:
         b'[1, 2]\nnull\n{"root": "/r", "path": "x"}\n{"root": "/r", "status": "ok"}\n'
         b'{"root": "/r", "path": 3, "status": "ok"}\n{"path": "x", "status": "ok"}\n\n'
     )
-    _, bad = load(data)
-    assert [str(b) for b in bad] == [
-        "line 1: not a JSON object (an array)", "line 2: not a JSON object (null)",
-        "line 3: status is not a non-empty string", "line 4: path is not a non-empty string",
-        "line 5: path is not a non-empty string", "line 6: root is not a non-empty string",
-    ]  # fmt: skip
-    assert [str(b) for b in bad] == [str(b) for b in read_jsonl(data).bad]  # as quarry show
+    m, bad = load(data)
+    assert m.bad_lines == 6 and [str(b) for b in bad] == [
+        "line 1: not a JSON object (an array)",
+        "line 2: not a JSON object (null)",
+        "line 3: status is not a non-empty string",
+        "line 4: path is not a non-empty string",
+        "line 5: path is not a non-empty string",
+    ]  # fmt: skip (the first five named: the words say how many more)
+    assert m.bad_text() == read_jsonl(data).left_out()  # as quarry show says them
 
 
 def test_a_record_line_reads_back_whole(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import orjson
 
+from engine import dbread
 from engine.records import Record
-from engine.store import Store
-from tui import loader
-from tui.loader import JsonlSource, load_rows, read_jsonl
+from engine.store import Store, read_jsonl
+from tui.loader import Rows, load_rows, open_rows, rows_of
 from tui.model import Query, RecordModel
 from tui.poll import diff_store
 
@@ -24,13 +24,9 @@ def rec(path: str, status: str = "ok", **kw: object) -> Record:
 
 
 def model_of(records: list[Record]) -> RecordModel:
-    """A model loaded the way the app loads a store: through the JSONL loader."""
+    """A model loaded the way the app loads a store: the engine's table, in chunks."""
     data = b"".join(r.to_json() + b"\n" for r in sorted(records, key=lambda r: r.key))
-    m = RecordModel()
-    m.data = data
-    for chunk in load_rows(data, chunk_rows=2):
-        m.extend(chunk.rows, chunk.starts)
-    return m
+    return load_source(data, 2)
 
 
 def paths(m: RecordModel) -> list[str]:
@@ -141,29 +137,33 @@ def write_store(tmp_path: Path, records: list[Record], extra: bytes = b"") -> St
     return store
 
 
-def load_source(source: JsonlSource | bytes) -> RecordModel:
+def load_source(source: Rows | bytes, size: int | None = None) -> RecordModel:
+    opened = rows_of(source) if isinstance(source, bytes) else source
     m = RecordModel()
-    m.data = source
-    for chunk in load_rows(source):
-        m.extend(chunk.rows, chunk.starts)
+    m.data = opened.table
+    for chunk in load_rows(opened, size, size):
+        m.extend(chunk.rows)
+        m.note_bad(chunk.bad, chunk.bad_count)
     return m
 
 
 def test_blocks_odd_lines_and_records_read_back(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr(loader, "FIRST_BYTES", 300)
-    monkeypatch.setattr(loader, "BLOCK_BYTES", 700)  # many blocks; some lines span two reads
+    monkeypatch.setattr(dbread, "FILE_BLOCK", 700)  # many blocks; some lines span two reads
     many = [rec(f"d/{i:03d}.txt", chars=i, error="x" * (i % 7) * 100) for i in range(60)]
     data = b"".join(r.to_json() + b"\n" for r in many)
     data = data.replace(b"\n", b"\n\n{torn\n", 1) + b'{"root": 1}\n[1, 2]\n'
-    m = load_source(data)
+    m = load_source(data, 7)  # many chunks
     assert len(m) == 60 and paths(m) == [r.path for r in many]
+    # "{torn", '{"root": 1}', "[1, 2]", numbered in the whole file as the engine's reader does
+    assert m.bad_lines == 3
+    assert [str(b) for b in m.bad_first] == [str(b) for b in read_jsonl(data).bad]
     assert all(m.record(m.ids[r.key]) == r for r in many)
     assert list(m.rows) == [m.rows[i] for i in range(len(m.rows))]
 
 
 def test_source_keeps_the_file_it_loaded(tmp_path: Path) -> None:
     store = write_store(tmp_path, RECORDS)
-    source = read_jsonl(store)
+    source = open_rows(store)
     m = load_source(source)
     new = store.jsonl_path.with_suffix(".new")
     new.write_bytes(rec("z.txt").to_json() + b"\n")
@@ -173,7 +173,7 @@ def test_source_keeps_the_file_it_loaded(tmp_path: Path) -> None:
 
 def test_diff_store_names_changed_and_added_keys_only(tmp_path: Path) -> None:
     store = write_store(tmp_path, RECORDS)
-    m = load_source(read_jsonl(store))
+    m = load_source(open_rows(store))
     m.apply([rec("c/notes.md", chars=99)])  # shown live, differently from its line
     changed = [r for r in RECORDS if r.path not in ("a/two.pdf", "c/big.bin")]  # one removed
     changed += [rec("a/two.pdf", chars=7), rec("c/new.txt")]
@@ -183,8 +183,8 @@ def test_diff_store_names_changed_and_added_keys_only(tmp_path: Path) -> None:
     message = diff_store(store, m)
     assert message.changed == {(ROOT, "a/two.pdf"), (ROOT, "c/new.txt"), (ROOT, "c/notes.md")}
     m.clear()
-    m.data = message.data
-    m.extend(message.chunk.rows, message.chunk.starts)
+    m.data = message.data.table
+    m.extend(message.chunk.rows)
     assert len(m) == 6 and m.record(m.ids[(ROOT, "a/two.pdf")]).chars == 7  # type: ignore[union-attr]
 
 
@@ -275,10 +275,7 @@ def test_needs_are_carried_from_any_line_and_live_changes() -> None:
             line("e.pdf", "empty", "tesseract", "scanned"),
         ]
     )
-    m = RecordModel()
-    m.data = data
-    for chunk in load_rows(data):
-        m.extend(chunk.rows, chunk.starts)
+    m = load_source(data)
     assert len(m) == 5
     assert m.waiting() == [
         ((ROOT, "a.zip"), ("antiword", "catdoc")),

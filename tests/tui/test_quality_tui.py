@@ -47,7 +47,7 @@ def _rec(path: str, verdict: str | None, signal: str = "common") -> Record:
 
 def _model(records: list[Record]) -> RecordModel:
     m = RecordModel()
-    m.extend(Batch.of(records), range(len(records)))
+    m.extend(Batch.of(records))
     return m
 
 

@@ -13,7 +13,7 @@ from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 from fixtures.gen._pdfwriter import text_pdf
-from tui.loader import load_rows
+from tui.loader import load_rows, rows_of
 from tui.model import RecordModel
 from tui.query import Query, TextTerm
 
@@ -32,10 +32,11 @@ def _records(out: Path) -> list[Record]:
 
 def _model(records: list[Record], out: Path | None) -> RecordModel:
     data = b"".join(r.to_json() + b"\n" for r in sorted(records, key=lambda r: r.key))
+    opened = rows_of(data)  # the engine's table of the lines, read as the app reads a store
     m = RecordModel()
-    m.data = data
-    for chunk in load_rows(data, chunk_rows=2):
-        m.extend(chunk.rows, chunk.starts)
+    m.data = opened.table
+    for chunk in load_rows(opened, 2, 2):
+        m.extend(chunk.rows)
     if out is not None:  # as the app wires it: the engine answers from the store
         m.text_lookup = lambda term: matching_keys(Store(out), term.pattern)  # type: ignore[arg-type]
     return m
