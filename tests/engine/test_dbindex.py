@@ -118,15 +118,7 @@ def test_a_watcher_started_again_on_an_unchanged_folder_loads_no_record(
             out = w.session.store.out
     assert (out / "extract.stat").is_file()  # what the next sweep is judged by
 
-    loads: list[str] = []
-    for name in ("_load", "_heavy"):  # the sweeper's two ways to hold every record
-        real = getattr(Sweeper, name)
-
-        def counted(self: Sweeper, _real: Any = real, _n: str = name) -> Any:
-            loads.append(_n)
-            return _real(self)
-
-        monkeypatch.setattr(Sweeper, name, counted)
+    loads = _count_loads(monkeypatch)
     with watched(root, False) as w:
         sweeper = w.session.sweeper
         assert w.session.store.out == out
