@@ -134,12 +134,7 @@ class Ledger:
             db = RecordDB.open_writer(self._path())
         except (OSError, sqlite3.Error, IndexUnusable):
             return False
-        try:
-            agrees = db.source() == identity_of(self.store.jsonl_path) and not db.unfinished()
-            agrees = agrees and (is_ready(db.con) if self.text else not has_tables(db.con))
-        except sqlite3.Error:
-            agrees = False
-        if not agrees:
+        if not self._agrees(db):
             with contextlib.suppress(sqlite3.Error):
                 db.close()
             return False
@@ -160,14 +155,19 @@ class Ledger:
         except IndexUnusable:
             return False
         try:
+            return self._agrees(db)
+        finally:
+            db.close()
+
+    def _agrees(self, db: RecordDB) -> bool:
+        """Whether ``db`` agrees with ``extract.jsonl``, has no sweep to resume and keeps the
+        text index as asked (else the load builds, catches up or drops it)."""
+        try:
             if db.source() != identity_of(self.store.jsonl_path) or db.unfinished():
                 return False
-            # (else the load builds, catches up or drops the text index)
             return is_ready(db.con) if self.text else not has_tables(db.con)
         except sqlite3.Error:
             return False
-        finally:
-            db.close()
 
     def _resume(self, db: RecordDB) -> Resumed | None:
         keys = db.unfinished()

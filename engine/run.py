@@ -132,7 +132,15 @@ class Run:
     BATCH = 256
     FLUSH_S = 0.1
 
-    def __init__(self, ctx: RunContext, entries: list[Entry], force: set[Key], full: bool):
+    def __init__(
+        self,
+        ctx: RunContext,
+        entries: list[Entry],
+        force: set[Key],
+        full: bool,
+        *,
+        texts_seen: tuple[list[int], set[str]] | None = None,
+    ):
         self.ctx = ctx
         self._remote = not on_this_machine(ctx.executor)
         """Whether reads may run on other machines (a Dask cluster, any executor but this
@@ -174,8 +182,10 @@ class Run:
         self._sha_of: dict[Key, str] = {}
         self._ident: dict[Key, Ident] = {}
         self._machine: dict[str, int] = {}
-        self._present: set[str] | None = None
-        self.texts_seen: tuple[list[int], set[str]] | None = None
+        self.texts_seen = texts_seen
+        """The text folders' times, then the texts listed after them (a full run lists them
+        once, or is given the listing its sweeper made)."""
+        self._present: set[str] | None = texts_seen[1] if texts_seen is not None else None
         """The text folders' times and, listed after them, the texts, when the run listed them."""
         self._verifying: set[str] = set()
         self._tmp = str(self.store.tmp_dir)

@@ -602,13 +602,15 @@ class Sweeper:
             started = min(started, self.walk_started)
             held = self._held_roots_served(listings, db)
             walked = {listing.root for listing in listings}
+            # the folders' times before the listing: the run and the stat index are given both
+            texts = (self.store.text_folder_times(), self.store.text_names())
             merged = merge.merge(
                 listings,
                 lambda root: rows_of(db, root),
                 Keeper(
                     reader_versions(), LazyReaders({}), self.tools.fingerprint, prev_ns - RACY_NS
                 ),
-                self.store.text_names(),
+                texts[1],
                 held,
                 [r for r in roots_of(db) if r not in walked],
             )
@@ -631,7 +633,7 @@ class Sweeper:
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
         scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)
-        run = Run(self.run_context(), entries, set(), True)
+        run = Run(self.run_context(), entries, set(), True, texts_seen=texts)
         new = run.execute()
         self.on_event(quick.progress(listings))
         reused = merged.kept + run.reused
