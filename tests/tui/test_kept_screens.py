@@ -123,3 +123,35 @@ async def test_the_same_groups_redrawn_keep_their_tables(store: Store) -> None:
         await settle(pilot)
         assert list(groups.rows) == rows and list(files.rows) == file_rows
         assert groups.cursor_row == 1
+
+
+
+async def test_a_redraw_due_on_a_screen_gone_back_from_or_quitting_draws_nothing(
+    store: Store,
+) -> None:
+    """A live change arms a redraw 0.3 s later; by then the screen may be hidden (it starts
+    over when shown again) or taken down as the dashboard quits, its tables removed: the
+    redraw then found no ``#tool-table`` and took the dashboard down (CI, stop 34). The
+    timer's callback is called here at each of those moments."""
+    app = QuarryApp(store.out)
+    drawn: list[bool] = []
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: type(app.screen) is ToolsScreen)
+        tools = app.screen
+        assert isinstance(tools, ToolsScreen)
+        real = tools.refresh_data
+        tools.refresh_data = lambda: (drawn.append(True), real())[1]  # type: ignore[method-assign]
+        tools._refresh_now()
+        assert drawn == [True]  # on top: redrawn
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        drawn.clear()
+        tools._refresh_now()
+        assert drawn == []  # hidden: started over when shown again
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.screen is tools and drawn == [True])
+        drawn.clear()
+    tools._refresh_now()  # the dashboard has quit: its screens are pruned
+    assert drawn == []

@@ -59,7 +59,10 @@ class TriageScreen(FullScreen):
 
     def _refresh_now(self) -> None:
         self._refresh_due = False
-        if self.ready:
+        # Due 0.3 s after a change, the redraw may find the screen gone back from (shown
+        # again, it starts over anyway) or being taken down as the dashboard quits, its
+        # tables already removed (a NoMatches that failed CI at stop 34).
+        if self.ready and self.is_attached and self.is_current and self.app.is_running:
             self.refresh_data()
 
     def action_back(self) -> None:
