@@ -122,7 +122,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     reporter = SweepReporter(quiet=args.quiet or args.json)
-    with Sweeper(args.dirs, options, reporter, quick=True) as sweeper, stop_on_signals(sweeper):
+    # served: a folder that changed since the last sweep is merged with the store's index
+    # (only what differs is read, no record is loaded), as a watcher's first sweep is
+    sweeper = Sweeper(args.dirs, options, reporter, quick=True, served=True)
+    with sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper)
     summary = result.summary
     if args.json:

@@ -1097,5 +1097,5 @@ def sweep(
     roots: Sequence[Path], options: SweepOptions | None = None, on_event: Listener = ignore
 ) -> SweepResult:
     """Sweep ``roots`` once into their store (holding its lock for the duration)."""
-    with Sweeper(roots, options or SweepOptions(), on_event, quick=True) as sweeper:
+    with Sweeper(roots, options or SweepOptions(), on_event, quick=True, served=True) as sweeper:
         return sweeper.run()

@@ -1,6 +1,6 @@
 """What starting a watcher again costs on a folder that did not change since the last sweep.
 
-    python tests/bench/bench_watch_restart.py [N] [--runs 3] [--change K] [--against DIR]
+    python tests/bench/bench_watch_restart.py [N] [--runs 3] [--change K] [--against DIR] [--sweep]
 
 N tiny files in folders of 1,000 (made once, an hour old), swept twice with ``python -m
 engine sweep`` (a cold sweep, then a warm one that leaves the stat index). Then, per run and
@@ -15,6 +15,10 @@ once it watches. Printed per run and as the median of the runs (min, max):
 ``--change K``: before each start, K files (the same ones each time) are written again with
 other bytes, as a share changes while nothing watches it: the stat index no longer speaks for
 the folder, and the start must find what changed.
+
+``--sweep``: each run is ``quarry sweep DIR`` instead (``python -m engine sweep``, the
+checkout's own, timed from its start to its exit, its peak memory taken by ``/usr/bin/time``);
+``ready`` is then the whole sweep and ``watching`` is not measured.
 
 ``--against DIR``: the same runs, interleaved, with the checkout at DIR (its own ``.venv``);
 both open the same store, which neither changes. Not a test: nothing here asserts a time or a
@@ -86,6 +90,22 @@ def change(root: Path, n: int, k: int, stamp: int) -> None:
         f.write_text(f"file {i} changed {stamp}\n")
 
 
+def one_sweep(tree: Path, root: Path, out: Path) -> dict[str, object]:
+    """``quarry sweep`` of the checkout at ``tree``, as a user runs it (exit 2: errors)."""
+    python = str(tree / ".venv" / "bin" / "python")
+    command = [python, "-m", "engine", "sweep", str(root), "--out", str(out), "-q"]
+    started = time.time()
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *command, "--no-external"],
+        cwd=tree, capture_output=True, text=True,
+    )  # fmt: skip
+    took = time.time() - started
+    if proc.returncode not in (0, 2):
+        raise SystemExit(f"{tree}: exit {proc.returncode}: {proc.stderr}")
+    peak = int(proc.stderr.strip().splitlines()[-1]) / 1024
+    return {"ready": took, "peak": peak, "watching": 0.0, "quick": "n/a"}
+
+
 def one_run(tree: Path, root: Path, out: Path) -> dict[str, object]:
     python = str(tree / ".venv" / "bin" / "python")
     proc = subprocess.run(
@@ -106,6 +126,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--change", type=int, default=0)
     ap.add_argument("--against", type=Path)
+    ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--watcher", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.watcher:
@@ -127,7 +148,7 @@ def main() -> None:
             for name, tree in trees:  # interleaved: the same load for both
                 if args.change:
                     change(root, args.n, args.change, len(results[name]) * 10 + len(name))
-                r = one_run(tree, root, out)
+                r = (one_sweep if args.sweep else one_run)(tree, root, out)
                 results[name].append(r)
                 print(
                     f"run {run + 1} {name}: ready {r['ready']:.2f} s, peak {r['peak']:.0f} MB,"

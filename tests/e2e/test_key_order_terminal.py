@@ -56,8 +56,11 @@ def test_a_backspace_is_applied_before_the_letters_typed_after_it(tmp_path: Path
         # in order, no state before the last has six.
         text = term.wait_for(lambda t: len(box(t) or "") == 6)
         assert box(text) == "abcxyz", text
-        text = term.wait_for("1 of 2 records")  # the filter applied what the box holds
-        assert "abcxyz.txt" in text
+        # The filter applied what the box holds (a frame read half-drawn may show the count
+        # before the rows: the whole of it is awaited, at stop 34 under load it was not).
+        term.wait_for(
+            lambda t: "1 of 2 records" in t and "abcxyz.txt" in t and "other.txt" not in t
+        )
         # The arrows are bindings too: home, then a letter, lands at the front.
         term.press(KEYS["home"] + "Q")
         text = term.wait_for(lambda t: len(box(t) or "") == 7)
