@@ -62,6 +62,11 @@ CREATE INDEX IF NOT EXISTS history_by_key ON history (root, path, id);
 CREATE INDEX IF NOT EXISTS history_by_at ON history (at);
 CREATE INDEX IF NOT EXISTS history_by_sha ON history (sha256);
 CREATE TABLE IF NOT EXISTS sweeps (id INTEGER PRIMARY KEY, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS freed (sha256 TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS history_freed AFTER DELETE ON history
+  WHEN old.sha256 IS NOT NULL BEGIN
+  INSERT OR IGNORE INTO freed VALUES (old.sha256);
+END;
 CREATE TRIGGER IF NOT EXISTS history_bound AFTER INSERT ON history BEGIN
   UPDATE meta SET value = max(value, {nth_at}) WHERE key = 'history_floor'
     AND {nth_at} IS NOT NULL;
@@ -224,6 +229,26 @@ def is_kept(con: sqlite3.Connection, sha256: str) -> bool:
     return con.execute(q + " LIMIT 1", (sha256,)).fetchone() is not None
 
 
+def freed_texts(con: sqlite3.Connection) -> set[str]:
+    """The texts that kept records named when they were pruned (the ``history_freed``
+    trigger lists them): a sweep that drops only the texts its own changes left unnamed
+    asks of these too, or they would stay in the store until one lists every text."""
+    if not _has_table(con, "freed"):
+        return set()
+    return {sha for (sha,) in con.execute("SELECT sha256 FROM freed")}
+
+
+def forget_freed(con: sqlite3.Connection, shas: Iterable[str] | None = None) -> None:
+    """Those of :func:`freed_texts` that were asked of (None: every one, after a garbage
+    collection of the whole store)."""
+    if not _has_table(con, "freed"):
+        return
+    if shas is None:
+        con.execute("DELETE FROM freed")
+    else:
+        con.executemany("DELETE FROM freed WHERE sha256 = ?", [(sha,) for sha in shas])
+
+
 def aside_texts(con: sqlite3.Connection) -> set[str]:
     """The hashes of the texts set aside that kept records name (the others may go)."""
     if not _has_table(con) or not _has_text_column(con):
@@ -354,9 +379,9 @@ def iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
 
 
-def _has_table(con: sqlite3.Connection) -> bool:
-    q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'"
-    return con.execute(q).fetchone() is not None
+def _has_table(con: sqlite3.Connection, name: str = "history") -> bool:
+    q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return con.execute(q, (name,)).fetchone() is not None
 
 
 def _has_sweeps(con: sqlite3.Connection) -> bool:

@@ -63,6 +63,11 @@ class MostDiffer(Exception):
 SAMPLE = 2000
 """Rows looked at before :class:`MostDiffer` may be raised: when over half of them differ."""
 
+READ_ALL_ABOVE = 0.1
+"""A run of more than this share of the records reads them all in one pass first (a query a
+file costs more), and the sweep ends as a loading one does: the stat index from the records,
+every text listed for the garbage collection."""
+
 
 def merge(
     listings: Iterable[Listing],

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from engine import statindex
 from engine.errors import StoreCorrupt
 from engine.events import Level, Notice, NoticeKind, Progress
+from engine.jsonl import line_of
 from engine.plan import KEEP_RULES, RACY_NS, Keeper
 from engine.records import Key, Record, Status, Summary
 from engine.summary import build_summary, started_ns
@@ -193,6 +194,83 @@ def leave_index(
         )
         return Notice(time.time(), NoticeKind.STAT_INDEX, why, Level.WARNING)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class MergedRun:
+    """A full sweep of a store its index served (:mod:`engine.merge`): each root's walk was
+    merged with the index, and a run read only the files that differed."""
+
+    listings: list[Listing]
+    """The walk of every root."""
+    looked: dict[str, list[str]]
+    """Root -> the paths the run was given (every other file of the walk was found as its
+    record says, a verdict the next full sweep keeps, its text in the store)."""
+    new: Mapping[Key, Record]
+    """What the run decided."""
+    texts: list[int]
+    """The text folders' times, taken before the store's texts were listed for the merge."""
+
+
+def leave_merged(
+    given: QuickInput, merged: MergedRun, tally: Tally, summary: Summary
+) -> Notice | None:
+    """:func:`leave_index` for the sweep ``merged``, with no record loaded: when each root's
+    files the run looked at are now as their new records say (and kept as they are by the
+    next full sweep), the walk itself is what the index lists. Nothing is written when one
+    is not (a record the run just wrote is kept only once a sweep marks it reused: the
+    index is then left by the next sweep)."""
+    store = given.store
+    try:
+        began = started_ns(summary)
+        walked = [_root_kept(given, listing, merged, began) for listing in merged.listings]
+        if any(w is None for w in walked):
+            return None
+        env = statindex.environment(given.tools, KEEP_RULES)
+        statindex.write_walked(store, [w for w in walked if w], tally, began, env, merged.texts)
+    except OSError:
+        pass  # a full or read-only disk: the sweep's own writes said so already
+    except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
+        store.drop_stat_index()
+        why = (
+            f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
+            "the next sweep loads the store"
+        )
+        return Notice(time.time(), NoticeKind.STAT_INDEX, why, Level.WARNING)
+    return None
+
+
+def _root_kept(
+    given: QuickInput, listing: Listing, merged: MergedRun, began: int
+) -> tuple[Listing, list[bytes]] | None:
+    """``listing`` and the lines of its ``error`` records when every file the run looked at
+    is as its new record says and kept as it is by the next full sweep; else None."""
+    if not listing.paths:
+        return None  # (a root found empty keeps its records: the walk does not list them)
+    look = merged.looked.get(listing.root, [])
+    wanted = set(look)
+    at = {p: i for i, p in enumerate(listing.paths) if p in wanted} if wanted else {}
+    new = {k: r for k, r in merged.new.items() if k[0] == listing.root}
+    judge = _keeper(new, given.tools, began)
+    retry: list[bytes] = []
+    for path in look:
+        i, r = at.get(path), new.get((listing.root, path))
+        if i is None:  # gone from the walk: its record must be gone too
+            if r is not None:
+                return None
+            continue
+        if r is None or r.size != listing.sizes[i] or r.mtime_ns != listing.mtimes[i]:
+            return None
+        kept = judge(r)
+        if kept is None or kept[0] != listing.odd.get(i, ("file", ""))[0]:
+            return None
+        if kept[0] != "file" and kept[1] != listing.odd[i][1]:
+            return None
+        if r.has_text and not given.store.has_text(r.sha256 or ""):
+            return None
+        if kept[2]:
+            retry.append(line_of(r))
+    return listing, retry
 
 
 def _keeper(records: Mapping[Key, Record], tools: ToolSet, started_ns: int) -> Keeper:

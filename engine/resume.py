@@ -326,6 +326,22 @@ class Ledger:
         except (IndexUnusable, sqlite3.Error, OSError):
             return set()
 
+    def freed_texts(self) -> set[str]:
+        """The texts kept records named when they were pruned (:func:`history.freed_texts`);
+        empty when the index is not attached."""
+        if self.db is None:
+            return set()
+        try:
+            return history.freed_texts(self.db.con)
+        except sqlite3.Error:
+            return set()
+
+    def forget_freed(self, shas: Iterable[str] | None = None) -> None:
+        """The freed texts asked of (None: all, after a garbage collection of the store)."""
+        if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                history.forget_freed(self.db.con, shas)
+
     def is_kept(self, sha256: str) -> bool:
         """Whether a kept record names the text ``sha256`` (a watch batch's old text stays)."""
         if self.db is None:
@@ -333,7 +349,7 @@ class Ledger:
         try:
             return history.is_kept(self.db.con, sha256)
         except sqlite3.Error:
-            return False
+            return True  # unsure: the text stays (a later garbage collection may drop it)
 
     def forget(self) -> None:
         """The store went back to ``extract.jsonl`` (a write failed): the index, ahead of it,

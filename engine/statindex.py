@@ -331,6 +331,44 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
     return True
 
 
+def write_walked(
+    store: Store,
+    walked: list[tuple[Listing, list[bytes]]],
+    tally: Tally,
+    began: int,
+    env: str,
+    texts: list[int],
+) -> None:
+    """Write the index of ``store`` after a full sweep that found each walked root's every
+    file kept as its record says (the caller judged each, :func:`engine.quick.leave_merged`):
+    a root's files are then its walk's listing, and its ``error`` records' lines (read again
+    by the next sweep) are given with it. ``texts``: the text folders' times, taken before
+    the store's texts were listed for that judgement."""
+    roots = [
+        RootFiles(
+            encoded(listing.root),
+            encoded("\0".join(listing.paths)),
+            list(listing.sizes),
+            list(listing.mtimes),
+            _odd(listing),
+            retry,
+        )
+        for listing, retry in walked
+    ]
+    index = StatIndex(
+        VERSION,
+        store.jsonl_identity(),
+        texts,
+        env,
+        readers_table(),
+        sources(),
+        began,
+        roots,
+        _counts(tally),
+    )
+    _write(store, index)
+
+
 def _write(store: Store, index: StatIndex) -> None:
     payload = msgspec.msgpack.encode(index)
     atomic_write(store.out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)

@@ -309,7 +309,10 @@ def test_new_files_of_unknown_size_are_hashed_by_the_worker_not_the_engine(
     (root / "twin.txt").write_text("bravo\n")  # the size of a known record: maybe a copy
     (root / "other.txt").write_text("a size no record has\n")
     hashed.clear()
-    result = sweep([root], SweepOptions(tools=ToolSet.empty()))
+    # A sweep holding the records knows their sizes (one the index serves hashes every
+    # file the merge found new: a few, and each may be a copy of a known content).
+    with Sweeper([root], SweepOptions(tools=ToolSet.empty())) as sweeper:
+        result = sweeper.run()
     assert hashed == ["twin.txt"]
     assert _records(root)["twin.txt"].reused and result.extracted == 1
 
@@ -332,10 +335,8 @@ def test_a_new_store_starts_the_workers_forkserver_before_the_lock_and_the_walk(
     root = _tree(tmp_path)
     calls: list[str] = []
     monkeypatch.setattr(ReadPool, "warm", lambda self: calls.append("warm"))
-    walk, writer = Sweeper._entries, Store.writer
-    monkeypatch.setattr(
-        Sweeper, "_entries", lambda self, only: calls.append("walk") or walk(self, only)
-    )
+    walk, writer = Sweeper._walk, Store.writer
+    monkeypatch.setattr(Sweeper, "_walk", lambda self: calls.append("walk") or walk(self))
     monkeypatch.setattr(Store, "writer", lambda self: calls.append("lock") or writer(self))
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     assert calls == ["warm", "lock", "walk"]  # once, before the store's lock is taken

@@ -111,3 +111,111 @@ def test_any_changes_meanwhile_give_the_store_a_loaded_sweep_gives(
     again = _sweep_json(root, out, capsys)  # and the next sweep keeps every verdict
     assert again["counts"] == summary["counts"]
     assert _comparable(Store(out).load_records()) == _comparable(records)
+
+
+def test_quarry_sweep_verify_of_a_changed_folder_checks_every_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--verify`` checks every text: the merge, which keeps a record unseen when its file
+    and text are there, is not taken (it was, once ``quarry sweep`` merged)."""
+    root, out = tmp_path / "root", tmp_path / "store"
+    _tree(root)
+    for _ in range(2):
+        _sweep_json(root, out, capsys)
+    sha = {r.path: r for r in Store(out).load_records()}["f02.txt"].sha256 or ""
+    Store(out).text_path(sha).write_text("not what f02.txt holds\n")
+    (root / "f04.txt").write_text("edited\n")  # the folder changed too: no quick sweep
+    code = main(["sweep", str(root), "--out", str(out), "--verify", "--quiet", "--no-external"])
+    assert code == 2  # (bad.pdf)
+    assert Store(out).read_text(sha) == "file 2\n"
+
+
+def test_the_sweeps_after_a_merge_leave_the_stat_index_and_drop_only_unnamed_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merged sweep wrote new records (kept as they are only once a sweep marks them
+    reused); the sweep after it leaves ``extract.stat`` from its walk, so the next is quick.
+    Without listing every text, each merged sweep drops the texts its changes left unnamed
+    once the history (here one version a file) lets them go, and no other."""
+    from engine import history, merge
+    from engine.statindex import NAME
+    from engine.sweep import SweepOptions, sweep
+    from engine.tools import ToolSet
+
+    monkeypatch.setenv(history.VERSIONS_ENV, "1")
+    monkeypatch.setattr(merge, "READ_ALL_ABOVE", 1.0)  # (a change of 13 files is not few)
+    root, out = tmp_path / "root", tmp_path / "store"
+    _tree(root)
+    opts = SweepOptions(tools=ToolSet.empty(), out=out)
+    sweep([root], opts)
+    assert not sweep([root], opts).quick and (out / NAME).is_file()
+    assert sweep([root], opts).quick
+    texts = sorted(p.name for p in (out / "extract").glob("*/*.txt"))
+
+    def sha(path: str) -> str:
+        return {r.path: r for r in Store(out).load_records()}[path].sha256 or ""
+
+    def edit(name: str, text: str) -> None:
+        (root / name).write_text(text)
+        an_hour_ago = time.time() - 3600 + len(text)  # (older than the sweep's racy margin)
+        os.utime(root / name, (an_hour_ago, an_hour_ago))
+
+    first_text = sha("f04.txt")
+    edit("f04.txt", "edited\n")
+    loads = _count_loads(monkeypatch)
+    gc = _count_calls(monkeypatch, Store, "gc")
+    first = sweep([root], opts)  # merged: f04 read; its first text kept by the history
+    assert not first.quick and first.extracted == 2  # (f04 and bad.pdf)
+    assert Store(out).has_text(first_text) and not (out / NAME).exists()  # (not yet reused)
+    second_text = sha("f04.txt")
+    edit("f04.txt", "edited again\n")
+    second = sweep([root], opts)  # merged: the history keeps the second text, not the first
+    assert not Store(out).has_text(first_text) and Store(out).has_text(second_text)
+    (root / "f06.txt").unlink()
+    third = sweep([root], opts)  # f04 marked reused, f06's record gone: the index left
+    assert not third.quick and (out / NAME).is_file()
+    assert sweep([root], opts).quick
+    assert loads == [] and gc == []  # no record loaded, no text listed
+    now = sorted(p.name for p in (out / "extract").glob("*/*.txt"))
+    gone = {f"{first_text}.txt"}
+    added = {f"{second_text}.txt", f"{sha('f04.txt')}.txt"}
+    assert set(now) == (set(texts) - gone) | added
+    assert second.summary.counts == first.summary.counts
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[str]:
+    calls: list[str] = []
+    real = getattr(cls, name)
+
+    def counted(self: object, *args: Any, _real: Any = real) -> Any:
+        calls.append(name)
+        return _real(self, *args)
+
+    monkeypatch.setattr(cls, name, counted)
+    return calls
+
+
+def test_a_new_file_gone_before_it_is_read_leaves_no_record_and_no_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The merge hands the run a file the index has no record of; it is deleted before the
+    run reads it, so the run decides nothing for it: nothing to drop (the sweep once looked
+    its record up to drop it and failed with a KeyError)."""
+    from engine import merge
+
+    root, out = tmp_path / "root", tmp_path / "store"
+    _tree(root)
+    for _ in range(2):
+        _sweep_json(root, out, capsys)
+    (root / "new.txt").write_text("here for the walk only\n")
+    real = merge.merge
+
+    def then_deleted(*args: Any, **kwargs: Any) -> merge.Merged:
+        merged = real(*args, **kwargs)
+        (root / "new.txt").unlink()
+        return merged
+
+    monkeypatch.setattr(merge, "merge", then_deleted)
+    summary = _sweep_json(root, out, capsys)
+    assert summary["files"] == 13
+    assert "new.txt" not in {r.path for r in Store(out).load_records()}

@@ -125,7 +125,6 @@ async def test_the_same_groups_redrawn_keep_their_tables(store: Store) -> None:
         assert groups.cursor_row == 1
 
 
-
 async def test_a_redraw_due_on_a_screen_gone_back_from_or_quitting_draws_nothing(
     store: Store,
 ) -> None:
