@@ -228,3 +228,29 @@ async def test_a_reader_that_cannot_load_is_said_with_why(
         finally:
             monkeypatch.undo()
             registry.reset()
+
+
+async def test_records_read_without_a_tool_found_now_are_said_on_its_row_and_detail(
+    store: Store,
+) -> None:
+    """Issue 27: a store read with mixed tool sets says so on the tools screen (from its
+    summary: what a sweep on another machine, or with --without, left), per tool."""
+    from dataclasses import replace
+
+    summary = store.load_summary()
+    assert summary is not None
+    store.write_summary(replace(summary, read_without={"pdftotext": 12}))
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_tools(app, pilot)
+        by_name = {r.name: r for r in screen.rows}
+        assert by_name["pdftotext"].read_without == 12
+        assert by_name["tesseract"].read_without == 0
+        text = screen_text(app)
+        assert "read with fewer tools than found now: 12 without pdftotext" in text
+        assert "(12 read without)" in text  # on the row
+        await pilot.press("end")
+        assert screen.selected is not None and screen.selected.name == "pdftotext"
+        text = screen_text(app)
+        assert "read without it: 12 files" in text
+        assert "read again by the next sweep, with it" in text
