@@ -253,4 +253,4 @@ async def test_records_read_without_a_tool_found_now_are_said_on_its_row_and_det
         assert screen.selected is not None and screen.selected.name == "pdftotext"
         text = screen_text(app)
         assert "read without it: 12 files" in text
-        assert "read again by the next sweep, with it" in text
+        assert "read again, with it, by the next sweep of their folder" in text

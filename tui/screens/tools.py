@@ -54,7 +54,7 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
         lines.append("")
     if row.read_without:
         lines.append(f"[b][$warning]read without it: {count(row.read_without, 'file')}[/][/b]")
-        lines += ["  [dim]read again by the next sweep, with it[/dim]", ""]
+        lines += ["  [dim]read again, with it, by the next sweep of their folder[/dim]", ""]
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
     if in_files:
         lines.append("  [dim]enter: open the file · escape: back to the tools[/dim]")
