@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -168,3 +169,31 @@ def test_a_store_mixed_by_an_earlier_sweep_says_so_until_those_files_are_read_ag
     assert "pdftotext" in said.partition("without")[2]
     read = orjson.loads(quarry("sweep", str(docs), "--out", str(store), "--json", env=env).stdout)
     assert read["read_without"] == {}
+
+
+def test_a_tool_that_appears_in_a_session_reads_again_the_records_read_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's "check again" (and a watch's minute re-check): a tool that appeared
+    reads again the records read without it, and no other, at once."""
+    from engine.session import Session
+    from engine.sweep import SweepOptions
+
+    docs, tools = _docs(tmp_path), tmp_path / "bin"
+    tools.mkdir()
+    monkeypatch.setenv("PATH", str(tools))  # no tool at all
+    session = Session([docs], SweepOptions(out=tmp_path / "store"))
+    try:
+        session.sweep()
+        before = {r.path: r for r in session.sweeper.records.values()}
+        pdfs = {p for p, r in before.items() if r.reader == "pdf"}
+        assert pdfs and all("pdftotext" in lacked(before[p].read_with) for p in pdfs)
+        (tools / "pdftotext").write_text(FAKE_PDFTOTEXT)
+        (tools / "pdftotext").chmod(0o755)
+        assert "pdftotext" in session.recheck_tools().names
+        after = {r.path: r for r in session.sweeper.records.values()}
+    finally:
+        session.close()
+    assert {p for p, r in after.items() if r is not before[p]} == pdfs
+    assert {after[p].why for p in pdfs} == {"tools-changed"}
+    assert not [p for p in pdfs if "pdftotext" in lacked(after[p].read_with)]
