@@ -197,3 +197,20 @@ def test_a_tool_that_appears_in_a_session_reads_again_the_records_read_without_i
     assert {p for p, r in after.items() if r is not before[p]} == pdfs
     assert {after[p].why for p in pdfs} == {"tools-changed"}
     assert not [p for p in pdfs if "pdftotext" in lacked(after[p].read_with)]
+
+
+def test_the_stat_index_keeps_the_count_for_the_quick_sweep_s_summary() -> None:
+    """A quick sweep writes its summary from the stat index's tally: the records read without
+    a tool are still counted there; an index written before the count was kept has none."""
+    import msgspec
+
+    from engine.statindex import Counts, StatIndex
+
+    def index(counts: Counts) -> StatIndex:
+        return StatIndex(0, (0, 0, 0, 0), [], "", "", "", 0, [], counts)
+
+    counts = Counts(3, {"ok": 3}, {}, 0, 9, {}, {}, {"pdftotext": 2})
+    again = msgspec.msgpack.decode(msgspec.msgpack.encode(counts), type=Counts)
+    assert index(again).tally().without == {"pdftotext": 2}
+    older = msgspec.msgpack.encode([3, {"ok": 3}, {}, 0, 9, {}, {}])  # seven fields
+    assert index(msgspec.msgpack.decode(older, type=Counts)).tally().without == {}
