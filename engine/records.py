@@ -420,7 +420,9 @@ def read_with_words(read_with: str | None) -> str:
 
 def lacks_found(read_with: str | None, found: AbstractSet[str]) -> bool:
     """Whether a read lacked a tool of ``found`` (the tools found now): it is read again."""
-    return any(name in found for name in lacked(read_with))
+    if not read_with or ("=;" not in read_with and not read_with.endswith("=")):
+        return False  # asked of every record a warm sweep keeps: no call, no generator
+    return not found.isdisjoint(lacked(read_with))
 
 
 def _tools(value: object) -> object:
