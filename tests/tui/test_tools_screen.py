@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable
 
+from engine.names import shown
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tests.tui.conftest import SIZE, settle
@@ -254,3 +257,38 @@ async def test_records_read_without_a_tool_found_now_are_said_on_its_row_and_det
         text = screen_text(app)
         assert "read without it: 12 files" in text
         assert "read again, with it, by the next sweep of their folder" in text
+
+
+@given(read_with=st.text(max_size=40))
+def test_a_record_s_detail_says_the_tools_its_read_had_whatever_the_store_holds(
+    read_with: str,
+) -> None:
+    """The inspector's detail: the tools a read had, and those it lacked; a hand-edited
+    ``read_with`` (markup, odd characters) is shown as it is, never taken for markup."""
+    from textual.content import Content
+
+    from engine.records import Record, read_with_words
+    from tui.widgets.panels import describe
+
+    record = Record("/docs", "a.pdf", 10, 0, "ok", None, "application/pdf", read_with=read_with)
+    plain = Content.from_markup(describe(record, set())).plain.replace("\u200b", "")
+    assert "read with" in plain
+    said = read_with_words(read_with)
+    assert shown(said).strip() in plain
+    if read_with == "pdftoppm=24.02;pdftotext=;tesseract=5.3.4":
+        assert said == "pdftoppm 24.02, tesseract 5.3.4; without pdftotext"
+
+
+def test_the_detail_of_a_read_without_pdftotext_names_it() -> None:
+    from textual.content import Content
+
+    from engine.records import Record
+    from tui.widgets.panels import describe
+
+    record = Record("/docs", "a.pdf", 10, 0, "ok", None, "application/pdf",
+                    read_with="pdftoppm=24.02;pdftotext=;tesseract=5.3.4")  # fmt: skip
+    plain = Content.from_markup(describe(record, set())).plain
+    assert "read with pdftoppm 24.02, tesseract 5.3.4; without pdftotext" in plain
+    assert (
+        "read with" not in Content.from_markup(describe(record.evolve(read_with=None), set())).plain
+    )
