@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -286,8 +286,12 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
         f"{how_decided(summary.files, extracted, summary.reused)}, {summary.chars:,} characters"
         + (f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else "")
     )
-    left = left_out_line(summary.left_out)
-    return Group(table, Text(left)) if left else table
+    notes = [
+        line
+        for line in (left_out_line(summary.left_out), read_without_line(summary.read_without))
+        if line
+    ]
+    return Group(table, *map(Text, notes)) if notes else table
 
 
 def how_decided(files: int, extracted: int, reused: int) -> str:
@@ -312,3 +316,15 @@ def left_out_line(left_out: dict[str, int]) -> str:
     if not parts:
         return ""
     return f"left out by default: {', '.join(parts)}; --no-default-excludes keeps them"
+
+
+def read_without_line(read_without: Mapping[str, int]) -> str:
+    """``12 files read without pdftotext, 3 without tesseract, found now: the next sweep of
+    their folder reads them again`` (empty when every record was read with the tools found
+    now)."""
+    if not read_without:
+        return ""
+    (name, n), *rest = read_without.items()
+    parts = [f"{n:,} {'file' if n == 1 else 'files'} read without {name}"]
+    parts += [f"{k:,} without {tool}" for tool, k in rest]
+    return f"{', '.join(parts)}, found now: the next sweep of their folder reads them again"

@@ -15,7 +15,7 @@ from itertools import compress
 from operator import is_not
 
 from engine.detect import name_key
-from engine.records import Key, Record, Status
+from engine.records import Key, Record, Status, lacked
 
 Content = tuple[str, str]
 """(sha256, :func:`~engine.detect.name_key` of the path): what is read, and how."""
@@ -37,6 +37,8 @@ class Tally:
         """Tool -> records that name it among the tools that would unlock them."""
         self.quality: Counter[str] = Counter()
         """Quality verdict -> ok records with it."""
+        self.without: Counter[str] = Counter()
+        """Tool -> records read without it (:attr:`Record.read_with`)."""
 
     @classmethod
     def of(cls, records: Iterable[Record]) -> Tally:
@@ -53,6 +55,8 @@ class Tally:
         for r in recs:
             if r.needs:
                 t.waiting.update(r.needs)
+            if r.read_with is not None:
+                t.without.update(lacked(r.read_with))
         return t
 
     def add(self, r: Record, sign: int = 1) -> None:
@@ -68,6 +72,8 @@ class Tally:
         if r.needs:  # needs_tool, scanned, or a container whose members wait on a tool
             for tool in r.needs:
                 self.waiting[tool] += sign
+        for tool in lacked(r.read_with):
+            self.without[tool] += sign
 
 
 class RecordIndex:

@@ -2,20 +2,24 @@
 
 The rules of the extract stage, per reader: unchanged content with the same reader version is
 never read again; ``unsupported`` is retried when the tool set changes (or a reader for its
-type appears); ``error`` is retried on every full sweep; a reader's version bump redoes just
-that reader's records; an operator's retry forces a read. A content whose reads lost their
-worker (crashed it, or were killed with it) three sweeps running is quarantined: left alone,
-even by full sweeps, until its content or its reader changes, or an operator retries it.
+type appears), and any verdict read without a tool that is found now when that tool comes (not
+when a tool's version changes); ``error`` is retried on every full sweep; a reader's version
+bump redoes just that reader's records; an operator's retry forces a read. A content whose
+reads lost their worker (crashed it, or were killed with it) three sweeps running is
+quarantined: left alone, even by full sweeps, until its content or its reader changes, or an
+operator retries it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from engine.records import STATUSES, Reason, Record, Status, Why
+from engine.records import STATUSES, Reason, Record, Status, Why, lacks_found
+from engine.tools import ToolSet, read_with
 from engine.walk import Entry
 
 if TYPE_CHECKING:
@@ -63,14 +67,19 @@ def needs_hash(
 
 
 def still_current(
-    prior: Record, reader_versions: Mapping[str, int], reader_for_mime: Mapping[str, str | None]
+    prior: Record,
+    reader_versions: Mapping[str, int],
+    reader_for_mime: Mapping[str, str | None],
+    tool_names: AbstractSet[str],
 ) -> bool:
     """A cheap yes for the warm sweep's common case: an ok or no-text verdict whose reader is
-    unchanged, for unchanged content, is kept by :func:`decide` too (a test holds them to it).
-    False means "ask decide()", not "read"."""
-    if (prior.status == Status.OK and not prior.needs) or (
-        prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT
-    ):
+    unchanged, read with every tool of ``tool_names`` (the tools found now) it uses, for
+    unchanged content, is kept by :func:`decide` too (a test holds them to it). False means
+    "ask decide()", not "read"."""
+    if (
+        (prior.status == Status.OK and not prior.needs)
+        or (prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT)
+    ) and not lacks_found(prior.read_with, tool_names):
         reader = prior.reader
         return (
             reader is not None
@@ -85,10 +94,12 @@ def keeps(
     reader_versions: Mapping[str, int],
     reader_for_mime: Mapping[str, str | None],
     tools_fingerprint: str,
+    tool_names: AbstractSet[str] | None = None,
 ) -> bool:
     """Whether a full sweep that trusts ``prior``'s hash (same size and mtime) keeps its
     verdict without reading the file: :func:`decide` with the content unchanged."""
-    return _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, True) is None
+    stale = _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, True, tool_names)
+    return stale is None
 
 
 def decide(
@@ -101,11 +112,14 @@ def decide(
     tools_fingerprint: str,
     full: bool,
     forced: bool,
+    tool_names: AbstractSet[str] | None = None,
 ) -> Decision:
     """Reuse or read a file with content ``sha256``.
 
     ``prior`` is the file's own earlier record (same path); ``same_content`` any earlier record
     with the same hash (a move or a copy). ``reader_for_mime`` maps MIME -> current reader name.
+    ``tool_names``: the tools found now (those of ``tools_fingerprint``), when known: a verdict
+    read without one of them is read again.
     """
     if forced:
         return Decision(True, Why.FORCED, prior)
@@ -116,7 +130,7 @@ def decide(
     else:
         why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
         return Decision(True, why, prior)
-    stale = _stale(base, reader_versions, reader_for_mime, tools_fingerprint, full)
+    stale = _stale(base, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names)
     if stale is not None:
         return Decision(True, stale, base)
     return Decision(False, None, base)
@@ -128,6 +142,7 @@ def _stale(
     reader_for_mime: Mapping[str, str | None],
     tools_fingerprint: str,
     full: bool,
+    tool_names: AbstractSet[str] | None = None,
 ) -> str | None:
     """Why ``base``'s verdict can no longer be kept, or None when it can."""
     current = reader_for_mime.get(base.mime)
@@ -143,10 +158,17 @@ def _stale(
         return Why.READER_CHANGED
     if base.status == Status.UNSUPPORTED:
         return Why.TOOLS_CHANGED if base.tools != tools_fingerprint else None
+    # Read without a tool found now: the read may give another text. Only a tool that came
+    # counts: one's new version, or one gone, reads nothing again.
+    poorer = tool_names is not None and lacks_found(base.read_with, tool_names)
     if base.status == Status.ERROR:
         if quarantined(base):
             return None
+        if poorer:
+            return Why.TOOLS_CHANGED
         return Why.RETRY_ERROR if full else None
+    if poorer:
+        return Why.TOOLS_CHANGED
     if (base.status == Status.EMPTY and base.reason == Reason.SCANNED) or base.needs:
         # scanned pages, or a container's members, waiting on a tool: read again when the
         # tools differ from those it was read with
@@ -191,7 +213,9 @@ def empty_record(e: Entry, prior: Record | None) -> Record:
 
 _FILE: Kept = ("file", "", False)
 _RETRY: Kept = ("file", "(read again)", True)
-_VERDICT = attrgetter("status", "reason", "reader", "v", "mime", "tools", "needs", "crashes")
+_VERDICT = attrgetter(
+    "status", "reason", "reader", "v", "mime", "tools", "needs", "crashes", "read_with"
+)
 """The fields :func:`keeps` reads: records alike in them are judged once."""
 
 
@@ -207,11 +231,16 @@ class Keeper:
         readers: Mapping[str, str | None],
         fingerprint: str,
         trusted_before: int,
+        *,
+        tool_names: Iterable[str],
     ) -> None:
         from engine.quality import QUALITY_VERSION
         from engine.quality import enabled as scoring
 
         self.versions, self.readers, self.fingerprint = versions, readers, fingerprint
+        self.tool_names = frozenset(tool_names)
+        """The tools found now (those of ``fingerprint``): a record read without one is read
+        again."""
         self.trusted_before = trusted_before
         self.quality_version = QUALITY_VERSION
         self.scoring = scoring()
@@ -238,7 +267,9 @@ class Keeper:
         verdict = _VERDICT(r)
         kept = self._kept.get(verdict)
         if kept is None:
-            kept = self._kept[verdict] = keeps(r, self.versions, self.readers, self.fingerprint)
+            kept = self._kept[verdict] = keeps(
+                r, self.versions, self.readers, self.fingerprint, self.tool_names
+            )
         return _FILE if kept else None
 
     def _skipped(self, r: Record) -> Kept | None:
@@ -251,3 +282,27 @@ class Keeper:
     def _empty(self, r: Record) -> Kept | None:
         found = Entry(r.root, r.path, 0, r.mtime_ns, "file")
         return _FILE if empty_record(found, r) == r else None
+
+
+class ReadWith:
+    """The ``read_with`` of each outcome of a run (:attr:`Record.read_with`): per reader and
+    the reading machine's tools (a Dask worker's, or ``tools``, the run's own), made once."""
+
+    def __init__(self, tools: ToolSet) -> None:
+        self._named = tools.named
+        self._made: dict[tuple[str, str], str | None] = {}
+
+    def __call__(self, reader: str | None, named: str | None) -> str | None:
+        """``read_with`` of a read by ``reader`` on a machine with the tools ``named``
+        (:attr:`ToolSet.named`; None: the run's own); None for no reader, or one that uses
+        no tool."""
+        if reader is None:
+            return None
+        key = (reader, self._named if named is None else named)
+        if key not in self._made:
+            from engine.readers.registry import reader_named  # every reader: not at import
+
+            found = reader_named(reader)
+            uses = found.tools if found is not None else ()
+            self._made[key] = read_with(uses, key[1]) if uses else None
+        return self._made[key]

@@ -282,4 +282,6 @@ def _keeper(records: Mapping[Key, Record], tools: ToolSet, started_ns: int) -> K
     for mime in {r.mime for r in records.values()}:
         reader = reader_for(mime)
         readers[mime] = reader.name if reader else None
-    return Keeper(reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS)
+    return Keeper(
+        reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS, tool_names=tools.names
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Annotated, Any
@@ -163,6 +164,11 @@ class Record:
     the members a container could not read (any one of them)."""
     tools: str | None = None
     """Tool-set fingerprint at the time of an unsupported verdict; retried when it changes."""
+    read_with: str | None = None
+    """The tools its reader uses, as the machine that read the file had them: ``name=version``
+    by name, joined by ``;``, a tool it lacked with no version (``pdftotext=``); read again
+    once a tool it lacked is found (:func:`engine.tools.lacked`). None: not said (a reader
+    that uses no tool, or a record of an older quarry or of the extract stage)."""
     reused: bool = False
     """True when this sweep kept an earlier verdict without reading the file."""
     why: str | None = None
@@ -293,6 +299,7 @@ _TEXT_FIELDS = (
     "reader",
     "error",
     "tools",
+    "read_with",
     "why",
 )
 
@@ -393,6 +400,31 @@ def needs_of(value: object) -> tuple[str, ...]:
     return ()
 
 
+def lacked(read_with: str | None) -> tuple[str, ...]:
+    """The tools a record's read lacked: those its ``read_with`` names with no version."""
+    if not read_with or not ("=;" in read_with or read_with.endswith("=")):
+        return ()  # the common case, read with every tool: no split
+    return tuple(name for name, _, v in (p.partition("=") for p in read_with.split(";")) if not v)
+
+
+def read_with_words(read_with: str | None) -> str:
+    """A record's ``read_with`` for people: ``pdftoppm 24.02, tesseract 5.3.4; without
+    pdftotext`` ("" for none)."""
+    if not read_with:
+        return ""
+    parts = [p.partition("=") for p in read_with.split(";") if p]
+    had = ", ".join(f"{name} {version}" for name, _, version in parts if version)
+    lacked = ", ".join(name for name, _, version in parts if not version)
+    return "; ".join(filter(None, (had, lacked and f"without {lacked}")))
+
+
+def lacks_found(read_with: str | None, found: AbstractSet[str]) -> bool:
+    """Whether a read lacked a tool of ``found`` (the tools found now): it is read again."""
+    if not read_with or ("=;" not in read_with and not read_with.endswith("=")):
+        return False  # asked of every record a warm sweep keeps: no call, no generator
+    return not found.isdisjoint(lacked(read_with))
+
+
 def _tools(value: object) -> object:
     """A fingerprint string; the extract stage writes the list of tools present instead."""
     if value is None or isinstance(value, str):
@@ -415,6 +447,7 @@ _LENIENT: dict[str, Callable[[object], object]] = {
     "error": _opt_str,
     "needs": needs_of,
     "tools": _tools,
+    "read_with": _opt_str,
     "reused": _bool,
     "why": _opt_str,
     "ms": _int(0),
@@ -442,6 +475,9 @@ class Summary:
     """External tool name -> version string."""
     tools_missing: dict[str, int] = field(default_factory=dict)
     """Missing tool name -> files it would unlock."""
+    read_without: dict[str, int] = field(default_factory=dict)
+    """Tool found now -> records read without it (on a machine, or with options, that lacked
+    it): the next sweep reads them again; none once they are."""
     readers: dict[str, int] = field(default_factory=dict)
     """Reader name -> version."""
     started: str = ""

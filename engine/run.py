@@ -34,6 +34,7 @@ from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import (
     CRASH_QUARANTINE,
     Decision,
+    ReadWith,
     decide,
     empty_record,
     needs_hash,
@@ -169,6 +170,8 @@ class Run:
         self._readers = LazyReaders(self.mime_reader)
         self.fingerprint = ctx.tools.fingerprint
         """The tool set's fingerprint, computed once: plan asks for it per file."""
+        self.tool_names = frozenset(ctx.tools.names)
+        self._read_with = ReadWith(ctx.tools)
         self.executor_failed = False
         """The executor raised MachineFailure: the sweeper replaces it before the next run."""
         self.interrupted = False
@@ -215,7 +218,7 @@ class Run:
                 prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
             ):
                 assert prior is not None and prior.sha256 is not None
-                if still_current(prior, self.versions, self._readers) and (
+                if still_current(prior, self.versions, self._readers, self.tool_names) and (
                     not prior.has_text or self._has_text(prior.sha256)
                 ):
                     # The warm sweep's common case: what plan() would decide, without a plan.
@@ -313,6 +316,7 @@ class Run:
             tools_fingerprint=self.fingerprint,
             full=self.full and key not in self.ctx.options.resumed,
             forced=key in self.force,
+            tool_names=self.tool_names,
         )
         if not d.read and d.base is not None:
             base = d.base
@@ -574,6 +578,7 @@ class Run:
             error=error,
             needs=o.needs,
             tools=self.fingerprint if keeps_tools else None,
+            read_with=self._read_with(o.reader, o.tools),
             reused=False,
             why=why,
             ms=o.ms,

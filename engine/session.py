@@ -35,7 +35,7 @@ from engine.events import (
     ignore,
 )
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.records import Record
+from engine.records import Record, lacked
 from engine.store import JSONL, Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
@@ -357,11 +357,13 @@ class Session:
 
 
 def unlocked_by(records: Iterable[Record], appeared: Iterable[str]) -> dict[str, list[str]]:
-    """Root -> paths of the records waiting for one of the tools in ``appeared``."""
+    """Root -> paths of the records waiting for one of the tools in ``appeared``, or read
+    without one (:attr:`Record.read_with`)."""
     new = set(appeared)
     only: dict[str, list[str]] = {}
     for r in records:
-        if new.intersection(r.needs):  # needs_tool, scanned, or a container's members
+        # needs_tool, scanned, or a container's members; or a read that lacked it
+        if new.intersection(r.needs) or new.intersection(lacked(r.read_with)):
             only.setdefault(r.root, []).append(r.path)
     return only
 

@@ -14,7 +14,7 @@ import orjson
 
 from engine.jsonl import line_of
 from engine.names import shown
-from engine.records import Record
+from engine.records import Record, read_with_words
 from engine.visible import json_safe
 
 WIDTH = 9
@@ -72,6 +72,7 @@ def _how(rec: Record) -> list[tuple[str, str]]:
         ("modified", _when(rec.mtime_ns)),
         ("sha256", rec.sha256 or ""),
         ("tool set", rec.tools or ""),
+        ("read with", read_with_words(rec.read_with)),
         ("why", rec.why or ""),
         ("reused", "yes: kept from an earlier sweep, not read again" if rec.reused else ""),
         ("read in", f"{rec.ms:,} ms" if rec.ms else ""),

@@ -96,6 +96,8 @@ class Counts(msgspec.Struct, frozen=True, array_like=True):
     chars: int
     waiting: dict[str, int]
     quality: dict[str, int]
+    without: dict[str, int] = {}
+    """Tool -> records read without it (an index written before it was kept: none)."""
 
 
 class StatIndex(msgspec.Struct, frozen=True):
@@ -177,6 +179,7 @@ class StatIndex(msgspec.Struct, frozen=True):
         t.files, t.reused, t.chars = c.files, c.reused, c.chars
         t.counts, t.reasons = Counter(c.counts), Counter(c.reasons)
         t.waiting, t.quality = Counter(c.waiting), Counter(c.quality)
+        t.without = Counter(c.without)
         return t
 
 
@@ -399,6 +402,7 @@ def _counts(t: Tally) -> Counts:
         t.chars,
         dict(t.waiting),
         dict(t.quality),
+        dict(t.without),
     )
 
 

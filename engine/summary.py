@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.console import read_without_line
 from engine.index import Tally
 from engine.quality import VERDICTS
 from engine.records import Record, Status, Summary
@@ -29,6 +30,11 @@ def started_ns(summary: Summary) -> int:
 def _missing(tally: Tally, tools: ToolSet) -> dict[str, int]:
     missing = set(KNOWN_TOOLS) - set(tools.names)
     return {name: max(0, tally.waiting.get(name, 0)) for name in sorted(missing)}
+
+
+def _read_without(tally: Tally, tools: ToolSet) -> dict[str, int]:
+    found = set(tools.names)
+    return {name: n for name, n in sorted(tally.without.items()) if n > 0 and name in found}
 
 
 def build_summary(
@@ -57,6 +63,7 @@ def build_summary(
         chars=tally.chars,
         tools_found={t.name: t.version for t in tools.found},
         tools_missing=_missing(tally, tools),
+        read_without=_read_without(tally, tools),
         readers=dict(sorted(readers.items())),
         started=iso(started),
         finished=iso(finished),
@@ -90,12 +97,12 @@ def with_cluster(
 
 
 def cluster_lines(summary: Summary) -> list[str]:
-    """What ``quarry tools`` and the tools screen say of a cluster whose workers' tools
-    differ (nothing when they do not, or the reads ran on this machine)."""
+    """What ``quarry tools`` says of tools that differed between reads: records read without
+    a tool found now, and a cluster whose workers' tools differ (nothing when neither)."""
+    lines = [line] if (line := read_without_line(summary.read_without)) else []
     n = summary.cluster_workers
     if not n or not (summary.cluster_tools or summary.cluster_routed):
-        return []
-    lines = []
+        return lines
     if summary.cluster_tools:
         uneven = [f"{t} on {k} of {n}" for t, k in summary.cluster_tools.items() if k < n]
         lines.append(

@@ -614,7 +614,11 @@ class Sweeper:
                 listings,
                 lambda root: rows_of(db, root),
                 Keeper(
-                    reader_versions(), LazyReaders({}), self.tools.fingerprint, prev_ns - RACY_NS
+                    reader_versions(),
+                    LazyReaders({}),
+                    self.tools.fingerprint,
+                    prev_ns - RACY_NS,
+                    tool_names=self.tools.names,
                 ),
                 texts[1],
                 held,

@@ -209,3 +209,14 @@ def discover(
     return ToolSet(
         tuple(Tool(name, exe, v) for (name, exe), v in zip(found, versions, strict=True))
     )
+
+
+def read_with(uses: Iterable[str], named: str) -> str:
+    """What a record says of the tools a read had (:attr:`engine.records.Record.read_with`):
+    each tool of ``uses`` (its reader's) as ``name=version`` from ``named`` (a
+    :attr:`ToolSet.named`: the tools the reading machine had), with no version where it had
+    none of that name."""
+    have = dict(part.partition("=")[::2] for part in named.split(";") if part)
+    # A tool found whose version is not known still says so: only a lacked one has none.
+    versions = {name: have[name] or toolcache.UNKNOWN for name in have}
+    return ";".join(f"{name}={versions.get(name, '')}" for name in sorted(set(uses)))

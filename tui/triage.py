@@ -265,6 +265,9 @@ class ToolRow:
     left_out: bool = False
     """Left out on purpose (``--without``, ``--no-external``): not missing, no hint to
     install it (it may well be installed)."""
+    read_without: int = 0
+    """Records read without it, that it is found now (a sweep that left it out, a Dask worker
+    that lacked it): the next sweep reads them again (the store's summary counts them)."""
 
     @property
     def state(self) -> str:
@@ -324,6 +327,7 @@ def tool_rows(
     waiting: Iterable[Record | tuple[Key, Iterable[str]]],
     workers: Mapping[str, ToolSet] | None = None,
     left_out: Iterable[str] = (),
+    read_without: Mapping[str, int] | None = None,
 ) -> list[ToolRow]:
     """Every known tool (and any other a record names): missing ones waited on most first.
 
@@ -332,7 +336,7 @@ def tool_rows(
     members wait on a tool is listed under it, as ``quarry tools DIR`` counts it.
     ``workers`` (reads on a Dask cluster) says which worker has which tool; ``left_out`` are
     the tools the run was told not to use (listed after the missing ones, with no install
-    hint).
+    hint); ``read_without``: per tool found, the records read without it (the summary's).
     """
     workers = workers or {}
     skipped = set(left_out)
@@ -357,6 +361,7 @@ def tool_rows(
                 spec.install if spec and not out else {},
                 tuple((w, _version(t, name)) for w, t in sorted(workers.items())),
                 out,
+                (read_without or {}).get(name, 0),
             )
         )
     return sorted(rows, key=lambda r: (r.found, r.left_out, -len(r.files), r.name))

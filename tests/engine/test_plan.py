@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from engine.plan import RACY_NS, decide, needs_hash, still_current
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.plan import RACY_NS, decide, keeps, needs_hash, still_current
 from engine.records import Reason, Record, Status, Why
+from engine.tools import read_with
 
 SHA = "a" * 64
 OTHER = "b" * 64
@@ -36,6 +40,7 @@ def d(
     full: bool = True,
     forced: bool = False,
     fp: str = "tools1",
+    names: frozenset[str] | None = frozenset(),
 ):
     return decide(
         sha,
@@ -46,6 +51,7 @@ def d(
         tools_fingerprint=fp,
         full=full,
         forced=forced,
+        tool_names=names,
     )
 
 
@@ -139,7 +145,7 @@ def test_the_warm_fast_path_only_keeps_what_decide_keeps() -> None:
         rec(status=Status.ERROR, reason=Reason.CORRUPT),
         rec(status=Status.UNSUPPORTED, reason=Reason.NEEDS_TOOL, tools="old"),
     ]
-    kept = [r for r in cases if still_current(r, VERSIONS, READERS)]
+    kept = [r for r in cases if still_current(r, VERSIONS, READERS, frozenset())]
     assert kept, "the fast path must apply to the common case"
     for r in kept:
         for full in (True, False):
@@ -160,7 +166,7 @@ def test_the_keeper_keeps_what_decide_keeps_and_rereads_errors() -> None:
     from engine.plan import Keeper
     from engine.quality import QUALITY_VERSION, Quality
 
-    keeper = Keeper(VERSIONS, READERS, "tools1", trusted_before=10**18)
+    keeper = Keeper(VERSIONS, READERS, "tools1", trusted_before=10**18, tool_names=())
     ok = rec(reused=True, mtime_ns=1, quality=Quality("good", QUALITY_VERSION))
     assert keeper(rec(reused=True, mtime_ns=1)) is None  # not scored yet: scored again
     assert keeper(ok) == ("file", "", False) and not d(ok).read
@@ -169,3 +175,86 @@ def test_the_keeper_keeps_what_decide_keeps_and_rereads_errors() -> None:
     kind, _detail, again = keeper(error) or ("", "", False)
     assert (kind, again) == ("file", True)
     assert keeper(rec(reused=True, mtime_ns=10**18)) is None  # too recent to trust
+
+
+# -- tools are part of the read (issue 27) -----------------------------------------------------
+
+PDF_TOOLS = ("pdftoppm", "pdftotext", "tesseract")
+VERSION_OF = {"pdftoppm": "24.02", "pdftotext": "24.02", "tesseract": "5.3.4"}
+
+
+def read_with_of(had: frozenset[str], bump: bool = False) -> str:
+    """The pdf reader's ``read_with`` on a machine with the tools ``had``."""
+    named = ";".join(f"{t}={VERSION_OF[t]}{'.1' if bump else ''}" for t in sorted(had))
+    return read_with(PDF_TOOLS, named)
+
+
+def pdf(**kw: object) -> Record:
+    return rec(mime="application/pdf", reader="pdf", v=2, **kw)
+
+
+tool_sets = st.frozensets(st.sampled_from(PDF_TOOLS))
+verdicts = st.sampled_from(
+    [
+        {"status": Status.OK},
+        {"status": Status.OK, "reused": True},
+        {"status": Status.EMPTY, "reason": Reason.NO_TEXT},
+        {"status": Status.ERROR, "reason": Reason.CORRUPT},
+    ]
+)
+
+
+@given(had=tool_sets, now=tool_sets, verdict=verdicts, full=st.booleans())
+def test_a_verdict_is_read_again_exactly_when_a_tool_its_read_lacked_is_found_now(
+    had: frozenset[str], now: frozenset[str], verdict: dict[str, object], full: bool
+) -> None:
+    r = pdf(read_with=read_with_of(had), **verdict)
+    came = (now - had) & set(PDF_TOOLS)
+    got = d(r, names=now, full=full)
+    if came:
+        assert (got.read, got.why) == (True, Why.TOOLS_CHANGED)
+    elif r.status == Status.ERROR and full:
+        assert got.why == Why.RETRY_ERROR
+    else:
+        assert not got.read
+    # the warm fast path never keeps what decide() reads again
+    assert not (still_current(r, VERSIONS, READERS, now) and got.read)
+    # the stat index's judge keeps exactly what a full sweep keeps
+    assert keeps(r, VERSIONS, READERS, "tools1", now) == (not d(r, names=now).read)
+
+
+@given(had=tool_sets)
+def test_a_new_version_of_a_tool_or_one_gone_reads_nothing_again(had: frozenset[str]) -> None:
+    r = pdf(read_with=read_with_of(had, bump=True))
+    assert not d(r, names=had).read  # the same tools, other versions
+    for gone in had:
+        assert not d(r, names=had - {gone}).read
+    assert still_current(r, VERSIONS, READERS, had)
+
+
+def test_a_record_that_does_not_say_its_tools_is_not_read_again_for_them() -> None:
+    """An older quarry's record, or the extract stage's: no ``read_with``."""
+    r = pdf(read_with=None)
+    assert not d(r, names=frozenset(PDF_TOOLS)).read
+    assert still_current(r, VERSIONS, READERS, frozenset(PDF_TOOLS))
+    assert not d(pdf(read_with="pdftotext="), names=None).read  # the tools found now unknown
+
+
+def test_a_quarantined_content_stays_quarantined_when_a_tool_comes() -> None:
+    r = pdf(status=Status.ERROR, reason=Reason.QUARANTINED, crashes=3, read_with="pdftotext=")
+    assert not d(r, names=frozenset({"pdftotext"})).read
+
+
+def test_an_unsupported_verdict_keeps_its_fingerprint_rule() -> None:
+    """The old ``tools`` fingerprint keeps its meaning: retried when the tool set changes."""
+    r = rec(
+        status=Status.UNSUPPORTED,
+        reason=Reason.NEEDS_TOOL,
+        mime="image/png",
+        reader="image",
+        tools="tools1",
+        read_with="tesseract=",
+    )
+    assert not d(r, fp="tools1", names=frozenset()).read
+    assert d(r, fp="tools2", names=frozenset({"tesseract"})).why == Why.TOOLS_CHANGED
+    assert d(r, fp="tools2", names=frozenset()).why == Why.TOOLS_CHANGED  # a tool went

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable
 
+from engine.names import shown
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tests.tui.conftest import SIZE, settle
@@ -228,3 +231,64 @@ async def test_a_reader_that_cannot_load_is_said_with_why(
         finally:
             monkeypatch.undo()
             registry.reset()
+
+
+async def test_records_read_without_a_tool_found_now_are_said_on_its_row_and_detail(
+    store: Store,
+) -> None:
+    """Issue 27: a store read with mixed tool sets says so on the tools screen (from its
+    summary: what a sweep on another machine, or with --without, left), per tool."""
+    from dataclasses import replace
+
+    summary = store.load_summary()
+    assert summary is not None
+    store.write_summary(replace(summary, read_without={"pdftotext": 12}))
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_tools(app, pilot)
+        by_name = {r.name: r for r in screen.rows}
+        assert by_name["pdftotext"].read_without == 12
+        assert by_name["tesseract"].read_without == 0
+        text = screen_text(app)
+        assert "read with fewer tools than found now: 12 without pdftotext" in text
+        assert "(12 read without)" in text  # on the row
+        await pilot.press("end")
+        assert screen.selected is not None and screen.selected.name == "pdftotext"
+        text = screen_text(app)
+        assert "read without it: 12 files" in text
+        assert "read again, with it, by the next sweep of their folder" in text
+
+
+@given(read_with=st.text(max_size=40))
+def test_a_record_s_detail_says_the_tools_its_read_had_whatever_the_store_holds(
+    read_with: str,
+) -> None:
+    """The inspector's detail: the tools a read had, and those it lacked; a hand-edited
+    ``read_with`` (markup, odd characters) is shown as it is, never taken for markup."""
+    from textual.content import Content
+
+    from engine.records import Record, read_with_words
+    from tui.widgets.panels import describe
+
+    record = Record("/docs", "a.pdf", 10, 0, "ok", None, "application/pdf", read_with=read_with)
+    plain = Content.from_markup(describe(record, set())).plain.replace("\u200b", "")
+    assert "read with" in plain
+    said = read_with_words(read_with)
+    assert shown(said).strip() in plain
+    if read_with == "pdftoppm=24.02;pdftotext=;tesseract=5.3.4":
+        assert said == "pdftoppm 24.02, tesseract 5.3.4; without pdftotext"
+
+
+def test_the_detail_of_a_read_without_pdftotext_names_it() -> None:
+    from textual.content import Content
+
+    from engine.records import Record
+    from tui.widgets.panels import describe
+
+    record = Record("/docs", "a.pdf", 10, 0, "ok", None, "application/pdf",
+                    read_with="pdftoppm=24.02;pdftotext=;tesseract=5.3.4")  # fmt: skip
+    plain = Content.from_markup(describe(record, set())).plain
+    assert "read with pdftoppm 24.02, tesseract 5.3.4; without pdftotext" in plain
+    assert (
+        "read with" not in Content.from_markup(describe(record.evolve(read_with=None), set())).plain
+    )

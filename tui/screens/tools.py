@@ -52,6 +52,9 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
             state = escape(version) if version is not None else "[$error]missing[/]"
             lines.append(f"  {escape(worker)}  {state}")
         lines.append("")
+    if row.read_without:
+        lines.append(f"[b][$warning]read without it: {count(row.read_without, 'file')}[/][/b]")
+        lines += ["  [dim]read again, with it, by the next sweep of their folder[/dim]", ""]
     lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
     if in_files:
         lines.append("  [dim]enter: open the file · escape: back to the tools[/dim]")
@@ -72,8 +75,11 @@ STATES = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}
 
 
 def tool_cells(row: ToolRow) -> list[str]:
-    """A tool's row, one cell a column of :data:`TOOL_COLUMNS` (the state as markup)."""
+    """A tool's row, one cell a column of :data:`TOOL_COLUMNS` (the state as markup; a tool
+    found that records were read without says how many)."""
     state = STATES.get(row.state, "[red]missing[/]")
+    if row.read_without:
+        state += f" [yellow]({row.read_without:,} read without)[/]"
     return [row.name, state, f"{len(row.files):,}", row.version, row.path]
 
 
@@ -171,6 +177,9 @@ class ToolsScreen(TriageScreen):
             parts.append(f"{count(len(missing), 'file')} waiting on a missing tool")
         if left:
             parts.append(f"{count(len(left), 'file')} waiting on a tool left out")
+        poorer = [f"{r.read_without:,} without {r.name}" for r in self.rows if r.read_without]
+        if poorer:  # a store mixed by an earlier sweep (or Dask worker) says so until read again
+            parts.append("read with fewer tools than found now: " + ", ".join(poorer))
         return parts
 
     def _show_unloaded(self) -> None:

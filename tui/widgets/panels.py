@@ -16,7 +16,7 @@ from textual.widgets import ProgressBar, Static, Tab, Tabs
 
 from engine.names import shown
 from engine.quality import Quality
-from engine.records import STATUSES, Record
+from engine.records import STATUSES, Record, read_with_words
 from engine.tools import KNOWN_TOOLS
 from tui.widgets.record_table import human_size
 from tui.words import escape
@@ -221,6 +221,8 @@ def describe(record: Record, tools_missing: set[str]) -> str:
         ("sha256", record.sha256 or "-"),
         ("tool set", record.tools or "-"),
     ]
+    if record.read_with is not None:  # the tools its reader uses, as its read had them
+        fields.append(("read with", read_with_words(record.read_with)))
     lines.append("")
     lines += [f"[b]{name:<10}[/b]{escape(shown(str(value)))}" for name, value in fields]
     return "\n".join(lines)
