@@ -185,9 +185,10 @@ class Sweeper:
     loaded only when the stat index (:mod:`engine.statindex`) cannot show that nothing
     changed, and its full sweeps write that index for the next one.
 
-    ``served`` (a watching session's, with ``quick``): when the stat index cannot judge, the
-    first full sweep merges the walk with the store's index (:mod:`engine.merge`) rather than
-    load every record, and the index serves the records from then on.
+    ``served`` (with ``quick``: the ``sweep`` command's and a watching session's): when the
+    stat index cannot judge, the first full sweep merges the walk with the store's index
+    (:mod:`engine.merge`) rather than load every record, and the index serves the records
+    from then on.
     """
 
     def __init__(
