@@ -31,6 +31,7 @@ from engine.verbkit import (
     store_dir,
     user_path,
 )
+from engine.words import count
 
 # Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
@@ -153,7 +154,7 @@ def sweep_exit(result: SweepResult) -> int:
         return EXIT_INTERRUPTED
     if result.machine_failures:
         sys.stderr.write(
-            f"quarry: {result.machine_failures} file(s) not read: the machine failed "
+            f"quarry: {count(result.machine_failures, 'file')} not read: the machine failed "
             "(see above); their earlier records are kept\n"
         )
         return EXIT_MACHINE
@@ -550,7 +551,9 @@ def _no_record(path: Path, records: list[Record], root: str, rel: str, store: St
     where = shown(str(store.out))
     if path.is_dir() and not path.is_symlink():
         n = sum(1 for _ in _under(records, root, rel))
-        return f"{shown(str(path))} is a folder ({n} record(s) under it); show takes one file"
+        return (
+            f"{shown(str(path))} is a folder ({count(n, 'record')} under it); show takes one file"
+        )
     if not os.path.lexists(path):
         return f"no such file, and no record of it in the store {where}: {shown(str(path))}"
     return (

@@ -24,6 +24,7 @@ from engine.detect import name_key
 from engine.index import Tally
 from engine.records import Key, Record, Status
 from engine.store import read_jsonl
+from engine.words import count
 
 T = TypeVar("T")
 
@@ -244,7 +245,7 @@ def rows_of(db: RecordDB, root: str) -> Iterator[tuple[str, int, int, Record]]:
     while batch := cur.fetchmany(20_000):
         records = read_jsonl(b"".join(row[3] for row in batch)).records
         if len(records) != len(batch):
-            raise sqlite3.DatabaseError(f"{len(batch) - len(records)} damaged record(s)")
+            raise sqlite3.DatabaseError(count(len(batch) - len(records), "damaged record"))
         for (path, size, mtime_ns, _line), record in zip(batch, records, strict=True):
             yield name_of(path), size, mtime_ns, record
 

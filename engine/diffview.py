@@ -31,6 +31,7 @@ from engine.errors import UsageError
 from engine.names import escaped, name_b64, shown
 from engine.store import Store
 from engine.verbkit import EXIT_OK, reading_store
+from engine.words import count
 
 EXIT_WORSE = 4
 """``quarry diff``: something got worse (0: nothing did; 1 is bad usage, 2 error records and
@@ -216,7 +217,7 @@ def write_text(comparison: Comparison, out: IO[str], *, limit: int) -> DiffSumma
             _fit(f"  {sim:.2f}  {_name(root, path, whole)}") for sim, root, path in summary.lowest
         ]
     if summary.bad_lines:
-        lines += ["", f"{summary.bad_lines:,} line(s) of the stores' indexes were not records"]
+        lines += ["", f"not records: {count(summary.bad_lines, 'line')} of the stores' indexes"]
     out.write("\n".join(lines) + "\n")
     return summary
 

@@ -47,6 +47,7 @@ from engine.records import Record
 from engine.store import JSONL, Store, read_jsonl
 from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
+from engine.words import count
 
 
 class Format(StrEnum):
@@ -412,7 +413,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         with target as sink:
             bad = _write(fmt, chunks, sink)
     if bad:
-        warn(f"warning: {bad:,} damaged record(s) in the store's index left out")
+        warn(f"warning: {count(bad, 'damaged record')} in the store's index left out")
     return EXIT_OK
 
 

@@ -2,13 +2,13 @@
 
 A judge over data, as :mod:`engine.quick` is. A full sweep (``quarry sweep``, a watching
 session's first) on a store whose index agrees with ``extract.jsonl`` need not load every
-record to find what changed since its last sweep: each root's walk, sorted by name, is merged with the index's rows of that root
-(read in the same order, a batch at a time, each line decoded and let go). A file the walk
-finds as its record says (size, mtime, a verdict a full sweep keeps, its text in the store) is
-kept without a run; every other one (new, changed, gone, an ``error`` that every full sweep
-reads again, anything the plan must look at) goes to a run with only those files in view,
-which the index answers for. What stays in memory is the walk's columns, the names of the
-store's texts and the files that differ, never a record per file.
+record to find what changed since its last sweep: each root's walk, sorted by name, is merged
+with the index's rows of that root (read in the same order, a batch at a time, each line
+decoded and let go). A file the walk finds as its record says (size, mtime, a verdict a full
+sweep keeps, its text in the store) is kept without a run; every other one (new, changed, gone,
+an ``error`` that every full sweep reads again, anything the plan must look at) goes to a run
+with only those files in view, which the index answers for. What stays in memory is the walk's
+columns, the names of the store's texts and the files that differ, never a record per file.
 """
 
 from __future__ import annotations

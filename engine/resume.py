@@ -32,6 +32,7 @@ from engine.records import Key, Record
 from engine.store import JSONL, Store, read_jsonl
 from engine.textindex import Progress, TextIndex, has_tables, is_ready
 from engine.textindex import remove as remove_text_index
+from engine.words import count
 
 _FILES = (DB, DB + "-wal", DB + "-shm")
 """The index's file and SQLite's two beside it."""
@@ -175,9 +176,9 @@ class Ledger:
             return None
         loaded = read_jsonl(b"".join(db.lines()))
         if loaded.bad:
-            raise sqlite3.DatabaseError(f"{len(loaded.bad)} damaged record(s) in the index")
+            raise sqlite3.DatabaseError(f"{count(len(loaded.bad), 'damaged record')} in the index")
         self._notice(
-            f"resuming a sweep that did not finish: {len(keys)} file(s) it decided are not "
+            f"resuming a sweep that did not finish: {count(len(keys), 'file')} it decided, not "
             "read again",
             Level.INFO,
         )

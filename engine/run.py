@@ -48,6 +48,7 @@ from engine.records import Key, Reason, Record, Status, Why
 from engine.store import Store, folder_of, open_regular, text_dest
 from engine.tools import ToolSet
 from engine.walk import Entry
+from engine.words import count
 
 HASH_CHUNK = 64
 """Files hashed per task of the engine's hashing threads."""
@@ -432,7 +433,7 @@ class Run:
                 Notice(
                     time.time(),
                     NoticeKind.MACHINE_FAILURE,
-                    f"{files} file(s) not read, earlier records kept: {why}",
+                    f"{count(files, 'file')} not read, earlier records kept: {why}",
                     Level.ERROR,
                 )
             )

@@ -53,6 +53,7 @@ from engine.store import JSONL, Store, default_out, sync_fs
 from engine.summary import build_summary, iso, started_ns, with_cluster
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
+from engine.words import count
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
     from engine.executor import Executor, ExecutorFactory
@@ -801,7 +802,7 @@ class Sweeper:
                 Notice(
                     time.time(),
                     NoticeKind.VANISHED,
-                    f"{len(vanished)} file(s) to retry no longer exist",
+                    f"{count(len(vanished), 'file')} to retry no longer there",
                     Level.WARNING,
                 )
             )
@@ -916,10 +917,11 @@ class Sweeper:
         """Notices for what the run could not do as asked."""
         now = time.time()
         if run.repaired:
-            why = f"{run.repaired} text(s) missing or not matching their content: read again"
+            why = f"{count(run.repaired, 'text')} missing or not matching its content: read again"
             self.on_event(Notice(now, NoticeKind.REPAIRED, why, Level.WARNING))
         if run.interrupted:
-            why = f"interrupted: {decided} file(s) decided and written; the rest keep their records"
+            done = count(decided, "file")
+            why = f"interrupted: {done} decided and written; the rest keep their records"
             self.on_event(Notice(now, NoticeKind.INTERRUPTED, why, Level.WARNING))
 
     def _held_roots(self, entries: list[Entry]) -> dict[str, int]:
@@ -946,7 +948,7 @@ class Sweeper:
                 Notice(
                     time.time(),
                     NoticeKind.ROOT_MISSING,
-                    f"{root} {state} but the store holds {n} record(s) of it: kept "
+                    f"{root} {state} but the store holds {count(n, 'record')} of it: kept "
                     "(--forget-missing drops them)",
                     Level.ERROR,
                 )
@@ -1041,7 +1043,7 @@ class Sweeper:
                     Notice(
                         time.time(),
                         NoticeKind.STORE_REPAIR,
-                        f"could not remove {len(stuck)} unused text(s): {shown(stuck[0])}",
+                        f"could not remove {count(len(stuck), 'unused text')}: {shown(stuck[0])}",
                         Level.WARNING,
                     )
                 )

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from engine.records import Record
 from engine.store import open_folder, open_in
+from engine.words import count
 
 if TYPE_CHECKING:
     from engine.db import RecordDB
@@ -379,7 +380,7 @@ class TextIndex:
         if building and say is not None:
             (n,) = con.execute("SELECT count(*) FROM text_rows").fetchone()
             if n:
-                say(f"{n:,} text(s) indexed for search")
+                say(f"{count(n, 'text')} indexed for search")
 
     def _agreed(self) -> int | None:
         """The change counter the text index last agreed with (None: not known)."""
@@ -406,7 +407,8 @@ class TextIndex:
         ]
         if missing and say is not None:
             say(
-                f"indexing {len(missing):,} text(s) for search (once; --no-text-index goes without)"
+                f"indexing {count(len(missing), 'text')} for search"
+                " (once; --no-text-index goes without)"
             )
         own = not con.in_transaction
         started = time.monotonic()

@@ -78,6 +78,7 @@ from engine.readers.registry import reader_for, reader_named
 from engine.records import Reason
 from engine.store import Store, folder_of, open_in
 from engine.tools import ToolSet
+from engine.words import count
 
 CONNECT_TIMEOUT_S = 10.0
 """Time the scheduler has to answer."""
@@ -338,7 +339,7 @@ class DaskExecutor:
             Notice(
                 now,
                 NoticeKind.DASK,
-                f"Dask {self.spec}: {n} worker(s), {self._threads} thread(s); "
+                f"Dask {self.spec}: {count(n, 'worker')}, {count(self._threads, 'thread')}; "
                 f"dashboard {self.dashboard or 'not available'}",
             )
         )
@@ -771,7 +772,8 @@ class DaskExecutor:
                         _Job(job.task, job.tools, job.redone, job.unseen, kind=job.kind)
                     )
                 else:
-                    why = f"lost {job.losses} worker(s) reading it (allowed-failures {allowed})"
+                    workers = count(job.losses, "worker")
+                    why = f"lost {workers} reading it (allowed-failures {allowed})"
                     self._ready.append((job.task, _killed(job.task, why)))
 
     # -- closing --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ def test_groups_files_a_diff_and_back_to_the_same_row(tmp_path: Path, cols: int,
         assert "compare  A  ->  B" in text
         assert "4 files before, 5 after: 4 changed, 1 unchanged; something got worse" in text
         term.press("enter")  # into "text changed": a.txt and b.txt
-        term.wait_for(r"(?s)text changed: 2 file\(s\).*a\.txt +similarity.*b\.txt +similarity")
+        term.wait_for(r"(?s)text changed: 2 files.*a\.txt +similarity.*b\.txt +similarity")
         term.wait_for(lambda _t: background(term, "a.txt") != background(term, "b.txt"))
         cursor, plain = background(term, "a.txt"), background(term, "b.txt")  # the first row's
         term.press("down")
@@ -57,9 +57,9 @@ def test_groups_files_a_diff_and_back_to_the_same_row(tmp_path: Path, cols: int,
             lambda _t: (background(term, "a.txt"), background(term, "b.txt")) == (plain, cursor)
         )
         term.press("escape")  # back to the groups
-        term.wait_for(lambda t: "got worse" in t and "2 file(s)" not in t)
+        term.wait_for(lambda t: "got worse" in t and "2 files" not in t)
         term.press("up", "enter")  # into "text changed" again, then a.txt's two changes
-        term.wait_for(r"(?s)text changed: 2 file\(s\).*a\.txt +similarity.*b\.txt +similarity")
+        term.wait_for(r"(?s)text changed: 2 files.*a\.txt +similarity.*b\.txt +similarity")
         term.press("enter")
         text = term.wait_for("line three was changed here")
         term.press("n")  # the second change, line 20
@@ -96,14 +96,14 @@ def test_the_screen_retries_inspects_and_says_when_nothing_changed(
         term.press("R")
         term.wait_for("cannot retry")
         term.press("enter")  # into "text changed"
-        term.wait_for(r"text changed: 2 file\(s\)")
+        term.wait_for(r"text changed: 2 files")
         term.press("i")  # a.txt's text as it is now, in the inspector
         # the inspector's title and text may come in two frames: the whole screen is awaited
         term.wait_for(
             lambda t: all(s in t for s in ("line three was changed here", "a.txt", "(/data)"))
         )
         term.press("escape")
-        term.wait_for(r"text changed: 2 file\(s\)")
+        term.wait_for(r"text changed: 2 files")
         term.press("enter")  # a.txt's two texts
         term.wait_for("@@" if cols < 160 else "│")
         term.press("enter")  # enter on the texts: the inspector, as on the records

@@ -133,7 +133,7 @@ def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> Non
     _one_line(run("watch", str(nowhere)), "no such folder")
     _one_line(run("sweep", str(root), "--out", str(root / "a.txt")), "in the way of the store")
     _one_line(run("show", str(root / "nope.txt")), "no such file, and no record")
-    _one_line(run("show", str(root / "sub")), "is a folder (1 record(s) under it)")
+    _one_line(run("show", str(root / "sub")), "is a folder (1 record under it)")
     _one_line(run("show", str(nowhere / "x.txt")), "no store found")
     _one_line(run("show", str(root / "a.txt"), "--store", str(nowhere)), "no store at")
     _one_line(run("show", str(root / "a.txt"), "--store", str(root / "a.txt")), "is a file")

@@ -96,7 +96,7 @@ def test_a_dask_local_sweep_prints_the_dashboard_and_writes_the_local_store(
         "sweep", sample, "--out", tmp_path / "dask", "--no-external", "--executor", "dask-local:2"
     )
     assert (local.returncode, dask.returncode) == (2, 2), dask.stderr
-    assert "info: Dask dask-local:2: 2 worker(s), 2 thread(s); dashboard http://127.0.0.1:" in (
+    assert "info: Dask dask-local:2: 2 workers, 2 threads; dashboard http://127.0.0.1:" in (
         dask.stderr
     )
     assert dask.stderr.count("info: Dask worker tcp://127.0.0.1:") == 2

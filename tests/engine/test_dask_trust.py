@@ -528,7 +528,7 @@ def test_a_file_that_kills_the_only_worker_it_may_go_to_is_crashed_not_read_for_
             assert not t.is_alive()
             rec = s.records[(str(root), "hang.bin")]
     assert (rec.status, rec.reason, rec.crashes) == (Status.ERROR, "crashed", 1), rec
-    assert rec.error is not None and "lost 2 worker(s) reading it" in rec.error
+    assert rec.error is not None and "lost 2 workers reading it" in rec.error
 
 
 # -- flow: task sizes, the cluster started early --------------------------------------------

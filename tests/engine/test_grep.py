@@ -204,7 +204,7 @@ def test_the_index_is_built_on_first_use(tmp_path: Path) -> None:
         con.close()
     got = run("grep", "shared needle", cwd=root)
     assert got.stdout == unbuilt.stdout
-    assert "quarry: indexing 7 text(s) for search" in got.stderr
+    assert "quarry: indexing 7 texts for search" in got.stderr
     again = run("grep", "shared needle", cwd=root)
     assert (again.stdout, again.stderr) == (got.stdout, "")
 
@@ -295,6 +295,6 @@ def test_a_damaged_or_cut_text_index_still_answers(tmp_path: Path) -> None:
     _damage(root / ".quarry", "DROP TABLE text_fts")  # a part of it gone: built again
     got = run("grep", "café", cwd=root)
     assert (got.returncode, lines(got)) == (0, want)
-    assert "indexing 7 text(s)" in got.stderr
+    assert "indexing 7 texts" in got.stderr
     again = run("grep", "café", cwd=root)
     assert (again.returncode, lines(again), again.stderr) == (0, want, "")

@@ -83,8 +83,8 @@ def test_a_store_without_one_gets_it_built_with_progress_and_notices(tmp_path: P
         with ledger:
             ledger.attach(store.load_records())
     assert steps[-1] == (5, 5)
-    assert any("indexing 5 text(s) for search" in n.message for n in notices)
-    assert any("5 text(s) indexed" in n.message for n in notices)
+    assert any("indexing 5 texts for search" in n.message for n in notices)
+    assert any("5 texts indexed" in n.message for n in notices)
     assert _found(out, "zebra3") == {"f3.txt"}
 
 

@@ -189,4 +189,4 @@ def test_quarry_sweep_verify_repairs_a_wrong_text(root: Path) -> None:
     proc = subprocess.run([*cmd, "--verify"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert text.read_text() == "alpha\n"
-    assert "1 text(s) missing or not matching their content: read again" in proc.stderr
+    assert "1 text missing or not matching its content: read again" in proc.stderr

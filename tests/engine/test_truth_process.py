@@ -474,7 +474,7 @@ def test_a_root_that_became_empty_keeps_its_records_unless_told(tmp_path: Path) 
         (root / name).unlink()  # an unmounted share: the mount point is an empty folder
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert f"{root} is empty but the store holds 2 record(s) of it: kept" in proc.stderr
+    assert f"{root} is empty but the store holds 2 records of it: kept" in proc.stderr
     assert (out / "extract.jsonl").read_bytes() == jsonl and _texts(out) == texts
     # (the history keeps the records dropped, and their texts, unless told to keep none)
     forget = [*cmd, "--forget-missing"]
@@ -497,5 +497,5 @@ def test_a_root_that_vanished_while_held_open_keeps_its_records(tmp_path: Path) 
         result = s.run()
         assert result.held_roots == (str(root),) and len(s.records) == 1
     notes = [e.message for e in events if isinstance(e, Notice) and e.kind == "root-missing"]
-    assert notes == [f"{root} is gone but the store holds 1 record(s) of it: kept "
+    assert notes == [f"{root} is gone but the store holds 1 record of it: kept "
                      "(--forget-missing drops them)"]  # fmt: skip

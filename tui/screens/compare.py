@@ -38,7 +38,7 @@ from tui import actions
 from tui.screens.ports import Dashboard
 from tui.widgets.diff_view import DiffView
 from tui.widgets.footer import FittingFooter
-from tui.words import escape
+from tui.words import count, escape
 
 SIDE_BY_SIDE = 160
 """From this width on a file's texts are shown side by side."""
@@ -242,7 +242,7 @@ class CompareScreen(Screen[None]):
         ]
         _fill(files, FILE_COLUMNS, rows)
         total = self.summary.groups[self.group] if self.summary else 0
-        self._status(f"[b]{GROUP_TITLES[self.group]}[/b]: {total:,} file(s)")
+        self._status(f"[b]{GROUP_TITLES[self.group]}[/b]: {count(total, 'file')}")
         self._level()
         files.focus()
 
@@ -290,7 +290,7 @@ class CompareScreen(Screen[None]):
             self.query_one("#compare-files", DataTable).focus()
             group = self.group
             total = self.summary.groups[group] if self.summary and group else 0
-            self._status(f"[b]{GROUP_TITLES[group]}[/b]: {total:,} file(s)" if group else "")
+            self._status(f"[b]{GROUP_TITLES[group]}[/b]: {count(total, 'file')}" if group else "")
         elif self.group is not None:
             self.group = None
             self._level()
