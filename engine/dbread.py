@@ -26,7 +26,7 @@ import os
 import sqlite3
 import threading
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
@@ -282,6 +282,12 @@ class _Ahead:
         return self._out
 
 
+LOOKUP_KEYS = 900
+"""Paths asked in one statement by :meth:`Table.records` (under SQLite's limit of 999
+parameters a statement in its older builds)."""
+_LOOKUP_SQL = "SELECT line FROM records WHERE root = ? AND path IN ({})"
+
+
 class Table:
     """The records of one index, read in chunks in key order from one snapshot, and looked
     up by key. ``point`` is where in the store's own index's history the rows are (None when
@@ -392,6 +398,28 @@ class Table:
             return Record.from_json(bytes(row[0]))
         except BadRecord:
             return None
+
+    def records(self, keys: Sequence[Key]) -> list[Record | None]:
+        """The full records of ``keys``, in their order (None for one gone or whose line is
+        not a record): the paths of a root :data:`LOOKUP_KEYS` a statement (a range of the
+        key index each) and their lines decoded in one call, not a statement and a decoding
+        a key (100,000 error records of a million took 3.4 s that way)."""
+        by_root: dict[str, list[str]] = {}
+        for root, path in keys:
+            by_root.setdefault(root, []).append(path)
+        found: dict[Key, Record] = {}
+        for root, paths in by_root.items():
+            for start in range(0, len(paths), LOOKUP_KEYS):
+                part = [key_bytes(p) for p in paths[start : start + LOOKUP_KEYS]]
+                sql = _LOOKUP_SQL.format(",".join("?" * len(part)))
+                with self._look_lock:
+                    try:
+                        rows = self._looks.execute(sql, [key_bytes(root), *part]).fetchall()
+                    except sqlite3.Error:
+                        continue
+                lines = b"\n".join(bytes(line) for (line,) in rows) + b"\n"
+                found.update((r.key, r) for r in read_jsonl(lines).records)
+        return [found.get(key) for key in keys]
 
     def close(self) -> None:
         """Let the index go (also when garbage-collected)."""

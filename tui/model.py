@@ -206,6 +206,20 @@ class RecordModel(Ordering):
         found: Record | None = self.data.record(self.key_of(rid))
         return found
 
+    def records(self, rids: Iterable[int]) -> list[Record]:
+        """The full records of the rows ``rids`` that are there, in their order: those not
+        delivered by a live event asked of the table together (one statement for hundreds,
+        not one each: an errors screen over a million records asks for 100,000)."""
+        rids = [rid for rid in rids if rid < len(self.cols) and self.alive[rid]]
+        asked = [rid for rid in rids if rid not in self.live]
+        found: dict[int, Record | None] = {}
+        if asked and self.data is not None:
+            found = dict(
+                zip(asked, self.data.records([self.key_of(r) for r in asked]), strict=True)
+            )
+        out = (self.live[rid] if rid in self.live else found.get(rid) for rid in rids)
+        return [record for record in out if record is not None]
+
     def key(self, rid: int) -> Key | None:
         """The (root, path) of row ``rid``."""
         return self.key_of(rid) if self.alive[rid] else None

@@ -142,17 +142,15 @@ def quality_records(model: RecordModel) -> list[Record]:
     from tui.columns import QUALITY_CODE
 
     cols, alive = model.cols, model.alive
-    out: list[Record] = []
+    rids: list[int] = []
     for verdict in ("garbled", "suspect"):
         code, data = QUALITY_CODE[verdict], cols.quality
         i = data.find(code)
         while i != -1:
             if alive[i]:
-                record = model.record(i)
-                if record is not None:
-                    out.append(record)
+                rids.append(i)
             i = data.find(code, i + 1)
-    return out
+    return model.records(rids)
 
 
 def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
@@ -218,8 +216,7 @@ def group_unsupported(records: Iterable[Record]) -> list[UnsupportedGroup]:
 def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) -> list[Record]:
     """Full records of ``status`` (and, when given, one of ``reasons``), in store order (masks
     over the model's status and reason codes, in C)."""
-    found = (model.record(rid) for rid in model.rids_with_status(status, reasons))
-    return [record for record in found if record is not None]
+    return model.records(model.rids_with_status(status, reasons))
 
 
 def error_records(model: RecordModel) -> list[Record]:
@@ -235,8 +232,7 @@ def unsupported_records(model: RecordModel) -> list[Record]:
 def waiting_records(model: RecordModel) -> list[Record]:
     """Records a tool would unlock: ``unsupported/needs_tool``, ``empty/scanned``, and ok
     containers whose members wait on a tool (every record whose ``needs`` names one)."""
-    found = (model.record(model.ids[key]) for key, _tools in model.waiting())
-    return [record for record in found if record is not None]
+    return model.records(model.ids[key] for key, _tools in model.waiting())
 
 
 # -- tools -----------------------------------------------------------------------------------

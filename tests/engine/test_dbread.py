@@ -113,6 +113,29 @@ def test_every_field_of_every_record_comes_back_as_it_was_written(
     assert table.record(("/r", "not there")) is None
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["/r", "/s", "/t\udcff"]), NAME), max_size=20),
+    st.lists(st.tuples(st.sampled_from(["/r", "/s", "/t\udcff", "/u"]), NAME), max_size=20),
+    st.integers(1, 4),
+)
+def test_records_asked_together_are_those_asked_one_by_one(
+    written: list[tuple[str, str]], asked: list[tuple[str, str]], per: int
+) -> None:
+    """The triage screens ask for many records at once (:meth:`Table.records`): a few paths
+    of a root a statement, the lines decoded together; each comes back as a lookup by its
+    key gives it, in the order asked, None for one not there, repeats and odd names too."""
+    records = [
+        Record(root=root, path=path, size=i, mtime_ns=1, status="ok", chars=i)
+        for i, (root, path) in enumerate(written)
+    ]
+    table = Table(lines_index(b"".join(r.to_json() + b"\n" for r in records)), own=False)
+    keys = [*asked, *[r.key for r in records[::2]]]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dbread, "LOOKUP_KEYS", per)
+        assert table.records(keys) == [table.record(key) for key in keys]
+
+
 def test_a_store_with_its_index_in_step_is_read_from_it_with_its_point(tmp_path: Path) -> None:
     store = _store(tmp_path, 3)
     with RecordDB.open_writer(store.out / DB) as db:
