@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -288,7 +288,10 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
     )
     notes = [
         line
-        for line in (left_out_line(summary.left_out), read_without_line(summary.read_without))
+        for line in (
+            left_out_line(summary.left_out),
+            read_without_line(summary.read_without, summary.tools_found),
+        )
         if line
     ]
     return Group(table, *map(Text, notes)) if notes else table
@@ -318,10 +321,11 @@ def left_out_line(left_out: dict[str, int]) -> str:
     return f"left out by default: {', '.join(parts)}; --no-default-excludes keeps them"
 
 
-def read_without_line(read_without: Mapping[str, int]) -> str:
+def read_without_line(read_without: Mapping[str, int], found: Collection[str]) -> str:
     """``12 files read without pdftotext, 3 without tesseract, found now: the next sweep of
-    their folder reads them again`` (empty when every record was read with the tools found
-    now)."""
+    their folder reads them again``, of the tools of ``found`` (empty when every record was
+    read with those)."""
+    read_without = {tool: n for tool, n in read_without.items() if tool in found}
     if not read_without:
         return ""
     (name, n), *rest = read_without.items()

@@ -476,8 +476,9 @@ class Summary:
     tools_missing: dict[str, int] = field(default_factory=dict)
     """Missing tool name -> files it would unlock."""
     read_without: dict[str, int] = field(default_factory=dict)
-    """Tool found now -> records read without it (on a machine, or with options, that lacked
-    it): the next sweep reads them again; none once they are."""
+    """Tool -> records whose read lacked it (on a machine, or with options, that lacked it),
+    whether the sweep found it or not: those of a tool found when it is said (by the sweep, by
+    ``quarry tools``, the dashboard) are read again by the next sweep; none once they are."""
     readers: dict[str, int] = field(default_factory=dict)
     """Reader name -> version."""
     started: str = ""

@@ -32,9 +32,11 @@ def _missing(tally: Tally, tools: ToolSet) -> dict[str, int]:
     return {name: max(0, tally.waiting.get(name, 0)) for name in sorted(missing)}
 
 
-def _read_without(tally: Tally, tools: ToolSet) -> dict[str, int]:
-    found = set(tools.names)
-    return {name: n for name, n in sorted(tally.without.items()) if n > 0 and name in found}
+def _read_without(tally: Tally) -> dict[str, int]:
+    """Per tool, the records whose read lacked it, found by this sweep or not: what is said
+    of them depends on the tools found when it is said (a tool installed since the sweep:
+    ``quarry tools``, the dashboard's check again)."""
+    return {name: n for name, n in sorted(tally.without.items()) if n > 0}
 
 
 def build_summary(
@@ -63,7 +65,7 @@ def build_summary(
         chars=tally.chars,
         tools_found={t.name: t.version for t in tools.found},
         tools_missing=_missing(tally, tools),
-        read_without=_read_without(tally, tools),
+        read_without=_read_without(tally),
         readers=dict(sorted(readers.items())),
         started=iso(started),
         finished=iso(finished),
@@ -99,7 +101,10 @@ def with_cluster(
 def cluster_lines(summary: Summary) -> list[str]:
     """What ``quarry tools`` says of tools that differed between reads: records read without
     a tool found now, and a cluster whose workers' tools differ (nothing when neither)."""
-    lines = [line] if (line := read_without_line(summary.read_without)) else []
+    from engine.tools import discover
+
+    found = discover().names if summary.read_without else ()
+    lines = [line] if (line := read_without_line(summary.read_without, found)) else []
     n = summary.cluster_workers
     if not n or not (summary.cluster_tools or summary.cluster_routed):
         return lines

@@ -100,8 +100,9 @@ class Board:
             found = found_from_summary(summary.tools_found if summary else {})
         # reads on a Dask cluster: which worker has which tool
         workers = self.session.worker_tools() if self.session is not None else {}
-        summary = self.link.summary  # the records read without a tool found now, counted
+        summary = self.link.summary  # the records read without a tool, counted by tool
         without = summary.read_without if summary is not None else {}
+        without = {tool: n for tool, n in without.items() if tool in found}
         return tool_rows(found, self.model.waiting(), workers, self.tools_left_out(), without)
 
     def tools_left_out(self) -> set[str]:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.console import read_without_line
 from engine.index import Tally
 from engine.plan import ReadWith
 from engine.records import Record, Status, Summary, lacked, read_with_words
@@ -95,7 +96,7 @@ def test_the_run_says_the_tools_of_the_machine_that_read() -> None:
     assert made(None, None) is None
 
 
-def test_the_tally_counts_reads_without_a_tool_and_the_summary_those_found_now() -> None:
+def test_the_tally_counts_reads_without_a_tool_and_says_those_found_now() -> None:
     recs = [
         Record("/r", f"{i}.pdf", 1, 1, Status.OK, read_with="pdftotext=;tesseract=5")
         for i in range(3)
@@ -109,8 +110,12 @@ def test_the_tally_counts_reads_without_a_tool_and_the_summary_those_found_now()
     assert one_by_one.without["pdftotext"] == 2
     found = ToolSet((Tool("pdftotext", "/p", "24.02"), Tool("catdoc", "/c", "0.95")))
     summary = build_summary(tally, [Path("/r")], found, 0.0, 1.0, readers={})
-    assert summary.read_without == {"pdftotext": 3}  # antiword is not found: not poorer
-    assert Summary.from_json(summary.to_json()).read_without == {"pdftotext": 3}
+    # every tool a read lacked is counted; what is said depends on the tools found then
+    assert summary.read_without == {"antiword": 1, "pdftotext": 3}
+    assert Summary.from_json(summary.to_json()).read_without == summary.read_without
+    said = read_without_line(summary.read_without, summary.tools_found)
+    assert said.startswith("3 files read without pdftotext, found now") and "antiword" not in said
+    assert read_without_line(summary.read_without, ()) == ""
 
 
 def _docs(tmp_path: Path) -> Path:
@@ -131,6 +136,9 @@ def test_pdfs_read_without_pdftotext_are_read_again_once_it_is_used_and_only_the
     assert pdfs and len(pdfs) < len(first)
     assert all("pdftotext" in lacked(str(first[p]["read_with"])) for p in pdfs)
     assert {first[p]["read_with"] for p in first.keys() - pdfs} == {None}
+    # pdftotext found when asked, though not by that sweep: quarry tools says what it unlocks
+    told = quarry("tools", "--store", str(store), env=env).stdout
+    assert f"{len(pdfs)} files read without pdftotext, found now" in told
 
     swept = orjson.loads(quarry("sweep", str(docs), "--out", str(store), "--json", env=env).stdout)
     second = lines(store)
