@@ -28,7 +28,12 @@ class TypedInput(Input):
         """Run a bound key's action now; a letter is left to ``Input``, which inserts it."""
         if event.is_printable:
             return
-        # The app's own look-up (``App._on_key`` runs it once the key has bubbled up, with
-        # nothing in between in this dashboard: no screen handles keys itself).
-        if await self.app._check_bindings(event.key):
+        # The binding the app would run once the key has bubbled up (nothing in between in
+        # this dashboard: no screen handles keys itself), as the screen's public map of its
+        # active bindings gives it: the box's, then its screen's, then the app's, those whose
+        # action is disabled left out. A priority binding ran before the key was forwarded.
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.binding.priority or not active.enabled:
+            return
+        if await self.app.run_action(active.binding.action, active.node):
             event.stop()  # done: the app must not run it a second time
