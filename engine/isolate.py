@@ -2,7 +2,8 @@
 
 :class:`ReadPool` is the default :class:`~engine.executor.Executor`. It supervises its workers
 itself, with no threads: :meth:`ReadPool.finished` sends each worker a batch of the submitted
-files, waits on the workers' pipes and exit sentinels, and turns whatever happens into one
+files (drawn from the run's stream of reads :data:`FEED_TASKS` at a time, as the queue runs
+low), waits on the workers' pipes and exit sentinels, and turns whatever happens into one
 :class:`~engine.extract.Outcome` per file:
 
 - a read past its wall time (``limits.timeout_s`` plus a short grace) is killed with its

@@ -6,6 +6,12 @@ tool set, its options and the listener. It never reaches back into the sweeper
 (:mod:`engine.sweep` owns the lock, the executor's lifetime and the records between runs), so
 this module does not import it.
 
+The run hands its executor a stream, not a list: each read is planned as the executor draws it
+(the files no record can hold first, read unhashed, while threads hash the others), so a run
+holds the reads in flight, never a plan and a task for every file of a big folder. A file
+planned after the read of its content was filed takes that read's verdict: one read per
+content and way of reading, as when everything was planned first.
+
 Past STYLE's 500 lines on purpose: planning, reading and emitting share one run's state (the
 reads pending per content hash, the records decided so far, the events not yet sent); apart,
 each part would reach into the others' state.
