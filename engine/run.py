@@ -448,12 +448,11 @@ class Run:
         executor = self.ctx.executor
         try:
             first = next(stream, None)  # planned here: a run with nothing to read starts nothing
-            if first is None:
-                return
-            executor.submit(itertools.chain((first,), stream))
-            for task, outcome in executor.finished(tick=self._tick):
-                self._finish(_read_key(task.sha256, task.path), outcome)
-                self._tick()
+            if first is not None:
+                executor.submit(itertools.chain((first,), stream))
+                for task, outcome in executor.finished(tick=self._tick):
+                    self._finish(_read_key(task.sha256, task.path), outcome)
+                    self._tick()
         except _Stopped:
             # What is still being read keeps its earlier record; nothing of it may come later.
             executor.cancel()
@@ -463,7 +462,7 @@ class Run:
             self._fail_the_rest(stream, str(exc))
         finally:
             stream.close()  # its hashing threads end with it
-            self._report_machine_failures()
+        self._report_machine_failures()
 
     def _fail_the_rest(self, stream: Iterator[ReadTask], why: str) -> None:
         """The executor failed: every read not filed, and every file not planned yet, keeps
