@@ -31,7 +31,6 @@ row die before taking a batch) raise :class:`MachineFailure`.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import signal
 import time
@@ -76,6 +75,9 @@ MAX_READS = 10_000
 A worker start costs tens of milliseconds, so this is not a per-hundred-files cost."""
 START_TIMEOUT_S = 30.0
 """Time a new worker has to say it is ready."""
+DRAW_S = TICK_S
+"""Longest a draw from a stream goes on once something is queued (checked every 64 tasks):
+drawing runs the run's planning, hashes among it, and the workers wait on the pool meanwhile."""
 FEED_TASKS = 4096
 """Reads drawn at once from a stream given to :meth:`ReadPool.submit` (a run's reads, planned
 as they are drawn), when fewer than half of these are queued: the pool holds no more than
@@ -273,14 +275,20 @@ class ReadPool:
 
     def _fill(self, queue: deque[ReadTask]) -> None:
         """Draw from the streams while fewer than half of :data:`FEED_TASKS` are queued, up
-        to that many; the queue is then put in kinds again (see :func:`_by_kind`)."""
+        to that many, for :data:`DRAW_S` at most: drawing runs the run's planning (hashes
+        among it), and the workers' deadlines and answers wait meanwhile. The queue is then
+        put in kinds again (see :func:`_by_kind`)."""
         if not self._feeds or len(queue) >= FEED_TASKS // 2:
             return
+        until = time.monotonic() + DRAW_S
         while self._feeds and len(queue) < FEED_TASKS:
-            want = FEED_TASKS - len(queue)
-            queue.extend(itertools.islice(self._feeds[0], want))
-            if len(queue) < FEED_TASKS:  # that stream is spent
+            task = next(self._feeds[0], None)
+            if task is None:  # that stream is spent
                 self._feeds.popleft()
+                continue
+            queue.append(task)
+            if len(queue) % 64 == 0 and time.monotonic() > until:
+                break
         _by_kind(queue)
 
     def _dispatch(self, queue: deque[ReadTask]) -> None:

@@ -235,6 +235,39 @@ def test_the_local_pool_draws_a_stream_as_it_has_room(monkeypatch: pytest.Monkey
     assert max(ahead) <= 2 * feed, max(ahead)
 
 
+def test_the_local_pool_draws_a_while_then_goes_back_to_its_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engine import isolate
+
+    feed = 256
+    monkeypatch.setattr(isolate, "FEED_TASKS", feed, raising=False)
+    monkeypatch.setattr(isolate, "DRAW_S", -1.0, raising=False)  # every draw is past its time
+    pool = isolate.ReadPool(Limits(), workers=1)
+    made = [0]
+    before_workers: list[int] = []
+
+    def stream(tmp: str) -> Iterator[ReadTask]:
+        for i in range(feed):
+            if pool.started and not before_workers:
+                before_workers.append(made[0])
+            path = os.path.join(tmp, f"{i}.txt")
+            Path(path).write_text(f"file {i}\n")
+            made[0] += 1
+            yield ReadTask(path, "", Limits(), ToolSet.empty(), tmp, os.path.getsize(path))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            pool.submit(stream(tmp))
+            answered = sum(1 for _ in pool.finished())
+        finally:
+            pool.close()
+    assert answered == feed
+    # A slow stream (here: past its time at once) is drawn 64 at a time, the workers seen to
+    # in between; before, the first draw took the whole feed before any worker started.
+    assert before_workers == [64]
+
+
 # -- the same records as when every file was planned first ----------------------------------
 
 CONTENTS = ["alpha\n", "bravo\n", "alpha alpha\n", "charlie delta\n", "<p>echo</p>\n", "zulu\n"]
