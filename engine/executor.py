@@ -12,6 +12,13 @@ The contract, for anyone writing an executor:
 - **submit(tasks)** queues reads. Each task carries its own bounds (``task.limits``); the
   executor must enforce the wall time (``limits.timeout_s`` plus a short grace, then kill the
   read and everything it started) and run the read in a process that is not the engine's.
+- **A run submits a stream.** ``tasks`` may be an iterator that plans each read as it is
+  drawn (issues 26/27: 10 million files never become 10 million plans). Draw from it only
+  inside :meth:`Executor.finished`, in the thread that iterates it, and only as there is room
+  (a few thousand ahead of the reads in flight, never the whole of it): the run plans and
+  hashes while the executor draws, and reads start with the first files planned. Drawing
+  runs the run's code, which may raise (a stop): let that leave ``finished`` as it is. A
+  list (a read sent again) may be queued whole.
 - **finished(tick)** yields ``(task, outcome)`` exactly once for every submitted task, in any
   order, until nothing is pending (tasks submitted while iterating are included). It calls
   ``tick`` at least every :data:`TICK_S` seconds while reads run, even when none finishes,
@@ -52,7 +59,8 @@ class Executor(Protocol):
     """Runs bounded reads away from the engine's process; see the module docstring."""
 
     def submit(self, tasks: Iterable[ReadTask]) -> None:
-        """Queue ``tasks`` to be read (in any order, each under its own ``limits``)."""
+        """Queue ``tasks`` to be read (in any order, each under its own ``limits``); a
+        stream is drawn from by :meth:`finished` as it has room, never whole."""
         ...
 
     def finished(

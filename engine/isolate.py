@@ -2,7 +2,8 @@
 
 :class:`ReadPool` is the default :class:`~engine.executor.Executor`. It supervises its workers
 itself, with no threads: :meth:`ReadPool.finished` sends each worker a batch of the submitted
-files, waits on the workers' pipes and exit sentinels, and turns whatever happens into one
+files (drawn from the run's stream of reads :data:`FEED_TASKS` at a time, as the queue runs
+low), waits on the workers' pipes and exit sentinels, and turns whatever happens into one
 :class:`~engine.extract.Outcome` per file:
 
 - a read past its wall time (``limits.timeout_s`` plus a short grace) is killed with its
@@ -35,7 +36,7 @@ import signal
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -74,6 +75,13 @@ MAX_READS = 10_000
 A worker start costs tens of milliseconds, so this is not a per-hundred-files cost."""
 START_TIMEOUT_S = 30.0
 """Time a new worker has to say it is ready."""
+DRAW_S = TICK_S
+"""Longest a draw from a stream goes on once something is queued (checked every 64 tasks):
+drawing runs the run's planning, hashes among it, and the workers wait on the pool meanwhile."""
+FEED_TASKS = 4096
+"""Reads drawn at once from a stream given to :meth:`ReadPool.submit` (a run's reads, planned
+as they are drawn), when fewer than half of these are queued: the pool holds no more than
+that beside its batches in flight, and batches are as big as from a queue of this many."""
 
 
 @dataclass(eq=False)
@@ -124,6 +132,8 @@ class ReadPool:
         self._live: list[_Worker] = []
         self._start_failures = 0
         self._queue: deque[ReadTask] = deque()
+        self._feeds: deque[Iterator[ReadTask]] = deque()
+        """Streams given to :meth:`submit`, drawn from as the queue runs low."""
         self._batches = 0
         self._folders: set[scratch.WorkerFolder] = set()
         # A pool never closed (a Dask worker's, when its process ends) still removes them.
@@ -141,8 +151,16 @@ class ReadPool:
     # -- the Executor face ------------------------------------------------------------------
 
     def submit(self, tasks: Iterable[ReadTask]) -> None:
-        """Queue ``tasks``; workers start when :meth:`finished` runs."""
-        self._queue.extend(tasks)
+        """Queue ``tasks``; workers start when :meth:`finished` runs.
+
+        A sequence is queued whole; any other iterable is a stream, drawn from by
+        :meth:`finished` :data:`FEED_TASKS` at a time as the queue runs low (a run plans its
+        reads as they are drawn), so however long, it is never held whole.
+        """
+        if isinstance(tasks, Sequence):
+            self._queue.extend(tasks)
+        else:
+            self._feeds.append(iter(tasks))
 
     def finished(
         self, tick: Callable[[], None] | None = None
@@ -155,20 +173,23 @@ class ReadPool:
         """
         queue = self._queue
         try:
+            self._fill(queue)
             self._staff(len(queue))
             _by_kind(queue)  # while the workers just started get ready
-            while queue or any(w.tasks for w in self._live):
+            while queue or self._feeds or any(w.tasks for w in self._live):
+                self._fill(queue)
                 self._staff(len(queue))
                 self._dispatch(queue)
                 outcomes = list(self._wait(queue))
                 # Idle workers get their next batch before the run files these outcomes.
+                self._fill(queue)
                 self._staff(len(queue))
                 self._dispatch(queue)
                 yield from outcomes
                 if tick is not None:
                     tick()
         finally:
-            if queue or any(w.tasks for w in self._live):
+            if queue or self._feeds or any(w.tasks for w in self._live):
                 self.cancel()  # abandoned: its answers must not reach the next run
 
     def read(
@@ -179,8 +200,10 @@ class ReadPool:
         return self.finished(tick)
 
     def cancel(self) -> None:
-        """Forget queued tasks; kill the workers reading (their answers never come)."""
+        """Forget queued tasks and streams; kill the workers reading (their answers never
+        come)."""
         self._queue.clear()
+        self._feeds.clear()
         for w in list(self._live):
             if w.tasks:
                 self._bury(w, kill=True)
@@ -188,6 +211,7 @@ class ReadPool:
     def close(self) -> None:
         """Stop the workers (killing any read in flight)."""
         self._queue.clear()
+        self._feeds.clear()
         for w in self._live:
             with contextlib.suppress(OSError, ValueError):
                 _w.to_worker(w.conn, _w.Stop())
@@ -249,6 +273,24 @@ class ReadPool:
 
     # -- batches --------------------------------------------------------------------------
 
+    def _fill(self, queue: deque[ReadTask]) -> None:
+        """Draw from the streams while fewer than half of :data:`FEED_TASKS` are queued, up
+        to that many, for :data:`DRAW_S` at most: drawing runs the run's planning (hashes
+        among it), and the workers' deadlines and answers wait meanwhile. The queue is then
+        put in kinds again (see :func:`_by_kind`)."""
+        if not self._feeds or len(queue) >= FEED_TASKS // 2:
+            return
+        until = time.monotonic() + DRAW_S
+        while self._feeds and len(queue) < FEED_TASKS:
+            task = next(self._feeds[0], None)
+            if task is None:  # that stream is spent
+                self._feeds.popleft()
+                continue
+            queue.append(task)
+            if len(queue) % 64 == 0 and time.monotonic() > until:
+                break
+        _by_kind(queue)
+
     def _dispatch(self, queue: deque[ReadTask]) -> None:
         for w in self._live:
             if not queue:
@@ -267,10 +309,12 @@ class ReadPool:
         """The next batch: small files together, up to a share of what is left."""
         first = queue.popleft()
         batch, size, chars = [first], first.size, len(first.path)
+        # A stream not yet spent counts as a full draw: no tail to even out yet.
+        left = max(len(queue), FEED_TASKS) if self._feeds else len(queue)
         if self.share == 0:
-            most = len(queue) + 1
+            most = left + 1
         else:
-            most = max(1, min(BATCH_FILES, len(queue) // (self.share * self.workers)))
+            most = max(1, min(BATCH_FILES, left // (self.share * self.workers)))
         while queue and len(batch) < most and size + queue[0].size <= BATCH_BYTES:
             nxt = queue[0]
             if (nxt.limits, nxt.tools, nxt.tmp_dir, nxt.store_dir) != (

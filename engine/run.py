@@ -6,6 +6,12 @@ tool set, its options and the listener. It never reaches back into the sweeper
 (:mod:`engine.sweep` owns the lock, the executor's lifetime and the records between runs), so
 this module does not import it.
 
+The run hands its executor a stream, not a list: each read is planned as the executor draws it
+(the files no record can hold first, read unhashed, while threads hash the others), so a run
+holds the reads in flight, never a plan and a task for every file of a big folder. A file
+planned after the read of its content was filed takes that read's verdict: one read per
+content and way of reading, as when everything was planned first.
+
 Past STYLE's 500 lines on purpose: planning, reading and emitting share one run's state (the
 reads pending per content hash, the records decided so far, the events not yet sent); apart,
 each part would reach into the others' state.
@@ -14,13 +20,15 @@ each part would reach into the others' state.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from array import array
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -54,6 +62,9 @@ HASH_CHUNK = 64
 """Files hashed per task of the engine's hashing threads."""
 HASH_THREADS = 4
 """Threads that hash in the engine (files whose content may be known already)."""
+HASH_AHEAD = 64
+"""Chunks hashed ahead of the planning that takes them (64 x HASH_CHUNK = 4,096 files, about
+what the local pool draws at once): the threads hash while reads run, and stop there."""
 DEDUP_BYTES = 64 * 1024
 """New files this big that share their size are hashed first, so that copies are read once;
 smaller ones are read unhashed (a copy costs a second small read, not a hash of every file)."""
@@ -125,7 +136,28 @@ class RunContext:
 
 
 class _Stopped(Exception):
-    """Raised through the executor's tick to leave its loop when the run is asked to stop."""
+    """Raised through the executor's tick (or its draw from the run's stream of reads) to
+    leave its loop when the run is asked to stop."""
+
+
+_Hashed = tuple[str, Ident] | OSError | None
+"""A file's hash and the stat it kept throughout, the error that stopped it, or None: it
+kept changing."""
+
+
+@dataclass(slots=True)
+class _Todo:
+    """The files a run reads or hashes, by index into its walk (8 bytes a file, not a plan)."""
+
+    known: list[tuple[int, str]] = field(default_factory=list)
+    """Unchanged files whose record does not stand (a reader's new version, a text gone),
+    with their recorded hash."""
+    to_hash: array[int] = field(default_factory=lambda: array("q"))
+    """Files whose content may be known already (or big ones that may be copies)."""
+    unknown: array[int] = field(default_factory=lambda: array("q"))
+    """Files no earlier content can be: read unhashed."""
+    priors: list[Record | None] = field(default_factory=list)
+    """The earlier record of each of ``unknown``."""
 
 
 class Run:
@@ -182,9 +214,21 @@ class Run:
         self.repaired = 0
         """Texts that were missing or (verify) did not match their content, read again."""
         self._reads: dict[_ReadKey, list[tuple[Entry, str, Record | None]]] = {}
-        """Reads by :class:`_ReadKey`: one per content and way of reading it."""
+        """The reads in flight by :class:`_ReadKey` (one per content and way of reading it),
+        each with the files waiting on it: filed ones leave."""
         self._sha_of: dict[Key, str] = {}
+        """The hash planned for each file of a read in flight ("": read unhashed)."""
         self._ident: dict[Key, Ident] = {}
+        """The stat each hashed file of a read in flight had throughout its hash."""
+        self._done: dict[bytes, Record] = {}
+        """Each read of a hashed file filed this run (its :func:`_memo` key) -> the record of
+        the file read, which a copy planned later takes: a key of ~100 bytes and a pointer to
+        a record the run holds anyway, per content read (not a plan, nor a task)."""
+        self._verified: set[bytes] = set()
+        """The reads of ``_done`` where verify found the stored text (each copy keeps its
+        own verdict)."""
+        self._dirty = False
+        """The store is marked: a read was sent (see :meth:`_launch`)."""
         self._machine: dict[str, int] = {}
         self.texts_seen = texts_seen
         """The text folders' times, then the texts listed after them (a full run lists them
@@ -202,9 +246,18 @@ class Run:
 
     def execute(self) -> dict[Key, Record]:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
+        todo = self._sort()
+        if not self.interrupted:
+            self._read_all(todo)
+        self.flush_events()
+        return self.new
+
+    def _sort(self) -> _Todo:
+        """Decide what needs no read now (links, empty files, unchanged files whose records
+        stand); note the rest, by index into the walk, for :meth:`_planned` to plan as the
+        executor draws its reads."""
         opts = self.ctx.options
-        to_hash: list[Entry] = []
-        unknown: list[tuple[Entry, Record | None]] = []
+        todo = _Todo()
         for n, e in enumerate(self.entries):
             if n % 256 == 0 and self.ctx.stopped():
                 self.interrupted = True
@@ -228,18 +281,14 @@ class Run:
                     kept = prior if prior.reused else prior.evolve(reused=True)
                     self.emit(self.requalified(kept))
                 else:
-                    self.plan(e, prior.sha256)
+                    todo.known.append((n, prior.sha256))
             elif opts.verify or self.ctx.view.may_hold(e.size):
-                to_hash.append(e)  # its content may be known already: hash before reading
+                todo.to_hash.append(n)  # its content may be known already: hash before reading
             else:
-                unknown.append((e, prior))
-        self._sort_unknown(unknown, to_hash)
-        if not self.interrupted:
-            self._hash_and_plan(to_hash)
-        if not self.interrupted:
-            self._read_all()
-        self.flush_events()
-        return self.new
+                todo.unknown.append(n)
+                todo.priors.append(prior)
+        self._sort_unknown(todo)
+        return todo
 
     def _has_text(self, sha: str) -> bool:
         """Whether the store holds the text of ``sha`` (a full run lists the texts once)."""
@@ -251,19 +300,70 @@ class Run:
             self._present = self.texts_seen[1]
         return sha in self._present
 
-    def _sort_unknown(
-        self, unknown: list[tuple[Entry, Record | None]], to_hash: list[Entry]
-    ) -> None:
+    def _sort_unknown(self, todo: _Todo) -> None:
         """Files of a size no record has: read unhashed, except big ones that share their size
-        with another of this run (possible copies: hashed here, so that one read serves all)."""
-        big = Counter(e.size for e, _prior in unknown if e.size >= DEDUP_BYTES)
-        for e, prior in unknown:
-            if big.get(e.size, 0) > 1:
-                to_hash.append(e)
+        with another of this run (possible copies: hashed, so that one read serves all)."""
+        entries = self.entries
+        big = Counter(s for n in todo.unknown if (s := entries[n].size) >= DEDUP_BYTES)
+        if not any(c > 1 for c in big.values()):
+            return
+        unknown, priors = array("q"), []
+        for n, prior in zip(todo.unknown, todo.priors, strict=True):
+            if big.get(entries[n].size, 0) > 1:
+                todo.to_hash.append(n)
             else:
-                self._read_unhashed(e, prior)
+                unknown.append(n)
+                priors.append(prior)
+        todo.unknown, todo.priors = unknown, priors
 
-    def _read_unhashed(self, e: Entry, prior: Record | None) -> None:
+    # -- planning, as the executor draws reads ---------------------------------------------
+
+    def _planned(self, todo: _Todo) -> Generator[ReadTask, None, None]:
+        """The run's reads, planned as the executor draws them: it holds no more of them than
+        it has room for, and neither does the run (10 million files never become 10 million
+        plans). Files whose content is known are planned first, then the files no record can
+        hold are sent unhashed (reading starts at once) while threads hash the others, which
+        are planned in the walk's order as their hashes come. Raises :class:`_Stopped` when
+        the run is asked to stop."""
+        entries = self.entries
+        hashes = _Hashes(entries, todo.to_hash)
+        try:
+            for n, sha in todo.known:
+                e = entries[n]
+                if (key := self.plan(e, sha)) is not None:
+                    yield self._launch(key)
+            for i, (n, prior) in enumerate(zip(todo.unknown, todo.priors, strict=True)):
+                if i % 256 == 0:
+                    self._check_stop()
+                yield self._launch(self._read_unhashed(entries[n], prior))
+                for chunk in hashes.ready():  # the hashes done meanwhile, without waiting
+                    yield from self._plan_hashed(chunk)
+            todo.unknown, todo.priors = array("q"), []  # sent: the executor holds the rest
+            for chunk in hashes.rest():
+                yield from self._plan_hashed(chunk)
+        finally:
+            hashes.close()
+
+    def _plan_hashed(self, chunk: list[tuple[Entry, _Hashed]]) -> Iterator[ReadTask]:
+        self._check_stop()
+        for e, hashed in chunk:
+            if (key := self._hashed(e, hashed)) is not None:
+                yield self._launch(key)
+
+    def _check_stop(self) -> None:
+        if self.ctx.stopped():
+            raise _Stopped
+
+    def _launch(self, key: _ReadKey) -> ReadTask:
+        """The read of ``key``'s group (its one file so far), the store marked first."""
+        if not self._dirty:
+            # Workers rename texts into the store: from here a crash may leave texts no
+            # record names, which the marker tells the next sweep to collect.
+            self.store.mark_dirty()
+            self._dirty = True
+        return self._task(self._reads[key][0][0], key)
+
+    def _read_unhashed(self, e: Entry, prior: Record | None) -> _ReadKey:
         """Send ``e`` to be read without hashing it here: no earlier record has its size, so
         no earlier content can be its own, and ``decide`` would read it. The worker hashes
         what it reads; the read is keyed by the file's path until then."""
@@ -273,26 +373,14 @@ class Run:
         else:
             why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
         self._sha_of[key] = ""
-        self._reads[_read_key("", _abspath(e))] = [(e, why, prior)]
+        read = _read_key("", _abspath(e))
+        self._reads[read] = [(e, why, prior)]
+        return read
 
-    def _hash_and_plan(self, entries: list[Entry]) -> None:
-        """Hash the files whose content may be known, in chunks (a future per file costs
-        more in its locks than hashing a small file does), and plan each."""
-        if not entries:
-            return
-        chunks = [entries[i : i + HASH_CHUNK] for i in range(0, len(entries), HASH_CHUNK)]
-        with ThreadPoolExecutor(max_workers=min(HASH_THREADS, len(chunks))) as tp:
-            for chunk, results in zip(chunks, tp.map(_hash_chunk, chunks), strict=True):
-                if self.ctx.stopped():
-                    self.interrupted = True
-                    tp.shutdown(wait=True, cancel_futures=True)
-                    return
-                for e, hashed in zip(chunk, results, strict=True):
-                    self._hashed(e, hashed)
-
-    def _hashed(self, e: Entry, hashed: tuple[str, Ident] | OSError | None) -> None:
+    def _hashed(self, e: Entry, hashed: _Hashed) -> _ReadKey | None:
+        """File ``e``'s hash (or why it has none); the key of the read it starts, if any."""
         if isinstance(hashed, FileNotFoundError):
-            return  # gone since the walk: its record (if any) is dropped
+            return None  # gone since the walk: its record (if any) is dropped
         if isinstance(hashed, OSError):
             why = hashed.strerror or str(hashed)
             self.emit(skipped_record(replace(e, kind="unreadable", detail=why)))
@@ -301,10 +389,12 @@ class Run:
         else:
             sha, ident = hashed
             e = replace(e, size=ident[2], mtime_ns=ident[3])  # the stat of what was hashed
-            self._ident[(e.root, e.path)] = ident
-            self.plan(e, sha)
+            return self.plan(e, sha, ident)
+        return None
 
-    def plan(self, e: Entry, sha: str) -> None:
+    def plan(self, e: Entry, sha: str, ident: Ident | None = None) -> _ReadKey | None:
+        """Decide ``e`` (content ``sha``): reuse a record, join a read of its content, or
+        start one (its key is returned: the caller sends its task)."""
         key = (e.root, e.path)
         prior = self.records.get(key)
         same = self.ctx.view.same_content(sha, e.path)
@@ -340,36 +430,56 @@ class Run:
             else:
                 self.reused += 1
                 self.emit(self.requalified(_reused(base, e)))
-                return
+                return None
+        read = _read_key(sha, e.path)
+        member = (e, d.why or "new", d.base)
+        memo = _memo(read)
+        if memo in self._done:
+            self._joined(sha, memo, member)  # its content was read this run
+            return None
         self._sha_of[key] = sha
-        self._reads.setdefault(_read_key(sha, e.path), []).append((e, d.why or "new", d.base))
+        if ident is not None:
+            self._ident[key] = ident
+        group = self._reads.get(read)
+        if group is not None:
+            group.append(member)  # joins the read of its content in flight
+            return None
+        self._reads[read] = [member]
+        return read
 
-    def _read_all(self) -> None:
-        reads = self._reads
-        tasks = [self._task(group[0][0], key) for key, group in reads.items()]
-        if not tasks:
-            return  # nothing to read: do not start workers
-        pending = set(reads)
+    def _read_all(self, todo: _Todo) -> None:
+        """Hand the executor the stream of reads and file each outcome as it comes."""
+        stream = self._planned(todo)
         executor = self.ctx.executor
-        # Workers rename texts into the store: from here a crash may leave texts no record
-        # names, which the marker tells the next sweep to collect.
-        self.store.mark_dirty()
         try:
-            executor.submit(tasks)
-            for task, outcome in executor.finished(tick=self._tick):
-                key = _read_key(task.sha256, task.path)
-                if not self._finish(key, reads[key], outcome):
-                    pending.discard(key)
-                self._tick()
+            first = next(stream, None)  # planned here: a run with nothing to read starts nothing
+            if first is not None:
+                executor.submit(itertools.chain((first,), stream))
+                for task, outcome in executor.finished(tick=self._tick):
+                    self._finish(_read_key(task.sha256, task.path), outcome)
+                    self._tick()
         except _Stopped:
             # What is still being read keeps its earlier record; nothing of it may come later.
             executor.cancel()
             self.interrupted = True
         except MachineFailure as exc:
             self.executor_failed = True
-            for key in pending:
-                self._machine_failed(reads[key], str(exc))
+            self._fail_the_rest(stream, str(exc))
+        finally:
+            stream.close()  # its hashing threads end with it
         self._report_machine_failures()
+
+    def _fail_the_rest(self, stream: Iterator[ReadTask], why: str) -> None:
+        """The executor failed: every read not filed, and every file not planned yet, keeps
+        its earlier record (the rest are planned, as before there was a stream, so that
+        what needs no read is still decided)."""
+        for key in list(self._reads):
+            self._machine_failed(self._reads.pop(key), why)
+        try:
+            for task in stream:
+                self._machine_failed(self._reads.pop(_read_key(task.sha256, task.path)), why)
+        except _Stopped:
+            self.interrupted = True
 
     def _tick(self) -> None:
         self.maybe_flush()
@@ -448,44 +558,65 @@ class Run:
         except OSError:
             return False
 
-    def _finish(
-        self, key: _ReadKey, group: list[tuple[Entry, str, Record | None]], o: Outcome
-    ) -> bool:
-        """File the outcome of reading ``key``'s first file; True when the rest are read again.
+    def _finish(self, key: _ReadKey, o: Outcome) -> None:
+        """File the outcome of reading ``key``'s first file.
 
         ``key`` is the content hash the engine found with the name key of the group's files, or
         the file's path when the worker was left to hash it (a group of one). The text is filed
         under the hash of what the worker read. When that is not ``sha`` (the file changed
         after it was hashed), or the file went or kept changing, the outcome speaks for that
         one file only: the other files of the group still hold ``sha`` and the next of them is
-        read in its place.
+        read in its place. Otherwise it speaks for every file of that content and name key,
+        and a file of them planned later this run takes its verdict from it (:meth:`_joined`).
         """
+        group = self._reads.pop(key)
+        sha = key.sha256
         if o.machine:
             self.store.still_ours()  # a store that went is StoreLost, not a machine failure
             self._machine_failed(group, o.error or "machine failure")
-            return False
-        sha = key.sha256
+            self._verifying.discard(sha)
+            return
         first, rest = group[0], group[1:]
         real = o.sha256 or sha
-        again = bool(rest) and (o.gone or real != sha or o.reason == Reason.CHANGING)
-        if again:
+        whole = not (o.gone or real != sha or o.reason == Reason.CHANGING)
+        if rest and not whole:
             self._reads[key] = rest
             self.ctx.executor.submit([self._task(rest[0][0], key)])
             group = [first]
+        verified = self._file(sha, group, o, real)
+        self._forget(group)
+        if key in self._reads:
+            return  # the rest of its group is read again
+        self._verifying.discard(sha)
+        filed = self.new.get((first[0].root, first[0].path))
+        if sha and whole and verified is not None and not o.lost_worker and filed is not None:
+            # a copy of it may be among the files still to plan
+            memo = _memo(key)
+            self._done[memo] = filed
+            if verified:
+                self._verified.add(memo)
+
+    def _file(
+        self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome, real: str
+    ) -> bool | None:
+        """Emit the records of ``group`` from ``o``, ``real`` the hash of what was read: True
+        when verify found the stored text, False when the read was filed, None when not (the
+        file went, or the machine failed it)."""
+        first = group[0]
         if o.gone:
-            return again  # dropped: the file is no longer there
+            return None  # dropped: the file is no longer there
         if not real and o.status != Status.SKIPPED:
             # Not hashed here, and its worker was lost before it said what it read: hash it
             # now (one file), so that its verdict names its content and quarantine can count.
             found = self._hash_after_loss(first[0])
             if found is None:
-                return again
+                return None
             real = found
         if sha in self._verifying and real == sha and self._matches(o, first[2]):
             for e, _why, base in group:
                 assert base is not None
                 self.emit(self.requalified(_reused(base, e)))
-            return again
+            return True
         if o.text_file is not None:
             try:
                 if o.text_file != text_dest(self._out, real):  # not placed by its worker
@@ -497,13 +628,13 @@ class Run:
                     # not the file.
                     why = "the text its worker wrote is not in the store"
                     self._machine_failed(group, why)
-                    return again
+                    return None
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.unlink(o.text_file)
                 self._machine_failed(group, f"cannot write the store: {exc.strerror or exc}")
-                return again
+                return None
         self.extracted += 1
         if group[0][1] == Why.REPAIR:
             self.repaired += 1
@@ -519,7 +650,29 @@ class Run:
             ):
                 e = replace(e, size=o.size, mtime_ns=o.mtime_ns)
             self.emit(_same_verdict(self._record(e, real, why, base, o), base))
-        return again
+        return False
+
+    def _forget(self, group: list[tuple[Entry, str, Record | None]]) -> None:
+        """Drop what the run kept of these files while their read was in flight."""
+        for e, _why, _base in group:
+            key = (e.root, e.path)
+            self._sha_of.pop(key, None)
+            self._ident.pop(key, None)
+
+    def _joined(self, sha: str, memo: bytes, member: tuple[Entry, str, Record | None]) -> None:
+        """File ``member``, planned after the read of its content and name key was filed
+        this run, as that read's group would have (but for ``ms``): its outcome speaks for
+        every file of them."""
+        e, why, base = member
+        self._verifying.discard(sha)
+        read = self._done[memo]
+        if memo in self._verified:  # the stored text is the content's: verdicts stand
+            self.emit(self.requalified(_reused(base if base is not None else read, e)))
+            return
+        mine = read.evolve(
+            root=e.root, path=e.path, size=e.size, mtime_ns=e.mtime_ns, why=why, reused=False
+        )
+        self.emit(_same_verdict(mine, base))
 
     def _hash_after_loss(self, e: Entry) -> str | None:
         """The hash of a file whose read lost its worker; None when it cannot be had (its
@@ -698,15 +851,71 @@ def _read_key(sha: str, path: str) -> _ReadKey:
     return _ReadKey(sha, name_key(path)) if sha else _ReadKey("", path)
 
 
+def _memo(key: _ReadKey) -> bytes:
+    """``key`` of a hashed file's read, packed: a SHA-256 as its 32 bytes (any other hash a
+    store written by others holds, as its text with its length first)."""
+    name = key.name.encode("utf-8", "surrogatepass")
+    if len(key.sha256) == 64:
+        with contextlib.suppress(ValueError):
+            return b"h" + bytes.fromhex(key.sha256) + name
+    sha = key.sha256.encode("utf-8", "surrogatepass")
+    return b"s" + len(sha).to_bytes(4, "big") + sha + name
+
+
 def _abspath(e: Entry) -> str:
     return os.path.join(e.root, e.path)
 
 
-def _hash_chunk(entries: list[Entry]) -> list[tuple[str, Ident] | OSError | None]:
+class _Hashes:
+    """Hashes files in threads, in chunks (a future per file costs more in its locks than
+    hashing a small file does), at most :data:`HASH_AHEAD` chunks ahead of the planning that
+    takes them in order."""
+
+    def __init__(self, entries: Sequence[Entry], order: Sequence[int]) -> None:
+        self._entries = entries
+        self._order = order
+        self._next = 0
+        self._ahead: deque[tuple[list[Entry], Future[list[_Hashed]]]] = deque()
+        chunks = -(-len(order) // HASH_CHUNK)
+        self._pool = ThreadPoolExecutor(min(HASH_THREADS, chunks)) if chunks else None
+        self._top_up()
+
+    def _top_up(self) -> None:
+        order, pool = self._order, self._pool
+        while pool is not None and len(self._ahead) < HASH_AHEAD and self._next < len(order):
+            chunk = [self._entries[n] for n in order[self._next : self._next + HASH_CHUNK]]
+            self._next += len(chunk)
+            self._ahead.append((chunk, pool.submit(_hash_chunk, chunk)))
+
+    def ready(self) -> Iterator[list[tuple[Entry, _Hashed]]]:
+        """The chunks hashed so far, in order, without waiting for the next."""
+        while self._ahead and self._ahead[0][1].done():
+            yield self._take()
+
+    def rest(self) -> Iterator[list[tuple[Entry, _Hashed]]]:
+        """Every chunk left, in order, each as soon as it is hashed."""
+        while self._ahead:
+            yield self._take()
+
+    def _take(self) -> list[tuple[Entry, _Hashed]]:
+        chunk, hashing = self._ahead.popleft()
+        results = hashing.result()
+        self._top_up()
+        return list(zip(chunk, results, strict=True))
+
+    def close(self) -> None:
+        """Stop hashing: what is not begun is dropped; the run waits for what is."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._ahead.clear()
+
+
+def _hash_chunk(entries: list[Entry]) -> list[_Hashed]:
     return [_hash_file(e) for e in entries]
 
 
-def _hash_file(e: Entry) -> tuple[str, Ident] | OSError | None:
+def _hash_file(e: Entry) -> _Hashed:
     """The file's hash and the Ident it had throughout; None when it kept changing."""
     for _attempt in range(READ_ATTEMPTS):
         try:

@@ -25,6 +25,10 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
 
 ``--against`` names a second quarry command (another checkout's, say): its cold and warm
 sweeps run interleaved with the first's, run for run, so both see the same load.
+``--cold-only`` times the cold sweeps alone (no warm sweep, floor, walk or recollindex: a
+short run at 200,000 files on a shared machine). Beside each cold sweep's time is the peak RSS
+of the ``quarry`` process (``wait4``'s ``ru_maxrss``: the most of the process and of the
+children it reaped; the engine's dominates).
 
 Nothing is deleted while anything is timed: every run writes into a folder of its own under
 ``DIR/runs``, left there when the bench ends; the next invocation deletes it, syncs, and waits
@@ -193,15 +197,30 @@ def cpu_of(
     return run
 
 
-def quarry_sweep(quarry: str, root: Path, store: Path, *extra: str) -> None:
-    proc = subprocess.run(
-        [quarry, "sweep", str(root), "--out", str(store), "--json", *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
-    if proc.returncode not in (0, 2):
-        raise SystemExit(f"quarry sweep failed ({proc.returncode}): {proc.stderr.decode()[-400:]}")
+def quarry_sweep(
+    quarry: str, root: Path, store: Path, *extra: str, rss: list[int] | None = None
+) -> None:
+    """Run ``quarry sweep``; its peak RSS in bytes is appended to ``rss`` (see the docstring)."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [quarry, "sweep", str(root), "--out", str(store), "--json", *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if rss is not None:
+            rss.append(usage.ru_maxrss * 1024)
+        if proc.returncode not in (0, 2):
+            err.seek(0)
+            tail = err.read().decode(errors="replace")[-400:]
+            raise SystemExit(f"quarry sweep failed ({proc.returncode}): {tail}")
+
+
+def report_rss(label: str, rss: list[int]) -> None:
+    mb = sorted(r / 1e6 for r in rss)
+    med = statistics.median(mb)
+    print(f"{label:<22} {med:8.0f} MB peak RSS (min {mb[0]:.0f}, max {mb[-1]:.0f})", flush=True)
 
 
 def report(
@@ -245,6 +264,7 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     warms: dict[str, list[float]] = {label: [] for label, _q in quarries}
     cold_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     cold_split: dict[str, list[tuple[float, float]]] = {label: [] for label, _q in quarries}
+    cold_rss: dict[str, list[int]] = {label: [] for label, _q in quarries}
     warm_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     agains: dict[str, list[float]] = {label: [] for label, _q in quarries}
     again_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
@@ -252,9 +272,17 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
         for label, quarry in quarries:
             store = fresh(work, label)
             sweep = lambda q=quarry, s=store: quarry_sweep(q, tree, s)  # noqa: E731
-            colds[label].append(timed(cpu_of(sweep, cold_cpu[label], cold_split[label])))
+            cold = lambda q=quarry, s=store, r=cold_rss[label]: quarry_sweep(q, tree, s, rss=r)  # noqa: E731
+            colds[label].append(timed(cpu_of(cold, cold_cpu[label], cold_split[label])))
+            if args.cold_only:
+                continue
             warms[label].append(timed(cpu_of(sweep, warm_cpu[label])))
             agains[label].append(timed(cpu_of(sweep, again_cpu[label])))
+    if args.cold_only:
+        for label, _q in quarries:
+            report(f"{label} cold", colds[label], n, cpus=cold_cpu[label], split=cold_split[label])
+            report_rss(f"{label} cold", cold_rss[label])
+        return
     floors = [timed(lambda: floor(tree, fresh(work, "floor"))) for _ in range(args.runs)]
     walks = [timed(lambda: bare_walk(tree)) for _ in range(args.runs)]
     walk_cmds = [timed(lambda: walk_process(tree)) for _ in range(args.runs)]
@@ -263,6 +291,7 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     wp = report("walk process", walk_cmds, n)
     for label, _q in quarries:
         report(f"{label} cold", colds[label], n, f, cold_cpu[label], cold_split[label])
+        report_rss(f"{label} cold", cold_rss[label])
         report(f"{label} warm", warms[label], n, w, warm_cpu[label])
         report(f"{label} warm again", agains[label], n, w, again_cpu[label])
         for which, times in (("warm", warms[label]), ("warm again", agains[label])):
@@ -315,8 +344,10 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "quarry-bench")
     ap.add_argument("--quarry", default=shutil.which("quarry") or ".venv/bin/quarry")
     ap.add_argument("--against", help="a second quarry command, run interleaved with --quarry")
+    ap.add_argument("--cold-only", action="store_true", help="time the cold sweeps alone")
     args = ap.parse_args()
     load = os.getloadavg()[0]
+    print(f"/proc/loadavg at start: {Path('/proc/loadavg').read_text().strip()}")
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
     )
@@ -336,6 +367,7 @@ def main() -> None:
     if not args.no_corpus and args.corpus.is_dir():
         bench_corpus(args, args.dir)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"/proc/loadavg at the end: {Path('/proc/loadavg').read_text().strip()}")
     print(f"outputs left in {args.dir / 'runs'} (the next invocation deletes them)")
 
 
