@@ -381,5 +381,5 @@ def test_a_machine_failure_mid_stream_keeps_every_earlier_record(tmp_path: Path)
     assert after[(str(root), "copy.txt")].sha256 == before[(str(root), "f00007.txt")].sha256
     notices = [e for e in events if isinstance(e, Notice) and e.kind == "machine-failure"]
     assert [n.message for n in notices] == [
-        f"{n - 3} file(s) not read, earlier records kept: the cluster is gone"
+        f"{n - 3} files not read, earlier records kept: the cluster is gone"
     ]
