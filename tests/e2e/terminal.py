@@ -139,6 +139,8 @@ class Terminal:
                 self.kill()
                 raise AssertionError(f"quarry did not exit within {timeout} s:\n{self.text()}")
         self.pump()
+        if self.proc.returncode:  # (pytest shows what a failed test printed: the traceback)
+            print(f"quarry exited {self.proc.returncode}; its last output:\n{self.tail()}")
         return self.proc.returncode
 
     def kill(self) -> None:

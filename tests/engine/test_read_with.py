@@ -146,11 +146,11 @@ def test_pdfs_read_without_pdftotext_are_read_again_once_it_is_used_and_only_the
     assert again == pdfs  # the PDFs, and nothing else, were read again
     assert {second[p]["why"] for p in pdfs} == {"tools-changed"}
     assert not [p for p in pdfs if "pdftotext" in lacked(str(second[p]["read_with"]))]
-    assert swept["read_without"] == {}
+    assert "pdftotext" not in swept["read_without"]  # (tools not on this machine may be)
 
     third = orjson.loads(quarry("sweep", str(docs), "--out", str(store), "--json", env=env).stdout)
     assert not [p for p, d in lines(store).items() if not d["reused"]]  # no read for ever
-    assert third["read_without"] == {}
+    assert "pdftotext" not in third["read_without"]
 
 
 def test_a_store_mixed_by_an_earlier_sweep_says_so_until_those_files_are_read_again(
@@ -164,7 +164,7 @@ def test_a_store_mixed_by_an_earlier_sweep_says_so_until_those_files_are_read_ag
     pdfs = sum(d["reader"] == "pdf" for d in lines(store).values())
     # A sweep of another folder into the same store, pdftotext found: the PDFs are not read.
     mixed = orjson.loads(quarry("sweep", str(other), "--out", str(store), "--json", env=env).stdout)
-    assert mixed["read_without"] == {"pdftotext": pdfs}
+    assert mixed["read_without"]["pdftotext"] == pdfs
     told = quarry("sweep", str(other), "--out", str(store), env=env).stdout
     assert f"{pdfs} files read without pdftotext" in told
     assert (
@@ -176,7 +176,7 @@ def test_a_store_mixed_by_an_earlier_sweep_says_so_until_those_files_are_read_ag
     said = next(line for line in shown.splitlines() if "read with:" in line)
     assert "pdftotext" in said.partition("without")[2]
     read = orjson.loads(quarry("sweep", str(docs), "--out", str(store), "--json", env=env).stdout)
-    assert read["read_without"] == {}
+    assert "pdftotext" not in read["read_without"]
 
 
 def test_a_tool_that_appears_in_a_session_reads_again_the_records_read_without_it(

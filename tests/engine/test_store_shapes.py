@@ -198,7 +198,7 @@ def test_a_record_whose_text_is_missing_is_read_again(swept: tuple[Path, Path]) 
     _text_missing(root, store)
     code, _out, err = _run("sweep", str(root), "--workers", "1")
     assert code == 0, err
-    assert "missing or not matching their content: read again" in err
+    assert "missing or not matching its content: read again" in err
     assert _text_of_a(store).read_text() == "alpha\n"
     rec = next(r for r in Store(store).load_records() if r.path == "a.txt")
     assert rec.why == "repair"
