@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -174,16 +174,25 @@ def leave_index(
     """Write the stat index after a usual full sweep that wrote ``summary``. It is derived:
     a sweep does without it, so failing to write it is never the sweep's failure (a fault
     is returned as a notice to say, not raised)."""
-    store = given.store
-    try:
+
+    def write() -> None:
         began = started_ns(summary)
         roots = tuple(str(r) for r in given.roots)
         statindex.write(
-            store,
+            given.store,
             statindex.Swept(records, roots, tally, began, texts_seen),
             _keeper(records, given.tools, began),
             statindex.environment(given.tools, KEEP_RULES),
         )
+
+    return _derived(given.store, write)
+
+
+def _derived(store: Store, write: Callable[[], None]) -> Notice | None:
+    """``write()`` the stat index, derived: a sweep does without it, so a fault is a notice to
+    say (and the index is removed), never the sweep's failure."""
+    try:
+        write()
     except OSError:
         pass  # a full or read-only disk: the sweep's own writes said so already
     except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
@@ -220,24 +229,18 @@ def leave_merged(
     next full sweep), the walk itself is what the index lists. Nothing is written when one
     is not (a record the run just wrote is kept only once a sweep marks it reused: the
     index is then left by the next sweep)."""
-    store = given.store
-    try:
+
+    def write() -> None:
         began = started_ns(summary)
         walked = [_root_kept(given, listing, merged, began) for listing in merged.listings]
         if any(w is None for w in walked):
-            return None
+            return
         env = statindex.environment(given.tools, KEEP_RULES)
-        statindex.write_walked(store, [w for w in walked if w], tally, began, env, merged.texts)
-    except OSError:
-        pass  # a full or read-only disk: the sweep's own writes said so already
-    except Exception as exc:  # a fault in a cache must not lose the sweep that wrote it
-        store.drop_stat_index()
-        why = (
-            f"{statindex.NAME} not written ({type(exc).__name__}: {exc}): "
-            "the next sweep loads the store"
+        statindex.write_walked(
+            given.store, [w for w in walked if w], tally, began, env, merged.texts
         )
-        return Notice(time.time(), NoticeKind.STAT_INDEX, why, Level.WARNING)
-    return None
+
+    return _derived(given.store, write)
 
 
 def _root_kept(

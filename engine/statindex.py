@@ -319,18 +319,7 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
     if not kept:
         store.drop_stat_index()
         return False
-    index = StatIndex(
-        VERSION,
-        store.jsonl_identity(),
-        texts,
-        env,
-        readers_table(),
-        sources(),
-        swept.started_ns,
-        kept,
-        _counts(swept.tally),
-    )
-    _write(store, index)
+    _write(store, _index_of(store, texts, env, swept.started_ns, kept, swept.tally))
     return True
 
 
@@ -358,7 +347,14 @@ def write_walked(
         )
         for listing, retry in walked
     ]
-    index = StatIndex(
+    _write(store, _index_of(store, texts, env, began, roots, tally))
+
+
+def _index_of(
+    store: Store, texts: list[int], env: str, began: int, roots: list[RootFiles], tally: Tally
+) -> StatIndex:
+    """The index of ``roots`` for ``store`` as it is now (its ``extract.jsonl``, the readers)."""
+    return StatIndex(
         VERSION,
         store.jsonl_identity(),
         texts,
@@ -369,7 +365,6 @@ def write_walked(
         roots,
         _counts(tally),
     )
-    _write(store, index)
 
 
 def _write(store: Store, index: StatIndex) -> None:
