@@ -12,7 +12,7 @@ import contextlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from engine.passwords import Passwords
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
+    from engine.tools import ToolSet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 Command = Callable[[argparse.Namespace], int]
@@ -370,14 +371,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
     walk and each file's kind, nothing read): the same table, saying it is a guess.
     """
     from engine.index import Tally
+    from engine.tools import discover
 
+    tools = discover()  # once: the table's rows and what the summary's counts say
     waiting: dict[str, int] | None = None
     guessed = False
     cluster: list[str] = []
     if args.store is not None:
         swept = reading_store(args.store)
         waiting = dict(Tally.of(_load(swept).records).waiting)
-        cluster = _cluster_lines(swept)
+        cluster = _cluster_lines(swept, tools.names)
     elif args.dir is not None:
         folder = user_path(args.dir)
         if not folder.is_dir():
@@ -387,10 +390,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         store.check()
         if store.exists():
             waiting = dict(Tally.of(_load(store).records).waiting)
-            cluster = _cluster_lines(store)
+            cluster = _cluster_lines(store, tools.names)
         else:
             waiting, guessed = detected_needs(folder), True
-    rows = tool_rows(waiting, guessed=guessed)
+    rows = tool_rows(waiting, tools, guessed=guessed)
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
@@ -404,8 +407,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cluster_lines(store: Store) -> list[str]:
-    """What the store's summary says of the last sweep's Dask workers whose tools differ."""
+def _cluster_lines(store: Store, found: Collection[str]) -> list[str]:
+    """What the store's summary says of the records read without a tool of ``found`` and of
+    the last sweep's Dask workers whose tools differ."""
     from engine.errors import StoreCorrupt
     from engine.summary import cluster_lines
 
@@ -413,7 +417,7 @@ def _cluster_lines(store: Store) -> list[str]:
         summary = store.load_summary()
     except StoreCorrupt:  # a summary only informs: the table stands without it
         return []
-    return cluster_lines(summary) if summary is not None else []
+    return cluster_lines(summary, found) if summary is not None else []
 
 
 def _print_unloaded() -> None:
@@ -566,13 +570,14 @@ def _no_record(path: Path, records: list[Record], root: str, rel: str, store: St
 
 
 def tool_rows(
-    store_missing: dict[str, int] | None, *, guessed: bool = False
+    store_missing: dict[str, int] | None, tools: ToolSet, *, guessed: bool = False
 ) -> list[dict[str, object]]:
-    """One row per known tool: found or missing, version, path, unlocks, install hints, the
-    files waiting on it and whether that count is ``guessed`` from detection (no store)."""
-    from engine.tools import KNOWN_TOOLS, discover
+    """One row per known tool of ``tools`` (those found): found or missing, version, path,
+    unlocks, install hints, the files waiting on it and whether that count is ``guessed``
+    from detection (no store)."""
+    from engine.tools import KNOWN_TOOLS
 
-    found = {t.name: t for t in discover().found}
+    found = {t.name: t for t in tools.found}
     rows: list[dict[str, object]] = []
     for name, spec in KNOWN_TOOLS.items():
         tool = found.get(name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,12 +98,10 @@ def with_cluster(
     )
 
 
-def cluster_lines(summary: Summary) -> list[str]:
+def cluster_lines(summary: Summary, found: Collection[str]) -> list[str]:
     """What ``quarry tools`` says of tools that differed between reads: records read without
-    a tool found now, and a cluster whose workers' tools differ (nothing when neither)."""
-    from engine.tools import discover
-
-    found = discover().names if summary.read_without else ()
+    a tool of ``found`` (those found now), and a cluster whose workers' tools differ
+    (nothing when neither)."""
     lines = [line] if (line := read_without_line(summary.read_without, found)) else []
     n = summary.cluster_workers
     if not n or not (summary.cluster_tools or summary.cluster_routed):

@@ -141,16 +141,14 @@ def quality_records(model: RecordModel) -> list[Record]:
     model's quality column, as for statuses)."""
     from tui.columns import QUALITY_CODE
 
-    cols, alive = model.cols, model.alive
     rids: list[int] = []
     for verdict in ("garbled", "suspect"):
-        code, data = QUALITY_CODE[verdict], cols.quality
+        code, data = QUALITY_CODE[verdict], model.cols.quality
         i = data.find(code)
         while i != -1:
-            if alive[i]:
-                rids.append(i)
+            rids.append(i)
             i = data.find(code, i + 1)
-    return model.records(rids)
+    return model.records(rids)  # (the removed rows left out)
 
 
 def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:

@@ -36,20 +36,20 @@ def test_workers_with_different_tools_are_counted_per_tool() -> None:
     assert got.cluster_routed == {"pdf": 12}
     uneven = sorted(set(KNOWN_TOOLS) - {"tesseract"})  # pdftotext on one, the rest on none
     counts = ", ".join(f"{t} on {1 if t == 'pdftotext' else 0} of 2" for t in uneven)
-    assert cluster_lines(got) == [
+    assert cluster_lines(got, ()) == [
         f"the last sweep's 2 Dask workers have different tools: {counts}",
         "read only on the workers with their tools: pdf (12 files)",
     ]
-    assert "pdftotext on 1 of 2" in cluster_lines(got)[0]
-    assert "tesseract" not in cluster_lines(got)[0]  # on every worker
+    assert "pdftotext on 1 of 2" in cluster_lines(got, ())[0]
+    assert "tesseract" not in cluster_lines(got, ())[0]  # on every worker
 
 
 def test_workers_alike_or_a_local_sweep_say_nothing() -> None:
     same = with_cluster(BLANK, {"tcp://a": _tools("pdftotext"), "tcp://b": _tools("pdftotext")}, {})
     assert (same.cluster_workers, same.cluster_tools, same.cluster_routed) == (2, {}, {})
-    assert cluster_lines(same) == []
+    assert cluster_lines(same, ()) == []
     assert with_cluster(BLANK, {}, {"pdf": 3}) == BLANK
-    assert cluster_lines(BLANK) == []
+    assert cluster_lines(BLANK, ()) == []
 
 
 @given(
@@ -67,7 +67,7 @@ def test_every_tool_count_is_the_workers_that_have_it(have: dict[str, set[str]])
     assert bool(got.cluster_tools) == differ
     for tool, n in got.cluster_tools.items():
         assert n == sum(tool in names for names in have.values())
-    assert bool(cluster_lines(got)) == differ
+    assert bool(cluster_lines(got, ())) == differ
     back = Summary.from_json(got.to_json())
     assert back == got  # the fields survive the summary file
 
