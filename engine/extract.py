@@ -48,7 +48,7 @@ from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Member, Reason, Status
-from engine.store import folder_of, open_in, place_text
+from engine.store import open_in, open_own_tmp, place_text
 from engine.tools import ToolSet
 
 Ident = tuple[int, int, int, int, int]
@@ -465,12 +465,9 @@ def _keep(
 ) -> Outcome:
     """Write the text to a temporary file; the ok Outcome that names it."""
     pages = read["pages"]
-    tmp = f"{task.tmp_dir}/text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
-        _write_text(task.tmp_dir, os.path.basename(tmp), text)
+        tmp = _write_text(task.tmp_dir, text)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
     quality = score_quietly(text, base.mime, pages)
     # One constructor call (no _replace): this is every ok read's Outcome.
@@ -501,20 +498,31 @@ def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
         return None
 
 
-def _write_text(tmp_dir: str, name: str, text: str) -> None:
+def _write_text(tmp_dir: str, text: str) -> str:
+    """Write ``text`` to a new file in this process's own folder of the store's ``tmp/``;
+    its path. Raises OSError (nothing left behind)."""
     # No fsync here: the engine syncs once before extract.jsonl names these texts, which is
     # as durable and far cheaper than one fsync per small file. os.open and os.write: a
     # text-mode file object costs more than the write of a small text itself. The store's
     # tmp/ is opened as the store's folders are: a link there is never written through.
     data = text.encode("utf-8")
-    with folder_of(tmp_dir) as folder:
-        fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    folder, path = open_own_tmp(tmp_dir)
+    name = f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=folder)
+            raise
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.close(folder)
+    return f"{path}/{name}"
 
 
 def machine_failure(mime: str, message: str) -> Outcome:

@@ -404,5 +404,5 @@ def test_a_task_without_a_store_leaves_its_text_for_the_engine(tmp_path: Path) -
     finally:
         close_pools()
     assert got.status == Status.OK and got.text_file is not None
-    assert Path(got.text_file).parent == tmp_path / "tmp"  # left for the engine
+    assert Path(got.text_file).parent.parent == tmp_path / "tmp"  # left for the engine
     assert not (tmp_path / "extract" / sha[:2] / f"{sha}.txt").exists()
