@@ -28,7 +28,7 @@ import threading
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +44,23 @@ from engine.db import (
     standing,
 )
 from engine.errors import StoreUnusable
-from engine.readindex import bad_lines_of, cached_index_path, keep_bad_lines, reading_index
+from engine.readindex import (
+    LeftOut,
+    bad_lines_of,
+    cached_index_path,
+    keep_bad_lines,
+    reading_index,
+    records_in,
+)
 from engine.records import BadRecord, Key, Record, needs_of
-from engine.store import BadLine, Store, read_jsonl
+from engine.store import Store, read_jsonl
 
 FIRST_ROWS = 1000
 """Rows of the first chunk: a screen's worth and more, read in milliseconds."""
 CHUNK_ROWS = 50_000
 """Rows of each later chunk."""
+_PUT_ROWS = 20_000
+"""Records put into an index built in memory at a time."""
 FILE_BLOCK = 1 << 23
 """Bytes of ``extract.jsonl`` parsed at once when the engine builds an index in memory."""
 Codes = tuple[list[Any], "array[int]"]
@@ -566,24 +575,14 @@ def _built(blocks: Iterator[bytes]) -> RecordDB:
     con = db.con
     for name in ("counts_in", "counts_out", "counts_change"):  # counted once, at the end
         con.execute(f"DROP TRIGGER IF EXISTS {name}")
-    first: list[BadLine] = []
-    count = lines_before = 0
-    rest = b""
-    for block in chain(blocks, (b"",)):
-        data = rest + block
-        end = data.rfind(b"\n") + 1 if block else len(data)
-        part, rest = data[:end], data[end:]
-        if not part:
-            continue
-        loaded = read_jsonl(part)
-        db.put(loaded.records)
-        count += len(loaded.bad)
-        first.extend(BadLine(b.line + lines_before, b.why) for b in loaded.bad[: 5 - len(first)])
-        lines_before += part.count(b"\n") + (0 if part.endswith(b"\n") else 1)
+    left = LeftOut()
+    records = records_in(blocks, left)
+    while chunk := list(islice(records, _PUT_ROWS)):
+        db.put(chunk)
     con.execute(
         "INSERT INTO counts SELECT status, coalesce(reason, ''), coalesce(quality, ''),"
         " count(*) FROM records GROUP BY 1, 2, 3"
     )
-    keep_bad_lines(db, tuple(first), count)
+    keep_bad_lines(db, tuple(left.first), left.count)
     db.commit()
     return db

@@ -19,11 +19,16 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 from engine.db import DB, Agreement, IndexUnusable, RecordDB, identity_of, standing
 from engine.errors import QuarryError
-from engine.store import BadLine, Store
+from engine.records import Record
+from engine.store import BadLine, Store, read_jsonl
+from engine.store import left_out as left_out_words
 from engine.toolcache import cache_path
 
 LEFT_OUT = "left_out"
@@ -34,6 +39,38 @@ BAD_LINES = "bad_lines"
 count and the first few, as JSON (see :func:`bad_lines_of`)."""
 FOLDER = "indexes"
 """Under the cache folder (``$XDG_CACHE_HOME/textquarry``): one folder per store."""
+BUILD_BLOCK = 1 << 23
+"""Bytes of ``extract.jsonl`` read and parsed at a time while an index is built from it."""
+
+
+@dataclass
+class LeftOut:
+    """The lines of an ``extract.jsonl`` read a block at a time that are not records: the
+    first few (numbered in the whole file) and how many."""
+
+    first: list[BadLine] = field(default_factory=list)
+    count: int = 0
+
+
+def records_in(blocks: Iterable[bytes], left: LeftOut) -> Iterator[Record]:
+    """The records of the ``extract.jsonl`` whose bytes come in ``blocks``, parsed a block of
+    whole lines at a time: no more than a block's records are held at once, whatever the
+    file's size (ten million records are 5 GB of lines). The lines that are not records go
+    into ``left``."""
+    lines_before = 0
+    rest = b""
+    for block in chain(blocks, (b"",)):
+        data = rest + block
+        end = data.rfind(b"\n") + 1 if block else len(data)
+        part, rest = data[:end], data[end:]
+        if not part:
+            continue
+        loaded = read_jsonl(part)
+        left.count += len(loaded.bad)
+        room = 5 - len(left.first)
+        left.first.extend(BadLine(b.line + lines_before, b.why) for b in loaded.bad[:room])
+        lines_before += part.count(b"\n") + (0 if part.endswith(b"\n") else 1)
+        yield from loaded.records
 
 
 def cached_index_path(store: Store) -> Path | None:
@@ -72,17 +109,24 @@ def _build(store: Store, path: Path) -> Path | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        loaded = store.load()
-        with RecordDB.open_writer(tmp) as db:
-            db.replace_all(loaded.records, source)
-            if loaded.bad:  # said by every reader of it, as by a reader of the file
-                db.con.execute(
-                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                    (LEFT_OUT, loaded.left_out(str(store.jsonl_path))),
-                )
-                keep_bad_lines(db, loaded.bad)
-            # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
-            db.con.execute("PRAGMA journal_mode = DELETE")
+        fd = store.open_jsonl()
+        try:
+            left = LeftOut()
+            blocks = iter(lambda: os.read(fd, BUILD_BLOCK), b"")
+            with RecordDB.open_writer(tmp) as db:
+                # a block's records at a time: loading them all first took 12 GB and more
+                # for a store of ten million records
+                db.replace_all(records_in(blocks, left), source)
+                if left.count:  # said by every reader of it, as by a reader of the file
+                    db.con.execute(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                        (LEFT_OUT, left_out_words(left.count, left.first, str(store.jsonl_path))),
+                    )
+                    keep_bad_lines(db, tuple(left.first), left.count)
+                # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
+                db.con.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error):
         with contextlib.suppress(OSError):

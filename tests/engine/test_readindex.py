@@ -10,10 +10,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engine.db import DB
-from engine.readindex import cached_index_path, reading_index
-from engine.store import Store
+from engine import readindex
+from engine.db import DB, RecordDB, read_index
+from engine.readindex import LeftOut, bad_lines_of, cached_index_path, reading_index, records_in
+from engine.store import Store, read_jsonl
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 
@@ -118,3 +121,61 @@ def test_without_a_cache_folder_the_file_is_read(
     assert reading_index(Store(out)) is None  # the build failed: said by returning None
     shown = _show(out, root / "a.txt")
     assert shown.returncode == 0 and "alpha text" in shown.stdout
+
+
+# -- built a block at a time ---------------------------------------------------------------
+
+_LINE = st.one_of(
+    st.tuples(st.just("record"), st.sampled_from(["a.txt", "b/c.txt", "é.txt", "d e.txt"]),
+              st.integers(0, 10**6)),
+    st.tuples(st.just("bad"), st.sampled_from(["{", "not json", '{"root": 1}', ""]),
+              st.just(0)),
+)  # fmt: skip
+
+
+def _line(kind: str, value: str, chars: int) -> bytes:
+    if kind == "bad":
+        return value.encode()
+    sha = f"{chars:064x}"
+    return orjson.dumps(
+        {"root": "/r", "path": value, "sha256": sha, "mime": "text/plain", "status": "ok",
+         "extractor": "text", "chars": chars, "error": None, "v": 1}
+    )  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(_LINE, max_size=40), block=st.integers(1, 300), end=st.booleans())
+def test_records_read_a_block_at_a_time_are_the_files_records(
+    lines: list[tuple[str, str, int]], block: int, end: bool
+) -> None:
+    data = b"\n".join(_line(*x) for x in lines) + (b"\n" if end and lines else b"")
+    whole = read_jsonl(data)
+    left = LeftOut()
+    got = list(records_in((data[i : i + block] for i in range(0, len(data), block)), left))
+    assert got == whole.records
+    assert left.count == len(whole.bad)
+    assert left.first == list(whole.bad[:5])
+
+
+def test_the_cached_index_is_built_without_loading_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    _seed_store(out, root, {f"f{n:03d}.txt": f"text number {n}\n" for n in range(60)})
+    with (out / "extract.jsonl").open("ab") as fh:
+        fh.write(b"a line that is not a record\n")
+    expected = Store(out).load()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 500)  # many blocks; lines span two
+    monkeypatch.setattr(Store, "load", _no_whole_load)
+    built = reading_index(Store(out))
+    assert built is not None and built == cached_index_path(Store(out))
+    with RecordDB.open_reader(built) as db:
+        assert read_index(built) == expected.records
+        assert bad_lines_of(db) == (tuple(expected.bad), 1)
+    assert readindex.left_out(built) == expected.left_out(str(out / "extract.jsonl"))
+
+
+def _no_whole_load(self: Store) -> object:
+    raise AssertionError("the whole file was loaded to build its index")
