@@ -109,12 +109,18 @@ batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
 """How often the worker list and the workers' checks are looked at again."""
 UNSEEN_TRIES = 3
+"""Workers a file may find unable to see it before it is a machine failure."""
 FEED_FILES = 20_000
 """Files drawn ahead from what :meth:`DaskExecutor.submit` was given (a stream of reads, the
 walk's as it goes): the executor never holds more than these beside the tasks in flight."""
+DRAW_S = TICK_S
+"""Longest a draw from a stream goes on (checked every :data:`DRAW_CHECK` files): the local
+pool's bound (:data:`engine.isolate.DRAW_S`), so a slow stream (files hashed before they are
+planned) never keeps the tasks that come back waiting, nor the workers without their next."""
+DRAW_CHECK = 64
+"""Files drawn between two looks at the clock."""
 PROBE_SCAN = 10_000
 """Queued files looked through for the check's few files from different folders."""
-"""Workers a file may find unable to see it before it is a machine failure."""
 
 
 @dataclass(slots=True)
@@ -395,17 +401,25 @@ class DaskExecutor:
 
     def _fill(self) -> None:
         """Draw files from the streams given to :meth:`submit` while fewer than half of
-        :data:`FEED_FILES` are queued; each route's queue is then put heavy kinds first."""
+        :data:`FEED_FILES` are queued, up to that many, for :data:`DRAW_S` at most (as the
+        local pool draws): drawing runs the run's planning (hashes among it), and the tasks
+        that come back and the workers' next tasks wait meanwhile. Each route's queue is then
+        put heavy kinds first."""
         queued = sum(len(q) for q in self._todo.values())
         if not self._feeds or queued >= FEED_FILES // 2:
             return
+        until = time.monotonic() + DRAW_S
+        drawn = 0
         while self._feeds and queued < FEED_FILES:
-            feed = self._feeds[0]
-            for task in itertools.islice(feed, FEED_FILES - queued):
-                self._queue(_Job(task, _kind_tools(task.path)))
-                queued += 1
-            if queued < FEED_FILES:  # that stream is spent
+            task = next(self._feeds[0], None)
+            if task is None:  # that stream is spent
                 self._feeds.popleft()
+                continue
+            self._queue(_Job(task, _kind_tools(task.path)))
+            queued += 1
+            drawn += 1
+            if drawn % DRAW_CHECK == 0 and time.monotonic() > until:
+                break
         for todo in self._todo.values():
             _heavy_first(todo)
 
@@ -483,9 +497,10 @@ class DaskExecutor:
             return
         self._none_since = None
         while len(self._flying) < self.window:
-            self._fill()
             if not (self._singles or any(self._todo.values())):
-                break
+                self._fill()  # drawn when the queue is out: what is queued goes out first
+                if not (self._singles or any(self._todo.values())):
+                    break
             jobs = [self._singles.popleft()] if self._singles else self._take()
             where = self._route(jobs[0].tools)
             fut = self._client.submit(
@@ -501,6 +516,7 @@ class DaskExecutor:
             fut.add_done_callback(self._done.put)
             if len(where) < len(self._good):
                 self._routed[_kind_name(jobs[0].task.path)] += len(jobs)
+        self._fill()  # the workers have their tasks: draw the next files meanwhile
 
     def _wait_for_workers(self) -> None:
         """No worker may read: wait for one to join, for WORKERS_TIMEOUT_S at most."""

@@ -822,6 +822,38 @@ def test_reads_given_as_a_stream_are_drawn_as_the_tasks_go_out() -> None:
     assert sum(n for n, _where in ex._client.sent) == drawn == total
 
 
+def test_a_slow_stream_is_drawn_a_while_then_the_workers_get_their_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream slow to give its reads (files hashed before they are planned) was drawn
+    FEED_FILES at a time before a task went out, the workers idle all along; a draw now ends
+    after DRAW_S (here: past it at once), looked at every 64 files, as the local pool's."""
+    from engine.executors import dask_client
+
+    monkeypatch.setattr(dask_client, "DRAW_S", -1.0)
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001
+    drawn = 0
+    before_a_task: list[int] = []
+
+    def walk() -> Iterator[ReadTask]:
+        nonlocal drawn
+        for job in _jobs(dask_client.FEED_FILES):
+            if ex._client.sent and not before_a_task:
+                before_a_task.append(drawn)
+            drawn += 1
+            yield job.task
+
+    ex.submit(walk())
+    ex._send()
+    assert before_a_task == [dask_client.DRAW_CHECK]
+    while ex._pending():
+        ex._flying.clear()  # as if every task in flight had come back
+        ex._send()
+    assert sum(n for n, _where in ex._client.sent) == drawn == dask_client.FEED_FILES
+
+
 def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(
     tmp_path: Path,
 ) -> None:
