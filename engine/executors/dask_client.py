@@ -161,6 +161,7 @@ class DaskExecutor:
         """Reads of the current run by reader and the tools it uses that the read had
         (``name=version;...``): a reader counted under two of them is a mixed read."""
         self._routed: Counter[str] = Counter()
+        self._wants: dict[tuple[str | None, str, tuple[str, ...]], frozenset[str]] = {}
         self._on_event: Listener = ignore
         self._cluster: Any = None
         self._client: Any = None
@@ -415,7 +416,8 @@ class DaskExecutor:
             if task is None:  # that stream is spent
                 self._feeds.popleft()
                 continue
-            self._queue(_Job(task, _kind_tools(task.path)))
+            key = name_key(task.path)
+            self._queue(_Job(task, _kind_tools(task.path, key), kind=key))
             queued += 1
             drawn += 1
             if drawn % DRAW_CHECK == 0 and time.monotonic() > until:
@@ -672,23 +674,30 @@ class DaskExecutor:
             if i in unseen and job.unseen + 1 < UNSEEN_TRIES:
                 job.unseen += 1
                 self._queue(job)
-            elif not outcome.machine and self._better_elsewhere(job, outcome, result):
-                self._queue(_Job(job.task, self._wanted(outcome), redone=True, kind=job.kind))
+                continue
+            wanted: frozenset[str] = frozenset() if outcome.machine else self._wanted(outcome)
+            if wanted and self._better_elsewhere(job, wanted, result):
+                self._queue(_Job(job.task, wanted, redone=True, kind=job.kind))
             else:
-                if not outcome.machine and (wanted := self._wanted(outcome)):
+                if wanted:
                     self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
                 yield job.task, outcome
 
     def _wanted(self, outcome: Outcome) -> frozenset[str]:
         """The tools the read's reader uses, and those the outcome says it needed."""
-        reader = reader_named(outcome.reader) if outcome.reader else reader_for(outcome.mime)
-        return frozenset(reader.tools if reader else ()) | frozenset(outcome.needs)
+        key = (outcome.reader, outcome.mime, outcome.needs)
+        wanted = self._wants.get(key)
+        if wanted is None:
+            reader = reader_named(outcome.reader) if outcome.reader else reader_for(outcome.mime)
+            wanted = frozenset(reader.tools if reader else ()) | frozenset(outcome.needs)
+            self._wants[key] = wanted
+        return wanted
 
-    def _better_elsewhere(self, job: _Job, outcome: Outcome, result: BatchResult) -> bool:
-        """Whether a worker with more of the tools this read uses may read it (once)."""
+    def _better_elsewhere(self, job: _Job, wanted: frozenset[str], result: BatchResult) -> bool:
+        """Whether a worker with more of the tools this read uses (``wanted``) may read it
+        (once)."""
         if job.redone:
             return False
-        wanted = self._wanted(outcome)
         had = len(wanted & frozenset(result.tools.names))
         return any(len(wanted & have) > had for have in self._good.values())
 
@@ -856,9 +865,10 @@ def _heavy_first(todo: deque[_Job]) -> None:
 _KIND_TOOLS: dict[str, frozenset[str]] = {}
 
 
-def _kind_tools(path: str) -> frozenset[str]:
-    """The tools the reader of a file's kind (as its name says) can use."""
-    key = name_key(path)
+def _kind_tools(path: str, key: str | None = None) -> frozenset[str]:
+    """The tools the reader of a file's kind (as its name says: ``key``, its
+    :func:`~engine.detect.name_key` when known) can use."""
+    key = name_key(path) if key is None else key
     tools = _KIND_TOOLS.get(key)
     if tools is None:
         mime = by_name(path)
