@@ -185,6 +185,7 @@ class DaskExecutor:
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._again: set[Any] = set()  # in flight again: their result was lost with a worker
         self._warming: threading.Thread | None = None
         self._warm_error: BaseException | None = None
         self._prestarted = False
@@ -460,14 +461,18 @@ class DaskExecutor:
                 while self._ready:
                     yield self._ready.popleft()
                 self._send()
+                self._recomputed()
                 try:
                     fut = self._done.get(timeout=TICK_S)
                 except queue.Empty:
                     self._alive()
                 else:
-                    held = self._flying.pop(fut, None)
-                    if held is not None:  # None: cancelled by an earlier run
-                        yield from self._settle(fut, held[0])
+                    if fut.status in _AGAIN and fut in self._flying:
+                        self._again.add(fut)  # its result went with its worker: run again
+                    else:
+                        held = self._flying.pop(fut, None)
+                        if held is not None:  # None: cancelled by an earlier run
+                            yield from self._settle(fut, held[0])
                 if tick is not None:
                     tick()
             self._refresh(force=True)  # a worker lost near the end is said by this run
@@ -479,8 +484,17 @@ class DaskExecutor:
             if self._pending():
                 self.cancel()  # abandoned: its answers must not reach the next run
 
+    def _recomputed(self) -> None:
+        """Tasks whose result was lost with its worker before the engine took it (Dask runs
+        them again; a future's done callback fires once): the ones done again come back."""
+        for fut in [f for f in self._again if f.status not in _AGAIN or f not in self._flying]:
+            self._again.discard(fut)
+            if fut in self._flying:
+                self._done.put(fut)
+
     def cancel(self) -> None:
         """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
+        self._again.clear()
         self._todo.clear()
         self._feeds.clear()
         self._singles.clear()
@@ -782,8 +796,9 @@ class DaskExecutor:
         ]
         allowed = self._allowed
         for fut in stuck:
-            if fut.status != "pending":
+            if fut.status not in _AGAIN:
                 continue  # its answer is in the queue already
+            self._again.discard(fut)
             jobs, where = self._flying.pop(fut)
             with contextlib.suppress(Exception):
                 self._client.cancel([fut], reason="its workers are gone")
@@ -841,6 +856,12 @@ class DaskExecutor:
                         with contextlib.suppress(OSError):
                             os.unlink(name, dir_fd=tmp)
             self._token = ""
+
+
+_AGAIN = ("pending", "lost")
+"""A Dask future's states before it is done: "lost" is a finished task whose result went with
+its worker before the engine took it, which the scheduler runs again (its done callback has
+fired already; taken as a failure, its files were machine failures, never read)."""
 
 
 def _heavy_first(todo: deque[_Job]) -> None:

@@ -780,6 +780,62 @@ class _Client:
         return ()
 
 
+class _LostThenDone:
+    """A task that finished, then lost its result with its worker before the engine took it
+    (Dask's "lost"); done again once the engine has seen it lost (the scheduler reran it)."""
+
+    def __init__(self, ex: Any, tasks: list[ReadTask]) -> None:
+        self.ex, self.tasks = ex, tasks
+        self.again = False
+
+    @property
+    def status(self) -> str:
+        self.again = self.again or self in getattr(self.ex, "_again", ())
+        return "finished" if self.again else "lost"
+
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None:
+        fn(self)  # its first finish: the callback fires once, whatever comes after
+
+    def result(self) -> Any:
+        from engine.executors.dask_worker import BatchResult
+
+        ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8")
+        return BatchResult((ok,) * len(self.tasks), "tcp://a", ToolSet.empty(), 0.01)
+
+    def exception(self) -> None:
+        return None  # what a lost future's exception() gives once it is done again
+
+    def release(self) -> None:
+        pass
+
+
+def test_a_task_whose_result_was_lost_with_its_worker_is_waited_for_again(tmp_path: Path) -> None:
+    """A worker killed after its task finished, before the engine took the result: Dask runs
+    the task again, but its done callback had fired, and the engine took the lost task for a
+    failed one: its files were machine failures, left without a record."""
+    (tmp_path / "tmp").mkdir()
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex.settings = replace(ex.settings, store_dir=str(tmp_path))
+    ex._token = ".probe-test"  # connected and checked already
+
+    class Client(_Client):
+        status = "running"
+
+        def submit(self, _fn: Any, tasks: list[ReadTask], *_a: Any, **kw: Any) -> Any:
+            self.sent.append((len(tasks), kw["workers"]))
+            return _LostThenDone(ex, tasks)
+
+    ex._client = Client()
+    tasks = [
+        ReadTask(f"/x/t{i}.txt", "", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 9)
+        for i in range(5)
+    ]
+    ex.submit(tasks)
+    got = list(ex.finished())
+    assert sorted(t.path for t, _o in got) == sorted(t.path for t in tasks)
+    assert all(o.status == Status.OK and not o.machine for _t, o in got), got
+
+
 def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
     ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
     ex._client = _Client()
