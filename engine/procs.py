@@ -2,7 +2,8 @@
 
 Workers start from a forkserver whose server has imported the engine's readers: they start
 fast and small, and never copy the engine's threads or memory (which RLIMIT_AS would count).
-As with any forkserver, the engine's main module must be importable without side effects.
+A worker imports nothing of the process that starts it beyond the engine: not even its main
+module, which multiprocessing would run again in every child (see :func:`start_process`).
 
 A worker leads its own process group; the tools it runs (``ReadContext.run_tool``) start in
 sessions of their own, so killing the worker's group alone would leave a ``pdftotext`` or a
@@ -18,7 +19,11 @@ import multiprocessing
 import os
 import pkgutil
 import signal
+import sys
 import sysconfig
+import threading
+import types
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -167,5 +172,36 @@ def start_process(ctx: BaseContext, conn: Connection, cfg: worker.WorkerConfig) 
     proc: BaseProcess = ctx.Process(  # type: ignore[attr-defined]
         target=worker.main, args=(conn, cfg), name="quarry-worker", daemon=True
     )
-    proc.start()
+    with _main_hidden():
+        proc.start()
     return proc
+
+
+_main_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Keep this process's main module out of what a starting worker is told to prepare.
+
+    multiprocessing runs the parent's main module again in every child it starts (a forkserver
+    child too) unless it is a package's ``__main__``; a worker needs none of it, as its target
+    is :func:`engine.worker.main`. In a Dask worker started by ``dask worker`` that module is
+    distributed's command line: every read child imported distributed (~0.5 s each, the first
+    task of a sweep waiting on it). For as long as :meth:`Process.start` takes, the main
+    module is a bare one (a lock keeps two starts from swapping it at once).
+    """
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if main is None or name == "__main__" or (name or "").endswith(".__main__"):
+        yield  # nothing a child would run (``python -m engine``: engine.__main__)
+        return
+    if name is None and getattr(main, "__file__", None) is None:
+        yield  # an interactive session: nothing to run either
+        return
+    with _main_lock:
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            sys.modules["__main__"] = main

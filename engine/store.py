@@ -157,6 +157,41 @@ def open_folder(
     return fd
 
 
+class TextFolders:
+    """A store's text folders (``extract/<aa>``) as a run checks for texts other machines
+    wrote: each opened once, no folder on the way through a link (as :meth:`Store.has_text`),
+    and kept open, so that each look is one ``stat`` (three folders opened and closed a look
+    cost ~15 us, 0.3 s of a 20,000-file sweep). :meth:`close` when done."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self._out = out
+        self._fds: dict[str, int] = {}
+
+    def has(self, sha256: str) -> bool:
+        """Whether the text of ``sha256`` is in the store (as a file, not a link)."""
+        if not is_sha256(sha256):
+            raise ValueError(f"not a content hash: {sha256!r}")
+        fd = self._fds.get(sha256[:2])
+        if fd is None:
+            try:
+                fd = open_folder(self._out, "extract", sha256[:2])
+            except OSError:
+                return False  # not kept: the folder may come
+            self._fds[sha256[:2]] = fd
+        try:
+            st = os.stat(f"{sha256}.txt", dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode)
+
+    def close(self) -> None:
+        """Close the folders opened so far (it may be used again: they open anew)."""
+        fds, self._fds = list(self._fds.values()), {}
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 @contextlib.contextmanager
 def folder_of(
     base: str | os.PathLike[str], *parts: str, make: bool = False, dir_fd: int | None = None

@@ -109,12 +109,18 @@ batch this big to its read child whole: one handoff a task)."""
 REFRESH_S = 2.0
 """How often the worker list and the workers' checks are looked at again."""
 UNSEEN_TRIES = 3
+"""Workers a file may find unable to see it before it is a machine failure."""
 FEED_FILES = 20_000
 """Files drawn ahead from what :meth:`DaskExecutor.submit` was given (a stream of reads, the
 walk's as it goes): the executor never holds more than these beside the tasks in flight."""
+DRAW_S = TICK_S
+"""Longest a draw from a stream goes on (checked every :data:`DRAW_CHECK` files): the local
+pool's bound (:data:`engine.isolate.DRAW_S`), so a slow stream (files hashed before they are
+planned) never keeps the tasks that come back waiting, nor the workers without their next."""
+DRAW_CHECK = 64
+"""Files drawn between two looks at the clock."""
 PROBE_SCAN = 10_000
 """Queued files looked through for the check's few files from different folders."""
-"""Workers a file may find unable to see it before it is a machine failure."""
 
 
 @dataclass(slots=True)
@@ -155,6 +161,7 @@ class DaskExecutor:
         """Reads of the current run by reader and the tools it uses that the read had
         (``name=version;...``): a reader counted under two of them is a mixed read."""
         self._routed: Counter[str] = Counter()
+        self._wants: dict[tuple[str | None, str, tuple[str, ...]], frozenset[str]] = {}
         self._on_event: Listener = ignore
         self._cluster: Any = None
         self._client: Any = None
@@ -178,6 +185,7 @@ class DaskExecutor:
         self._ready: deque[tuple[ReadTask, Outcome]] = deque()  # decided here, not read
         self._flying: dict[Any, tuple[list[_Job], tuple[str, ...]]] = {}
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._again: set[Any] = set()  # in flight again: their result was lost with a worker
         self._warming: threading.Thread | None = None
         self._warm_error: BaseException | None = None
         self._prestarted = False
@@ -395,17 +403,26 @@ class DaskExecutor:
 
     def _fill(self) -> None:
         """Draw files from the streams given to :meth:`submit` while fewer than half of
-        :data:`FEED_FILES` are queued; each route's queue is then put heavy kinds first."""
+        :data:`FEED_FILES` are queued, up to that many, for :data:`DRAW_S` at most (as the
+        local pool draws): drawing runs the run's planning (hashes among it), and the tasks
+        that come back and the workers' next tasks wait meanwhile. Each route's queue is then
+        put heavy kinds first."""
         queued = sum(len(q) for q in self._todo.values())
         if not self._feeds or queued >= FEED_FILES // 2:
             return
+        until = time.monotonic() + DRAW_S
+        drawn = 0
         while self._feeds and queued < FEED_FILES:
-            feed = self._feeds[0]
-            for task in itertools.islice(feed, FEED_FILES - queued):
-                self._queue(_Job(task, _kind_tools(task.path)))
-                queued += 1
-            if queued < FEED_FILES:  # that stream is spent
+            task = next(self._feeds[0], None)
+            if task is None:  # that stream is spent
                 self._feeds.popleft()
+                continue
+            key = name_key(task.path)
+            self._queue(_Job(task, _kind_tools(task.path, key), kind=key))
+            queued += 1
+            drawn += 1
+            if drawn % DRAW_CHECK == 0 and time.monotonic() > until:
+                break
         for todo in self._todo.values():
             _heavy_first(todo)
 
@@ -444,14 +461,18 @@ class DaskExecutor:
                 while self._ready:
                     yield self._ready.popleft()
                 self._send()
+                self._recomputed()
                 try:
                     fut = self._done.get(timeout=TICK_S)
                 except queue.Empty:
                     self._alive()
                 else:
-                    held = self._flying.pop(fut, None)
-                    if held is not None:  # None: cancelled by an earlier run
-                        yield from self._settle(fut, held[0])
+                    if fut.status in _AGAIN and fut in self._flying:
+                        self._again.add(fut)  # its result went with its worker: run again
+                    else:
+                        held = self._flying.pop(fut, None)
+                        if held is not None:  # None: cancelled by an earlier run
+                            yield from self._settle(fut, held[0])
                 if tick is not None:
                     tick()
             self._refresh(force=True)  # a worker lost near the end is said by this run
@@ -463,8 +484,17 @@ class DaskExecutor:
             if self._pending():
                 self.cancel()  # abandoned: its answers must not reach the next run
 
+    def _recomputed(self) -> None:
+        """Tasks whose result was lost with its worker before the engine took it (Dask runs
+        them again; a future's done callback fires once): the ones done again come back."""
+        for fut in [f for f in self._again if f.status not in _AGAIN or f not in self._flying]:
+            self._again.discard(fut)
+            if fut in self._flying:
+                self._done.put(fut)
+
     def cancel(self) -> None:
         """Forget queued tasks; cancel the tasks in flight (their outcomes never come)."""
+        self._again.clear()
         self._todo.clear()
         self._feeds.clear()
         self._singles.clear()
@@ -483,9 +513,10 @@ class DaskExecutor:
             return
         self._none_since = None
         while len(self._flying) < self.window:
-            self._fill()
             if not (self._singles or any(self._todo.values())):
-                break
+                self._fill()  # drawn when the queue is out: what is queued goes out first
+                if not (self._singles or any(self._todo.values())):
+                    break
             jobs = [self._singles.popleft()] if self._singles else self._take()
             where = self._route(jobs[0].tools)
             fut = self._client.submit(
@@ -501,6 +532,7 @@ class DaskExecutor:
             fut.add_done_callback(self._done.put)
             if len(where) < len(self._good):
                 self._routed[_kind_name(jobs[0].task.path)] += len(jobs)
+        self._fill()  # the workers have their tasks: draw the next files meanwhile
 
     def _wait_for_workers(self) -> None:
         """No worker may read: wait for one to join, for WORKERS_TIMEOUT_S at most."""
@@ -656,23 +688,30 @@ class DaskExecutor:
             if i in unseen and job.unseen + 1 < UNSEEN_TRIES:
                 job.unseen += 1
                 self._queue(job)
-            elif not outcome.machine and self._better_elsewhere(job, outcome, result):
-                self._queue(_Job(job.task, self._wanted(outcome), redone=True, kind=job.kind))
+                continue
+            wanted: frozenset[str] = frozenset() if outcome.machine else self._wanted(outcome)
+            if wanted and self._better_elsewhere(job, wanted, result):
+                self._queue(_Job(job.task, wanted, redone=True, kind=job.kind))
             else:
-                if not outcome.machine and (wanted := self._wanted(outcome)):
+                if wanted:
                     self.tool_sets[(outcome.reader or outcome.mime, _named(result, wanted))] += 1
                 yield job.task, outcome
 
     def _wanted(self, outcome: Outcome) -> frozenset[str]:
         """The tools the read's reader uses, and those the outcome says it needed."""
-        reader = reader_named(outcome.reader) if outcome.reader else reader_for(outcome.mime)
-        return frozenset(reader.tools if reader else ()) | frozenset(outcome.needs)
+        key = (outcome.reader, outcome.mime, outcome.needs)
+        wanted = self._wants.get(key)
+        if wanted is None:
+            reader = reader_named(outcome.reader) if outcome.reader else reader_for(outcome.mime)
+            wanted = frozenset(reader.tools if reader else ()) | frozenset(outcome.needs)
+            self._wants[key] = wanted
+        return wanted
 
-    def _better_elsewhere(self, job: _Job, outcome: Outcome, result: BatchResult) -> bool:
-        """Whether a worker with more of the tools this read uses may read it (once)."""
+    def _better_elsewhere(self, job: _Job, wanted: frozenset[str], result: BatchResult) -> bool:
+        """Whether a worker with more of the tools this read uses (``wanted``) may read it
+        (once)."""
         if job.redone:
             return False
-        wanted = self._wanted(outcome)
         had = len(wanted & frozenset(result.tools.names))
         return any(len(wanted & have) > had for have in self._good.values())
 
@@ -757,8 +796,9 @@ class DaskExecutor:
         ]
         allowed = self._allowed
         for fut in stuck:
-            if fut.status != "pending":
+            if fut.status not in _AGAIN:
                 continue  # its answer is in the queue already
+            self._again.discard(fut)
             jobs, where = self._flying.pop(fut)
             with contextlib.suppress(Exception):
                 self._client.cancel([fut], reason="its workers are gone")
@@ -818,6 +858,12 @@ class DaskExecutor:
             self._token = ""
 
 
+_AGAIN = ("pending", "lost")
+"""A Dask future's states before it is done: "lost" is a finished task whose result went with
+its worker before the engine took it, which the scheduler runs again (its done callback has
+fired already; taken as a failure, its files were machine failures, never read)."""
+
+
 def _heavy_first(todo: deque[_Job]) -> None:
     """Put a queue's files of each kind together, kinds of bigger files (on average) first,
     as the local pool does (:func:`engine.isolate._by_kind`): a kind's first-use imports then
@@ -840,9 +886,10 @@ def _heavy_first(todo: deque[_Job]) -> None:
 _KIND_TOOLS: dict[str, frozenset[str]] = {}
 
 
-def _kind_tools(path: str) -> frozenset[str]:
-    """The tools the reader of a file's kind (as its name says) can use."""
-    key = name_key(path)
+def _kind_tools(path: str, key: str | None = None) -> frozenset[str]:
+    """The tools the reader of a file's kind (as its name says: ``key``, its
+    :func:`~engine.detect.name_key` when known) can use."""
+    key = name_key(path) if key is None else key
     tools = _KIND_TOOLS.get(key)
     if tools is None:
         mime = by_name(path)

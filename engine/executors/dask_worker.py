@@ -21,9 +21,10 @@ What differs from a local read:
   it (``Outcome.tools``) and so does the :class:`BatchResult`, so the engine can route a
   kind's reads to workers that have its tools and read again what a worker without them read;
 - each finished text is renamed into the shared store's ``extract/<aa>/<sha256>.txt`` by the
-  worker that extracted it (atomic, so two workers writing one hash are harmless), after one
-  ``syncfs`` of the store's file system per batch has made the batch's texts durable: the
-  engine's own sync covers only its own machine. The Outcome then names the final path.
+  read child that extracted it, as locally (atomic, so two workers writing one hash are
+  harmless), and one ``syncfs`` of the store's file system per batch makes the batch's texts
+  durable before it answers: the engine's own sync covers only its own machine. The Outcome
+  names the final path.
 
 Importing this module imports distributed (for the plugin's base class); the functions and
 classes are pickled by reference, so every worker needs the same textquarry installed.
@@ -51,7 +52,7 @@ from engine.isolate import MAX_READS, ReadPool
 from engine.limits import Limits
 from engine.mimes import OCTET
 from engine.readers import registry
-from engine.store import folder_of, open_in, place_text, read_in
+from engine.store import folder_of, open_in, read_in
 from engine.tools import Tool, ToolSet, discover
 
 TOOLS_TTL_S = 60.0
@@ -306,16 +307,13 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
     if mine:
         for task, outcome in pools.get(mine[0].limits, settings).read(mine):
             out[index[id(task)]] = outcome
+        # The read child renamed each text into the store's extract/ itself, under the hash
+        # of what it read (as in the local pool); a task without a store left its text in
+        # tmp/ for the engine (one to compare with the stored text, verify, or one that may
+        # replace a text kept records had). Durable before the engine files a record naming
+        # any of them: the batch answers only once they are synced.
         if any(o is not None and o.text_file for o in out):
             _sync(settings.store_dir)
-        for i, task in zip(slots, mine, strict=True):
-            done = out[i]
-            assert done is not None
-            # Filed under the hash of what was read (the task's may be empty: not hashed yet).
-            # A task without a store leaves its text in tmp/ for the engine: one to compare
-            # with the stored text (verify), or one that may replace a text kept records had.
-            if task.store_dir:
-                out[i] = _placed(done, done.sha256 or task.sha256, settings.store_dir)
     named = tools.named
     outcomes = tuple(replace(o, tools=named) for o in out if o is not None)
     assert len(outcomes) == len(tasks), "the pool answered every task"
@@ -481,22 +479,3 @@ def _allow_children() -> None:
                 "start it with DASK_DISTRIBUTED__WORKER__DAEMON=False"
             )
         config["daemon"] = False
-
-
-def _placed(outcome: Outcome, sha256: str, store_dir: str) -> Outcome:
-    """Move a finished text into the shared store; the Outcome then names its final place."""
-    if outcome.text_file is None:
-        return outcome
-    tmp = outcome.text_file
-    try:
-        dest = place_text(store_dir, tmp, sha256, make=True)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return replace(
-            outcome,
-            text_file=None,
-            machine=True,
-            error=f"cannot write the text into the shared store: {exc.strerror or exc}",
-        )
-    return replace(outcome, text_file=dest)

@@ -178,11 +178,20 @@ def dask_where(scheduler: bool, workers: int, work: Path) -> Iterator[str]:
         yield "dask://" + cluster.address.removeprefix("tcp://")
 
 
+def default_corpus() -> Path:
+    """``../shared/corpus`` beside the checkout, as the other benches take it (the main
+    checkout's), else ``/work/shared/corpus`` (a worktree's, one folder further down)."""
+    for there in (REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")):
+        if there.is_dir():
+            return there
+    return REPO.parent / "shared" / "corpus"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("part", choices=["compare", "corpus", "ceiling"])
     p.add_argument("--files", type=int, default=20_000)
-    p.add_argument("--corpus", type=Path, default=REPO.parent.parent / "shared" / "corpus")
+    p.add_argument("--corpus", type=Path, default=default_corpus())
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--no-corpus", action="store_true", help="the small files only")
     p.add_argument("--ocr", action="store_true", help="corpus: keep tesseract")

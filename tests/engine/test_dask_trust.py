@@ -780,6 +780,62 @@ class _Client:
         return ()
 
 
+class _LostThenDone:
+    """A task that finished, then lost its result with its worker before the engine took it
+    (Dask's "lost"); done again once the engine has seen it lost (the scheduler reran it)."""
+
+    def __init__(self, ex: Any, tasks: list[ReadTask]) -> None:
+        self.ex, self.tasks = ex, tasks
+        self.again = False
+
+    @property
+    def status(self) -> str:
+        self.again = self.again or self in getattr(self.ex, "_again", ())
+        return "finished" if self.again else "lost"
+
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None:
+        fn(self)  # its first finish: the callback fires once, whatever comes after
+
+    def result(self) -> Any:
+        from engine.executors.dask_worker import BatchResult
+
+        ok = Outcome(Status.OK, "text/plain", reader="text", v=1, extractor="text:utf-8")
+        return BatchResult((ok,) * len(self.tasks), "tcp://a", ToolSet.empty(), 0.01)
+
+    def exception(self) -> None:
+        return None  # what a lost future's exception() gives once it is done again
+
+    def release(self) -> None:
+        pass
+
+
+def test_a_task_whose_result_was_lost_with_its_worker_is_waited_for_again(tmp_path: Path) -> None:
+    """A worker killed after its task finished, before the engine took the result: Dask runs
+    the task again, but its done callback had fired, and the engine took the lost task for a
+    failed one: its files were machine failures, left without a record."""
+    (tmp_path / "tmp").mkdir()
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex.settings = replace(ex.settings, store_dir=str(tmp_path))
+    ex._token = ".probe-test"  # connected and checked already
+
+    class Client(_Client):
+        status = "running"
+
+        def submit(self, _fn: Any, tasks: list[ReadTask], *_a: Any, **kw: Any) -> Any:
+            self.sent.append((len(tasks), kw["workers"]))
+            return _LostThenDone(ex, tasks)
+
+    ex._client = Client()
+    tasks = [
+        ReadTask(f"/x/t{i}.txt", "", LIMITS, ToolSet.empty(), str(tmp_path / "tmp"), 9)
+        for i in range(5)
+    ]
+    ex.submit(tasks)
+    got = list(ex.finished())
+    assert sorted(t.path for t, _o in got) == sorted(t.path for t in tasks)
+    assert all(o.status == Status.OK and not o.machine for _t, o in got), got
+
+
 def test_kinds_sent_only_to_the_workers_with_their_tools_are_counted() -> None:
     ex = _executor_with({"tcp://a": ("pdftotext",), "tcp://b": ()})
     ex._client = _Client()
@@ -820,6 +876,38 @@ def test_reads_given_as_a_stream_are_drawn_as_the_tasks_go_out() -> None:
         sent = sum(n for n, _where in ex._client.sent)
         assert drawn <= sent + FEED_FILES
     assert sum(n for n, _where in ex._client.sent) == drawn == total
+
+
+def test_a_slow_stream_is_drawn_a_while_then_the_workers_get_their_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream slow to give its reads (files hashed before they are planned) was drawn
+    FEED_FILES at a time before a task went out, the workers idle all along; a draw now ends
+    after DRAW_S (here: past it at once), looked at every 64 files, as the local pool's."""
+    from engine.executors import dask_client
+
+    monkeypatch.setattr(dask_client, "DRAW_S", -1.0)
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex._client = _Client()
+    ex._per_file = 0.001
+    drawn = 0
+    before_a_task: list[int] = []
+
+    def walk() -> Iterator[ReadTask]:
+        nonlocal drawn
+        for job in _jobs(dask_client.FEED_FILES):
+            if ex._client.sent and not before_a_task:
+                before_a_task.append(drawn)
+            drawn += 1
+            yield job.task
+
+    ex.submit(walk())
+    ex._send()
+    assert before_a_task == [dask_client.DRAW_CHECK]
+    while ex._pending():
+        ex._flying.clear()  # as if every task in flight had come back
+        ex._send()
+    assert sum(n for n, _where in ex._client.sent) == drawn == dask_client.FEED_FILES
 
 
 def test_a_local_cluster_closes_with_its_read_processes_without_a_teardown_round(

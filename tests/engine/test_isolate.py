@@ -10,6 +10,7 @@ import collections
 import errno
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -208,6 +209,31 @@ def test_workers_that_die_at_start_are_a_machine_failure(
         list(pool.read([make(tmp_path, "ok", "ok")]))
     assert pool.started == isolate.START_FAILURES
     pool.close()
+
+
+def test_a_worker_does_not_run_the_main_module_of_its_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """multiprocessing runs the parent's main module again in each child it starts: in a Dask
+    worker, distributed's command line (~0.5 s of imports a read child, the first task of a
+    sweep waiting on them). A read child needs none of it."""
+    import types
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "main_of_parent.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    main.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    pool = ReadPool(LIMITS, workers=1)
+    try:
+        [(_task, outcome)] = list(pool.read([make(tmp_path, "ok", "ok")]))
+    finally:
+        pool.close()
+    assert outcome.status == Status.OK
+    assert not marker.exists()
+    assert sys.modules["__main__"] is main  # put back after the start
 
 
 def _files_in(folder: Path) -> list[Path]:
