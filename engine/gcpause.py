@@ -96,10 +96,20 @@ _FROZEN_HOLDERS = 0
 """How many holders of :func:`long_lived` there are now (the last one unfreezes)."""
 
 
-def let_go() -> None:
+LET_GO_FILES = 20_000
+"""Files a sweep must have held before :func:`let_go` collects after it: below that, what it
+dropped is a few MB at most, and a full collection walks every object of the process (in a
+process that holds much else, the test suite's, ~40-150 ms a sweep: it made the suite's
+thousands of small sweeps minutes slower)."""
+
+
+def let_go(files: int | None = None) -> None:
     """Give the memory of what was just dropped (a million records) back to the system: a
     collection for what the collector holds, then glibc's ``malloc_trim`` for the free pages
-    it keeps (elsewhere, or without it, the collection alone)."""
+    it keeps (elsewhere, or without it, the collection alone). ``files``: how many files the
+    dropped objects were about; under :data:`LET_GO_FILES` nothing is done."""
+    if files is not None and files < LET_GO_FILES:
+        return
     gc.collect()
     try:
         libc = ctypes.CDLL("libc.so.6")

@@ -284,8 +284,9 @@ class Sweeper:
             return
         if self.ledger.db is None or self._repair or self.ledger.replaced():
             return
+        held = self.index.tally.files
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
-        let_go()
+        let_go(held)
 
     def _attach_served(self) -> None:
         """Take over a store that a quick sweep found as it lists the folder, served by its
@@ -547,7 +548,7 @@ class Sweeper:
                 self._load()
             result = self._run(only, force, full, rehash, passwords)
         if only is None and isinstance(self.index, IndexedRecords):
-            let_go()  # a rescan read every record, and let them go
+            let_go(self.index.tally.files)  # a rescan read every record, and let them go
         return result
 
     def _quick_input(self) -> quick.QuickInput:
@@ -652,7 +653,7 @@ class Sweeper:
         served = quick.MergedRun(listings, merged.only, new, texts[0])
         ended = RunEnd(run, new, scope, whole, started, reused, tuple(held), served)
         done = self._conclude(ended)
-        let_go()  # the walk, the texts' names and what the run read
+        let_go(merged.files)  # the walk, the texts' names and what the run read
         return done
 
     def _held_roots_served(self, listings: list[Listing], db: RecordDB | None) -> dict[str, int]:

@@ -397,6 +397,26 @@ def test_a_run_collects_garbage_less_and_puts_the_collector_back(tmp_path: Path)
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
 
 
+def test_a_small_sweep_makes_no_full_collection_and_a_big_drop_makes_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full collection walks every object of the process (the suite's own, a dashboard's):
+    a sweep of a few files skips it, what held many files gives its memory back."""
+    from engine import gcpause
+
+    collections: list[int] = []
+    monkeypatch.setattr(gcpause.gc, "collect", lambda *a: collections.append(1) or 0)
+    root = _tree(tmp_path)
+    for _ in range(2):  # a cold sweep, then one the index serves (the walk merged with it)
+        sweep([root], SweepOptions(tools=ToolSet.empty()))
+    assert collections == []
+    gcpause.let_go(gcpause.LET_GO_FILES - 1)
+    assert collections == []
+    gcpause.let_go(gcpause.LET_GO_FILES)
+    gcpause.let_go()  # (no count given: always)
+    assert collections == [1, 1]
+
+
 def test_an_executor_of_the_options_that_can_warm_is_warmed_before_the_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
