@@ -82,6 +82,7 @@ def test_records_come_back_in_key_order_byte_for_byte_and_counted(
         assert list(reader.lines()) == [line_of(r) for r in expected]
         counts = Counter((r.status, r.reason or "", "") for r in expected)
         assert reader.counts() == {k: n for k, n in counts.items() if n}
+        assert len(reader) == len(expected)
         changes = reader.changes_since(start)
         assert sorted(changes.lines) == sorted(line_of(held[r.key]) for r in later)
         assert set(changes.removed) == set(gone)
