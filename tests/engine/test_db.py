@@ -249,3 +249,28 @@ def test_what_changed_is_found_by_the_counter_not_a_pass_over_the_store(tmp_path
             row[3] for row in db.con.execute(f"EXPLAIN QUERY PLAN {CHANGED_SINCE}", (0,))
         )
     assert "USING INDEX by_seq" in plan and "by_key" not in plan, plan
+
+
+def test_an_index_no_query_reads_is_not_kept(tmp_path: Path) -> None:
+    """Each index costs every upsert: the one on status that no query read is not made, and
+    a writer opening an index made with it drops it (the records and counts stay)."""
+    path = tmp_path / "extract.db"
+    record = Record(root="/r", path="a.txt", size=1, mtime_ns=1, status="ok")
+
+    def indexes() -> set[str]:
+        with sqlite3.connect(path) as con:
+            rows = con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            return {name for (name,) in rows}
+
+    with RecordDB.open_writer(path) as db:
+        db.put([record])
+        db.commit()
+    assert "by_status" not in indexes() and {"by_key", "by_seq", "by_sha"} <= indexes()
+    with sqlite3.connect(path) as con:  # an index as the versions before this one made it
+        con.execute("CREATE INDEX by_status ON records (status, root, path)")
+    reader = RecordDB.open_reader(path)
+    reader.close()
+    assert "by_status" in indexes()  # (a reader never writes)
+    with RecordDB.open_writer(path) as db:
+        assert len(db) == 1 and db.counts() == {("ok", "", ""): 1}
+    assert "by_status" not in indexes()
