@@ -347,9 +347,11 @@ class RecordDB:
             history.name_new(self.con, after, self.aside)
         if self.companion is not None:
             self.companion.put(records)
-        self.con.executemany(
-            "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
-        )
+        # (a tombstone-free index, a cold sweep's, skips a delete a record)
+        if self.con.execute("SELECT 1 FROM gone LIMIT 1").fetchone() is not None:
+            self.con.executemany(
+                "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
+            )
 
     def set_aside(self, sha256: str, text: str) -> None:
         """The stored text of ``sha256`` is about to be replaced by another, its old one kept

@@ -274,3 +274,19 @@ def test_an_index_no_query_reads_is_not_kept(tmp_path: Path) -> None:
     with RecordDB.open_writer(path) as db:
         assert len(db) == 1 and db.counts() == {("ok", "", ""): 1}
     assert "by_status" not in indexes()
+
+
+def test_a_record_back_after_its_removal_is_no_longer_gone(tmp_path: Path) -> None:
+    path = tmp_path / "extract.db"
+    a, b = (Record(root="/r", path=p, size=1, mtime_ns=1, status="ok") for p in ("a", "b"))
+    with RecordDB.open_writer(path) as db:
+        db.put([a, b])
+        db.commit()
+        start = db.seq()
+        db.drop([a.key, b.key])
+        db.commit()
+        assert set(db.changes_since(start).removed) == {a.key, b.key}
+        db.put([a])  # (the index holds a tombstone: the put clears it)
+        db.commit()
+        changes = db.changes_since(start)
+        assert changes.removed == (b.key,) and changes.lines == (line_of(a),)
