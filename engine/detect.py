@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from engine import mimes as M
 
@@ -125,10 +125,20 @@ def name_key(name: str) -> str:
     named ``.doc`` goes to the Word reader, named ``.msg`` to the Outlook one), so a verdict is
     reused, and the reads of a sweep shared, only between files of one content and one key.
     """
-    base = PurePosixPath(name.lower().rsplit("/", 1)[-1])
-    if base.suffix in COMPRESSED_SUFFIXES:
-        return PurePosixPath(base.stem).suffix + base.suffix
-    return base.suffix
+    # (string operations with PurePosixPath's rules: a path object a call was most of the
+    # time of a record's indexing, twice a record)
+    base = name.lower().rsplit("/", 1)[-1]
+    suffix = _suffix(base)
+    if suffix in COMPRESSED_SUFFIXES:
+        return _suffix(base[: -len(suffix)]) + suffix
+    return suffix
+
+
+def _suffix(name: str) -> str:
+    """``PurePosixPath(name).suffix`` of a name without a slash: from its last dot, unless
+    that dot begins or ends it."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
 
 
 def detect(path: Path, head: bytes | None = None) -> str:

@@ -4,13 +4,13 @@ sweep after sweep, whatever else shares its content (issue 25)."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.detect import detect, name_key
+from engine.detect import COMPRESSED_SUFFIXES, detect, name_key
 from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
@@ -49,6 +49,24 @@ def test_name_key_is_the_suffix_and_a_compressed_payloads() -> None:
     assert name_key("Data.CSV.gz") == ".csv.gz"
     assert name_key("x.tar.ZST") == ".tar.zst"
     assert name_key("dir.v2/readme") == ""
+
+
+def _name_key_by_paths(name: str) -> str:
+    """name_key as it was written first, with path objects (the rules it must keep)."""
+    base = PurePosixPath(name.lower().rsplit("/", 1)[-1])
+    if base.suffix in COMPRESSED_SUFFIXES:
+        return PurePosixPath(base.stem).suffix + base.suffix
+    return base.suffix
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", ".", "/", "gz", "Z", "tar", "\udcff", " ", "é", ".."]), max_size=8
+    ).map("".join)
+    | st.text(max_size=12)
+)
+def test_name_key_keeps_the_rules_of_path_objects(name: str) -> None:
+    assert name_key(name) == _name_key_by_paths(name)
 
 
 def test_the_fixtures_keep_every_verdict_over_three_sweeps(tmp_path: Path) -> None:
