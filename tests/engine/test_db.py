@@ -290,3 +290,16 @@ def test_a_record_back_after_its_removal_is_no_longer_gone(tmp_path: Path) -> No
         db.commit()
         changes = db.changes_since(start)
         assert changes.removed == (b.key,) and changes.lines == (line_of(a),)
+
+
+def test_a_rebuild_from_lines_that_repeat_a_key_counts_the_record_kept(tmp_path: Path) -> None:
+    """``extract.jsonl`` written by another tool may name a file twice: the last line wins,
+    and the counts are the records', not the lines'."""
+    first = Record(root="/r", path="a", size=1, mtime_ns=1, status="error", reason="corrupt")
+    last = Record(root="/r", path="a", size=2, mtime_ns=2, status="ok")
+    other = Record(root="/r", path="b", size=1, mtime_ns=1, status="ok")
+    with RecordDB.open_writer(tmp_path / "extract.db") as db:
+        db.replace_all([first, other, last], (1, 2, 3))
+        assert len(db) == 2 and db.counts() == {("ok", "", ""): 2}
+        assert db.line("/r", "a") == line_of(last)
+        assert db.con.execute("PRAGMA temp_store").fetchone() == (2,)  # (set back after)
