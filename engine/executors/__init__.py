@@ -38,14 +38,13 @@ def dask_factory(
 ) -> ExecutorFactory:
     """What makes a :class:`~engine.executors.dask_client.DaskExecutor` for ``spec``.
 
-    Looks that dask is installed, once asked (a UsageError with the install command when it is
-    missing); the executor imports it as it first connects.
+    Imports dask here, once asked (a UsageError with the install command when it is missing).
     ``no_external`` and ``without`` shape each worker's own tool discovery; ``tools``, when
     given, is imposed on every worker instead (tests).
     """
-    require_dask(load=False)  # imported by the executor's first connection, in the background
+    require_dask()
     from engine.executors.dask_client import DaskExecutor
-    from engine.executors.dask_records import WorkerSettings
+    from engine.executors.dask_worker import WorkerSettings
 
     def make(_limits: Limits, _workers: int) -> Executor:
         # Bounds travel with each task; the cluster's size is the cluster's (or the spec's).

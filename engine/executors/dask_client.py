@@ -33,9 +33,7 @@ Faults, and what becomes of them:
 - the scheduler lost: :class:`~engine.executors.ClusterLost`, which ends the run before
   anything is written.
 
-Importing this module does not import dask or distributed: the first connection does
-(:meth:`DaskExecutor.warm`'s thread, for a cold sweep: ~0.5 s of imports that then overlap the
-walk and the plan instead of preceding them). The engine imports this module only when asked.
+Importing this module imports dask and distributed; the engine does so only when asked.
 """
 
 from __future__ import annotations
@@ -54,19 +52,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import dask
+import distributed
+
 from engine import worker as _w
 from engine.detect import by_name, name_key
 from engine.errors import MachineFailure
 from engine.events import Level, Listener, Notice, NoticeKind, ignore
 from engine.executor import TICK_S
-from engine.executors.dask_records import (
+from engine.executors import dask_worker
+from engine.executors.dask_worker import (
     BatchResult,
     Check,
+    QuarryPlugin,
     WorkerInfo,
     WorkerSettings,
     code_version,
+    read_batch,
 )  # fmt: skip
-from engine.executors.spec import ClusterLost, ClusterRefused, ExecutorSpec, require_dask
+from engine.executors.spec import ClusterLost, ClusterRefused, ExecutorSpec
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import BATCH_BYTES, BATCH_PATH_CHARS
 from engine.mimes import OCTET
@@ -258,13 +262,6 @@ class DaskExecutor:
             raise error
 
     def _connect(self) -> None:
-        require_dask()  # the imports (in warm()'s thread for a cold sweep, else here)
-        import dask
-        import distributed
-
-        from engine.executors import dask_worker
-
-        _quiet_logs()  # (after the import: distributed sets its loggers' levels as it loads)
         where = str(self.spec)
         try:
             if self.spec.kind == "dask-local":
@@ -310,8 +307,6 @@ class DaskExecutor:
                     lambda dask_scheduler: dask_scheduler.allowed_failures
                 )
             )
-        from engine.executors.dask_worker import QuarryPlugin
-
         check = Check(
             self.settings, tuple(_spread(sample)), self._token, code_version(), self._topic
         )
@@ -515,8 +510,6 @@ class DaskExecutor:
 
     def _send(self) -> None:
         """Submit tasks until the window is full."""
-        from engine.executors import dask_worker  # (imported by the connection: a lookup)
-
         self._refresh()
         if not self._good:
             self._wait_for_workers()
@@ -530,7 +523,7 @@ class DaskExecutor:
             jobs = [self._singles.popleft()] if self._singles else self._take()
             where = self._route(jobs[0].tools)
             fut = self._client.submit(
-                dask_worker.read_batch,
+                read_batch,
                 [j.task for j in jobs],
                 self.settings,
                 pure=False,
@@ -670,8 +663,6 @@ class DaskExecutor:
 
     def _settle(self, fut: Any, jobs: list[_Job]) -> Iterator[tuple[ReadTask, Outcome]]:
         """Turn one finished future into its files' outcomes (or into work to do again)."""
-        import distributed
-
         if fut.status == "finished":
             result: BatchResult = fut.result()
             yield from self._results(jobs, result)
@@ -887,8 +878,6 @@ class DaskExecutor:
                         client.unregister_worker_plugin(self.settings.plugin)
                         owned = True  # its teardown stopped what prestart started
                 if self._prestarted and not owned:  # a sweep with nothing read, or refused
-                    from engine.executors import dask_worker
-
                     with contextlib.suppress(Exception):
                         client.run(dask_worker.stop_unowned)
             self._prestarted = False

@@ -7,7 +7,6 @@ package that imports it).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import re
 from dataclasses import dataclass
@@ -76,20 +75,13 @@ def parse_executor(text: str) -> ExecutorSpec:
     raise UsageError(f"--executor {text!r}: expected local, dask-local[:N] or dask://HOST:PORT")
 
 
-def require_dask(*, load: bool = True) -> None:
-    """Import dask and distributed, or say how to install them (a UsageError).
-
-    ``load=False`` only looks that they are installed (milliseconds, where importing them is
-    ~0.5 s): the executor imports them later, in the background.
-    """
+def require_dask() -> None:
+    """Import dask and distributed, or say how to install them (a UsageError)."""
     for name in ("dask", "distributed"):
         try:
-            found = importlib.import_module(name) if load else importlib.util.find_spec(name)
-        except (ImportError, ValueError) as exc:  # ValueError: a module without a spec
-            raise UsageError(_missing(name)) from exc
-        if found is None:
-            raise UsageError(_missing(name))
-
-
-def _missing(name: str) -> str:
-    return f"the Dask executor needs the {name} package, which is not installed: {INSTALL_HINT}"
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise UsageError(
+                f"the Dask executor needs the {name} package, which is not installed: "
+                f"{INSTALL_HINT}"
+            ) from exc
