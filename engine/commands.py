@@ -126,7 +126,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     reporter = SweepReporter(quiet=args.quiet or args.json)
     # served: a folder that changed since the last sweep is merged with the store's index
     # (only what differs is read, no record is loaded), as a watcher's first sweep is
-    sweeper = Sweeper(args.dirs, options, reporter, quick=True, served=True)
+    sweeper = Sweeper(args.dirs, options, reporter, quick=True, served=True, once=True)
     with sweeper, stop_on_signals(sweeper):
         result = run_writing(sweeper)
     summary = result.summary
@@ -205,7 +205,10 @@ def cmd_retry(args: argparse.Namespace) -> int:
         only.setdefault(root, []).append(rel)
         force.extend(k for k in _under(loaded.records, root, rel))
     errors = 0
-    with Sweeper(roots, options, SweepReporter(quiet=True)) as sweeper, stop_on_signals(sweeper):
+    with (
+        Sweeper(roots, options, SweepReporter(quiet=True), once=True) as sweeper,
+        stop_on_signals(sweeper),
+    ):
         result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
         for root, rel, is_dir in targets:

@@ -101,6 +101,17 @@ class Warming(Protocol):
 
 
 @runtime_checkable
+class Releasing(Protocol):
+    """An executor whose workers take a while to let go (a cluster: a round of teardowns on
+    every worker), which can begin that in the background once no run follows."""
+
+    def release(self) -> None:
+        """No run follows: begin letting the workers go now, in the background, and return at
+        once; :meth:`Executor.close` waits for it. A run that comes after all starts afresh."""
+        ...
+
+
+@runtime_checkable
 class Distributed(Protocol):
     """An executor whose reads run on other machines, each with a tool set of its own."""
 

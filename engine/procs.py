@@ -100,6 +100,7 @@ def worker_context() -> BaseContext:
     mods = pkgutil.iter_modules(pkg.__path__)
     readers = [f"engine.readers.{m.name}" for m in mods if not m.name.startswith("_")]
     preload = ["engine.worker", *readers, *LAZY_READER_DEPS, "engine.quality_preload"]
+    preload.append("engine.preloaded")  # last: freezes what the others imported
     ctx.set_forkserver_preload(preload)  # a module that fails to import is skipped
     return ctx
 

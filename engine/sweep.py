@@ -190,6 +190,10 @@ class Sweeper:
     stat index cannot judge, the first full sweep merges the walk with the store's index
     (:mod:`engine.merge`) rather than load every record, and the index serves the records
     from then on.
+
+    ``once``: for a sweeper closed after one run (the ``sweep`` and ``retry`` commands): once
+    the run's reads are done, an executor that takes a while to let its workers go (a Dask
+    cluster's round of teardowns) begins while the run writes the store.
     """
 
     def __init__(
@@ -200,6 +204,7 @@ class Sweeper:
         *,
         quick: bool = False,
         served: bool = False,
+        once: bool = False,
     ):
         self.roots = resolve_roots(roots)
         self.options = options
@@ -248,6 +253,7 @@ class Sweeper:
         """Said once the first run has started (a listener may not be ready before)."""
         self.quick = quick
         self.served = served
+        self.once = once
         self._loaded = False
         self._walked: list[Listing] | None = None
         """The walk a quick sweep made before finding a change: the run that follows uses it."""
@@ -483,6 +489,16 @@ class Sweeper:
             return summary
         routed = ex.routed() if isinstance(ex, Routing) else {}
         return with_cluster(summary, ex.worker_tools(), routed)
+
+    def _release_executor(self) -> None:
+        """No run follows: let the executor begin letting its workers go (in the background,
+        while the store is written; :meth:`drop_executor` waits for it). A Dask sweep of 818
+        files spent 0.2-0.45 s in the close that came after the write."""
+        from engine.executor import Releasing
+
+        ex = self._executor
+        if isinstance(ex, Releasing):
+            ex.release()
 
     def drop_executor(self) -> None:
         """Close the executor (a broken one, or at the end); the next run makes a new one."""
@@ -788,6 +804,8 @@ class Sweeper:
         scope, started, reused = ended.scope, ended.started, ended.reused
         if run.executor_failed:
             self.drop_executor()
+        elif self.once:
+            self._release_executor()
         if run.interrupted or run.executor_failed:
             # Workers rename texts into the store as they read; answers that never came may
             # have left texts no record names: keep the marker until a full sweep collects them.
@@ -1136,5 +1154,6 @@ def sweep(
     roots: Sequence[Path], options: SweepOptions | None = None, on_event: Listener = ignore
 ) -> SweepResult:
     """Sweep ``roots`` once into their store (holding its lock for the duration)."""
-    with Sweeper(roots, options or SweepOptions(), on_event, quick=True, served=True) as sweeper:
+    opts = options or SweepOptions()
+    with Sweeper(roots, opts, on_event, quick=True, served=True, once=True) as sweeper:
         return sweeper.run()

@@ -187,6 +187,7 @@ class DaskExecutor:
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._again: set[Any] = set()  # in flight again: their result was lost with a worker
         self._warming: threading.Thread | None = None
+        self._releasing: threading.Thread | None = None  # release(): the workers let go
         self._warm_error: BaseException | None = None
         self._prestarted = False
 
@@ -445,6 +446,8 @@ class DaskExecutor:
         Raises ClusterRefused when the cluster cannot take the sweep and ClusterLost when the
         scheduler goes away: either ends the run before the store is written.
         """
+        if self._releasing is not None:  # released, yet a run came: start afresh
+            self.close()
         self.tool_sets = Counter()
         self._routed = Counter()
         try:
@@ -818,9 +821,49 @@ class DaskExecutor:
 
     # -- closing --------------------------------------------------------------------------
 
+    def release(self) -> None:
+        """No run follows (the sweeper's last run has read everything): begin letting the
+        workers go now, in a thread (the plugin's teardown on every worker, ~0.1-0.45 s, then
+        the client and a LocalCluster closed), while the engine writes the store; :meth:`close`
+        waits for it. A run after all closes what is left and connects afresh."""
+        if self._releasing is not None or (self._client is None and self._warming is None):
+            return
+        self._releasing = threading.Thread(
+            target=self._disconnect, name="quarry-dask-release", daemon=True
+        )
+        self._releasing.start()
+
+    def _released(self) -> None:
+        """Wait for :meth:`release`'s thread, if one was started."""
+        thread, self._releasing = self._releasing, None
+        if thread is not None:
+            thread.join()
+
     def close(self) -> None:
         """Stop the read processes on the workers (the plugin's teardown); close the client
         and a LocalCluster; remove the check's files from the store's ``tmp/``."""
+        if self._releasing is not None:
+            self._released()
+        else:
+            self._disconnect()
+        self._good.clear()
+        self._present.clear()
+        self.workers.clear()
+        self._told.clear()
+        self._events = 0
+        self._started = False
+        if self._token:
+            with contextlib.suppress(OSError), folder_of(self.settings.store_dir, "tmp") as tmp:
+                for name in os.listdir(tmp):
+                    if name == self._token or name.startswith(self._token + "."):
+                        with contextlib.suppress(OSError):
+                            os.unlink(name, dir_fd=tmp)
+            self._token = ""
+
+    def _disconnect(self) -> None:
+        """What :meth:`close` asks of the cluster: the plugin's teardown (or, with nothing
+        read, the forkservers prestart started stopped), then the client and a LocalCluster
+        closed. Touches nothing the engine reads after a run (the workers' tools, the routes)."""
         with contextlib.suppress(BaseException):  # a cluster still starting is closed too
             self._joined()
         client, cluster = self._client, self._cluster
@@ -843,19 +886,6 @@ class DaskExecutor:
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
-        self._good.clear()
-        self._present.clear()
-        self.workers.clear()
-        self._told.clear()
-        self._events = 0
-        self._started = False
-        if self._token:
-            with contextlib.suppress(OSError), folder_of(self.settings.store_dir, "tmp") as tmp:
-                for name in os.listdir(tmp):
-                    if name == self._token or name.startswith(self._token + "."):
-                        with contextlib.suppress(OSError):
-                            os.unlink(name, dir_fd=tmp)
-            self._token = ""
 
 
 _AGAIN = ("pending", "lost")

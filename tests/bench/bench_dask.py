@@ -4,7 +4,7 @@
                                              [--no-corpus] [--runs 3] [--workers 2]
                                              [--dir /tmp/dask-bench]
     python tests/bench/bench_dask.py corpus [--corpus ../shared/corpus] [--ocr] [--runs 3]
-                                            [--scheduler]
+                                            [--scheduler] [--against CHECKOUT]
     python tests/bench/bench_dask.py ceiling [--files 20000]
 
 ``compare``: cold sweeps with the real command (``python -m engine sweep TREE --out S``,
@@ -22,6 +22,12 @@ size and the last tasks' stragglers show).
 cluster started once before the runs, as one is used (``dask scheduler`` and ``dask worker
 --nworkers N --nthreads 1`` on 127.0.0.1), instead of a ``dask-local:N`` LocalCluster that
 each sweep starts and closes.
+
+``--against CHECKOUT`` (either comparison, with ``--scheduler``): another checkout (its own
+``.venv``) sweeps too, each of its sweeps right after this one's of the same kind (local,
+Dask, the other's local, the other's Dask, ``--runs`` times over), on a cluster of its own
+code: on a machine whose load swings, sets run one after the other differ by more than the
+change measured, where sweeps taking turns share each swing. Medians of each, and the ratios.
 
 ``ceiling``: how fast the one process that holds the store's lock can take results, whatever
 runs the reads: a sweep whose executor answers every read at once (the texts already in the
@@ -60,13 +66,15 @@ from engine.tools import ToolSet  # noqa: E402
 from tests.bench.bench_sweep import make_tree  # noqa: E402
 
 
-def sweep_cmd(root: Path, store: Path, *extra: str) -> float:
-    """Seconds of one cold ``python -m engine sweep`` into an empty store."""
+def sweep_cmd(root: Path, store: Path, *extra: str, checkout: Path = REPO) -> float:
+    """Seconds of one cold ``python -m engine sweep`` into an empty store (``checkout``'s
+    engine, with its own venv's Python when it is another checkout)."""
     if store.exists():
         shutil.rmtree(store)
-    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(store), "-q", *extra]
+    cmd = [python_of(checkout), "-m", "engine", "sweep", str(root), "--out", str(store), "-q",
+           *extra]  # fmt: skip
     began = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout, check=False)
     took = time.perf_counter() - began
     if proc.returncode not in (0, 2):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -96,6 +104,42 @@ def compare(
         print(f"  {name:<34}  median {med:6.1f} s  (min {min(times):.1f}, max {max(times):.1f})"
               f"  {files / med:7.0f} files/s")  # fmt: skip
     print(f"  Dask files/s over the local pool's  {lt / dt:.2f}x")
+
+
+def python_of(checkout: Path) -> str:
+    """The Python that runs ``checkout``'s engine: this one's, or that checkout's venv's."""
+    return sys.executable if checkout == REPO else str(checkout / ".venv" / "bin" / "python")
+
+
+def compare_against(
+    label: str, root: Path, work: Path, runs: int, workers: int, wheres: dict[Path, str],
+    *extra: str,
+) -> None:  # fmt: skip
+    """:func:`compare` for several checkouts at once, every sweep taking turns: local then
+    Dask of this checkout, then of the other, ``runs`` times over."""
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+    times: dict[tuple[Path, str], list[float]] = {}
+    loads: list[float] = []
+    for _ in range(runs):
+        for checkout, where in wheres.items():
+            for kind, args in (("local", ("--workers", str(workers))),
+                               ("dask", ("--executor", where))):  # fmt: skip
+                loads.append(os.getloadavg()[0])
+                took = sweep_cmd(root, work / kind, *args, *extra, checkout=checkout)
+                times.setdefault((checkout, kind), []).append(took)
+    print(f"{label}: {files:,} files, {runs} run(s) each, every sweep taking turns, "
+          f"load {min(loads):.1f}-{max(loads):.1f}")  # fmt: skip
+    for checkout in wheres:
+        name = "this checkout" if checkout == REPO else str(checkout)
+        local, dask = times[(checkout, "local")], times[(checkout, "dask")]
+        for kind, got in (("local pool", local), ("Dask", dask)):
+            med = statistics.median(got)
+            print(f"  {name:<16} {kind:<10}  median {med:6.1f} s  (min {min(got):.1f}, "
+                  f"max {max(got):.1f})  {files / med:7.0f} files/s")  # fmt: skip
+        pairs = sorted(lt / dt for lt, dt in zip(local, dask, strict=True))
+        print(f"  {name:<16} Dask files/s over the local pool's  "
+              f"{statistics.median(local) / statistics.median(dask):.2f}x (each run's: "
+              f"{', '.join(f'{r:.2f}' for r in pairs)})")  # fmt: skip
 
 
 class Instant:
@@ -165,16 +209,17 @@ def ceiling(root: Path, work: Path) -> None:
 
 
 @contextlib.contextmanager
-def dask_where(scheduler: bool, workers: int, work: Path) -> Iterator[str]:
+def dask_where(scheduler: bool, workers: int, work: Path, checkout: Path = REPO) -> Iterator[str]:
     """What ``--executor`` the Dask sweeps get: a LocalCluster of their own, or a cluster
-    started here once (closed on leaving)."""
+    started here once (closed on leaving), of ``checkout``'s code."""
     if not scheduler:
         yield f"dask-local:{workers}"
         return
     from tests.engine.daskkit import external_cluster
 
     # A fresh folder: the scheduler's file of an earlier run would name a scheduler long gone.
-    with external_cluster(Path(tempfile.mkdtemp(dir=work)), workers) as cluster:
+    tmp = Path(tempfile.mkdtemp(dir=work))
+    with external_cluster(tmp, workers, python=python_of(checkout), cwd=checkout) as cluster:
         yield "dask://" + cluster.address.removeprefix("tcp://")
 
 
@@ -198,7 +243,10 @@ def main() -> None:
     p.add_argument("--scheduler", action="store_true", help="Dask: a cluster started once")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--dir", type=Path, default=None)
+    p.add_argument("--against", type=Path, default=None, help="another checkout, taking turns")
     args = p.parse_args()
+    if args.against is not None and not args.scheduler:
+        p.error("--against needs --scheduler (each checkout's cluster runs its own code)")
     work = args.dir or Path(tempfile.mkdtemp(prefix="dask-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -211,6 +259,9 @@ def main() -> None:
     try:
         if args.part == "ceiling":
             ceiling(tree, work)
+            return
+        if args.against is not None:
+            against(args, tree, work)
             return
         with dask_where(args.scheduler, args.workers, work) as where:
             if args.part == "corpus":
@@ -227,6 +278,23 @@ def main() -> None:
         print(f"load after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         if args.dir is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def against(args: argparse.Namespace, tree: Path, work: Path) -> None:
+    """``--against``: both checkouts' sweeps taking turns, each on a cluster of its own."""
+    checkouts = (REPO, args.against.resolve())
+    with contextlib.ExitStack() as stack:
+        wheres = {
+            c: stack.enter_context(dask_where(True, args.workers, work, c)) for c in checkouts
+        }
+        no_ocr = ("--without", "tesseract")
+        if args.part == "compare":
+            compare_against(f"{args.files:,} small files", tree, work, args.runs, args.workers,
+                            wheres)  # fmt: skip
+        if args.part == "corpus" or (args.corpus.is_dir() and not args.no_corpus):
+            extra = () if args.ocr else no_ocr
+            label = "corpus" + ("" if extra == () else " (--without tesseract)")
+            compare_against(label, args.corpus, work, args.runs, args.workers, wheres, *extra)
 
 
 if __name__ == "__main__":

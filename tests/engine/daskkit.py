@@ -144,20 +144,27 @@ class External:
 
 @contextlib.contextmanager
 def external_cluster(
-    tmp: Path, workers: int = 2, wrap: Sequence[str] = (), env: dict[str, str] | None = None
+    tmp: Path,
+    workers: int = 2,
+    wrap: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    python: str = sys.executable,
+    cwd: Path | None = None,
 ) -> Iterator[External]:
     """``dask scheduler`` and ``dask worker --nworkers N`` on 127.0.0.1.
 
-    ``wrap`` prefixes the worker command (``unshare -m sh -c ...`` hides a folder from them).
+    ``wrap`` prefixes the worker command (``unshare -m sh -c ...`` hides a folder from them);
+    ``python`` and ``cwd``: the interpreter they run and their folder (another checkout and its
+    venv: ``python -m`` puts the current folder first on the path, so both must be its).
     """
-    py = sys.executable
+    py = python
     sfile = tmp / "scheduler.json"
     quiet = subprocess.DEVNULL
     run_env = {**os.environ, **(env or {})}  # workers daemonic, as `dask worker` makes them
     scheduler = subprocess.Popen(
         [py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
          "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(sfile)],
-        stdout=quiet, stderr=quiet, env=run_env, start_new_session=True,
+        stdout=quiet, stderr=quiet, env=run_env, start_new_session=True, cwd=cwd,
     )  # fmt: skip
     procs = [scheduler]
     try:
@@ -172,7 +179,7 @@ def external_cluster(
         if wrap:
             cmd = [*wrap, *cmd]
         worker = subprocess.Popen(
-            cmd, stdout=quiet, stderr=quiet, env=run_env, start_new_session=True
+            cmd, stdout=quiet, stderr=quiet, env=run_env, start_new_session=True, cwd=cwd
         )
         procs.append(worker)
         with distributed.Client(address, timeout=30, set_as_default=False) as c:

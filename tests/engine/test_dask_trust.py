@@ -104,6 +104,79 @@ def test_no_read_process_is_left_on_any_worker_after_a_sweep(sample: Path, tmp_p
         assert len(read_processes(client)) == 2  # both workers still there, idle
 
 
+def test_a_released_executor_lets_the_workers_go_and_a_later_run_starts_afresh(
+    tmp_path: Path,
+) -> None:
+    """release() (no run follows) runs the plugin's teardown in the background, before close;
+    a run that comes all the same reconnects and checks the workers again."""
+    from engine.executors.dask_client import DaskExecutor
+    from engine.executors.dask_worker import WorkerSettings
+
+    root = tmp_path / "docs"
+    texts_of(root, 3)
+    (tmp_path / "store" / "tmp").mkdir(parents=True)
+    tasks = [
+        ReadTask(str(p), "", LIMITS, ToolSet.empty(), str(tmp_path / "store" / "tmp"), 20)
+        for p in sorted(root.iterdir())
+    ]
+    with (
+        local_cluster(2) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        ex = DaskExecutor(remote(c), WorkerSettings("", fixed_tools=ToolSet.empty()))
+        try:
+            ex.submit(tasks)
+            assert len(list(ex.finished())) == 3
+            assert any(read_processes(client).values())
+            ex.release()
+            wait_for(
+                "the read processes gone before close",
+                lambda: not any(read_processes(client).values()),
+            )
+            ex.submit(tasks)  # a run after all: connected and checked afresh
+            assert sorted(o.status for _t, o in ex.finished()) == [Status.OK] * 3
+        finally:
+            ex.close()
+        wait_for("every read process gone", lambda: not any(read_processes(client).values()))
+        assert len(read_processes(client)) == 2  # both workers still there, idle
+
+
+def test_a_once_sweeper_releases_its_executor_before_it_writes_the_store(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``sweep`` command's sweeper (one run, then closed) lets a cluster's workers go
+    while it writes the store, not after; a sweeper that may run again does not."""
+    from engine.isolate import ReadPool
+
+    said: list[str] = []
+
+    class Releasing(ReadPool):
+        def release(self) -> None:
+            said.append("release")
+
+        def close(self) -> None:
+            said.append("close")
+            super().close()
+
+    write = Sweeper._write
+
+    def writing(self: Sweeper, *args: Any, **kwargs: Any) -> Any:
+        said.append("write")
+        return write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Sweeper, "_write", writing)
+
+    def make(limits: Limits, workers: int) -> Executor:
+        return Releasing(limits, workers)
+
+    for once, out in ((True, "once"), (False, "again")):
+        said.clear()
+        opts = replace(options(tmp_path / out, None), executor=make)
+        with Sweeper([sample], opts, once=once) as s:
+            s.run()
+        assert said == (["release", "write", "close"] if once else ["write", "close"])
+
+
 def test_a_task_is_handed_to_the_read_child_whole(tmp_path: Path) -> None:
     from engine.executors import dask_worker
 
