@@ -33,6 +33,12 @@ ACROSS = "path >= ? AND path < ?"
 name holds (``key_bytes`` never writes 0xFF)."""
 
 
+REFERENCED_SQL = "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sha256 IS NOT NULL"
+"""The content hashes whose text some record names: walked in the order of an index on the
+hash, never sorted in a temporary B-tree (a writer keeps its temporary tables in memory: at
+ten million records that would be hundreds of MB; a test holds the plan)."""
+
+
 class IndexGone(Exception):
     """The index the records were served from failed or went away (the sweeper loads the
     records again, from ``extract.jsonl``)."""
@@ -191,11 +197,7 @@ class IndexedRecords:
     def referenced_texts(self) -> set[str]:
         """Every content hash whose text some record names (one pass over the index)."""
         con = self._db().con
-        rows = self._ask(
-            lambda: con.execute(
-                "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sha256 IS NOT NULL"
-            ).fetchall()
-        )
+        rows = self._ask(lambda: con.execute(REFERENCED_SQL).fetchall())
         return {sha for (sha,) in rows}
 
     def keys_under(self, root: str, rels: Iterable[str]) -> list[Key]:

@@ -251,9 +251,31 @@ def test_what_changed_is_found_by_the_counter_not_a_pass_over_the_store(tmp_path
     assert "USING INDEX by_seq" in plan and "by_key" not in plan, plan
 
 
+def test_the_texts_named_are_found_in_the_order_of_a_hash_index_not_sorted(
+    tmp_path: Path,
+) -> None:
+    """A writer keeps its temporary tables in memory (:func:`engine.db._connect`): a query
+    over every record must not sort them into one. The index on status took the content
+    hashes' query to a temporary B-tree for its DISTINCT; without it, a hash index serves it."""
+    from engine.dbindex import REFERENCED_SQL
+
+    plans = []
+    with RecordDB.open_writer(tmp_path / "extract.db") as db:
+        for _ in range(2):
+            rows = db.con.execute(f"EXPLAIN QUERY PLAN {REFERENCED_SQL}")
+            plans.append(" ".join(row[3] for row in rows))
+            # the full-text index's partial index on the hash, as engine.textindex makes it
+            db.con.execute(
+                "CREATE INDEX IF NOT EXISTS text_by_sha ON records (sha256) WHERE status = 'ok'"
+            )
+    for plan in plans:
+        assert "TEMP B-TREE" not in plan and "sha" in plan, plan
+
+
 def test_an_index_no_query_reads_is_not_kept(tmp_path: Path) -> None:
-    """Each index costs every upsert: the one on status that no query read is not made, and
-    a writer opening an index made with it drops it (the records and counts stay)."""
+    """Each index costs every upsert: the one on status, which no query needed (the planner
+    took it for the content hashes' query, and sorted them), is not made, and a writer opening
+    an index made with it drops it (the records and counts stay)."""
     path = tmp_path / "extract.db"
     record = Record(root="/r", path="a.txt", size=1, mtime_ns=1, status="ok")
 
