@@ -112,12 +112,6 @@ _UPSERT = (
 _INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
 
 
-_RECOUNT = (
-    "SELECT status, coalesce(reason, ''), coalesce(quality, ''), count(*) FROM records"
-    " GROUP BY 1, 2, 3"
-)
-
-
 def _counting(
     counted: Counter[tuple[str, str, str]], rows: Iterable[tuple[object, ...]]
 ) -> Iterator[tuple[object, ...]]:
@@ -125,16 +119,6 @@ def _counting(
     for row in rows:
         counted[(row[2], row[3] or "", row[4] or "")] += 1  # type: ignore[index]
         yield row
-
-
-def _recount(con: sqlite3.Connection) -> Counter[tuple[str, str, str]]:
-    """The counts from the rows: a sort of every row, with its temporary files on disk (a
-    writer keeps them in memory, see :func:`_connect`)."""
-    con.execute("PRAGMA temp_store = FILE")
-    try:
-        return Counter({(s, r, q): n for s, r, q, n in con.execute(_RECOUNT)})
-    finally:
-        con.execute("PRAGMA temp_store = MEMORY")
 
 
 def _count_rows(counted: Counter[tuple[str, str, str]]) -> list[tuple[str, str, str, int]]:
@@ -372,6 +356,22 @@ class RecordDB:
             "INSERT OR REPLACE INTO gone VALUES (?, ?, ?)", [(r, p, seq) for r, p in raw]
         )
 
+    def recount(self) -> None:
+        """Set the counts from the rows, in the transaction in flight (for rows written with
+        the counting triggers set aside): a sort of every row, with its temporary files on
+        disk (a writer keeps them in memory, see :func:`_connect`)."""
+        con = self.con
+        (was,) = con.execute("PRAGMA temp_store").fetchone()
+        con.execute("PRAGMA temp_store = FILE")
+        try:
+            con.execute("DELETE FROM counts")
+            con.execute(
+                "INSERT INTO counts SELECT status, coalesce(reason, ''), coalesce(quality, ''),"
+                " count(*) FROM records GROUP BY 1, 2, 3"
+            )
+        finally:
+            con.execute(f"PRAGMA temp_store = {int(was)}")
+
     def commit(self) -> None:
         """Commit the write in flight (its counter becomes the index's)."""
         if self._seq is not None and self.con.in_transaction:
@@ -434,9 +434,10 @@ class RecordDB:
         counted: Counter[tuple[str, str, str]] = Counter()
         con.executemany(_UPSERT, _counting(counted, (row_of(r, seq) for r in records)))
         # (a key given twice keeps its last row: counted from the table, not the stream)
-        if sum(counted.values()) != self._rows():
-            counted = _recount(con)
-        con.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", _count_rows(counted))
+        if sum(counted.values()) == self._rows():
+            con.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", _count_rows(counted))
+        else:
+            self.recount()
         for ddl in _TRIGGERS.split("END;"):
             if ddl.strip():
                 con.execute(ddl + "END;")

@@ -579,10 +579,7 @@ def _built(blocks: Iterator[bytes]) -> RecordDB:
     records = records_in(blocks, left)
     while chunk := list(islice(records, _PUT_ROWS)):
         db.put(chunk)
-    con.execute(
-        "INSERT INTO counts SELECT status, coalesce(reason, ''), coalesce(quality, ''),"
-        " count(*) FROM records GROUP BY 1, 2, 3"
-    )
+    db.recount()
     keep_bad_lines(db, tuple(left.first), left.count)
     db.commit()
     return db
