@@ -21,6 +21,20 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The project's modules compiled once, before any test (by the controller, not by each
+    xdist worker). The suite starts hundreds of Python processes (``quarry`` in a terminal,
+    the readers' forkservers, Dask workers); where ``PYTHONDONTWRITEBYTECODE`` is set, as in
+    this project's CI sandbox, each compiled every module it imported again, ~0.25 s of CPU a
+    process. A tree it cannot write is left as it is (quiet: the suite runs either way)."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    for package in ("engine", "tui"):
+        compileall.compile_dir(REPO / package, quiet=2)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -56,6 +56,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from benchkit import compiled  # noqa: E402 (this folder is the script's first path)
+
 from engine.executor import Executor  # noqa: E402 (after the path insert)
 from engine.extract import Outcome, ReadTask  # noqa: E402
 from engine.limits import Limits  # noqa: E402
@@ -247,6 +249,7 @@ def main() -> None:
     args = p.parse_args()
     if args.against is not None and not args.scheduler:
         p.error("--against needs --scheduler (each checkout's cluster runs its own code)")
+    compiled(REPO, *([args.against.resolve()] if args.against is not None else []))
     work = args.dir or Path(tempfile.mkdtemp(prefix="dask-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "

@@ -68,6 +68,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchkit import checkout_of, compiled
+
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 
 
@@ -354,6 +356,8 @@ def main() -> None:
     print(f"load average at start: {load:.2f}")
     print(f"command: python tests/bench/bench_sweep.py {' '.join(sys.argv[1:])}")
     args.dir.mkdir(parents=True, exist_ok=True)
+    theirs = checkout_of(args.against) if args.against else None
+    compiled(Path(__file__).resolve().parents[2], *([theirs] if theirs is not None else []))
     become_subreaper()
     if (args.dir / "runs").exists():
         # An earlier invocation's outputs go now, and their inodes age past the kernel's

@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 import orjson
+from benchkit import compiled
 
 STATUSES = ["ok"] * 6 + ["empty", "unsupported", "error", "skipped"]
 MIMES = ["application/pdf", "text/plain", "text/html", "image/png", "application/zip"]
@@ -270,6 +271,7 @@ def main(argv: list[str]) -> int:
     n = args.records
     tree = args.tree.resolve() if args.tree else Path(__file__).resolve().parents[2]
     os.environ["PYTHONPATH"] = str(tree)  # (the pty's command inherits it)
+    compiled(tree)
     with tempfile.TemporaryDirectory() as tmp:
         store = args.store or args.keep or Path(tmp) / "store"
         if args.store is None:
