@@ -28,6 +28,7 @@ through pyte (tests/e2e/terminal.py), timed from the process start, as a user me
                 ``following`` (the whole store read: with an index, the tab counts come
                 from it at once, so the header is what says the load is over)
   app_cpu       CPU of ``quarry`` and its helper processes;  harness_cpu: this process's own
+``--first-frame`` ends each terminal run at its first frame (ten million records: minutes each).
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
 (which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
 """
@@ -167,13 +168,14 @@ async def child(store: Path) -> dict[str, float]:
     return out
 
 
-def terminal_run(store: Path, n: int) -> dict[str, float]:
+def terminal_run(store: Path, n: int, first_only: bool = False) -> dict[str, float]:
     """One run of the real command on a pty, timed from its start.
 
     The screen is read again only when the process wrote something: a harness that rebuilt
     pyte's screen text every 2 ms whatever came took most of a core at nice 0, from the
     dashboard's helpers (nice 10) on a two-core machine. ``app_cpu_s`` is the CPU of the
-    command and its helpers; ``harness_cpu_s`` this process's own while it watched."""
+    command and its helpers; ``harness_cpu_s`` this process's own while it watched.
+    ``first_only``: stop at the first frame (a store whose full count takes minutes)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.e2e.terminal import Terminal, quarry_command
 
@@ -194,6 +196,9 @@ def terminal_run(store: Path, n: int) -> dict[str, float]:
             text = term.text()
             if seen_first is None and "file0000000" in text:
                 seen_first = time.perf_counter() - t0
+                if first_only:
+                    out = {"first_frame_s": seen_first}
+                    break
             if full in text and "following" in text:
                 out = {"first_frame_s": seen_first or 0.0, "full_count_s": time.perf_counter() - t0}
                 break
@@ -234,6 +239,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--terminal", action="store_true",
         help="run the real `quarry ui --store` on a 160x50 pty, timed from process start",
+    )  # fmt: skip
+    parser.add_argument(
+        "--first-frame", action="store_true",
+        help="--terminal: stop each run at its first frame (no full count)",
     )  # fmt: skip
     parser.add_argument(
         "--index", action="store_true",
@@ -294,7 +303,7 @@ def main(argv: list[str]) -> int:
         loads = [os.getloadavg()[0]]
         for _ in range(args.runs):
             if args.terminal:
-                results.append(terminal_run(store, n))
+                results.append(terminal_run(store, n, args.first_frame))
             else:
                 proc = subprocess.run(
                     [sys.executable, __file__, "--child", str(store)],
