@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -82,11 +82,14 @@ def cached_index_path(store: Store) -> Path | None:
     return base.parent / FOLDER / hashlib.sha256(real).hexdigest()[:32] / DB
 
 
-def reading_index(store: Store, *, build: bool = True) -> Path | None:
+def reading_index(
+    store: Store, *, build: bool = True, stop: Callable[[], bool] | None = None
+) -> Path | None:
     """The index to read ``store``'s records from: the store's own when it is in step with
     (or ahead of) ``extract.jsonl``; else the user's cached one, built from the file first
     when it is missing or agrees with another version of it (``build``). None when there is
-    no file to build from, no cache, or the build failed: read the file."""
+    no file to build from, no cache, or the build failed or was stopped (``stop()`` true,
+    asked between blocks of the file): read the file."""
     own = store.out / DB
     # (the agreement alone: an index ahead of the file must not cost a read of every line)
     if standing(own, store.jsonl_path, lines=False).agreement is not Agreement.UNTRUSTED:
@@ -96,13 +99,25 @@ def reading_index(store: Store, *, build: bool = True) -> Path | None:
         return None
     if standing(cached, store.jsonl_path, lines=False).agreement is Agreement.IN_STEP:
         return cached
-    return _build(store, cached) if build else None
+    return _build(store, cached, stop) if build else None
 
 
-def _build(store: Store, path: Path) -> Path | None:
+class _Stopped(Exception):
+    """A build was asked to stop (its caller no longer wants the index)."""
+
+
+def _blocks(fd: int, stop: Callable[[], bool] | None) -> Iterator[bytes]:
+    """The file's blocks for a build; raises :class:`_Stopped` when ``stop()`` says so."""
+    for block in iter(lambda: os.read(fd, BUILD_BLOCK), b""):
+        if stop is not None and stop():
+            raise _Stopped
+        yield block
+
+
+def _build(store: Store, path: Path, stop: Callable[[], bool] | None = None) -> Path | None:
     """Build the index of ``store`` at ``path``: into a file of its own, renamed into place
     once complete (a reader never sees it half built, and two readers building at once each
-    rename a whole one)."""
+    rename a whole one). Stopped, it leaves nothing behind."""
     source = identity_of(store.jsonl_path)  # before the read: a later file is another version
     tmp = path.with_name(f"{DB}.{os.getpid()}.tmp")
     try:
@@ -112,7 +127,7 @@ def _build(store: Store, path: Path) -> Path | None:
         fd = store.open_jsonl()
         try:
             left = LeftOut()
-            blocks = iter(lambda: os.read(fd, BUILD_BLOCK), b"")
+            blocks = _blocks(fd, stop)
             with RecordDB.open_writer(tmp) as db:
                 # a block's records at a time: loading them all first took 12 GB and more
                 # for a store of ten million records
@@ -128,7 +143,7 @@ def _build(store: Store, path: Path) -> Path | None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error):
+    except (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error, _Stopped):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return None

@@ -116,7 +116,8 @@ class QuarryApp(GlobalKeys):
         self.feed.load(lambda: self.quitting)
 
     def on_unmount(self) -> None:
-        """Leaving (a quit during the load too): the collector runs again, on everything."""
+        """Leaving (a quit during the load too): the load stops, the collector runs again."""
+        self.feed.stop_loading()
         self.feed.collector.release()
 
     @on(Fed)

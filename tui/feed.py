@@ -76,6 +76,12 @@ class Feed:
             self.begun = True
         return opening
 
+    def stop_loading(self) -> None:
+        """The app is leaving: the load ends before its next chunk (an index the engine is
+        building for it, at its next block), so the process need not wait for the rest."""
+        if self.opening.rows is not None:
+            self.opening.rows.table.stop()
+
     def follow(self) -> None:
         """Poll the store for another process's writes (no session writes it here)."""
         if self.session is None:

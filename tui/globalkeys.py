@@ -126,6 +126,7 @@ class GlobalKeys(Shell):
 
     async def action_quit(self) -> None:
         """Stop the engine cleanly, then leave."""
+        self.router.feed.stop_loading()
         if self.desk.session is None:
             self.exit()
             return

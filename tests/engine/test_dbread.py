@@ -211,3 +211,54 @@ def test_a_big_store_without_an_index_shows_its_first_lines_while_one_is_built(
     assert table.bad_count == 1 and [b.line for b in table.bad] == [41]
     record = table.record(("/r", "f39.txt"))
     assert record is not None and record.size == 39
+
+
+def test_a_load_stopped_ends_before_its_next_chunk(tmp_path: Path) -> None:
+    """A dashboard that quits stops its load (from its own thread): no chunk after the stop,
+    and the rows before it are those of an unstopped load."""
+    store = _store(tmp_path, 40)
+    table = open_table(store)
+    got = []
+    for chunk in table.chunks(5, 5):
+        got.extend(chunk.rows.paths)
+        if len(got) == 10:
+            table.stop()
+    assert got == sorted(f"f{i}.txt" for i in range(40))[:10]
+
+
+def test_a_build_for_a_load_that_stops_leaves_no_index_and_reads_no_file_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped while its index is built in the cache, a big store's load ends after the
+    file's first lines: the build leaves nothing in the cache, and the whole file is not read
+    into memory in its place."""
+    from engine import readindex
+
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 300)
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 200)  # many blocks: stopped between two
+    store = _store(tmp_path, 40)
+    table = open_table(store)
+    blocks = 0
+    real = readindex._blocks
+
+    def counted(fd: int, stop: Any) -> Any:
+        nonlocal blocks
+        for block in real(fd, stop):
+            blocks += 1
+            if blocks == 2:
+                table.stop()
+            yield block
+
+    monkeypatch.setattr(readindex, "_blocks", counted)
+    monkeypatch.setattr(dbread, "memory_index", _no_memory_index)
+    chunks = list(table.chunks(100, 7))
+    assert len(chunks) == 1 and not chunks[0].restart  # the head, nothing after the stop
+    assert blocks == 2
+    cache = cached_index_path(store)
+    assert cache is not None and not cache.exists()
+    left = [p.name for p in cache.parent.iterdir()] if cache.parent.exists() else []
+    assert left == []  # no index, no half-built one
+
+
+def _no_memory_index(store: Store) -> Any:
+    raise AssertionError("the whole file was read into memory after the load stopped")

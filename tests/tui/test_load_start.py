@@ -5,6 +5,9 @@ reader of the file reads it."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -13,12 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.widgets import Tab
 
-from engine import dbread
+from engine import dbread, readindex
 from engine.db import DB, RecordDB, identity_of
 from engine.dbread import FIRST_ROWS
+from engine.readindex import cached_index_path
 from engine.records import Record
 from engine.store import Store, read_jsonl
-from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths, wait_for
 from tui.app import QuarryApp
 from tui.columns import Batch
 from tui.loader import load_rows, rows_of
@@ -272,3 +276,42 @@ async def test_a_store_without_an_index_shows_its_first_lines_while_one_is_built
         assert len(app.model) == 2_999 and app.state == "following"
         assert [str(b) for b in app.model.bad_first] == ["line 2,501: cut short"]
         assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]
+
+
+async def test_q_while_the_index_is_built_stops_the_build_and_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """q while a big store's index is built in the user's cache: the build stops at its next
+    block and the dashboard leaves (it waited for the whole build before: minutes at ten
+    million records), leaving nothing half built in the cache."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 4096)  # many blocks
+    _write(tmp_path / "s", [_record(i) for i in range(3_000)])
+    building = threading.Event()
+    seen_stop: list[bool] = []
+    real = readindex._blocks
+
+    def held(fd: int, stop: Callable[[], bool] | None) -> Iterator[bytes]:
+        # The first block waits for the stop (bounded: past that the build goes on, and the
+        # test fails on the index it leaves).
+        for block in real(fd, stop):
+            building.set()
+            end = time.monotonic() + 60
+            while stop is not None and not stop() and time.monotonic() < end:
+                time.sleep(0.01)
+            seen_stop.append(stop is not None and stop())
+            yield block
+
+    monkeypatch.setattr(readindex, "_blocks", held)
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, building.is_set)
+        await pilot.press("q")
+    end = time.monotonic() + 60
+    while not seen_stop and time.monotonic() < end:  # (the load's thread ends on its own)
+        time.sleep(0.01)
+    assert seen_stop == [True]
+    cache = cached_index_path(Store(tmp_path / "s"))
+    assert cache is not None and not cache.exists()
+    left = [p.name for p in cache.parent.iterdir()] if cache.parent.exists() else []
+    assert left == []
