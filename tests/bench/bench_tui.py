@@ -28,7 +28,8 @@ through pyte (tests/e2e/terminal.py), timed from the process start, as a user me
                 ``following`` (the whole store read: with an index, the tab counts come
                 from it at once, so the header is what says the load is over)
   app_cpu       CPU of ``quarry`` and its helper processes;  harness_cpu: this process's own
-``--first-frame`` ends each terminal run at its first frame (ten million records: minutes each).
+``--first-frame`` ends each terminal run at its first frame (ten million records: minutes each);
+``--quit-after S`` presses ``q`` S seconds after it and times the exit (``quit_s``).
 Keys are timed by calling the actions and forcing a compositor frame, not with Pilot.press
 (which sleeps ~60 ms per key). Prints the median of the runs as a table. Not a test.
 """
@@ -46,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 from benchkit import compiled
@@ -168,14 +170,17 @@ async def child(store: Path) -> dict[str, float]:
     return out
 
 
-def terminal_run(store: Path, n: int, first_only: bool = False) -> dict[str, float]:
+def terminal_run(
+    store: Path, n: int, first_only: bool = False, quit_after: float | None = None
+) -> dict[str, float]:
     """One run of the real command on a pty, timed from its start.
 
     The screen is read again only when the process wrote something: a harness that rebuilt
     pyte's screen text every 2 ms whatever came took most of a core at nice 0, from the
     dashboard's helpers (nice 10) on a two-core machine. ``app_cpu_s`` is the CPU of the
     command and its helpers; ``harness_cpu_s`` this process's own while it watched.
-    ``first_only``: stop at the first frame (a store whose full count takes minutes)."""
+    ``first_only``: stop at the first frame (a store whose full count takes minutes).
+    ``quit_after``: ``quit_after`` s after the first frame, press ``q`` and time the exit."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.e2e.terminal import Terminal, quarry_command
 
@@ -196,6 +201,9 @@ def terminal_run(store: Path, n: int, first_only: bool = False) -> dict[str, flo
             text = term.text()
             if seen_first is None and "file0000000" in text:
                 seen_first = time.perf_counter() - t0
+                if quit_after is not None:
+                    out = {"first_frame_s": seen_first, "quit_s": _quit(term, quit_after)}
+                    break
                 if first_only:
                     out = {"first_frame_s": seen_first}
                     break
@@ -212,6 +220,17 @@ def terminal_run(store: Path, n: int, first_only: bool = False) -> dict[str, flo
         getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime")
     )  # the command and its helpers (their CPU until it was killed)
     return out
+
+
+def _quit(term: Any, after: float) -> float:
+    """Wait ``after`` s (reading the screen), press ``q``: seconds until the process exits."""
+    end = time.monotonic() + after
+    while time.monotonic() < end:
+        term.pump(0.05)
+    t = time.perf_counter()
+    term.press("q")
+    term.exit_code(timeout=600)
+    return time.perf_counter() - t
 
 
 def _records(text: str) -> int:
@@ -243,6 +262,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--first-frame", action="store_true",
         help="--terminal: stop each run at its first frame (no full count)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--quit-after", type=float, metavar="S",
+        help="--terminal: S seconds after the first frame press q and time the exit",
     )  # fmt: skip
     parser.add_argument(
         "--index", action="store_true",
@@ -303,7 +326,7 @@ def main(argv: list[str]) -> int:
         loads = [os.getloadavg()[0]]
         for _ in range(args.runs):
             if args.terminal:
-                results.append(terminal_run(store, n, args.first_frame))
+                results.append(terminal_run(store, n, args.first_frame, args.quit_after))
             else:
                 proc = subprocess.run(
                     [sys.executable, __file__, "--child", str(store)],
