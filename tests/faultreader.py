@@ -173,7 +173,12 @@ def _edit(path: Path, head: bytes) -> None:
     """The race of issue 11: the file changes between its hash and the end of its read."""
     target = Path(head[len(MAGIC) :].split(b"\n", 1)[0].decode().split(" ", 1)[1])
     if target.read_bytes() == path.read_bytes():
-        target.write_bytes(EDITED)
+        # Whole at once, as an editor saves: written in place, the file was empty between the
+        # truncation and the write, and a loaded CI read it then (a true record of the empty
+        # file, which the test did not expect).
+        tmp = target.with_name(f".{target.name}.edited")
+        tmp.write_bytes(EDITED)
+        os.replace(tmp, target)
 
 
 def _churn(path: Path, _head: bytes) -> None:
