@@ -26,13 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
     xdist worker). The suite starts hundreds of Python processes (``quarry`` in a terminal,
     the readers' forkservers, Dask workers); where ``PYTHONDONTWRITEBYTECODE`` is set, as in
     this project's CI sandbox, each compiled every module it imported again, ~0.25 s of CPU a
-    process. A tree it cannot write is left as it is (quiet: the suite runs either way)."""
+    process (as the benchmarks do: :mod:`tests.bench.benchkit`)."""
     if hasattr(config, "workerinput"):
         return
-    import compileall
+    from tests.bench.benchkit import compile_project
 
-    for package in ("engine", "tui"):
-        compileall.compile_dir(REPO / package, quiet=2)
+    compile_project(REPO)
 
 
 @pytest.fixture(autouse=True)

@@ -15,11 +15,17 @@ from pathlib import Path
 PACKAGES = ("engine", "tui")
 
 
+def compile_project(checkout: Path) -> None:
+    """Compile the project's modules of ``checkout`` (those up to date are left as they are;
+    a tree that cannot be written is left quietly: what starts from it compiles as before)."""
+    for package in PACKAGES:
+        compileall.compile_dir(checkout / package, quiet=2)
+
+
 def compiled(*checkouts: Path) -> None:
-    """Compile the project's modules of each checkout (those up to date are left as they are)."""
+    """Compile each checkout's modules, saying so."""
     for checkout in checkouts:
-        for package in PACKAGES:
-            compileall.compile_dir(checkout / package, quiet=2)
+        compile_project(checkout)
         print(f"bytecode: {checkout} compiled, as an install has it")
 
 
