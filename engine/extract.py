@@ -48,7 +48,7 @@ from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Member, Reason, Status
-from engine.store import open_in, open_own_tmp, place_text
+from engine.store import held_folders, open_in, open_own_tmp, place_text
 from engine.tools import ToolSet
 
 Ident = tuple[int, int, int, int, int]
@@ -506,22 +506,34 @@ def _write_text(tmp_dir: str, text: str) -> str:
     # text-mode file object costs more than the write of a small text itself. The store's
     # tmp/ is opened as the store's folders are: a link there is never written through.
     data = text.encode("utf-8")
-    folder, path = open_own_tmp(tmp_dir)
-    name = f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
-    try:
-        fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    held = held_folders()
+    if held is None:
+        folder, path = open_own_tmp(tmp_dir)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=folder)
-            raise
+            return _write_in(folder, path, data)
         finally:
-            os.close(fd)
+            os.close(folder)
+    try:
+        return _write_in(*held.own_tmp(tmp_dir), data)
+    except FileNotFoundError:  # the folder held was removed (a writer's clean_tmp)
+        held.forget()
+        return _write_in(*held.own_tmp(tmp_dir), data)
+
+
+def _write_in(folder: int, path: str, data: bytes) -> str:
+    """Write ``data`` to a new file in the folder ``folder`` (at ``path``); its path."""
+    name = f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
+    fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=folder)
+        raise
     finally:
-        os.close(folder)
+        os.close(fd)
     return f"{path}/{name}"
 
 

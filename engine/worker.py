@@ -51,6 +51,7 @@ from engine.passwords import NO_PASSWORDS, Passwords
 from engine.readers import registry
 from engine.readers.base import die_with_parent
 from engine.records import Reason, Status
+from engine.store import folders_held
 from engine.tools import ToolSet
 
 MEMORY_EXIT = 86
@@ -315,37 +316,39 @@ def _serve(conn: Connection, cfg: WorkerConfig) -> None:
             return
         done: list[Outcome] = []
         sent = time.monotonic()
-        for index, (path, sha, size, ident) in enumerate(batch.items):
-            task = ReadTask(
-                path,
-                sha,
-                batch.limits,
-                batch.tools,
-                batch.tmp_dir,
-                size,
-                ident,
-                batch.store_dir,
-                passwords=batch.passwords,
-            )
-            if slot is not None:
-                slot.begin(batch.number, index)
-            signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
-            outcome = read_one(task, started=started)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            if slot is not None:
-                slot.end()
-            done.append(outcome)
-            reads += 1
-            # After a MemoryError the heap is not trusted; after max_reads, or a read that
-            # grew the heap past RECYCLE_RSS, time to go.
-            if outcome.reason == Reason.MEMORY or reads >= cfg.max_reads or _grown(size, outcome):
-                send(conn, Done(tuple(done)))
-                send(conn, Bye())
-                return
-            now = time.monotonic()
-            if len(done) >= SEND_EVERY or now - sent >= SEND_AFTER_S:
-                send(conn, Done(tuple(done)))
-                done, sent = [], now
+        with folders_held():  # a batch's texts go through folders opened once
+            for index, (path, sha, size, ident) in enumerate(batch.items):
+                task = ReadTask(
+                    path,
+                    sha,
+                    batch.limits,
+                    batch.tools,
+                    batch.tmp_dir,
+                    size,
+                    ident,
+                    batch.store_dir,
+                    passwords=batch.passwords,
+                )
+                if slot is not None:
+                    slot.begin(batch.number, index)
+                signal.setitimer(signal.ITIMER_REAL, own_bound(batch.limits))
+                outcome = read_one(task, started=started)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                if slot is not None:
+                    slot.end()
+                done.append(outcome)
+                reads += 1
+                # After a MemoryError the heap is not trusted; after max_reads, or a read that
+                # grew the heap past RECYCLE_RSS, time to go.
+                spent = reads >= cfg.max_reads
+                if outcome.reason == Reason.MEMORY or spent or _grown(size, outcome):
+                    send(conn, Done(tuple(done)))
+                    send(conn, Bye())
+                    return
+                now = time.monotonic()
+                if len(done) >= SEND_EVERY or now - sent >= SEND_AFTER_S:
+                    send(conn, Done(tuple(done)))
+                    done, sent = [], now
         if done:
             send(conn, Done(tuple(done)))
     send(conn, Bye())

@@ -9,8 +9,12 @@ the writer lets the store go.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
+
+import pytest
 
 from engine import store as store_mod
 from engine.extract import ReadTask, read_one
@@ -96,3 +100,84 @@ def test_a_sweep_leaves_tmp_empty(tmp_path: Path) -> None:
         sweeper.run()
         assert all(r.status == Status.OK for r in sweeper.records.values())
     assert list((tmp_path / "store" / "tmp").iterdir()) == []
+
+
+def _store_task(tmp_path: Path, name: str, text: str) -> ReadTask:
+    """A read as a worker's batch gives it: the worker hashes, then renames the text into
+    the store at ``tmp_path/store``."""
+    out = tmp_path / "store"
+    (out / "tmp").mkdir(parents=True, exist_ok=True)
+    for n in range(256):  # as a writer makes them
+        (out / "extract" / f"{n:02x}").mkdir(parents=True, exist_ok=True)
+    doc = tmp_path / name
+    doc.write_text(text)
+    return ReadTask(
+        str(doc), "", LIMITS, ToolSet.empty(), str(out / "tmp"), len(text), store_dir=str(out)
+    )
+
+
+def _stored(tmp_path: Path, text: str) -> Path:
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    return tmp_path / "store" / "extract" / sha[:2] / f"{sha}.txt"
+
+
+def test_a_batchs_texts_go_through_folders_opened_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"document {n}\n" for n in range(12)]
+    tasks = [_store_task(tmp_path, f"d{n}.txt", t) for n, t in enumerate(texts)]
+    opened: list[tuple[object, ...]] = []
+    real = store_mod.open_folder
+
+    def counting(base: object, *parts: str, **kw: object) -> int:
+        opened.append((base, *parts))
+        return real(base, *parts, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_mod, "open_folder", counting)
+    with store_mod.folders_held():
+        outcomes = [read_one(task) for task in tasks]
+    assert all(o.status == Status.OK and not o.machine for o in outcomes)
+    for text in texts:
+        assert _stored(tmp_path, text).read_text() == text
+    prefixes = {hashlib.sha256(t.encode()).hexdigest()[:2] for t in texts}
+    # the own folder (looked for, then made), extract/ and each text folder once: not the
+    # eight opens a text took
+    assert len(opened) == 3 + len(prefixes)
+    assert list((tmp_path / "store" / "tmp" / store_mod.own_tmp_name()).iterdir()) == []
+
+
+def test_the_workers_folder_emptied_away_mid_batch_is_made_again(tmp_path: Path) -> None:
+    with store_mod.folders_held():
+        assert read_one(_store_task(tmp_path, "a.txt", "alpha\n")).status == Status.OK
+        shutil.rmtree(tmp_path / "store" / "tmp" / store_mod.own_tmp_name())  # a clean_tmp
+        second = read_one(_store_task(tmp_path, "b.txt", "beta\n"))
+    assert second.status == Status.OK and not second.machine
+    assert _stored(tmp_path, "beta\n").read_text() == "beta\n"
+
+
+def test_a_store_deleted_mid_batch_gets_no_text_and_is_not_made_again(tmp_path: Path) -> None:
+    with store_mod.folders_held():
+        assert read_one(_store_task(tmp_path, "a.txt", "alpha\n")).status == Status.OK
+        task = _store_task(tmp_path, "b.txt", "beta\n")
+        shutil.rmtree(tmp_path / "store")
+        second = read_one(task)
+    assert second.machine and second.status == Status.ERROR
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_text_folder_linked_elsewhere_mid_batch_is_never_written_through(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    prefix = hashlib.sha256(b"beta\n").hexdigest()[:2]
+    with store_mod.folders_held():
+        assert read_one(_store_task(tmp_path, "a.txt", "alpha\n")).status == Status.OK
+        task = _store_task(tmp_path, "b.txt", "beta\n")
+        folder = tmp_path / "store" / "extract" / prefix
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.symlink_to(victim)
+        second = read_one(task)
+    assert second.machine and second.status == Status.ERROR
+    assert list(victim.iterdir()) == []
