@@ -11,6 +11,7 @@
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
+                                  (--where QUERY: those the dashboard's query line keeps)
     quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
     quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
     quarry diff STORE --since T   the store now against itself at T, or as sweep T left it
@@ -239,6 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="the file to write (default or '-': stdout)"
+    )
+    p.add_argument(
+        "--where",
+        metavar="QUERY",
+        help="only the records the dashboard's query line QUERY keeps"
+        " ('status:error', 'size:>10M !mime:pdf', 'text:\"invoice\"')",
     )
     p = sub.add_parser("grep", help="where a pattern occurs in the extracted texts")
     p.add_argument("pattern", help="words (any white space between them), or -E a regex")

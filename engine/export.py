@@ -17,6 +17,13 @@ unreadable lines are said on stderr in one line, never fatal. Nothing here write
 - **Parquet**: the same columns, typed (``needs`` a list), through pyarrow: an optional
   extra (``textquarry[parquet]``), imported only when asked for.
 
+``--where QUERY`` keeps the records the dashboard's query line ``QUERY`` keeps (the same
+language, :mod:`engine.query`): compiled to SQL over the index (:mod:`engine.sqlquery`), or
+matched record by record when the records come from the file; ``text:`` terms are answered
+by the texts' index as ``quarry grep`` answers them. A query that cannot mean what was typed
+(a field that does not exist, a number that is not one) is refused before anything is
+written, naming what is wrong: never an empty export that looks like an answer.
+
 A file named by ``-o`` is written beside its place and renamed over it once complete, so an
 export that fails or is interrupted leaves no half file (and an earlier one intact); an
 export never writes into the store's folder. Standard output that closes early
@@ -41,9 +48,12 @@ from typing import IO, Any
 
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.errors import QuarryError, StoreUnusable, UsageError
+from engine.grep import matching_keys
 from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
-from engine.records import Record
+from engine.query import Query, TextTerm
+from engine.records import Key, Record
+from engine.sqlquery import compile_where
 from engine.store import JSONL, Store, read_jsonl
 from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
@@ -118,11 +128,38 @@ class Chunk:
         return self._records
 
 
+class Selection:
+    """The records a ``--where`` query keeps: the query, and its ``text:`` terms' answers."""
+
+    def __init__(self, query: Query, texts: dict[TextTerm, frozenset[Key]]) -> None:
+        self.query = query
+        self.texts = texts
+
+    @classmethod
+    def of(cls, text: str, store: Store, warn: Callable[[str], None]) -> Selection:
+        """``text`` parsed (a UsageError when it cannot mean what was typed; a pattern
+        matched as text is said through ``warn``), its ``text:`` terms asked of the store."""
+        query = Query.parse(text)
+        refused = query.unknown or query.bad or any(t.error for t in query.texts)
+        if refused and query.error:
+            raise UsageError(f"--where {shown(text)!r}: {query.error}")
+        if query.error:
+            warn(f"warning: --where: {query.error}")
+        texts = {t: matching_keys(store, t.pattern) for t in query.searches if t.pattern}
+        return cls(query, texts)
+
+    def keeps(self, record: Record) -> bool:
+        """Whether ``record`` is kept (decided in Python, for records read from the file)."""
+        return self.query.matches_record(record, lambda t: record.key in self.texts[t])
+
+
 @contextlib.contextmanager
-def store_chunks(store: Store, warn: Callable[[str], None]) -> Iterator[Iterator[Chunk]]:
+def store_chunks(
+    store: Store, warn: Callable[[str], None], where: Selection | None = None
+) -> Iterator[Iterator[Chunk]]:
     """The store's records in (root, path) order, a :class:`Chunk` at a time: from the index
     when it is in step with ``extract.jsonl`` or ahead of it, else from the file (its bad
-    lines said through ``warn``, in one line)."""
+    lines said through ``warn``, in one line); only those ``where`` keeps, when given."""
     db = _index_in_step(store)
     if db is None:
         if not store.exists():  # (only an index, damaged: a first sweep's, killed)
@@ -130,10 +167,10 @@ def store_chunks(store: Store, warn: Callable[[str], None]) -> Iterator[Iterator
                 f"the store {shown(str(store.out))} has no {JSONL} and its index cannot be "
                 "read: nothing to export (a sweep rebuilds it)"
             )
-        yield _from_file(store, warn)
+        yield _from_file(store, warn, where)
         return
     try:
-        yield _from_index(db)
+        yield _from_index(db, where)
     finally:
         db.close()
 
@@ -156,8 +193,8 @@ def _index_in_step(store: Store) -> RecordDB | None:
     return None
 
 
-def _from_index(db: RecordDB) -> Iterator[Chunk]:
-    lines = db.lines()
+def _from_index(db: RecordDB, where: Selection | None = None) -> Iterator[Chunk]:
+    lines = db.lines() if where is None else _lines_where(db, where)
     try:
         while batch := [bytes(line) for _, line in zip(range(BATCH), lines, strict=False)]:
             yield Chunk(lines=batch)
@@ -168,13 +205,28 @@ def _from_index(db: RecordDB) -> Iterator[Chunk]:
         ) from exc
 
 
-def _from_file(store: Store, warn: Callable[[str], None]) -> Iterator[Chunk]:
+def _lines_where(db: RecordDB, where: Selection) -> Iterator[bytes]:
+    """The lines of the records ``where`` keeps, in key order (the query run by SQLite)."""
+    clause = compile_where(where.query, where.texts)
+    clause.install(db.con)
+    cur = db.con.execute(
+        f"SELECT line FROM records WHERE {clause.sql} ORDER BY root, path", clause.params
+    )
+    while batch := cur.fetchmany(BATCH):
+        yield from (row[0] for row in batch)
+
+
+def _from_file(
+    store: Store, warn: Callable[[str], None], where: Selection | None = None
+) -> Iterator[Chunk]:
     loaded = store.load()
     if loaded.bad:
         warn(f"warning: {loaded.left_out(str(store.jsonl_path))}")
     # Keyed as the index is: a file with a key twice (a hand, another writer) gives its last.
     by_key = {r.key: r for r in loaded.records}
     records = [by_key[k] for k in sorted(by_key)]
+    if where is not None:
+        records = [r for r in records if where.keeps(r)]
     for start in range(0, len(records), BATCH):
         yield Chunk(records=records[start : start + BATCH])
 
@@ -408,7 +460,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         if out is None and sys.stdout.isatty():
             raise UsageError("Parquet is binary: name a file with -o, or pipe it")
     warn = _warn
-    with store_chunks(store, warn) as chunks:
+    where = Selection.of(args.where, store, warn) if args.where else None
+    with store_chunks(store, warn, where) as chunks:
         target = atomic_file(out) if out is not None else standard_output()
         with target as sink:
             bad = _write(fmt, chunks, sink)
@@ -445,6 +498,7 @@ __all__ = [
     "INSTALL_PARQUET",
     "Chunk",
     "Format",
+    "Selection",
     "atomic_file",
     "choose_format",
     "cmd_export",

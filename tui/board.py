@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.events import Event
+from engine.query import TextTerm
 from engine.records import Key, Record, is_sha256
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui.link import Header, Link, Live
 from tui.model import TABS
-from tui.query import TextTerm
 from tui.state import TriageState
 from tui.triage import ToolRow, found_from_summary, found_from_toolset, tool_rows
 from tui.words import count

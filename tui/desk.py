@@ -25,12 +25,12 @@ from textual.screen import ModalScreen, Screen
 
 from engine.events import Event
 from engine.passwords import Passwords
+from engine.query import TextTerm
 from engine.records import Key, Record, Status, is_sha256
 from engine.store import Store
 from tui.board import Board
 from tui.link import Change, Link, Say
 from tui.messages import ModelChanged, RetryFinished, ToolsChecked
-from tui.query import TextTerm
 from tui.retries import Retries, RetryDone, ToolsCheck
 from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen

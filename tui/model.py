@@ -23,12 +23,12 @@ from dataclasses import replace
 from itertools import compress
 from typing import Any
 
+from engine.query import Query, TextTerm, and_masks
 from engine.records import STATUSES, Key, Record
 from engine.store import BadLine, left_out
 from tui.coded import Coded
 from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, Ordering
-from tui.query import Query, TextTerm, and_masks
 
 Row = tuple[Any, ...]
 """One table row; see the ``R_*`` indexes."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.quality import Quality
+from engine.query import Query
 from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
@@ -17,7 +18,6 @@ from tests.tui.conftest import SIZE, screen_lines, settle, static_text, visible_
 from tui.app import QuarryApp
 from tui.columns import Batch
 from tui.model import R_QUALITY, RecordModel
-from tui.query import Query
 from tui.screens.errors import ErrorsScreen
 from tui.triage import group_quality
 from tui.widgets.panels import DetailPane

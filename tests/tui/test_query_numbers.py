@@ -11,7 +11,7 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.query import FIELDS, NUMBER_FIELDS, Query
+from engine.query import FIELDS, NUMBER_FIELDS, Query
 
 OPS: dict[str, Callable[[Fraction, Fraction], bool]] = {
     ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.query import FIELDS, TEXT_FIELDS, Query
+from engine.query import FIELDS, TEXT_FIELDS, Query
 
 names = st.from_regex(r"[a-z]{1,12}", fullmatch=True).filter(lambda n: n not in FIELDS)
 values = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Cc")), max_size=12)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.grep import matching_keys
+from engine.query import Query, TextTerm
 from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
@@ -15,7 +16,6 @@ from engine.tools import ToolSet
 from fixtures.gen._pdfwriter import text_pdf
 from tui.loader import load_rows, rows_of
 from tui.model import RecordModel
-from tui.query import Query, TextTerm
 
 FILES: dict[str, str | bytes] = {
     "invoice.pdf": text_pdf(["Invoice 2024-117", "amount due"], ["total due 42 EUR"]),

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
+from engine.query import TextTerm
 from engine.records import Key
 from tests.tui.conftest import settle, text_store, visible_paths, wait_for
 from tui.app import QuarryApp
-from tui.query import TextTerm
 from tui.screens.inspector import InspectorScreen
 from tui.screens.records import SEARCHING
 

@@ -14,10 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Log, Static
 
+from engine.query import Query
 from tui.eventlog import LogLine
 from tui.messages import ModelChanged
 from tui.model import RecordModel
-from tui.query import Query
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState

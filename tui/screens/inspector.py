@@ -13,9 +13,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.names import shown
+from engine.query import TextTerm
 from engine.records import Record
 from engine.textsearch import matches
-from tui.query import TextTerm
 from tui.screens.full import FullScreen
 from tui.textdoc import MAX_MATCHES, TextDoc, doc_spans
 from tui.widgets.footer import FittingFooter

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from engine.query import TextTerm
 from engine.records import Key, Record
 from tui.link import Header
-from tui.query import TextTerm
 from tui.triage import ToolRow
 
 

@@ -27,12 +27,12 @@ from textual.worker import get_current_worker
 
 from engine.errors import QuarryError
 from engine.names import shown
+from engine.query import Query, TextTerm
 from engine.records import Key, Record
 from engine.textsearch import Query as TextPattern
 from tui import actions
 from tui.messages import ModelChanged
 from tui.model import COLUMNS, TABS, RecordModel
-from tui.query import Query, TextTerm
 from tui.screens.full import FullScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState, encrypted_keys, is_encrypted

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import get_close_matches
@@ -34,12 +35,13 @@ from enum import Enum
 from fractions import Fraction
 from itertools import repeat
 from operator import contains, is_not
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
+from engine.quality import VERDICTS
+from engine.records import Record
 from engine.textsearch import BadPattern
 from engine.textsearch import Query as TextPattern
 from engine.textsearch import parse as parse_text
-from tui.coded import Coded
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
 FLIP = bytes([1, 0, *range(2, 256)])
@@ -61,6 +63,26 @@ _INT = re.compile(r"(?P<n>[0-9]+)")
 MAX_DIGITS = 30
 """Digits a number may have (past a 64-bit count anyway; bounds Python's int parsing)."""
 _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
+
+
+def _regex(value: str, flags: int) -> re.Pattern[str]:
+    """``value`` compiled; a FutureWarning of ``re`` (``[[`` is a "possible nested set") is
+    not said: printed, it would land on the dashboard's screen, and the pattern works."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.compile(value, flags)
+
+
+@runtime_checkable
+class CodedColumn(Protocol):
+    """A column of values that repeat, as the dashboard keeps one (``tui.coded.Coded``): the
+    table of its distinct values and a code per row; a filter decides each value once."""
+
+    values: list[Any]
+
+    def mask(self, answer: Sequence[int]) -> bytes | bytearray:
+        """One byte per row: ``answer[code]`` of its value."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +113,7 @@ class Term:
         error = None
         if _REGEX_CHARS & set(value):
             try:
-                return cls(field, value, invert, re.compile(value, flags), None, icase)
+                return cls(field, value, invert, _regex(value, flags), None, icase)
             except re.error as exc:
                 error = str(exc)
         literal = value.lower() if icase else value
@@ -113,8 +135,8 @@ class Term:
 class TextTerm:
     """``[!]text:"words"`` or ``[!]text:/regex/``: the records whose extracted text matches.
 
-    Which records those are is the store's to say (the model asks the engine through its
-    :attr:`~tui.model.RecordModel.text_lookup`); the dashboard never reads a text for it."""
+    Which records those are is the store's to say (:func:`engine.grep.matching_keys`; the
+    dashboard asks it through its model's ``text_lookup``); a viewer never reads a text for it."""
 
     value: str
     """What follows ``text:``."""
@@ -303,6 +325,12 @@ class Query:
         words = (*self.terms, *self.unknown, *(c.word for c in self.numbers), *self.bad)
         return all(t.matches(text) for t in words)
 
+    def matches_record(
+        self, record: Record, text_hit: Callable[[TextTerm], bool] | None = None
+    ) -> bool:
+        """Whether ``record`` passes (its fields as :func:`field_value` gives them)."""
+        return self.matches_row(lambda field: field_value(record, field), text_hit)
+
     def matches_row(
         self,
         get: Callable[[str], str | int | None],
@@ -335,6 +363,16 @@ class Query:
         return and_masks(parts) if parts else b""
 
 
+def field_value(record: Record, field: str) -> str | int | None:
+    """A record's value of a query field, as the dashboard shows it: a quality verdict this
+    quarry does not know (a newer writer's) is none; ``pages`` None when it has none."""
+    if field == "quality":
+        verdict = record.quality.verdict if record.quality is not None else None
+        return verdict if verdict in VERDICTS else None
+    value: str | int | None = getattr(record, field)
+    return value
+
+
 def and_masks(parts: Sequence[bytes | bytearray]) -> bytes:
     """Byte-wise AND of equal-length 0/1 masks (as big integers: a few ms for a million)."""
     if len(parts) == 1:
@@ -364,7 +402,7 @@ def _term_mask(
             hits = bytearray(map(contains, lower if term.icase else paths, repeat(term.literal)))
         else:
             hits = bytearray(map(is_not, map(term.pattern.search, paths), repeat(None)))
-    elif isinstance(values, Coded):  # decide each value of the table once, map the codes
+    elif isinstance(values, CodedColumn):  # decide each value of the table once, map the codes
         hits = values.mask([1 if term.hit(v) else 0 for v in values.values])
     else:  # few distinct values: decide each once, then map the column through the answers
         answer = {v: 1 if term.hit(v) else 0 for v in set(values)}

@@ -1,0 +1,150 @@
+"""The query line (:mod:`engine.query`) compiled to SQL over the index's ``records`` table.
+
+``quarry export --where`` filters through it, and a viewer that pages rows from the index
+can: one ``WHERE`` clause that keeps exactly the records :meth:`Query.matches_record` keeps
+(a property test holds the two to each other over random records and queries).
+
+Most terms run in SQLite's own C functions:
+
+- a number (``size:>10M``) is a range over its integer column (a record without ``pages``
+  matches no range, and so passes an inverted one, as on the dashboard);
+- a case-sensitive literal is ``instr`` over the column's bytes: a path is keyed as UTF-8
+  (lone surrogates as code points, :func:`engine.db.key_bytes`), where a string holds
+  another exactly when its bytes hold the other's;
+- a lowercase literal of ASCII letters is ``instr`` over SQLite's ``lower()``, which folds
+  ASCII only: Python's ``str.lower`` folds two more characters into ASCII (``İ`` U+0130 and
+  the Kelvin sign U+212A), so a value holding either is decided in Python as well.
+
+The rest (a regular expression, a lowercase literal beyond ASCII, ``text:`` terms) call a
+Python function the clause installs on the connection (:meth:`Where.install`), decided the
+way the dashboard decides them. A missing text is the empty string, as there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.db import key_bytes, name_of
+from engine.quality import VERDICTS
+from engine.query import Compare, Query, Term, TextTerm
+from engine.records import Key
+
+HIT = "quarry_hit"
+"""The Python function a clause calls for a term SQLite cannot decide alone."""
+IN_TEXT = "quarry_in_text"
+"""The Python function a clause calls for a ``text:`` term (is this key among its answers)."""
+_FOLDS_TO_ASCII = ("\u0130", "\u212a")
+"""The characters whose ``str.lower()`` holds an ASCII letter (``İ`` -> ``i̇``, ``K`` -> ``k``)."""
+_TEXT_COLUMNS = ("status", "reason", "mime", "extractor", "error", "why")
+"""Text fields stored as they are (a missing one is NULL)."""
+
+
+def _quoted(word: str) -> str:
+    return "'" + word.replace("'", "''") + "'"
+
+
+_QUALITY = f"CASE WHEN quality IN ({', '.join(map(_quoted, VERDICTS))}) THEN quality ELSE '' END"
+"""A record's verdict as the dashboard knows it (a newer writer's verdict is none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A compiled query: the clause, its parameters, and the Python it calls."""
+
+    sql: str
+    """A boolean expression over ``records``' columns (``1`` for an empty query)."""
+    params: tuple[object, ...]
+    """The clause's ``?`` values, in order."""
+    terms: tuple[Term, ...] = ()
+    """The terms :data:`HIT` decides, by position."""
+    texts: tuple[frozenset[Key], ...] = ()
+    """The keys each ``text:`` term keeps, by position (:data:`IN_TEXT`)."""
+
+    def install(self, con: sqlite3.Connection) -> None:
+        """Give ``con`` the Python functions the clause calls (replacing a previous clause's)."""
+        terms, texts = self.terms, self.texts
+
+        def hit(i: int, value: object) -> int:
+            if isinstance(value, bytes):  # a root or path, keyed as bytes
+                value = name_of(value)
+            return 1 if terms[i].hit(value if isinstance(value, str) else None) else 0
+
+        def in_text(i: int, root: bytes, path: bytes) -> int:
+            return 1 if (name_of(root), name_of(path)) in texts[i] else 0
+
+        con.create_function(HIT, 2, hit, deterministic=True)
+        con.create_function(IN_TEXT, 3, in_text, deterministic=True)
+
+
+def compile_where(
+    query: Query, text_keys: Mapping[TextTerm, frozenset[Key]] | None = None
+) -> Where:
+    """``query`` as a clause over ``records``; ``text_keys`` holds the answers to its
+    ``text:`` terms (:func:`engine.grep.matching_keys`), none given: no record's text matches."""
+    parts: list[str] = []
+    params: list[object] = []
+    terms: list[Term] = []
+    texts: list[frozenset[Key]] = []
+    for term in query.terms:
+        parts.append(_term(term, terms, params))
+    for compare in query.numbers:
+        parts.append(_compare(compare, params))
+    for search in query.searches:
+        texts.append((text_keys or {}).get(search, frozenset()))
+        sql = f"{IN_TEXT}({len(texts) - 1}, root, path)"
+        parts.append(f"NOT {sql}" if search.invert else sql)
+    sql = " AND ".join(f"({p})" for p in parts) if parts else "1"
+    return Where(sql, tuple(params), tuple(terms), tuple(texts))
+
+
+def _column(name: str) -> str:
+    if name == "path":
+        return "path"
+    if name == "quality":
+        return _QUALITY
+    if name in _TEXT_COLUMNS:
+        return f"coalesce({name}, '')"
+    raise ValueError(f"not a text field: {name!r}")
+
+
+def _term(term: Term, terms: list[Term], params: list[object]) -> str:
+    column = _column(term.field)
+    blob = term.field == "path"
+    literal = term.literal
+    if literal is not None and not blob and not _encodes(literal):
+        sql = "0"  # a lone surrogate (a byte the command line could not decode): no text has one
+    elif literal is not None and not term.icase:
+        params.append(key_bytes(literal) if blob else literal)
+        sql = f"instr({column}, ?) > 0"
+    elif literal is not None and literal.isascii():
+        terms.append(term)
+        params.append(literal)
+        folds = " OR ".join(f"instr({column}, {_quoted(c)}) > 0" for c in _FOLDS_TO_ASCII)
+        sql = f"instr(lower({column}), ?) > 0 OR (({folds}) AND {HIT}({len(terms) - 1}, {column}))"
+    else:
+        terms.append(term)
+        sql = f"{HIT}({len(terms) - 1}, {column})"
+    return f"NOT ({sql})" if term.invert else sql
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _compare(compare: Compare, params: list[object]) -> str:
+    column = compare.field  # size, chars, pages, ms: integers (pages NULL for none)
+    sql = f"{column} IS NOT NULL AND {column} >= ?"
+    params.append(compare.low)
+    if compare.high is not None:
+        sql += f" AND {column} <= ?"
+        params.append(compare.high)
+    return f"NOT ({sql})" if compare.invert else sql
+
+
+__all__ = ["HIT", "IN_TEXT", "Where", "compile_where"]

@@ -1,0 +1,113 @@
+"""``quarry export --where QUERY``: the records the dashboard's query line keeps, as a user
+asks for them (``--where status:error -o errors.csv``).
+
+Through the index (the query run by SQLite) and through the file (matched record by record)
+the same records come out, those :meth:`Query.matches_record` keeps of the whole export; a
+query that cannot mean what was typed is one line, exit 1, and no file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.db import DB
+from engine.query import Query
+from engine.store import read_jsonl
+from tests.engine.test_export import one_line, run, swept
+
+FILES = {
+    "notes/a.txt": "the quick brown fox\n",
+    "notes/B.TXT": "an invoice for March\n",
+    "notes/empty.txt": "",
+    "data/blob.bin": "\x00\x01\x02 binary\n",
+    "data/big.txt": "invoice " * 3000,
+    "Ünïcode/ß.txt": "strasse\n",
+}
+QUERIES = (
+    "status:ok",
+    "!status:ok",
+    "notes",
+    "NOTES",
+    "b.txt",
+    "size:>10K",
+    "chars:<1 !status:error",
+    "mime:text !path:data",
+    "reason:empty",
+    "ünï",
+    "path:/\\.TXT$/",
+    "path:\\.txt$",
+    'text:"invoice"',
+    "!text:/qu.ck/",
+    "quality:good,suspect",
+)
+
+
+def _exported(store: Path, where: str) -> bytes:
+    proc = run("export", "--store", str(store), "--where", where)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return swept(tmp_path_factory.mktemp("where") / "tree", FILES)
+
+
+@pytest.mark.parametrize("where", QUERIES)
+def test_the_index_and_the_file_keep_what_the_query_keeps(
+    store: Path, tmp_path: Path, where: str
+) -> None:
+    whole = run("export", "--store", str(store))
+    records = read_jsonl(whole.stdout).records
+    assert len(records) == len(FILES)
+    query = Query.parse(where)
+    texts = {"invoice": {"notes/B.TXT", "data/big.txt"}, "qu.ck": {"notes/a.txt"}}
+    kept = [
+        r.path
+        for r in records
+        if query.matches_record(r, lambda t, r=r: r.path in texts[t.value.strip('"/')])
+    ]
+    through_index = _exported(store, where)
+    assert [r.path for r in read_jsonl(through_index).records] == kept, where
+    # the same store without its index: read from the file, matched record by record
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for part in store.iterdir():
+        if part.is_file() and not part.name.startswith(DB):
+            (copy / part.name).write_bytes(part.read_bytes())
+        elif part.is_dir():
+            shutil.copytree(part, copy / part.name)
+    assert not (copy / DB).exists()
+    assert _exported(copy, where) == through_index, where
+
+
+def test_a_query_that_cannot_mean_what_was_typed_is_refused_before_any_file(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "errors.csv"
+    for where, words in (
+        ("sise:>10K", ("no field sise:", "did you mean size:")),
+        ("size:>lots", ("'lots' is not a size",)),
+        ("text:/[/", ("not a regular expression",)),
+    ):
+        one_line(run("export", "--store", str(store), "--where", where, "-o", str(out)), *words)
+        assert not out.exists()
+
+
+def test_a_pattern_that_is_not_a_regex_is_matched_as_text_and_said(store: Path) -> None:
+    proc = run("export", "--store", str(store), "--where", "notes/[a")
+    assert proc.returncode == 0
+    assert b"matched as text" in proc.stderr
+    assert proc.stdout == b""  # no path holds the text "notes/[a"
+
+
+def test_csv_of_the_ok_records_only(store: Path) -> None:
+    proc = run("export", "--store", str(store), "--where", "status:ok", "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.decode().splitlines()
+    assert rows[0].startswith("root,path,")
+    statuses = {row.split(",")[4] for row in rows[1:]}
+    assert statuses == {"ok"}
