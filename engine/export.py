@@ -53,7 +53,7 @@ from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
 from engine.query import Query, TextTerm
 from engine.records import Key, Record
-from engine.sqlquery import compile_where
+from engine.sqlquery import compile_where, known_values
 from engine.store import JSONL, Store, read_jsonl
 from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
@@ -207,7 +207,7 @@ def _from_index(db: RecordDB, where: Selection | None = None) -> Iterator[Chunk]
 
 def _lines_where(db: RecordDB, where: Selection) -> Iterator[bytes]:
     """The lines of the records ``where`` keeps, in key order (the query run by SQLite)."""
-    clause = compile_where(where.query, where.texts)
+    clause = compile_where(where.query, where.texts, known_values(db.con))
     clause.install(db.con)
     cur = db.con.execute(
         f"SELECT line FROM records WHERE {clause.sql} ORDER BY root, path", clause.params
