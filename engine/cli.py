@@ -11,7 +11,8 @@
     quarry show PATH [--json]     print one file's record and its text
     quarry tools [DIR]            external tools found and missing, and what each unlocks
     quarry export [DIR] [-o FILE] the store's records as JSONL, CSV or Parquet
-                                  (--where QUERY: those the dashboard's query line keeps)
+                                  (--where QUERY: those the dashboard's query line keeps;
+                                  --sort COLUMN [--desc] [--limit N]: in its order)
     quarry grep PATTERN [DIR]     where PATTERN occurs in the texts (0 found, 1 none, 2 trouble)
     quarry diff A B [--json]      two stores compared file by file (exit 4: something got worse)
     quarry diff STORE --since T   the store now against itself at T, or as sweep T left it
@@ -247,6 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the records the dashboard's query line QUERY keeps"
         " ('status:error', 'size:>10M !mime:pdf', 'text:\"invoice\"')",
     )
+    p.add_argument(
+        "--sort",
+        metavar="COLUMN",
+        help="in the order of a column of the records table: path (the default), status,"
+        " quality, reason, mime, extractor, chars, pages, size or ms",
+    )
+    p.add_argument("--desc", action="store_true", help="the sort descending")
+    p.add_argument("--limit", metavar="N", type=int, help="at most N records")
     p = sub.add_parser("grep", help="where a pattern occurs in the extracted texts")
     p.add_argument("pattern", help="words (any white space between them), or -E a regex")
     p.add_argument("dir", nargs="?", type=Path, help="a swept folder (or one in it), or a store")

@@ -24,6 +24,12 @@ by the texts' index as ``quarry grep`` answers them. A query that cannot mean wh
 (a field that does not exist, a number that is not one) is refused before anything is
 written, naming what is wrong: never an empty export that looks like an answer.
 
+``--sort COLUMN`` (any column the dashboard sorts by), ``--desc`` and ``--limit N`` give the
+records in that order, ties by (root, path), as the records table shows them: from the index
+through :func:`engine.pages.page` (SQLite sorts, keeping only the first ``N`` under
+``--limit``), from the file by the same key in Python. ``--sort ms --desc --limit 50``: the
+fifty slowest reads.
+
 A file named by ``-o`` is written beside its place and renamed over it once complete, so an
 export that fails or is interrupted leaves no half file (and an earlier one intact); an
 export never writes into the store's folder. Standard output that closes early
@@ -42,6 +48,7 @@ import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
@@ -51,9 +58,10 @@ from engine.errors import QuarryError, StoreUnusable, UsageError
 from engine.grep import matching_keys
 from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
+from engine.pages import SORTS, page, sort_key
 from engine.query import Query, TextTerm
 from engine.records import Key, Record
-from engine.sqlquery import compile_where, known_values
+from engine.sqlquery import Where, compile_where, known_values
 from engine.store import JSONL, Store, read_jsonl
 from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
@@ -153,13 +161,46 @@ class Selection:
         return self.query.matches_record(record, lambda t: record.key in self.texts[t])
 
 
+@dataclass(frozen=True, slots=True)
+class Order:
+    """The order records are exported in, and how many: ``--sort``, ``--desc``, ``--limit``."""
+
+    column: str = "path"
+    """A sort column of the records table (:data:`engine.pages.SORTS`); ``path``: key order."""
+    reverse: bool = False
+    """Descending (ties too: the ascending order read backwards)."""
+    limit: int | None = None
+    """At most this many records (None: every one)."""
+
+    @property
+    def keyed(self) -> bool:
+        """Whether this is the store's own order, whole: (root, path) ascending."""
+        return self.column == "path" and not self.reverse and self.limit is None
+
+    def apply(self, records: list[Record]) -> list[Record]:
+        """``records`` (in key order) in this order, the first ``limit`` of them."""
+        if self.column != "path":
+            records = sorted(records, key=sort_key(self.column), reverse=self.reverse)
+        elif self.reverse:
+            records = records[::-1]
+        return records if self.limit is None else records[: self.limit]
+
+
+KEY_ORDER = Order()
+"""Every record, by (root, path): the store's own order."""
+
+
 @contextlib.contextmanager
 def store_chunks(
-    store: Store, warn: Callable[[str], None], where: Selection | None = None
+    store: Store,
+    warn: Callable[[str], None],
+    where: Selection | None = None,
+    order: Order = KEY_ORDER,
 ) -> Iterator[Iterator[Chunk]]:
-    """The store's records in (root, path) order, a :class:`Chunk` at a time: from the index
-    when it is in step with ``extract.jsonl`` or ahead of it, else from the file (its bad
-    lines said through ``warn``, in one line); only those ``where`` keeps, when given."""
+    """The store's records in ``order`` (by default (root, path)), a :class:`Chunk` at a
+    time: from the index when it is in step with ``extract.jsonl`` or ahead of it, else from
+    the file (its bad lines said through ``warn``, in one line); only those ``where`` keeps,
+    when given."""
     db = _index_in_step(store)
     if db is None:
         if not store.exists():  # (only an index, damaged: a first sweep's, killed)
@@ -167,10 +208,10 @@ def store_chunks(
                 f"the store {shown(str(store.out))} has no {JSONL} and its index cannot be "
                 "read: nothing to export (a sweep rebuilds it)"
             )
-        yield _from_file(store, warn, where)
+        yield _from_file(store, warn, where, order)
         return
     try:
-        yield _from_index(db, where)
+        yield _from_index(db, where, order)
     finally:
         db.close()
 
@@ -193,8 +234,13 @@ def _index_in_step(store: Store) -> RecordDB | None:
     return None
 
 
-def _from_index(db: RecordDB, where: Selection | None = None) -> Iterator[Chunk]:
-    lines = db.lines() if where is None else _lines_where(db, where)
+def _from_index(
+    db: RecordDB, where: Selection | None = None, order: Order = KEY_ORDER
+) -> Iterator[Chunk]:
+    if where is None and order.keyed:
+        lines: Iterator[bytes] = db.lines()
+    else:
+        lines = _lines_where(db, where, order)
     try:
         while batch := [bytes(line) for _, line in zip(range(BATCH), lines, strict=False)]:
             yield Chunk(lines=batch)
@@ -205,19 +251,25 @@ def _from_index(db: RecordDB, where: Selection | None = None) -> Iterator[Chunk]
         ) from exc
 
 
-def _lines_where(db: RecordDB, where: Selection) -> Iterator[bytes]:
-    """The lines of the records ``where`` keeps, in key order (the query run by SQLite)."""
-    clause = compile_where(where.query, where.texts, known_values(db.con))
+def _lines_where(db: RecordDB, where: Selection | None, order: Order) -> Iterator[bytes]:
+    """The lines of the records ``where`` keeps (every one when None), in ``order``: the
+    query and the sort run by SQLite."""
+    clause = _clause(db, where)
     clause.install(db.con)
-    cur = db.con.execute(
-        f"SELECT line FROM records WHERE {clause.sql} ORDER BY root, path", clause.params
-    )
-    while batch := cur.fetchmany(BATCH):
-        yield from (row[0] for row in batch)
+    return page(db.con, clause, order.column, reverse=order.reverse, limit=order.limit)
+
+
+def _clause(db: RecordDB, where: Selection | None) -> Where:
+    if where is None:
+        return compile_where(Query.parse(""))
+    return compile_where(where.query, where.texts, known_values(db.con))
 
 
 def _from_file(
-    store: Store, warn: Callable[[str], None], where: Selection | None = None
+    store: Store,
+    warn: Callable[[str], None],
+    where: Selection | None = None,
+    order: Order = KEY_ORDER,
 ) -> Iterator[Chunk]:
     loaded = store.load()
     if loaded.bad:
@@ -227,6 +279,7 @@ def _from_file(
     records = [by_key[k] for k in sorted(by_key)]
     if where is not None:
         records = [r for r in records if where.keeps(r)]
+    records = order.apply(records)
     for start in range(0, len(records), BATCH):
         yield Chunk(records=records[start : start + BATCH])
 
@@ -461,13 +514,24 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise UsageError("Parquet is binary: name a file with -o, or pipe it")
     warn = _warn
     where = Selection.of(args.where, store, warn) if args.where else None
-    with store_chunks(store, warn, where) as chunks:
+    order = order_of(args)
+    with store_chunks(store, warn, where, order) as chunks:
         target = atomic_file(out) if out is not None else standard_output()
         with target as sink:
             bad = _write(fmt, chunks, sink)
     if bad:
         warn(f"warning: {count(bad, 'damaged record')} in the store's index left out")
     return EXIT_OK
+
+
+def order_of(args: argparse.Namespace) -> Order:
+    """The ``--sort``/``--desc``/``--limit`` of ``args`` (a wrong one is a UsageError)."""
+    column = args.sort or "path"
+    if column not in SORTS:
+        raise UsageError(f"--sort {shown(column)!r}: no such column (one of {', '.join(SORTS)})")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: give a count of records, 1 or more")
+    return Order(column, bool(args.desc), args.limit)
 
 
 def _write(fmt: Format, chunks: Iterator[Chunk], sink: IO[bytes]) -> int:
@@ -496,14 +560,17 @@ def _warn(message: str) -> None:
 __all__ = [
     "COLUMNS",
     "INSTALL_PARQUET",
+    "KEY_ORDER",
     "Chunk",
     "Format",
+    "Order",
     "Selection",
     "atomic_file",
     "choose_format",
     "cmd_export",
     "csv_cells",
     "fields_of",
+    "order_of",
     "output_path",
     "store_chunks",
     "write_csv",

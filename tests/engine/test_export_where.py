@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine.db import DB
+from engine.pages import SORTS, sort_key
 from engine.query import Query
 from engine.store import read_jsonl
 from tests.engine.test_export import one_line, run, swept
@@ -111,3 +112,89 @@ def test_csv_of_the_ok_records_only(store: Path) -> None:
     assert rows[0].startswith("root,path,")
     statuses = {row.split(",")[4] for row in rows[1:]}
     assert statuses == {"ok"}
+
+
+ORDERS = (
+    ("--sort", "size"),
+    ("--sort", "size", "--desc"),
+    ("--sort", "ms", "--desc", "--limit", "2"),
+    ("--sort", "status", "--where", "!notes"),
+    ("--sort", "quality"),
+    ("--sort", "mime", "--desc", "--limit", "4"),
+    ("--desc",),
+    ("--limit", "1"),
+)
+
+
+def _without_index(store: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "bare"
+    if not copy.exists():
+        copy.mkdir()
+        for part in store.iterdir():
+            if part.is_file() and not part.name.startswith(DB):
+                (copy / part.name).write_bytes(part.read_bytes())
+            elif part.is_dir():
+                shutil.copytree(part, copy / part.name)
+    return copy
+
+
+@pytest.mark.parametrize("args", ORDERS)
+def test_sorted_and_limited_as_the_records_table_shows_them(
+    store: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    records = read_jsonl(run("export", "--store", str(store)).stdout).records
+    column = args[args.index("--sort") + 1] if "--sort" in args else "path"
+    if "--where" in args:
+        records = [r for r in records if "notes" not in r.path.lower()]
+    want = sorted(records, key=sort_key(column), reverse="--desc" in args)
+    if "--limit" in args:
+        want = want[: int(args[args.index("--limit") + 1])]
+    proc = run("export", "--store", str(store), *args)
+    assert proc.returncode == 0, proc.stderr
+    assert [r.key for r in read_jsonl(proc.stdout).records] == [r.key for r in want], args
+    # from the file (no index), sorted in Python by the same key: the same bytes
+    bare = run("export", "--store", str(_without_index(store, tmp_path)), *args)
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout == proc.stdout, args
+
+
+def test_the_slowest_reads_as_csv(store: Path) -> None:
+    proc = run("export", "--store", str(store), "--sort", "size", "--desc", "--limit", "1",
+               "--format", "csv")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.decode().splitlines()
+    assert len(rows) == 2 and ",data/big.txt," in rows[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--sort", "colour"), ("no such column", "one of path, status")),
+        (("--limit", "0"), ("--limit 0", "1 or more")),
+        (("--limit", "-3"), ("--limit -3",)),
+    ],
+)
+def test_a_wrong_order_is_one_line_before_any_file(
+    store: Path, tmp_path: Path, args: tuple[str, ...], words: tuple[str, ...]
+) -> None:
+    out = tmp_path / "sorted.jsonl"
+    one_line(run("export", "--store", str(store), *args, "-o", str(out)), *words)
+    assert not out.exists()
+
+
+def test_a_limit_that_is_no_number_is_refused_as_argparse_refuses_any(
+    store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sorted.jsonl"
+    proc = run("export", "--store", str(store), "--limit", "many", "-o", str(out))
+    assert proc.returncode == 1 and not proc.stdout
+    assert b"invalid int value: 'many'" in proc.stderr and b"Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_the_help_names_every_sort_column() -> None:
+    proc = run("export", "--help")
+    assert proc.returncode == 0
+    helped = " ".join(proc.stdout.decode().split())
+    for column in SORTS:
+        assert column in helped.rsplit("--sort COLUMN", 1)[1].split("--desc", 1)[0], column
