@@ -4,8 +4,12 @@ The records come sorted by (root, path) from the store's index (``extract.db``) 
 in step with ``extract.jsonl`` or ahead of it (a sweep in progress or killed, watch batches
 the file does not hold yet): streamed a batch at a time in one read transaction, so a store
 of ten million records is never held whole. Otherwise (no index, a damaged one, one that
-agrees with another file) they come from ``extract.jsonl`` through the store's loader, whose
-unreadable lines are said on stderr in one line, never fatal. Nothing here writes the store.
+agrees with another file, a store on read-only media, the seed's) they come from an index
+built from ``extract.jsonl`` in the user's cache, once per version of the file, as ``quarry
+show`` finds one (:func:`engine.readindex.reading_index`): still a batch at a time. Only
+without a cache (none, or a full disk) is the file read whole through the store's loader.
+Either way its unreadable lines are said on stderr in one line, never fatal. Nothing here
+writes the store.
 
 - **JSONL**: the lines as the store holds them, byte for byte (the index keeps each record's
   line exactly): the export of an in-step store is its ``extract.jsonl``.
@@ -60,6 +64,7 @@ from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
 from engine.pages import SORTS, page, sort_key
 from engine.query import Query, TextTerm
+from engine.readindex import left_out, reading_index
 from engine.records import Key, Record
 from engine.sqlquery import Where, compile_where, known_values
 from engine.store import JSONL, Store, read_jsonl
@@ -201,7 +206,7 @@ def store_chunks(
     time: from the index when it is in step with ``extract.jsonl`` or ahead of it, else from
     the file (its bad lines said through ``warn``, in one line); only those ``where`` keeps,
     when given."""
-    db = _index_in_step(store)
+    db = _index_in_step(store) or _cached_index(store, warn)
     if db is None:
         if not store.exists():  # (only an index, damaged: a first sweep's, killed)
             raise StoreUnusable(
@@ -227,6 +232,30 @@ def _index_in_step(store: Store) -> RecordDB | None:
     try:
         db.con.execute("BEGIN")
         if db.source() == identity_of(store.jsonl_path):
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None
+
+
+def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
+    """The index of ``store`` in the user's cache, built from ``extract.jsonl`` when there is
+    none for this version of the file (:func:`engine.readindex.reading_index`, as ``quarry
+    show`` finds one), in a read transaction; the file's unreadable lines said through
+    ``warn`` as a read of the file says them. None: no cache, or the build failed."""
+    path = reading_index(store)
+    if path is None or path == store.out / DB:
+        return None
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return None
+    try:
+        db.con.execute("BEGIN")
+        if db.source() == identity_of(store.jsonl_path):
+            if said := left_out(path):
+                warn(f"warning: {said}")
             return db
     except sqlite3.Error:
         pass

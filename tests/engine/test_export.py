@@ -177,21 +177,48 @@ def test_a_store_whose_first_sweep_was_killed_exports_what_it_committed(tmp_path
     assert not (tmp_path / "x.csv").exists()
 
 
-def test_without_an_index_the_file_is_read_sorted_its_bad_lines_said_once(tmp_path: Path) -> None:
+def no_cache(tmp_path: Path) -> dict[str, str]:
+    """An environment whose cache folder cannot be made (under a file): no index is built
+    for a store that has none, and its ``extract.jsonl`` is read whole."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would go")
+    return {**os.environ, "QUARRY_CACHE_DIR": str(blocker / "cache")}
+
+
+def cached_indexes() -> list[Path]:
+    """The indexes built in the user's cache (the suite's own, per test)."""
+    base = Path(os.environ["XDG_CACHE_HOME"]) / "textquarry" / "indexes"
+    return sorted(base.glob("*/extract.db"))
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cached-index", "the-file-read"])
+def test_without_an_index_the_file_is_read_sorted_its_bad_lines_said_once(
+    tmp_path: Path, cache: bool
+) -> None:
     recs = [record(f"f{i:02}.txt") for i in range(12)]
     newer = record("f03.txt", size=99)
     lines = [line_of(r) for r in reversed(recs)]
     lines[4:4] = [b"{not json\n", b"\n", b'{"root": "/data"}\n']
     lines.append(line_of(newer))  # the same key again, further down
     store = hand_store(tmp_path / "store", lines)
-    proc = run("export", str(store))
-    assert proc.returncode == 0, proc.stderr
-    err = proc.stderr.decode()
-    assert err.count("\n") == 1 and "2 unreadable lines" in err and "line 5" in err, err
-    # the key given twice: its last line, as the index keeps it
-    want = [line_of(newer if r.path == "f03.txt" else r) for r in recs]
-    assert proc.stdout == b"".join(want)
-    assert not (store / DB).exists()  # a reader builds no index
+    env = None if cache else no_cache(tmp_path)
+    for attempt in range(2):
+        proc = run("export", str(store), env=env)
+        assert proc.returncode == 0, proc.stderr
+        err = proc.stderr.decode()
+        assert err.count("\n") == 1 and "2 unreadable lines" in err and "line 5" in err, err
+        # the key given twice: its last line, as the index keeps it
+        want = [line_of(newer if r.path == "f03.txt" else r) for r in recs]
+        assert proc.stdout == b"".join(want)
+        assert not (store / DB).exists()  # a reader writes nothing into the store
+        built = cached_indexes()
+        # (a store of millions is exported from an index built once in the user's cache,
+        # never held whole; without a cache, the file is read as before)
+        assert len(built) == (1 if cache else 0)
+        if attempt == 0 and cache:
+            first = built[0].stat().st_mtime_ns
+    if cache:
+        assert built[0].stat().st_mtime_ns == first  # the second export built nothing
 
 
 # -- CSV -------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from engine.db import DB
 from engine.pages import SORTS, sort_key
 from engine.query import Query
 from engine.store import read_jsonl
-from tests.engine.test_export import one_line, run, swept
+from tests.engine.test_export import no_cache, one_line, run, swept
 
 FILES = {
     "notes/a.txt": "the quick brown fox\n",
@@ -82,7 +82,10 @@ def test_the_index_and_the_file_keep_what_the_query_keeps(
         elif part.is_dir():
             shutil.copytree(part, copy / part.name)
     assert not (copy / DB).exists()
-    assert _exported(copy, where) == through_index, where
+    assert _exported(copy, where) == through_index, where  # (an index built in the cache)
+    bare = run("export", "--store", str(copy), "--where", where, env=no_cache(tmp_path))
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout == through_index, where  # (the file read, record by record)
 
 
 def test_a_query_that_cannot_mean_what_was_typed_is_refused_before_any_file(
@@ -152,10 +155,14 @@ def test_sorted_and_limited_as_the_records_table_shows_them(
     proc = run("export", "--store", str(store), *args)
     assert proc.returncode == 0, proc.stderr
     assert [r.key for r in read_jsonl(proc.stdout).records] == [r.key for r in want], args
-    # from the file (no index), sorted in Python by the same key: the same bytes
-    bare = run("export", "--store", str(_without_index(store, tmp_path)), *args)
+    # from the file (no index, no cache), sorted in Python by the same key: the same bytes
+    copy = _without_index(store, tmp_path)
+    bare = run("export", "--store", str(copy), *args, env=no_cache(tmp_path))
     assert bare.returncode == 0, bare.stderr
     assert bare.stdout == proc.stdout, args
+    cached = run("export", "--store", str(copy), *args)  # (an index built in the cache)
+    assert cached.returncode == 0, cached.stderr
+    assert cached.stdout == proc.stdout, args
 
 
 def test_the_slowest_reads_as_csv(store: Path) -> None:
