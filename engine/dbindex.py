@@ -37,6 +37,8 @@ REFERENCED_SQL = "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sh
 """The content hashes whose text some record names: walked in the order of an index on the
 hash, never sorted in a temporary B-tree (a writer keeps its temporary tables in memory: at
 ten million records that would be hundreds of MB; a test holds the plan)."""
+REFERENCED_IN_SQL = REFERENCED_SQL + " AND sha256 >= ? AND sha256 < ?"
+"""The same, of one range of hashes (a text folder's): a search of the hash index."""
 
 
 class IndexGone(Exception):
@@ -199,6 +201,18 @@ class IndexedRecords:
         con = self._db().con
         rows = self._ask(lambda: con.execute(REFERENCED_SQL).fetchall())
         return {sha for (sha,) in rows}
+
+    def texts_keeper(self) -> Callable[[str], set[str]]:
+        """For the store's garbage collection: a text folder's name -> the hashes in it some
+        record names (a range of the hash index a folder, never every hash at once)."""
+        con = self._db().con
+
+        def named(prefix: str) -> set[str]:
+            end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\uffff"
+            rows = self._ask(lambda: con.execute(REFERENCED_IN_SQL, (prefix, end)).fetchall())
+            return {sha for (sha,) in rows}
+
+        return named
 
     def keys_under(self, root: str, rels: Iterable[str]) -> list[Key]:
         """The keys of ``root`` whose path is one of ``rels`` or lies under one of them (""

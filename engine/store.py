@@ -42,7 +42,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -701,6 +701,12 @@ class Store:
     def text_hashes(self, where: str = "extract") -> Iterator[str]:
         """Hashes of every stored text (files only: a folder or a link in a text's place is
         not one); ``where``: of the texts in that folder of the store instead."""
+        for _sub, hashes in self.text_hashes_by_folder(where):
+            yield from hashes
+
+    def text_hashes_by_folder(self, where: str = "extract") -> Iterator[tuple[str, list[str]]]:
+        """:meth:`text_hashes` a text folder at a time: its name (the hashes' first two
+        characters) and the hashes of the texts in it."""
         found = self._text_folders(where)
         if found is None:
             return
@@ -712,9 +718,14 @@ class Store:
                         names = [e.name for e in it if e.is_file(follow_symlinks=False)]
                 except OSError:
                     continue
-                for name in names:
-                    if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4):
-                        yield name[:-4]
+                yield (
+                    sub,
+                    [
+                        name[:-4]
+                        for name in names
+                        if name.endswith(".txt") and SHA256_RE.fullmatch(name, 0, len(name) - 4)
+                    ],
+                )
         finally:
             os.close(fd)
 
@@ -1011,15 +1022,21 @@ class Store:
         self._still_ours()
         atomic_write(self.summary_path, summary.to_json() + b"\n")
 
-    def gc(self, keep: set[str]) -> tuple[int, list[str]]:
-        """Remove every stored text whose hash is not in ``keep``.
+    def gc(self, keep: set[str] | Callable[[str], Container[str]]) -> tuple[int, list[str]]:
+        """Remove every stored text whose hash is not in ``keep``: a set, or a function that
+        gives the hashes to keep of one text folder (the two characters they start with),
+        asked a folder at a time, so that neither every text's name nor every hash to keep
+        is held at once (ten million of each are gigabytes).
 
         Returns how many went, and the texts that could not be removed (with why).
         """
         gone = 0
         stuck: list[str] = []
-        for sha in list(self.text_hashes()):
-            if sha not in keep:
+        for sub, hashes in self.text_hashes_by_folder():
+            kept = keep(sub) if callable(keep) else keep
+            for sha in hashes:
+                if sha in kept:
+                    continue
                 try:
                     self.drop_text(sha)
                 except OSError as exc:

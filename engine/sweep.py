@@ -294,6 +294,22 @@ class Sweeper:
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
         let_go(held)
 
+    def _serve_first_run(self) -> bool:
+        """A run that began with no record, in a sweeper that lets its records go after it
+        (``once``, or ``from_index``): its records are served from the index it committed
+        them to as it went (:mod:`engine.dbindex`) before they are applied, so the records
+        in memory are never indexed by content, size and text (a third of a cold sweep's
+        peak: 110 MB of 350 at 200,000 files, ``tests/bench/bench_sweep.py``). Whether it
+        did so."""
+        index = self.index
+        if not (self.once or self.from_index) or not isinstance(index, RecordIndex):
+            return False
+        if index.records or self.ledger.db is None or self._repair or self.ledger.replaced():
+            return False
+        self.index = IndexedRecords(lambda: self.ledger.db, index.tally, self.ledger.failed)
+        self.index.records.whole = True  # none before the run: no query a key to say so
+        return True
+
     def _attach_served(self) -> None:
         """Take over a store that a quick sweep found as it lists the folder, served by its
         index from the start: no record is loaded (a watcher started again on an unchanged
@@ -810,6 +826,7 @@ class Sweeper:
             # Workers rename texts into the store as they read; answers that never came may
             # have left texts no record names: keep the marker until a full sweep collects them.
             self._killed_before = True
+        first = self._serve_first_run()
         records = self.records
         # An interrupted run saw only some files: the others keep their records, not lose them.
         # (a served sweep's scope holds the walk's new files too: one the run gave no
@@ -854,7 +871,9 @@ class Sweeper:
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
             records = self.records
-            if isinstance(self.index, IndexedRecords):  # (one pass, not a query a record)
+            if first:  # (the run decided every record there is)
+                records = new
+            elif isinstance(self.index, IndexedRecords):  # (one pass, not a query a record)
                 records = {r.key: r for r in records.values()}
             said = quick.leave_index(
                 self._quick_input(), records, self.index.tally, summary, run.texts_seen
@@ -931,6 +950,15 @@ class Sweeper:
             self.store.gc(keep)
         with contextlib.suppress(OSError):
             self.store.clean_tmp()
+
+    def _texts_keeper(self) -> set[str] | Callable[[str], set[str]]:
+        """What the garbage collection keeps: the texts a record names, and the history's
+        (asked of the index a text folder at a time when it serves the records)."""
+        kept = self.ledger.kept_texts()
+        if not isinstance(self.index, IndexedRecords):
+            return self.index.referenced_texts() | kept
+        named = self.index.texts_keeper()
+        return (lambda prefix: named(prefix) | kept) if kept else named
 
     def _tell(self, run: Run, decided: int) -> None:
         """Notices for what the run could not do as asked."""
@@ -1054,8 +1082,7 @@ class Sweeper:
         if full and not targeted and (unnamed or self._killed_before or self.store.is_dirty()):
             # Scanning every text is only needed when records changed or a sweep was killed
             # after adding texts (its marker was still there when we took the lock).
-            keep = self.index.referenced_texts() | self.ledger.kept_texts()  # (and the history's)
-            _gone, stuck = self.store.gc(keep)
+            _gone, stuck = self.store.gc(self._texts_keeper())
             self.store.gc_kept(self.ledger.aside_texts())
             if stuck:
                 self.on_event(

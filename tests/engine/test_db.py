@@ -257,13 +257,18 @@ def test_the_texts_named_are_found_in_the_order_of_a_hash_index_not_sorted(
     """A writer keeps its temporary tables in memory (:func:`engine.db._connect`): a query
     over every record must not sort them into one. The index on status took the content
     hashes' query to a temporary B-tree for its DISTINCT; without it, a hash index serves it."""
-    from engine.dbindex import REFERENCED_SQL
+    from engine.dbindex import REFERENCED_IN_SQL, REFERENCED_SQL
 
     plans = []
     with RecordDB.open_writer(tmp_path / "extract.db") as db:
         for _ in range(2):
             rows = db.con.execute(f"EXPLAIN QUERY PLAN {REFERENCED_SQL}")
             plans.append(" ".join(row[3] for row in rows))
+            # one text folder's hashes (the garbage collection's): a range of that index
+            rows = db.con.execute(f"EXPLAIN QUERY PLAN {REFERENCED_IN_SQL}", ("ab", "ac"))
+            ranged = " ".join(row[3] for row in rows)
+            assert "SEARCH" in ranged and "sha256>? AND sha256<?" in ranged, ranged
+            plans.append(ranged)
             # the full-text index's partial index on the hash, as engine.textindex makes it
             db.con.execute(
                 "CREATE INDEX IF NOT EXISTS text_by_sha ON records (sha256) WHERE status = 'ok'"
