@@ -69,11 +69,11 @@ class _Records(Mapping[Key, Record]):
                 self.seen.setdefault(record.key, record)
         self.whole = True
 
-    def _batches(self) -> Iterator[list[Record]]:
-        """Every record, in key order, a bulk decode of 50,000 lines at a time."""
+    def _batches(self, size: int = 50_000) -> Iterator[list[Record]]:
+        """Every record, in key order, a bulk decode of ``size`` lines at a time."""
         con, fail = self._db().con, self._on_failure
         cur = _ask(lambda: con.execute("SELECT line FROM records ORDER BY root, path"), fail)
-        while batch := _ask(lambda: cur.fetchmany(50_000), fail):
+        while batch := _ask(lambda: cur.fetchmany(size), fail):
             yield read_jsonl(b"".join(line for (line,) in batch)).records
 
     def forget(self) -> None:
@@ -126,6 +126,13 @@ class _Records(Mapping[Key, Record]):
         """Every record, in key order, decoded as it is read (never all at once)."""
         for records in self._batches():
             yield from records
+
+    def items(self) -> Iterator[tuple[Key, Record]]:  # type: ignore[override]
+        """Every (key, record), in key order, decoded as it is read (not a query a key), in
+        small batches: a pass that keeps none of them holds a few MB, not two batches of
+        50,000 records (200 MB)."""
+        for records in self._batches(4096):
+            yield from ((r.key, r) for r in records)
 
 
 class IndexedRecords:
@@ -232,6 +239,17 @@ class IndexedRecords:
             )
             found.update((root, name_of(path)) for (path,) in rows)
         return sorted(found)
+
+    def counted(self, tally: Tally) -> None:
+        """A run that held none of its records (:attr:`engine.run.Run.lean`) into an index
+        that had none counted them as it decided them: ``tally`` is the index's now. Counted
+        again from the index should the numbers disagree (a file decided twice)."""
+        if tally.files != len(self.records):
+            tally = Tally()
+            for record in self.records.values():
+                tally.add(record)
+        self.tally = tally
+        self.records.forget()
 
     def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:
         """A run's records are in the index already: count the change in the tally, from the

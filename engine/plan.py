@@ -12,7 +12,7 @@ operator retries it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from operator import attrgetter
@@ -306,3 +306,28 @@ class ReadWith:
             uses = found.tools if found is not None else ()
             self._made[key] = read_with(uses, key[1]) if uses else None
         return self._made[key]
+
+
+class LazyReaders(Mapping[str, str | None]):
+    """MIME -> reader name, looked up on demand (most sweeps touch few MIME types).
+
+    It holds the run's table, not the run: a run that referred to itself through this
+    would be a cycle that only the cyclic collector frees, one per watch batch.
+    """
+
+    def __init__(self, table: dict[str, str | None]) -> None:
+        self.table = table
+
+    def __getitem__(self, mime: str) -> str | None:
+        if mime not in self.table:
+            from engine.readers.registry import reader_for  # (every reader: not at import)
+
+            reader = reader_for(mime)
+            self.table[mime] = reader.name if reader else None
+        return self.table[mime]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)

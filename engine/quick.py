@@ -22,7 +22,7 @@ from engine import statindex
 from engine.errors import StoreCorrupt
 from engine.events import Level, Notice, NoticeKind, Progress
 from engine.jsonl import line_of
-from engine.plan import KEEP_RULES, RACY_NS, Keeper
+from engine.plan import KEEP_RULES, RACY_NS, Keeper, LazyReaders
 from engine.records import Key, Record, Status, Summary
 from engine.summary import build_summary, started_ns
 
@@ -181,7 +181,7 @@ def leave_index(
         statindex.write(
             given.store,
             statindex.Swept(records, roots, tally, began, texts_seen),
-            _keeper(records, given.tools, began),
+            _keeper(given.tools, began),
             statindex.environment(given.tools, KEEP_RULES),
         )
 
@@ -254,7 +254,7 @@ def _root_kept(
     wanted = set(look)
     at = {p: i for i, p in enumerate(listing.paths) if p in wanted} if wanted else {}
     new = {k: r for k, r in merged.new.items() if k[0] == listing.root}
-    judge = _keeper(new, given.tools, began)
+    judge = _keeper(given.tools, began)
     retry: list[bytes] = []
     for path in look:
         i, r = at.get(path), new.get((listing.root, path))
@@ -276,15 +276,16 @@ def _root_kept(
     return listing, retry
 
 
-def _keeper(records: Mapping[Key, Record], tools: ToolSet, started_ns: int) -> Keeper:
-    """The plan's judge of which ``records`` a full sweep with ``tools`` keeps as they are,
-    after one that started at ``started_ns``."""
-    from engine.readers.registry import reader_for, reader_versions
+def _keeper(tools: ToolSet, started_ns: int) -> Keeper:
+    """The plan's judge of which records a full sweep with ``tools`` keeps as they are,
+    after one that started at ``started_ns`` (each MIME type's reader looked up as a record
+    of it is judged: the records need not be gone through first)."""
+    from engine.readers.registry import reader_versions
 
-    readers: dict[str, str | None] = {}
-    for mime in {r.mime for r in records.values()}:
-        reader = reader_for(mime)
-        readers[mime] = reader.name if reader else None
     return Keeper(
-        reader_versions(), readers, tools.fingerprint, started_ns - RACY_NS, tool_names=tools.names
+        reader_versions(),
+        LazyReaders({}),
+        tools.fingerprint,
+        started_ns - RACY_NS,
+        tool_names=tools.names,
     )

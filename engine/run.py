@@ -37,11 +37,13 @@ from engine.errors import MachineFailure
 from engine.events import Level, Listener, Notice, NoticeKind, Progress, RecordsChanged
 from engine.executor import Executor, on_this_machine
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
+from engine.index import Tally
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import (
     CRASH_QUARANTINE,
     Decision,
+    LazyReaders,
     ReadWith,
     decide,
     empty_record,
@@ -51,7 +53,7 @@ from engine.plan import (
 )
 from engine.quality import enabled as quality_enabled
 from engine.quality import is_current, score_file
-from engine.readers.registry import reader_for, reader_versions
+from engine.readers.registry import reader_versions
 from engine.records import Key, Reason, Record, Status, Why
 from engine.store import Store, TextFolders, folder_of, open_regular, text_dest
 from engine.tools import ToolSet
@@ -133,6 +135,9 @@ class RunContext:
     set_aside: Callable[[str, str], None] | None = None
     """Told (content hash, the old text's hash) when a stored text is replaced by another read
     of the same content, after the old one is kept aside (the index's history reads it)."""
+    journaled: Callable[[], bool] | None = None
+    """Whether what :attr:`journal` was given is kept (the index has not failed): a lean run
+    (:attr:`Run.lean`) holds its records nowhere else, and stops when it is not."""
 
 
 class _Stopped(Exception):
@@ -174,8 +179,22 @@ class Run:
         full: bool,
         *,
         texts_seen: tuple[list[int], set[str]] | None = None,
+        lean: bool = False,
     ):
         self.ctx = ctx
+        self.lean = lean
+        """Hold no decided record: a run into a store with none, whose index serves them
+        after it (each is committed to it as the run goes: :attr:`RunContext.journal`).
+        :attr:`decided` and :attr:`tally` count them; :attr:`new` holds only those of hashed
+        reads (a copy planned later takes one's verdict). A cold sweep of ten million files
+        would otherwise hold ten million records until its end."""
+        self.decided = 0
+        """Records this run decided (emitted)."""
+        self.tally = Tally()
+        """A lean run's records counted for the summary (another run's stays empty)."""
+        self.index_lost = False
+        """A lean run's index failed: what it had not committed went with it, and the run
+        stopped there (the files without a record are read by the next sweep)."""
         self._remote = not on_this_machine(ctx.executor)
         """Whether reads may run on other machines (a Dask cluster, any executor but this
         machine's own pool): their texts are checked for through the store's folders, each
@@ -260,7 +279,7 @@ class Run:
         opts = self.ctx.options
         todo = _Todo()
         for n, e in enumerate(self.entries):
-            if n % 256 == 0 and self.ctx.stopped():
+            if n % 256 == 0 and self._stopping():
                 self.interrupted = True
                 break
             key = (e.root, e.path)
@@ -352,8 +371,12 @@ class Run:
                 yield self._launch(key)
 
     def _check_stop(self) -> None:
-        if self.ctx.stopped():
+        if self._stopping():
             raise _Stopped
+
+    def _stopping(self) -> bool:
+        """Asked to stop, or a lean run's index failed."""
+        return self.index_lost or self.ctx.stopped()
 
     def _launch(self, key: _ReadKey) -> ReadTask:
         """The read of ``key``'s group (its one file so far), the store marked first."""
@@ -486,7 +509,7 @@ class Run:
 
     def _tick(self) -> None:
         self.maybe_flush()
-        if self.ctx.stopped():
+        if self._stopping():
             raise _Stopped
 
     def _task(self, e: Entry, key: _ReadKey) -> ReadTask:
@@ -761,7 +784,13 @@ class Run:
 
     def emit(self, record: Record) -> None:
         key = (record.root, record.path)
-        self.new[key] = record
+        self.decided += 1
+        if not self.lean:
+            self.new[key] = record
+        else:
+            self.tally.add(record)
+            if self._sha_of.get(key):  # a hashed read's: a copy planned later may take it
+                self.new[key] = record
         self.done += 1
         self.bytes_done += record.size
         if self.records.get(key) is not record:
@@ -785,6 +814,8 @@ class Run:
         last = self._pending[-1].path if self._pending else ""
         if self._pending and self.ctx.journal is not None:
             self.ctx.journal(self._pending)
+            if self.lean and self.ctx.journaled is not None and not self.ctx.journaled():
+                self.index_lost = True  # (the run stops at its next look)
         if self._pending or removed:
             self.ctx.emit(RecordsChanged(now, tuple(self._pending), removed))
         if self.done != self._reported:
@@ -794,29 +825,6 @@ class Run:
             )
         self._pending = []
         self._last_flush = time.monotonic()
-
-
-class LazyReaders(Mapping[str, str | None]):
-    """MIME -> reader name, looked up on demand (most sweeps touch few MIME types).
-
-    It holds the run's table, not the run: a run that referred to itself through this
-    would be a cycle that only the cyclic collector frees, one per watch batch.
-    """
-
-    def __init__(self, table: dict[str, str | None]) -> None:
-        self.table = table
-
-    def __getitem__(self, mime: str) -> str | None:
-        if mime not in self.table:
-            reader = reader_for(mime)
-            self.table[mime] = reader.name if reader else None
-        return self.table[mime]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.table)
-
-    def __len__(self) -> int:
-        return len(self.table)
 
 
 def _reused(base: Record, e: Entry) -> Record:

@@ -288,19 +288,23 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
     # listing changes a time the next sweep compares.
     seen = swept.texts_seen
     texts, present = seen if seen is not None else (store.text_folder_times(), None)
-    by_root: dict[str, list[Record]] = {r: [] for r in swept.roots}
+    # Judged as they come (the records may be read from the index a batch at a time): a root
+    # with one record a full sweep would not keep as it is (a cold sweep's first) holds none.
+    by_root: dict[str, list[tuple[list[str], Record, Kept]]] = {r: [] for r in swept.roots}
+    dead: set[str] = set()
     for (root, _path), r in swept.records.items():
-        by_root.setdefault(root, []).append(r)
+        if root in dead:
+            continue
+        kept_as = judge(r)
+        if kept_as is None:
+            dead.add(root)
+            by_root[root] = []
+            continue
+        by_root.setdefault(root, []).append((_walk_order(r), r, kept_as))
     kept: list[RootFiles] = []
-    for root, recs in by_root.items():
-        found: list[tuple[list[str], Record, Kept]] = []
-        for r in recs:
-            kept_as = judge(r)
-            if kept_as is None:
-                break  # (a cold sweep's first record: nothing else is done)
-            found.append((_walk_order(r), r, kept_as))
-        else:
-            wanted = {r.sha256 for r in recs if r.status == Status.OK and r.sha256}
+    for root, found in by_root.items():
+        if root not in dead:
+            wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
             if wanted:
                 present = store.text_names() if present is None else present
                 if not wanted <= present:

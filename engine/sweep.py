@@ -310,6 +310,30 @@ class Sweeper:
         self.index.records.whole = True  # none before the run: no query a key to say so
         return True
 
+    def _lean_unserved(self, run: Run) -> None:
+        """A lean run whose index cannot serve its records now: replaced on disk (the file
+        this sweeper still has open holds them: read back, and the index rebuilt from them at
+        the run's end), or failed (what it had not committed went with it: the run stopped,
+        and ends as an interrupted one; its files without a record are read by the next
+        sweep, the texts no record names collected then)."""
+        db = self.ledger.db
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                served = IndexedRecords(lambda: db, Tally())
+                self.index = RecordIndex(list(served.records.values()))
+                return
+        run.interrupted = True
+        self._killed_before = True
+        self.on_event(
+            Notice(
+                time.time(),
+                NoticeKind.INTERRUPTED,
+                f"the store's index failed during the sweep: of {count(run.decided, 'file')} "
+                "decided, those it had not kept are read again by the next sweep",
+                Level.WARNING,
+            )
+        )
+
     def _attach_served(self) -> None:
         """Take over a store that a quick sweep found as it lists the folder, served by its
         index from the start: no record is loaded (a watcher started again on an unchanged
@@ -549,6 +573,7 @@ class Sweeper:
             self.stop.is_set,
             self.ledger.journal,
             self.ledger.set_aside,
+            lambda: self.ledger.db is not None,
         )
 
     # -- one run --------------------------------------------------------------------------
@@ -624,9 +649,9 @@ class Sweeper:
         """The full sweep of a watching session's store served by its index from the start
         (:mod:`engine.merge`): the walk merged with the index, and a run of only the files
         that differ. None when the index cannot serve it (the records are loaded as usual)."""
-        from engine.plan import RACY_NS, Keeper
+        from engine.plan import RACY_NS, Keeper, LazyReaders
         from engine.readers.registry import reader_versions
-        from engine.run import LazyReaders, Run
+        from engine.run import Run
 
         if self.options.rehash or self.options.verify:
             return None  # every file hashed, every text checked: no row is kept unseen
@@ -807,10 +832,27 @@ class Sweeper:
             )
         )
         self._say_notices()
-        run = Run(self.run_context(rehash, passwords), entries, set(force), full)
+        lean = self._lean(only, force)
+        run = Run(self.run_context(rehash, passwords), entries, set(force), full, lean=lean)
         new = run.execute()
         return self._conclude(
             RunEnd(run, new, tuple(scope), only is None, started, run.reused, tuple(held))
+        )
+
+    def _lean(self, only: Mapping[str, Collection[str]] | None, force: Collection[Key]) -> bool:
+        """Whether the run about to start may hold none of its records (:attr:`Run.lean`):
+        a whole sweep of a store that has none, by a sweeper that lets them go after it and
+        whose index takes each as it is decided (a cold ``quarry sweep``)."""
+        return (
+            (self.once or self.from_index)
+            and only is None
+            and not force
+            and not self.options.verify  # (every file hashed: each record kept for its copies)
+            and isinstance(self.index, RecordIndex)
+            and not self.index.records
+            and self.ledger.db is not None
+            and not self._repair
+            and not self.ledger.replaced()
         )
 
     def _conclude(self, ended: RunEnd) -> SweepResult:
@@ -827,6 +869,8 @@ class Sweeper:
             # have left texts no record names: keep the marker until a full sweep collects them.
             self._killed_before = True
         first = self._serve_first_run()
+        if run.lean and not first:
+            self._lean_unserved(run)
         records = self.records
         # An interrupted run saw only some files: the others keep their records, not lose them.
         # (a served sweep's scope holds the walk's new files too: one the run gave no
@@ -853,15 +897,18 @@ class Sweeper:
         unnamed = bool(gone) or any(
             _text_of(records[k]) != _text_of(new[k]) for k in changed if k in records
         )
-        self.index.apply(new, gone)
+        if run.lean and isinstance(self.index, IndexedRecords):
+            self.index.counted(run.tally)  # (``new`` holds only its hashed reads' records)
+        else:
+            self.index.apply(new, gone)
         if run.ctx.journal is None and changed:  # (the quick sweep's reads again)
             self.ledger.journal([new[k] for k in changed])
         self.ledger.drop(gone)  # the index holds exactly the records, before any write
         if gone:
             run.flush_events(removed=gone)
         summary = self._write(
-            run, bool(changed or gone), unnamed, old_shas, full and not run.interrupted, started,
-            targeted,
+            run, bool(changed or gone or (run.lean and run.decided)), unnamed, old_shas,
+            full and not run.interrupted, started, targeted,
         )  # fmt: skip
         whole = full and not run.interrupted and not force
         self._hold_if_unserved()
@@ -871,10 +918,11 @@ class Sweeper:
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
             records = self.records
-            if first:  # (the run decided every record there is)
+            if first and not run.lean:  # (the run decided every record there is)
                 records = new
-            elif isinstance(self.index, IndexedRecords):  # (one pass, not a query a record)
-                records = {r.key: r for r in records.values()}
+            elif isinstance(self.index, IndexedRecords) and not run.lean:
+                records = {r.key: r for r in records.values()}  # (one pass, not a query each)
+            # (a lean run's are read from the index a batch at a time as they are judged)
             said = quick.leave_index(
                 self._quick_input(), records, self.index.tally, summary, run.texts_seen
             )
@@ -884,7 +932,7 @@ class Sweeper:
             said = quick.leave_merged(self._quick_input(), ended.merged, self.index.tally, summary)
             if said is not None:
                 self.on_event(said)
-        self._tell(run, len(new))
+        self._tell(run, run.decided if run.lean else len(new))
         self._lighten()
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
         return SweepResult(
