@@ -159,7 +159,11 @@ class Session:
         """
         self._observe()
         with self._lock:  # close() sees the verdict as soon as it holds the lock
-            result = self._open().run()
+            sweeper = self._open()
+            # the index serves the records from the first run on: a new store's first sweep
+            # holds none of them (Sweeper._lean)
+            sweeper.from_index = True
+            result = sweeper.run()
             self.swept_whole = not result.interrupted
             if self.swept_whole:
                 # each batch touches a few files of many: the index answers for the rest
