@@ -225,18 +225,7 @@ def _index_in_step(store: Store) -> RecordDB | None:
     """The store's index, in a read transaction (one snapshot for the whole export), when it
     agrees with ``extract.jsonl`` (its source is the file on disk; an index ahead of the file
     agrees with it too, see :func:`engine.db.ahead_lines`); None when there is none to trust."""
-    try:
-        db = RecordDB.open_reader(store.out / DB)
-    except IndexUnusable:
-        return None
-    try:
-        db.con.execute("BEGIN")
-        if db.source() == identity_of(store.jsonl_path):
-            return db
-    except sqlite3.Error:
-        pass
-    db.close()
-    return None
+    return _reader_agreeing(store.out / DB, store)
 
 
 def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
@@ -247,6 +236,15 @@ def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
     path = reading_index(store)
     if path is None or path == store.out / DB:
         return None
+    db = _reader_agreeing(path, store)
+    if db is not None and (said := left_out(path)):
+        warn(f"warning: {said}")
+    return db
+
+
+def _reader_agreeing(path: Path, store: Store) -> RecordDB | None:
+    """The index at ``path`` in a read transaction when its source is the store's
+    ``extract.jsonl`` as it is on disk; None when it cannot be read or is another file's."""
     try:
         db = RecordDB.open_reader(path)
     except IndexUnusable:
@@ -254,8 +252,6 @@ def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
     try:
         db.con.execute("BEGIN")
         if db.source() == identity_of(store.jsonl_path):
-            if said := left_out(path):
-                warn(f"warning: {said}")
             return db
     except sqlite3.Error:
         pass

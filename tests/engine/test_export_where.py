@@ -52,6 +52,19 @@ def _exported(store: Path, where: str) -> bytes:
     return proc.stdout
 
 
+def _without_index(store: Path, tmp_path: Path) -> Path:
+    """A copy of ``store`` without its index (``extract.jsonl``, the texts, the summary)."""
+    copy = tmp_path / "bare"
+    if not copy.exists():
+        copy.mkdir()
+        for part in store.iterdir():
+            if part.is_file() and not part.name.startswith(DB):
+                (copy / part.name).write_bytes(part.read_bytes())
+            elif part.is_dir():
+                shutil.copytree(part, copy / part.name)
+    return copy
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return swept(tmp_path_factory.mktemp("where") / "tree", FILES)
@@ -74,13 +87,7 @@ def test_the_index_and_the_file_keep_what_the_query_keeps(
     through_index = _exported(store, where)
     assert [r.path for r in read_jsonl(through_index).records] == kept, where
     # the same store without its index: read from the file, matched record by record
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for part in store.iterdir():
-        if part.is_file() and not part.name.startswith(DB):
-            (copy / part.name).write_bytes(part.read_bytes())
-        elif part.is_dir():
-            shutil.copytree(part, copy / part.name)
+    copy = _without_index(store, tmp_path)
     assert not (copy / DB).exists()
     assert _exported(copy, where) == through_index, where  # (an index built in the cache)
     bare = run("export", "--store", str(copy), "--where", where, env=no_cache(tmp_path))
@@ -127,18 +134,6 @@ ORDERS = (
     ("--desc",),
     ("--limit", "1"),
 )
-
-
-def _without_index(store: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "bare"
-    if not copy.exists():
-        copy.mkdir()
-        for part in store.iterdir():
-            if part.is_file() and not part.name.startswith(DB):
-                (copy / part.name).write_bytes(part.read_bytes())
-            elif part.is_dir():
-                shutil.copytree(part, copy / part.name)
-    return copy
 
 
 @pytest.mark.parametrize("args", ORDERS)

@@ -26,7 +26,7 @@ from engine.records import Record, Status
 from engine.resume import Ledger
 from engine.statindex import NAME as STAT_INDEX
 from engine.store import Store
-from engine.sweep import Sweeper, SweepOptions, sweep
+from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
 from engine.tools import ToolSet
 
 NONE = ToolSet.empty()
@@ -76,6 +76,27 @@ def _no_record_without_text(out: Path) -> None:
             assert (out / "extract" / r.sha256[:2] / f"{r.sha256}.txt").is_file(), r.path
 
 
+def _often_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """The tree, an uninterrupted sweep of it (the reference), and where the next goes: its
+    runs committing every 4 records (many moments for the index to go)."""
+    root = _tree(tmp_path)
+    reference = tmp_path / "reference"
+    sweep([root], SweepOptions(out=reference, tools=NONE, workers=1))
+    monkeypatch.setattr(run_mod.Run, "BATCH", 4)
+    monkeypatch.setattr(Ledger, "COMMIT_S", 0.0)
+    return root, reference, tmp_path / "out"
+
+
+def _sweep_noting(root: Path, out: Path) -> tuple[SweepResult, list[Notice]]:
+    notices: list[Notice] = []
+    result = sweep(
+        [root],
+        SweepOptions(out=out, tools=NONE, workers=1),
+        lambda e: notices.append(e) if isinstance(e, Notice) else None,
+    )
+    return result, notices
+
+
 class Runs:
     """The runs a sweep made, caught as they end (``lean``, what each held)."""
 
@@ -122,12 +143,7 @@ def test_a_cold_sweep_holds_no_record_and_writes_what_a_sweep_holding_them_write
 def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _tree(tmp_path)
-    reference = tmp_path / "reference"
-    sweep([root], SweepOptions(out=reference, tools=NONE, workers=1))
-    out = tmp_path / "out"
-    monkeypatch.setattr(run_mod.Run, "BATCH", 4)  # a commit every 4 records
-    monkeypatch.setattr(Ledger, "COMMIT_S", 0.0)
+    root, reference, out = _often_committed(tmp_path, monkeypatch)
     put = RecordDB.put
     calls = [0]
 
@@ -138,12 +154,7 @@ def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
         put(db, records)
 
     monkeypatch.setattr(RecordDB, "put", failing)
-    notices: list[Notice] = []
-    result = sweep(
-        [root],
-        SweepOptions(out=out, tools=NONE, workers=1),
-        lambda e: notices.append(e) if isinstance(e, Notice) else None,
-    )
+    result, notices = _sweep_noting(root, out)
     assert result.interrupted
     said = " ".join(n.message for n in notices)
     assert "index failed" in said and "read again by the next sweep" in said, said
@@ -158,12 +169,7 @@ def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
 def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _tree(tmp_path)
-    reference = tmp_path / "reference"
-    sweep([root], SweepOptions(out=reference, tools=NONE, workers=1))
-    out = tmp_path / "out"
-    monkeypatch.setattr(run_mod.Run, "BATCH", 4)
-    monkeypatch.setattr(Ledger, "COMMIT_S", 0.0)
+    root, reference, out = _often_committed(tmp_path, monkeypatch)
     journal = Ledger.journal
     calls = [0]
 
@@ -175,12 +181,7 @@ def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
                 (out / name).unlink(missing_ok=True)
 
     monkeypatch.setattr(Ledger, "journal", deleting)
-    notices: list[Notice] = []
-    result = sweep(
-        [root],
-        SweepOptions(out=out, tools=NONE, workers=1),
-        lambda e: notices.append(e) if isinstance(e, Notice) else None,
-    )
+    result, notices = _sweep_noting(root, out)
     assert calls[0] > 3 and not result.interrupted
     assert any("deleted or replaced" in n.message for n in notices), notices
     assert _verdicts(out) == _verdicts(reference)
