@@ -318,7 +318,7 @@ class Sweeper:
         sweep, the texts no record names collected then)."""
         db = self.ledger.db
         if db is not None:
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error, IndexGone):
                 served = IndexedRecords(lambda: db, Tally())
                 self.index = RecordIndex(list(served.records.values()))
                 return

@@ -188,3 +188,37 @@ def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
     assert _texts(out) == _texts(reference)
     with RecordDB.open_reader(out / DB) as db:  # rebuilt from the records, all of them
         assert len(db) == len(_comparable(reference))
+
+
+def test_an_index_deleted_and_unreadable_mid_sweep_ends_as_an_interruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index deleted under the sweep, and the file it still has open failing to read
+    back: nothing crashes, the sweep says it was interrupted, no record is written without
+    its text, and the next sweep finds the rest."""
+    from engine import dbindex
+
+    root, reference, out = _often_committed(tmp_path, monkeypatch)
+    journal = Ledger.journal
+    calls = [0]
+
+    def deleting(ledger: Ledger, records: Any) -> None:
+        journal(ledger, records)
+        calls[0] += 1
+        if calls[0] == 3:
+            for name in (DB, f"{DB}-wal", f"{DB}-shm"):
+                (out / name).unlink(missing_ok=True)
+
+    def unreadable(self: Any, size: int = 50_000) -> Any:
+        raise dbindex.IndexGone("the store's index failed: disk I/O error")
+
+    monkeypatch.setattr(Ledger, "journal", deleting)
+    monkeypatch.setattr(dbindex._Records, "_batches", unreadable)
+    result, notices = _sweep_noting(root, out)
+    assert result.interrupted
+    assert any("index failed during the sweep" in n.message for n in notices), notices
+    _no_record_without_text(out)
+    monkeypatch.undo()
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    assert _verdicts(out) == _verdicts(reference)
+    assert _texts(out) == _texts(reference)
