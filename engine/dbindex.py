@@ -215,7 +215,7 @@ class IndexedRecords:
         con = self._db().con
 
         def named(prefix: str) -> set[str]:
-            end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\uffff"
+            end = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # (a folder: two characters)
             rows = self._ask(lambda: con.execute(REFERENCED_IN_SQL, (prefix, end)).fetchall())
             return {sha for (sha,) in rows}
 

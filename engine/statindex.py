@@ -298,28 +298,27 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
         kept_as = judge(r)
         if kept_as is None:
             dead.add(root)
-            by_root[root] = []
+            by_root.pop(root, None)
             continue
         by_root.setdefault(root, []).append((_walk_order(r), r, kept_as))
     kept: list[RootFiles] = []
     for root, found in by_root.items():
-        if root not in dead:
-            wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
-            if wanted:
-                present = store.text_names() if present is None else present
-                if not wanted <= present:
-                    continue
-            found.sort(key=itemgetter(0))
-            kept.append(
-                RootFiles(
-                    encoded(root),
-                    encoded("\0".join([r.path for _o, r, _k in found])),
-                    [r.size for _o, r, _k in found],
-                    [r.mtime_ns for _o, r, _k in found],
-                    [(encoded(r.path), k, encoded(d)) for _o, r, (k, d, _) in found if k != "file"],
-                    [line_of(r) for _o, r, (_k, _d, again) in found if again],
-                )
+        wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
+        if wanted:
+            present = store.text_names() if present is None else present
+            if not wanted <= present:
+                continue
+        found.sort(key=itemgetter(0))
+        kept.append(
+            RootFiles(
+                encoded(root),
+                encoded("\0".join([r.path for _o, r, _k in found])),
+                [r.size for _o, r, _k in found],
+                [r.mtime_ns for _o, r, _k in found],
+                [(encoded(r.path), k, encoded(d)) for _o, r, (k, d, _) in found if k != "file"],
+                [line_of(r) for _o, r, (_k, _d, again) in found if again],
             )
+        )
     if not kept:
         store.drop_stat_index()
         return False

@@ -288,7 +288,7 @@ class Sweeper:
         if not self._loaded:
             self._attach_served()
             return
-        if self.ledger.db is None or self._repair or self.ledger.replaced():
+        if not self._index_serves():
             return
         held = self.index.tally.files
         self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
@@ -301,14 +301,27 @@ class Sweeper:
         in memory are never indexed by content, size and text (a third of a cold sweep's
         peak: 110 MB of 350 at 200,000 files, ``tests/bench/bench_sweep.py``). Whether it
         did so."""
-        index = self.index
-        if not (self.once or self.from_index) or not isinstance(index, RecordIndex):
+        if not self._serves_none_held():
             return False
-        if index.records or self.ledger.db is None or self._repair or self.ledger.replaced():
-            return False
-        self.index = IndexedRecords(lambda: self.ledger.db, index.tally, self.ledger.failed)
+        self.index = IndexedRecords(lambda: self.ledger.db, self.index.tally, self.ledger.failed)
         self.index.records.whole = True  # none before the run: no query a key to say so
         return True
+
+    def _serves_none_held(self) -> bool:
+        """This sweeper lets its records go after a run (``once``, ``from_index``), holds
+        none now, and its index can take over."""
+        index = self.index
+        return (
+            (self.once or self.from_index)
+            and isinstance(index, RecordIndex)
+            and not index.records
+            and self._index_serves()
+        )
+
+    def _index_serves(self) -> bool:
+        """Whether the index can answer for the records: open, still the store's, and no
+        unreadable line of ``extract.jsonl`` waiting to be written out of the store."""
+        return self.ledger.db is not None and not self._repair and not self.ledger.replaced()
 
     def _lean_unserved(self, run: Run) -> None:
         """A lean run whose index cannot serve its records now: replaced on disk (the file
@@ -844,15 +857,10 @@ class Sweeper:
         a whole sweep of a store that has none, by a sweeper that lets them go after it and
         whose index takes each as it is decided (a cold ``quarry sweep``)."""
         return (
-            (self.once or self.from_index)
-            and only is None
+            only is None
             and not force
             and not self.options.verify  # (every file hashed: each record kept for its copies)
-            and isinstance(self.index, RecordIndex)
-            and not self.index.records
-            and self.ledger.db is not None
-            and not self._repair
-            and not self.ledger.replaced()
+            and self._serves_none_held()
         )
 
     def _conclude(self, ended: RunEnd) -> SweepResult:
