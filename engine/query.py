@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import get_close_matches
@@ -39,7 +38,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from engine.quality import VERDICTS
 from engine.records import Record
-from engine.textsearch import BadPattern
+from engine.textsearch import BadPattern, quiet_patterns
 from engine.textsearch import Query as TextPattern
 from engine.textsearch import parse as parse_text
 
@@ -66,10 +65,8 @@ _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
 
 
 def _regex(value: str, flags: int) -> re.Pattern[str]:
-    """``value`` compiled; a FutureWarning of ``re`` (``[[`` is a "possible nested set") is
-    not said: printed, it would land on the dashboard's screen, and the pattern works."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
+    """``value`` compiled, without ``re``'s FutureWarnings (:func:`quiet_patterns`)."""
+    with quiet_patterns():
         return re.compile(value, flags)
 
 

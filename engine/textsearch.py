@@ -14,10 +14,12 @@ lines counted from 1 within the page, columns in characters from 1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
 import unicodedata
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -76,6 +78,16 @@ class Match:
     snippet: str
 
 
+@contextlib.contextmanager
+def quiet_patterns() -> Iterator[None]:
+    """Compile a user's pattern without ``re``'s FutureWarnings (``[[`` is a "possible nested
+    set"): printed, one would land on the dashboard's screen or in ``quarry grep``'s output,
+    and the pattern works as typed. (The query line's ``path:/.../`` terms come here too.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
 def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Query:
     """The :class:`Query` of ``pattern``; BadPattern for an empty pattern or a regular
     expression that does not compile."""
@@ -91,8 +103,9 @@ def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Qu
     if not pattern:
         raise BadPattern("an empty pattern: give a word or more to look for")
     try:
-        compiled = re.compile(pattern, flags)
-        tree = sre_parse.parse(pattern, flags)
+        with quiet_patterns():
+            compiled = re.compile(pattern, flags)
+            tree = sre_parse.parse(pattern, flags)
     except (re.error, OverflowError, RecursionError, ValueError) as exc:
         raise BadPattern(f"not a regular expression: {exc}") from exc
     runs = _required_runs(tree)
