@@ -176,7 +176,10 @@ def _edit(path: Path, head: bytes) -> None:
         # Whole at once, as an editor saves: written in place, the file was empty between the
         # truncation and the write, and a loaded CI read it then (a true record of the empty
         # file, which the test did not expect).
-        tmp = target.with_name(f".{target.name}.edited")
+        # Its own temporary per process: a copy of this fixture read at the same moment on
+        # the other worker edits the same target, and a shared name lost one of the two
+        # renames (a reader crash on the copy: CI, stop 39).
+        tmp = target.with_name(f".{target.name}.edited.{os.getpid()}")
         tmp.write_bytes(EDITED)
         os.replace(tmp, target)
 
