@@ -9,6 +9,11 @@ sweep keeps, its text in the store) is kept without a run; every other one (new,
 an ``error`` that every full sweep reads again, anything the plan must look at) goes to a run
 with only those files in view, which the index answers for. What stays in memory is the walk's
 columns, the names of the store's texts and the files that differ, never a record per file.
+
+A record the sweep would keep but for its ``reused`` flag (every record of the sweep after a
+cold one: read by that sweep, reused by this one) is not a file to look at: it is handed to
+``mark`` as the run would write it, flag set, and the sweeper writes it back to the index a
+batch at a time, so the first sweep after a cold one holds no record either.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ Row = tuple[str, int, int, Record]
 """One of the index's rows: (path, size, mtime_ns, the record)."""
 Rows = Callable[[str], Iterable[Row]]
 """Root -> the index's rows of it, in key order."""
+Mark = Callable[[Record], None]
+"""Takes a record kept but for its ``reused`` flag, the flag set (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +47,8 @@ class Merged:
     kept: int
     """Files with a byte or more kept as their records say, without a run (what a run counts
     as reused; an empty file's or a link's record is kept too, not counted)."""
+    marked: int
+    """Of those, the records handed to ``mark`` with their ``reused`` flag set."""
     files: int
     """Files the walk found."""
     total: int
@@ -76,29 +85,54 @@ def merge(
     texts: set[str],
     held: Collection[str] = (),
     others: Iterable[str] = (),
+    mark: Mark | None = None,
 ) -> Merged:
     """Merge each root's walk with the index's rows of that root. ``keeper`` judges which
     records a full sweep keeps as they are; ``texts`` are the names of the store's texts.
     The records of the ``held`` roots (found gone or empty: kept) and of ``others`` (roots
     of the store this sweep does not walk) are counted, never looked at. Raises
     :class:`OutOfOrder` when the rows are not in key order, :class:`MostDiffer` when most
-    of the first :data:`SAMPLE` rows of a root differ."""
+    of the first :data:`SAMPLE` rows of a root differ. ``mark``, when given, takes the
+    records kept but for their ``reused`` flag (counted as kept, in the tally as marked);
+    without it they are files to look at."""
     tally = Tally()
     only: dict[str, list[str]] = {}
     kept = files = total = 0
+    marks = _Marks(mark)
     for listing in listings:
         files += len(listing)
         total += sum(listing.sizes)
         if listing.root in held:
             _count(rows(listing.root), tally)
             continue
-        look, n = _merge_root(listing, rows(listing.root), keeper, texts, tally)
+        look, n = _merge_root(listing, rows(listing.root), keeper, texts, tally, marks)
         kept += n
         if look:
             only[listing.root] = look
     for root in others:
         _count(rows(root), tally)
-    return Merged(only, tally, kept, files, total)
+    return Merged(only, tally, kept, marks.count, files, total)
+
+
+class _Marks:
+    """Where the records kept but for their ``reused`` flag go, and how many went."""
+
+    def __init__(self, mark: Mark | None) -> None:
+        self.mark = mark
+        self.count = 0
+
+    def take(
+        self, record: Record, found: tuple[str, str], keeper: Judge, texts: set[str]
+    ) -> Record | None:
+        """``record`` flagged reused and handed on, when that is all the sweep would change."""
+        if self.mark is None or record.reused:
+            return None
+        marked = record.evolve(reused=True)
+        if not _keeps(marked, found, keeper, texts):
+            return None
+        self.mark(marked)
+        self.count += 1
+        return marked
 
 
 def _count(rows: Iterable[Row], tally: Tally) -> None:
@@ -112,6 +146,7 @@ def _merge_root(
     keeper: Judge,
     texts: set[str],
     tally: Tally,
+    marks: _Marks,
 ) -> tuple[list[str], int]:
     """One root: the paths a run looks at, and how many files are kept without one."""
     paths, sizes, mtimes, odd = listing.paths, listing.sizes, listing.mtimes, listing.odd
@@ -126,7 +161,6 @@ def _merge_root(
         if n == SAMPLE and len(look) > SAMPLE // 2:
             raise MostDiffer(f"{len(look)} of the first {SAMPLE} rows differ")
         last = path
-        tally.add(record)
         while w < len(order) and paths[order[w]] < path:
             look.append(paths[order[w]])  # a file the index has no record of
             w += 1
@@ -134,9 +168,17 @@ def _merge_root(
             i = order[w]
             w += 1
             found = odd.get(i, _PLAIN)
-            if sizes[i] == size and mtimes[i] == mtime_ns and _keeps(record, found, keeper, texts):
-                kept += size > 0 and found == _PLAIN  # (as a run counts reuse: files it reads)
-                continue
+            if sizes[i] == size and mtimes[i] == mtime_ns:
+                if _keeps(record, found, keeper, texts):
+                    tally.add(record)
+                    kept += size > 0 and found == _PLAIN  # (as a run counts reuse: files it reads)
+                    continue
+                marked = marks.take(record, found, keeper, texts)
+                if marked is not None:
+                    tally.add(marked)
+                    kept += size > 0  # (an empty file's record is flagged too, not counted)
+                    continue
+        tally.add(record)
         look.append(path)  # changed, gone, or for the plan to judge
     look.extend(paths[i] for i in order[w:])
     return look, kept

@@ -219,6 +219,9 @@ class MergedRun:
     """What the run decided."""
     texts: list[int]
     """The text folders' times, taken before the store's texts were listed for the merge."""
+    marked: int = 0
+    """Records the merge wrote back flagged reused, the run not given their files
+    (:data:`engine.merge.Mark`)."""
 
 
 def leave_merged(

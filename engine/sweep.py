@@ -153,6 +153,29 @@ class RunEnd:
     of the run no longer name are dropped (no record is loaded for either)."""
 
 
+class _Journaled:
+    """Records handed one at a time, committed to the index a batch at a time (``journal``:
+    :meth:`engine.resume.Ledger.journal`)."""
+
+    BATCH = 4096
+
+    def __init__(self, journal: Callable[[Sequence[Record]], None]) -> None:
+        self.journal = journal
+        self.held: list[Record] = []
+
+    def add(self, record: Record) -> None:
+        """Take ``record``; a full batch is journaled."""
+        self.held.append(record)
+        if len(self.held) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Journal what is held."""
+        if self.held:
+            self.journal(self.held)
+            self.held = []
+
+
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
     """Absolute roots; a missing or non-folder root is a usage error."""
     out = []
@@ -683,6 +706,7 @@ class Sweeper:
             walked = {listing.root for listing in listings}
             # the folders' times before the listing: the run and the stat index are given both
             texts = (self.store.text_folder_times(), self.store.text_names())
+            marks = _Journaled(self.ledger.journal)
             merged = merge.merge(
                 listings,
                 lambda root: rows_of(db, root),
@@ -696,7 +720,9 @@ class Sweeper:
                 texts[1],
                 held,
                 [r for r in roots_of(db) if r not in walked],
+                marks.add,
             )
+            marks.flush()
         except (StoreCorrupt, merge.OutOfOrder, merge.MostDiffer, sqlite3.Error, OSError):
             self.ledger.close()  # the usual load opens it again
             self._walked = listings or None  # (and the run takes this walk)
@@ -720,7 +746,7 @@ class Sweeper:
         new = run.execute()
         self.on_event(quick.progress(listings))
         reused = merged.kept + run.reused
-        served = quick.MergedRun(listings, merged.only, new, texts[0])
+        served = quick.MergedRun(listings, merged.only, new, texts[0], merged.marked)
         ended = RunEnd(run, new, scope, whole, started, reused, tuple(held), served)
         done = self._conclude(ended)
         let_go(merged.files)  # the walk, the texts' names and what the run read
@@ -914,8 +940,9 @@ class Sweeper:
         self.ledger.drop(gone)  # the index holds exactly the records, before any write
         if gone:
             run.flush_events(removed=gone)
+        marked = ended.merged is not None and ended.merged.marked > 0  # (journaled by the merge)
         summary = self._write(
-            run, bool(changed or gone or (run.lean and run.decided)), unnamed, old_shas,
+            run, bool(changed or gone or marked or (run.lean and run.decided)), unnamed, old_shas,
             full and not run.interrupted, started, targeted,
         )  # fmt: skip
         whole = full and not run.interrupted and not force

@@ -228,7 +228,10 @@ def test_the_merge_of_a_walk_with_the_index_looks_at_exactly_what_differs(
     from engine.merge import merge
     from engine.walk import Listing
 
-    records = [_record("/r", n, i) for i, n in enumerate(sorted(names))]
+    records = [
+        _record("/r", n, i).evolve(reused=data.draw(st.booleans()))
+        for i, n in enumerate(sorted(names))
+    ]
     by_path = {r.path: r for r in records}
     # the walk: some of the records' files (as they are, or changed), and files of none
     listing = Listing("/r")
@@ -247,26 +250,97 @@ def test_the_merge_of_a_walk_with_the_index_looks_at_exactly_what_differs(
     texts = {r.sha256 for r in records if data.draw(st.booleans())} - {None}
 
     def keeper(r: Record) -> tuple[str, str, bool] | None:
-        return None if r.chars % 5 == 0 else ("file", "", r.status == Status.ERROR)
+        if r.chars % 5 == 0 or not r.reused:  # (as the plan's: a record not reused is rewritten)
+            return None
+        return ("file", "", r.status == Status.ERROR)
 
     def keeps(r: Record) -> bool:
         judged = keeper(r)
         return judged is not None and not judged[2] and (not r.has_text or r.sha256 in texts)
 
+    marking = data.draw(st.booleans())
+    handed: list[Record] = []
     with tempfile.TemporaryDirectory() as d, RecordDB.open_writer(Path(d) / "x.db") as db:
         db.put(records)
-        merged = merge([listing], lambda root: rows_of(db, root), keeper, texts)  # type: ignore[arg-type]
-    kept = {p for p, k in kinds.items() if k == "same" and keeps(by_path[p])}
-    assert set(merged.only.get("/r", [])) == (set(by_path) | set(kinds)) - kept
+        merged = merge(
+            [listing],
+            lambda root: rows_of(db, root),  # type: ignore[arg-type]
+            keeper,
+            texts,
+            mark=handed.append if marking else None,
+        )
+    same = {p for p, k in kinds.items() if k == "same"}
+    kept = {p for p in same if keeps(by_path[p])}
+    # what the sweep would change only by its flag: handed on flagged, or (no mark) looked at
+    marked = {
+        p
+        for p in same - kept
+        if marking and not by_path[p].reused and keeps(by_path[p].evolve(reused=True))
+    }
+    assert set(merged.only.get("/r", [])) == (set(by_path) | set(kinds)) - kept - marked
     assert len(merged.only.get("/r", [])) == len(set(merged.only.get("/r", [])))
-    assert merged.kept == len(kept)
+    assert handed == [by_path[p].evolve(reused=True) for p in sorted(marked)]
+    assert (merged.kept, merged.marked) == (len(kept) + len(marked), len(marked))
     assert merged.files == len(listing.paths)
-    expect = Tally.of(records)
-    assert (merged.tally.files, merged.tally.counts, merged.tally.chars) == (
-        expect.files,
-        expect.counts,
-        expect.chars,
-    )
+    # the tally counts the records as they are after the merge: the marked ones flagged
+    expect = Tally.of([r.evolve(reused=True) if r.path in marked else r for r in records])
+    assert (
+        merged.tally.files,
+        merged.tally.counts,
+        merged.tally.chars,
+        merged.tally.reused,
+    ) == (expect.files, expect.counts, expect.chars, expect.reused)
+
+
+def test_the_sweep_after_a_cold_one_flags_every_record_reused_without_loading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sweep after a cold one changes every record by its ``reused`` flag alone:
+    the merge writes each back flagged, no file is given to a run, nothing is loaded; the
+    store is what a sweep that loads its records leaves, and the next sweep is quick."""
+    from engine.sweep import SweepOptions
+    from engine.tools import ToolSet
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(12):
+        (root / f"f{i:02d}.txt").write_text(f"file {i}\n")
+    (root / "empty.txt").write_bytes(b"")
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4 not really\n")  # an error: read again
+    an_hour_ago = time.time() - 3600
+    for f in root.iterdir():
+        os.utime(f, (an_hour_ago, an_hour_ago))
+
+    def sweep(out: Path, **kw: bool) -> tuple[list[str], dict[str, Record], Any]:
+        loads = _count_loads(monkeypatch)
+        opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
+        with Sweeper([root], opts, **kw) as sweeper:  # type: ignore[arg-type]
+            result = sweeper.run()
+        monkeypatch.undo()
+        return loads, {r.path: r for r in Store(out).load_records()}, result
+
+    sweep(tmp_path / "served", quick=True, served=True)  # cold
+    loads, records, result = sweep(tmp_path / "served", quick=True, served=True)
+    assert loads == [] and result.reused == 12  # (as a run counts: files with a byte)
+    sweep(tmp_path / "loaded")  # the same two sweeps, each loading the records
+    _, expect, expect_result = sweep(tmp_path / "loaded")
+    assert all(r.reused for p, r in records.items() if p != "bad.pdf")
+    strip = {"ms": 0, "root": ""}
+    assert {p: r.evolve(**strip) for p, r in records.items()} == {
+        p: r.evolve(**strip) for p, r in expect.items()
+    }
+    served, loaded = (Store(tmp_path / n).load_summary() for n in ("served", "loaded"))
+    assert served is not None and loaded is not None
+    assert (served.files, served.counts, served.reused) == (
+        loaded.files, loaded.counts, loaded.reused,
+    )  # fmt: skip
+    assert result.reused == expect_result.reused
+    served_calls: list[object] = []
+    real_served = Sweeper._served
+    monkeypatch.setattr(Sweeper, "_served", lambda s: served_calls.append(s) or real_served(s))
+    loads, again, result = sweep(tmp_path / "served", quick=True, served=True)
+    assert loads == [] and served_calls == [] and result.quick  # the stat index was left
+    assert again == records
 
 
 def test_a_sweep_where_most_files_differ_loads_the_records_instead(
@@ -296,8 +370,14 @@ def test_a_sweep_where_most_files_differ_loads_the_records_instead(
     monkeypatch.setattr(merge, "SAMPLE", 4)
     sweep()  # cold: every record new, none reused
     monkeypatch.setattr(merge, "SAMPLE", 4)
-    loads, records = sweep()  # every record to mark reused: loaded, not merged
-    assert loads == ["_load"] and all(r.reused for r in records.values())
+    loads, records = sweep()  # every record flagged reused by the merge
+    assert loads == [] and all(r.reused for r in records.values())
+    a_minute_ago = time.time() - 60
+    for f in root.iterdir():  # touched: every file hashed again
+        os.utime(f, (a_minute_ago, a_minute_ago))
+    monkeypatch.setattr(merge, "SAMPLE", 4)
+    loads, records = sweep()  # most differ: loaded, not merged
+    assert loads == ["_load"] and len(records) == 12
     (root / "f03.txt").write_text("edited\n")
     monkeypatch.setattr(merge, "SAMPLE", 4)
     loads, records = sweep()  # one file of twelve: merged with the index
