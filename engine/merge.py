@@ -18,7 +18,7 @@ batch at a time, so the first sweep after a cold one holds no record either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass
 
 from engine.index import Tally
@@ -82,7 +82,7 @@ def merge(
     listings: Iterable[Listing],
     rows: Rows,
     keeper: Judge,
-    texts: set[str],
+    texts: Container[str],
     held: Collection[str] = (),
     others: Iterable[str] = (),
     mark: Mark | None = None,
@@ -122,7 +122,7 @@ class _Marks:
         self.count = 0
 
     def take(
-        self, record: Record, found: tuple[str, str], keeper: Judge, texts: set[str]
+        self, record: Record, found: tuple[str, str], keeper: Judge, texts: Container[str]
     ) -> Record | None:
         """``record`` flagged reused and handed on, when that is all the sweep would change."""
         if self.mark is None or record.reused:
@@ -144,7 +144,7 @@ def _merge_root(
     listing: Listing,
     rows: Iterable[Row],
     keeper: Judge,
-    texts: set[str],
+    texts: Container[str],
     tally: Tally,
     marks: _Marks,
 ) -> tuple[list[str], int]:
@@ -184,7 +184,7 @@ def _merge_root(
     return look, kept
 
 
-def _keeps(record: Record, found: tuple[str, str], keeper: Judge, texts: set[str]) -> bool:
+def _keeps(record: Record, found: tuple[str, str], keeper: Judge, texts: Container[str]) -> bool:
     """Whether a full sweep keeps ``record`` as it is for a file of its size and mtime that
     the walk ``found`` as this (kind, detail): a regular file, or the link, the file over the
     size cap... that a ``skipped`` record must still be."""

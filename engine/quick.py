@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from engine.index import Tally
     from engine.store import Store
+    from engine.textnames import TextNames
     from engine.tools import ToolSet
     from engine.walk import Listing
 
@@ -169,7 +170,7 @@ def leave_index(
     records: Mapping[Key, Record],
     tally: Tally,
     summary: Summary,
-    texts_seen: tuple[list[int], set[str]] | None,
+    texts_seen: tuple[list[int], TextNames] | None,
 ) -> Notice | None:
     """Write the stat index after a usual full sweep that wrote ``summary``. It is derived:
     a sweep does without it, so failing to write it is never the sweep's failure (a fault

@@ -56,6 +56,7 @@ from engine.quality import is_current, score_file
 from engine.readers.registry import reader_versions
 from engine.records import Key, Reason, Record, Status, Why
 from engine.store import Store, TextFolders, folder_of, open_regular, text_dest
+from engine.textnames import TextNames
 from engine.tools import ToolSet
 from engine.walk import Entry
 from engine.words import count
@@ -178,7 +179,7 @@ class Run:
         force: set[Key],
         full: bool,
         *,
-        texts_seen: tuple[list[int], set[str]] | None = None,
+        texts_seen: tuple[list[int], TextNames] | None = None,
         lean: bool = False,
     ):
         self.ctx = ctx
@@ -253,7 +254,7 @@ class Run:
         self.texts_seen = texts_seen
         """The text folders' times, then the texts listed after them (a full run lists them
         once, or is given the listing its sweeper made)."""
-        self._present: set[str] | None = texts_seen[1] if texts_seen is not None else None
+        self._present: TextNames | None = texts_seen[1] if texts_seen is not None else None
         """The text folders' times and, listed after them, the texts, when the run listed them."""
         self._verifying: set[str] = set()
         self._tmp = str(self.store.tmp_dir)

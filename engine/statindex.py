@@ -46,6 +46,7 @@ import msgspec
 from engine.jsonl import line_of
 from engine.records import Key, Record, Status
 from engine.store import STAT_INDEX, Store, atomic_write, read_file
+from engine.textnames import TextNames
 from engine.walk import Listing
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ class Swept:
     """Its counts, as the summary has them."""
     started_ns: int
     """When it started (a file changed after that is read again by the next sweep)."""
-    texts_seen: tuple[list[int], set[str]] | None = None
+    texts_seen: tuple[list[int], TextNames] | None = None
     """The text folders' times and the texts listed after them, when the sweep listed them."""
 
 
@@ -306,7 +307,7 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
         wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
         if wanted:
             present = store.text_names() if present is None else present
-            if not wanted <= present:
+            if not present.issuperset(wanted):
                 continue
         found.sort(key=itemgetter(0))
         kept.append(

@@ -55,6 +55,7 @@ from engine.errors import StoreCorrupt, StoreLocked, StoreLost, StoreUnusable
 from engine.jsonl import LineCache
 from engine.names import shown
 from engine.records import SHA256_RE, BadRecord, Record, Summary, is_sha256
+from engine.textnames import TextNames
 from engine.walk import STORE_MARKER, looks_like_store
 
 STORE_DIRNAME = ".quarry"
@@ -729,32 +730,30 @@ class Store:
         finally:
             os.close(fd)
 
-    def text_names(self) -> set[str]:
-        """The names of every stored text without ``.txt``: one listing per text folder, no
-        stat and no check of the name (:meth:`text_hashes` checks, for the collector). A
-        sweep asks whether known hashes are here: once, instead of once per ``ok`` record.
-        A link in a text's place is no text (the listing says so without a stat), so the
-        sweep reads its document again and the text replaces the link."""
-        found: set[str] = set()
+    def text_names(self) -> TextNames:
+        """Which hashes have a stored text: one listing per text folder, no stat. A sweep
+        asks whether known hashes are here: once, instead of once per ``ok`` record. A link
+        in a text's place is no text (the listing says so without a stat), so the sweep
+        reads its document again and the text replaces the link."""
         folders = self._text_folders()
         if folders is None:
-            return found
+            return TextNames.of(())
         fd, subs = folders
         try:
-            for sub in subs:
-                with (
-                    contextlib.suppress(OSError),
-                    folder_of(sub, dir_fd=fd) as sfd,
-                    os.scandir(sfd) as it,
-                ):
-                    found.update(
-                        e.name[:-4]
-                        for e in it
-                        if e.name.endswith(".txt") and e.name[0] != "." and not e.is_symlink()
-                    )
+            return TextNames.of((sub, self._text_stems(fd, sub)) for sub in sorted(subs))
         finally:
             os.close(fd)
-        return found
+
+    @staticmethod
+    def _text_stems(fd: int, sub: str) -> list[str]:
+        """The names of the texts in the folder ``sub`` of ``fd``, without ``.txt``."""
+        with contextlib.suppress(OSError), folder_of(sub, dir_fd=fd) as sfd, os.scandir(sfd) as it:
+            return [
+                e.name[:-4]
+                for e in it
+                if e.name.endswith(".txt") and e.name[0] != "." and not e.is_symlink()
+            ]
+        return []
 
     def text_folder_times(self) -> list[int]:
         """The mtime and ctime of each text folder (-1, -1 for a missing one): adding or

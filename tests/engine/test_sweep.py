@@ -11,6 +11,7 @@ import pytest
 import engine.run as sweep_mod
 from engine.events import Listener, ignore
 from engine.isolate import ReadPool
+from engine.readers import registry
 from engine.records import Record, Status, Why
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
@@ -213,7 +214,10 @@ def test_reader_version_bump_redoes_only_its_records(
     root = _tree(tmp_path)
     sweep([root], SweepOptions(tools=ToolSet.empty()))
     real = sweep_mod.reader_versions
-    monkeypatch.setattr(sweep_mod, "reader_versions", lambda: {**real(), "html": 99})
+    bumped = lambda: {**real(), "html": 99}  # noqa: E731
+    # the registry's answer, wherever it was taken: the run's, and the served sweep's merge
+    monkeypatch.setattr(sweep_mod, "reader_versions", bumped)
+    monkeypatch.setattr(registry, "reader_versions", bumped)
     result = sweep([root], SweepOptions(tools=ToolSet.empty()))
     records = _records(root)
     assert result.extracted == 1
