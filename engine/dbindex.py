@@ -276,7 +276,7 @@ def rows_of(db: RecordDB, root: str) -> Iterator[tuple[str, int, int, Record]]:
         "SELECT path, size, mtime_ns, line FROM records WHERE root = ? ORDER BY path",
         (key_bytes(root),),
     )
-    while batch := cur.fetchmany(20_000):
+    while batch := cur.fetchmany(4096):
         records = read_jsonl(b"".join(row[3] for row in batch)).records
         if len(records) != len(batch):
             raise sqlite3.DatabaseError(count(len(batch) - len(records), "damaged record"))
