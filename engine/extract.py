@@ -50,6 +50,7 @@ from engine.readers.registry import reader_for
 from engine.records import Member, Reason, Status
 from engine.store import held_folders, open_in, open_own_tmp, place_text
 from engine.tools import ToolSet
+from engine.walk import fits_64
 
 Ident = tuple[int, int, int, int, int]
 """(device, inode, size, mtime_ns, ctime_ns) of a file: equal before and after, no write between."""
@@ -59,7 +60,7 @@ READ_ATTEMPTS = 3
 
 def ident_of(st: os.stat_result) -> Ident:
     """The Ident of a stat result."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, fits_64(st.st_mtime_ns), st.st_ctime_ns)
 
 
 def hash_file(path: str | os.PathLike[str]) -> tuple[str, Ident] | None:

@@ -443,7 +443,7 @@ def _walk_tree(
             if st.st_mode & _IFMT == _IFREG and st.st_size <= max_bytes:
                 add_path(prefix + name)
                 add_size(st.st_size)
-                add_mtime(st.st_mtime_ns)
+                add_mtime(fits_64(st.st_mtime_ns))
             else:
                 out.add(_entry(root, prefix + name, st, rules))
         else:
@@ -479,16 +479,29 @@ def _open_folder(path: str, rel_dir: str, ignorer: Ignorer, out: Listing) -> _Fr
     return (rel_dir, ignorer.specs_for(rel_dir), iter(items))
 
 
+NS_LOW, NS_HIGH = -(2**63), 2**63 - 1
+"""The times a record holds, in nanoseconds: what a signed 64-bit integer does (the index's)."""
+
+
+def fits_64(ns: int) -> int:
+    """A file's time ``ns`` held at the nearest that fits 64 bits: a file dated past 2262 or
+    before 1677, which ext4, XFS and btrfs can hold, once took every sweep down. A time past
+    2262 is held at the last that fits, after any sweep's start: never trusted, the file is
+    hashed by every sweep, so an edit that keeps the size is still seen. One before 1677 is
+    held at the first, as old a time as any other."""
+    return ns if NS_LOW <= ns <= NS_HIGH else (NS_HIGH if ns > 0 else NS_LOW)
+
+
 def _entry(root: str, rel: str, st: os.stat_result, rules: WalkRules) -> Entry:
-    mode = st.st_mode
+    mode, mtime_ns = st.st_mode, fits_64(st.st_mtime_ns)
     if stat.S_ISLNK(mode):
-        return Entry(root, rel, 0, st.st_mtime_ns, "link", "symbolic link (not followed)")
+        return Entry(root, rel, 0, mtime_ns, "link", "symbolic link (not followed)")
     if not stat.S_ISREG(mode):
-        return Entry(root, rel, 0, st.st_mtime_ns, "special", _special_name(mode))
+        return Entry(root, rel, 0, mtime_ns, "special", _special_name(mode))
     if st.st_size > rules.max_bytes:
         detail = f"{st.st_size} bytes is over --max-bytes {rules.max_bytes}"
-        return Entry(root, rel, st.st_size, st.st_mtime_ns, "too_large", detail)
-    return Entry(root, rel, st.st_size, st.st_mtime_ns, "file")
+        return Entry(root, rel, st.st_size, mtime_ns, "too_large", detail)
+    return Entry(root, rel, st.st_size, mtime_ns, "file")
 
 
 def _special_name(mode: int) -> str:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
@@ -325,3 +326,52 @@ def test_file_rules_match_exactly_what_fnmatch_matches(globs: list[str], name: s
     # the walk's prefilter and regex together, against fnmatch glob by glob
     want = any(fnmatch.fnmatchcase(name, g) for g in globs)
     assert FileRules.of(tuple(globs)).match(name) == want
+
+
+_YEAR_2400_NS = 13_569_465_600_000_000_000
+"""Past what 64 bits hold: ext4 keeps times up to 2446, XFS and btrfs later still."""
+
+
+def _dated(path: Path, ns: int) -> bool:
+    """Give ``path`` (a link itself, not what it points to) the time ``ns``; False when this
+    file system cannot hold it."""
+    try:
+        os.utime(path, ns=(ns, ns), follow_symlinks=False)
+    except (OSError, OverflowError, NotImplementedError):
+        return False
+    return path.lstat().st_mtime_ns == ns
+
+
+@pytest.mark.parametrize("ns", [_YEAR_2400_NS, -_YEAR_2400_NS])
+def test_a_file_dated_past_64_bits_is_swept_and_swept_again(tmp_path: Path, ns: int) -> None:
+    """A received folder may hold a file dated in 2400 (``touch -d 2400-01-01``): its time
+    does not fit the index's 64 bits, and the sweep once died on it, every time, with a
+    traceback. It is held at the nearest time that fits; such a time is never trusted, so
+    the file is hashed again by every sweep and an edit is still seen."""
+    from engine.records import INT64_MAX
+    from engine.store import Store
+    from engine.sweep import SweepOptions, sweep
+    from engine.tools import ToolSet
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "calm.txt").write_text("calm\n")
+    odd = root / "odd.txt"
+    odd.write_text("from the future\n")
+    if not _dated(odd, ns):
+        pytest.skip("this file system cannot hold the time")
+    link = root / "link.txt"  # a link's record holds its own time, from the walk alone
+    link.symlink_to("calm.txt")
+    if not _dated(link, ns):
+        pytest.skip("this file system cannot hold the time on a link")
+    out = tmp_path / "store"
+    opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
+    for text in ("from the future\n", "from the FUTURE\n"):  # the same size: only a hash sees it
+        odd.write_text(text)
+        assert _dated(odd, ns)
+        result = sweep([root], opts)
+        records = {r.path: r for r in Store(out).load_records()}
+        assert records["odd.txt"].mtime_ns == (INT64_MAX if ns > 0 else -INT64_MAX - 1)
+        assert Store(out).read_text(records["odd.txt"].sha256 or "") == text
+        assert records["link.txt"].mtime_ns == records["odd.txt"].mtime_ns
+        assert records["calm.txt"].status == "ok" and result.summary.files == 3
