@@ -26,9 +26,10 @@ One run, one machine, one tree, each figure a median of ``--runs`` with min and 
 ``--against`` names a second quarry command (another checkout's, say): its cold and warm
 sweeps run interleaved with the first's, run for run, so both see the same load.
 ``--cold-only`` times the cold sweeps alone (no warm sweep, floor, walk or recollindex: a
-short run at 200,000 files on a shared machine). Beside each cold sweep's time is the peak RSS
-of the ``quarry`` process (``wait4``'s ``ru_maxrss``: the most of the process and of the
-children it reaped; the engine's dominates).
+short run at 200,000 files on a shared machine); ``--sweeps-only`` the three sweeps without
+the floor, the walks and recollindex. Beside each sweep's time is the peak RSS of the
+``quarry`` process (``wait4``'s ``ru_maxrss``: the most of the process and of the children it
+reaped; the engine's dominates).
 
 Nothing is deleted while anything is timed: every run writes into a folder of its own under
 ``DIR/runs``, left there when the bench ends; the next invocation deletes it, syncs, and waits
@@ -268,22 +269,35 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
     cold_split: dict[str, list[tuple[float, float]]] = {label: [] for label, _q in quarries}
     cold_rss: dict[str, list[int]] = {label: [] for label, _q in quarries}
     warm_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
+    warm_rss: dict[str, list[int]] = {label: [] for label, _q in quarries}
+    again_rss: dict[str, list[int]] = {label: [] for label, _q in quarries}
     agains: dict[str, list[float]] = {label: [] for label, _q in quarries}
     again_cpu: dict[str, list[float]] = {label: [] for label, _q in quarries}
     for _ in range(args.runs):
         for label, quarry in quarries:
             store = fresh(work, label)
-            sweep = lambda q=quarry, s=store: quarry_sweep(q, tree, s)  # noqa: E731
+            sweep = lambda q=quarry, s=store, r=None: quarry_sweep(q, tree, s, rss=r)  # noqa: E731
             cold = lambda q=quarry, s=store, r=cold_rss[label]: quarry_sweep(q, tree, s, rss=r)  # noqa: E731
             colds[label].append(timed(cpu_of(cold, cold_cpu[label], cold_split[label])))
             if args.cold_only:
                 continue
-            warms[label].append(timed(cpu_of(sweep, warm_cpu[label])))
-            agains[label].append(timed(cpu_of(sweep, again_cpu[label])))
+            warm = lambda f=sweep, r=warm_rss[label]: f(r=r)  # noqa: E731
+            again = lambda f=sweep, r=again_rss[label]: f(r=r)  # noqa: E731
+            warms[label].append(timed(cpu_of(warm, warm_cpu[label])))
+            agains[label].append(timed(cpu_of(again, again_cpu[label])))
     if args.cold_only:
         for label, _q in quarries:
             report(f"{label} cold", colds[label], n, cpus=cold_cpu[label], split=cold_split[label])
             report_rss(f"{label} cold", cold_rss[label])
+        return
+    if args.sweeps_only:
+        for label, _q in quarries:
+            report(f"{label} cold", colds[label], n, cpus=cold_cpu[label], split=cold_split[label])
+            report_rss(f"{label} cold", cold_rss[label])
+            report(f"{label} warm", warms[label], n, cpus=warm_cpu[label])
+            report_rss(f"{label} warm", warm_rss[label])
+            report(f"{label} warm again", agains[label], n, cpus=again_cpu[label])
+            report_rss(f"{label} warm again", again_rss[label])
         return
     floors = [timed(lambda: floor(tree, fresh(work, "floor"))) for _ in range(args.runs)]
     walks = [timed(lambda: bare_walk(tree)) for _ in range(args.runs)]
@@ -295,7 +309,9 @@ def bench_tree(args: argparse.Namespace, work: Path) -> None:
         report(f"{label} cold", colds[label], n, f, cold_cpu[label], cold_split[label])
         report_rss(f"{label} cold", cold_rss[label])
         report(f"{label} warm", warms[label], n, w, warm_cpu[label])
+        report_rss(f"{label} warm", warm_rss[label])
         report(f"{label} warm again", agains[label], n, w, again_cpu[label])
+        report_rss(f"{label} warm again", again_rss[label])
         for which, times in (("warm", warms[label]), ("warm again", agains[label])):
             print(f"{label} {which} / walk process: {statistics.median(times) / wp:.2f}")
     if shutil.which("recollindex"):
@@ -347,6 +363,9 @@ def main() -> None:
     ap.add_argument("--quarry", default=shutil.which("quarry") or ".venv/bin/quarry")
     ap.add_argument("--against", help="a second quarry command, run interleaved with --quarry")
     ap.add_argument("--cold-only", action="store_true", help="time the cold sweeps alone")
+    ap.add_argument(
+        "--sweeps-only", action="store_true", help="the three sweeps: no floor, walk or recoll"
+    )
     args = ap.parse_args()
     load = os.getloadavg()[0]
     print(f"/proc/loadavg at start: {Path('/proc/loadavg').read_text().strip()}")
