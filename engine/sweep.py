@@ -38,6 +38,7 @@ from engine.events import (
     Listener,
     Notice,
     NoticeKind,
+    RecordsChanged,
     SweepFinished,
     SweepStarted,
     ignore,
@@ -155,12 +156,20 @@ class RunEnd:
 
 class _Journaled:
     """Records handed one at a time, committed to the index a batch at a time (``journal``:
-    :meth:`engine.resume.Ledger.journal`)."""
+    :meth:`engine.resume.Ledger.journal`) and told to the listener as the run tells its own
+    (``emit``: the dashboard's rows take them), the sweep said to have started (``start``)
+    before the first batch, as a run's records come inside their sweep."""
 
     BATCH = 4096
 
-    def __init__(self, journal: Callable[[Sequence[Record]], None]) -> None:
-        self.journal = journal
+    def __init__(
+        self,
+        journal: Callable[[Sequence[Record]], None],
+        emit: Listener,
+        start: Callable[[], None],
+    ) -> None:
+        self.journal, self.emit, self.start = journal, emit, start
+        self.started = False
         self.held: list[Record] = []
 
     def add(self, record: Record) -> None:
@@ -170,9 +179,13 @@ class _Journaled:
             self.flush()
 
     def flush(self) -> None:
-        """Journal what is held."""
+        """Journal what is held, and tell it."""
         if self.held:
             self.journal(self.held)
+            if not self.started:
+                self.started = True
+                self.start()
+            self.emit(RecordsChanged(time.time(), tuple(self.held)))
             self.held = []
 
 
@@ -706,7 +719,13 @@ class Sweeper:
             walked = {listing.root for listing in listings}
             # the folders' times before the listing: the run and the stat index are given both
             texts = (self.store.text_folder_times(), self.store.text_names())
-            marks = _Journaled(self.ledger.journal)
+            roots = tuple(map(str, self.roots))
+            files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
+
+            def begun() -> None:
+                self.on_event(SweepStarted(started, roots, files, total, True))
+
+            marks = _Journaled(self.ledger.journal, self.on_event, begun)
             merged = merge.merge(
                 listings,
                 lambda root: rows_of(db, root),
@@ -737,8 +756,8 @@ class Sweeper:
         whole = sum(map(len, merged.only.values())) > merged.tally.files * merge.READ_ALL_ABOVE
         if whole:
             self.index.records.read_all()
-        roots = tuple(map(str, self.roots))
-        self.on_event(SweepStarted(started, roots, merged.files, merged.total, True))
+        if not marks.started:  # (else said before the merge's first records)
+            begun()
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
         scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from engine.db import RecordDB
 from engine.dbindex import IndexedRecords, rows_of
-from engine.events import SweepFinished
+from engine.events import Event, RecordsChanged, SweepFinished, SweepStarted
 from engine.index import RecordIndex, Tally
 from engine.records import Record, Status
 from engine.store import Store
@@ -311,10 +311,13 @@ def test_the_sweep_after_a_cold_one_flags_every_record_reused_without_loading_th
     for f in root.iterdir():
         os.utime(f, (an_hour_ago, an_hour_ago))
 
+    events: list[Event] = []
+
     def sweep(out: Path, **kw: bool) -> tuple[list[str], dict[str, Record], Any]:
         loads = _count_loads(monkeypatch)
         opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
-        with Sweeper([root], opts, **kw) as sweeper:  # type: ignore[arg-type]
+        events.clear()
+        with Sweeper([root], opts, events.append, **kw) as sweeper:  # type: ignore[arg-type]
             result = sweeper.run()
         monkeypatch.undo()
         return loads, {r.path: r for r in Store(out).load_records()}, result
@@ -322,6 +325,11 @@ def test_the_sweep_after_a_cold_one_flags_every_record_reused_without_loading_th
     sweep(tmp_path / "served", quick=True, served=True)  # cold
     loads, records, result = sweep(tmp_path / "served", quick=True, served=True)
     assert loads == [] and result.reused == 12  # (as a run counts: files with a byte)
+    # told as a run tells its records, inside the sweep: the dashboard's rows take them
+    kinds = [type(e) for e in events if isinstance(e, SweepStarted | RecordsChanged)]
+    assert kinds[0] is SweepStarted and kinds.count(SweepStarted) == 1
+    told = {r.path: r for e in events if isinstance(e, RecordsChanged) for r in e.records}
+    assert {p for p, r in told.items() if r.reused} == set(records) - {"bad.pdf"}
     sweep(tmp_path / "loaded")  # the same two sweeps, each loading the records
     _, expect, expect_result = sweep(tmp_path / "loaded")
     assert all(r.reused for p, r in records.items() if p != "bad.pdf")
