@@ -157,8 +157,8 @@ class RunEnd:
 class _Journaled:
     """Records handed one at a time, committed to the index a batch at a time (``journal``:
     :meth:`engine.resume.Ledger.journal`) and told to the listener as the run tells its own
-    (``emit``: the dashboard's rows take them), the sweep said to have started (``start``)
-    before the first batch, as a run's records come inside their sweep."""
+    (``emit``: the dashboard's rows take them), inside their sweep as a run's are: its start
+    is said (``start``, once: :meth:`begin`) before the first batch."""
 
     BATCH = 4096
 
@@ -178,13 +178,17 @@ class _Journaled:
         if len(self.held) >= self.BATCH:
             self.flush()
 
+    def begin(self) -> None:
+        """Say the sweep started, unless said already."""
+        if not self.started:
+            self.started = True
+            self.start()
+
     def flush(self) -> None:
         """Journal what is held, and tell it."""
         if self.held:
             self.journal(self.held)
-            if not self.started:
-                self.started = True
-                self.start()
+            self.begin()
             self.emit(RecordsChanged(time.time(), tuple(self.held)))
             self.held = []
 
@@ -756,8 +760,7 @@ class Sweeper:
         whole = sum(map(len, merged.only.values())) > merged.tally.files * merge.READ_ALL_ABOVE
         if whole:
             self.index.records.read_all()
-        if not marks.started:  # (else said before the merge's first records)
-            begun()
+        marks.begin()  # (said already if the merge flagged records)
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
         scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)

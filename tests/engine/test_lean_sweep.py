@@ -166,21 +166,28 @@ def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
     assert _texts(out) == _texts(reference)  # (the texts no record named: collected)
 
 
-def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root, reference, out = _often_committed(tmp_path, monkeypatch)
+def _index_deleted_at_third_commit(monkeypatch: pytest.MonkeyPatch, out: Path) -> list[int]:
+    """The store's index removed right after the sweep's third commit, as an operator (or a
+    cleaner) might; the commits counted in the list returned."""
     journal = Ledger.journal
     calls = [0]
 
     def deleting(ledger: Ledger, records: Any) -> None:
         journal(ledger, records)
         calls[0] += 1
-        if calls[0] == 3:  # an operator (or a cleaner) removes the index mid-sweep
+        if calls[0] == 3:
             for name in (DB, f"{DB}-wal", f"{DB}-shm"):
                 (out / name).unlink(missing_ok=True)
 
     monkeypatch.setattr(Ledger, "journal", deleting)
+    return calls
+
+
+def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, reference, out = _often_committed(tmp_path, monkeypatch)
+    calls = _index_deleted_at_third_commit(monkeypatch, out)
     result, notices = _sweep_noting(root, out)
     assert calls[0] > 3 and not result.interrupted
     assert any("deleted or replaced" in n.message for n in notices), notices
@@ -199,20 +206,11 @@ def test_an_index_deleted_and_unreadable_mid_sweep_ends_as_an_interruption(
     from engine import dbindex
 
     root, reference, out = _often_committed(tmp_path, monkeypatch)
-    journal = Ledger.journal
-    calls = [0]
-
-    def deleting(ledger: Ledger, records: Any) -> None:
-        journal(ledger, records)
-        calls[0] += 1
-        if calls[0] == 3:
-            for name in (DB, f"{DB}-wal", f"{DB}-shm"):
-                (out / name).unlink(missing_ok=True)
+    _index_deleted_at_third_commit(monkeypatch, out)
 
     def unreadable(self: Any, size: int = 50_000) -> Any:
         raise dbindex.IndexGone("the store's index failed: disk I/O error")
 
-    monkeypatch.setattr(Ledger, "journal", deleting)
     monkeypatch.setattr(dbindex._Records, "_batches", unreadable)
     result, notices = _sweep_noting(root, out)
     assert result.interrupted
