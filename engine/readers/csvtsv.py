@@ -83,7 +83,10 @@ class CsvReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each row of the table at ``path`` as a tab-separated line."""
-        csv.field_size_limit(ctx.limits.csv_field_chars)
+        # The csv module's field limit is one setting for the whole process: the read sets
+        # its own and gives the process back the one it had, so nothing else that reads CSV
+        # in this process (an export read back, another reader) inherits the cap.
+        before = csv.field_size_limit(ctx.limits.csv_field_chars)
         try:
             with open(path, "rb") as fh:
                 _encoding, pieces = decode_file(fh, path.stat().st_size)
@@ -95,6 +98,8 @@ class CsvReader:
             raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
         except csv.Error as exc:
             raise _csv_failure(exc, ctx.limits.csv_field_chars) from exc
+        finally:
+            csv.field_size_limit(before)
         return ReadInfo(extractor="tsv" if ctx.mime == M.TSV else "csv")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import time
 from pathlib import Path
@@ -81,6 +82,18 @@ def test_oversized_field_is_a_named_limit(tmp_path: Path) -> None:
         read(tmp_path, b'a,"' + b"x" * 5000 + b'"\n', limits=limits)
     assert info.value.limit == "csv_field_chars"
     assert "xxx" not in str(info.value)
+
+
+def test_a_read_gives_the_process_its_csv_field_limit_back(tmp_path: Path) -> None:
+    """The cap is the read's own: a read that fails on it and one that does not both leave
+    the process's limit as it was (it leaked once, and failed an export's read-back)."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, csv_field_chars=100)
+    before = csv.field_size_limit()
+    with pytest.raises(LimitExceeded):
+        read(tmp_path, b'a,"' + b"x" * 500 + b'"\n', limits=limits)
+    assert csv.field_size_limit() == before
+    assert read(tmp_path, b"a,b\n", limits=limits)[0] == "a\tb\n"
+    assert csv.field_size_limit() == before
 
 
 def test_field_under_the_limit_is_fine(tmp_path: Path) -> None:
