@@ -32,6 +32,9 @@ from engine.flags import SWEEP_VERB, SWEEPING, Walk, by_name
 
 TYPE_CHECKING = False  # (typing's own is 3 ms to import, before the fork)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from engine.walk import Listing, WalkRules
 
 OFF_ENV = "QUARRY_NO_WALK_AHEAD"
@@ -181,15 +184,26 @@ def _start_pool() -> None:
 
 
 def columns(listing: Listing) -> tuple[object, ...]:
-    """A listing's fields in order, as marshal carries them (``Listing(*columns)`` again)."""
+    """A listing's fields in order, as marshal carries them (:func:`listing_of` again): its
+    arrays as their bytes, which marshal takes and arrays do not."""
     return (
         listing.root,
         listing.paths,
-        listing.sizes,
-        listing.mtimes,
+        listing.sizes.tobytes(),
+        listing.mtimes.tobytes(),
         listing.odd,
         listing.left_out,
     )
+
+
+def listing_of(found: Sequence[Any]) -> Listing:
+    """The listing :func:`columns` gave ``found`` of."""
+    from array import array
+
+    from engine.walk import Listing
+
+    root, paths, sizes, mtimes, odd, left_out = found
+    return Listing(root, paths, array("q", sizes), array("q", mtimes), odd, left_out)
 
 
 def _child(wanted: Plan, fd: int, parent: int) -> None:
@@ -254,8 +268,6 @@ def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
     (a parent that ignores SIGCHLD has its children reaped for it: no status to read)."""
     import marshal
 
-    from engine.walk import Listing
-
     try:
         _, status = os.waitpid(ahead.pid, 0)
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
@@ -263,7 +275,7 @@ def _collect(ahead: Ahead) -> tuple[list[Listing], float] | None:
         with open(ahead.fd, "rb", closefd=False) as f:
             f.seek(0)
             found = marshal.loads(f.read())
-        listings = [Listing(*columns) for columns in found]
+        listings = [listing_of(columns) for columns in found]
     except (OSError, EOFError, ValueError, TypeError):
         return None
     return listings, ahead.started

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
+from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
 NAME = STAT_INDEX
 """The index's file in the store folder."""
-VERSION = 3
+VERSION = 4
 """Bumped whenever what the index holds, or the rules it stands for, change."""
 _MAGIC = b"quarry-stat\n"
 
@@ -75,10 +76,10 @@ class RootFiles(msgspec.Struct, frozen=True, array_like=True):
     """The root folder."""
     paths: bytes
     """Relative paths in the walk's order, NUL-joined (a path never holds a NUL)."""
-    sizes: list[int]
-    """Each path's size."""
-    mtimes: list[int]
-    """Each path's mtime in nanoseconds."""
+    sizes: bytes
+    """Each path's size, 8 bytes little-endian (:func:`packed`)."""
+    mtimes: bytes
+    """Each path's mtime in nanoseconds, as ``sizes``."""
     odd: list[tuple[bytes, str, bytes]]
     """(path, kind, detail) of what the walk finds as other than a regular file (a link, a
     special file, an unreadable folder, a file over ``--max-bytes``), in the walk's order."""
@@ -142,12 +143,12 @@ class StatIndex(msgspec.Struct, frozen=True):
     def unchanged(self, found: Listing) -> bool:
         """Whether a walk of a root found exactly what the index lists of it."""
         files = self.files_of(found.root)
-        if files is None or len(found.paths) != len(files.sizes):
+        if files is None or len(found.paths) * 8 != len(files.sizes):
             return False
         # Listed in the walk's order: comparisons in C, no per-path lookups.
         return (
-            found.sizes == files.sizes
-            and found.mtimes == files.mtimes
+            packed(found.sizes) == files.sizes
+            and packed(found.mtimes) == files.mtimes
             and encoded("\0".join(found.paths)) == files.paths
             and _odd(found) == files.odd
         )
@@ -314,8 +315,8 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
             RootFiles(
                 encoded(root),
                 encoded("\0".join([r.path for _o, r, _k in found])),
-                [r.size for _o, r, _k in found],
-                [r.mtime_ns for _o, r, _k in found],
+                packed(array("q", [r.size for _o, r, _k in found])),
+                packed(array("q", [r.mtime_ns for _o, r, _k in found])),
                 [(encoded(r.path), k, encoded(d)) for _o, r, (k, d, _) in found if k != "file"],
                 [line_of(r) for _o, r, (_k, _d, again) in found if again],
             )
@@ -344,8 +345,8 @@ def write_walked(
         RootFiles(
             encoded(listing.root),
             encoded("\0".join(listing.paths)),
-            list(listing.sizes),
-            list(listing.mtimes),
+            packed(listing.sizes),
+            packed(listing.mtimes),
             _odd(listing),
             retry,
         )
@@ -374,6 +375,16 @@ def _index_of(
 def _write(store: Store, index: StatIndex) -> None:
     payload = msgspec.msgpack.encode(index)
     atomic_write(store.out / NAME, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
+
+
+def packed(numbers: array[int]) -> bytes:
+    """``numbers`` (64-bit) as bytes, little-endian on any machine: a store read where
+    another machine wrote it compares its own walk with what it finds, never a byte order."""
+    if sys.byteorder == "little":
+        return numbers.tobytes()
+    swapped = array("q", numbers)
+    swapped.byteswap()
+    return swapped.tobytes()
 
 
 def encoded(name: str) -> bytes:

@@ -766,3 +766,13 @@ def test_a_readers_table_that_does_not_read_leaves_the_summary_to_the_registry(
     statindex._write(Store(_store(root)), garbled)  # (its checksum is right: a hand's edit)
     assert _sweep(root).quick
     assert _summary_sans_times(root) == summary  # the readers' versions as they are
+
+
+@given(st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=20))
+def test_the_index_holds_a_walks_numbers_little_endian_on_any_machine(numbers: list[int]) -> None:
+    """What the index compares a walk's sizes and times with is the same bytes whichever
+    machine packed them (a store on a share is swept from others)."""
+    from array import array
+    from struct import pack
+
+    assert statindex.packed(array("q", numbers)) == pack(f"<{len(numbers)}q", *numbers)
