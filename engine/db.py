@@ -505,6 +505,26 @@ class RecordDB:
         """The roots of the records (one pass over the key index)."""
         return {name_of(r) for (r,) in self.con.execute("SELECT DISTINCT root FROM records")}
 
+    def untouched(self, seq: int, roots: Iterable[str]) -> list[Key]:
+        """The keys of ``roots`` whose records were last written at counter ``seq`` or before
+        (found by the counter: after a run that wrote nearly every record, a few rows)."""
+        keys: list[Key] = []
+        for root in roots:
+            rows = self.con.execute(
+                "SELECT path FROM records INDEXED BY by_seq WHERE seq <= ? AND root = ?",
+                (seq, key_bytes(root)),
+            )
+            keys.extend((root, name_of(path)) for (path,) in rows)
+        return sorted(keys)
+
+    def unfinished_count(self) -> int:
+        """How many records were written since the last sweep that finished (one count, no
+        key held: a killed sweep of millions of files resumes without listing them)."""
+        finished = self._meta("finished")
+        floor = finished if isinstance(finished, int) else 0
+        (n,) = self.con.execute("SELECT count(*) FROM records WHERE seq > ?", (floor,)).fetchone()
+        return int(n)
+
     def unfinished_any(self) -> bool:
         """Whether anything was written since the last sweep that finished: a record, or a
         removal (a tombstone; a file deleted while watching is gone from the index before

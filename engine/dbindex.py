@@ -59,6 +59,9 @@ class _Records(Mapping[Key, Record]):
         """What this run read, as it was before the run wrote anything over it."""
         self.whole = False
         """Every record is in :attr:`seen` (:meth:`read_all`): a key not there has none."""
+        self.keep = True
+        """Keep what a run reads in :attr:`seen`; False for a lean run that asks for every
+        file's record (a killed sweep resumed): it counts its own and must hold none."""
 
     def read_all(self) -> None:
         """Read every record now, in bulk: a run over the whole store (a rescan) asks for each,
@@ -80,6 +83,7 @@ class _Records(Mapping[Key, Record]):
         """Drop what a run read."""
         self.seen.clear()
         self.whole = False
+        self.keep = True
 
     def _read(self, key: Key) -> Record | None:
         if key in self.seen:
@@ -88,7 +92,8 @@ class _Records(Mapping[Key, Record]):
             return None
         line = _ask(lambda: self._db().line(*key), self._on_failure)
         record = Record.from_json(line) if line is not None else None
-        self.seen[key] = record
+        if self.keep:
+            self.seen[key] = record
         return record
 
     def __getitem__(self, key: Key) -> Record:

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,10 +42,29 @@ _FILES = (DB, DB + "-wal", DB + "-shm")
 class Resumed:
     """What the index adds to the records of ``extract.jsonl`` when a sweep was killed."""
 
-    records: list[Record]
-    """Every record, the killed sweep's decisions included (they replace the file's)."""
-    keys: frozenset[Key]
+    records: list[Record] | None
+    """Every record, the killed sweep's decisions included (they replace the file's); None
+    when the index serves them (:meth:`Ledger.attach` with ``served``)."""
+    keys: Container[Key]
     """The keys the killed sweep decided."""
+
+
+class InIndex(Container[Key]):
+    """The keys a killed sweep decided, when it decided every record of the index (a store
+    that had none before it): whether a key has a record there, asked of the index, so that
+    resuming the first sweep of millions of files lists none of them."""
+
+    def __init__(self, db: Callable[[], RecordDB | None]) -> None:
+        self._db = db
+
+    def __contains__(self, key: object) -> bool:
+        db = self._db()
+        if db is None or not isinstance(key, tuple) or len(key) != 2:
+            return False
+        try:
+            return db.line(*key) is not None
+        except sqlite3.Error:
+            return False
 
 
 class Ledger:
@@ -76,11 +95,13 @@ class Ledger:
         """The inode of the index this ledger opened: another there (the file deleted or
         replaced while a watcher runs) is an index lost, rebuilt from the records."""
 
-    def attach(self, records: list[Record]) -> Resumed | None:
+    def attach(self, records: list[Record], *, served: bool = False) -> Resumed | None:
         """Open the index beside the ``records`` just loaded from ``extract.jsonl``; what a
-        killed sweep committed after them, if anything."""
+        killed sweep committed after them, if anything. ``served``: the sweeper can have its
+        records served by the index; a killed sweep of a store that had no record is then
+        resumed without reading its records (:attr:`Resumed.records` is None)."""
         try:
-            resumed = self._attach(records)
+            resumed = self._attach(records, served=served and not records)
             if self.db is not None:
                 self._attach_text(self.db)
             return resumed
@@ -99,7 +120,7 @@ class Ledger:
         self._text = text
         text.ensure(self.progress, say=lambda message: self._notice(message, Level.INFO))
 
-    def _attach(self, records: list[Record]) -> Resumed | None:
+    def _attach(self, records: list[Record], *, served: bool) -> Resumed | None:
         source = identity_of(self.store.jsonl_path)
         existed = self._clear_odd_files()
         try:
@@ -112,7 +133,7 @@ class Ledger:
         self.db = db
         self._ino = _inode(self._path())
         if db.source() == source and (source is not None or len(db)):
-            resumed = self._resume(db)
+            resumed = self._resume_served(db) if served else self._resume(db)
             if resumed is not None or source is not None:
                 return resumed
         if existed and len(db):
@@ -169,6 +190,18 @@ class Ledger:
             return is_ready(db.con) if self.text else not has_tables(db.con)
         except sqlite3.Error:
             return False
+
+    def _resume_served(self, db: RecordDB) -> Resumed | None:
+        """:meth:`_resume` for a store whose every record the killed sweep decided: counted,
+        never read (the sweeper's run asks the index for each as it comes to its file)."""
+        n = db.unfinished_count()
+        if not n:
+            return None
+        self._notice(
+            f"resuming a sweep that did not finish: {count(n, 'file')} it decided, not read again",
+            Level.INFO,
+        )
+        return Resumed(None, InIndex(lambda: self.db))
 
     def _resume(self, db: RecordDB) -> Resumed | None:
         keys = db.unfinished()

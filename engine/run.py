@@ -26,7 +26,15 @@ import stat
 import time
 from array import array
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Container,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -105,7 +113,7 @@ class RunOptions:
     """Read every content that has a text again and replace the texts that do not match."""
     passwords: Passwords = NO_PASSWORDS
     """Passwords every read of this run may try on an encrypted file (a retry's); never shown."""
-    resumed: frozenset[Key] = frozenset()
+    resumed: Container[Key] = frozenset()
     """Files decided by a sweep that was killed before it ended (their records committed to
     the index): this run keeps their verdicts as that sweep's, so its errors are not read
     again as a new full sweep's would be."""
@@ -794,9 +802,11 @@ class Run:
                 self.new[key] = record
         self.done += 1
         self.bytes_done += record.size
-        if self.records.get(key) is not record:
+        if self.lean or self.records.get(key) is not record:
             # The very record already held is no change: listeners are not told of it, so a
             # warm sweep of 100,000 files does not replay 100,000 rows into the dashboard.
+            # A lean run holds none: each record it decides is written (a resumed one's
+            # too, which tells the sweeper the file was found).
             self._pending.append(record)
         if len(self._pending) >= self.BATCH:
             self.flush_events()

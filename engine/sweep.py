@@ -23,7 +23,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -278,8 +278,14 @@ class Sweeper:
         self.lost_behind = False
         """A failed write took the store back to ``extract.jsonl``, which was behind: what the
         runs since its last write decided must be found again (a rescan)."""
-        self._resumed: frozenset[Key] = frozenset()
+        self._resumed: Container[Key] = frozenset()
         """Files a killed sweep decided (from the index): the next run keeps their verdicts."""
+        self._resuming: int | None = None
+        """A killed sweep of a store that had no record is resumed with its records served by
+        the index (none loaded): the index's counter when the run resuming it began, past
+        which every record that run decides is written (:meth:`_gone_since`)."""
+        self._serves_resume = False
+        """The index serves the records a killed sweep decided (nothing was loaded)."""
         self._stack = contextlib.ExitStack()
         self._executor: Executor | None = None
         self.stop = threading.Event()
@@ -451,9 +457,17 @@ class Sweeper:
         with no_collections():
             loaded = self.store.load()
             self.index = RecordIndex(loaded.records)
-            resumed = self.ledger.attach(loaded.records)
+            # A sweeper that lets its records go after a run resumes the first sweep of a
+            # store from the index, record by record as its run asks (ten million files
+            # decided before a kill are never all in memory); any other loads them.
+            served = (self.once or self.from_index) and not loaded.bad
+            resumed = self.ledger.attach(loaded.records, served=served)
             if resumed is not None:
-                self.index = RecordIndex(resumed.records)
+                if resumed.records is None:
+                    self.index = IndexedRecords(lambda: self.ledger.db, Tally(), self.ledger.failed)
+                    self._serves_resume = True
+                else:
+                    self.index = RecordIndex(resumed.records)
                 self._resumed = resumed.keys
                 self._killed_before = True  # its texts no record names are collected
         self._stack.enter_context(self.ledger)
@@ -879,10 +893,16 @@ class Sweeper:
         entries = self._entries(only)
         if only is None:  # (a walk kept from the quick sweep, or made ahead, came first)
             started = min(started, self.walk_started)
-        if only is None and isinstance(self.index, IndexedRecords):
+        lean = self._lean(only, force)
+        resuming = lean and self._resumes_served()
+        if self._serves_resume and not resuming:
+            self._hold_resumed()  # (a retry, --verify: a run that is not lean holds them)
+        if only is None and isinstance(self.index, IndexedRecords) and not resuming:
             self.index.records.read_all()  # (a rescan asks for every record)
         held = self._held_roots(entries) if only is None else {}
-        scope = [k for k in self._scope(only) if k[0] not in held]
+        scope = [] if resuming else [k for k in self._scope(only) if k[0] not in held]
+        if resuming:
+            self._begin_resume()
         self.on_event(
             SweepStarted(
                 started,
@@ -893,7 +913,6 @@ class Sweeper:
             )
         )
         self._say_notices()
-        lean = self._lean(only, force)
         run = Run(self.run_context(rehash, passwords), entries, set(force), full, lean=lean)
         new = run.execute()
         return self._conclude(
@@ -908,8 +927,48 @@ class Sweeper:
             only is None
             and not force
             and not self.options.verify  # (every file hashed: each record kept for its copies)
-            and self._serves_none_held()
+            and (self._serves_none_held() or self._resumes_served())
         )
+
+    def _resumes_served(self) -> bool:
+        """The records are a killed sweep's, served by the index, which can still answer."""
+        return (
+            self._serves_resume
+            and isinstance(self.index, IndexedRecords)
+            and self.index.usable()
+            and self._index_serves()
+        )
+
+    def _hold_resumed(self) -> None:
+        """The killed sweep's records into memory, as a loading resume has them, for a run
+        that cannot be lean (one whose tally is kept record by record)."""
+        self._serves_resume = False
+        if isinstance(self.index, IndexedRecords):
+            with contextlib.suppress(IndexGone):
+                self.index = RecordIndex(list(self.index.records.values()))
+                return
+            self._heavy()
+
+    def _begin_resume(self) -> None:
+        """Before a lean run over records the index serves: it holds none of what it reads,
+        and every record it decides is written past the index's counter now."""
+        db = self.ledger.db
+        assert db is not None and isinstance(self.index, IndexedRecords)
+        self.index.records.keep = False
+        self._resuming = db.seq()
+
+    def _gone_since(self, held: Collection[str]) -> list[Key]:
+        """After a finished lean run over records the index serves: the records of the swept
+        roots (those not ``held``) that it did not decide, as their files were not found."""
+        db, since = self.ledger.db, self._resuming
+        if db is None or since is None:
+            return []
+        roots = [str(r) for r in self.roots if str(r) not in held]
+        try:
+            return db.untouched(since, roots)
+        except sqlite3.Error as exc:
+            self.ledger.failed(exc)
+            return []
 
     def _conclude(self, ended: RunEnd) -> SweepResult:
         """Apply what a run decided (the records of its scope it did not see are gone) and
@@ -925,13 +984,19 @@ class Sweeper:
             # have left texts no record names: keep the marker until a full sweep collects them.
             self._killed_before = True
         first = self._serve_first_run()
-        if run.lean and not first:
+        resumed = run.lean and self._resuming is not None and self._resumes_served()
+        if run.lean and not first and not resumed:
             self._lean_unserved(run)
         records = self.records
         # An interrupted run saw only some files: the others keep their records, not lose them.
         # (a served sweep's scope holds the walk's new files too: one the run gave no
         # record, gone since the walk or failed by the machine, had none to lose)
-        gone = [] if run.interrupted else [k for k in scope if k not in new and k in records]
+        if run.interrupted:
+            gone = []
+        elif resumed:
+            gone = self._gone_since(ended.held)
+        else:
+            gone = [k for k in scope if k not in new and k in records]
         vanished = () if run.interrupted else tuple(k for k in force if k not in new)
         if vanished:
             self.on_event(
@@ -954,12 +1019,13 @@ class Sweeper:
             _text_of(records[k]) != _text_of(new[k]) for k in changed if k in records
         )
         if run.lean and isinstance(self.index, IndexedRecords):
+            self.ledger.drop(gone)  # (the tally is the index's: counted without them)
             self.index.counted(run.tally)  # (``new`` holds only its hashed reads' records)
         else:
             self.index.apply(new, gone)
+            self.ledger.drop(gone)  # the index holds exactly the records, before any write
         if run.ctx.journal is None and changed:  # (the quick sweep's reads again)
             self.ledger.journal([new[k] for k in changed])
-        self.ledger.drop(gone)  # the index holds exactly the records, before any write
         if gone:
             run.flush_events(removed=gone)
         marked = ended.merged is not None and ended.merged.marked > 0  # (journaled by the merge)
@@ -972,6 +1038,9 @@ class Sweeper:
         written = self._behind_since is None
         self.ledger.concluded(self.records.values(), written=written, sweep=whole)
         self._resumed = frozenset()
+        self._resuming = None
+        if not run.interrupted:
+            self._serves_resume = False
         self._say_notices()
         if self.quick and ended.whole and full and not force and run.finished_whole:
             records = self.records

@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from engine import dbindex
 from engine.db import DB, RecordDB
 from engine.events import Notice, RecordsChanged
 from engine.records import Record
+from engine.resume import Ledger
 from engine.store import Store
-from engine.sweep import SweepOptions, SweepResult, sweep
+from engine.sweep import SweepOptions, SweepResult, Sweeper, sweep
 from engine.tools import ToolSet
 
 NONE = ToolSet.empty()
@@ -238,3 +240,101 @@ def test_show_answers_from_the_index_and_never_from_a_stale_one(tmp_path: Path) 
     (out / "extract.jsonl").write_bytes(b"".join(kept))
     got = subprocess.run([*show, str(root / "d1" / "f001.txt")], capture_output=True, text=True)
     assert got.returncode == 1 and "no record" in got.stderr, got.stderr
+
+
+def _tally(out: Path) -> tuple[int, dict[str, int], dict[str, int], int]:
+    summary = Store(out).load_summary()
+    assert summary is not None
+    return summary.files, summary.counts, summary.reasons, summary.chars
+
+
+def test_a_killed_first_sweep_resumes_without_loading_a_record(
+    tmp_path: Path, reference: Reference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sweep of a big share, killed after hours: its millions of committed records
+    are asked of the index file by file as the run comes to them, never read into memory
+    together (the loading resume, and a read of every row, are made to fail here)."""
+    root, out = _tree(tmp_path), tmp_path / "out"
+    assert _kill_after(root, out, 3) == -signal.SIGKILL
+    committed = _committed(out)
+
+    def no_loading(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the resume loaded every record")
+
+    monkeypatch.setattr(Ledger, "_resume", no_loading)
+    monkeypatch.setattr(dbindex._Records, "read_all", no_loading)
+    monkeypatch.setattr(dbindex._Records, "_batches", no_loading)
+    result, read, notices = _sweep_reading(root, out)
+    assert not read & committed
+    assert any("resuming" in n.message and "3 files" not in n.message for n in notices)
+    assert _comparable(out) == reference.records
+    assert _texts(out) == reference.texts
+    monkeypatch.undo()
+    fresh = tmp_path / "fresh"
+    sweep([root], SweepOptions(out=fresh, tools=NONE, workers=1))
+    assert _tally(out) == _tally(fresh)  # the summary's counts, from what the run counted
+    assert result.errors == 1
+
+
+def test_a_resumed_sweep_drops_the_files_gone_since_and_keeps_other_roots(
+    tmp_path: Path,
+) -> None:
+    """Between the kill and the resume, a file whose record was committed and one whose
+    record was not are deleted: the resumed store is the one a sweep of what is left makes.
+    A root the killed sweep walked and the resume does not keeps its records."""
+    root, out = _tree(tmp_path), tmp_path / "out"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "kept.txt").write_text("another root's file\n")
+    killer = KILLER.replace("sweep([root]", "sweep([Path(sys.argv[4]), root]")
+    proc = subprocess.run(
+        [sys.executable, "-c", killer, str(root), str(out), "4", str(other)],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        timeout=120,
+        start_new_session=True,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    decided = _committed(out)
+    assert "kept.txt" in decided  # (the other root is walked and read first)
+    committed = sorted(p for p in decided if p.startswith("d"))
+    assert committed
+    (root / committed[0]).unlink()  # decided before the kill
+    undecided = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.txt")
+        if str(p.relative_to(root)) not in decided
+    )
+    (root / undecided[-1]).unlink()  # not decided yet
+    result, _read, _ = _sweep_reading(root, out)
+    assert result.removed == 1
+    records = {(r.root, r.path) for r in Store(out).load_records()}
+    assert (str(root), committed[0]) not in records
+    assert (str(root), undecided[-1]) not in records
+    fresh = tmp_path / "fresh"
+    sweep([root], SweepOptions(out=fresh, tools=NONE, workers=1))
+    mine = [r for r in _comparable(out) if r.path != "kept.txt"]
+    assert mine == _comparable(fresh)
+    assert (str(other), "kept.txt") in records  # not swept this time: kept
+    files, counts, _reasons, _chars = _tally(out)
+    assert files == len(records) == sum(counts.values())
+
+
+def test_a_retry_after_a_killed_first_sweep_counts_every_record_it_keeps(
+    tmp_path: Path,
+) -> None:
+    """A retry is not a whole sweep: it keeps the killed sweep's records as they are, and the
+    summary it writes counts all of them, not only the file it read again."""
+    root, out = _tree(tmp_path), tmp_path / "out"
+    assert _kill_after(root, out, 3) == -signal.SIGKILL
+    decided = _committed(out)
+    target = sorted(p for p in decided if p.startswith("d"))[0]
+    # (``quarry retry`` finds its roots in a summary, which a killed first sweep never wrote:
+    # the sweeper is driven as the command drives it)
+    with Sweeper([root], SweepOptions(out=out, tools=NONE, workers=1), once=True) as sweeper:
+        sweeper.run(only={str(root): [target]}, force=[(str(root), target)], full=False)
+    records = Store(out).load_records()
+    assert {r.path for r in records} == decided
+    files, counts, _reasons, chars = _tally(out)
+    assert files == len(records) == sum(counts.values())
+    assert chars == sum(r.chars or 0 for r in records)
