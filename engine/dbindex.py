@@ -154,6 +154,11 @@ class IndexedRecords:
         self._on_failure = on_failure
         self.records = _Records(self._db, on_failure)
         self.tally = tally
+        self.cold = False
+        """Answer :meth:`may_hold` no, as for a store with no record: a lean run over a killed
+        first sweep's records hashes only files whose own record may stand, and reads the
+        others as that first sweep would have (none of them kept in memory as a possible
+        copy's source)."""
 
     def _db(self) -> RecordDB:
         db = self._get_db()
@@ -193,8 +198,9 @@ class IndexedRecords:
 
     def may_hold(self, size: int) -> bool:
         """Whether some record's content could be a file of ``size`` bytes: the index keeps no
-        sizes by content, so always (a new file is hashed before it is read, to find a copy)."""
-        return True
+        sizes by content, so always (a new file is hashed before it is read, to find a copy),
+        but in a resumed first sweep (:attr:`cold`)."""
+        return not self.cold
 
     def has_text_refs(self, sha256: str) -> bool:
         """Whether any record still names the stored text of ``sha256``."""
@@ -254,6 +260,7 @@ class IndexedRecords:
             for record in self.records.values():
                 tally.add(record)
         self.tally = tally
+        self.cold = False
         self.records.forget()
 
     def apply(self, new: Mapping[Key, Record], gone: Iterable[Key]) -> None:

@@ -311,8 +311,14 @@ class Run:
                     self.emit(self.requalified(kept))
                 else:
                     todo.known.append((n, prior.sha256))
-            elif opts.verify or self.ctx.view.may_hold(e.size):
-                todo.to_hash.append(n)  # its content may be known already: hash before reading
+            elif (
+                opts.verify
+                or self.ctx.view.may_hold(e.size)
+                or (self.lean and prior is not None and prior.size == e.size)
+            ):
+                # its content may be known already: hash before reading (a lean run's own
+                # record, a resumed sweep's, may stand: the others are read as a cold sweep's)
+                todo.to_hash.append(n)
             else:
                 todo.unknown.append(n)
                 todo.priors.append(prior)

@@ -955,6 +955,7 @@ class Sweeper:
         db = self.ledger.db
         assert db is not None and isinstance(self.index, IndexedRecords)
         self.index.records.keep = False
+        self.index.cold = True
         self._resuming = db.seq()
 
     def _gone_since(self, held: Collection[str]) -> list[Key]:
