@@ -36,7 +36,7 @@ import sys
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -290,19 +290,20 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
     # listing changes a time the next sweep compares.
     seen = swept.texts_seen
     texts, present = seen if seen is not None else (store.text_folder_times(), None)
-    # Judged as they come (the records may be read from the index a batch at a time): a root
-    # with one record a full sweep would not keep as it is (a cold sweep's first) holds none.
-    by_root: dict[str, list[tuple[list[str], Record, Kept]]] = {r: [] for r in swept.roots}
-    dead: set[str] = set()
-    for (root, _path), r in swept.records.items():
-        if root in dead:
-            continue
-        kept_as = judge(r)
-        if kept_as is None:
-            dead.add(root)
-            by_root.pop(root, None)
-            continue
-        by_root.setdefault(root, []).append((_walk_order(r), r, kept_as))
+    # Judged as they come (the records may be read from the index a batch at a time), first
+    # holding none: a root with one record a full sweep would not keep as it is (a cold
+    # sweep's first, a resumed sweep's reads, which may come after a million kept) is out.
+    found_in, dead = _not_kept(swept.records.items(), judge)
+    others = sorted(found_in.difference(swept.roots))
+    by_root: dict[str, list[tuple[list[str], Record, Kept]]] = {
+        r: [] for r in (*swept.roots, *others) if r not in dead
+    }
+    alive = by_root.keys()
+    if any(root in found_in for root in alive):
+        for (root, _path), r in swept.records.items():
+            kept_as = judge(r) if root in alive else None
+            if kept_as is not None:
+                by_root[root].append((_walk_order(r), r, kept_as))
     kept: list[RootFiles] = []
     for root, found in by_root.items():
         wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
@@ -395,6 +396,19 @@ def encoded(name: str) -> bytes:
 def _odd(found: Listing) -> list[tuple[bytes, str, bytes]]:
     paths = found.paths
     return [(encoded(paths[i]), kind, encoded(why)) for i, (kind, why) in found.odd.items()]
+
+
+def _not_kept(records: Iterable[tuple[Key, Record]], judge: Keeper) -> tuple[set[str], set[str]]:
+    """The roots of ``records``, and those of them with a record ``judge`` does not keep as
+    it is."""
+    seen: set[str] = set()
+    dead: set[str] = set()
+    for (root, _path), r in records:
+        if root not in dead:
+            seen.add(root)
+            if judge(r) is None:
+                dead.add(root)
+    return seen, dead
 
 
 def _walk_order(r: Record) -> list[str]:
