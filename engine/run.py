@@ -436,7 +436,10 @@ class Run:
         start one (its key is returned: the caller sends its task)."""
         key = (e.root, e.path)
         prior = self.records.get(key)
-        same = self.ctx.view.same_content(sha, e.path)
+        # A copy's record is looked for only when the file's own is not of this content
+        # (decide takes its own first; in a run its index serves, the search is a query).
+        own = prior is not None and prior.sha256 == sha
+        same = None if own else self.ctx.view.same_content(sha, e.path)
         d = decide(
             sha,
             prior,
