@@ -24,7 +24,7 @@ from engine.events import Notice, RecordsChanged
 from engine.records import Record
 from engine.resume import Ledger
 from engine.store import Store
-from engine.sweep import SweepOptions, SweepResult, Sweeper, sweep
+from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
 from engine.tools import ToolSet
 
 NONE = ToolSet.empty()

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -776,3 +777,32 @@ def test_the_index_holds_a_walks_numbers_little_endian_on_any_machine(numbers: l
     from struct import pack
 
     assert statindex.packed(array("q", numbers)) == pack(f"<{len(numbers)}q", *numbers)
+
+
+def test_an_index_of_the_version_before_is_not_used_and_is_written_again(
+    tmp_path: Path,
+) -> None:
+    """An index written by the quarry before (version 3: sizes and mtimes as lists of
+    numbers) is not read as this one's, never a crash: the sweep goes the usual way and
+    writes this version's."""
+    import zlib
+
+    import msgspec
+
+    root = _tree(tmp_path)
+    _settled(root)
+    path = _store(root) / statindex.NAME
+    head = len(b"quarry-stat\n")
+    old = msgspec.msgpack.decode(path.read_bytes()[head + 4 :])
+    old["v"] = 3
+    for files in old["roots"]:
+        files[2] = list(array("q", files[2]))  # (this machine's order: little-endian here)
+        files[3] = list(array("q", files[3]))
+    payload = msgspec.msgpack.encode(old)
+    path.write_bytes(b"quarry-stat\n" + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    assert statindex.load(_store(root)) is None
+    result = _sweep(root)
+    assert not result.quick and result.extracted == 0
+    index = statindex.load(_store(root))
+    assert index is not None and index.v == statindex.VERSION
+    assert _sweep(root).quick
