@@ -338,3 +338,27 @@ def test_a_retry_after_a_killed_first_sweep_counts_every_record_it_keeps(
     files, counts, _reasons, chars = _tally(out)
     assert files == len(records) == sum(counts.values())
     assert chars == sum(r.chars or 0 for r in records)
+
+
+def test_a_watching_session_resumes_a_killed_first_sweep_from_the_index(
+    tmp_path: Path, reference: Reference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``quarry DIR`` on a store whose first sweep was killed: the session's first sweep
+    resumes it as ``quarry sweep`` does, without loading what was committed, then watches."""
+    from engine.session import Session
+
+    root, out = _tree(tmp_path), tmp_path / "out"
+    assert _kill_after(root, out, 3) == -signal.SIGKILL
+
+    def no_loading(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the resume loaded every record")
+
+    monkeypatch.setattr(Ledger, "_resume", no_loading)
+    session = Session([root], SweepOptions(out=out, tools=NONE, workers=1))
+    try:
+        result = session.sweep_then_watch()
+    finally:
+        session.close()
+    assert not result.interrupted
+    assert _comparable(out) == reference.records
+    assert _texts(out) == reference.texts
