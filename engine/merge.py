@@ -51,8 +51,6 @@ class Merged:
     """Of those, the records handed to ``mark`` with their ``reused`` flag set."""
     files: int
     """Files the walk found."""
-    total: int
-    """Their bytes."""
 
 
 _PLAIN = ("file", "")
@@ -97,11 +95,10 @@ def merge(
     without it they are files to look at."""
     tally = Tally()
     only: dict[str, list[str]] = {}
-    kept = files = total = 0
+    kept = files = 0
     marks = _Marks(mark)
     for listing in listings:
         files += len(listing)
-        total += sum(listing.sizes)
         if listing.root in held:
             _count(rows(listing.root), tally)
             continue
@@ -111,7 +108,7 @@ def merge(
             only[listing.root] = look
     for root in others:
         _count(rows(root), tally)
-    return Merged(only, tally, kept, marks.count, files, total)
+    return Merged(only, tally, kept, marks.count, files)
 
 
 class _Marks:

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,26 +45,9 @@ class Resumed:
     records: list[Record] | None
     """Every record, the killed sweep's decisions included (they replace the file's); None
     when the index serves them (:meth:`Ledger.attach` with ``served``)."""
-    keys: Container[Key]
-    """The keys the killed sweep decided."""
-
-
-class InIndex(Container[Key]):
-    """The keys a killed sweep decided, when it decided every record of the index (a store
-    that had none before it): whether a key has a record there, asked of the index, so that
-    resuming the first sweep of millions of files lists none of them."""
-
-    def __init__(self, db: Callable[[], RecordDB | None]) -> None:
-        self._db = db
-
-    def __contains__(self, key: object) -> bool:
-        db = self._db()
-        if db is None or not isinstance(key, tuple) or len(key) != 2:
-            return False
-        try:
-            return db.line(*key) is not None
-        except sqlite3.Error:
-            return False
+    keys: frozenset[Key]
+    """The keys the killed sweep decided; when the index serves the records, none are
+    listed: the killed sweep decided every record the index holds."""
 
 
 class Ledger:
@@ -201,7 +184,7 @@ class Ledger:
             f"resuming a sweep that did not finish: {count(n, 'file')} it decided, not read again",
             Level.INFO,
         )
-        return Resumed(None, InIndex(lambda: self.db))
+        return Resumed(None, frozenset())
 
     def _resume(self, db: RecordDB) -> Resumed | None:
         keys = db.unfinished()

@@ -466,9 +466,10 @@ class Sweeper:
                 if resumed.records is None:
                     self.index = IndexedRecords(lambda: self.ledger.db, Tally(), self.ledger.failed)
                     self._serves_resume = True
+                    self._resumed = self.index.records  # (it decided every record there is)
                 else:
                     self.index = RecordIndex(resumed.records)
-                self._resumed = resumed.keys
+                    self._resumed = resumed.keys
                 self._killed_before = True  # its texts no record names are collected
         self._stack.enter_context(self.ledger)
         self._stack.enter_context(long_lived())  # the records live as long as the sweeper
@@ -739,6 +740,7 @@ class Sweeper:
             texts = (self.store.text_folder_times(), self.store.text_names())
             roots = tuple(map(str, self.roots))
             files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
+            # (the walk's counts: the start is said during the merge once it flags records)
 
             def begun() -> None:
                 self.on_event(SweepStarted(started, roots, files, total, True))
@@ -946,8 +948,9 @@ class Sweeper:
         if isinstance(self.index, IndexedRecords):
             with contextlib.suppress(IndexGone):
                 self.index = RecordIndex(list(self.index.records.values()))
-                return
-            self._heavy()
+            if isinstance(self.index, IndexedRecords):
+                self._heavy()
+        self._resumed = frozenset(self.index.records)  # (each one the killed sweep's)
 
     def _begin_resume(self) -> None:
         """Before a lean run over records the index serves: it holds none of what it reads,

@@ -446,7 +446,10 @@ def _walk_tree(
             if st.st_mode & _IFMT == _IFREG and st.st_size <= max_bytes:
                 add_path(prefix + name)
                 add_size(st.st_size)
-                add_mtime(fits_64(st.st_mtime_ns))
+                try:
+                    add_mtime(st.st_mtime_ns)  # (the array refuses a time past 64 bits)
+                except OverflowError:
+                    add_mtime(fits_64(st.st_mtime_ns))
             else:
                 out.add(_entry(root, prefix + name, st, rules))
         else:
