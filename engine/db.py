@@ -445,6 +445,8 @@ class RecordDB:
         self._set("gone_floor", seq)  # a reader from before reloads
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         self._set("finished", seq if finished else 0)
+        if not finished:  # (decided when, by whom: not known)
+            self.con.execute("DELETE FROM meta WHERE key = 'began'")
         self.commit()
 
     # -- reading --------------------------------------------------------------------------
@@ -493,6 +495,29 @@ class RecordDB:
             (key_bytes(root), key_bytes(path)),
         ).fetchone()
         return bytes(row[0]) if row is not None else None
+
+    def finished(self) -> int:
+        """The change counter of the last sweep that finished (0: none did): the rows written
+        past it are a killed sweep's decisions (or a watcher's, past ``extract.jsonl``)."""
+        finished = self._meta("finished")
+        return finished if isinstance(finished, int) else 0
+
+    def began(self) -> int | None:
+        """When (ns, wall clock) the sweep began whose decisions the rows past
+        :meth:`finished` are, or an earlier time; None when not known (an index a rebuild
+        made, one of a quarry before it was kept). A file older than it (by the racy
+        margin) that its record still describes did not change since that sweep read it."""
+        began = self._meta("began")
+        return began if isinstance(began, int) else None
+
+    def sweep_begins(self, started_ns: int) -> None:
+        """A sweep begins at ``started_ns``: kept as :meth:`began` when no row is past
+        :meth:`finished` (with rows of a killed sweep there, its earlier start stays, which
+        holds for both sweeps' rows). Committed at once when no write is in flight, without
+        moving the change counter (no record changed)."""
+        if self.unfinished_count():
+            return
+        self._set("began", started_ns)  # (outside a transaction: committed as it is)
 
     def unfinished(self) -> list[Key]:
         """Keys written since the last sweep that finished: a killed sweep's decisions."""

@@ -16,7 +16,7 @@ so those questions see the records from before it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TypeVar
 
 from engine.db import RecordDB, key_bytes, name_of
@@ -281,19 +281,44 @@ class IndexedRecords:
         self.records.forget()
 
 
-def rows_of(db: RecordDB, root: str) -> Iterator[tuple[str, int, int, Record]]:
+def rows_of(
+    db: RecordDB, root: str, past: int | None = None
+) -> Iterator[tuple[str, int, int, Record, bool]]:
     """The index's rows of ``root`` in key order (a range of the key index): (path, size,
-    mtime_ns, record), decoded a batch at a time and never all held (:mod:`engine.merge`)."""
+    mtime_ns, record, whether it was written past the counter ``past``), decoded a batch at
+    a time and never all held (:mod:`engine.merge`)."""
     cur = db.con.execute(
-        "SELECT path, size, mtime_ns, line FROM records WHERE root = ? ORDER BY path",
+        "SELECT path, size, mtime_ns, line, seq FROM records WHERE root = ? ORDER BY path",
         (key_bytes(root),),
     )
     while batch := cur.fetchmany(4096):
         records = read_jsonl(b"".join(row[3] for row in batch)).records
         if len(records) != len(batch):
             raise sqlite3.DatabaseError(count(len(batch) - len(records), "damaged record"))
-        for (path, size, mtime_ns, _line), record in zip(batch, records, strict=True):
-            yield name_of(path), size, mtime_ns, record
+        for (path, size, mtime_ns, _line, seq), record in zip(batch, records, strict=True):
+            yield name_of(path), size, mtime_ns, record, past is not None and seq > past
+
+
+class WrittenPast(Container[Key]):
+    """The keys whose records were written past a change counter (a killed sweep's
+    decisions, its resuming sweep's): asked of the index one key at a time."""
+
+    def __init__(self, db: Callable[[], RecordDB | None], past: int) -> None:
+        self._db, self.past = db, past
+
+    def __contains__(self, key: object) -> bool:
+        db = self._db()
+        if db is None or not isinstance(key, tuple) or len(key) != 2:
+            return False
+        root, path = key
+        try:
+            row = db.con.execute(
+                "SELECT 1 FROM records WHERE root = ? AND path = ? AND seq > ?",
+                (key_bytes(root), key_bytes(path), self.past),
+            ).fetchone()
+        except sqlite3.Error:
+            return False  # (unsure: its file is read again, as a sweep that begins anew would)
+        return row is not None
 
 
 def roots_of(db: RecordDB) -> list[str]:

@@ -28,8 +28,9 @@ from engine.walk import Listing
 
 Judge = Callable[[Record], Kept | None]
 """Which records a full sweep keeps as they are (:class:`engine.plan.Keeper`)."""
-Row = tuple[str, int, int, Record]
-"""One of the index's rows: (path, size, mtime_ns, the record)."""
+Row = tuple[str, int, int, Record, bool]
+"""One of the index's rows: (path, size, mtime_ns, the record, whether it is a decision of
+the sweep being resumed: a killed one's, judged by ``resumed`` in :func:`merge`)."""
 Rows = Callable[[str], Iterable[Row]]
 """Root -> the index's rows of it, in key order."""
 Mark = Callable[[Record], None]
@@ -84,6 +85,7 @@ def merge(
     held: Collection[str] = (),
     others: Iterable[str] = (),
     mark: Mark | None = None,
+    resumed: Judge | None = None,
 ) -> Merged:
     """Merge each root's walk with the index's rows of that root. ``keeper`` judges which
     records a full sweep keeps as they are; ``texts`` are the names of the store's texts.
@@ -92,7 +94,8 @@ def merge(
     :class:`OutOfOrder` when the rows are not in key order, :class:`MostDiffer` when most
     of the first :data:`SAMPLE` rows of a root differ. ``mark``, when given, takes the
     records kept but for their ``reused`` flag (counted as kept, in the tally as marked);
-    without it they are files to look at."""
+    without it they are files to look at. ``resumed`` judges the rows of a killed sweep this
+    one goes on with (its own decisions: trusted from its start, its errors kept)."""
     tally = Tally()
     only: dict[str, list[str]] = {}
     kept = files = 0
@@ -102,7 +105,8 @@ def merge(
         if listing.root in held:
             _count(rows(listing.root), tally)
             continue
-        look, n = _merge_root(listing, rows(listing.root), keeper, texts, tally, marks)
+        judges = (keeper, resumed or keeper)
+        look, n = _merge_root(listing, rows(listing.root), judges, texts, tally, marks)
         kept += n
         if look:
             only[listing.root] = look
@@ -133,14 +137,14 @@ class _Marks:
 
 
 def _count(rows: Iterable[Row], tally: Tally) -> None:
-    for _path, _size, _mtime_ns, record in rows:
-        tally.add(record)
+    for row in rows:
+        tally.add(row[3])
 
 
 def _merge_root(
     listing: Listing,
     rows: Iterable[Row],
-    keeper: Judge,
+    judges: tuple[Judge, Judge],
     texts: Container[str],
     tally: Tally,
     marks: _Marks,
@@ -152,7 +156,7 @@ def _merge_root(
     kept = 0
     w = 0  # the next of ``order``
     last = None
-    for n, (path, size, mtime_ns, record) in enumerate(rows):
+    for n, (path, size, mtime_ns, record, resumed) in enumerate(rows):
         if last is not None and path <= last:
             raise OutOfOrder(f"{last!r} then {path!r}")
         if n == SAMPLE and len(look) > SAMPLE // 2:
@@ -165,6 +169,7 @@ def _merge_root(
             i = order[w]
             w += 1
             found = odd.get(i, _PLAIN)
+            keeper = judges[resumed]
             if sizes[i] == size and mtimes[i] == mtime_ns:
                 if _keeps(record, found, keeper, texts):
                     tally.add(record)

@@ -95,10 +95,12 @@ def keeps(
     reader_for_mime: Mapping[str, str | None],
     tools_fingerprint: str,
     tool_names: AbstractSet[str] | None = None,
+    full: bool = True,
 ) -> bool:
     """Whether a full sweep that trusts ``prior``'s hash (same size and mtime) keeps its
-    verdict without reading the file: :func:`decide` with the content unchanged."""
-    stale = _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, True, tool_names)
+    verdict without reading the file: :func:`decide` with the content unchanged (``full``
+    False: for the sweep that decided it, which reads no ``error`` again)."""
+    stale = _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names)
     return stale is None
 
 
@@ -233,6 +235,7 @@ class Keeper:
         trusted_before: int,
         *,
         tool_names: Iterable[str],
+        its_own: bool = False,
     ) -> None:
         from engine.quality import QUALITY_VERSION
         from engine.quality import enabled as scoring
@@ -242,6 +245,9 @@ class Keeper:
         """The tools found now (those of ``fingerprint``): a record read without one is read
         again."""
         self.trusted_before = trusted_before
+        self.its_own = its_own
+        """The records are the decisions of the sweep this one goes on with (a killed one,
+        begun after ``trusted_before`` plus the racy margin): an ``error`` it read is kept."""
         self.quality_version = QUALITY_VERSION
         self.scoring = scoring()
         """Texts are scored (else a text's old score stands: the environment says which)."""
@@ -254,7 +260,7 @@ class Keeper:
             return self._empty(r)
         if r.sha256 is None or r.mtime_ns >= self.trusted_before:
             return None  # its size and mtime prove nothing yet: hashed again
-        if r.status == Status.ERROR and not quarantined(r):
+        if r.status == Status.ERROR and not quarantined(r) and not self.its_own:
             return _RETRY  # read again by every full sweep, and by the quick one
         if not r.reused:
             return None  # rewritten as reused
@@ -268,8 +274,9 @@ class Keeper:
         kept = self._kept.get(verdict)
         if kept is None:
             kept = self._kept[verdict] = keeps(
-                r, self.versions, self.readers, self.fingerprint, self.tool_names
-            )
+                r, self.versions, self.readers, self.fingerprint, self.tool_names,
+                full=not self.its_own,
+            )  # fmt: skip
         return _FILE if kept else None
 
     def _skipped(self, r: Record) -> Kept | None:

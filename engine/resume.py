@@ -50,6 +50,19 @@ class Resumed:
     listed: the killed sweep decided every record the index holds."""
 
 
+@dataclass(frozen=True, slots=True)
+class Resuming:
+    """A killed sweep's index as the merge that resumes it finds it."""
+
+    finished: int
+    """The change counter of the last sweep that finished: the rows past it are the killed
+    sweep's."""
+    began: int
+    """When the killed sweep began (ns, wall clock)."""
+    decided: int
+    """How many records it decided."""
+
+
 class Ledger:
     """The index as one sweeper writes it; ``say`` receives its notices.
 
@@ -152,6 +165,61 @@ class Ledger:
             return False
         return True
 
+    def attach_resumed(self) -> Resuming | None:
+        """Open the index of a killed sweep for the merge that resumes it
+        (:meth:`engine.sweep.Sweeper.run`): only when it agrees with ``extract.jsonl`` (the
+        store had records before the killed sweep) and knows when that sweep began (its text
+        index, behind at the kill, is caught up); None: nothing was opened (the records are
+        loaded, and :meth:`attach` resumes as it does)."""
+        if self.db is not None:
+            return None
+        try:
+            if self._clear_odd_files() is False:
+                return None
+            db = RecordDB.open_writer(self._path())
+        except (OSError, sqlite3.Error, IndexUnusable):
+            return None
+        try:
+            source = identity_of(self.store.jsonl_path)
+            finished, began = db.finished(), db.began()
+            n = db.unfinished_count()
+            # (a killed first sweep, no file yet, is resumed by a lean run: the merge would
+            # send every file it did not reach to a run that holds their records)
+            fits = source is not None and db.source() == source
+        except sqlite3.Error:
+            fits = False
+        if not (fits and n and began is not None):
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            return None
+        self.db = db
+        self._ino = _inode(self._path())
+        try:
+            self._attach_text(db)
+        except (OSError, sqlite3.Error, IndexUnusable) as exc:
+            self._fail(exc)
+            return None
+        assert began is not None
+        return Resuming(finished, began, n)
+
+    def say_resuming(self, decided: int) -> None:
+        """Tell that a killed sweep is resumed, its ``decided`` files not read again."""
+        self._notice(
+            f"resuming a sweep that did not finish: {count(decided, 'file')} it decided, not "
+            "read again",
+            Level.INFO,
+        )
+
+    def sweep_begins(self, started: float) -> None:
+        """A whole sweep begins (wall clock ``started``): the index keeps when, for the sweep
+        that resumes it if it is killed (:meth:`engine.db.RecordDB.sweep_begins`)."""
+        if self.db is None:
+            return
+        try:
+            self.db.sweep_begins(int(started * 1e9))
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
     def in_step(self) -> bool:
         """Whether the index is usable as it is and agrees with ``extract.jsonl``, with no
         sweep's decisions left to resume (a sweep may then skip loading the records)."""
@@ -180,10 +248,7 @@ class Ledger:
         n = db.unfinished_count()
         if not n:
             return None
-        self._notice(
-            f"resuming a sweep that did not finish: {count(n, 'file')} it decided, not read again",
-            Level.INFO,
-        )
+        self.say_resuming(n)
         return Resumed(None, frozenset())
 
     def _resume(self, db: RecordDB) -> Resumed | None:
@@ -193,11 +258,7 @@ class Ledger:
         loaded = read_jsonl(b"".join(db.lines()))
         if loaded.bad:
             raise sqlite3.DatabaseError(f"{count(len(loaded.bad), 'damaged record')} in the index")
-        self._notice(
-            f"resuming a sweep that did not finish: {count(len(keys), 'file')} it decided, not "
-            "read again",
-            Level.INFO,
-        )
+        self.say_resuming(len(keys))
         return Resumed(loaded.records, frozenset(keys))
 
     def journal(self, records: Sequence[Record]) -> None:

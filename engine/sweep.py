@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from engine import ahead, merge, quick
 from engine.db import RecordDB, key_bytes
-from engine.dbindex import IndexedRecords, IndexGone, roots_of, rows_of
+from engine.dbindex import IndexedRecords, IndexGone, WrittenPast, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
     Level,
@@ -663,11 +663,13 @@ class Sweeper:
         self._hold_if_unserved()
         with fewer_collections():
             if not self._loaded:
-                fast = only is None and not force and full is not False and not rehash
-                fast = fast and self.ledger.in_step()  # else the load repairs or resumes it
+                whole = only is None and not force and full is not False and not rehash
+                fast = whole and self.ledger.in_step()  # else the load repairs or resumes it
                 done = self._quick() if fast else None
                 if done is None and fast and self.served:
                     done = self._served()
+                elif done is None and whole and self.served and not fast:
+                    done = self._served(resume=True)  # (a killed sweep's index, if it can)
                 if done is not None:
                     return done
                 self._load()
@@ -713,17 +715,27 @@ class Sweeper:
         self._walked = None
         return SweepResult(done.summary, extracted, judged.reused, errors=done.errors, quick=True)
 
-    def _served(self) -> SweepResult | None:
+    def _served(self, resume: bool = False) -> SweepResult | None:
         """The full sweep of a watching session's store served by its index from the start
         (:mod:`engine.merge`): the walk merged with the index, and a run of only the files
-        that differ. None when the index cannot serve it (the records are loaded as usual)."""
+        that differ. None when the index cannot serve it (the records are loaded as usual).
+
+        ``resume``: the store's sweep was killed after it had records (its index holds
+        them, and the killed sweep's decisions past them): resumed the same way, the killed
+        sweep's rows trusted from its start and its errors kept, so that neither the records
+        nor the files it decided are read again."""
         from engine.plan import RACY_NS, Keeper, LazyReaders
         from engine.readers.registry import reader_versions
         from engine.run import Run
 
         if self.options.rehash or self.options.verify:
             return None  # every file hashed, every text checked: no row is kept unseen
-        if self.store.is_dirty() or not self.ledger.attach_in_step():
+        resuming = None
+        if resume:
+            resuming = self.ledger.attach_resumed()
+            if resuming is None:
+                return None
+        elif self.store.is_dirty() or not self.ledger.attach_in_step():
             return None
         db = self.ledger.db
         assert db is not None
@@ -746,20 +758,29 @@ class Sweeper:
                 self.on_event(SweepStarted(started, roots, files, total, True))
 
             marks = _Journaled(self.ledger.journal, self.on_event, begun)
-            merged = merge.merge(
-                listings,
-                lambda root: rows_of(db, root),
-                Keeper(
+
+            def keeper(began: int, its_own: bool = False) -> Keeper:
+                return Keeper(
                     reader_versions(),
                     LazyReaders({}),
                     self.tools.fingerprint,
-                    prev_ns - RACY_NS,
+                    began - RACY_NS,
                     tool_names=self.tools.names,
-                ),
+                    its_own=its_own,
+                )
+
+            past = None if resuming is None else resuming.finished
+            if resuming is None:
+                self.ledger.sweep_begins(started)
+            merged = merge.merge(
+                listings,
+                lambda root: rows_of(db, root, past),
+                keeper(prev_ns),
                 texts[1],
                 held,
                 [r for r in roots_of(db) if r not in walked],
                 marks.add,
+                None if resuming is None else keeper(resuming.began, its_own=True),
             )
             marks.flush()
         except (StoreCorrupt, merge.OutOfOrder, merge.MostDiffer, sqlite3.Error, OSError):
@@ -770,6 +791,11 @@ class Sweeper:
         self._loaded = True
         self._prev_started_ns = prev_ns
         self.index = IndexedRecords(lambda: self.ledger.db, merged.tally, self.ledger.failed)
+        if resuming is not None:
+            self.ledger.say_resuming(resuming.decided)
+            self._killed_before = True  # its texts no record names are collected
+            # (an error it read whose file the run hashes again is not read again either)
+            self._resumed = WrittenPast(lambda: self.ledger.db, resuming.finished)
         # Most files to look at (the first sweep after a cold one marks every record reused):
         # one pass reads every record (a query a file costs more), and as they are all read,
         # the stat index is left for the next start, as a usual full sweep leaves it.
@@ -895,6 +921,7 @@ class Sweeper:
         entries = self._entries(only)
         if only is None:  # (a walk kept from the quick sweep, or made ahead, came first)
             started = min(started, self.walk_started)
+            self.ledger.sweep_begins(started)  # (what a merge resuming it, if killed, trusts)
         lean = self._lean(only, force)
         resuming = lean and self._resumes_served()
         if self._serves_resume and not resuming:
@@ -988,6 +1015,7 @@ class Sweeper:
             # have left texts no record names: keep the marker until a full sweep collects them.
             self._killed_before = True
         first = self._serve_first_run()
+        killed_before = self._killed_before  # (the write collects its texts and clears it)
         resumed = run.lean and self._resuming is not None and self._resumes_served()
         if run.lean and not first and not resumed:
             self._lean_unserved(run)
@@ -1014,7 +1042,13 @@ class Sweeper:
         # Identity first: a reused record is the very object already held.
         changed = [k for k, r in new.items() if (old := records.get(k)) is not r and old != r]
         old_shas = {records[k].sha256 for k in gone}
-        targeted = ended.merged is not None and not ended.whole and run.finished_whole
+        # (a merge that resumed a killed sweep lists every text, as a loading resume does)
+        targeted = (
+            ended.merged is not None
+            and not ended.whole
+            and run.finished_whole
+            and not killed_before
+        )
         if not full or targeted:  # a full sweep garbage-collects the whole store instead
             old_shas |= {records[k].sha256 for k in changed if k in records}
         # A text can lose its last record only when a record goes or names another text (a

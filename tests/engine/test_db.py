@@ -330,3 +330,29 @@ def test_a_rebuild_from_lines_that_repeat_a_key_counts_the_record_kept(tmp_path:
         assert len(db) == 2 and db.counts() == {("ok", "", ""): 2}
         assert db.line("/r", "a") == line_of(last)
         assert db.con.execute("PRAGMA temp_store").fetchone() == (2,)  # (set back after)
+
+
+def test_the_start_a_killed_sweep_is_trusted_from_is_its_own_never_a_later_ones(
+    tmp_path: Path,
+) -> None:
+    """A sweep's start is kept for the merge that resumes it if it is killed; a sweep that
+    begins over a killed one's rows (a resume, itself killed) keeps the earlier start, which
+    holds for both sweeps' rows; a rebuild ahead of the file knows no start."""
+    with RecordDB.open_writer(tmp_path / "extract.db") as db:
+        db.replace_all([Record("/r", "a", 1, 1, "ok")], None)
+        assert db.began() is None
+        db.sweep_begins(100)
+        assert db.began() == 100 and db.finished() == db.seq()
+        db.put([Record("/r", "b", 1, 1, "ok")])
+        db.commit()  # (then killed)
+        db.sweep_begins(200)  # the sweep that resumes it
+        assert db.began() == 100
+        db.in_step(None, finished=True)  # it finished
+        db.sweep_begins(300)
+        assert db.began() == 300 and db.finished() == db.seq()
+        db.put([Record("/r", "c", 1, 1, "ok")])
+        db.sweep_begins(400)  # (a write in flight: the start goes with it)
+        db.commit()
+        assert db.began() == 300
+        db.replace_all([Record("/r", "a", 1, 1, "ok")], None, finished=False)
+        assert db.began() is None

@@ -9,16 +9,20 @@ an uninterrupted sweep leaves (records but ``ms``/``why``/``reused``; texts byte
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from engine import dbindex
+from engine import run as run_module
 from engine.db import DB, RecordDB
 from engine.events import Notice, RecordsChanged
 from engine.records import Record
@@ -26,6 +30,7 @@ from engine.resume import Ledger
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
 from engine.tools import ToolSet
+from engine.walk import Entry
 
 NONE = ToolSet.empty()
 FILES = 40
@@ -362,3 +367,82 @@ def test_a_watching_session_resumes_a_killed_first_sweep_from_the_index(
     assert not result.interrupted
     assert _comparable(out) == reference.records
     assert _texts(out) == reference.texts
+
+
+def _begun_at(out: Path, seconds: int) -> None:
+    """Say in ``out``'s summary that its sweep began at ``seconds`` (after the tree's files
+    were made, before they are changed): what a file changed since then is to that sweep."""
+    path = out / "extract.summary.json"
+    summary = json.loads(path.read_bytes())
+    summary["started"] = dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat()
+    path.write_text(json.dumps(summary))
+
+
+def _rewrite(root: Path) -> None:
+    """Change every numbered file and the broken PDF (still broken), their times old ones:
+    a sweep of the tree reads them all again, and trusts any file it finds as it left it."""
+    for n, path in enumerate(sorted(root.rglob("f*.txt"))):
+        path.write_text(f"changed {n}\n" + "other words " * n)
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4\n still broken, otherwise")
+    for n, path in enumerate(sorted(root.rglob("*"))):
+        os.utime(path, ns=(1_600_000_100_000_000_000 + n, 1_600_000_100_000_000_000 + n))
+    # a time past the sweeps' starts (a skewed clock): its size and time never prove it
+    # unchanged, it is hashed by every sweep
+    ahead = time.time_ns() + 3_600_000_000_000
+    os.utime(root / "bad.pdf", ns=(ahead, ahead))
+
+
+@pytest.mark.parametrize("after", [3, 12])  # (12: all decided, the error last, then killed)
+def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
+) -> None:
+    """A store swept before, then a sweep that found most files changed, killed part way
+    (the OOM killer on a big share): the next sweep merges the walk with the index, keeps what
+    the killed sweep decided (its errors too) without reading those files or loading a
+    record, reads the rest, and leaves the store the same sweep uninterrupted leaves."""
+    root, out, whole = _tree(tmp_path), tmp_path / "out", tmp_path / "whole"
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    sweep([root], SweepOptions(out=whole, tools=NONE, workers=1))
+    for store in (out, whole):  # (the files are changed after these sweeps: 100 s after)
+        _begun_at(store, 1_600_000_050)
+    _rewrite(root)
+    sweep([root], SweepOptions(out=whole, tools=NONE, workers=1))  # the same, uninterrupted
+    assert _kill_after(root, out, after) == -signal.SIGKILL
+    committed = _committed(out)
+    assert committed
+    # a text the killed sweep wrote whose record it never committed (a worker had renamed it
+    # into the store): collected by the resume
+    orphan = out / "extract" / "ab" / ("ab" * 32 + ".txt")
+    orphan.parent.mkdir(exist_ok=True)
+    orphan.write_text("read, never recorded\n")
+
+    def no_loading(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the resume loaded extract.jsonl and the index's records")
+
+    hashed: list[str] = []
+    hash_file = run_module._hash_file
+
+    def hashing(e: Entry) -> object:
+        hashed.append(e.path)
+        return hash_file(e)
+
+    monkeypatch.setattr(Ledger, "_resume", no_loading)
+    monkeypatch.setattr(Ledger, "_resume_served", no_loading)
+    monkeypatch.setattr(Store, "load", no_loading)
+    monkeypatch.setattr(run_module, "_hash_file", hashing)
+    result, read, notices = _sweep_reading(root, out)
+    monkeypatch.undo()
+    assert not read & committed, read & committed
+    # trusted from the killed sweep's start (the file dated ahead is hashed, not read)
+    assert not set(hashed) & committed - {"bad.pdf"}
+    changed = {str(p.relative_to(root)) for p in root.rglob("f*.txt")} | {"bad.pdf"}
+    assert read == changed - committed  # what the killed sweep did not reach, alone
+    assert result.extracted == len(read)  # (an error read again to the same verdict included)
+    assert any("resuming a sweep" in n.message for n in notices), notices
+    assert not result.interrupted and result.errors == 1
+    assert _comparable(out) == _comparable(whole)
+    assert _texts(out) == _texts(whole)  # (those the history keeps of the files before too)
+    assert not (out / "sweep.dirty").exists()
+    assert _tally(out) == _tally(whole)
+    again, _read, _ = _sweep_reading(root, out)
+    assert again.extracted <= 1  # a finished store: its error alone is read again
