@@ -542,6 +542,24 @@ class RecordDB:
             keys.extend((root, name_of(path)) for (path,) in rows)
         return sorted(keys)
 
+    def not_since(self, seq: int, keys: Iterable[Key]) -> list[Key]:
+        """Of ``keys``, those whose records were last written at counter ``seq`` or before
+        (asked 500 keys a statement; a key without a record is not listed)."""
+        left: list[Key] = []
+        by_root: dict[str, list[str]] = {}
+        for root, path in keys:
+            by_root.setdefault(root, []).append(path)
+        for root, paths in by_root.items():
+            for at in range(0, len(paths), 500):
+                chunk = [key_bytes(p) for p in paths[at : at + 500]]
+                rows = self.con.execute(
+                    "SELECT path FROM records WHERE root = ? AND seq <= ? AND path IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    (key_bytes(root), seq, *chunk),
+                )
+                left.extend((root, name_of(path)) for (path,) in rows)
+        return sorted(left)
+
     def unfinished_count(self) -> int:
         """How many records were written since the last sweep that finished (one count, no
         key held: a killed sweep of millions of files resumes without listing them)."""

@@ -59,6 +59,21 @@ class Tally:
                 t.without.update(lacked(r.read_with))
         return t
 
+    def take(self, other: Tally, sign: int = 1) -> None:
+        """Count every record ``other`` counts in (``sign=1``) or out (``sign=-1``)."""
+        self.files += sign * other.files
+        self.reused += sign * other.reused
+        self.chars += sign * other.chars
+        for mine, theirs in (
+            (self.counts, other.counts),
+            (self.reasons, other.reasons),
+            (self.waiting, other.waiting),
+            (self.quality, other.quality),
+            (self.without, other.without),
+        ):
+            for name, n in theirs.items():
+                mine[name] += sign * n
+
     def add(self, r: Record, sign: int = 1) -> None:
         """Count ``r`` in (``sign=1``) or out (``sign=-1``)."""
         self.files += sign

@@ -45,6 +45,9 @@ class Merged:
     """Root -> the paths a run looks at (the walk's or the index's, in key order)."""
     tally: Tally
     """The counts of every record the index held, before the run."""
+    looked: Tally
+    """Of those, the counts of the records of the files the run looks at (a run that holds
+    none of its records counts what it decides: the two make the store's counts after it)."""
     kept: int
     """Files with a byte or more kept as their records say, without a run (what a run counts
     as reused; an empty file's or a link's record is kept too, not counted)."""
@@ -86,6 +89,7 @@ def merge(
     others: Iterable[str] = (),
     mark: Mark | None = None,
     resumed: Judge | None = None,
+    give_up: bool = True,
 ) -> Merged:
     """Merge each root's walk with the index's rows of that root. ``keeper`` judges which
     records a full sweep keeps as they are; ``texts`` are the names of the store's texts.
@@ -95,8 +99,10 @@ def merge(
     of the first :data:`SAMPLE` rows of a root differ. ``mark``, when given, takes the
     records kept but for their ``reused`` flag (counted as kept, in the tally as marked);
     without it they are files to look at. ``resumed`` judges the rows of a killed sweep this
-    one goes on with (its own decisions: trusted from its start, its errors kept)."""
-    tally = Tally()
+    one goes on with (its own decisions: trusted from its start, its errors kept).
+    ``give_up`` False: never :class:`MostDiffer` (a run that holds none of its records
+    follows)."""
+    tally, looked = Tally(), Tally()
     only: dict[str, list[str]] = {}
     kept = files = 0
     marks = _Marks(mark)
@@ -106,13 +112,14 @@ def merge(
             _count(rows(listing.root), tally)
             continue
         judges = (keeper, resumed or keeper)
-        look, n = _merge_root(listing, rows(listing.root), judges, texts, tally, marks)
+        counts = (tally, looked)
+        look, n = _merge_root(listing, rows(listing.root), judges, texts, counts, marks, give_up)
         kept += n
         if look:
             only[listing.root] = look
     for root in others:
         _count(rows(root), tally)
-    return Merged(only, tally, kept, marks.count, files)
+    return Merged(only, tally, looked, kept, marks.count, files)
 
 
 class _Marks:
@@ -146,20 +153,22 @@ def _merge_root(
     rows: Iterable[Row],
     judges: tuple[Judge, Judge],
     texts: Container[str],
-    tally: Tally,
+    counts: tuple[Tally, Tally],
     marks: _Marks,
+    give_up: bool,
 ) -> tuple[list[str], int]:
     """One root: the paths a run looks at, and how many files are kept without one."""
     paths, sizes, mtimes, odd = listing.paths, listing.sizes, listing.mtimes, listing.odd
     order = sorted(range(len(paths)), key=paths.__getitem__)
     look: list[str] = []
+    tally, looked = counts
     kept = 0
     w = 0  # the next of ``order``
     last = None
     for n, (path, size, mtime_ns, record, resumed) in enumerate(rows):
         if last is not None and path <= last:
             raise OutOfOrder(f"{last!r} then {path!r}")
-        if n == SAMPLE and len(look) > SAMPLE // 2:
+        if give_up and n == SAMPLE and len(look) > SAMPLE // 2:
             raise MostDiffer(f"{len(look)} of the first {SAMPLE} rows differ")
         last = path
         while w < len(order) and paths[order[w]] < path:
@@ -181,6 +190,7 @@ def _merge_root(
                     kept += size > 0  # (an empty file's record is flagged too, not counted)
                     continue
         tally.add(record)
+        looked.add(record)
         look.append(path)  # changed, gone, or for the plan to judge
     look.extend(paths[i] for i in order[w:])
     return look, kept

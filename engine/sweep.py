@@ -286,6 +286,10 @@ class Sweeper:
         which every record that run decides is written (:meth:`_gone_since`)."""
         self._serves_resume = False
         """The index serves the records a killed sweep decided (nothing was loaded)."""
+        self._lean_merge: tuple[int, Tally] | None = None
+        """A killed sweep resumed by a merge and a lean run: the index's counter when the run
+        began (the records of its files not written since are gone) and the counts of the
+        records the merge kept."""
         self._stack = contextlib.ExitStack()
         self._executor: Executor | None = None
         self.stop = threading.Event()
@@ -781,6 +785,7 @@ class Sweeper:
                 [r for r in roots_of(db) if r not in walked],
                 marks.add,
                 None if resuming is None else keeper(resuming.began, its_own=True),
+                give_up=resuming is None,  # (resumed by a run that holds none of its records)
             )
             marks.flush()
         except (StoreCorrupt, merge.OutOfOrder, merge.MostDiffer, sqlite3.Error, OSError):
@@ -800,13 +805,23 @@ class Sweeper:
         # one pass reads every record (a query a file costs more), and as they are all read,
         # the stat index is left for the next start, as a usual full sweep leaves it.
         whole = sum(map(len, merged.only.values())) > merged.tally.files * merge.READ_ALL_ABOVE
+        whole = whole and resuming is None
         if whole:
             self.index.records.read_all()
+        elif resuming is not None:
+            # A killed sweep is resumed by a lean run (:attr:`Run.lean`): it asks the index
+            # for each file's record, writes each one it decides and holds none; the store's
+            # counts are the kept records' and the run's
+            kept = Tally()
+            kept.take(merged.tally)
+            kept.take(merged.looked, -1)
+            self._lean_merge = (db.seq(), kept)
         marks.begin()  # (said already if the merge flagged records)
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
         scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)
-        run = Run(self.run_context(), entries, set(), True, texts_seen=texts)
+        lean = resuming is not None
+        run = Run(self.run_context(), entries, set(), True, texts_seen=texts, lean=lean)
         new = run.execute()
         self.on_event(quick.progress(listings))
         reused = merged.kept + run.reused
@@ -1001,6 +1016,18 @@ class Sweeper:
             self.ledger.failed(exc)
             return []
 
+    def _not_written_since(self, seq: int, scope: Sequence[Key]) -> list[Key]:
+        """After a finished lean run over a merge: the records of its ``scope`` it did not
+        write (past the index's counter ``seq``), as their files were not found."""
+        db = self.ledger.db
+        if db is None:
+            return []
+        try:
+            return db.not_since(seq, scope)
+        except sqlite3.Error as exc:
+            self.ledger.failed(exc)
+            return []
+
     def _conclude(self, ended: RunEnd) -> SweepResult:
         """Apply what a run decided (the records of its scope it did not see are gone) and
         write the store."""
@@ -1017,7 +1044,9 @@ class Sweeper:
         first = self._serve_first_run()
         killed_before = self._killed_before  # (the write collects its texts and clears it)
         resumed = run.lean and self._resuming is not None and self._resumes_served()
-        if run.lean and not first and not resumed:
+        lean_merge = self._lean_merge if run.lean and self._index_serves() else None
+        self._lean_merge = None
+        if run.lean and not first and not resumed and lean_merge is None:
             self._lean_unserved(run)
         records = self.records
         # An interrupted run saw only some files: the others keep their records, not lose them.
@@ -1027,6 +1056,8 @@ class Sweeper:
             gone = []
         elif resumed:
             gone = self._gone_since(ended.held)
+        elif lean_merge is not None:
+            gone = self._not_written_since(lean_merge[0], scope)
         else:
             gone = [k for k in scope if k not in new and k in records]
         vanished = () if run.interrupted else tuple(k for k in force if k not in new)
@@ -1058,7 +1089,11 @@ class Sweeper:
         )
         if run.lean and isinstance(self.index, IndexedRecords):
             self.ledger.drop(gone)  # (the tally is the index's: counted without them)
-            self.index.counted(run.tally)  # (``new`` holds only its hashed reads' records)
+            tally = run.tally  # (``new`` holds only its hashed reads' records)
+            if lean_merge is not None:
+                tally = lean_merge[1]
+                tally.take(run.tally)  # (a gone file's record was among those looked at)
+            self.index.counted(tally)
         else:
             self.index.apply(new, gone)
             self.ledger.drop(gone)  # the index holds exactly the records, before any write

@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.index import RecordIndex
+from engine.index import RecordIndex, Tally
 from engine.records import Record
 from engine.summary import build_summary
 from engine.tools import ToolSet
@@ -40,6 +40,27 @@ def test_incremental_tally_matches_a_recount() -> None:
         assert kept == fresh
         texts = {r.sha256 for r in index.records.values() if r.has_text}
         assert index.referenced_texts() == texts
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.integers(0, len(STATES) - 1), max_size=12),
+    st.lists(st.integers(0, len(STATES) - 1), max_size=12),
+)
+def test_tallies_taken_in_and_out_are_the_tally_of_what_is_left(
+    kept: list[int], looked: list[int]
+) -> None:
+    """A merge's tally of every record, less the tally of the records it sent to a run,
+    plus the tally of what that run decided, is the tally of the store after it
+    (:meth:`Tally.take`, as a killed sweep's resume counts)."""
+    kept_records = [rec(f"k{i}", s) for i, s in enumerate(kept)]
+    looked_records = [rec(f"l{i}", s) for i, s in enumerate(looked)]
+    decided = [rec(f"l{i}", (s + 1) % len(STATES)) for i, s in enumerate(looked[::2])]
+    total = Tally.of(kept_records + looked_records)
+    total.take(Tally.of(looked_records), -1)
+    total.take(Tally.of(decided))
+    summary = build_summary(total, [], ToolSet.empty(), 0, 0)
+    assert summary == build_summary(kept_records + decided, [], ToolSet.empty(), 0, 0)
 
 
 def test_same_content_prefers_a_record_with_text() -> None:

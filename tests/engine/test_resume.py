@@ -392,15 +392,11 @@ def _rewrite(root: Path) -> None:
     os.utime(root / "bad.pdf", ns=(ahead, ahead))
 
 
-@pytest.mark.parametrize("after", [3, 12])  # (12: all decided, the error last, then killed)
-def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
-) -> None:
-    """A store swept before, then a sweep that found most files changed, killed part way
-    (the OOM killer on a big share): the next sweep merges the walk with the index, keeps what
-    the killed sweep decided (its errors too) without reading those files or loading a
-    record, reads the rest, and leaves the store the same sweep uninterrupted leaves."""
-    root, out, whole = _tree(tmp_path), tmp_path / "out", tmp_path / "whole"
+def _killed_resweep(where: Path, after: int) -> tuple[Path, Path, Path, set[str]]:
+    """A tree swept into two stores; every file then changed, one store swept again whole,
+    the other's sweep killed after its ``after``-th commit: (root, killed, whole, the files
+    the killed sweep committed)."""
+    root, out, whole = _tree(where), where / "out", where / "whole"
     sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
     sweep([root], SweepOptions(out=whole, tools=NONE, workers=1))
     for store in (out, whole):  # (the files are changed after these sweeps: 100 s after)
@@ -410,15 +406,38 @@ def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
     assert _kill_after(root, out, after) == -signal.SIGKILL
     committed = _committed(out)
     assert committed
+    return root, out, whole, committed
+
+
+def _no_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every way of loading the records fail: the loading resumes, ``extract.jsonl``,
+    the index's rows read together."""
+
+    def no_loading(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the resume loaded extract.jsonl or the index's records")
+
+    monkeypatch.setattr(Ledger, "_resume", no_loading)
+    monkeypatch.setattr(Ledger, "_resume_served", no_loading)
+    monkeypatch.setattr(Store, "load", no_loading)
+    monkeypatch.setattr(dbindex._Records, "read_all", no_loading)
+    monkeypatch.setattr(dbindex._Records, "_batches", no_loading)
+
+
+@pytest.mark.parametrize("after", [3, 12])  # (12: all decided, the error last, then killed)
+def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
+) -> None:
+    """A store swept before, then a sweep that found most files changed, killed part way
+    (the OOM killer on a big share): the next sweep merges the walk with the index, keeps what
+    the killed sweep decided (its errors too) without reading or hashing those files, reads
+    the rest in a run that holds none of its records (nothing is loaded: ``extract.jsonl``,
+    the index's rows), and leaves the store the same sweep uninterrupted leaves."""
+    root, out, whole, committed = _killed_resweep(tmp_path, after)
     # a text the killed sweep wrote whose record it never committed (a worker had renamed it
     # into the store): collected by the resume
     orphan = out / "extract" / "ab" / ("ab" * 32 + ".txt")
     orphan.parent.mkdir(exist_ok=True)
     orphan.write_text("read, never recorded\n")
-
-    def no_loading(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("the resume loaded extract.jsonl and the index's records")
-
     hashed: list[str] = []
     hash_file = run_module._hash_file
 
@@ -426,9 +445,7 @@ def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
         hashed.append(e.path)
         return hash_file(e)
 
-    monkeypatch.setattr(Ledger, "_resume", no_loading)
-    monkeypatch.setattr(Ledger, "_resume_served", no_loading)
-    monkeypatch.setattr(Store, "load", no_loading)
+    _no_loading(monkeypatch)
     monkeypatch.setattr(run_module, "_hash_file", hashing)
     result, read, notices = _sweep_reading(root, out)
     monkeypatch.undo()
@@ -446,3 +463,30 @@ def test_a_killed_sweep_of_a_store_with_records_resumes_without_loading_them(
     assert _tally(out) == _tally(whole)
     again, _read, _ = _sweep_reading(root, out)
     assert again.extracted <= 1  # a finished store: its error alone is read again
+
+
+def test_a_resumed_sweep_of_a_store_with_records_drops_the_files_gone_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the kill and the resume, a file the killed sweep decided and one it did not
+    reach are deleted: their records go, the summary counts what is left."""
+    root, out, whole, committed = _killed_resweep(tmp_path, 3)
+    decided = sorted(p for p in committed if p.startswith("d"))[0]
+    undecided = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("f*.txt")
+        if str(p.relative_to(root)) not in committed
+    )[-1]
+    (root / decided).unlink()
+    (root / undecided).unlink()
+    _no_loading(monkeypatch)
+    result, _read, _ = _sweep_reading(root, out)
+    monkeypatch.undo()
+    assert result.removed == 2
+    left = [r for r in _comparable(whole) if r.path not in (decided, undecided)]
+    assert _comparable(out) == left
+    files, counts, _reasons, chars = _tally(out)
+    assert files == len(left) == sum(counts.values())
+    assert chars == sum(r.chars for r in left)
+    store = Store(out)
+    assert all(store.has_text(r.sha256) for r in store.load_records() if r.has_text)
