@@ -515,7 +515,8 @@ class RecordDB:
         :meth:`finished` (with rows of a killed sweep there, its earlier start stays, which
         holds for both sweeps' rows). Committed at once when no write is in flight, without
         moving the change counter (no record changed)."""
-        if self.unfinished_count():
+        past = self.con.execute("SELECT 1 FROM records WHERE seq > ? LIMIT 1", (self.finished(),))
+        if past.fetchone() is not None:
             return
         self._set("began", started_ns)  # (outside a transaction: committed as it is)
 

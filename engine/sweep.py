@@ -816,6 +816,11 @@ class Sweeper:
             kept.take(merged.tally)
             kept.take(merged.looked, -1)
             self._lean_merge = (db.seq(), kept)
+            # and as a resumed first sweep's: what it asks is not cached, and a file whose
+            # own record cannot stand is read as a cold sweep reads it, none of them held as
+            # a possible copy's source
+            self.index.records.keep = False
+            self.index.cold = True
         marks.begin()  # (said already if the merge flagged records)
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]

@@ -9,8 +9,9 @@ killed by the OOM killer or a reboot. Made once in ``--dir`` (kept for later run
 ``--files`` small files (``bench_sweep.py``'s), swept whole; then every file rewritten (new
 bytes, its time the moment the rewrite began: after that sweep, as a real change is); then
 ``quarry sweep`` of it SIGKILLed after ``--kill-after`` seconds. Each run copies that killed
-store (its texts hard-linked) and times the ``quarry sweep`` that resumes it: wall time and
-the peak RSS of the process (wait4's ru_maxrss), ``--runs`` a side, interleaved with
+store (its texts and ``extract.jsonl`` hard-linked) and times the ``quarry sweep`` that
+resumes it: wall time and the peak RSS of the process (wait4's ru_maxrss), ``--runs`` a
+side, interleaved with
 ``--against`` (another checkout's ``quarry``, resuming the same killed store). The killed
 store is made by ``--quarry``. Not a test: nothing asserts a time.
 """
@@ -40,13 +41,16 @@ def _rewrite(root: Path) -> None:
 
 
 def _copy_store(src: Path, dst: Path) -> None:
-    """``cp -a`` of a store, its texts hard-linked (a text is never written in place: made by
-    a rename, dropped by an unlink), everything else copied (SQLite writes its files in
-    place): seconds where a copy of 200,000 texts takes minutes."""
+    """``cp -a`` of a store, its texts and ``extract.jsonl`` hard-linked, everything else
+    copied. Neither is ever written in place (made by a rename, dropped by an unlink), and
+    SQLite writes its files in place. The link keeps the file's identity (its inode among
+    it), by which the index knows it agrees with the file: a copy of ``extract.jsonl`` is
+    another file, and the index is rebuilt from it (the killed sweep's decisions lost, by
+    either side). Seconds, where a copy of 200,000 texts takes minutes."""
     shutil.rmtree(dst, ignore_errors=True)
     dst.mkdir()
     for entry in src.iterdir():
-        flags = "-al" if entry.name == "extract" else "-a"
+        flags = "-al" if entry.name in ("extract", "extract.jsonl") else "-a"
         subprocess.run(["cp", flags, str(entry), str(dst / entry.name)], check=True)
 
 
