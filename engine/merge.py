@@ -85,6 +85,7 @@ def merge(
     rows: Rows,
     keeper: Judge,
     texts: Container[str],
+    *,
     held: Collection[str] = (),
     others: Iterable[str] = (),
     mark: Mark | None = None,

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from engine import history
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
@@ -33,6 +34,8 @@ from engine.store import JSONL, Store, read_jsonl
 from engine.textindex import Progress, TextIndex, has_tables, is_ready
 from engine.textindex import remove as remove_text_index
 from engine.words import count
+
+T = TypeVar("T")
 
 _FILES = (DB, DB + "-wal", DB + "-shm")
 """The index's file and SQLite's two beside it."""
@@ -146,24 +149,7 @@ class Ledger:
             return True
         if identity_of(self.store.jsonl_path) is None:
             return False
-        try:
-            if self._clear_odd_files() is False:
-                return False
-            db = RecordDB.open_writer(self._path())
-        except (OSError, sqlite3.Error, IndexUnusable):
-            return False
-        if not self._agrees(db):
-            with contextlib.suppress(sqlite3.Error):
-                db.close()
-            return False
-        self.db = db
-        self._ino = _inode(self._path())
-        try:
-            self._attach_text(db)
-        except (OSError, sqlite3.Error, IndexUnusable) as exc:
-            self._fail(exc)
-            return False
-        return True
+        return self._open_if(lambda db: True if self._agrees(db) else None) is not None
 
     def attach_resumed(self) -> Resuming | None:
         """Open the index of a killed sweep for the merge that resumes it
@@ -173,22 +159,19 @@ class Ledger:
         loaded, and :meth:`attach` resumes as it does)."""
         if self.db is not None:
             return None
+        return self._open_if(self._resumable)
+
+    def _open_if(self, judge: Callable[[RecordDB], T | None]) -> T | None:
+        """Open the index when ``judge`` finds it usable, and keep the text index with it;
+        the judge's answer, or None when nothing was opened."""
         try:
             if self._clear_odd_files() is False:
                 return None
             db = RecordDB.open_writer(self._path())
         except (OSError, sqlite3.Error, IndexUnusable):
             return None
-        try:
-            source = identity_of(self.store.jsonl_path)
-            finished, began = db.finished(), db.began()
-            n = db.unfinished_count()
-            # (a killed first sweep, no file yet, is resumed by a lean run: the merge would
-            # send every file it did not reach to a run that holds their records)
-            fits = source is not None and db.source() == source
-        except sqlite3.Error:
-            fits = False
-        if not (fits and n and began is not None):
+        judged = judge(db)
+        if judged is None:
             with contextlib.suppress(sqlite3.Error):
                 db.close()
             return None
@@ -199,8 +182,20 @@ class Ledger:
         except (OSError, sqlite3.Error, IndexUnusable) as exc:
             self._fail(exc)
             return None
-        assert began is not None
-        return Resuming(finished, began, n)
+        return judged
+
+    def _resumable(self, db: RecordDB) -> Resuming | None:
+        """What :meth:`attach_resumed` finds in ``db``, when it may resume from it."""
+        try:
+            source = identity_of(self.store.jsonl_path)
+            # (a killed first sweep, no file yet, is resumed by a lean run: the merge would
+            # send every file it did not reach to a run that holds their records)
+            if source is None or db.source() != source:
+                return None
+            began, n = db.began(), db.unfinished_count()
+            return Resuming(db.finished(), began, n) if began is not None and n else None
+        except sqlite3.Error:
+            return None
 
     def say_resuming(self, decided: int) -> None:
         """Tell that a killed sweep is resumed, its ``decided`` files not read again."""

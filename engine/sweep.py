@@ -781,10 +781,10 @@ class Sweeper:
                 lambda root: rows_of(db, root, past),
                 keeper(prev_ns),
                 texts[1],
-                held,
-                [r for r in roots_of(db) if r not in walked],
-                marks.add,
-                None if resuming is None else keeper(resuming.began, its_own=True),
+                held=held,
+                others=[r for r in roots_of(db) if r not in walked],
+                mark=marks.add,
+                resumed=None if resuming is None else keeper(resuming.began, its_own=True),
                 give_up=resuming is None,  # (resumed by a run that holds none of its records)
             )
             marks.flush()
