@@ -17,6 +17,7 @@ and the index is rebuilt from the records at the next write that succeeds.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import stat
@@ -90,6 +91,8 @@ class Ledger:
         """When the transaction in flight took its first records (monotonic)."""
         self._text: TextIndex | None = None
         """The text index kept with the records, when there is one."""
+        self.failure: BaseException | None = None
+        """What made this ledger drop its index last, if anything did."""
         self._ino: int | None = None
         """The inode of the index this ledger opened: another there (the file deleted or
         replaced while a watcher runs) is an index lost, rebuilt from the records."""
@@ -438,6 +441,16 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def lost(self) -> OSError:
+        """The failure of an index that held records nothing else held, as the write of the
+        store that needed them fails (a full disk is said as one)."""
+        exc = self.failure
+        if isinstance(exc, OSError):
+            return exc
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return OSError(errno.EIO, f"the store's index failed ({exc})")
+
     def close(self) -> None:
         """Close the index (what is in flight is committed)."""
         self._opened = None
@@ -453,6 +466,7 @@ class Ledger:
 
     def _fail(self, exc: BaseException) -> None:
         """Drop the index after ``exc``; it is rebuilt at the next write that succeeds."""
+        self.failure = exc
         self.forget()
         self._notice(f"the index failed ({exc}): dropped, rebuilt at the next write", Level.WARNING)
 

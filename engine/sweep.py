@@ -549,6 +549,10 @@ class Sweeper:
         # (records the index serves are its own: nothing to count them against)
         held = None if isinstance(self.index, IndexedRecords) else len(self.records)
         if not self.ledger.write_jsonl(held, before_write):
+            if isinstance(self.index, IndexedRecords) and not self.index.usable():
+                # The index served the records and failed (a full disk): what the run decided
+                # went with it. The write fails, and the store goes back to its file.
+                raise self.ledger.lost()
             self.store.write_records(self.records.values(), before_write=before_write)
 
     def _with_jsonl_state(self, summary: Summary) -> Summary:
@@ -1115,6 +1119,7 @@ class Sweeper:
         self._hold_if_unserved()
         written = self._behind_since is None
         self.ledger.concluded(self.records.values(), written=written, sweep=whole)
+        self._hold_if_unserved()  # (its commit failed: a full disk; the file has the records)
         self._resumed = frozenset()
         self._resuming = None
         if not run.interrupted:

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,13 +25,15 @@ from pathlib import Path
 import pytest
 
 from engine import isolate, procs
+from engine.db import RecordDB
 from engine.events import Event, Notice
 from engine.extract import Outcome, ReadTask
 from engine.isolate import ReadPool, _Worker
 from engine.limits import Limits
 from engine.records import Status
+from engine.resume import Ledger
 from engine.store import Store
-from engine.sweep import Sweeper, SweepOptions
+from engine.sweep import Sweeper, SweepOptions, sweep
 from engine.tools import ToolSet
 from engine.worker import SLOT_BYTES, Bye, Done, Slot, own_bound
 from tests import faultreader
@@ -439,6 +442,71 @@ def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(
         assert set(s.records) == {(str(root), "a.txt")}  # back to what is on disk
     assert (tmp_path / "store" / "extract.jsonl").read_bytes() == before
     assert _texts(tmp_path / "store") == {Store(tmp_path / "store").load_records()[0].sha256}
+
+
+def _disk_full() -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError("database or disk is full")
+    exc.sqlite_errorcode = sqlite3.SQLITE_FULL
+    return exc
+
+
+def test_an_index_that_fails_as_the_file_is_written_from_it_fails_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep its index serves (``quarry sweep`` after the first): the disk fills as
+    ``extract.jsonl`` is written from the index, which fails and is dropped. What the run
+    decided went with it: the sweep fails as a full disk, the store is the one before it,
+    no text is left unnamed, and the next sweep reads what this one lost (once seen as a
+    traceback: the records asked of the index it had just dropped)."""
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
+    sweep([root], opts)
+    before = (out / "extract.jsonl").read_bytes()
+    (root / "b.txt").write_text("bravo\n")
+
+    def failing(self: Ledger, expected: object, before_replace: object) -> bool:
+        self._fail(_disk_full())
+        return False
+
+    monkeypatch.setattr(Ledger, "write_jsonl", failing)
+    with pytest.raises(OSError, match="No space left on device"):
+        sweep([root], opts)
+    monkeypatch.undo()
+    assert (out / "extract.jsonl").read_bytes() == before
+    assert _texts(out) == {Store(out).load_records()[0].sha256}
+    assert sweep([root], opts).extracted == 1
+    assert {r.path for r in Store(out).load_records()} == {"a.txt", "b.txt"}
+
+
+def test_an_index_that_fails_as_a_sweep_concludes_leaves_the_store_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills as the index commits the end of a sweep it served, after
+    ``extract.jsonl`` was written: the records are the file's, the sweep ends as it should,
+    and the index is rebuilt by the next one."""
+    root, out = tmp_path / "docs", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    opts = SweepOptions(out=out, tools=ToolSet.empty(), workers=1)
+    sweep([root], opts)
+    (root / "b.txt").write_text("bravo\n")
+
+    def failing(self: RecordDB, *args: object, **kwargs: object) -> None:
+        raise _disk_full()
+
+    monkeypatch.setattr(RecordDB, "in_step", failing)
+    notices: list[Event] = []
+    result = sweep([root], opts, notices.append)
+    monkeypatch.undo()
+    assert result.extracted == 1 and result.summary.files == 2
+    assert any(isinstance(n, Notice) and "the index failed" in n.message for n in notices)
+    records = Store(out).load_records()
+    assert {r.path for r in records} == {"a.txt", "b.txt"}
+    assert _texts(out) == {r.sha256 for r in records}
+    assert sweep([root], opts).extracted == 0
+    assert (out / "extract.db").exists()
 
 
 def test_temp_files_of_a_killed_writer_do_not_survive_the_next_sweep(tmp_path: Path) -> None:
