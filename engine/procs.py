@@ -74,18 +74,24 @@ def descendants(pid: int) -> list[tuple[int, int]]:
 
 
 def kill_tree(pid: int | None) -> None:
-    """SIGKILL ``pid``, its process group and the groups of all its descendants."""
+    """SIGKILL ``pid``, its process group and the groups of all its descendants.
+
+    ``pid`` and its group go first, in one signal (a worker and the tools it runs in its group
+    die together), and its descendants found before it: a worker that outlived its tool by a
+    moment would see the tool killed and report a failed tool, where the pool killed a read
+    that ran out of time (under load, this was seen)."""
     if pid is None or pid <= 0:
         return
-    for child, pgid in descendants(pid):
-        with contextlib.suppress(OSError):
-            if pgid not in (pid, os.getpgrp()):
-                os.killpg(pgid, signal.SIGKILL)
-            os.kill(child, signal.SIGKILL)
+    found = list(descendants(pid))  # (once it is dead, its children are another's)
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
+    for child, pgid in found:
+        with contextlib.suppress(OSError):
+            if pgid not in (pid, os.getpgrp()):
+                os.killpg(pgid, signal.SIGKILL)
+            os.kill(child, signal.SIGKILL)
 
 
 def worker_context() -> BaseContext:

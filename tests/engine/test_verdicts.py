@@ -63,7 +63,7 @@ def test_a_tool_stopped_by_the_reads_budget_is_a_timeout(
     with Sweeper([root], opts) as s:
         s.run()
         rec = s.records[(str(root), "slow.bin")]
-    assert (rec.status, rec.reason) == (Status.ERROR, Reason.TIMEOUT)
+    assert (rec.status, rec.reason) == (Status.ERROR, Reason.TIMEOUT), rec.error
 
 
 def test_the_reads_budget_and_the_tools_own_bound_are_told_apart(tmp_path: Path) -> None:
