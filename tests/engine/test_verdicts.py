@@ -3,6 +3,7 @@ tool, and records this engine cannot keep."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -43,7 +44,9 @@ def test_a_text_that_would_be_only_the_cap_line_is_not_ok(tmp_path: Path) -> Non
 def _tool(tmp_path: Path) -> ToolSet:
     exe = tmp_path / "bin" / "quarry-fault-tool"
     exe.parent.mkdir()
-    exe.write_text('#!/bin/sh\necho $$ > "$1"\nexec sleep 300\n')
+    # sleep by its full name: the pool's forkserver keeps the PATH of the moment it started,
+    # which another test of this process may have narrowed ("exec: sleep: not found", seen)
+    exe.write_text(f'#!/bin/sh\necho $$ > "$1"\nexec {shutil.which("sleep")} 300\n')
     exe.chmod(0o755)
     return ToolSet((Tool("quarry-fault-tool", str(exe), "1"),))
 
