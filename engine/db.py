@@ -522,8 +522,7 @@ class RecordDB:
 
     def unfinished(self) -> list[Key]:
         """Keys written since the last sweep that finished: a killed sweep's decisions."""
-        finished = self._meta("finished")
-        floor = finished if isinstance(finished, int) else 0
+        floor = self.finished()
         rows = self.con.execute("SELECT root, path FROM records WHERE seq > ?", (floor,))
         return [(name_of(r), name_of(p)) for r, p in rows]
 
@@ -564,8 +563,7 @@ class RecordDB:
     def unfinished_count(self) -> int:
         """How many records were written since the last sweep that finished (one count, no
         key held: a killed sweep of millions of files resumes without listing them)."""
-        finished = self._meta("finished")
-        floor = finished if isinstance(finished, int) else 0
+        floor = self.finished()
         (n,) = self.con.execute("SELECT count(*) FROM records WHERE seq > ?", (floor,)).fetchone()
         return int(n)
 
@@ -573,8 +571,7 @@ class RecordDB:
         """Whether anything was written since the last sweep that finished: a record, or a
         removal (a tombstone; a file deleted while watching is gone from the index before
         ``extract.jsonl`` catches up, and a reader must not show it from the file)."""
-        finished = self._meta("finished")
-        floor = finished if isinstance(finished, int) else 0
+        floor = self.finished()
         for table in ("records", "gone"):
             row = self.con.execute(f"SELECT 1 FROM {table} WHERE seq > ? LIMIT 1", (floor,))
             if row.fetchone() is not None:
