@@ -13,6 +13,7 @@ import pytest
 from engine.store import Store
 from tests.tui.conftest import settle, wait_for
 from tui.app import QuarryApp
+from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.records import RecordsScreen
 from tui.widgets.footer import FittingFooter
@@ -77,3 +78,26 @@ async def test_leaving_the_filter_box_rebuilds_the_footer_once(
             await settle(pilot)
             await pilot.pause(0.2)
             assert rebuilt == ["RecordsScreen"]
+
+
+async def test_a_rebuild_that_comes_round_after_its_screen_closed_does_nothing(
+    store: Store,
+) -> None:
+    # CI, session 23: escape from a record's detail closed the screen while its footer's
+    # rebuild waited for the next refresh; the rebuild asked the closed screen for its keys
+    # (NoScreen) and took the dashboard down.
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        record = app.model.record(next(iter(app.model.ids.values())))
+        assert record is not None
+        app.push_screen(DetailScreen(record, set()))
+        await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
+        await settle(pilot)
+        footer = app.screen.query_one(FittingFooter)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecordsScreen))
+        await wait_for(pilot, lambda: not footer.is_attached)
+        await footer.recompose()
+        await settle(pilot)
+        assert app.is_running and isinstance(app.screen, RecordsScreen)

@@ -80,6 +80,8 @@ class FittingFooter(Footer):
         rebuild of the same keys (``escape`` from the filter box drew the footer twice)."""
         await super().recompose()
         self._rebuild_pending = False
+        if not self.is_attached:  # its screen was closed before the rebuild came round
+            return
         self.call_after_refresh(self._fit)
         if self._bindings_now() != self._shown:  # changed while they were built
             self._rebuild_soon()
