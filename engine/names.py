@@ -19,6 +19,11 @@ from engine.visible import BIDI as _BIDI  # shown as escapes: a name cannot reor
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_INVISIBLE = frozenset("\u00ad\u180e\u200b\u2060\u2061\u2062\u2063\u2064\ufeff")
+"""Characters drawn as nothing that play no part in how a script is drawn: the zero-width
+space, the word joiner, the byte-order mark, the soft hyphen, the invisible operators. The
+zero-width joiner and non-joiner are kept: emoji sequences and Persian or Indic names need
+them."""
 
 
 def _escape(ch: str) -> str:
@@ -46,7 +51,12 @@ def _looks_like_a_space(ch: str) -> bool:
 
 def _hidden(ch: str) -> bool:
     """Whether ``ch`` must be escaped to be seen as what it is."""
-    return ch in _BIDI or unicodedata.category(ch) in _ESCAPED_CATEGORIES or _looks_like_a_space(ch)
+    return (
+        ch in _BIDI
+        or ch in _INVISIBLE
+        or unicodedata.category(ch) in _ESCAPED_CATEGORIES
+        or _looks_like_a_space(ch)
+    )
 
 
 def shown(name: str) -> str:
@@ -55,8 +65,9 @@ def shown(name: str) -> str:
     Control characters (newline, carriage return, escape, C1), line and paragraph separators,
     bidirectional overrides and undecodable bytes become backslash escapes (``\\n``,
     ``\\x1b``, ``\\u009b``, ``\\u202e``; an undecodable byte as ``\\xe9``), and so do the
-    spaces a terminal draws exactly as a plain space (a no-break space is ``\\u00a0``): a
-    path read or copied off the screen with a plain space there names another file, or none.
+    spaces a terminal draws exactly as a plain space (a no-break space is ``\\u00a0``) and the
+    characters it draws as nothing (a zero-width space is ``\\u200b``): a path read or
+    copied off the screen without them names another file, or none.
     Everything else, the plain space, the ideographic space and any script included, is kept.
     Meant for people: it is not reversible (a name may hold a backslash itself).
     """

@@ -38,6 +38,16 @@ def test_a_space_drawn_as_a_plain_one_is_escaped() -> None:
     assert shown(os.fsdecode(b"no\xa0break")) == "no\\xa0break"
 
 
+def test_a_character_drawn_as_nothing_is_escaped_but_a_joiner_is_kept() -> None:
+    # "report.pdf" and "re\u200bport.pdf" are two files that look the same on a terminal
+    assert shown("re\u200bport.pdf") == "re\\u200bport.pdf"
+    assert shown("\ufeffbom.txt") == "\\ufeffbom.txt"
+    assert shown("soft\u00adhyphen") == "soft\\u00adhyphen"
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467.jpg"  # one emoji, joined
+    assert shown(family) == family
+    assert shown("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.txt").count("\u200c") == 1
+
+
 def test_is_utf8() -> None:
     assert is_utf8("café.txt")
     assert not is_utf8(os.fsdecode(b"caf\xe9.txt"))

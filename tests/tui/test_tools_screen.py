@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable
@@ -260,6 +260,7 @@ async def test_records_read_without_a_tool_found_now_are_said_on_its_row_and_det
 
 
 @given(read_with=st.text(max_size=40))
+@example(read_with="\u200b")  # CI, session 23: a zero-width space was shown as nothing
 def test_a_record_s_detail_says_the_tools_its_read_had_whatever_the_store_holds(
     read_with: str,
 ) -> None:
