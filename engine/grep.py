@@ -1,12 +1,13 @@
 """``quarry grep``: where a pattern occurs in the store's texts, as ``grep -r`` would say it.
 
-One line per match, ``path:page:line: snippet`` (the name through :func:`engine.names.shown`,
-relative to the current folder when under it), or one JSON object per match with
+One line per match, ``path:page:line: snippet`` (the name through
+:func:`engine.names.shown`, relative to the current folder when under it; the matches of a
+line that one snippet shows whole are one line), or one JSON object per match with
 ``--json``. The texts come from the full-text index (:mod:`engine.textindex`) when it is
 whole and in step with the records, built first when there is none and the store's lock is
 free (progress on stderr); else, and with ``--no-text-index``, every text is read from the
-store. A text shared by several files is reported for each of them. Exit codes as grep's:
-0 a match, 1 none, 2 trouble (no store, a bad pattern), in one line on stderr.
+store. A text shared by several files is reported for each of them. Exit codes as grep's: 0
+a match, 1 none, 2 trouble (no store, a bad pattern), in one line on stderr.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     try:
         query = parse(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
         store, under = _store_of(args)
-        write = _json_line if args.json else _text_line
+        write = _json_line if args.json else _TextLines()
         use = not args.no_text_index
         for key, sha, match in search(store, query, index=use, build=use, under=under):
             found = True
@@ -274,8 +275,19 @@ def shown_path(key: Key) -> str:
     return shown(full)
 
 
-def _text_line(key: Key, sha: str, m: Match) -> None:
-    sys.stdout.write(f"{shown_path(key)}:{m.page}:{m.line}: {m.snippet}\n")
+class _TextLines:
+    """Writes the text form's lines; a match whose line is the one just written (the same
+    file, page, line and snippet: another match of a short line) adds none, as grep writes a
+    line once whatever it matches."""
+
+    def __init__(self) -> None:
+        self._last = ""
+
+    def __call__(self, key: Key, sha: str, m: Match) -> None:
+        line = f"{shown_path(key)}:{m.page}:{m.line}: {m.snippet}\n"
+        if line != self._last:
+            self._last = line
+            sys.stdout.write(line)
 
 
 def _json_line(key: Key, sha: str, m: Match) -> None:

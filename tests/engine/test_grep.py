@@ -35,7 +35,11 @@ FILES: dict[str, str | bytes] = {
     "sub/shared2.txt": "a shared needle here\n",
     "ctrl.txt": "escape \x1b]0;pwned\x07 inside the haystack\n",
     "odd\nname.txt": "another haystack\n",
+    "ticks.txt": "tick tock tick tock tick\n" + "tick " + "x" * 150 + " tick\n",
 }
+
+TEXTS = len(set(FILES.values()))
+"""The store's texts: the two shared files' are one."""
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -143,6 +147,16 @@ def test_json_one_object_per_match(swept: Path, tmp_path: Path) -> None:
     assert lines(elsewhere) == [f"{swept}/report.pdf:2:1: total due 42 EUR"]
 
 
+def test_a_short_line_is_printed_once_whatever_it_matches(swept: Path) -> None:
+    # as grep prints it; a long line's matches far apart are shown each in its own snippet
+    got = lines(run("grep", "tick", cwd=swept))
+    assert got[0] == "ticks.txt:1:1: tick tock tick tock tick"
+    assert len(got) == 3 and all(line.startswith("ticks.txt:1:2: ") for line in got[1:])
+    assert got[1] != got[2]
+    objs = lines(run("grep", "--json", "tick", cwd=swept))
+    assert len(objs) == 5  # one object per match
+
+
 def test_without_the_index_the_same_answers(swept: Path, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
@@ -204,7 +218,7 @@ def test_the_index_is_built_on_first_use(tmp_path: Path) -> None:
         con.close()
     got = run("grep", "shared needle", cwd=root)
     assert got.stdout == unbuilt.stdout
-    assert "quarry: indexing 7 texts for search" in got.stderr
+    assert f"quarry: indexing {TEXTS} texts for search" in got.stderr
     again = run("grep", "shared needle", cwd=root)
     assert (again.stdout, again.stderr) == (got.stdout, "")
 
@@ -295,6 +309,6 @@ def test_a_damaged_or_cut_text_index_still_answers(tmp_path: Path) -> None:
     _damage(root / ".quarry", "DROP TABLE text_fts")  # a part of it gone: built again
     got = run("grep", "café", cwd=root)
     assert (got.returncode, lines(got)) == (0, want)
-    assert "indexing 7 texts" in got.stderr
+    assert f"indexing {TEXTS} texts" in got.stderr
     again = run("grep", "café", cwd=root)
     assert (again.returncode, lines(again), again.stderr) == (0, want, "")
