@@ -527,9 +527,35 @@ class Store:
         for name in _FOLDERS if writing else ():
             if name in kinds and not stat.S_ISDIR(kinds[name]):
                 raise StoreUnusable(f"store {where}: {name} is a file where a folder belongs")
+        if writing:
+            self._check_not_foreign(where, kinds)
         if writing and "extract" in kinds:
             self._check_fanout(where)
         self._check_format()
+
+    def _check_not_foreign(self, where: str, kinds: dict[str, int]) -> None:
+        """A folder that is not a store holds none of the names a store's files take: its
+        writer empties ``tmp/``, replaces ``extract.jsonl`` and ``lock``, collects ``extract/``
+        (``--out ~/docs`` where ``~/docs/tmp`` held the user's notes: they were deleted). A
+        ``lock`` as a writer leaves it (empty or a pid: killed before it wrote the marker)
+        is the store's own."""
+        if looks_like_store(kinds):
+            return
+        taken = [name for name in kinds if name != "lock" or not self._lock_is_ours()]
+        if taken:
+            name = taken[0] + ("/" if stat.S_ISDIR(kinds[taken[0]]) else "")
+            raise StoreUnusable(
+                f"cannot write a store into {where}: it is not a store, and it holds "
+                f"{shown(name)}, a name the store's own files take (its writer would "
+                "replace or empty it); name a new or empty folder (--out)"
+            )
+
+    def _lock_is_ours(self) -> bool:
+        try:
+            held = self.read_file("lock")
+        except OSError:
+            return False
+        return len(held) <= 20 and (not held or held.strip().isdigit())
 
     def _check_fanout(self, where: str) -> None:
         """Each text folder ``extract/<aa>`` there is a folder, not a file or a link."""
@@ -839,9 +865,8 @@ class Store:
         return StoreUnusable(f"cannot write the store: {what}: {exc.strerror or exc}")
 
     def _prepare(self) -> None:
-        """Everything a sweep writes must be writable now, not after an hour of reading."""
-        self.clean_tmp()
-        self._make_fanout()
+        """Everything a sweep writes must be writable now, not after an hour of reading.
+        The marker first: a folder a writer has touched says it is a store."""
         marker = orjson.dumps({"format": FORMAT, "written_by": "quarry"}) + b"\n"
         try:
             current = self.read_file(STORE_MARKER)
@@ -854,6 +879,8 @@ class Store:
                 fd, probe = temp_file(folder, ".probe.")
                 os.close(fd)
                 os.unlink(probe, dir_fd=folder)
+        self.clean_tmp()
+        self._make_fanout()
 
     def _make_fanout(self) -> None:
         """Create ``extract/00`` .. ``extract/ff`` up front.

@@ -215,6 +215,41 @@ def test_sweeping_a_folder_into_itself(tmp_path: Path) -> None:
         assert paths == ["a.txt", "sub/b.txt"]  # never its own lock, records or texts
 
 
+@pytest.mark.parametrize(
+    "theirs",
+    ["tmp/notes.txt", "tmp/plans/q3.txt", "extract.jsonl", "extract/old.txt", "history/a.txt",
+     "lock", "extract.db"],
+)  # fmt: skip
+def test_a_folder_that_is_not_a_store_keeps_what_it_holds_under_a_store_s_names(
+    tmp_path: Path, theirs: str
+) -> None:
+    # `--out ~/docs` where ~/docs/tmp held the user's notes: the store's writer emptied tmp/
+    # (and would have replaced an extract.jsonl, a lock of theirs)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    mine = tmp_path / theirs
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("the user's own, not a store's\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    code, _out, err = _run("sweep", str(tmp_path), "--out", str(tmp_path), "--workers", "1")
+    assert code != 0 and "is not a store" in err and "Traceback" not in err, err
+    assert err.count("\n") == 1
+    assert mine.read_text() == "the user's own, not a store's\n"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_store_whose_first_sweep_was_killed_at_its_lock_opens_for_writing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("alpha\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "lock").write_text("12345")  # killed before it wrote anything else
+    code, _out, err = _run("sweep", str(tmp_path / "docs"), "--out", str(out), "--workers", "1")
+    assert code == 0, err
+    assert [r.path for r in Store(out).load_records()] == ["a.txt"]
+
+
 def test_out_inside_the_root_and_an_earlier_store_are_never_walked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     code, _out, err = _run("sweep", str(tmp_path), "--workers", "1")  # into tmp/.quarry
