@@ -17,14 +17,15 @@ import contextlib
 import os
 import sqlite3
 import sys
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from engine.db import DB, IndexUnusable, RecordDB, ahead_lines, identity_of
+from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
-from engine.records import Key, Record
-from engine.store import Store, read_jsonl
+from engine.records import Key
+from engine.store import Store
 from engine.textindex import has_tables, is_ready
 from engine.textsearch import Match, Query, candidates, matches, matching_rows, named_by, parse
 
@@ -107,7 +108,8 @@ def matching_keys(store: Store, query: Query) -> frozenset[Key]:
             pass  # damaged under us: the texts still answer
         finally:
             db.close()
-    return frozenset(key for key, _sha, _m in _scan(store, query, None, first=True))
+    found = _scan(store, query, None, first=True, warn=lambda _said: None)  # (a dashboard's)
+    return frozenset(key for key, _sha, _m in found)
 
 
 def _name(raw: bytes) -> str:
@@ -206,37 +208,47 @@ def _progress_line() -> Callable[[int, int], None] | None:
 
 
 def _scan(
-    store: Store, query: Query, under: str | None, *, first: bool = False
+    store: Store,
+    query: Query,
+    under: str | None,
+    *,
+    first: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[Key, str, Match]]:
     """Every match (``first``: the first of each text), reading each text the records name
-    from the store (no text index)."""
-    by_sha: dict[str, list[Key]] = {}
-    for r in _records_now(store):
-        if r.has_text and r.sha256 is not None and _within(r.key, under):
-            by_sha.setdefault(r.sha256, []).append(r.key)
-    found: dict[str, list[Match]] = {}
-    for sha in by_sha:
-        try:
-            body = store.read_text(sha)
-        except OSError:
-            continue  # (the next sweep reads its file again)
-        hits = list(matches(body, query, 1 if first else None))
-        if hits:
-            found[sha] = hits
-    for key, text in sorted((k, sha) for sha in found for k in by_sha[sha]):
-        for m in found[text]:
-            yield key, text, m
+    from the store (no text index). The records come in key order a batch at a time, as
+    ``quarry export`` reads them (:func:`engine.export.store_chunks`: a store of ten million
+    is never held whole), and each match is said as its record comes; a text's matches are
+    remembered for the next :data:`RECENT` texts (one shared by files far apart in key order
+    is read again). The store's unreadable lines are said through ``warn`` (on stderr)."""
+    from engine.export import store_chunks
+
+    recent: OrderedDict[str, list[Match]] = OrderedDict()
+    with store_chunks(store, warn or _say) as chunks:
+        for chunk in chunks:
+            for r in chunk.records():
+                sha = r.sha256
+                if not r.has_text or sha is None or not _within(r.key, under):
+                    continue
+                hits = recent.get(sha)
+                if hits is None:
+                    hits = recent[sha] = _matches_in(store, sha, query, first)
+                    if len(recent) > RECENT:
+                        recent.popitem(last=False)
+                for m in hits:
+                    yield r.key, sha, m
 
 
-def _records_now(store: Store) -> list[Record]:
-    """The store's records as a reader sees them: the index where it is ahead of the file."""
-    ahead = ahead_lines(store.out / DB, store.jsonl_path)
-    if ahead is not None:
-        return read_jsonl(ahead[0]).records
-    loaded = store.load()
-    if loaded.bad:
-        _say(f"warning: {loaded.left_out(str(store.jsonl_path))}")
-    return loaded.records
+RECENT = 1024
+"""Texts whose matches :func:`_scan` remembers (most are one file's: a copy is often near)."""
+
+
+def _matches_in(store: Store, sha: str, query: Query, first: bool) -> list[Match]:
+    try:
+        body = store.read_text(sha)
+    except OSError:
+        return []  # (the next sweep reads its file again)
+    return list(matches(body, query, 1 if first else None))
 
 
 # -- the store ------------------------------------------------------------------------------

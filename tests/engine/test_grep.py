@@ -157,6 +157,33 @@ def test_a_short_line_is_printed_once_whatever_it_matches(swept: Path) -> None:
     assert len(objs) == 5  # one object per match
 
 
+def test_without_the_index_each_text_is_read_once_while_remembered(
+    swept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the records stream in key order; a text two files share is read once while its
+    # matches are remembered, and again (the same answers) once forgotten
+    from engine import grep
+    from engine.textsearch import parse
+
+    store = Store(swept / ".quarry")
+    reads: list[str] = []
+    read_text = Store.read_text
+
+    def counted(self: Store, sha: str) -> str:
+        reads.append(sha)
+        return read_text(self, sha)
+
+    monkeypatch.setattr(Store, "read_text", counted)
+    answers = []
+    for remembered in (grep.RECENT, 0):
+        monkeypatch.setattr(grep, "RECENT", remembered)
+        reads.clear()
+        found = list(grep.search(store, parse("needle"), index=False))
+        answers.append([(key[1], m.line, m.column) for key, _sha, m in found])
+        assert len(reads) == len(FILES) - (remembered > 0)  # the shared text once, or twice
+    assert answers[0] == answers[1] == [("shared1.txt", 1, 10), ("sub/shared2.txt", 1, 10)]
+
+
 def test_without_the_index_the_same_answers(swept: Path, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
