@@ -1,6 +1,6 @@
 """Two stores compared: merged in key order, each pair judged by :func:`engine.diff.judge`.
 
-Both stores are read as ``quarry export`` reads one (:func:`engine.export.store_chunks`: the
+Both stores are read as ``quarry export`` reads one (:func:`engine.chunks.store_chunks`: the
 index when it is in step with ``extract.jsonl``, else the file through the store's validating
 loader, so a store written by the seed's extract stage or an older quarry opens too), and
 merged in key order, (root, path): a file is the same file in both when its root and path are.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from engine import history
+from engine.chunks import store_chunks
 from engine.db import DB, IndexUnusable, RecordDB
 from engine.diff import (
     LOWEST,
@@ -35,7 +36,6 @@ from engine.diff import (
     judge,
 )
 from engine.errors import QuarryError, UsageError
-from engine.export import store_chunks
 from engine.names import shown
 from engine.records import Record
 from engine.store import Store, read_jsonl

@@ -48,26 +48,21 @@ import csv
 import importlib
 import io
 import os
-import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from engine.db import DB, IndexUnusable, RecordDB, identity_of
-from engine.errors import QuarryError, StoreUnusable, UsageError
+from engine.chunks import BATCH, KEY_ORDER, Chunk, Order, Selection, store_chunks
+from engine.errors import UsageError
 from engine.grep import matching_keys
-from engine.jsonl import line_of
 from engine.names import escaped, name_b64, shown
-from engine.pages import SORTS, page, sort_key
-from engine.query import Query, TextTerm
-from engine.readindex import left_out, reading_index
-from engine.records import Key, Record
-from engine.sqlquery import Where, compile_where, known_values
-from engine.store import JSONL, Store, read_jsonl
+from engine.pages import SORTS
+from engine.query import Query
+from engine.records import Record
+from engine.store import Store
 from engine.verbkit import EXIT_OK, find_store, reading_store
 from engine.visible import csv_text
 from engine.words import count
@@ -101,212 +96,23 @@ not UTF-8 (standard base64; empty otherwise)."""
 
 _INTS = frozenset({"size", "mtime_ns", "v", "chars", "pages", "ms"})
 INSTALL_PARQUET = "pip install 'textquarry[parquet]'"
-BATCH = 4096
-"""Records a step: what the export holds at once from the index, and a Parquet row group's
-multiple."""
 ROW_GROUP = 16 * BATCH
 
 
 # -- where the records come from ------------------------------------------------------------
 
 
-class Chunk:
-    """A batch of records in key order: their store lines, their parsed records, or both
-    (each made from the other when first asked for, once)."""
-
-    def __init__(
-        self, lines: list[bytes] | None = None, records: list[Record] | None = None
-    ) -> None:
-        self._lines = lines
-        self._records = records
-        self.bad = 0
-        """Lines that were not records (counted when the records are first asked for)."""
-
-    def lines(self) -> list[bytes]:
-        """Each record's ``extract.jsonl`` line, newline included."""
-        if self._lines is None:
-            self._lines = [line_of(r) for r in self._records or ()]
-        return self._lines
-
-    def known_records(self) -> list[Record] | None:
-        """The records when the chunk was made of them (from the file), without parsing
-        lines; None for a chunk of lines (from the index)."""
-        return self._records if self._lines is None else None
-
-    def records(self) -> list[Record]:
-        """The records, read by the store's validating parser."""
-        if self._records is None:
-            loaded = read_jsonl(b"".join(self._lines or ()))
-            self._records, self.bad = loaded.records, len(loaded.bad)
-        return self._records
-
-
-class Selection:
-    """The records a ``--where`` query keeps: the query, and its ``text:`` terms' answers."""
-
-    def __init__(self, query: Query, texts: dict[TextTerm, frozenset[Key]]) -> None:
-        self.query = query
-        self.texts = texts
-
-    @classmethod
-    def of(cls, text: str, store: Store, warn: Callable[[str], None]) -> Selection:
-        """``text`` parsed (a UsageError when it cannot mean what was typed; a pattern
-        matched as text is said through ``warn``), its ``text:`` terms asked of the store."""
-        query = Query.parse(text)
-        refused = query.unknown or query.bad or any(t.error for t in query.texts)
-        if refused and query.error:
-            raise UsageError(f"--where {shown(text)!r}: {query.error}")
-        if query.error:
-            warn(f"warning: --where: {query.error}")
-        texts = {t: matching_keys(store, t.pattern) for t in query.searches if t.pattern}
-        return cls(query, texts)
-
-    def keeps(self, record: Record) -> bool:
-        """Whether ``record`` is kept (decided in Python, for records read from the file)."""
-        return self.query.matches_record(record, lambda t: record.key in self.texts[t])
-
-
-@dataclass(frozen=True, slots=True)
-class Order:
-    """The order records are exported in, and how many: ``--sort``, ``--desc``, ``--limit``."""
-
-    column: str = "path"
-    """A sort column of the records table (:data:`engine.pages.SORTS`); ``path``: key order."""
-    reverse: bool = False
-    """Descending (ties too: the ascending order read backwards)."""
-    limit: int | None = None
-    """At most this many records (None: every one)."""
-
-    @property
-    def keyed(self) -> bool:
-        """Whether this is the store's own order, whole: (root, path) ascending."""
-        return self.column == "path" and not self.reverse and self.limit is None
-
-    def apply(self, records: list[Record]) -> list[Record]:
-        """``records`` (in key order) in this order, the first ``limit`` of them."""
-        if self.column != "path":
-            records = sorted(records, key=sort_key(self.column), reverse=self.reverse)
-        elif self.reverse:
-            records = records[::-1]
-        return records if self.limit is None else records[: self.limit]
-
-
-KEY_ORDER = Order()
-"""Every record, by (root, path): the store's own order."""
-
-
-@contextlib.contextmanager
-def store_chunks(
-    store: Store,
-    warn: Callable[[str], None],
-    where: Selection | None = None,
-    order: Order = KEY_ORDER,
-) -> Iterator[Iterator[Chunk]]:
-    """The store's records in ``order`` (by default (root, path)), a :class:`Chunk` at a
-    time: from the index when it is in step with ``extract.jsonl`` or ahead of it, else from
-    the file (its bad lines said through ``warn``, in one line); only those ``where`` keeps,
-    when given."""
-    db = _index_in_step(store) or _cached_index(store, warn)
-    if db is None:
-        if not store.exists():  # (only an index, damaged: a first sweep's, killed)
-            raise StoreUnusable(
-                f"the store {shown(str(store.out))} has no {JSONL} and its index cannot be "
-                "read: nothing to export (a sweep rebuilds it)"
-            )
-        yield _from_file(store, warn, where, order)
-        return
-    try:
-        yield _from_index(db, where, order)
-    finally:
-        db.close()
-
-
-def _index_in_step(store: Store) -> RecordDB | None:
-    """The store's index, in a read transaction (one snapshot for the whole export), when it
-    agrees with ``extract.jsonl`` (its source is the file on disk; an index ahead of the file
-    agrees with it too, see :func:`engine.db.ahead_lines`); None when there is none to trust."""
-    return _reader_agreeing(store.out / DB, store)
-
-
-def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
-    """The index of ``store`` in the user's cache, built from ``extract.jsonl`` when there is
-    none for this version of the file (:func:`engine.readindex.reading_index`, as ``quarry
-    show`` finds one), in a read transaction; the file's unreadable lines said through
-    ``warn`` as a read of the file says them. None: no cache, or the build failed."""
-    path = reading_index(store)
-    if path is None or path == store.out / DB:
-        return None
-    db = _reader_agreeing(path, store)
-    if db is not None and (said := left_out(path)):
-        warn(f"warning: {said}")
-    return db
-
-
-def _reader_agreeing(path: Path, store: Store) -> RecordDB | None:
-    """The index at ``path`` in a read transaction when its source is the store's
-    ``extract.jsonl`` as it is on disk; None when it cannot be read or is another file's."""
-    try:
-        db = RecordDB.open_reader(path)
-    except IndexUnusable:
-        return None
-    try:
-        db.con.execute("BEGIN")
-        if db.source() == identity_of(store.jsonl_path):
-            return db
-    except sqlite3.Error:
-        pass
-    db.close()
-    return None
-
-
-def _from_index(
-    db: RecordDB, where: Selection | None = None, order: Order = KEY_ORDER
-) -> Iterator[Chunk]:
-    if where is None and order.keyed:
-        lines: Iterator[bytes] = db.lines()
-    else:
-        lines = _lines_where(db, where, order)
-    try:
-        while batch := [bytes(line) for _, line in zip(range(BATCH), lines, strict=False)]:
-            yield Chunk(lines=batch)
-    except sqlite3.Error as exc:  # damaged under us: no export is better than a wrong one
-        raise QuarryError(
-            f"the store's index could not be read ({exc}): the export stopped (a file named by"
-            " -o is not written)"
-        ) from exc
-
-
-def _lines_where(db: RecordDB, where: Selection | None, order: Order) -> Iterator[bytes]:
-    """The lines of the records ``where`` keeps (every one when None), in ``order``: the
-    query and the sort run by SQLite."""
-    clause = _clause(db, where)
-    clause.install(db.con)
-    return page(db.con, clause, order.column, reverse=order.reverse, limit=order.limit)
-
-
-def _clause(db: RecordDB, where: Selection | None) -> Where:
-    if where is None:
-        return compile_where(Query.parse(""))
-    return compile_where(where.query, where.texts, known_values(db.con))
-
-
-def _from_file(
-    store: Store,
-    warn: Callable[[str], None],
-    where: Selection | None = None,
-    order: Order = KEY_ORDER,
-) -> Iterator[Chunk]:
-    loaded = store.load()
-    if loaded.bad:
-        warn(f"warning: {loaded.left_out(str(store.jsonl_path))}")
-    # Keyed as the index is: a file with a key twice (a hand, another writer) gives its last.
-    by_key = {r.key: r for r in loaded.records}
-    records = [by_key[k] for k in sorted(by_key)]
-    if where is not None:
-        records = [r for r in records if where.keeps(r)]
-    records = order.apply(records)
-    for start in range(0, len(records), BATCH):
-        yield Chunk(records=records[start : start + BATCH])
+def selection_of(text: str, store: Store, warn: Callable[[str], None]) -> Selection:
+    """``--where TEXT`` parsed (a UsageError when it cannot mean what was typed; a pattern
+    matched as text is said through ``warn``), its ``text:`` terms asked of the store."""
+    query = Query.parse(text)
+    refused = query.unknown or query.bad or any(t.error for t in query.texts)
+    if refused and query.error:
+        raise UsageError(f"--where {shown(text)!r}: {query.error}")
+    if query.error:
+        warn(f"warning: --where: {query.error}")
+    texts = {t: matching_keys(store, t.pattern) for t in query.searches if t.pattern}
+    return Selection(query, texts)
 
 
 # -- the formats ----------------------------------------------------------------------------
@@ -538,7 +344,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if out is None and sys.stdout.isatty():
             raise UsageError("Parquet is binary: name a file with -o, or pipe it")
     warn = _warn
-    where = Selection.of(args.where, store, warn) if args.where else None
+    where = selection_of(args.where, store, warn) if args.where else None
     order = order_of(args)
     with store_chunks(store, warn, where, order) as chunks:
         target = atomic_file(out) if out is not None else standard_output()

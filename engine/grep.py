@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from engine.chunks import store_chunks
 from engine.db import DB, IndexUnusable, RecordDB, identity_of
 from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
@@ -217,12 +218,10 @@ def _scan(
 ) -> Iterator[tuple[Key, str, Match]]:
     """Every match (``first``: the first of each text), reading each text the records name
     from the store (no text index). The records come in key order a batch at a time, as
-    ``quarry export`` reads them (:func:`engine.export.store_chunks`: a store of ten million
+    ``quarry export`` reads them (:func:`engine.chunks.store_chunks`: a store of ten million
     is never held whole), and each match is said as its record comes; a text's matches are
     remembered for the next :data:`RECENT` texts (one shared by files far apart in key order
     is read again). The store's unreadable lines are said through ``warn`` (on stderr)."""
-    from engine.export import store_chunks
-
     recent: OrderedDict[str, list[Match]] = OrderedDict()
     with store_chunks(store, warn or _say) as chunks:
         for chunk in chunks:

@@ -56,7 +56,7 @@ from engine.jsonl import LineCache
 from engine.names import shown
 from engine.records import SHA256_RE, BadRecord, Record, Summary, is_sha256
 from engine.textnames import TextNames
-from engine.walk import STORE_MARKER, looks_like_store
+from engine.walk import STORE_ENTRIES, STORE_MARKER, is_default_ignored, looks_like_store
 
 STORE_DIRNAME = ".quarry"
 JSONL = "extract.jsonl"
@@ -534,21 +534,39 @@ class Store:
         self._check_format()
 
     def _check_not_foreign(self, where: str, kinds: dict[str, int]) -> None:
-        """A folder that is not a store holds none of the names a store's files take: its
-        writer empties ``tmp/``, replaces ``extract.jsonl`` and ``lock``, collects ``extract/``
-        (``--out ~/docs`` where ``~/docs/tmp`` held the user's notes: they were deleted). A
-        ``lock`` as a writer leaves it (empty or a pid: killed before it wrote the marker)
-        is the store's own."""
+        """A folder that is not a store holds no store's name among files of its own: the
+        store's writer empties ``tmp/``, replaces ``extract.jsonl`` and ``lock``, collects
+        ``extract/`` (``--out ~/docs`` where ``~/docs/tmp`` held the user's notes: they were
+        deleted). A folder of a store's names alone is a store (another program's, a bare
+        ``extract.jsonl``: it opens); a ``lock`` as a writer leaves it (empty or a pid:
+        killed before it wrote the marker) is the store's own."""
         if looks_like_store(kinds):
             return
         taken = [name for name in kinds if name != "lock" or not self._lock_is_ours()]
-        if taken:
-            name = taken[0] + ("/" if stat.S_ISDIR(kinds[taken[0]]) else "")
-            raise StoreUnusable(
-                f"cannot write a store into {where}: it is not a store, and it holds "
-                f"{shown(name)}, a name the store's own files take (its writer would "
-                "replace or empty it); name a new or empty folder (--out)"
-            )
+        if not taken or not self._holds_others():
+            return
+        name = taken[0] + ("/" if stat.S_ISDIR(kinds[taken[0]]) else "")
+        raise StoreUnusable(
+            f"cannot write a store into {where}: it is not a store, and it holds "
+            f"{shown(name)} among files of its own, a name the store's own files take (its "
+            "writer would replace or empty it); name a new or empty folder (--out)"
+        )
+
+    def _holds_others(self) -> bool:
+        """Whether the folder holds a name that is neither a store's (nor what a writer of
+        one leaves: an interrupted write's temp file) nor a system's dropping."""
+        temps = tuple(f".{name}." for name in (*_FILES, STAT_INDEX, "probe"))
+        try:
+            with os.scandir(self.out) as it:
+                for entry in it:
+                    name = entry.name
+                    if name in STORE_ENTRIES or name in _NAMES or name.startswith(temps):
+                        continue
+                    if not is_default_ignored(name, entry.is_dir(follow_symlinks=False)):
+                        return True
+        except OSError:
+            return False  # (writing says why it cannot)
+        return False
 
     def _lock_is_ours(self) -> bool:
         try:
