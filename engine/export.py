@@ -35,7 +35,8 @@ through :func:`engine.pages.page` (SQLite sorts, keeping only the first ``N`` un
 fifty slowest reads.
 
 A file named by ``-o`` is written beside its place and renamed over it once complete, so an
-export that fails or is interrupted leaves no half file (and an earlier one intact); an
+export that fails or is interrupted leaves no half file (and an earlier one intact); a device
+or a pipe there (``/dev/null``, a FIFO) is written into, never replaced; an
 export never writes into the store's folder. Standard output that closes early
 (``| head``) ends the export quietly, as ``quarry show`` does.
 """
@@ -275,6 +276,24 @@ def choose_format(given: str | None, out: Path | None) -> Format:
     return Format.JSONL
 
 
+def file_target(path: Path) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """Where ``-o path`` is written: a new file renamed over it (:func:`atomic_file`), but
+    for a name that is there and is not a regular file (a device, a pipe: ``/dev/null``,
+    ``/dev/stdout``, a FIFO), written straight into, as a shell's ``>`` writes it: renamed
+    over, ``/dev/full`` became a regular file (as root, any device node would have)."""
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False  # (not there: a new file)
+    return _written_into(path) if special else atomic_file(path)
+
+
+@contextlib.contextmanager
+def _written_into(path: Path) -> Iterator[IO[bytes]]:
+    with open(os.open(path, os.O_WRONLY | os.O_CLOEXEC), "wb") as fh:
+        yield fh
+
+
 @contextlib.contextmanager
 def atomic_file(path: Path) -> Iterator[IO[bytes]]:
     """A new file beside ``path``, renamed over it once the block ends without an exception
@@ -347,7 +366,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     where = selection_of(args.where, store, warn) if args.where else None
     order = order_of(args)
     with store_chunks(store, warn, where, order) as chunks:
-        target = atomic_file(out) if out is not None else standard_output()
+        target = file_target(out) if out is not None else standard_output()
         with target as sink:
             bad = _write(fmt, chunks, sink)
     if bad:

@@ -15,6 +15,7 @@ import importlib
 import io
 import os
 import random
+import stat
 import subprocess
 import sys
 import tempfile
@@ -441,6 +442,25 @@ def test_the_suffix_of_o_chooses_the_format_and_format_overrides_it(tmp_path: Pa
     ):
         assert run("export", str(store), "-o", str(tmp_path / name), *args).returncode == 0
         assert (tmp_path / name).read_bytes().startswith(first), name
+
+
+def test_a_pipe_named_by_o_is_written_into_never_replaced(tmp_path: Path) -> None:
+    # as a shell's > writes it: renamed over, /dev/full became a regular file (as root, any
+    # device node would have; a FIFO stands in for one here, harmlessly)
+    import threading
+
+    store = hand_store(tmp_path / "store", [line_of(record("a.txt")), line_of(record("b.txt"))])
+    fifo = tmp_path / "into.csv"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    proc = run("export", str(store), "-o", str(fifo))
+    reader.join(timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert got and got[0].startswith(b"root,path,") and got[0].count(b"\n") == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["into.csv", "store"]  # no temp file
 
 
 def test_a_failed_export_leaves_the_earlier_file_and_no_half_one(
