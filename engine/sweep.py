@@ -194,8 +194,10 @@ class _Journaled:
 
 
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
-    """Absolute roots; a missing or non-folder root is a usage error."""
-    out = []
+    """Absolute roots, each once (a folder named twice, or by a link and by its own name, is
+    one root: two of them read each file twice at once); a missing or non-folder root is a
+    usage error."""
+    out: list[Path] = []
     for root in roots:
         p = Path(root).expanduser()
         if not p.exists():
@@ -204,7 +206,8 @@ def resolve_roots(roots: Sequence[Path]) -> list[Path]:
             raise UsageError(f"not a folder: {shown(str(root))}")
         if not os.access(p, os.R_OK | os.X_OK):
             raise UsageError(f"cannot read folder: {shown(str(root))}")
-        out.append(p.resolve())
+        if (resolved := p.resolve()) not in out:
+            out.append(resolved)
     if not out:
         raise UsageError("no folder given")
     return out

@@ -250,6 +250,24 @@ def test_a_store_whose_first_sweep_was_killed_at_its_lock_opens_for_writing(
     assert [r.path for r in Store(out).load_records()] == ["a.txt"]
 
 
+def test_a_folder_named_twice_is_swept_once(tmp_path: Path) -> None:
+    # `quarry sweep fx fx` read each file twice at once and died on a KeyError
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.txt").write_text("alpha\n")
+    (docs / "sub" / "b.txt").write_text("beta\n")
+    (tmp_path / "link").symlink_to(docs)
+    out = tmp_path / "out"
+    for names in ([docs, docs], [docs, tmp_path / "link", docs / "."]):
+        code, _out, err = _run("sweep", *map(str, names), "--out", str(out), "--workers", "1")
+        assert code == 0 and "Traceback" not in err, err
+        records = Store(out).load_records()
+        assert [(r.root, r.path) for r in records] == [
+            (str(docs), "a.txt"),
+            (str(docs), "sub/b.txt"),
+        ]
+
+
 def test_out_inside_the_root_and_an_earlier_store_are_never_walked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     code, _out, err = _run("sweep", str(tmp_path), "--workers", "1")  # into tmp/.quarry
