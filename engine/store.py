@@ -543,7 +543,7 @@ class Store:
         if looks_like_store(kinds):
             return
         taken = [name for name in kinds if name != "lock" or not self._lock_is_ours()]
-        if not taken or not self._holds_others():
+        if not taken or not holds_others(self.out):
             return
         name = taken[0] + ("/" if stat.S_ISDIR(kinds[taken[0]]) else "")
         raise StoreUnusable(
@@ -551,22 +551,6 @@ class Store:
             f"{shown(name)} among files of its own, a name the store's own files take (its "
             "writer would replace or empty it); name a new or empty folder (--out)"
         )
-
-    def _holds_others(self) -> bool:
-        """Whether the folder holds a name that is neither a store's (nor what a writer of
-        one leaves: an interrupted write's temp file) nor a system's dropping."""
-        temps = tuple(f".{name}." for name in (*_FILES, STAT_INDEX, "probe"))
-        try:
-            with os.scandir(self.out) as it:
-                for entry in it:
-                    name = entry.name
-                    if name in STORE_ENTRIES or name in _NAMES or name.startswith(temps):
-                        continue
-                    if not is_default_ignored(name, entry.is_dir(follow_symlinks=False)):
-                        return True
-        except OSError:
-            return False  # (writing says why it cannot)
-        return False
 
     def _lock_is_ours(self) -> bool:
         try:
@@ -1202,6 +1186,23 @@ def _pid_in(_fd: int, store: Store) -> str:
         return store.read_file("lock").decode("utf-8", "replace").strip() or "?"
     except OSError:
         return "?"
+
+
+def holds_others(folder: Path) -> bool:
+    """Whether ``folder`` holds a name that is neither a store's (nor what a writer of one
+    leaves: an interrupted write's temp file) nor a system's dropping: files of its own."""
+    temps = tuple(f".{name}." for name in (*_FILES, STAT_INDEX, "probe"))
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                name = entry.name
+                if name in STORE_ENTRIES or name in _NAMES or name.startswith(temps):
+                    continue
+                if not is_default_ignored(name, entry.is_dir(follow_symlinks=False)):
+                    return True
+    except OSError:
+        return False  # (a writer says why it cannot use it)
+    return False
 
 
 def default_out(root: Path) -> Path:

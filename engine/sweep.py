@@ -50,10 +50,10 @@ from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Key, Record, Summary
 from engine.resume import Ledger
-from engine.store import JSONL, Store, default_out, sync_fs
+from engine.store import JSONL, Store, default_out, holds_others, sync_fs
 from engine.summary import build_summary, iso, started_ns, with_cluster
 from engine.tools import ToolSet, discover
-from engine.walk import Entry, Listing, WalkRules, walk, walk_paths
+from engine.walk import STORE_ENTRIES, Entry, Listing, WalkRules, looks_like_store, walk, walk_paths
 from engine.words import count
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
@@ -216,10 +216,28 @@ def resolve_roots(roots: Sequence[Path]) -> list[Path]:
 def store_for(roots: Sequence[Path], options: SweepOptions) -> Store:
     """The store a sweep of ``roots`` writes."""
     if options.out is not None:
-        return Store(Path(options.out).expanduser().resolve())
+        out = Path(options.out).expanduser().resolve()
+        _check_out_below(out, roots)
+        return Store(out)
     if len(roots) > 1:
         raise UsageError("several folders need --out to say where the store goes")
     return Store(default_out(roots[0]))
+
+
+def _check_out_below(out: Path, roots: Sequence[Path]) -> None:
+    """A store inside a swept folder is never walked: ``--out`` naming a folder of files of
+    its own there (``quarry sweep ~/docs --out ~/docs/reports``) would leave them out of
+    every sweep, unsaid. A new or empty folder, a store already, or the root itself (walked
+    without the store's own files) is fine."""
+    for root in roots:
+        if out != root and root in out.parents and out.is_dir():
+            names = [n for n in STORE_ENTRIES if os.path.lexists(out / n)]
+            if not looks_like_store(names) and holds_others(out):
+                raise UsageError(
+                    f"--out {shown(str(out))} is a folder of files inside {shown(str(root))}: "
+                    "the walk never enters a store, so they would be left out of the sweep; "
+                    "name a new or empty folder, or the swept folder itself"
+                )
 
 
 class Sweeper:

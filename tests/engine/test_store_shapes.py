@@ -268,6 +268,24 @@ def test_a_folder_named_twice_is_swept_once(tmp_path: Path) -> None:
         ]
 
 
+def test_out_naming_a_folder_of_files_inside_the_root_is_refused(tmp_path: Path) -> None:
+    # the walk never enters a store: its files would have been left out of every sweep
+    docs = tmp_path / "docs"
+    (docs / "reports").mkdir(parents=True)
+    (docs / "a.txt").write_text("alpha\n")
+    (docs / "reports" / "q3.txt").write_text("numbers\n")
+    (docs / "empty").mkdir()
+    out = docs / "reports"
+    code, _out, err = _run("sweep", str(docs), "--out", str(out), "--workers", "1")
+    assert code == 1 and "would be left out of the sweep" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["q3.txt"]  # nothing written there
+    for fine in (docs / "empty", docs / "new", docs):
+        code, _out, err = _run("sweep", str(docs), "--out", str(fine), "--workers", "1")
+        assert code == 0, err
+        paths = [r.path for r in Store(fine).load_records()]
+        assert "reports/q3.txt" in paths and "a.txt" in paths
+
+
 def test_out_inside_the_root_and_an_earlier_store_are_never_walked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     code, _out, err = _run("sweep", str(tmp_path), "--workers", "1")  # into tmp/.quarry
