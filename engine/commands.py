@@ -228,6 +228,9 @@ def _unrecorded(root: str, rel: str, is_dir: bool, defaults: bool) -> str:
     from engine.walk import default_rule
 
     name = shown(rel or root)
+    store = _store_holding(root, rel, is_dir)
+    if store is not None and os.path.lexists(os.path.join(root, rel)):
+        return f"left out {name}: {shown(store)} is a store, and the walk never enters one"
     if not is_dir and os.path.lexists(os.path.join(root, rel)):
         rule = default_rule(rel.rpartition("/")[2]) if defaults else None
         if rule is not None:
@@ -235,6 +238,19 @@ def _unrecorded(root: str, rel: str, is_dir: bool, defaults: bool) -> str:
         return f"left out {name}: an --exclude or .quarryignore rule"
     what = "folder holds no files" if is_dir else "file no longer exists"
     return f"gone     {name}: the {what}"
+
+
+def _store_holding(root: str, rel: str, is_dir: bool) -> str | None:
+    """The folder below ``root`` that is a store and holds ``rel`` (a folder itself too),
+    if any: the walk leaves such a folder out whole (the root, a store, is walked)."""
+    from engine.walk import STORE_ENTRIES, looks_like_store
+
+    parts = rel.split("/") if rel else []
+    for depth in range(1, len(parts) + (1 if is_dir else 0)):
+        folder = os.path.join(root, *parts[:depth])
+        if looks_like_store([n for n in STORE_ENTRIES if os.path.lexists(f"{folder}/{n}")]):
+            return folder
+    return None
 
 
 def passwords_from(args: argparse.Namespace) -> Passwords:

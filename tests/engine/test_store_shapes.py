@@ -18,6 +18,7 @@ from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
+from engine.walk import STORE_MARKER
 
 Damage = Callable[[Path, Path], None]
 """(root, store folder) -> None: breaks the store in one way."""
@@ -284,6 +285,23 @@ def test_out_naming_a_folder_of_files_inside_the_root_is_refused(tmp_path: Path)
         assert code == 0, err
         paths = [r.path for r in Store(fine).load_records()]
         assert "reports/q3.txt" in paths and "a.txt" in paths
+
+
+def test_a_retry_of_files_in_a_store_folder_says_why_they_have_no_record(
+    tmp_path: Path,
+) -> None:
+    # it said "the folder holds no files" of a folder of six PDFs that was a store
+    docs = tmp_path / "docs"
+    (docs / "old").mkdir(parents=True)
+    (docs / "a.txt").write_text("alpha\n")
+    (docs / "old" / "b.txt").write_text("beta\n")
+    (docs / "old" / STORE_MARKER).write_text('{"format": 1}\n')
+    code, _out, err = _run("sweep", str(docs), "--workers", "1")
+    assert code == 0, err
+    code, out, err = _run("retry", str(docs / "old"), str(docs / "old" / "b.txt"))
+    assert code == 0, err
+    said = f"{docs / 'old'} is a store, and the walk never enters one"
+    assert out.splitlines() == [f"left out old: {said}", f"left out old/b.txt: {said}"]
 
 
 def test_out_inside_the_root_and_an_earlier_store_are_never_walked(tmp_path: Path) -> None:
