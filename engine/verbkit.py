@@ -65,4 +65,7 @@ def find_store(path: Path) -> Store:
             store = Store(candidate)
             store.check()
             return store
-    raise UsageError(f"no store found above {shown(str(path))} (use --store)")
+    where = shown(str(path))
+    if path.is_dir() and Store(path).exists():  # (``quarry show .quarry``: a store for a file)
+        raise UsageError(f"no store found above {where}, which is a store itself: --store {where}")
+    raise UsageError(f"no store found above {where} (use --store)")

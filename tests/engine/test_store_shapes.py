@@ -304,6 +304,15 @@ def test_a_retry_of_files_in_a_store_folder_says_why_they_have_no_record(
     assert out.splitlines() == [f"left out old: {said}", f"left out old/b.txt: {said}"]
 
 
+def test_a_store_named_where_a_file_is_wanted_is_said_to_be_one(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    out = tmp_path.parent / f"{tmp_path.name}-store"
+    assert _run("sweep", str(tmp_path), "--out", str(out), "--workers", "1")[0] == 0
+    code, _out, err = _run("show", str(out))
+    assert code == 1
+    assert err == f"quarry: no store found above {out}, which is a store itself: --store {out}\n"
+
+
 def test_out_inside_the_root_and_an_earlier_store_are_never_walked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     code, _out, err = _run("sweep", str(tmp_path), "--workers", "1")  # into tmp/.quarry
