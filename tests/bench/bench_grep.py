@@ -2,6 +2,8 @@
 
     python tests/bench/bench_grep.py corpus [FOLDER] [--runs 3] [--without tesseract]
     python tests/bench/bench_grep.py synthetic [--texts 1000000] [--runs 3] [--dir D]
+    python tests/bench/bench_grep.py scan --keep D [--records 200000] [--runs 3]
+        [--quarry Q] [--against Q2]
 
 ``corpus`` (FOLDER defaults to ``../shared/corpus``): cold ``quarry sweep``s of FOLDER into
 fresh stores, with the text index and with ``--no-text-index``, taking turns ``--runs``
@@ -20,7 +22,16 @@ measured here), each text 30 words drawn from a vocabulary of 50,000 made-up wor
 Zipf-like frequencies (~240 characters); then a rare word, a middling word, a frequent word
 and a phrase through :func:`engine.grep.search`. ``--texts`` says how many (the issue asks a
 million; the build takes minutes). Medians of ``--runs`` with min and max; the load average
-before and after. Not a test.
+before and after.
+
+``scan``: ``quarry grep --no-text-index`` (every text read, no text index) on a store made
+by hand in ``--keep`` (made once, reused after): ``--records`` records of ``extract.jsonl``
+only, each with its one-line text in ``extract/`` (one in a thousand holds ``needle``), as
+another program's store is. The real command ``--quarry`` (default this checkout's) and
+``--against`` (another checkout's, to compare) take turns ``--runs`` times, each with an
+empty user cache (the first grep of such a store builds a reading index there) and then
+with the cache left by the run before; the peak RSS (the child's ``ru_maxrss``) and the wall
+time of each, medians with min and max, and that both printed the same lines. Not a test.
 """
 
 from __future__ import annotations
@@ -281,6 +292,70 @@ def _queries(store: Store, vocab: list[str], phrase: str, runs: int) -> None:
     print(f"load after: {_load()}")
 
 
+def _hand_store(out: Path, records: int) -> None:
+    """``records`` records in ``out``'s ``extract.jsonl`` with their texts, no index."""
+    import hashlib
+
+    from engine.jsonl import line_of
+    from engine.records import Record
+
+    for i in range(256):
+        (out / "extract" / f"{i:02x}").mkdir(parents=True, exist_ok=True)
+    with open(out / "extract.jsonl.part", "wb") as lines:
+        for i in range(records):
+            needle = " needle" if i % 1000 == 0 else ""
+            body = f"file {i} of the store, words words words{needle}\n"
+            sha = hashlib.sha256(body.encode()).hexdigest()
+            (out / "extract" / sha[:2] / f"{sha}.txt").write_text(body)
+            path = f"d{i // 1000:04d}/f{i:07d}.txt"
+            record = Record("/syn", path, len(body), 0, "ok", sha, "text/plain", chars=len(body))
+            lines.write(line_of(record))
+    os.replace(out / "extract.jsonl.part", out / "extract.jsonl")
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int, bytes]:
+    """Wall seconds, peak RSS (KB) and standard output of ``cmd``."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out = proc.stdout.read() if proc.stdout is not None else b""
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, (cmd, proc.returncode)
+    return time.perf_counter() - start, usage.ru_maxrss, out
+
+
+def scan(args: argparse.Namespace) -> None:
+    store = Path(args.keep) / "store"
+    if not (store / "extract.jsonl").exists():
+        store.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        _hand_store(store, args.records)
+        print(f"made {args.records:,} records in {store} in {time.perf_counter() - t0:.0f} s")
+    mine = args.quarry or str(Path(sys.executable).parent / "quarry")
+    commands = {"this": mine, **({"against": args.against} if args.against else {})}
+    cache = Path(args.keep) / "cache"
+    runs: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    said: dict[str, bytes] = {}
+    print(f"load before: {_load()}")
+    for _ in range(args.runs):
+        for name, quarry in commands.items():
+            env = {**os.environ, "XDG_CACHE_HOME": str(cache / name)}
+            for when in ("empty cache", "cache kept"):
+                if when == "empty cache":
+                    shutil.rmtree(cache / name, ignore_errors=True)
+                cmd = [quarry, "grep", "--no-text-index", "needle", "--store", str(store)]
+                wall, rss, out = _timed(cmd, env)
+                runs.setdefault((name, when), []).append((wall, rss))
+                said[name] = out
+    print(f"load after: {_load()}")
+    for (name, when), got in runs.items():
+        walls = [w for w, _ in got]
+        rss = [r / 1024 for _, r in got]
+        print(f"{name:8} {when:12} wall {_fmt(walls)}  peak RSS {_fmt(rss, 'MB')}")
+    lines = said["this"].count(b"\n")
+    print("same lines:", len({*said.values()}) == 1, f"({lines} lines)")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
@@ -296,8 +371,14 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--runs", type=int, default=3)
     s.add_argument("--dir", default=None)
     s.add_argument("--keep", default=None, help="make the store here, or reuse the one made here")
+    g = sub.add_parser("scan")
+    g.add_argument("--keep", required=True, help="make the store here, or reuse the one made here")
+    g.add_argument("--records", type=int, default=200_000)
+    g.add_argument("--runs", type=int, default=3)
+    g.add_argument("--quarry", default=None, help="the quarry command measured (default: this one)")
+    g.add_argument("--against", default=None, help="another quarry command to compare with")
     args = p.parse_args(argv)
-    corpus(args) if args.what == "corpus" else synthetic(args)
+    {"corpus": corpus, "synthetic": synthetic, "scan": scan}[args.what](args)
 
 
 if __name__ == "__main__":
