@@ -17,9 +17,8 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from engine.db import DB, IndexUnusable, RecordDB, identity_of
+from engine.db import DB, RecordDB, open_agreeing
 from engine.errors import QuarryError, StoreUnusable
 from engine.jsonl import line_of
 from engine.names import shown
@@ -137,7 +136,7 @@ def _index_in_step(store: Store) -> RecordDB | None:
     """The store's index, in a read transaction (one snapshot for the whole export), when it
     agrees with ``extract.jsonl`` (its source is the file on disk; an index ahead of the file
     agrees with it too, see :func:`engine.db.ahead_lines`); None when there is none to trust."""
-    return _reader_agreeing(store.out / DB, store)
+    return open_agreeing(store.out / DB, store.jsonl_path)
 
 
 def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
@@ -148,27 +147,10 @@ def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
     path = reading_index(store)
     if path is None or path == store.out / DB:
         return None
-    db = _reader_agreeing(path, store)
+    db = open_agreeing(path, store.jsonl_path)
     if db is not None and (said := left_out(path)):
         warn(f"warning: {said}")
     return db
-
-
-def _reader_agreeing(path: Path, store: Store) -> RecordDB | None:
-    """The index at ``path`` in a read transaction when its source is the store's
-    ``extract.jsonl`` as it is on disk; None when it cannot be read or is another file's."""
-    try:
-        db = RecordDB.open_reader(path)
-    except IndexUnusable:
-        return None
-    try:
-        db.con.execute("BEGIN")
-        if db.source() == identity_of(store.jsonl_path):
-            return db
-    except sqlite3.Error:
-        pass
-    db.close()
-    return None
 
 
 def _from_index(

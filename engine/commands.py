@@ -243,12 +243,12 @@ def _unrecorded(root: str, rel: str, is_dir: bool, defaults: bool) -> str:
 def _store_holding(root: str, rel: str, is_dir: bool) -> str | None:
     """The folder below ``root`` that is a store and holds ``rel`` (a folder itself too),
     if any: the walk leaves such a folder out whole (the root, a store, is walked)."""
-    from engine.walk import STORE_ENTRIES, looks_like_store
+    from engine.walk import is_store_folder
 
     parts = rel.split("/") if rel else []
     for depth in range(1, len(parts) + (1 if is_dir else 0)):
         folder = os.path.join(root, *parts[:depth])
-        if looks_like_store([n for n in STORE_ENTRIES if os.path.lexists(f"{folder}/{n}")]):
+        if is_store_folder(folder):
             return folder
     return None
 

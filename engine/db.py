@@ -689,14 +689,10 @@ def standing(path: Path, jsonl: Path, *, lines: bool = True) -> Standing:
     one or a later one (the writer only ever replaces it by a newer one), and whatever changed
     after the counter is given again by :func:`follow` (applying a record twice is harmless).
     ``lines=False``: the agreement alone (no record read, whatever the store's size)."""
-    try:
-        db = RecordDB.open_reader(path)
-    except IndexUnusable:
+    db = open_agreeing(path, jsonl)
+    if db is None:
         return Standing(Agreement.UNTRUSTED)
     try:
-        db.con.execute("BEGIN")
-        if db.source() != identity_of(jsonl):
-            return Standing(Agreement.UNTRUSTED)
         if db.unfinished_any():
             return Standing(Agreement.AHEAD, db.point(), b"".join(db.lines()) if lines else b"")
         return Standing(Agreement.IN_STEP, db.point())
@@ -706,19 +702,34 @@ def standing(path: Path, jsonl: Path, *, lines: bool = True) -> Standing:
         db.close()
 
 
-def status_counts(path: Path, jsonl: Path) -> dict[str, int] | None:
-    """Records per status (and ``all``) from the counts the index keeps, when the index is
-    to be trusted for the ``extract.jsonl`` at ``jsonl`` (in step or ahead); None when not.
-    A read of a few rows whatever the store's size: a reader shows them before it has read
-    the records themselves."""
+def open_agreeing(path: Path, jsonl: Path) -> RecordDB | None:
+    """The index at ``path`` as a reader in one read transaction (one snapshot), when its
+    source is the ``extract.jsonl`` at ``jsonl`` as it is on disk (in step with it, or ahead
+    of it); None, nothing left open, when it cannot be read or is another file's. The caller
+    closes it."""
     try:
         db = RecordDB.open_reader(path)
     except IndexUnusable:
         return None
     try:
         db.con.execute("BEGIN")
-        if db.source() != identity_of(jsonl):
-            return None
+        if db.source() == identity_of(jsonl):
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None
+
+
+def status_counts(path: Path, jsonl: Path) -> dict[str, int] | None:
+    """Records per status (and ``all``) from the counts the index keeps, when the index is
+    to be trusted for the ``extract.jsonl`` at ``jsonl`` (in step or ahead); None when not.
+    A read of a few rows whatever the store's size: a reader shows them before it has read
+    the records themselves."""
+    db = open_agreeing(path, jsonl)
+    if db is None:
+        return None
+    try:
         rows = db.con.execute("SELECT status, sum(n) FROM counts WHERE n > 0 GROUP BY status")
         counts = {status: int(n) for status, n in rows}
         return {"all": sum(counts.values()), **counts}

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from engine.chunks import store_chunks
-from engine.db import DB, IndexUnusable, RecordDB, identity_of
+from engine.db import DB, IndexUnusable, RecordDB, identity_of, open_agreeing
 from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
 from engine.names import escaped, name_b64, shown
 from engine.records import Key
@@ -164,13 +164,12 @@ def _catching_up(store: Store) -> bool:
 
 
 def _open_ready(store: Store) -> RecordDB | None:
-    try:
-        db = RecordDB.open_reader(store.out / DB)
-    except IndexUnusable:
+    # one snapshot: the texts and the records that name them
+    db = open_agreeing(store.out / DB, store.jsonl_path)
+    if db is None:
         return None
     try:
-        db.con.execute("BEGIN")  # one snapshot: the texts and the records that name them
-        if db.source() == identity_of(store.jsonl_path) and is_ready(db.con):
+        if is_ready(db.con):
             return db
     except sqlite3.Error:
         pass

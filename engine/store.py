@@ -1188,15 +1188,20 @@ def _pid_in(_fd: int, store: Store) -> str:
         return "?"
 
 
+_OWN_NAMES = STORE_ENTRIES | frozenset(_NAMES)
+"""Every name a store (and SQLite beside its index) puts in its folder."""
+_OWN_TEMPS = tuple(f".{name}." for name in (*_FILES, STAT_INDEX, "probe"))
+"""How the temp files of a store's interrupted writes begin."""
+
+
 def holds_others(folder: Path) -> bool:
     """Whether ``folder`` holds a name that is neither a store's (nor what a writer of one
     leaves: an interrupted write's temp file) nor a system's dropping: files of its own."""
-    temps = tuple(f".{name}." for name in (*_FILES, STAT_INDEX, "probe"))
     try:
         with os.scandir(folder) as it:
             for entry in it:
                 name = entry.name
-                if name in STORE_ENTRIES or name in _NAMES or name.startswith(temps):
+                if name in _OWN_NAMES or name.startswith(_OWN_TEMPS):
                     continue
                 if not is_default_ignored(name, entry.is_dir(follow_symlinks=False)):
                     return True

@@ -53,7 +53,7 @@ from engine.resume import Ledger
 from engine.store import JSONL, Store, default_out, holds_others, sync_fs
 from engine.summary import build_summary, iso, started_ns, with_cluster
 from engine.tools import ToolSet, discover
-from engine.walk import STORE_ENTRIES, Entry, Listing, WalkRules, looks_like_store, walk, walk_paths
+from engine.walk import Entry, Listing, WalkRules, is_store_folder, walk, walk_paths
 from engine.words import count
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
@@ -229,15 +229,13 @@ def _check_out_below(out: Path, roots: Sequence[Path]) -> None:
     its own there (``quarry sweep ~/docs --out ~/docs/reports``) would leave them out of
     every sweep, unsaid. A new or empty folder, a store already, or the root itself (walked
     without the store's own files) is fine."""
-    for root in roots:
-        if out != root and root in out.parents and out.is_dir():
-            names = [n for n in STORE_ENTRIES if os.path.lexists(out / n)]
-            if not looks_like_store(names) and holds_others(out):
-                raise UsageError(
-                    f"--out {shown(str(out))} is a folder of files inside {shown(str(root))}: "
-                    "the walk never enters a store, so they would be left out of the sweep; "
-                    "name a new or empty folder, or the swept folder itself"
-                )
+    inside = next((root for root in roots if out != root and root in out.parents), None)
+    if inside is not None and out.is_dir() and not is_store_folder(out) and holds_others(out):
+        raise UsageError(
+            f"--out {shown(str(out))} is a folder of files inside {shown(str(inside))}: "
+            "the walk never enters a store, so they would be left out of the sweep; "
+            "name a new or empty folder, or the swept folder itself"
+        )
 
 
 class Sweeper:

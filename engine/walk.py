@@ -50,6 +50,12 @@ STORE_ENTRIES = frozenset(
 _STORE_SIGNS = (STORE_MARKER, "extract.jsonl", "extract.summary.json", "lock")
 
 
+def is_store_folder(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` is a store (:func:`looks_like_store`), by a few stats, not a
+    listing (a watch batch asks it of every folder above a path)."""
+    return looks_like_store([n for n in _STORE_SIGNS if os.path.lexists(os.path.join(folder, n))])
+
+
 def looks_like_store(names: Collection[str]) -> bool:
     """Whether a folder with these entries is a quarry store.
 
@@ -265,10 +271,7 @@ class Ignorer:
     def is_store(self, rel_dir: str) -> bool:
         """Whether the folder ``rel_dir`` (relative to the root; "" for the root) is a store."""
         if rel_dir not in self._stores:
-            # A few stats, not a listing: a watch batch asks this of every folder above a path.
-            folder = self.root / rel_dir
-            present = [n for n in _STORE_SIGNS if os.path.lexists(folder / n)]
-            self._stores[rel_dir] = looks_like_store(present)
+            self._stores[rel_dir] = is_store_folder(self.root / rel_dir)
         return self._stores[rel_dir]
 
     def in_store(self, rel: str) -> bool:
