@@ -122,10 +122,12 @@ def plan(argv: list[str]) -> Plan | None:
             excludes.append(value)
         elif flag.walk is Walk.EXECUTOR:
             local = value == "local"
-    if not dirs or (out is None and len(dirs) > 1):
+    if not dirs:
         return None
     try:
-        roots = tuple(_resolved(d) for d in dirs)
+        roots = tuple(dict.fromkeys(_resolved(d) for d in dirs))  # each once, as the sweeper's
+        if out is None and len(roots) > 1:
+            return None
         store = _resolved(out) if out is not None else os.path.join(roots[0], ".quarry")
     except (OSError, ValueError, RuntimeError):
         return None

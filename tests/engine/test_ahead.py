@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import engine.sweep
@@ -213,6 +213,7 @@ def _argvs(draw: st.DrawFn) -> list[str]:
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(argv=_argvs())
+@example(argv=["sweep", "docs", "docs", "--out", "store"])  # a folder twice is one root
 def test_whenever_the_sweep_walks_the_plan_is_its_walk(
     argv: list[str],
     tmp_path: Path,
