@@ -79,6 +79,13 @@ READ_ALL_ABOVE = 0.1
 file costs more), and the sweep ends as a loading one does: the stat index from the records,
 every text listed for the garbage collection."""
 
+HOLD_AT_MOST = 50_000
+"""Records a sweep may hold to spare itself a query a file (about 3 KB each: 150 MB). Past
+this many, a merge where most files differ goes on (no :class:`MostDiffer`) and its run holds
+none of its records (:attr:`engine.run.Run.lean`): each is asked of the index and committed to
+it as it is decided. A share copied without its times, or rewritten whole, must not cost a
+record a file in memory (30 GB at ten million files)."""
+
 
 def merge(
     listings: Iterable[Listing],

@@ -79,6 +79,9 @@ what the local pool draws at once): the threads hash while reads run, and stop t
 DEDUP_BYTES = 64 * 1024
 """New files this big that share their size are hashed first, so that copies are read once;
 smaller ones are read unhashed (a copy costs a second small read, not a hash of every file)."""
+LEAN_MEMO = 16_384
+"""Reads a lean run (:attr:`Run.lean`) remembers for the copies planned after them (about 2 KB
+each: 30 MB at most): a copy planned further on is read again, as its own content."""
 
 
 class RecordsView(Protocol):
@@ -194,9 +197,10 @@ class Run:
         self.lean = lean
         """Hold no decided record: a run into a store with none, whose index serves them
         after it (each is committed to it as the run goes: :attr:`RunContext.journal`).
-        :attr:`decided` and :attr:`tally` count them; :attr:`new` holds only those of hashed
-        reads (a copy planned later takes one's verdict). A cold sweep of ten million files
-        would otherwise hold ten million records until its end."""
+        :attr:`decided` and :attr:`tally` count them; :attr:`new` stays empty. The records of
+        the last :data:`LEAN_MEMO` hashed reads are remembered for copies planned after them
+        (a copy takes its read's verdict). A cold sweep of ten million files, or a sweep of a
+        share whose every file changed, would otherwise hold a record a file until its end."""
         self.decided = 0
         """Records this run decided (emitted)."""
         self.tally = Tally()
@@ -224,6 +228,8 @@ class Run:
         self.reused = 0
         self.added_texts = False
         self.new: dict[Key, Record] = {}
+        self._filed: dict[Key, Record] = {}
+        """A lean run's records of the read being filed (``new`` holds another run's)."""
         self._pending: list[Record] = []
         self._reported = 0
         self._last_flush = time.monotonic()
@@ -252,7 +258,8 @@ class Run:
         self._done: dict[bytes, Record] = {}
         """Each read of a hashed file filed this run (its :func:`_memo` key) -> the record of
         the file read, which a copy planned later takes: a key of ~100 bytes and a pointer to
-        a record the run holds anyway, per content read (not a plan, nor a task)."""
+        a record the run holds anyway, per content read (not a plan, nor a task); a lean run,
+        which holds no record, keeps the last :data:`LEAN_MEMO` (oldest first)."""
         self._verified: set[bytes] = set()
         """The reads of ``_done`` where verify found the stored text (each copy keeps its
         own verdict)."""
@@ -613,6 +620,12 @@ class Run:
         read in its place. Otherwise it speaks for every file of that content and name key,
         and a file of them planned later this run takes its verdict from it (:meth:`_joined`).
         """
+        try:
+            self._file_outcome(key, o)
+        finally:
+            self._filed.clear()
+
+    def _file_outcome(self, key: _ReadKey, o: Outcome) -> None:
         group = self._reads.pop(key)
         sha = key.sha256
         if o.machine:
@@ -632,13 +645,17 @@ class Run:
         if key in self._reads:
             return  # the rest of its group is read again
         self._verifying.discard(sha)
-        filed = self.new.get((first[0].root, first[0].path))
+        filed = (self._filed if self.lean else self.new).get((first[0].root, first[0].path))
         if sha and whole and verified is not None and not o.lost_worker and filed is not None:
             # a copy of it may be among the files still to plan
             memo = _memo(key)
             self._done[memo] = filed
             if verified:
                 self._verified.add(memo)
+            if self.lean and len(self._done) > LEAN_MEMO:
+                oldest = next(iter(self._done))
+                del self._done[oldest]
+                self._verified.discard(oldest)
 
     def _file(
         self, sha: str, group: list[tuple[Entry, str, Record | None]], o: Outcome, real: str
@@ -808,7 +825,7 @@ class Run:
         else:
             self.tally.add(record)
             if self._sha_of.get(key):  # a hashed read's: a copy planned later may take it
-                self.new[key] = record
+                self._filed[key] = record
         self.done += 1
         self.bytes_done += record.size
         if self.lean or self.records.get(key) is not record:

@@ -799,6 +799,7 @@ class Sweeper:
             past = None if resuming is None else resuming.finished
             if resuming is None:
                 self.ledger.sweep_begins(started)
+            big = len(db) > merge.HOLD_AT_MOST  # (never every record held: a lean run)
             merged = merge.merge(
                 listings,
                 lambda root: rows_of(db, root, past),
@@ -808,7 +809,7 @@ class Sweeper:
                 others=[r for r in roots_of(db) if r not in walked],
                 mark=marks.add,
                 resumed=None if resuming is None else keeper(resuming.began, its_own=True),
-                give_up=resuming is None,  # (resumed by a run that holds none of its records)
+                give_up=resuming is None and not big,  # (else a run holding none of them)
             )
             marks.flush()
         except (StoreCorrupt, merge.OutOfOrder, merge.MostDiffer, sqlite3.Error, OSError):
@@ -829,26 +830,27 @@ class Sweeper:
         # the stat index is left for the next start, as a usual full sweep leaves it.
         whole = sum(map(len, merged.only.values())) > merged.tally.files * merge.READ_ALL_ABOVE
         whole = whole and resuming is None
-        if whole:
+        # A killed sweep is resumed by a lean run (:attr:`Run.lean`), and so is a big store
+        # whose files mostly changed: it asks the index for each file's record, writes each
+        # one it decides and holds none (what it asks is not cached either); the store's
+        # counts are the kept records' and the run's
+        lean = resuming is not None or (whole and big)
+        if whole and not lean:
             self.index.records.read_all()
-        elif resuming is not None:
-            # A killed sweep is resumed by a lean run (:attr:`Run.lean`): it asks the index
-            # for each file's record, writes each one it decides and holds none; the store's
-            # counts are the kept records' and the run's
+        elif lean:
             kept = Tally()
             kept.take(merged.tally)
             kept.take(merged.looked, -1)
             self._lean_merge = (db.seq(), kept)
-            # and as a resumed first sweep's: what it asks is not cached, and a file whose
-            # own record cannot stand is read as a cold sweep reads it, none of them held as
-            # a possible copy's source
             self.index.records.keep = False
+        if resuming is not None:
+            # as a resumed first sweep's: a file whose own record cannot stand is read as a
+            # cold sweep reads it, none of them held as a possible copy's source
             self.index.cold = True
         marks.begin()  # (said already if the merge flagged records)
         self._say_notices()
         entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
         scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)
-        lean = resuming is not None
         run = Run(self.run_context(), entries, set(), True, texts_seen=texts, lean=lean)
         new = run.execute()
         self.on_event(quick.progress(listings))
