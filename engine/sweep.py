@@ -954,6 +954,10 @@ class Sweeper:
         from engine.run import Run
 
         full = only is None if full is None else full
+        if only is None and not full and not force and not rehash and not passwords:
+            done = self._rescan_served()
+            if done is not None:
+                return done
         if passwords and isinstance(self.executor, Distributed):
             # a Dask task crosses the network (and the scheduler's logs) in the clear
             raise UsageError(
@@ -992,6 +996,91 @@ class Sweeper:
         return self._conclude(
             RunEnd(run, new, tuple(scope), only is None, started, run.reused, tuple(held))
         )
+
+    def _rescan_served(self) -> SweepResult | None:
+        """A watching session's rescan (every root walked; not a full sweep: an error keeps
+        its verdict) of records its index serves: the walk merged with the index
+        (:mod:`engine.merge`), and a run of only the files that differ, as a served full
+        sweep is. None when the index cannot serve it (every record is read, as before): a
+        rescan of a million files held them all, every five minutes, where it now holds the
+        walk and the files that changed."""
+        from engine.plan import RACY_NS, Keeper, LazyReaders
+        from engine.readers.registry import reader_versions
+        from engine.run import Run
+
+        db = self.ledger.db
+        if (
+            db is None
+            or not isinstance(self.index, IndexedRecords)
+            or not self.index.usable()
+            or not self._index_serves()
+            or self._serves_resume
+            or self.options.verify
+            or self.options.rehash
+        ):
+            return None
+        started = time.time()
+        listings, self._walked = self._walked or self._walk(), None
+        started = min(started, self.walk_started)
+        self.ledger.sweep_begins(started)
+        texts = (self.store.text_folder_times(), self.store.text_names())
+        roots = tuple(map(str, self.roots))
+        files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
+
+        def begun() -> None:
+            self.on_event(SweepStarted(started, roots, files, total, False))
+
+        marks = _Journaled(self.ledger.journal, self.on_event, begun)
+        keeper = Keeper(
+            reader_versions(),
+            LazyReaders({}),
+            self.tools.fingerprint,
+            self._prev_started_ns - RACY_NS,
+            tool_names=self.tools.names,
+            its_own=True,  # (not a full sweep: its errors keep their verdicts)
+        )
+        held = self._held_roots_served(listings, db)
+        walked = {listing.root for listing in listings}
+        try:
+            merged = merge.merge(
+                listings,
+                lambda root: rows_of(db, root),
+                keeper,
+                texts[1],
+                held=held,
+                others=[r for r in roots_of(db) if r not in walked],
+                mark=marks.add,
+                give_up=False,
+            )
+            marks.flush()
+        except (StoreCorrupt, merge.OutOfOrder, sqlite3.Error, OSError):
+            self._walked = listings  # (and the usual rescan takes this walk)
+            if marks.started:  # (records flagged reused before it stopped: counted again)
+                self._recount()
+            return None
+        self.index.tally = merged.tally  # (the records flagged reused counted so)
+        marks.begin()
+        self._say_notices()
+        entries = [e for ls in listings for e in ls.pick(set(merged.only.get(ls.root, ())))]
+        scope = tuple((root, path) for root, paths in merged.only.items() for path in paths)
+        run = Run(self.run_context(), entries, set(), False, texts_seen=texts)
+        new = run.execute()
+        reused = merged.kept + run.reused
+        served = quick.MergedRun(listings, merged.only, new, texts[0], merged.marked)
+        ended = RunEnd(run, new, scope, True, started, reused, tuple(held), served)
+        done = self._conclude(ended)
+        let_go(merged.files)
+        return done
+
+    def _recount(self) -> None:
+        """The served records' counts, from the index, a batch at a time."""
+        if not isinstance(self.index, IndexedRecords):
+            return
+        tally = Tally()
+        with contextlib.suppress(IndexGone, sqlite3.Error):
+            for record in self.index.records.values():
+                tally.add(record)
+            self.index.tally = tally
 
     def _lean(self, only: Mapping[str, Collection[str]] | None, force: Collection[Key]) -> bool:
         """Whether the run about to start may hold none of its records (:attr:`Run.lean`):
