@@ -58,16 +58,27 @@ CREATE TABLE text_rows (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE,
 CREATE VIRTUAL TABLE text_fts USING fts5(body, tokenize = 'trigram');
 CREATE TABLE text_unnamed (sha256 TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE INDEX text_by_sha ON records (sha256) WHERE status = 'ok';
+"""
+_TRIGGERS = """
 CREATE TRIGGER text_out AFTER DELETE ON records
   WHEN old.status = 'ok' AND old.sha256 IS NOT NULL BEGIN
-  INSERT OR IGNORE INTO text_unnamed VALUES (old.sha256);
+  INSERT INTO text_unnamed SELECT old.sha256
+    WHERE NOT EXISTS (SELECT 1 FROM text_unnamed WHERE sha256 = old.sha256);
 END;
 CREATE TRIGGER text_change AFTER UPDATE OF status, sha256 ON records
   WHEN old.status = 'ok' AND old.sha256 IS NOT NULL
    AND (new.status IS NOT 'ok' OR new.sha256 IS NOT old.sha256) BEGIN
-  INSERT OR IGNORE INTO text_unnamed VALUES (old.sha256);
+  INSERT INTO text_unnamed SELECT old.sha256
+    WHERE NOT EXISTS (SELECT 1 FROM text_unnamed WHERE sha256 = old.sha256);
 END;
 """
+"""A text a record stops naming is noted once. Not ``INSERT OR IGNORE``: a trigger's conflict
+clause gives way to its outer statement's, and the records' upsert (``ON CONFLICT ... DO
+UPDATE``) made it ABORT: two records naming one text changed in one batch (copies edited, a
+share rewritten) failed the second's write with ``UNIQUE constraint failed``, and the whole
+index was dropped and rebuilt (a lean sweep, holding no record, lost it)."""
+_OLD_TRIGGER = "INSERT OR IGNORE INTO text_unnamed"
+"""What the triggers of an index made before session 25 hold (replaced at its next writer)."""
 _DROP = """
 DROP TRIGGER IF EXISTS text_out;
 DROP TRIGGER IF EXISTS text_change;
@@ -109,6 +120,26 @@ def is_ready(con: sqlite3.Connection) -> bool:
     if rows.get("text_version") != TEXT_VERSION or rows.get("text_seq") != rows.get("seq"):
         return False
     return _present(con) == len(_NAMES)
+
+
+def _old_triggers(con: sqlite3.Connection) -> bool:
+    """Whether the text index's triggers are those of before session 25."""
+    rows = con.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger'"
+        " AND name IN ('text_out', 'text_change')"
+    ).fetchall()
+    return any(_OLD_TRIGGER in (sql or "") for (sql,) in rows)
+
+
+def _mend_triggers(con: sqlite3.Connection) -> None:
+    """Replace the triggers of an index made before session 25 (see :data:`_TRIGGERS`), in
+    one transaction; nothing else of it changes."""
+    if not _old_triggers(con):
+        return
+    con.executescript(
+        "BEGIN IMMEDIATE;DROP TRIGGER IF EXISTS text_out;DROP TRIGGER IF EXISTS text_change;"
+        f"{_TRIGGERS}COMMIT;"
+    )
 
 
 def remove(db: RecordDB) -> bool:
@@ -361,16 +392,19 @@ class TextIndex:
         store that has none (``progress`` hears how far), caught up after records changed
         without it (a rebuild from ``extract.jsonl``, a writer with ``--no-text-index``)."""
         db, con = self.db, self.db.con
-        if has_tables(con) and is_ready(con):
+        if has_tables(con) and is_ready(con) and not _old_triggers(con):
             return
         if db.con.in_transaction:
             db.commit()
+        _mend_triggers(con)
+        if has_tables(con) and is_ready(con):
+            return
         whole = _present(con) == len(_NAMES)
         building = not whole or self._version() != TEXT_VERSION
         if building and has_tables(con) and (self._version() is not None or not whole):
             remove(db)  # another version's tables, or some of ours gone (a hand, a tool)
         if not has_tables(con):
-            con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
+            con.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_TRIGGERS}COMMIT;")
         elif not building:  # records changed without us: a text may have been written again
             con.execute("BEGIN IMMEDIATE")
             self._recheck(self._agreed())

@@ -65,6 +65,58 @@ def test_one_row_per_text_and_it_follows_the_records(tmp_path: Path) -> None:
     assert _rows(out) == 1  # the texts no record names left the index
 
 
+def test_copies_of_a_text_all_changed_in_one_commit_keep_the_index(tmp_path: Path) -> None:
+    """Two records naming one text changed in one batch (copies edited, a share rewritten):
+    the second noted the text as unnamed again, and the records' upsert made the trigger's
+    ``INSERT OR IGNORE`` abort: the commit failed and the whole index was dropped."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (root / name).write_text("the shared words\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    store = Store(out)
+    records = store.load_records()
+    store.put_text("cd" * 32, "other words\n")
+    with store.writer(), RecordDB.open_writer(out / DB) as db:
+        db.companion = TextIndex(db, store)
+        db.put([r.evolve(sha256="cd" * 32, reused=False) for r in records])  # one statement
+        db.commit()
+        assert is_ready(db.con)
+    assert _found(out, "other words") == {"a.txt", "b.txt", "c.txt"}
+    assert _found(out, "shared") == set()
+    assert _rows(out) == 1  # the text no record names left the index
+
+
+def test_an_index_with_the_old_triggers_has_them_replaced_by_its_next_writer(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (root / name).write_text("the shared words\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    with RecordDB.open_writer(out / DB) as db:  # as a quarry of before session 25 made them
+        old = textindex._TRIGGERS.replace(
+            "INSERT INTO text_unnamed SELECT old.sha256\n"
+            "    WHERE NOT EXISTS (SELECT 1 FROM text_unnamed WHERE sha256 = old.sha256);",
+            "INSERT OR IGNORE INTO text_unnamed VALUES (old.sha256);",
+        )
+        assert old.count(textindex._OLD_TRIGGER) == 2
+        db.con.executescript(f"BEGIN;DROP TRIGGER text_out;DROP TRIGGER text_change;{old}COMMIT;")
+        assert textindex._old_triggers(db.con)
+    for name in ("a.txt", "b.txt"):  # both copies edited: one batch
+        (root / name).write_text("edited words\n")
+    notices: list[Event] = []
+    sweep([root], _opts(out=out), notices.append)
+    assert not [e for e in notices if isinstance(e, Notice) and "index" in e.message]
+    with RecordDB.open_reader(out / DB) as db:
+        assert not textindex._old_triggers(db.con)
+    assert _found(out, "edited") == {"a.txt", "b.txt"}
+    assert _found(out, "shared") == set()
+
+
 def test_a_store_without_one_gets_it_built_with_progress_and_notices(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
