@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from engine.dbindex import IndexGone
 from engine.detect import name_key
 from engine.errors import MachineFailure
 from engine.events import Level, Listener, Notice, NoticeKind, Progress, RecordsChanged
@@ -282,11 +283,21 @@ class Run:
 
     def execute(self) -> dict[Key, Record]:
         """Decide every entry; return the run's records by key (the sweeper applies them)."""
-        todo = self._sort()
-        if not self.interrupted:
-            self._read_all(todo)
+        try:
+            todo = self._sort()
+            if not self.interrupted:
+                self._read_all(todo)
+        except IndexGone:
+            if not self.lean:
+                raise
+            self._index_gone()
         self.flush_events()
         return self.new
+
+    def _index_gone(self) -> None:
+        """A lean run's index failed under a question (the run holds its records nowhere
+        else): it stops there, as when a commit fails, and ends as an interrupted one."""
+        self.index_lost = self.interrupted = True
 
     def _sort(self) -> _Todo:
         """Decide what needs no read now (links, empty files, unchanged files whose records
@@ -511,6 +522,11 @@ class Run:
             # What is still being read keeps its earlier record; nothing of it may come later.
             executor.cancel()
             self.interrupted = True
+        except IndexGone:
+            if not self.lean:
+                raise
+            executor.cancel()
+            self._index_gone()
         except MachineFailure as exc:
             self.executor_failed = True
             self._fail_the_rest(stream, str(exc))

@@ -154,6 +154,11 @@ class RunEnd:
     of the run no longer name are dropped (no record is loaded for either)."""
 
 
+def _look_at_every(_record: Record) -> None:
+    """The judge of a ``--rehash`` sweep's merge: no record is kept without its file hashed."""
+    return None
+
+
 class _Journaled:
     """Records handed one at a time, committed to the index a batch at a time (``journal``:
     :meth:`engine.resume.Ledger.journal`) and told to the listener as the run tells its own
@@ -406,6 +411,9 @@ class Sweeper:
                 return
         run.interrupted = True
         self._killed_before = True
+        if isinstance(self.index, IndexedRecords):  # (a store that had records: as on disk)
+            with contextlib.suppress(OSError, StoreCorrupt):
+                self.reload()
         self.on_event(
             Notice(
                 time.time(),
@@ -755,8 +763,8 @@ class Sweeper:
         from engine.readers.registry import reader_versions
         from engine.run import Run
 
-        if self.options.rehash or self.options.verify:
-            return None  # every file hashed, every text checked: no row is kept unseen
+        if self.options.verify:
+            return None  # every text checked: the run remembers each read for its copies
         resuming = None
         if resume:
             resuming = self.ledger.attach_resumed()
@@ -800,15 +808,21 @@ class Sweeper:
             if resuming is None:
                 self.ledger.sweep_begins(started)
             big = len(db) > merge.HOLD_AT_MOST  # (never every record held: a lean run)
+            judges: tuple[merge.Judge, merge.Judge | None] = (
+                keeper(prev_ns),
+                None if resuming is None else keeper(resuming.began, its_own=True),
+            )
+            if self.options.rehash:  # (every file hashed: no row is kept unseen)
+                judges = (_look_at_every, None if resuming is None else _look_at_every)
             merged = merge.merge(
                 listings,
                 lambda root: rows_of(db, root, past),
-                keeper(prev_ns),
+                judges[0],
                 texts[1],
                 held=held,
                 others=[r for r in roots_of(db) if r not in walked],
                 mark=marks.add,
-                resumed=None if resuming is None else keeper(resuming.began, its_own=True),
+                resumed=judges[1],
                 give_up=resuming is None and not big,  # (else a run holding none of them)
             )
             marks.flush()

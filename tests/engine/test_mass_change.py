@@ -11,7 +11,9 @@ holding every record writes: the same records, texts and counts.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from hypothesis import strategies as st
 
 from engine import merge
 from engine import run as run_mod
+from engine.db import RecordDB
+from engine.events import Notice
+from engine.resume import Ledger
 from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_dbindex import _count_loads
 from tests.engine.test_lean_sweep import (
@@ -46,9 +51,10 @@ def _swept_twice(where: Path) -> tuple[Path, Path]:
     return root, out
 
 
-def _held_sweep(root: Path, out: Path) -> None:
+def _held_sweep(root: Path, out: Path, rehash: bool = False) -> None:
     """The reference: a sweeper that keeps its records holds them all."""
-    with Sweeper([root], SweepOptions(out=out, tools=NONE, workers=1)) as sweeper:
+    opts = SweepOptions(out=out, tools=NONE, workers=1, rehash=rehash)
+    with Sweeper([root], opts) as sweeper:
         sweeper.run()
 
 
@@ -157,3 +163,62 @@ def test_any_mass_change_gives_the_store_a_sweep_holding_every_record_gives(
     _no_record_without_text(out)
     again: Any = sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
     assert again.extracted <= 1  # every verdict stands (the broken PDF is read again)
+
+
+def test_a_rehash_of_a_big_store_hashes_every_file_and_holds_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, out = _swept_twice(tmp_path)
+    reference = _copy_store(out, tmp_path / "reference")
+    hidden = root / "d1" / "f001.txt"  # changed, its size and time put back: only a hash sees
+    was = hidden.stat()
+    hidden.write_text(hidden.read_text().upper())
+    os.utime(hidden, ns=(was.st_atime_ns, was.st_mtime_ns))
+    _held_sweep(root, reference, rehash=True)
+    runs = _lean_runs(monkeypatch)
+    loads = _count_loads(monkeypatch)
+    result = sweep([root], SweepOptions(out=out, tools=NONE, workers=1, rehash=True))
+    assert loads == []
+    ((lean, held, _decided),) = runs.seen
+    assert lean and held == 0
+    assert result.extracted <= 2  # the hidden change (and the broken PDF)
+    records = {r.path: r for r in _comparable(out)}
+    assert records["d1/f001.txt"].sha256 == hashlib.sha256(hidden.read_bytes()).hexdigest()
+    assert _comparable(out) == _comparable(reference)
+    assert _texts(out) == _texts(reference)
+    assert _counts(out) == _counts(reference)
+
+
+def test_an_index_failing_under_a_lean_mass_change_loses_nothing_a_later_sweep_cannot_find(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, out = _swept_twice(tmp_path)
+    reference = _copy_store(out, tmp_path / "reference")
+    _change(root, [(n, "edit") for n in range(0, 60, 3)])
+    _held_sweep(root, reference)
+    _lean_runs(monkeypatch)
+    monkeypatch.setattr(run_mod.Run, "BATCH", 4)  # (committed often: it fails part way)
+    monkeypatch.setattr(Ledger, "COMMIT_S", 0.0)
+    put, calls = RecordDB.put, [0]
+
+    def failing(db: RecordDB, records: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 5:
+            raise sqlite3.OperationalError("disk I/O error")
+        put(db, records)
+
+    monkeypatch.setattr(RecordDB, "put", failing)
+    notices: list[Notice] = []
+    result = sweep(
+        [root],
+        SweepOptions(out=out, tools=NONE, workers=1),
+        lambda e: notices.append(e) if isinstance(e, Notice) else None,
+    )
+    assert result.interrupted
+    said = " ".join(n.message for n in notices)
+    assert "index failed" in said and "read again by the next sweep" in said, said
+    _no_record_without_text(out)
+    monkeypatch.setattr(RecordDB, "put", put)
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    assert _comparable(out) == _comparable(reference)
+    assert _texts(out) == _texts(reference)
