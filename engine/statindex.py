@@ -38,7 +38,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -295,31 +295,37 @@ def write(store: Store, swept: Swept, judge: Keeper, env: str) -> bool:
     # sweep's first, a resumed sweep's reads, which may come after a million kept) is out.
     found_in, dead = _not_kept(swept.records.items(), judge)
     others = sorted(found_in.difference(swept.roots))
-    by_root: dict[str, list[tuple[list[str], Record, Kept]]] = {
-        r: [] for r in (*swept.roots, *others) if r not in dead
-    }
+    by_root: dict[str, list[_Found]] = {r: [] for r in (*swept.roots, *others) if r not in dead}
     alive = by_root.keys()
+    lacking: set[str] = set()  # roots with a record whose text the store does not hold
     if any(root in found_in for root in alive):
         for (root, _path), r in swept.records.items():
             kept_as = judge(r) if root in alive else None
-            if kept_as is not None:
-                by_root[root].append((_walk_order(r), r, kept_as))
+            if kept_as is None or root in lacking:
+                continue
+            if r.status == Status.OK and r.sha256:
+                present = store.text_names() if present is None else present
+                if r.sha256 not in present:
+                    lacking.add(root)
+                    continue
+            # what the index needs of the record, not the record (a million of them: GBs)
+            kind, detail, again = kept_as
+            by_root[root].append(
+                (r.path, r.size, r.mtime_ns, kind, detail, line_of(r) if again else None)
+            )
     kept: list[RootFiles] = []
     for root, found in by_root.items():
-        wanted = {r.sha256 for _o, r, _k in found if r.status == Status.OK and r.sha256}
-        if wanted:
-            present = store.text_names() if present is None else present
-            if not present.issuperset(wanted):
-                continue
-        found.sort(key=itemgetter(0))
+        if root in lacking:
+            continue
+        found.sort(key=_walk_order)
         kept.append(
             RootFiles(
                 encoded(root),
-                encoded("\0".join([r.path for _o, r, _k in found])),
-                packed(array("q", [r.size for _o, r, _k in found])),
-                packed(array("q", [r.mtime_ns for _o, r, _k in found])),
-                [(encoded(r.path), k, encoded(d)) for _o, r, (k, d, _) in found if k != "file"],
-                [line_of(r) for _o, r, (_k, _d, again) in found if again],
+                encoded("\0".join([f[0] for f in found])),
+                packed(array("q", [f[1] for f in found])),
+                packed(array("q", [f[2] for f in found])),
+                [(encoded(f[0]), f[3], encoded(f[4])) for f in found if f[3] != "file"],
+                [f[5] for f in found if f[5] is not None],
             )
         )
     if not kept:
@@ -411,10 +417,15 @@ def _not_kept(records: Iterable[tuple[Key, Record]], judge: Keeper) -> tuple[set
     return seen, dead
 
 
-def _walk_order(r: Record) -> list[str]:
+_Found: TypeAlias = tuple[str, int, int, str, str, bytes | None]
+"""What the index keeps of a record: path, size, mtime_ns, how the walk finds it (kind,
+detail) and, for an ``error`` read again, its line."""
+
+
+def _walk_order(found: _Found) -> list[str]:
     """The walk's order: depth first, each folder's names sorted, is the order of the paths'
     lists of parts (a folder's files come right after its name would)."""
-    return r.path.split("/")
+    return found[0].split("/")
 
 
 def _counts(t: Tally) -> Counts:
