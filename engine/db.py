@@ -496,6 +496,15 @@ class RecordDB:
         ).fetchone()
         return bytes(row[0]) if row is not None else None
 
+    def stat(self, root: str, path: str) -> tuple[int, int] | None:
+        """The size and mtime the record of (``root``, ``path``) holds, if there is one (two
+        columns: no line to decode)."""
+        row = self.con.execute(
+            "SELECT size, mtime_ns FROM records WHERE root = ? AND path = ?",
+            (key_bytes(root), key_bytes(path)),
+        ).fetchone()
+        return (int(row[0]), int(row[1])) if row is not None else None
+
     def finished(self) -> int:
         """The change counter of the last sweep that finished (0: none did): the rows written
         past it are a killed sweep's decisions (or a watcher's, past ``extract.jsonl``)."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from engine.dbindex import IndexGone
+from engine.dbindex import IndexGone, ServedRecords
 from engine.detect import name_key
 from engine.errors import MachineFailure
 from engine.events import Level, Listener, Notice, NoticeKind, Progress, RecordsChanged
@@ -305,12 +305,17 @@ class Run:
         executor draws its reads."""
         opts = self.ctx.options
         todo = _Todo()
+        records = self.records
+        stat_of = records.stat_of if self.lean and isinstance(records, ServedRecords) else None
         for n, e in enumerate(self.entries):
             if n % 256 == 0 and self._stopping():
                 self.interrupted = True
                 break
             key = (e.root, e.path)
-            prior = self.records.get(key)
+            if stat_of is not None and self._stat_changed(e, key, stat_of):
+                todo.to_hash.append(n)  # (its record decoded once, when its hash is planned)
+                continue
+            prior = records.get(key)
             if e.kind != "file":
                 self.emit(_same(skipped_record(e), prior))
             elif e.size == 0:
@@ -342,6 +347,20 @@ class Run:
                 todo.priors.append(prior)
         self._sort_unknown(todo)
         return todo
+
+    def _stat_changed(
+        self, e: Entry, key: Key, stat_of: Callable[[Key], tuple[int, int] | None]
+    ) -> bool:
+        """Whether ``e`` is hashed as :meth:`_sort` would decide it from its record, known
+        from the record's size and mtime (``stat_of``) alone: a file whose stat changed, of
+        a size some content may have (a lean run's own record's size, or any while not
+        cold)."""
+        if e.kind != "file" or e.size == 0:
+            return False
+        was = stat_of(key)
+        if was is None or was == (e.size, e.mtime_ns):
+            return False
+        return self.ctx.options.verify or self.ctx.view.may_hold(e.size) or was[0] == e.size
 
     def _has_text(self, sha: str) -> bool:
         """Whether the store holds the text of ``sha`` (a full run lists the texts once)."""

@@ -211,7 +211,7 @@ def test_an_index_deleted_and_unreadable_mid_sweep_ends_as_an_interruption(
     def unreadable(self: Any, size: int = 50_000) -> Any:
         raise dbindex.IndexGone("the store's index failed: disk I/O error")
 
-    monkeypatch.setattr(dbindex._Records, "_batches", unreadable)
+    monkeypatch.setattr(dbindex.ServedRecords, "_batches", unreadable)
     result, notices = _sweep_noting(root, out)
     assert result.interrupted
     assert any("index failed during the sweep" in n.message for n in notices), notices

@@ -89,7 +89,7 @@ class _Spies:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.read_all = 0
         self.run_files: list[int] = []
-        read_all, init = dbindex._Records.read_all, run_mod.Run.__init__
+        read_all, init = dbindex.ServedRecords.read_all, run_mod.Run.__init__
 
         def counted(records: Any) -> None:
             self.read_all += 1
@@ -99,7 +99,7 @@ class _Spies:
             self.run_files.append(len(entries))
             init(run, ctx, entries, *a, **k)
 
-        monkeypatch.setattr(dbindex._Records, "read_all", counted)
+        monkeypatch.setattr(dbindex.ServedRecords, "read_all", counted)
         monkeypatch.setattr(run_mod.Run, "__init__", made)
 
 

@@ -267,8 +267,8 @@ def test_a_killed_first_sweep_resumes_without_loading_a_record(
         raise AssertionError("the resume loaded every record")
 
     monkeypatch.setattr(Ledger, "_resume", no_loading)
-    monkeypatch.setattr(dbindex._Records, "read_all", no_loading)
-    monkeypatch.setattr(dbindex._Records, "_batches", no_loading)
+    monkeypatch.setattr(dbindex.ServedRecords, "read_all", no_loading)
+    monkeypatch.setattr(dbindex.ServedRecords, "_batches", no_loading)
     result, read, notices = _sweep_reading(root, out)
     assert not read & committed
     assert any("resuming" in n.message and "3 files" not in n.message for n in notices)
@@ -419,8 +419,8 @@ def _no_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Ledger, "_resume", no_loading)
     monkeypatch.setattr(Ledger, "_resume_served", no_loading)
     monkeypatch.setattr(Store, "load", no_loading)
-    monkeypatch.setattr(dbindex._Records, "read_all", no_loading)
-    monkeypatch.setattr(dbindex._Records, "_batches", no_loading)
+    monkeypatch.setattr(dbindex.ServedRecords, "read_all", no_loading)
+    monkeypatch.setattr(dbindex.ServedRecords, "_batches", no_loading)
 
 
 @pytest.mark.parametrize("after", [3, 12])  # (12: all decided, the error last, then killed)
