@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from bench_sweep import make_tree
-from benchkit import checkout_of, compiled
+from benchkit import checkout_of, compiled, print_time_and_peak
 
 
 def _rewrite(root: Path) -> None:
@@ -121,15 +120,7 @@ def main() -> None:
                 f"exit {status}, load {load:.1f}"
             )
             got[side].append((seconds, rss))
-    for side, runs in got.items():
-        if not runs:
-            continue
-        times = [t for t, _ in runs]
-        peaks = [r / 1024 for _, r in runs]
-        print(
-            f"{side}: {statistics.median(times):.2f} s ({min(times):.2f}-{max(times):.2f}), "
-            f"peak {statistics.median(peaks):.0f} MB ({min(peaks):.0f}-{max(peaks):.0f})"
-        )
+    print_time_and_peak(got)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import time
 from pathlib import Path
 
 from bench_killed_resweep import _copy_store, _timed
 from bench_sweep import make_tree
-from benchkit import checkout_of, compiled
+from benchkit import checkout_of, compiled, print_time_and_peak
 
 
 def _change(tree: Path, how: str) -> None:
@@ -85,13 +84,7 @@ def main() -> None:
     if not loads:
         return  # (--runs 0: the tree and its base store made, for later runs)
     print(f"{args.files:,} files, --change {args.change}, load {min(loads):.1f}-{max(loads):.1f}")
-    for side, runs in got.items():
-        times = [t for t, _ in runs]
-        peaks = [r / 1024 for _, r in runs]
-        print(
-            f"{side}: {statistics.median(times):.2f} s ({min(times):.2f}-{max(times):.2f}), "
-            f"peak {statistics.median(peaks):.0f} MB ({min(peaks):.0f}-{max(peaks):.0f})"
-        )
+    print_time_and_peak(got)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ figure counted a cost no user pays. Compiling is written to the terminal, so a n
 from __future__ import annotations
 
 import compileall
+import statistics
 from pathlib import Path
 
 PACKAGES = ("engine", "tui")
@@ -35,3 +36,16 @@ def checkout_of(script: str) -> Path | None:
     if path is None or path.parent.name != "bin" or path.parents[1].name != ".venv":
         return None
     return path.parents[2]
+
+
+def print_time_and_peak(got: dict[str, list[tuple[float, int]]]) -> None:
+    """Each side's median wall time and peak RSS (ru_maxrss, KB), with min and max."""
+    for side, runs in got.items():
+        if not runs:
+            continue
+        times = [t for t, _ in runs]
+        peaks = [r / 1024 for _, r in runs]
+        print(
+            f"{side}: {statistics.median(times):.2f} s ({min(times):.2f}-{max(times):.2f}), "
+            f"peak {statistics.median(peaks):.0f} MB ({min(peaks):.0f}-{max(peaks):.0f})"
+        )

@@ -97,6 +97,21 @@ def _sweep_noting(root: Path, out: Path) -> tuple[SweepResult, list[Notice]]:
     return result, notices
 
 
+def failing_put(monkeypatch: pytest.MonkeyPatch, at: int = 5) -> Any:
+    """The index's writes failing at the ``at``-th batch (a disk I/O error); the real one
+    returned, to put back."""
+    put, calls = RecordDB.put, [0]
+
+    def failing(db: RecordDB, records: Any) -> None:
+        calls[0] += 1
+        if calls[0] == at:
+            raise sqlite3.OperationalError("disk I/O error")
+        put(db, records)
+
+    monkeypatch.setattr(RecordDB, "put", failing)
+    return put
+
+
 class Runs:
     """The runs a sweep made, caught as they end (``lean``, what each held)."""
 
@@ -144,16 +159,7 @@ def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, reference, out = _often_committed(tmp_path, monkeypatch)
-    put = RecordDB.put
-    calls = [0]
-
-    def failing(db: RecordDB, records: Any) -> None:
-        calls[0] += 1
-        if calls[0] == 5:
-            raise sqlite3.OperationalError("disk I/O error")
-        put(db, records)
-
-    monkeypatch.setattr(RecordDB, "put", failing)
+    put = failing_put(monkeypatch)
     result, notices = _sweep_noting(root, out)
     assert result.interrupted
     said = " ".join(n.message for n in notices)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from hypothesis import strategies as st
 from engine import merge
 from engine import run as run_mod
 from engine.db import RecordDB
-from engine.events import Notice
 from engine.resume import Ledger
 from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_dbindex import _count_loads
@@ -35,8 +33,10 @@ from tests.engine.test_lean_sweep import (
     _comparable,
     _counts,
     _no_record_without_text,
+    _sweep_noting,
     _texts,
     _tree,
+    failing_put,
 )
 
 LATER = 1_700_000_000_000_000_000
@@ -199,21 +199,8 @@ def test_an_index_failing_under_a_lean_mass_change_loses_nothing_a_later_sweep_c
     _lean_runs(monkeypatch)
     monkeypatch.setattr(run_mod.Run, "BATCH", 4)  # (committed often: it fails part way)
     monkeypatch.setattr(Ledger, "COMMIT_S", 0.0)
-    put, calls = RecordDB.put, [0]
-
-    def failing(db: RecordDB, records: Any) -> None:
-        calls[0] += 1
-        if calls[0] == 5:
-            raise sqlite3.OperationalError("disk I/O error")
-        put(db, records)
-
-    monkeypatch.setattr(RecordDB, "put", failing)
-    notices: list[Notice] = []
-    result = sweep(
-        [root],
-        SweepOptions(out=out, tools=NONE, workers=1),
-        lambda e: notices.append(e) if isinstance(e, Notice) else None,
-    )
+    put = failing_put(monkeypatch)
+    result, notices = _sweep_noting(root, out)
     assert result.interrupted
     said = " ".join(n.message for n in notices)
     assert "index failed" in said and "read again by the next sweep" in said, said
