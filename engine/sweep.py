@@ -58,7 +58,9 @@ from engine.words import count
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
     from engine.executor import Executor, ExecutorFactory
+    from engine.plan import Keeper
     from engine.run import Run, RunContext
+    from engine.textnames import TextNames
 
 
 @dataclass(frozen=True, slots=True)
@@ -759,8 +761,6 @@ class Sweeper:
         them, and the killed sweep's decisions past them): resumed the same way, the killed
         sweep's rows trusted from its start and its errors kept, so that neither the records
         nor the files it decided are read again."""
-        from engine.plan import RACY_NS, Keeper, LazyReaders
-        from engine.readers.registry import reader_versions
         from engine.run import Run
 
         if self.options.verify:
@@ -783,27 +783,8 @@ class Sweeper:
             started = min(started, self.walk_started)
             held = self._held_roots_served(listings, db)
             walked = {listing.root for listing in listings}
-            # the folders' times before the listing: the run and the stat index are given both
-            texts = (self.store.text_folder_times(), self.store.text_names())
-            roots = tuple(map(str, self.roots))
-            files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
-            # (the walk's counts: the start is said during the merge once it flags records)
-
-            def begun() -> None:
-                self.on_event(SweepStarted(started, roots, files, total, True))
-
-            marks = _Journaled(self.ledger.journal, self.on_event, begun)
-
-            def keeper(began: int, its_own: bool = False) -> Keeper:
-                return Keeper(
-                    reader_versions(),
-                    LazyReaders({}),
-                    self.tools.fingerprint,
-                    began - RACY_NS,
-                    tool_names=self.tools.names,
-                    its_own=its_own,
-                )
-
+            texts, marks = self._merge_start(listings, started, True)
+            keeper = self._keeper
             past = None if resuming is None else resuming.finished
             if resuming is None:
                 self.ledger.sweep_begins(started)
@@ -1018,8 +999,6 @@ class Sweeper:
         sweep is. None when the index cannot serve it (every record is read, as before): a
         rescan of a million files held them all, every five minutes, where it now holds the
         walk and the files that changed."""
-        from engine.plan import RACY_NS, Keeper, LazyReaders
-        from engine.readers.registry import reader_versions
         from engine.run import Run
 
         db = self.ledger.db
@@ -1037,22 +1016,8 @@ class Sweeper:
         listings, self._walked = self._walked or self._walk(), None
         started = min(started, self.walk_started)
         self.ledger.sweep_begins(started)
-        texts = (self.store.text_folder_times(), self.store.text_names())
-        roots = tuple(map(str, self.roots))
-        files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
-
-        def begun() -> None:
-            self.on_event(SweepStarted(started, roots, files, total, False))
-
-        marks = _Journaled(self.ledger.journal, self.on_event, begun)
-        keeper = Keeper(
-            reader_versions(),
-            LazyReaders({}),
-            self.tools.fingerprint,
-            self._prev_started_ns - RACY_NS,
-            tool_names=self.tools.names,
-            its_own=True,  # (not a full sweep: its errors keep their verdicts)
-        )
+        texts, marks = self._merge_start(listings, started, False)
+        keeper = self._keeper(self._prev_started_ns, its_own=True)  # (its errors kept)
         held = self._held_roots_served(listings, db)
         walked = {listing.root for listing in listings}
         try:
@@ -1085,6 +1050,38 @@ class Sweeper:
         done = self._conclude(ended)
         let_go(merged.files)
         return done
+
+    def _merge_start(
+        self, listings: list[Listing], started: float, full: bool
+    ) -> tuple[tuple[list[int], TextNames], _Journaled]:
+        """What a merge of the walk ``listings`` with the index starts from: the text
+        folders' times, then the texts listed after them (the run and the stat index are
+        given both), and where the records it flags reused go (the sweep's start, with the
+        walk's counts, is said before the first of them)."""
+        texts = (self.store.text_folder_times(), self.store.text_names())
+        roots = tuple(map(str, self.roots))
+        files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
+
+        def begun() -> None:
+            self.on_event(SweepStarted(started, roots, files, total, full))
+
+        return texts, _Journaled(self.ledger.journal, self.on_event, begun)
+
+    def _keeper(self, began: int, its_own: bool = False) -> Keeper:
+        """The judge of a merge: which records of a sweep that began at ``began`` (ns) stand
+        as they are (``its_own``: the decisions of the sweep it goes on with, or of a rescan:
+        an ``error`` keeps its verdict)."""
+        from engine.plan import RACY_NS, Keeper, LazyReaders
+        from engine.readers.registry import reader_versions
+
+        return Keeper(
+            reader_versions(),
+            LazyReaders({}),
+            self.tools.fingerprint,
+            began - RACY_NS,
+            tool_names=self.tools.names,
+            its_own=its_own,
+        )
 
     def _recount(self) -> None:
         """The served records' counts, from the index, a batch at a time."""
