@@ -9,8 +9,10 @@ strings (names keep a byte that is not UTF-8 as a code point, :func:`engine.db.k
 
 :func:`page` reads one page by keyset: the rows after (or before) a row's place, never an
 ``OFFSET`` that walks every row before it. ``quarry export --sort COLUMN [--desc] [--limit N]``
-reads its records through it; without an index on the column, SQLite sorts (a top-N sort
-under ``--limit``).
+reads its records through it. A store of :data:`engine.db.SORTED_FROM` records or more has a
+B-tree of each order's expression (then key): SQLite walks it from the keyset's place, so a
+page of the slowest files of ten million is a few milliseconds; without one, SQLite sorts
+what the query keeps (a top-N sort under ``--limit``: seconds at ten million).
 """
 
 from __future__ import annotations
@@ -19,28 +21,14 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from engine.db import key_bytes
+from engine.db import ORDER_SQL, key_bytes
 from engine.quality import VERDICTS
 from engine.records import Record
 from engine.sqlquery import Where
 
-_QUALITY_RANK = " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(VERDICTS, start=1))
-ORDER_SQL: dict[str, str] = {
-    "path": "",
-    "status": "status",
-    "quality": f"CASE quality {_QUALITY_RANK} ELSE 0 END",
-    "reason": "coalesce(reason, '')",
-    "mime": "coalesce(mime, '')",
-    "extractor": "coalesce(extractor, '')",
-    "chars": "chars",
-    "pages": "max(coalesce(pages, 0), 0)",
-    "size": "size",
-    "ms": "ms",
-}
-"""The sort columns (the dashboard's), each as the SQL value its rows are ordered by before
-their key (``path``: the key alone): a verdict by rank (none first, then best to worst), a
-missing text as empty, a missing page count as 0."""
 SORTS: tuple[str, ...] = tuple(ORDER_SQL)
+"""The sort columns, in the dashboard's order (:data:`engine.db.ORDER_SQL` says each one's
+SQL)."""
 
 
 def sort_value(record: Record, column: str) -> str | int:
@@ -86,7 +74,24 @@ def page(
 ) -> Iterator[bytes]:
     """The lines of the records ``where`` keeps, in ``column``'s order (``reverse``: read
     backwards), from past ``after`` (exclusive), at most ``limit`` of them; ``where`` must
-    be installed on ``con`` (:meth:`Where.install`)."""
+    be installed on ``con`` (:meth:`Where.install`). A big store's index walks its sort
+    B-tree of ``column`` (:data:`engine.db.SORTED_FROM`); another sorts the rows it keeps."""
+    sql, params = page_sql(where, column, reverse=reverse, after=after, limit=limit)
+    cur = con.execute(sql, params)
+    while batch := cur.fetchmany(4096):
+        yield from (bytes(row[0]) for row in batch)
+
+
+def page_sql(
+    where: Where,
+    column: str,
+    *,
+    reverse: bool = False,
+    after: After | None = None,
+    limit: int | None = None,
+) -> tuple[str, list[object]]:
+    """The statement and parameters of :func:`page` (written in the terms a sort B-tree is
+    made of, so that SQLite takes it: ``tests/engine/test_pages.py`` holds the plan)."""
     if column not in ORDER_SQL:
         raise ValueError(f"no sort column {column!r}: one of {', '.join(SORTS)}")
     order = [e for e in (ORDER_SQL[column], "root", "path") if e]
@@ -103,9 +108,7 @@ def page(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    cur = con.execute(sql, params)
-    while batch := cur.fetchmany(4096):
-        yield from (bytes(row[0]) for row in batch)
+    return sql, params
 
 
-__all__ = ["ORDER_SQL", "SORTS", "After", "page", "sort_key", "sort_value"]
+__all__ = ["ORDER_SQL", "SORTS", "After", "page", "page_sql", "sort_key", "sort_value"]

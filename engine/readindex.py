@@ -138,6 +138,9 @@ def _build(store: Store, path: Path, stop: Callable[[], bool] | None = None) -> 
                         (LEFT_OUT, left_out_words(left.count, left.first, str(store.jsonl_path))),
                     )
                     keep_bad_lines(db, tuple(left.first), left.count)
+                db.make_sorted(stop)  # (a big store's: a viewer pages it in any order)
+                if stop is not None and stop():
+                    raise _Stopped
                 # one file, no WAL beside it, before it is renamed (a reader opens it read-only)
                 db.con.execute("PRAGMA journal_mode = DELETE")
         finally:

@@ -1,0 +1,133 @@
+"""A big store's index carries a sort B-tree per dashboard column (issue 26).
+
+From :data:`engine.db.SORTED_FROM` records, a whole sweep's end and a build of the index from
+``extract.jsonl`` (the user's cache, a foreign store) leave one B-tree of each sort column's
+expression, so a page of any order is a walk of a few rows (``test_pages.py`` holds the
+plan); a writer that upserts many rows (past :data:`engine.db.UNSORTED_PAST`) drops them
+rather than keep them up row by row, and the next whole sweep builds them again. Here the
+thresholds are lowered to fit a test's folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from engine import db as db_mod
+from engine.db import DB, RecordDB
+from engine.pages import SORTS
+from engine.readindex import cached_index_path, reading_index
+from engine.records import Record
+from engine.store import Store
+from engine.sweep import SweepOptions, sweep
+from tests.engine.test_lean_sweep import NONE
+from tests.engine.test_readindex import _seed_store
+
+ALL = frozenset(c for c in SORTS if c != "path")
+
+
+def _recs(n: int, status: str = "ok") -> list[Record]:
+    return [Record("/r", f"f{i:04d}.txt", size=i, mtime_ns=1, status=status) for i in range(n)]
+
+
+def _tree(root: Path, n: int) -> Path:
+    root.mkdir()
+    for i in range(n):
+        (root / f"f{i:03d}.txt").write_text(f"text number {i}\n")
+    return root
+
+
+def _sorted_of(path: Path) -> frozenset[str]:
+    with RecordDB.open_reader(path) as db:
+        return db.sorted_columns()
+
+
+def test_a_whole_sweep_of_a_big_store_leaves_its_sort_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
+    small, big = _tree(tmp_path / "small", 19), _tree(tmp_path / "big", 20)
+    sweep([small], SweepOptions(out=tmp_path / "s1", tools=NONE, workers=1))
+    sweep([big], SweepOptions(out=tmp_path / "s2", tools=NONE, workers=1))
+    assert _sorted_of(tmp_path / "s1" / DB) == frozenset()
+    assert _sorted_of(tmp_path / "s2" / DB) == ALL
+
+
+def test_many_upserts_drop_the_trees_and_the_next_whole_sweep_builds_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+    root, out = _tree(tmp_path / "docs", 30), tmp_path / "store"
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    assert _sorted_of(out / DB) == ALL
+    with RecordDB.open_writer(out / DB) as db:
+        db.put(_recs(10))
+        db.commit()
+        assert db.sorted_columns() == ALL  # a few rows: kept up as they go
+        db.put(_recs(10))
+        assert db.sorted_columns() == frozenset()  # past UNSORTED_PAST: dropped
+        db.rollback()
+        assert db.sorted_columns() == ALL  # (the drop was in the transaction undone)
+        db.put(_recs(20))
+        db.commit()
+        assert db.sorted_columns() == frozenset()
+    # a sweep whose every file changed: the writer drops them, its end builds them again
+    for f in root.iterdir():
+        f.write_text(f.read_text() + "more\n")
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    assert _sorted_of(out / DB) == ALL
+
+
+def test_a_rebuilt_index_gets_them_without_a_drop_per_row(tmp_path: Path) -> None:
+    with mock.patch("engine.db.SORTED_FROM", 10), RecordDB.open_writer(tmp_path / DB) as db:
+        db.put(_recs(12))
+        db.commit()
+        db.make_sorted()
+        assert db.sorted_columns() == ALL
+        db.replace_all(_recs(40, status="error"), None)
+        assert db.sorted_columns() == frozenset()  # dropped while every row went in
+        assert db.make_sorted() == tuple(sorted(ALL, key=SORTS.index))
+        rows = db.con.execute(
+            "SELECT count(*) FROM records INDEXED BY sort_status WHERE status = 'error'"
+        ).fetchone()
+        assert rows == (40,)  # the tree holds every row of the rebuild
+
+
+def test_a_foreign_big_store_gets_them_in_its_cached_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
+    root, out = tmp_path / "docs", tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, root, {f"f{i:03d}.txt": f"text {i}\n" for i in range(25)})
+    built = reading_index(Store(out))
+    assert built is not None and built == cached_index_path(Store(out))
+    assert _sorted_of(built) == ALL
+    assert not (out / DB).exists()  # never beside the store
+
+
+def test_a_build_stopped_while_sorting_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
+    root, out = tmp_path / "docs", tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, root, {f"f{i:03d}.txt": f"text {i}\n" for i in range(25)})
+    asked: list[str] = []
+    real = RecordDB.make_sorted
+
+    def sorting(self: RecordDB, stop: object = None) -> tuple[str, ...]:
+        asked.append("sorting")
+        return real(self, stop)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RecordDB, "make_sorted", sorting)
+    assert reading_index(Store(out), stop=lambda: bool(asked)) is None
+    assert asked == ["sorting"]
+    cached = cached_index_path(Store(out))
+    assert cached is not None
+    assert not cached.exists()
+    assert not [p for p in os.listdir(cached.parent) if p.startswith(DB)]
