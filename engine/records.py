@@ -325,9 +325,13 @@ def check_name(value: object, name: str) -> str:
         if not value.startswith("/"):
             raise BadRecord("root is not an absolute path")
         return value
-    if value.startswith("/") or any(p in ("", ".", "..") for p in value.split("/")):
+    if value.startswith("/") or not _NOT_PLAIN.isdisjoint(value.split("/")):
         raise BadRecord("path is not a plain relative path (absolute, empty part, . or ..)")
     return value
+
+
+_NOT_PLAIN = frozenset(("", ".", ".."))
+"""The parts of a path no record's may have (empty: a leading, trailing or doubled ``/``)."""
 
 
 def _name_field(d: dict[str, Any], name: str) -> str:
