@@ -89,14 +89,17 @@ def page_sql(
     reverse: bool = False,
     after: After | None = None,
     limit: int | None = None,
+    offset: int = 0,
+    columns: str = "line",
 ) -> tuple[str, list[object]]:
     """The statement and parameters of :func:`page` (written in the terms a sort B-tree is
-    made of, so that SQLite takes it: ``tests/engine/test_pages.py`` holds the plan)."""
+    made of, so that SQLite takes it: ``tests/engine/test_pages.py`` holds the plan), giving
+    ``columns``, past ``offset`` rows more."""
     if column not in ORDER_SQL:
         raise ValueError(f"no sort column {column!r}: one of {', '.join(SORTS)}")
     order = [e for e in (ORDER_SQL[column], "root", "path") if e]
     way = " DESC" if reverse else ""
-    sql = f"SELECT line FROM records WHERE ({where.sql})"
+    sql = f"SELECT {columns} FROM records WHERE ({where.sql})"
     params: list[object] = list(where.params)
     if after is not None:
         sql += (
@@ -105,9 +108,9 @@ def page_sql(
         place = [after.value, key_bytes(after.root), key_bytes(after.path)]
         params += place[-len(order) :]
     sql += " ORDER BY " + ", ".join(e + way for e in order)
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
     return sql, params
 
 
