@@ -426,6 +426,10 @@ class RecordDB:
         }
         return frozenset(c for c in ORDER_SQL if SORT_INDEX + c in names)
 
+    def wants_sorted(self) -> bool:
+        """Whether :meth:`make_sorted` has B-trees to build (a big store lacking some)."""
+        return len(self) >= SORTED_FROM and len(self.sorted_columns()) < len(ORDER_SQL) - 1
+
     def make_sorted(self, stop: Callable[[], bool] | None = None) -> tuple[str, ...]:
         """Build the sort B-trees the index lacks, when it holds :data:`SORTED_FROM` records
         or more: each one statement and one commit (of no change a reader follows), its sort
@@ -505,8 +509,6 @@ class RecordDB:
             self._set("finished", seq)
             history.start(self.con, sweep=sweep)
         self.commit()
-        if sweep:
-            self.make_sorted()
 
     def replace_all(
         self, records: Iterable[Record], source: Identity | None, *, finished: bool = True

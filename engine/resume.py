@@ -82,6 +82,9 @@ class Ledger:
         self.say = say
         self.text = text
         """Keep the full-text index (:mod:`engine.textindex`); False drops one found."""
+        self.say_now: Callable[[Notice], None] | None = None
+        """Receives at once a notice of a wait that comes before the run's end (``say``'s are
+        told once a run is under way); ``say`` when None."""
         self.progress: Progress | None = None
         """Hears how far a build of the text index is (texts done, texts in all)."""
         self.db: RecordDB | None = None
@@ -375,11 +378,26 @@ class Ledger:
                 return
             if written:
                 self.db.in_step(source, finished=True, sweep=sweep)
+                if sweep:
+                    self._sort(self.db)
             else:
                 self.db.commit()
             self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)
+
+    def _sort(self, db: RecordDB) -> None:
+        """Give a big store's index its sort B-trees (:meth:`RecordDB.make_sorted`), said
+        first through :attr:`say_now`: minutes at ten million records, before the summary."""
+        if not db.wants_sorted():
+            return
+        words = (
+            f"sorting the index's {len(db):,} records by each column, for the dashboard and"
+            " export --sort (a big store's; minutes at ten million)"
+        )
+        notice = Notice(time.time(), NoticeKind.STORE_INDEX, words, Level.INFO)
+        (self.say_now or self.say)(notice)
+        db.make_sorted()
 
     def kept_texts(self) -> set[str]:
         """The texts the index's kept records name (:mod:`engine.history`): the store's

@@ -290,6 +290,7 @@ class Sweeper:
         store's index and let go from memory (:mod:`engine.dbindex`)."""
         self.ledger = Ledger(self.store, self._notices_append, text=options.text_index)
         """The store's index (:mod:`engine.db`): runs commit to it as they go."""
+        self.ledger.say_now = lambda notice: self.on_event(notice)  # (before the summary)
         self.write_behind_s: float | None = None
         """Set by a watching session: a watch batch leaves ``extract.jsonl`` behind the index
         (see :meth:`write_behind`); None writes it with every run."""

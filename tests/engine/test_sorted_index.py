@@ -18,6 +18,7 @@ import pytest
 
 from engine import db as db_mod
 from engine.db import DB, RecordDB
+from engine.events import Notice, SweepFinished
 from engine.pages import SORTS
 from engine.readindex import cached_index_path, reading_index
 from engine.records import Record
@@ -131,3 +132,23 @@ def test_a_build_stopped_while_sorting_leaves_nothing(
     assert cached is not None
     assert not cached.exists()
     assert not [p for p in os.listdir(cached.parent) if p.startswith(DB)]
+
+
+def test_the_ordering_is_said_as_it_begins_and_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
+    root, out = _tree(tmp_path / "docs", 20), tmp_path / "store"
+    for expected in (["ordering", "finished"], ["finished"]):
+        said: list[str] = []
+
+        def heard(event: object, said: list[str] = said) -> None:
+            if isinstance(event, Notice) and "sorting the index" in event.message:
+                assert _sorted_of(out / DB) == frozenset()  # said before, not after
+                said.append("ordering")
+            elif isinstance(event, SweepFinished):
+                said.append("finished")
+
+        sweep([root], SweepOptions(out=out, tools=NONE, workers=1), heard)
+        assert said == expected  # (the second sweep: the trees are there already)
+    assert _sorted_of(out / DB) == ALL
