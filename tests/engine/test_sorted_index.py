@@ -98,13 +98,19 @@ def test_a_rebuilt_index_gets_them_without_a_drop_per_row(tmp_path: Path) -> Non
         assert rows == (40,)  # the tree holds every row of the rebuild
 
 
+def _foreign_big_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store without an index (the seed's) past a :data:`SORTED_FROM` lowered to 20."""
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
+    out = tmp_path / "store"
+    out.mkdir()
+    _seed_store(out, tmp_path / "docs", {f"f{i:03d}.txt": f"text {i}\n" for i in range(25)})
+    return out
+
+
 def test_a_foreign_big_store_gets_them_in_its_cached_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
-    root, out = tmp_path / "docs", tmp_path / "store"
-    out.mkdir()
-    _seed_store(out, root, {f"f{i:03d}.txt": f"text {i}\n" for i in range(25)})
+    out = _foreign_big_store(tmp_path, monkeypatch)
     built = reading_index(Store(out))
     assert built is not None and built == cached_index_path(Store(out))
     assert _sorted_of(built) == ALL
@@ -114,10 +120,7 @@ def test_a_foreign_big_store_gets_them_in_its_cached_index(
 def test_a_build_stopped_while_sorting_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(db_mod, "SORTED_FROM", 20)
-    root, out = tmp_path / "docs", tmp_path / "store"
-    out.mkdir()
-    _seed_store(out, root, {f"f{i:03d}.txt": f"text {i}\n" for i in range(25)})
+    out = _foreign_big_store(tmp_path, monkeypatch)
     asked: list[str] = []
     real = RecordDB.make_sorted
 
