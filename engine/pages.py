@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from engine.db import ORDER_SQL, key_bytes
+from engine.db import ORDER_SQL, SORT_INDEX, key_bytes
 from engine.quality import VERDICTS
 from engine.records import Record
 from engine.sqlquery import Where
@@ -29,6 +29,12 @@ from engine.sqlquery import Where
 SORTS: tuple[str, ...] = tuple(ORDER_SQL)
 """The sort columns, in the dashboard's order (:data:`engine.db.ORDER_SQL` says each one's
 SQL)."""
+
+
+def tree_of(column: str) -> str:
+    """The B-tree of ``column``'s order (the key's for ``path``; the others a big store's,
+    :data:`engine.db.SORTED_FROM`)."""
+    return "by_key" if column == "path" else SORT_INDEX + column
 
 
 def sort_value(record: Record, column: str) -> str | int:
@@ -91,15 +97,19 @@ def page_sql(
     limit: int | None = None,
     offset: int = 0,
     columns: str = "line",
+    walk: bool = False,
 ) -> tuple[str, list[object]]:
     """The statement and parameters of :func:`page` (written in the terms a sort B-tree is
     made of, so that SQLite takes it: ``tests/engine/test_pages.py`` holds the plan), giving
-    ``columns``, past ``offset`` rows more."""
+    ``columns``, past ``offset`` rows more. ``walk``: walk the order's B-tree (it must be
+    there) even where SQLite would rather find the rows by another and sort them (a status
+    tab that holds many of the records: :class:`engine.window.Window` decides)."""
     if column not in ORDER_SQL:
         raise ValueError(f"no sort column {column!r}: one of {', '.join(SORTS)}")
     order = [e for e in (ORDER_SQL[column], "root", "path") if e]
     way = " DESC" if reverse else ""
-    sql = f"SELECT {columns} FROM records WHERE ({where.sql})"
+    walked = f" INDEXED BY {tree_of(column)}" if walk else ""
+    sql = f"SELECT {columns} FROM records{walked} WHERE ({where.sql})"
     params: list[object] = list(where.params)
     if after is not None:
         sql += (
@@ -114,4 +124,4 @@ def page_sql(
     return sql, params
 
 
-__all__ = ["ORDER_SQL", "SORTS", "After", "page", "page_sql", "sort_key", "sort_value"]
+__all__ = ["ORDER_SQL", "SORTS", "After", "page", "page_sql", "sort_key", "sort_value", "tree_of"]

@@ -3,6 +3,7 @@
 Random records and queries (``test_sqlquery``'s), every sort column both ways, with a big
 store's sort B-trees or without, and a random run of reads: short walks from a known place,
 far jumps from either end (the window's thresholds made small so that every way is taken),
+pages that walk the order's B-tree or that SQLite finds its own way,
 reads past the end. Each read must be the slice of the records the query keeps, sorted by
 :func:`engine.pages.sort_key`; the count and each record's position must agree with it.
 """
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from engine import window as window_mod
 from engine.db import RecordDB
 from engine.jsonl import line_of
-from engine.pages import SORTS, sort_key
+from engine.pages import SORTS, page_sql, sort_key
 from engine.query import Query
 from engine.records import Record
 from engine.sqlquery import compile_where, known_values
@@ -44,6 +45,7 @@ def _shown(r: Record) -> tuple[object, ...]:
     reads=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 9)), min_size=1, max_size=8),
     far=st.integers(0, 6),
     step=st.integers(1, 4),
+    walk=st.booleans(),
 )
 def test_every_read_is_the_slice_of_the_python_order(
     recs: list[Record],
@@ -54,6 +56,7 @@ def test_every_read_is_the_slice_of_the_python_order(
     reads: list[tuple[int, int]],
     far: int,
     step: int,
+    walk: bool,
 ) -> None:
     recs = [r for r in recs if read_jsonl(line_of(r)).records]  # (those a store can hold)
     query = Query.parse(line)
@@ -64,6 +67,7 @@ def test_every_read_is_the_slice_of_the_python_order(
         mock.patch("engine.db.SORTED_FROM", 0 if trees else 1 << 62),
         mock.patch.object(window_mod, "FAR", far),
         mock.patch.object(window_mod, "STEP", step),
+        mock.patch.object(window_mod, "WALK_SHARE", 0.0 if walk else 2.0),
     ):
         db.put(recs)
         db.commit()
@@ -95,3 +99,38 @@ def test_a_whole_store_is_counted_from_the_counts_it_keeps() -> None:
         db.con.set_trace_callback(asked.append)
         assert Window(db.con, compile_where(Query.parse(""))).count() == 30
         assert not [s for s in asked if "FROM records" in s]
+
+
+def _plans(db: RecordDB, query: str, column: str) -> list[str]:
+    """The plans of the statements a window over ``query`` runs for its first page."""
+    asked: list[tuple[str, list[object]]] = []
+
+    def noted(*args: object, **kwargs: object) -> tuple[str, list[object]]:
+        got = page_sql(*args, **kwargs)  # type: ignore[arg-type]
+        asked.append(got)
+        return got
+
+    where = compile_where(Query.parse(query), {}, known_values(db.con))
+    with mock.patch.object(window_mod, "page_sql", noted):
+        Window(db.con, where, column, reverse=True).rows(0, 5)
+    return [
+        " | ".join(row[-1] for row in db.con.execute("EXPLAIN QUERY PLAN " + sql, params))
+        for sql, params in asked
+    ]
+
+
+def test_a_tab_holding_many_records_walks_the_order_and_a_rare_one_is_sorted() -> None:
+    recs = [
+        Record("/r", f"f{i:03d}.txt", size=i, mtime_ns=1, ms=i % 13,
+               status="error" if i % 10 == 0 else "skipped" if i == 5 else "ok")
+        for i in range(300)
+    ]  # fmt: skip
+    with RecordDB.open_memory() as db, mock.patch("engine.db.SORTED_FROM", 10):
+        db.put(recs)
+        db.commit()
+        db.make_sorted()
+        with mock.patch.object(window_mod, "WALK_SHARE", 0.05):
+            (common,) = _plans(db, "status:error", "ms")  # a tenth of the records
+            (rare,) = _plans(db, "status:skipped", "ms")  # one
+    assert "sort_ms" in common and "TEMP B-TREE" not in common, common
+    assert "sort_ms" not in rare, rare
