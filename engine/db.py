@@ -79,10 +79,11 @@ a viewer pages rows in any order without sorting them all (a sort of ten million
 seconds), and a smaller store's dashboard holds its rows and sorts them itself. Each B-tree
 costs about a fifth more on every upsert, which a small store's sweeps need not pay."""
 UNSORTED_PAST = 50_000
-"""Rows one writer's connection upserts past which it drops the sort B-trees (a mass change,
-a resumed sweep of a big store): keeping them up a row at a time made inserts 3.3x as slow
-(200,000 rows in random order, 21 s against 69 s); the whole sweep's end builds them again
-in one sort each (0.4 s per 200,000 rows)."""
+"""Rows one run upserts (and a sixteenth of the store's at least) past which the writer
+drops the sort B-trees (a mass change, a cold or resumed sweep of a big store): keeping them
+up a row at a time made inserts 3.3x as slow (200,000 rows in random order, 21 s against
+69 s), where the run's end builds them again in one sort each (0.4 s per 200,000 rows). A
+run of fewer (a watch batch) keeps them up."""
 TOMBSTONES_KEPT = 100_000
 """Tombstones past this many are pruned; a reader further behind reloads everything."""
 
@@ -256,9 +257,11 @@ class RecordDB:
         self._replaced = False
         """The transaction in flight replaced every record (:meth:`replace_all`)."""
         self._upserted = 0
-        """Rows this connection upserted (:data:`UNSORTED_PAST`)."""
+        """Rows the run in flight upserted (:data:`UNSORTED_PAST`, :meth:`run_ended`)."""
+        self._drop_at: int | None = None
+        """Upserts of the run past which it drops the sort B-trees (once it is near)."""
         self._unsorted = False
-        """This connection dropped the sort B-trees (in a transaction not rolled back)."""
+        """This run dropped the sort B-trees (in a transaction not rolled back)."""
         self.aside: dict[str, str] = {}
         """Texts replaced in the run in flight: content hash -> the hash of its old text, kept
         aside (:meth:`set_aside`); the run's end clears it."""
@@ -365,7 +368,10 @@ class RecordDB:
         after = history.last_row(self.con) if self.aside else 0
         self._upserted += len(rows)
         if self._upserted > UNSORTED_PAST and not self._unsorted:
-            self._drop_sorted()
+            if self._drop_at is None:
+                self._drop_at = max(UNSORTED_PAST, len(self) // 16)
+            if self._upserted > self._drop_at:
+                self._drop_sorted()
         self.con.executemany(_UPSERT, rows)
         if self.aside:  # the records these replace had the texts set aside
             history.name_new(self.con, after, self.aside)
@@ -460,6 +466,16 @@ class RecordDB:
                 self.con.set_progress_handler(None, 0)
         self._unsorted = False
         return tuple(built)
+
+    @property
+    def dropped_sorted(self) -> bool:
+        """The run in flight dropped the sort B-trees (:data:`UNSORTED_PAST`)."""
+        return self._unsorted
+
+    def run_ended(self) -> None:
+        """A run's writes ended: the next run's upserts are counted afresh."""
+        self._upserted = 0
+        self._drop_at = None
 
     def _drop_sorted(self) -> None:
         """Drop the sort B-trees in the transaction in flight (see :data:`UNSORTED_PAST`)."""

@@ -378,10 +378,11 @@ class Ledger:
                 return
             if written:
                 self.db.in_step(source, finished=True, sweep=sweep)
-                if sweep:
-                    self._sort(self.db)
             else:
                 self.db.commit()
+            if sweep or self.db.dropped_sorted:  # (a run that rewrote much: built again)
+                self._sort(self.db)
+            self.db.run_ended()
             self._opened = None
         except sqlite3.Error as exc:
             self._fail(exc)

@@ -23,7 +23,7 @@ from engine.pages import SORTS
 from engine.readindex import cached_index_path, reading_index
 from engine.records import Record
 from engine.store import Store
-from engine.sweep import SweepOptions, sweep
+from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_lean_sweep import NONE
 from tests.engine.test_readindex import _seed_store
 
@@ -155,3 +155,38 @@ def test_the_ordering_is_said_as_it_begins_and_once(
         sweep([root], SweepOptions(out=out, tools=NONE, workers=1), heard)
         assert said == expected  # (the second sweep: the trees are there already)
     assert _sorted_of(out / DB) == ALL
+
+
+def test_small_runs_keep_the_trees_up_however_many_there_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+    with RecordDB.open_writer(tmp_path / DB) as db:
+        db.put(_recs(12))
+        db.commit()
+        db.run_ended()
+        db.make_sorted()
+        for _ in range(5):  # a watching session's batches: 50 upserts in all
+            db.put(_recs(10))
+            db.commit()
+            db.run_ended()
+        assert db.sorted_columns() == ALL
+
+
+def test_a_part_of_a_big_store_swept_anew_gets_its_trees_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+    root, out = _tree(tmp_path / "docs", 10), tmp_path / "store"
+    sub = _tree(root / "sub", 30)
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    assert _sorted_of(out / DB) == ALL
+    for f in sub.iterdir():
+        f.write_text(f.read_text() + "more\n")
+    with Sweeper([root], SweepOptions(out=out, tools=NONE, workers=1)) as sweeper:
+        sweeper.run(only={str(root): [f"sub/{f.name}" for f in sub.iterdir()]})  # (a batch's)
+    with RecordDB.open_reader(out / DB) as db:
+        assert len(db) == 40
+        assert db.sorted_columns() == ALL
