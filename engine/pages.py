@@ -88,6 +88,15 @@ def page(
         yield from (bytes(row[0]) for row in batch)
 
 
+def beyond(column: str, after: After, *, reverse: bool = False) -> tuple[str, list[object]]:
+    """The clause (and its parameters) keeping the rows past ``after``'s place in
+    ``column``'s order (``reverse``: before it), in the terms its sort B-tree is made of."""
+    order = [e for e in (ORDER_SQL[column], "root", "path") if e]
+    place: list[object] = [after.value, key_bytes(after.root), key_bytes(after.path)]
+    way = "<" if reverse else ">"
+    return f"({', '.join(order)}) {way} ({', '.join('?' * len(order))})", place[-len(order) :]
+
+
 def page_sql(
     where: Where,
     column: str,
@@ -112,11 +121,9 @@ def page_sql(
     sql = f"SELECT {columns} FROM records{walked} WHERE ({where.sql})"
     params: list[object] = list(where.params)
     if after is not None:
-        sql += (
-            f" AND ({', '.join(order)}) {'<' if reverse else '>'} ({', '.join('?' * len(order))})"
-        )
-        place = [after.value, key_bytes(after.root), key_bytes(after.path)]
-        params += place[-len(order) :]
+        past, place = beyond(column, after, reverse=reverse)
+        sql += f" AND {past}"
+        params += place
     sql += " ORDER BY " + ", ".join(e + way for e in order)
     if limit is not None or offset:
         sql += " LIMIT ? OFFSET ?"
@@ -124,4 +131,14 @@ def page_sql(
     return sql, params
 
 
-__all__ = ["ORDER_SQL", "SORTS", "After", "page", "page_sql", "sort_key", "sort_value", "tree_of"]
+__all__ = [
+    "ORDER_SQL",
+    "SORTS",
+    "After",
+    "beyond",
+    "page",
+    "page_sql",
+    "sort_key",
+    "sort_value",
+    "tree_of",
+]

@@ -24,7 +24,7 @@ from bisect import bisect_left
 from typing import Any
 
 from engine.db import ORDER_SQL, key_bytes, name_of
-from engine.pages import After, page_sql, tree_of
+from engine.pages import After, beyond, page_sql, tree_of
 from engine.records import Key
 from engine.sqlquery import Where
 
@@ -101,20 +101,17 @@ class Window:
 
     def position(self, key: Key) -> int | None:
         """Where the record of ``key`` is in the order (None: the clause does not keep it)."""
-        root, path = key_bytes(key[0]), key_bytes(key[1])
         where = self._where
         row = self._con.execute(
             f"SELECT {self._value} FROM records WHERE root = ? AND path = ? AND ({where.sql})",
-            (root, path, *where.params),
+            (key_bytes(key[0]), key_bytes(key[1]), *where.params),
         ).fetchone()
         if row is None:
             return None
-        order = [e for e in (ORDER_SQL[self.column], "root", "path") if e]
-        place = [row[0], root, path][-len(order) :]
-        before = ">" if self.reverse else "<"
+        # the rows before it: past its place read the other way
+        before, place = beyond(self.column, After(row[0], *key), reverse=not self.reverse)
         (n,) = self._con.execute(
-            f"SELECT count(*) FROM records WHERE ({where.sql})"
-            f" AND ({', '.join(order)}) {before} ({', '.join('?' * len(order))})",
+            f"SELECT count(*) FROM records WHERE ({where.sql}) AND {before}",
             (*where.params, *place),
         ).fetchone()
         return int(n)
