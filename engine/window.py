@@ -67,6 +67,11 @@ class Window:
         self._known: list[int] = []
         """The positions of :attr:`_places`, ascending."""
 
+    def counted(self, n: int) -> None:
+        """The records the clause keeps, known to the caller (counted with others in one
+        walk): not counted again."""
+        self._count = n
+
     def count(self) -> int:
         """The records the clause keeps (asked once)."""
         if self._count is None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from textual import on, work
 
+from engine.browse import browsable
 from engine.events import Event
 from engine.store import Store
 from tui.desk import Desk
@@ -31,6 +32,7 @@ from tui.globalkeys import GlobalKeys
 from tui.link import Link, Live
 from tui.messages import EngineEvents, Fed
 from tui.model import RecordModel
+from tui.paged import PagedModel
 from tui.router import Router
 from tui.state import TriageState
 
@@ -61,7 +63,9 @@ class QuarryApp(GlobalKeys):
         self.store = session.store if session is not None else Store(Path(store_out))
         self.session = session
         self.read_only = read_only
-        self.model = RecordModel()
+        # a big store another process writes is paged from its index, never held
+        index = browsable(self.store) if session is None else None
+        self.model = PagedModel(index) if index is not None else RecordModel()
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.link = Link(self.model, self.triage, sweeping=session is not None)
         """The engine side's doings to the model, the log and the live state."""

@@ -17,7 +17,7 @@ after a full sweep when files wait on a new tool.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -26,11 +26,12 @@ from textual.screen import ModalScreen, Screen
 from engine.events import Event
 from engine.passwords import Passwords
 from engine.query import TextTerm
-from engine.records import Key, Record, Status, is_sha256
+from engine.records import Key, Record, is_sha256
 from engine.store import Store
 from tui.board import Board
 from tui.link import Change, Link, Say
 from tui.messages import ModelChanged, RetryFinished, ToolsChecked
+from tui.paged import PagedModel
 from tui.retries import Retries, RetryDone, ToolsCheck
 from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
@@ -248,10 +249,10 @@ class Desk(Board):
     def loaded(self) -> None:
         """The store is loaded: the tools its files wait on are known (no tools screen for
         them at the first sweep's end), and its error groups (new ones are announced)."""
-        self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
-        rids = self.model.rids_with_status(Status.ERROR.value)
+        if not isinstance(self.model, PagedModel):  # (it reads every record; no sweep here)
+            self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self.app.run_worker(
-            partial(self._learn_groups, rids),
+            partial(self._learn_groups, self.model.error_messages()),
             name="_learn_groups",
             group="known-groups",
             thread=True,
@@ -259,9 +260,9 @@ class Desk(Board):
             exit_on_error=False,
         )
 
-    def _learn_groups(self, rids: list[int]) -> None:
+    def _learn_groups(self, messages: Callable[[], set[tuple[str | None, str | None]]]) -> None:
         # off the UI thread: each distinct message is normalised by regular expressions
-        groups = group_keys(self.model, rids)
+        groups = group_keys(messages())
         self.app.call_from_thread(setattr, self.triage, "known_groups", groups)
 
     def see_records(self, records: Iterable[Record]) -> None:

@@ -29,6 +29,7 @@ from tui.messages import (
     StoreFollowed,
     StoreLoaded,
 )
+from tui.paged import PagedModel
 from tui.poll import Followed
 
 if TYPE_CHECKING:
@@ -70,7 +71,11 @@ class Feed:
         first frame has rows (a screen's worth, in milliseconds); :meth:`load` loads the
         rest, the garbage collector paused until it is shown."""
         self.collector.pause()
-        self.opening = opening = open_store(self.store)
+        browse = isinstance(self.link.model, PagedModel)
+        self.opening = opening = open_store(self.store, browse=browse)
+        if browse and opening.rows is not None:
+            self.route(self.link.browsing(opening.rows))
+            self.begun = True
         for chunk in opening.first:
             self.route(self.link.rows_loaded(chunk, opening.rows, not self.begun))
             self.begun = True
@@ -138,8 +143,7 @@ def load_rest(store: Store, opening: Opening, first: bool, post: Post) -> None:
     try:
         if opening.trouble is not None:
             raise opening.trouble
-        assert opening.chunks is not None
-        for chunk in opening.chunks:
+        for chunk in opening.chunks or ():  # (none for a store browsed from its index)
             post(RowsLoaded(chunk, data, first))
             first = False
     except OSError as exc:  # a folder in its place, no permission, a failing disk

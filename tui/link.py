@@ -42,7 +42,8 @@ from tui.hold import SweepHold
 from tui.loader import Chunk, Rows, Stamp, load_rows, open_rows
 from tui.model import RecordModel
 from tui.pace import Pace, describe
-from tui.poll import Followed, StoreDiff, diff_store, follow_store
+from tui.paged import PagedModel
+from tui.poll import Followed, StoreDiff, diff_store, follow_store, whole_store
 from tui.state import TriageState, is_encrypted
 from tui.triage import error_records
 from tui.words import count
@@ -212,12 +213,24 @@ class Link:
         self.progress = (chunk.done, chunk.total)
         return Applied(Change(loading=True, first=first or chunk.restart))
 
+    def browsing(self, data: Rows) -> Applied:
+        """A big store is browsed from its index (:class:`~tui.paged.PagedModel`): its rows
+        are not loaded, the first page is read as the first frame is drawn."""
+        model = self.model
+        assert isinstance(model, PagedModel)
+        model.data = data.table
+        model.attach(model.index)
+        model.note_bad(data.table.bad, data.table.bad_count)
+        self.progress = (len(model), len(model))
+        return Applied(Change(loading=True, first=True))
+
     def loaded(
         self, summary: Summary | None, where: Where, problem: str, keep: int | None
     ) -> Applied:
         """The whole store is loaded: its summary, where the load stands in the store's
         history, the summary's problem (the load's is :attr:`failure`)."""
         self.summary = summary
+        self.model.take_summary(summary)
         self.stamp, self.point = where
         self.progress = None
         if self.state is not Live.FAILED:
@@ -379,13 +392,20 @@ class Link:
                 # in its index: the next poll sees them agree again.
                 return None
         self._untrusted = 0
+        if isinstance(self.model, PagedModel):  # the index made anew: browsed from the start
+            return whole_store(store)
         return diff_store(store, self.model)
 
     def followed(self, followed: Followed, keep: int | None) -> Applied:
         """Apply what the store's index says changed."""
         self.stamp, self.point = followed.stamp, followed.point
         self.summary = followed.summary or self.summary
+        self.model.take_summary(self.summary)
         say = self._readable()
+        if followed.whole and isinstance(self.model, PagedModel):
+            self.model.attach(followed.index)  # (the index made anew: read from the start)
+            self.last_event = time.time()
+            return Applied(Change(frozenset(), keep, texts=True), say)
         if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
             return Applied(Change(), say)
         self.last_event = time.time()
@@ -493,13 +513,17 @@ class Opening:
         return self.rows.stamp if self.rows is not None else None
 
 
-def open_store(store: Store) -> Opening:
+def open_store(store: Store, *, browse: bool = False) -> Opening:
     """Open ``store`` and read its first rows (milliseconds from an index; a store without
     one has it built first, by the engine); an OSError is kept, not raised: the loading
-    worker says it."""
+    worker says it. ``browse``: the rows are not loaded (a :class:`~tui.paged.PagedModel`
+    pages them from the index), only the store's table is opened for its records."""
     counts = status_counts(store.out / DB, store.jsonl_path)
     try:
         rows = open_rows(store)
+        if browse:
+            rows.table.end_read()  # (no load: the snapshot is let go at once)
+            return Opening(counts, rows, None, ())
         chunks = load_rows(rows)
         first = tuple(islice(chunks, 1))
     except OSError as exc:

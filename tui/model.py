@@ -24,10 +24,10 @@ from itertools import compress
 from typing import Any
 
 from engine.query import Query, TextTerm, and_masks
-from engine.records import STATUSES, Key, Record
+from engine.records import STATUSES, Key, Record, Summary
 from engine.store import BadLine, left_out
 from tui.coded import Coded
-from tui.columns import QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
+from tui.columns import QUALITY_CODE, QUALITY_NAMES, STATUS_CODE, STATUS_NAMES, Batch
 from tui.indexing import KeyIndex, Ordering
 
 Row = tuple[Any, ...]
@@ -206,6 +206,11 @@ class RecordModel(Ordering):
         found: Record | None = self.data.record(self.key_of(rid))
         return found
 
+    def record_of(self, key: Key) -> Record | None:
+        """The full record of ``key`` (None when there is none)."""
+        rid = self.ids.get(key)
+        return None if rid is None else self.record(rid)
+
     def records(self, rids: Iterable[int]) -> list[Record]:
         """The full records of the rows ``rids`` that are there, in their order: those not
         delivered by a live event asked of the table together (one statement for hundreds,
@@ -243,7 +248,7 @@ class RecordModel(Ordering):
     def reasons(self) -> Counter[str]:
         """Live rows per ``status/reason``."""
         return Counter(
-            {f"{STATUS_NAMES[c]}/{r}": n for (c, r), n in self._pairs.items() if r is not None}
+            {f"{STATUS_NAMES[c]}/{r}": n for (c, r), n in self._pairs.items() if r and n > 0}
         )
 
     def groups(self, status: str) -> list[tuple[str, int]]:
@@ -264,6 +269,44 @@ class RecordModel(Ordering):
             table = self.cols.reasons.values
             parts.append(self.cols.reasons.mask([1 if r in wanted else 0 for r in table]))
         return list(compress(range(len(self.cols)), and_masks(parts)))
+
+    def rids_with_quality(self, verdicts: Iterable[str]) -> list[int]:
+        """Live row ids of the records whose verdict is one of ``verdicts`` (a C scan of the
+        quality column per verdict)."""
+        rids: list[int] = []
+        data = self.cols.quality
+        for verdict in verdicts:
+            code = QUALITY_CODE.get(verdict)
+            if code is None:
+                continue
+            i = data.find(code)
+            while i != -1:
+                if self.alive[i]:
+                    rids.append(i)
+                i = data.find(code, i + 1)
+        return rids
+
+    def error_messages(self) -> Callable[[], set[tuple[str | None, str | None]]]:
+        """What gives every distinct (reason, error) of the error rows, to be called off the
+        drawing thread: the rows are picked now, their messages read then."""
+        rids = self.rids_with_status("error")
+        reasons, errors = self.cols.reasons, self.cols.errors
+
+        def messages() -> set[tuple[str | None, str | None]]:
+            # pairs of codes, in C: a Python step per error row (100,000s) held the GIL
+            codes = map(reasons.codes.__getitem__, rids), map(errors.codes.__getitem__, rids)
+            pairs = set(zip(*codes, strict=True))
+            return {(reasons.values[r], errors.values[e]) for r, e in pairs}
+
+        return messages
+
+    def view_keys(self) -> list[Key]:
+        """The keys of the view, in its order."""
+        keys = (self.key(self.rid_at(i)) for i in range(len(self.view)))
+        return [k for k in keys if k is not None]
+
+    def take_summary(self, summary: Summary | None) -> None:
+        """The store's summary, as read (a held store counts its own totals)."""
 
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
         """(key, tools) of every live row that names tools that would unlock it: a

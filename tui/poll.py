@@ -17,11 +17,15 @@ dashboard keeps no column of, a content hash alone, is not highlighted.)
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, not_
+from pathlib import Path
 
-from engine.db import DB, Point, follow
+from engine.browse import browsable
+from engine.db import DB, IndexUnusable, Point, RecordDB, follow
 from engine.records import Key, Record, Summary
 from engine.store import BadLine, Store
 from engine.store import read_jsonl as parse_jsonl
@@ -86,12 +90,34 @@ class Followed:
     """Records written since (in key order)."""
     removed: list[Key]
     """Keys removed since."""
-    point: Point
-    """Where in the index's history the model is once these are applied."""
+    point: Point | None
+    """Where in the index's history the model is once these are applied (None: in no
+    history it can follow)."""
     summary: Summary | None
     """The store's summary now (None when absent or unreadable)."""
     stamp: Stamp | None
     """The stamp taken before the changes were read (:func:`tui.loader.jsonl_stamp`)."""
+    whole: bool = False
+    """Anything may have changed (the index was made anew, or the follower fell too far
+    behind): a browsed store is read from :attr:`index` anew."""
+    index: Path | None = None
+    """With :attr:`whole`: the store's index to browse now (None: none to browse)."""
+
+
+def whole_store(store: Store) -> Followed:
+    """A browsed store whose index cannot say what changed: the index to browse now and
+    where in its history it stands (:class:`Followed` with ``whole``)."""
+    stamp = jsonl_stamp(store)
+    index = browsable(store, at_least=0)
+    point = None
+    if index == store.out / DB:
+        with contextlib.suppress(IndexUnusable, sqlite3.Error):
+            db = RecordDB.open_reader(index)
+            try:
+                point = db.point()
+            finally:
+                db.close()
+    return Followed([], [], point, read_summary(store)[0], stamp, whole=True, index=index)
 
 
 def follow_store(store: Store, since: Point) -> Followed | None:

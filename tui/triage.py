@@ -96,15 +96,11 @@ def group_key(record: Record) -> GroupKey:
     return GroupKey(record.reason or "error", normalise(record.error))
 
 
-def group_keys(model: RecordModel, rids: Iterable[int]) -> set[GroupKey]:
-    """The groups of the error rows ``rids``, from the model's reason and error columns (no
-    record is read back from the store; each distinct message is normalised once)."""
-    reasons, errors = model.cols.reasons, model.cols.errors
-    rids = rids if isinstance(rids, list) else list(rids)
-    # pairs of codes, in C: a Python step per error row (100,000s) held the GIL beside the UI
-    codes = map(reasons.codes.__getitem__, rids), map(errors.codes.__getitem__, rids)
-    pairs = set(zip(*codes, strict=True))
-    return {GroupKey(reasons.values[r] or "error", normalise(errors.values[e])) for r, e in pairs}
+def group_keys(messages: Iterable[tuple[str | None, str | None]]) -> set[GroupKey]:
+    """The groups of error records of these (reason, error) pairs
+    (:meth:`~tui.model.RecordModel.error_messages`: no record is read back from the store;
+    each distinct message is normalised once)."""
+    return {GroupKey(reason or "error", normalise(error)) for reason, error in messages}
 
 
 def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
@@ -137,18 +133,9 @@ QUALITY_SIGNALS: dict[str, str] = {
 
 
 def quality_records(model: RecordModel) -> list[Record]:
-    """ok records whose text is ``suspect`` or ``garbled``, in store order (a C scan of the
-    model's quality column, as for statuses)."""
-    from tui.columns import QUALITY_CODE
-
-    rids: list[int] = []
-    for verdict in ("garbled", "suspect"):
-        code, data = QUALITY_CODE[verdict], model.cols.quality
-        i = data.find(code)
-        while i != -1:
-            rids.append(i)
-            i = data.find(code, i + 1)
-    return model.records(rids)  # (the removed rows left out)
+    """ok records whose text is ``garbled`` or ``suspect`` (the model's quality codes, or
+    the index's)."""
+    return model.records(model.rids_with_quality(("garbled", "suspect")))
 
 
 def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:

@@ -289,6 +289,8 @@ def write_index(store: Path) -> None:
     with open(store / "extract.jsonl", "rb") as fh, RecordDB.open_writer(store / DB) as db:
         blocks = iter(lambda: fh.read(BUILD_BLOCK), b"")
         db.replace_all(records_in(blocks, LeftOut()), identity_of(store / "extract.jsonl"))
+        if db.wants_sorted():  # a whole sweep's end sorts a big store's index by each column
+            db.make_sorted()
 
 
 def main(argv: list[str]) -> int:

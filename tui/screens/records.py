@@ -607,7 +607,7 @@ class RecordsScreen(FullScreen):
             label = f"{len(keys):,} marked"
         else:
             model = self.model
-            keys = [k for i in range(len(model.view)) if (k := model.key(model.rid_at(i)))]
+            keys = model.view_keys()
             label = f"the {model.tab} view" + (
                 f" filtered by {model.query.text!r}" if model.query.text else ""
             )
@@ -672,24 +672,24 @@ class RecordsScreen(FullScreen):
         """Ask where, then write the records of the current view (tab + filter, in order)
         there, every field, as the extension says (``fmt`` only chooses the default)."""
         model = self.model
-        rids = [model.rid_at(i) for i in range(len(model.view))]
+        keys = model.view_keys()
         label = model.tab + ("-filtered" if model.query.text else "")
         cwd = Path.cwd()
         default = actions.export_path(cwd, fmt, label)
 
         def chosen(path: Path | None) -> None:
             if path is not None:
-                self._export_worker(rids, path)
+                self._export_worker(keys, path)
 
         from tui.screens.export import ExportScreen  # imported when asked for
 
-        self.app.push_screen(ExportScreen(default, len(rids), cwd), chosen)
+        self.app.push_screen(ExportScreen(default, len(keys), cwd), chosen)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def _export_worker(self, rids: list[int], path: Path) -> None:
+    def _export_worker(self, keys: list[Key], path: Path) -> None:
         model = self.model
         try:
-            n = actions.write_export(path, (model.record(rid) for rid in rids))
+            n = actions.write_export(path, map(model.record_of, keys))
         except (OSError, ValueError, TypeError) as exc:  # a full disk, a name it cannot write
             self.app.call_from_thread(
                 self.notify, f"{type(exc).__name__}: {exc}", title="export failed", severity="error"

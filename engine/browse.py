@@ -1,0 +1,194 @@
+"""A big store browsed from its index, never held: counts, windows, the keys of a few kinds.
+
+The dashboard holds every row of a store it shows (~290 MB a million). Past
+:data:`BROWSE_FROM` records it holds none (issue 26: ten million within 500 MB): it asks a
+:class:`Browse` of the store's index for what is on screen. One read snapshot at a time
+(:meth:`Browse.renew` takes the next, once the index's counter has moved), so the counts,
+a :class:`~engine.window.Window`'s pages and a record's position agree with each other.
+
+What the triage screens list (the errors, the suspect texts, the files waiting on a tool)
+is read as keys, in key order, by one statement each; the full records are asked of the
+store's table by key, as for a held store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.db import DB, SORTED_FROM, Agreement, IndexUnusable, RecordDB, key_bytes, name_of
+from engine.db import standing as index_standing
+from engine.quality import VERDICTS
+from engine.readindex import cached_index_path
+from engine.records import Key, needs_of
+from engine.sqlquery import Where
+from engine.store import Store
+from engine.window import Window
+
+BROWSE_FROM = SORTED_FROM
+"""Records from which a dashboard browses the index instead of holding every row (the
+index has its sort B-trees from there: a page in any order is a walk, not a sort)."""
+
+Counted = dict[tuple[str, str, str], int]
+"""(status, reason, quality) -> records (a missing reason or verdict as ``''``)."""
+
+
+def browsable(store: Store, at_least: int | None = None) -> Path | None:
+    """The index of ``store`` to browse (its own, or the user's cached one, in step with
+    ``extract.jsonl``) when it holds at least ``at_least`` (:data:`BROWSE_FROM`) records;
+    None when there is no such index or it holds fewer (a few reads, whatever the size)."""
+    least = BROWSE_FROM if at_least is None else at_least
+    jsonl = store.jsonl_path
+    own = store.out / DB
+    candidates = [own]
+    cached = cached_index_path(store)
+    if cached is not None:
+        candidates.append(cached)
+    for path in candidates:
+        wanted = (Agreement.IN_STEP,) if path != own else (Agreement.IN_STEP, Agreement.AHEAD)
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if index_standing(path, jsonl, lines=False).agreement not in wanted:
+                continue
+            try:
+                db = RecordDB.open_reader(path)
+            except IndexUnusable:
+                continue
+            try:
+                return path if len(db) >= least else None
+            finally:
+                db.close()
+    return None
+
+
+class Browse:
+    """One index read a snapshot at a time: its counts, windows onto it, keys of a kind."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = RecordDB.open_reader(path)
+        self._con = self._db.con
+        self.counted: Counted = {}
+        """The index's counts in the snapshot read."""
+        self.renew()
+
+    def renew(self) -> None:
+        """Read the index as it is now (the snapshot before is let go)."""
+        con = self._con
+        if con.in_transaction:
+            con.execute("COMMIT")
+        con.execute("BEGIN")  # (a read transaction: every statement sees one snapshot)
+        rows = con.execute("SELECT status, reason, quality, n FROM counts WHERE n > 0")
+        self.counted = {(s, r, q): int(n) for s, r, q, n in rows}
+
+    def __len__(self) -> int:
+        return sum(self.counted.values())
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection reading the snapshot (the drawing thread's only)."""
+        return self._con
+
+    def by_status(self, where: Where) -> dict[str, int]:
+        """Records ``where`` keeps, per status (one walk of them)."""
+        where.install(self._con)
+        rows = self._con.execute(
+            f"SELECT status, count(*) FROM records WHERE ({where.sql}) GROUP BY status",
+            where.params,
+        )
+        return {status: int(n) for status, n in rows}
+
+    def window(self, where: Where, column: str, *, reverse: bool = False) -> Window:
+        """The records ``where`` keeps in ``column``'s order, a page at a time."""
+        return Window(self._con, where, column, reverse=reverse)
+
+    def has(self, key: Key) -> bool:
+        """Whether a record of ``key`` is in the index."""
+        row = self._con.execute(
+            "SELECT 1 FROM records WHERE root = ? AND path = ?",
+            (key_bytes(key[0]), key_bytes(key[1])),
+        ).fetchone()
+        return row is not None
+
+    def _read(
+        self, sql: str, params: tuple[object, ...] = (), where: Where | None = None
+    ) -> list[Any]:
+        """Every row of one statement, on a connection of its own: the key sets are asked
+        from worker threads too (the index as it is now, not the snapshot)."""
+        db = RecordDB.open_reader(self.path)
+        try:
+            if where is not None:
+                where.install(db.con)
+            return db.con.execute(sql, params).fetchall()
+        finally:
+            db.close()
+
+    def keys(self, where: Where) -> list[Key]:
+        """The keys of the records ``where`` keeps, in key order."""
+        rows = self._read(
+            f"SELECT root, path FROM records WHERE ({where.sql}) ORDER BY root, path",
+            where.params,
+            where,
+        )
+        return [(name_of(root), name_of(path)) for root, path in rows]
+
+    def keys_of(self, status: str, reasons: Iterable[str | None] = ()) -> list[Key]:
+        """The keys of the records of ``status`` (and one of ``reasons``, when given)."""
+        wanted = list(reasons)
+        sql, params = "status = ?", [status]
+        if wanted:
+            named = [r for r in wanted if r is not None]
+            parts = [f"reason IN ({', '.join('?' * len(named))})"] if named else []
+            if None in wanted:
+                parts.append("reason IS NULL")
+            sql += f" AND ({' OR '.join(parts)})"
+            params += named
+        return self.keys(Where(sql, tuple(params)))
+
+    def keys_of_quality(self, verdicts: Iterable[str]) -> list[Key]:
+        """The keys of the records whose verdict is one of ``verdicts``."""
+        known = [v for v in verdicts if v in VERDICTS]
+        if not known:
+            return []
+        marks = ", ".join("?" * len(known))
+        return self.keys(Where(f"quality IN ({marks})", tuple(known)))
+
+    def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
+        """(key, tools) of every record that names tools that would unlock it."""
+        rows = self._read(
+            "SELECT root, path, needs FROM records WHERE needs IS NOT NULL ORDER BY root, path"
+        )
+        out = []
+        for root, path, needs in rows:
+            tools = _tools(needs)
+            if tools:
+                out.append(((name_of(root), name_of(path)), tools))
+        return out
+
+    def error_messages(self) -> set[tuple[str | None, str | None]]:
+        """Every distinct (reason, error) of the error records."""
+        rows = self._read("SELECT DISTINCT reason, error FROM records WHERE status = 'error'")
+        return {(r, e) for r, e in rows}
+
+    def close(self) -> None:
+        """Let the index go."""
+        with contextlib.suppress(sqlite3.Error):
+            if self._con.in_transaction:
+                self._con.execute("COMMIT")
+        self._db.close()
+
+
+def _tools(raw: object) -> tuple[str, ...]:
+    """The tool names of a ``needs`` column's value."""
+    if not isinstance(raw, str) or not raw:
+        return ()
+    try:
+        return needs_of(json.loads(raw))
+    except ValueError:
+        return ()
+
+
+__all__ = ["BROWSE_FROM", "Browse", "browsable"]

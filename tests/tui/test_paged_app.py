@@ -1,0 +1,78 @@
+"""The dashboard over a store browsed from its index shows what it shows of the store held.
+
+A store of at least :data:`engine.browse.BROWSE_FROM` records that no session sweeps is paged
+from its index (:class:`tui.paged.PagedModel`); the threshold is lowered here so the sample
+store is one. The same keys pressed on the same store, held and paged, must draw the same
+records table, tabs and triage screens; a store another process watches is followed.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import Tab
+
+from engine.store import Store
+from tests.engine.watchkit import WAIT_S, watched
+from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tui.app import QuarryApp
+from tui.paged import PagedModel
+from tui.widgets.record_table import RecordTable
+
+KEYS = ["5", "s", "s", "S", "1", "down", "down", "end", "home", "slash", *"txt", "enter"]
+
+
+async def _screens(store: Store, keys: list[str]) -> list[list[str]]:
+    """What the records table and the tabs show after each key, and the triage screens."""
+    app = QuarryApp(store.out)
+    seen: list[list[str]] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+            tabs = [str(t.label) for t in app.screen.query(Tab)]
+            seen.append([*tabs, *screen_lines(app.screen.query_one(RecordTable))])
+        for key in ("escape", "x", "escape", "u", "escape", "t"):
+            await pilot.press(key)
+            await settle(pilot)
+            seen.append([type(app.screen).__name__])
+        paged = isinstance(app.model, PagedModel)
+    seen.append([f"paged {paged}"])
+    return seen
+
+
+async def test_the_paged_dashboard_draws_what_the_held_one_draws(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = await _screens(store, KEYS)
+    assert held[-1] == ["paged False"]
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    paged = await _screens(store, KEYS)
+    assert paged[-1] == ["paged True"]
+    assert paged[:-1] == held[:-1]
+
+
+async def test_a_watched_big_store_is_followed_page_by_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    (root / "b.txt").write_text("bravo\n")
+    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        app = QuarryApp(w.session.store.out)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert isinstance(app.model, PagedModel)
+            assert visible_paths(app) == ["a.txt", "b.txt"]
+            (root / "c.txt").write_text("charlie\n")
+            (root / "b.txt").unlink()
+            end = time.monotonic() + WAIT_S
+            while visible_paths(app) != ["a.txt", "c.txt"]:
+                assert time.monotonic() < end, f"still showing {visible_paths(app)}"
+                await pilot.pause(0.05)
+            assert app.model.tab_counts()["all"] == 2

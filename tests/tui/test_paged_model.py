@@ -1,0 +1,148 @@
+"""A big store browsed from its index shows what the same store held whole shows.
+
+:class:`tui.paged.PagedModel` answers the screens' questions from the store's index a page
+at a time; :class:`tui.model.RecordModel` from every row held. Over random records (foreign
+ones, odd names: ``test_sqlquery``'s), queries, tabs and sorts, both ways, with and without
+the sort B-trees, the two must agree on everything the screens read: the view's length, the
+row at each position, each row's position, the tab counts as queried, the groups, the keys
+of a status, of a verdict, of the files waiting on a tool, the error messages, a record.
+Then a change written to the index while it is browsed: the paged view shows it once told.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.db import DB, RecordDB, identity_of
+from engine.jsonl import line_of
+from engine.records import Record
+from engine.store import Store, read_jsonl
+from tests.engine.test_sqlquery import queries, records
+from tui.loader import load_rows, open_rows
+from tui.model import COLUMNS, TABS, RecordModel
+from tui.paged import PagedModel
+
+
+def _write(out: Path, recs: list[Record], *, trees: bool) -> Store:
+    """A store of ``recs`` as a sweep leaves it: ``extract.jsonl`` and its index."""
+    out.mkdir(parents=True, exist_ok=True)
+    recs = sorted(recs, key=lambda r: r.key)
+    (out / "extract.jsonl").write_bytes(b"".join(line_of(r) for r in recs))
+    with (
+        mock.patch("engine.db.SORTED_FROM", 0 if trees else 1 << 62),
+        RecordDB.open_writer(out / DB) as db,
+    ):
+        db.replace_all(recs, identity_of(out / "extract.jsonl"))
+        db.make_sorted()
+    return Store(out)
+
+
+def _held(store: Store) -> RecordModel:
+    m = RecordModel()
+    rows = open_rows(store)
+    m.data = rows.table
+    for chunk in load_rows(rows):
+        m.extend(chunk.rows)
+    return m
+
+
+def _paged(store: Store) -> PagedModel:
+    m = PagedModel(store.out / DB)
+    rows = open_rows(store)
+    rows.table.end_read()
+    m.data = rows.table
+    m.attach(m.index)
+    return m
+
+
+def _shown(m: RecordModel) -> list[tuple[object, ...] | None]:
+    return [m.rows[m.rid_at(i)] for i in range(len(m.view))]
+
+
+def _same(held: RecordModel, paged: PagedModel) -> None:
+    """Everything the screens read of a model, the same of both."""
+    assert len(paged) == len(held)
+    assert paged.tab_counts() == held.tab_counts()
+    assert paged.view_counts() == held.view_counts()
+    assert len(paged.view) == len(held.view)
+    assert _shown(paged) == _shown(held)
+    assert paged.view_keys() == held.view_keys()
+    for i in range(len(held.view)):
+        key = held.key(held.rid_at(i))
+        assert key is not None
+        rid = paged.ids[key]
+        assert paged.position(rid) == i
+    assert paged.reasons == held.reasons
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    recs=records(),
+    line=queries().filter(lambda q: "text:" not in q),
+    tab=st.sampled_from(TABS),
+    column=st.sampled_from(COLUMNS),
+    reverse=st.booleans(),
+    trees=st.booleans(),
+)
+def test_a_paged_store_shows_what_the_held_store_shows(
+    recs: list[Record], line: str, tab: str, column: str, reverse: bool, trees: bool
+) -> None:
+    recs = [r for r in recs if read_jsonl(line_of(r)).records]  # (those a store can hold)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = _write(Path(tmp) / "store", recs, trees=trees)
+        held, paged = _held(store), _paged(store)
+        try:
+            for m in (held, paged):
+                m.set_query(line)
+                m.set_tab(tab)
+                m.set_sort(column, reverse)
+            _same(held, paged)
+            for status in TABS[1:]:
+                assert paged.groups(status) == held.groups(status)
+                assert paged.records(paged.rids_with_status(status)) == held.records(
+                    held.rids_with_status(status)
+                )
+            verdicts = ("garbled", "suspect")
+            assert sorted(r.key for r in paged.records(paged.rids_with_quality(verdicts))) == (
+                sorted(r.key for r in held.records(held.rids_with_quality(verdicts)))
+            )
+            assert paged.waiting() == held.waiting()
+            assert paged.error_messages()() == held.error_messages()()
+            for r in recs[:3]:
+                assert paged.record_of(r.key) == held.record_of(r.key)
+        finally:
+            paged.close()
+
+
+def test_a_change_to_the_index_is_shown_once_told(tmp_path: Path) -> None:
+    from engine.records import Status
+
+    recs = [
+        Record(root="/r", path=f"f{i:03}.txt", size=i, mtime_ns=0, status=Status.OK, chars=i)
+        for i in range(300)
+    ]
+    store = _write(tmp_path / "store", recs, trees=True)
+    paged = _paged(store)
+    try:
+        paged.set_sort("size", reverse=True)
+        assert paged.rows[paged.rid_at(0)][1] == "f299.txt"  # type: ignore[index]
+        top = Record(root="/r", path="new.txt", size=10_000, mtime_ns=0, status=Status.EMPTY)
+        with RecordDB.open_writer(store.out / DB) as db:
+            db.put([top])
+            db.drop([("/r", "f299.txt")])
+            db.commit()
+        assert paged.rows[paged.rid_at(0)][1] == "f299.txt"  # type: ignore[index]
+        changed = paged.apply([top], [("/r", "f299.txt")])
+        assert changed == {paged.ids["/r", "new.txt"]}
+        assert paged.rows[paged.rid_at(0)][1] == "new.txt"  # type: ignore[index]
+        assert paged.rows[paged.rid_at(1)][1] == "f298.txt"  # type: ignore[index]
+        assert ("/r", "f299.txt") not in paged.ids
+        assert paged.tab_counts()["empty"] == 1
+        assert len(paged) == 300
+    finally:
+        paged.close()

@@ -1,0 +1,387 @@
+"""The records of a store too big to hold, paged from its index: :class:`PagedModel`.
+
+:class:`~tui.model.RecordModel` holds every row (~290 MB a million). A store of at least
+:data:`engine.browse.BROWSE_FROM` records that another process writes (``quarry ui --store``)
+is shown through a :class:`PagedModel` instead: the same questions answered from the index
+(:class:`engine.browse.Browse`), the rows on screen read a page at a time by a
+:class:`engine.window.Window` (keyset in the sort column's B-tree), the tab counts and
+groups from the index's ``counts`` table, the query compiled to SQL
+(:func:`engine.sqlquery.compile_where`). Nothing here reads the store's files.
+
+Row ids are handed out as rows are read (a key keeps its id for the model's life), so the
+screens keep their cursor, marks and flashes by id as with a held store. A change of the
+index (:meth:`PagedModel.apply`, when its counter moved) reads it anew: new counts, a new
+window, the pages read again as they are drawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.browse import Browse
+from engine.db import IndexUnusable
+from engine.query import TextTerm
+from engine.records import STATUSES, Key, Record, Summary
+from engine.sqlquery import Where, compile_where, known_values
+from engine.window import Window
+from tui.columns import QUALITY_CODE
+from tui.model import RecordModel, Row
+
+PAGE = 128
+"""Rows read at a time (a screen is ~20-50)."""
+PAGES_KEPT = 64
+"""Pages of rows kept (the rows around the cursor; a page is read again once let go)."""
+
+
+class _Ids(Mapping[Key, int]):
+    """``model.ids``: the id of a key the index holds (one indexed read for a new key)."""
+
+    def __init__(self, model: PagedModel) -> None:
+        self._m = model
+
+    def get(self, key: Key, default: Any = None) -> Any:
+        m = self._m
+        rid = m.rid_of.get(key)
+        if rid is not None and m.present(key):
+            return rid
+        if rid is None and m.browse is not None and m.browse.has(key):
+            return m.give_id(key)
+        return default
+
+    def __getitem__(self, key: Key) -> int:
+        rid = self.get(key)
+        if rid is None:
+            raise KeyError(key)
+        return int(rid)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._m)
+
+    def __iter__(self) -> Iterator[Key]:  # (every key, from the index: a long read)
+        m = self._m
+        return iter(m.browse.keys(Where("1", ())) if m.browse is not None else ())
+
+
+class _Rows(Sequence[Row | None]):
+    """``model.rows[rid]``: the row of an id on a page read (None otherwise)."""
+
+    def __init__(self, model: PagedModel) -> None:
+        self._m = model
+
+    def __len__(self) -> int:
+        return len(self._m.keys)
+
+    def __getitem__(self, rid: int) -> Row | None:  # type: ignore[override]
+        return self._m.row_of.get(rid)
+
+
+class _View(Sequence[int]):
+    """``model.view``: as long as the view; its items are the ids at each position."""
+
+    def __init__(self, model: PagedModel) -> None:
+        self._m = model
+
+    def __len__(self) -> int:
+        return self._m.view_size()
+
+    def __getitem__(self, pos: int) -> int:  # type: ignore[override]
+        return self._m.rid_at(pos)
+
+
+class PagedModel(RecordModel):
+    """The records of a big store, asked of its index page by page (module docstring)."""
+
+    def __init__(self, index: Path | None = None) -> None:
+        super().__init__()
+        self.index = index
+        """The index to browse (:meth:`attach`)."""
+        self._lock = threading.Lock()
+        self.browse: Browse | None = None
+        """The store's index, read a snapshot at a time (None before :meth:`attach`)."""
+        self.rid_of: dict[Key, int] = {}
+        self.keys: list[Key] = []
+        """Row id -> key, ids handed out as rows are read."""
+        self.row_of: dict[int, Row] = {}
+        """Row id -> its row, for the rows of the pages kept."""
+        self._pages: OrderedDict[int, list[int]] = OrderedDict()
+        self._window: Window | None = None
+        self._gone: set[Key] = set()
+        self._generation = 0
+        """Counts how often the records or the texts' answers changed."""
+        self._queried: tuple[tuple[str, int], dict[str, int]] | None = None
+        """(query, generation) -> the records it keeps per tab."""
+        """Keys removed since their id was handed out."""
+        self.ids = _Ids(self)  # type: ignore[assignment]
+        self.rows = _Rows(self)  # type: ignore[assignment]
+        self.view = _View(self)  # type: ignore[assignment]
+        self.reused = 0
+        self.chars = 0
+
+    # -- the index --------------------------------------------------------------------------
+
+    def attach(self, path: Path | None) -> None:
+        """Browse the index at ``path`` from now on (None, or one that cannot be read: no
+        records to show)."""
+        self.close()
+        self.index = path
+        if path is not None:
+            with contextlib.suppress(IndexUnusable, sqlite3.Error):
+                self.browse = Browse(path)
+        self.live.clear()
+        self._recount()
+
+    def close(self) -> None:
+        """Let the index go."""
+        if self.browse is not None:
+            self.browse.close()
+            self.browse = None
+        self._window = None
+
+    def clear(self) -> None:
+        """(A held store's reload: nothing is held here.)"""
+
+    def extend(self, rows: object) -> None:
+        """(A held store's load: nothing is held here.)"""
+
+    def take_summary(self, summary: Summary | None) -> None:
+        """The store's totals the summary bar shows (the index keeps no sum of them)."""
+        if summary is not None:
+            self.reused, self.chars = summary.reused, summary.chars
+
+    def _recount(self) -> None:
+        counted = self.browse.counted if self.browse is not None else {}
+        self.counts = Counter()
+        self._pairs = Counter()
+        for (status, reason, _quality), n in counted.items():
+            self.counts[status] += n
+            self._pairs[(_code(status), reason or None)] += n
+        self._changed()
+
+    def _changed(self) -> None:
+        self._generation += 1
+        self._forget_pages()
+
+    def _forget_pages(self) -> None:
+        self._window = None
+        self._pages.clear()
+        self.row_of.clear()
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    # -- ids --------------------------------------------------------------------------------
+
+    def give_id(self, key: Key) -> int:
+        """The id of ``key`` (a new one the first time it is seen; worker threads ask too)."""
+        rid = self.rid_of.get(key)
+        if rid is None:
+            with self._lock:
+                rid = self.rid_of.get(key)
+                if rid is None:
+                    rid = len(self.keys)
+                    self.keys.append(key)
+                    self.rid_of[key] = rid
+        if key in self._gone:
+            self._gone.discard(key)
+        return rid
+
+    def present(self, key: Key) -> bool:
+        """Whether ``key``'s record is in the index (as last read)."""
+        return key not in self._gone
+
+    def key_of(self, rid: int) -> Key:
+        return self.keys[rid]
+
+    def key(self, rid: int) -> Key | None:
+        if rid >= len(self.keys):
+            return None
+        key = self.keys[rid]
+        return key if self.present(key) else None
+
+    # -- the view ---------------------------------------------------------------------------
+
+    def _where(self) -> Where:
+        """The tab and the query as one clause over the index's records."""
+        assert self.browse is not None
+        query = self.query
+        if query.active:
+            answers = {t: self.text_keys(t) for t in query.searches}
+            values = known_values(self.browse.connection)
+            where = compile_where(query, answers, values)
+        else:
+            where = Where("1", ())
+        if self.tab == "all":
+            return where
+        sql = f"status = ? AND ({where.sql})" if where.sql != "1" else "status = ?"
+        return Where(sql, (self.tab, *where.params), where.terms, where.texts)
+
+    def window(self) -> Window | None:
+        """The view's window (made when first asked after a change)."""
+        if self._window is None and self.browse is not None:
+            self._window = self.browse.window(
+                self._where(), self.sort_column, reverse=self.sort_reverse
+            )
+            if self.query.active:  # the tab's count is one of the query's counts per tab
+                self._window.counted(self.view_counts()[self.tab])
+        return self._window
+
+    def view_size(self) -> int:
+        """Records the view shows."""
+        window = self.window()
+        return window.count() if window is not None else 0
+
+    def refilter(self) -> None:
+        """The tab, query or sort changed: the view is read anew."""
+        self._forget_pages()
+
+    def set_sort(self, column: str, reverse: bool | None = None) -> None:
+        before = (self.sort_column, self.sort_reverse)
+        super().set_sort(column, reverse)
+        if (self.sort_column, self.sort_reverse) != before:
+            self._forget_pages()
+
+    def _page(self, page: int) -> list[int]:
+        rids = self._pages.get(page)
+        if rids is not None:
+            self._pages.move_to_end(page)
+            return rids
+        window = self.window()
+        rows = window.rows(page * PAGE, PAGE) if window is not None else []
+        rids = []
+        for row in rows:
+            if row[3] not in QUALITY_CODE:  # a newer writer's verdict: none, as when held
+                row = (*row[:3], None, *row[4:])
+            rid = self.give_id((row[0], row[1]))
+            self.row_of[rid] = row
+            rids.append(rid)
+        self._pages[page] = rids
+        while len(self._pages) > PAGES_KEPT:
+            _, dropped = self._pages.popitem(last=False)
+            for rid in dropped:
+                self.row_of.pop(rid, None)
+        return rids
+
+    def rid_at(self, pos: int) -> int:
+        page, i = divmod(pos, PAGE)
+        rids = self._page(page)
+        if i >= len(rids):
+            raise IndexError(pos)
+        return rids[i]
+
+    def position(self, rid: int) -> int | None:
+        key = self.key(rid)
+        window = self.window()
+        if key is None or window is None:
+            return None
+        for page, rids in self._pages.items():  # on a page read: no statement
+            if rid in rids:
+                return page * PAGE + rids.index(rid)
+        return window.position(key)
+
+    def view_keys(self) -> list[Key]:
+        """The keys of the view, in its order."""
+        window = self.window()
+        if window is None:
+            return []
+        out: list[Key] = []
+        for start in range(0, window.count(), 10_000):
+            out.extend((row[0], row[1]) for row in window.rows(start, 10_000))
+        return out
+
+    # -- counts -----------------------------------------------------------------------------
+
+    def tab_counts(self) -> dict[str, int]:
+        return {"all": len(self), **{s: self.counts[s] for s in STATUSES}}
+
+    def view_counts(self) -> dict[str, int]:
+        if not self.query.active or self.browse is None:
+            return self.tab_counts()
+        asked = (self.query.text, self._generation)
+        if self._queried is None or self._queried[0] != asked:
+            tab, self.tab = self.tab, "all"
+            try:
+                found = self.browse.by_status(self._where())  # (one walk for every tab)
+            finally:
+                self.tab = tab
+            counts = {"all": sum(found.values()), **{s: found.get(s, 0) for s in STATUSES}}
+            self._queried = (asked, counts)
+        return self._queried[1]
+
+    # -- records ----------------------------------------------------------------------------
+
+    def record(self, rid: int) -> Record | None:
+        key = self.key(rid)
+        if key is None or self.data is None:
+            return None
+        found: Record | None = self.data.record(key)
+        return found
+
+    def record_of(self, key: Key) -> Record | None:
+        found: Record | None = self.data.record(key) if self.data is not None else None
+        return found
+
+    def records(self, rids: Iterable[int]) -> list[Record]:
+        keys = [k for rid in rids if (k := self.key(rid)) is not None]
+        if self.data is None or not keys:
+            return []
+        return [r for r in self.data.records(keys) if r is not None]
+
+    def rids_with_status(self, status: str, reasons: Iterable[str | None] = ()) -> list[int]:
+        if self.browse is None:
+            return []
+        return [self.give_id(k) for k in self.browse.keys_of(status, reasons)]
+
+    def rids_with_quality(self, verdicts: Iterable[str]) -> list[int]:
+        if self.browse is None:
+            return []
+        return [self.give_id(k) for k in self.browse.keys_of_quality(verdicts)]
+
+    def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
+        if self.browse is None:
+            return []
+        return self.browse.waiting()
+
+    def error_messages(self) -> Callable[[], set[tuple[str | None, str | None]]]:
+        browse = self.browse
+        return browse.error_messages if browse is not None else set
+
+    # -- live changes ---------------------------------------------------------------------
+
+    def apply(self, records: Iterable[Record], removed: Iterable[Key] = ()) -> set[int]:
+        """The index changed: read it anew; the ids of the records written."""
+        for key in removed:
+            if key in self.rid_of:
+                self._gone.add(key)
+        changed = {self.give_id(r.key) for r in records}
+        self.live.clear()  # (the index has every record as it is now)
+        self._qmask = None
+        if self.browse is not None:
+            self.browse.renew()
+        self._recount()
+        return changed
+
+    def prime_texts(self, answers: dict[TextTerm, frozenset[Key]]) -> None:
+        super().prime_texts(answers)
+        self._changed()  # (the same query may keep other records now)
+
+    def texts_changed(self) -> None:
+        super().texts_changed()
+        self._changed()
+
+
+def _code(status: str) -> int:
+    from tui.columns import STATUS_CODE
+
+    return STATUS_CODE[status]
+
+
+__all__ = ["PAGE", "PAGES_KEPT", "PagedModel"]
