@@ -23,9 +23,10 @@ from typing import Any
 from engine.db import DB, SORTED_FROM, Agreement, IndexUnusable, RecordDB, key_bytes, name_of
 from engine.db import standing as index_standing
 from engine.quality import VERDICTS
+from engine.query import Query
 from engine.readindex import cached_index_path
 from engine.records import Key, needs_of
-from engine.sqlquery import Where
+from engine.sqlquery import FEW, Where
 from engine.store import Store
 from engine.window import Window
 
@@ -92,14 +93,25 @@ class Browse:
         """The connection reading the snapshot (the drawing thread's only)."""
         return self._con
 
-    def by_status(self, where: Where) -> dict[str, int]:
-        """Records ``where`` keeps, per status (one walk of them)."""
+    def by_status(self, where: Where, *, keyed: bool = False) -> dict[str, int]:
+        """Records ``where`` keeps, per status (one walk of them). ``keyed``: the clause
+        reads the key and the status alone, which ``sort_status`` holds (a walk of that
+        index); else a walk of the table in its own order (through an index, each row is a
+        seek: 24.6 s for ``mime:pdf`` over ten million, against 6.5 s)."""
         where.install(self._con)
-        rows = self._con.execute(
-            f"SELECT status, count(*) FROM records WHERE ({where.sql}) GROUP BY status",
-            where.params,
-        )
+        rows = self._con.execute(_by_status_sql(where, keyed), where.params)
         return {status: int(n) for status, n in rows}
+
+    def by_status_now(self, where: Where, *, keyed: bool = False) -> dict[str, int]:
+        """:meth:`by_status` on a connection of its own (a worker thread's: the index as it
+        is now, not the snapshot)."""
+        rows = self._read(_by_status_sql(where, keyed), where.params, where)
+        return {status: int(n) for status, n in rows}
+
+    def values(self) -> dict[str, frozenset[str]]:
+        """Every value of the few-valued fields (:func:`engine.sqlquery.known_values`)."""
+        counted = self.counted
+        return {field: frozenset(key[i] for key in counted) for i, field in enumerate(FEW)}
 
     def window(self, where: Where, column: str, *, reverse: bool = False) -> Window:
         """The records ``where`` keeps in ``column``'s order, a page at a time."""
@@ -181,6 +193,17 @@ class Browse:
         self._db.close()
 
 
+def _by_status_sql(where: Where, keyed: bool) -> str:
+    table = "records" if keyed else "records NOT INDEXED"
+    return f"SELECT status, count(*) FROM {table} WHERE ({where.sql}) GROUP BY status"
+
+
+def keyed(query: Query) -> bool:
+    """Whether ``query`` reads a record's key and status alone (its path words, its
+    ``status:`` terms, its ``text:`` terms: the key's answers)."""
+    return not query.numbers and all(t.field in ("path", "status") for t in query.terms)
+
+
 def _tools(raw: object) -> tuple[str, ...]:
     """The tool names of a ``needs`` column's value."""
     if not isinstance(raw, str) or not raw:
@@ -191,4 +214,4 @@ def _tools(raw: object) -> tuple[str, ...]:
         return ()
 
 
-__all__ = ["BROWSE_FROM", "Browse", "browsable"]
+__all__ = ["BROWSE_FROM", "Browse", "browsable", "keyed"]

@@ -402,6 +402,22 @@ class RecordModel(Ordering):
             return ()
         return tuple(t for t in query.searches if t not in self._fresh)
 
+    def uncounted(self, query: Query) -> bool:
+        """Whether ``query``'s records would be counted by walking the store's rows (a big
+        store's, :class:`tui.paged.PagedModel`): then counted in a worker first. A held
+        model counts its rows in memory."""
+        return False
+
+    def count_query(
+        self, query: Query, answers: dict[TextTerm, frozenset[Key]]
+    ) -> dict[str, int] | None:
+        """(A worker thread.) The records ``query`` keeps per tab, with these answers to
+        its ``text:`` terms, when :meth:`uncounted`; None for a held model."""
+        return None
+
+    def prime_counts(self, text: str, counts: dict[str, int]) -> None:
+        """Take the counts of the query ``text`` made in a worker (:meth:`count_query`)."""
+
     def text_keys(self, term: TextTerm) -> frozenset[Key]:
         """The records whose text matches ``term`` (asked once per query and change)."""
         keys = self._text_keys.get(term)

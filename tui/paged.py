@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.browse import Browse
+from engine.browse import Browse, keyed
 from engine.db import IndexUnusable
-from engine.query import TextTerm
+from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
-from engine.sqlquery import Where, compile_where, known_values
+from engine.sqlquery import Where, compile_where
 from engine.window import Window
 from tui.columns import QUALITY_CODE
 from tui.model import RecordModel, Row
@@ -117,8 +117,8 @@ class PagedModel(RecordModel):
         self._gone: set[Key] = set()
         self._generation = 0
         """Counts how often the records or the texts' answers changed."""
-        self._queried: tuple[tuple[str, int], dict[str, int]] | None = None
-        """(query, generation) -> the records it keeps per tab."""
+        self._queried: dict[str, tuple[int, dict[str, int]]] = {}
+        """Query -> (the generation counted in, the records it keeps per tab)."""
         """Keys removed since their id was handed out."""
         self.ids = _Ids(self)  # type: ignore[assignment]
         self.rows = _Rows(self)  # type: ignore[assignment]
@@ -215,7 +215,7 @@ class PagedModel(RecordModel):
         query = self.query
         if query.active:
             answers = {t: self.text_keys(t) for t in query.searches}
-            values = known_values(self.browse.connection)
+            values = self.browse.values()
             where = compile_where(query, answers, values)
         else:
             where = Where("1", ())
@@ -230,8 +230,9 @@ class PagedModel(RecordModel):
             self._window = self.browse.window(
                 self._where(), self.sort_column, reverse=self.sort_reverse
             )
-            if self.query.active:  # the tab's count is one of the query's counts per tab
-                self._window.counted(self.view_counts()[self.tab])
+            counts = self._fresh_counts() if self.query.active else None
+            if counts is not None:  # the tab's count is one of the query's counts per tab
+                self._window.counted(counts[self.tab])
         return self._window
 
     def view_size(self) -> int:
@@ -303,18 +304,49 @@ class PagedModel(RecordModel):
         return {"all": len(self), **{s: self.counts[s] for s in STATUSES}}
 
     def view_counts(self) -> dict[str, int]:
+        """Per tab, the records the query keeps: as last counted (a worker counts them
+        again after a change: :meth:`uncounted`), else counted now."""
         if not self.query.active or self.browse is None:
             return self.tab_counts()
-        asked = (self.query.text, self._generation)
-        if self._queried is None or self._queried[0] != asked:
-            tab, self.tab = self.tab, "all"
-            try:
-                found = self.browse.by_status(self._where())  # (one walk for every tab)
-            finally:
-                self.tab = tab
-            counts = {"all": sum(found.values()), **{s: found.get(s, 0) for s in STATUSES}}
-            self._queried = (asked, counts)
-        return self._queried[1]
+        known = self._queried.get(self.query.text)
+        if known is None:
+            self.prime_counts(self.query.text, self._count_now())
+            known = self._queried[self.query.text]
+        return known[1]
+
+    def _fresh_counts(self) -> dict[str, int] | None:
+        known = self._queried.get(self.query.text)
+        return known[1] if known is not None and known[0] == self._generation else None
+
+    def _count_now(self) -> dict[str, int]:
+        assert self.browse is not None
+        tab, self.tab = self.tab, "all"
+        try:
+            where = self._where()  # (one walk, every tab)
+            return _per_tab(self.browse.by_status(where, keyed=keyed(self.query)))
+        finally:
+            self.tab = tab
+
+    def uncounted(self, query: Query) -> bool:
+        known = self._queried.get(query.text)
+        return query.active and (known is None or known[0] != self._generation)
+
+    def count_query(
+        self, query: Query, answers: dict[TextTerm, frozenset[Key]]
+    ) -> dict[str, int] | None:
+        browse = self.browse
+        if browse is None or not query.active:
+            return None
+        keys = {t: answers.get(t, self._text_keys.get(t, frozenset())) for t in query.searches}
+        where = compile_where(query, keys, browse.values())
+        return _per_tab(browse.by_status_now(where, keyed=keyed(query)))
+
+    def prime_counts(self, text: str, counts: dict[str, int]) -> None:
+        self._queried[text] = (self._generation, counts)
+        while len(self._queried) > 16:
+            del self._queried[next(iter(self._queried))]
+        if text == self.query.text:
+            self._forget_pages()  # (the window takes its count from them)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -371,11 +403,16 @@ class PagedModel(RecordModel):
 
     def prime_texts(self, answers: dict[TextTerm, frozenset[Key]]) -> None:
         super().prime_texts(answers)
-        self._changed()  # (the same query may keep other records now)
+        if answers:
+            self._changed()  # (the same query may keep other records now)
 
     def texts_changed(self) -> None:
         super().texts_changed()
         self._changed()
+
+
+def _per_tab(found: dict[str, int]) -> dict[str, int]:
+    return {"all": sum(found.values()), **{s: found.get(s, 0) for s in STATUSES}}
 
 
 def _code(status: str) -> int:

@@ -454,16 +454,19 @@ class RecordsScreen(FullScreen):
     def set_filter(self, text: str) -> None:
         """Filter paths by ``text`` now (also for the command palette and tests); ``text:``
         terms the engine has not answered yet are asked in a worker first (a frequent word
-        on a big store takes seconds, and the keys must keep working meanwhile)."""
+        on a big store takes seconds, and the keys must keep working meanwhile), and so are
+        the counts of a query over a store paged from its index (a walk of every row)."""
         if self._filter_timer is not None:
             self._filter_timer.stop()
             self._filter_timer = None
-        asking = self.model.unanswered(Query.parse(text))
-        self._searching = text if asking else None
-        if asking:
+        query = Query.parse(text)
+        asking = self.model.unanswered(query)
+        counting = self.model.uncounted(query)
+        self._searching = text if asking or counting else None
+        if asking or counting:
             box = self.query_one("#filter", Input)
             box.border_title, box.border_subtitle = SEARCHING, ""
-            self._find_texts(text, asking)
+            self._find_texts(text, asking, counting=counting)
             return
         self._apply_filter(text)
 
@@ -473,18 +476,22 @@ class RecordsScreen(FullScreen):
         asked asks once more when it is answered."""
         self.model.texts_changed()
         asking = self.model.unanswered(self.model.query)
-        if not asking or not self._ready:
+        counting = self.model.uncounted(self.model.query)
+        if not (asking or counting) or not self._ready:
             return
         if self._searching is not None:
             self._ask_again = True
             return
         self._searching = self.model.query.text
-        self._find_texts(self._searching, asking)
+        self._find_texts(self._searching, asking, counting=counting)
 
     @work(thread=True, exclusive=True, group="texts", exit_on_error=False)
-    def _find_texts(self, text: str, terms: tuple[TextTerm, ...]) -> None:
-        """Ask the engine which records' texts match ``terms`` (a newer query supersedes
-        this one: its answer is then dropped)."""
+    def _find_texts(
+        self, text: str, terms: tuple[TextTerm, ...], *, counting: bool = False
+    ) -> None:
+        """Ask the engine which records' texts match ``terms``, and count what the query
+        keeps per tab when ``counting`` (a newer query supersedes this one: its answer is
+        then dropped)."""
         lookup = self.model.text_lookup
         worker = get_current_worker()
         answers: dict[TextTerm, frozenset[Key]] = {}
@@ -497,24 +504,40 @@ class RecordsScreen(FullScreen):
             except (OSError, QuarryError, sqlite3.Error) as exc:  # the store went away, say
                 trouble = f"cannot search the texts: {exc}"
                 answers[term] = frozenset()
-        self.post_message(self.TextsFound(text, answers, trouble))
+        counts = None
+        if counting and not worker.is_cancelled:
+            try:
+                counts = self.model.count_query(Query.parse(text), answers)
+            except sqlite3.Error as exc:  # the index went away: counted on screen instead
+                trouble = trouble or f"cannot count the records: {exc}"
+        self.post_message(self.TextsFound(text, answers, trouble, counts))
 
     class TextsFound(Message):
         """The engine's answers to the ``text:`` terms of a query (found in a worker)."""
 
-        def __init__(self, text: str, answers: dict[TextTerm, frozenset[Key]], trouble: str):
+        def __init__(
+            self,
+            text: str,
+            answers: dict[TextTerm, frozenset[Key]],
+            trouble: str,
+            counts: dict[str, int] | None = None,
+        ):
             super().__init__()
             self.text = text
             """The query line they were asked for."""
             self.answers = answers
             self.trouble = trouble
             """Why they could not all be found ("" when they were)."""
+            self.counts = counts
+            """The records the query keeps per tab, when they were counted there."""
 
     @on(TextsFound)
     def _texts_found(self, message: TextsFound) -> None:
         if message.text != self._searching:
             return  # a newer query asked since (or the box was cleared)
         self.model.prime_texts(message.answers)
+        if message.counts is not None:
+            self.model.prime_counts(message.text, message.counts)
         if message.trouble:
             self.notify(message.trouble, severity="error")
         self._apply_filter(message.text)
