@@ -63,6 +63,17 @@ missing text as empty, a missing page count as 0. The sort B-trees (:data:`SORTE
 index these very expressions, so that SQLite walks one for an ``ORDER BY`` of them."""
 SORT_INDEX = "sort_"
 """How the names of the sort B-trees begin (``sort_size``...)."""
+FIELDS_TREE = SORT_INDEX + "_fields"  # (no sort column's name)
+"""The B-tree of a big store's index that holds every field a query line reads but the
+error and the ``why`` (:data:`FIELDS_COLUMNS`): a query SQLite must scan walks it, about a
+tenth of the table's bytes (the table holds each record's line), not the table. Built and
+dropped with the sort B-trees (ten million records: ``size:>10K chars:<100`` counted in 2.0 s
+against 9.3 s, ``status:error !mime:pdf`` 0.5 s against 4.6 s)."""
+FIELDS = "_fields"
+"""What :meth:`RecordDB.make_sorted` calls :data:`FIELDS_TREE` among the columns it built."""
+FIELDS_COLUMNS = "status, reason, quality, mime, extractor, size, chars, pages, ms, root, path"
+"""The columns of :data:`FIELDS_TREE`: the status first, so a count per status walks it in
+order."""
 
 DB = "extract.db"
 """The index's file in the store folder (with SQLite's ``-wal`` and ``-shm`` beside it)."""
@@ -432,14 +443,23 @@ class RecordDB:
         }
         return frozenset(c for c in ORDER_SQL if SORT_INDEX + c in names)
 
+    def has_fields_tree(self) -> bool:
+        """Whether the index has :data:`FIELDS_TREE`."""
+        row = self.con.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (FIELDS_TREE,)
+        ).fetchone()
+        return row is not None
+
     def wants_sorted(self) -> bool:
         """Whether :meth:`make_sorted` has B-trees to build (a big store lacking some)."""
-        return len(self) >= SORTED_FROM and len(self.sorted_columns()) < len(ORDER_SQL) - 1
+        if len(self) < SORTED_FROM:
+            return False
+        return len(self.sorted_columns()) < len(ORDER_SQL) - 1 or not self.has_fields_tree()
 
     def make_sorted(self, stop: Callable[[], bool] | None = None) -> tuple[str, ...]:
         """Build the sort B-trees the index lacks, when it holds :data:`SORTED_FROM` records
         or more: each one statement and one commit (of no change a reader follows), its sort
-        in temporary files. The columns built; fewer when the disk or SQLite refuses, or
+        in temporary files. The columns built (and :data:`FIELDS` for the fields tree); fewer when the disk or SQLite refuses, or
         ``stop()`` turns true (asked as SQLite works: ten million rows take minutes), and a
         viewer sorts without them, slower."""
         if self.con.in_transaction:
@@ -459,6 +479,9 @@ class RecordDB:
                             f" ON records ({order}, root, path)"
                         )
                         built.append(column)
+                if not self.has_fields_tree():
+                    self.con.execute(f"CREATE INDEX {FIELDS_TREE} ON records ({FIELDS_COLUMNS})")
+                    built.append(FIELDS)
         except sqlite3.Error:
             pass
         finally:
@@ -481,6 +504,7 @@ class RecordDB:
         """Drop the sort B-trees in the transaction in flight (see :data:`UNSORTED_PAST`)."""
         for column in self.sorted_columns():
             self.con.execute(f"DROP INDEX IF EXISTS {SORT_INDEX}{column}")
+        self.con.execute(f"DROP INDEX IF EXISTS {FIELDS_TREE}")
         self._unsorted = True
 
     def commit(self) -> None:

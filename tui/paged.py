@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.browse import Browse, keyed
+from engine.browse import Browse, reads_of
 from engine.db import IndexUnusable
 from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
@@ -323,7 +323,7 @@ class PagedModel(RecordModel):
         tab, self.tab = self.tab, "all"
         try:
             where = self._where()  # (one walk, every tab)
-            return _per_tab(self.browse.by_status(where, keyed=keyed(self.query)))
+            return _per_tab(self.browse.by_status(where, reads_of(self.query)))
         finally:
             self.tab = tab
 
@@ -339,7 +339,7 @@ class PagedModel(RecordModel):
             return None
         keys = {t: answers.get(t, self._text_keys.get(t, frozenset())) for t in query.searches}
         where = compile_where(query, keys, browse.values())
-        return _per_tab(browse.by_status_now(where, keyed=keyed(query)))
+        return _per_tab(browse.by_status_now(where, reads_of(query)))
 
     def prime_counts(self, text: str, counts: dict[str, int]) -> None:
         self._queried[text] = (self._generation, counts)

@@ -27,7 +27,8 @@ from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_lean_sweep import NONE
 from tests.engine.test_readindex import _seed_store
 
-ALL = frozenset(c for c in SORTS if c != "path")
+ALL = frozenset(c for c in SORTS if c != "path") | {"_fields"}
+"""Every sort B-tree, and the fields tree (``_fields``: built and dropped with them)."""
 
 
 def _recs(n: int, status: str = "ok") -> list[Record]:
@@ -41,9 +42,14 @@ def _tree(root: Path, n: int) -> Path:
     return root
 
 
+def _trees(db: RecordDB) -> frozenset[str]:
+    """The sort B-trees an index has, and ``_fields`` when it has the fields tree."""
+    return db.sorted_columns() | ({"_fields"} if db.has_fields_tree() else frozenset())
+
+
 def _sorted_of(path: Path) -> frozenset[str]:
     with RecordDB.open_reader(path) as db:
-        return db.sorted_columns()
+        return _trees(db)
 
 
 def test_a_whole_sweep_of_a_big_store_leaves_its_sort_trees(
@@ -68,14 +74,14 @@ def test_many_upserts_drop_the_trees_and_the_next_whole_sweep_builds_them_again(
     with RecordDB.open_writer(out / DB) as db:
         db.put(_recs(10))
         db.commit()
-        assert db.sorted_columns() == ALL  # a few rows: kept up as they go
+        assert _trees(db) == ALL  # a few rows: kept up as they go
         db.put(_recs(10))
-        assert db.sorted_columns() == frozenset()  # past UNSORTED_PAST: dropped
+        assert _trees(db) == frozenset()  # past UNSORTED_PAST: dropped
         db.rollback()
-        assert db.sorted_columns() == ALL  # (the drop was in the transaction undone)
+        assert _trees(db) == ALL  # (the drop was in the transaction undone)
         db.put(_recs(20))
         db.commit()
-        assert db.sorted_columns() == frozenset()
+        assert _trees(db) == frozenset()
     # a sweep whose every file changed: the writer drops them, its end builds them again
     for f in root.iterdir():
         f.write_text(f.read_text() + "more\n")
@@ -88,10 +94,11 @@ def test_a_rebuilt_index_gets_them_without_a_drop_per_row(tmp_path: Path) -> Non
         db.put(_recs(12))
         db.commit()
         db.make_sorted()
-        assert db.sorted_columns() == ALL
+        assert _trees(db) == ALL
         db.replace_all(_recs(40, status="error"), None)
-        assert db.sorted_columns() == frozenset()  # dropped while every row went in
-        assert db.make_sorted() == tuple(sorted(ALL, key=SORTS.index))
+        assert _trees(db) == frozenset()  # dropped while every row went in
+        columns = tuple(sorted(ALL - {"_fields"}, key=SORTS.index))
+        assert db.make_sorted() == (*columns, "_fields")
         rows = db.con.execute(
             "SELECT count(*) FROM records INDEXED BY sort_status WHERE status = 'error'"
         ).fetchone()
@@ -171,7 +178,7 @@ def test_small_runs_keep_the_trees_up_however_many_there_are(
             db.put(_recs(10))
             db.commit()
             db.run_ended()
-        assert db.sorted_columns() == ALL
+        assert _trees(db) == ALL
 
 
 def test_a_part_of_a_big_store_swept_anew_gets_its_trees_back(
@@ -189,4 +196,4 @@ def test_a_part_of_a_big_store_swept_anew_gets_its_trees_back(
         sweeper.run(only={str(root): [f"sub/{f.name}" for f in sub.iterdir()]})  # (a batch's)
     with RecordDB.open_reader(out / DB) as db:
         assert len(db) == 40
-        assert db.sorted_columns() == ALL
+        assert _trees(db) == ALL
