@@ -459,9 +459,10 @@ class RecordDB:
     def make_sorted(self, stop: Callable[[], bool] | None = None) -> tuple[str, ...]:
         """Build the sort B-trees the index lacks, when it holds :data:`SORTED_FROM` records
         or more: each one statement and one commit (of no change a reader follows), its sort
-        in temporary files. The columns built (and :data:`FIELDS` for the fields tree); fewer when the disk or SQLite refuses, or
-        ``stop()`` turns true (asked as SQLite works: ten million rows take minutes), and a
-        viewer sorts without them, slower."""
+        in temporary files; then :data:`FIELDS_TREE`. The columns built (and :data:`FIELDS`
+        for the fields tree); fewer when the disk or SQLite refuses, or ``stop()`` turns true
+        (asked as SQLite works: ten million rows take minutes), and a viewer sorts without
+        them, slower."""
         if self.con.in_transaction:
             self.commit()
         if len(self) < SORTED_FROM:
