@@ -308,6 +308,10 @@ class RecordModel(Ordering):
     def take_summary(self, summary: Summary | None) -> None:
         """The store's summary, as read (a held store counts its own totals)."""
 
+    def totals(self) -> tuple[int | None, int | None]:
+        """(reused, characters) over the records; None where not known."""
+        return self.reused, self.chars
+
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
         """(key, tools) of every live row that names tools that would unlock it: a
         ``needs_tool`` or scanned record, or an ok container whose members wait on a tool

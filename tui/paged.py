@@ -125,6 +125,7 @@ class PagedModel(RecordModel):
         self.view = _View(self)  # type: ignore[assignment]
         self.reused = 0
         self.chars = 0
+        self._summed = False
 
     # -- the index --------------------------------------------------------------------------
 
@@ -156,6 +157,11 @@ class PagedModel(RecordModel):
         """The store's totals the summary bar shows (the index keeps no sum of them)."""
         if summary is not None:
             self.reused, self.chars = summary.reused, summary.chars
+            self._summed = True
+
+    def totals(self) -> tuple[int | None, int | None]:
+        """The summary's totals; None without a summary (a walk of every record)."""
+        return (self.reused, self.chars) if self._summed else (None, None)
 
     def _recount(self) -> None:
         counted = self.browse.counted if self.browse is not None else {}
@@ -202,7 +208,7 @@ class PagedModel(RecordModel):
         return self.keys[rid]
 
     def key(self, rid: int) -> Key | None:
-        if rid >= len(self.keys):
+        if not 0 <= rid < len(self.keys):
             return None
         key = self.keys[rid]
         return key if self.present(key) else None
@@ -257,6 +263,13 @@ class PagedModel(RecordModel):
             return rids
         window = self.window()
         rows = window.rows(page * PAGE, PAGE) if window is not None else []
+        if window is not None and len(rows) < min(PAGE, window.count() - page * PAGE):
+            # counted in a worker from a later state of the index than this snapshot's:
+            # the view is counted again here, on the rows it shows
+            self._queried.pop(self.query.text, None)
+            self._forget_pages()
+            window = self.window()
+            rows = window.rows(page * PAGE, PAGE) if window is not None else []
         rids = []
         for row in rows:
             if row[3] not in QUALITY_CODE:  # a newer writer's verdict: none, as when held
@@ -272,11 +285,10 @@ class PagedModel(RecordModel):
         return rids
 
     def rid_at(self, pos: int) -> int:
+        """The id at ``pos`` (-1 past the rows the index has: no row)."""
         page, i = divmod(pos, PAGE)
         rids = self._page(page)
-        if i >= len(rids):
-            raise IndexError(pos)
-        return rids[i]
+        return rids[i] if i < len(rids) else -1
 
     def position(self, rid: int) -> int | None:
         key = self.key(rid)

@@ -146,3 +146,25 @@ def test_a_change_to_the_index_is_shown_once_told(tmp_path: Path) -> None:
         assert len(paged) == 300
     finally:
         paged.close()
+
+
+def test_counts_from_a_later_index_never_draw_rows_it_lacks(tmp_path: Path) -> None:
+    """A query's counts come from a worker's read of the index, maybe after a change this
+    snapshot has not seen: pages shorter than they count make the view count again."""
+    from engine.records import Status
+
+    recs = [
+        Record(root="/r", path=f"f{i:03}.txt", size=i, mtime_ns=0, status=Status.OK)
+        for i in range(200)
+    ]
+    paged = _paged(_write(tmp_path / "store", recs, trees=True))
+    try:
+        paged.prime_counts("f1", {"all": 150, **{s: 0 for s in TABS[1:]}, "ok": 150})
+        paged.set_query("f1")  # (really 100 records: f100-f199)
+        assert len(paged.view) == 150
+        rows = [paged.rows[paged.rid_at(i)] for i in range(150)]
+        assert len(paged.view) == 100
+        assert [r[1] for r in rows[:100] if r is not None] == [f"f{i}.txt" for i in range(100, 200)]
+        assert paged.rid_at(120) == -1 and paged.rows[-1] is None and paged.key(-1) is None
+    finally:
+        paged.close()

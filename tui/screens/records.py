@@ -173,7 +173,7 @@ class RecordsScreen(FullScreen):
         whole = indexed or model.tab_counts()
         bar = self.query_one(SummaryBar)
         if indexed is None:
-            bar.show(whole, whole["all"], model.reused, model.chars, problem)
+            bar.show(whole, whole["all"], *model.totals(), problem)
         else:  # the index counts the statuses only: the other totals wait for the records
             bar.show(whole, whole["all"], None, None, problem)
         counts = model.view_counts() if model.query.active else whole  # per tab, as queried

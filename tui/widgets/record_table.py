@@ -365,7 +365,8 @@ class RecordTable(ScrollView, can_focus=True):
     def _row(self, pos: int) -> Strip:
         rid = self.model.rid_at(pos)
         row = self.model.rows[rid]
-        assert row is not None
+        if row is None:  # (a paged store's row the index no longer has: drawn again anon)
+            return Strip.blank(self.size.width, self.rich_style)
         base = self.rich_style
         if pos == self.cursor:
             base += self.get_component_rich_style("record-table--cursor")
