@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from engine.browse import Browse, reads_of  # noqa: E402
-from engine.query import Query  # noqa: E402
-from engine.sqlquery import compile_where  # noqa: E402
+from engine.browse import Browse, reads_of
+from engine.query import Query
+from engine.sqlquery import compile_where
 
 QUERIES = ("file00001", "mime:pdf", "size:>10M", "size:>10K chars:<100", "status:error !mime:pdf")
 
