@@ -67,7 +67,8 @@ def main(argv: list[str]) -> int:
                 f"{text!r:28} {'tree' if tree else 'table':5} kept {got[tree][0][2]:>10,}"
                 f"  count {statistics.median(counts):6.2f} s"
                 f" ({min(counts):.2f}-{max(counts):.2f})"
-                f"  first page {statistics.median(pages):6.3f} s ({min(pages):.3f}-{max(pages):.3f})"
+                f"  first page {statistics.median(pages):6.3f} s"
+                f" ({min(pages):.3f}-{max(pages):.3f})"
             )
     print(f"load {min(loads):.1f}-{max(loads):.1f}, cpus {os.cpu_count()}")
     browse.close()
