@@ -97,6 +97,9 @@ class Rows(Sequence[Row | None]):
 class RecordModel(Ordering):
     """Every record of a store, with counts and the one view the records screen shows."""
 
+    paged = False
+    """Whether the rows are paged from the store's index (:class:`tui.paged.PagedModel`)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.live: dict[int, Record] = {}

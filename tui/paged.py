@@ -100,6 +100,8 @@ class _View(Sequence[int]):
 class PagedModel(RecordModel):
     """The records of a big store, asked of its index page by page (module docstring)."""
 
+    paged = True
+
     def __init__(self, index: Path | None = None) -> None:
         super().__init__()
         self.index = index

@@ -549,6 +549,10 @@ class RecordsScreen(FullScreen):
         self._searching = None
         keep = self.table.rid
         query = self.model.set_query(text)
+        if self.model.paged and (keep is None or self.model.position(keep) is None):
+            # from the top: a place deep in a paged query's rows is read by walking every
+            # row before it (seconds at ten million)
+            self.table.cursor = 0
         box = self.query_one("#filter", Input)
         box.set_class(bool(query.error), "-invalid")
         box.tooltip = query.error
