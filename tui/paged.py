@@ -238,9 +238,12 @@ class PagedModel(RecordModel):
             self._window = self.browse.window(
                 self._where(), self.sort_column, reverse=self.sort_reverse
             )
-            counts = self._fresh_counts() if self.query.active else None
-            if counts is not None:  # the tab's count is one of the query's counts per tab
-                self._window.counted(counts[self.tab])
+            known = self._queried.get(self.query.text) if self.query.active else None
+            if known is not None:
+                # the tab's count is one of the query's counts per tab, as last counted: after
+                # a change, a worker counts again (a first page shorter than they say makes
+                # the view count again here, :meth:`_page`)
+                self._window.counted(known[1][self.tab])
         return self._window
 
     def view_size(self) -> int:
@@ -333,10 +336,6 @@ class PagedModel(RecordModel):
             self.prime_counts(self.query.text, self._count_now())
             known = self._queried[self.query.text]
         return known[1]
-
-    def _fresh_counts(self) -> dict[str, int] | None:
-        known = self._queried.get(self.query.text)
-        return known[1] if known is not None and known[0] == self._generation else None
 
     def _count_now(self) -> dict[str, int]:
         assert self.browse is not None
