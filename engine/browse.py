@@ -17,6 +17,7 @@ import contextlib
 import enum
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from typing import Any
 from engine.db import (
     DB,
     FIELDS_TREE,
+    ORDER_SQL,
+    SORT_INDEX,
     SORTED_FROM,
     Agreement,
     IndexUnusable,
@@ -44,6 +47,8 @@ BROWSE_FROM = SORTED_FROM
 """Records from which a dashboard browses the index instead of holding every row (the
 index has its sort B-trees from there: a page in any order is a walk, not a sort)."""
 
+FEW_DISTINCT = 1_000
+"""The values a field may hold for a query's word over it to be decided once a value."""
 Counted = dict[tuple[str, str, str], int]
 """(status, reason, quality) -> records (a missing reason or verdict as ``''``)."""
 
@@ -108,6 +113,10 @@ class Browse:
         self._con = self._db.con
         self.counted: Counted = {}
         """The index's counts in the snapshot read."""
+        self._lock = threading.Lock()
+        self._distinct: dict[str, frozenset[str]] | None = None
+        """The values of the MIME type and the extractor (:meth:`values`), read once a
+        snapshot."""
         self.fields_tree = False
         """Whether the index has :data:`~engine.db.FIELDS_TREE` (in the snapshot read)."""
         self.renew()
@@ -120,6 +129,8 @@ class Browse:
         con.execute("BEGIN")  # (a read transaction: every statement sees one snapshot)
         rows = con.execute("SELECT status, reason, quality, n FROM counts WHERE n > 0")
         self.counted = {(s, r, q): int(n) for s, r, q, n in rows}
+        with self._lock:
+            self._distinct = None
         self.fields_tree = self._db.has_fields_tree()
 
     def __len__(self) -> int:
@@ -158,9 +169,47 @@ class Browse:
         return {status: int(n) for status, n in rows}
 
     def values(self) -> dict[str, frozenset[str]]:
-        """Every value of the few-valued fields (:func:`engine.sqlquery.known_values`)."""
+        """Every value of the few-valued fields (:func:`engine.sqlquery.known_values`), and
+        of the MIME type and the extractor when they hold few (:data:`FEW_DISTINCT`): a
+        query's word over one of them is then decided once a value, not once a record
+        (``mime:pdf`` over ten million records: a list of two values)."""
         counted = self.counted
-        return {field: frozenset(key[i] for key in counted) for i, field in enumerate(FEW)}
+        out = {field: frozenset(key[i] for key in counted) for i, field in enumerate(FEW)}
+        with self._lock:
+            if self._distinct is None:
+                self._distinct = self._read_distinct()
+            out.update(self._distinct)
+        return out
+
+    def _read_distinct(self) -> dict[str, frozenset[str]]:
+        """The values of the MIME type and the extractor, each read from its sort B-tree a
+        value at a time (a seek each: no walk of the rows); none past :data:`FEW_DISTINCT`."""
+        out: dict[str, frozenset[str]] = {}
+        try:
+            db = RecordDB.open_reader(self.path)
+        except IndexUnusable:
+            return out
+        try:
+            have = db.sorted_columns()
+            for column in ("mime", "extractor"):
+                if column not in have:
+                    continue
+                order = ORDER_SQL[column]
+                tree = f"records INDEXED BY {SORT_INDEX}{column}"
+                first = f"SELECT {order} FROM {tree} ORDER BY {order} LIMIT 1"
+                after = f"SELECT {order} FROM {tree} WHERE {order} > ? ORDER BY {order} LIMIT 1"
+                found: list[str] = []
+                row = db.con.execute(first).fetchone()
+                while row is not None and len(found) <= FEW_DISTINCT:
+                    found.append(row[0])
+                    row = db.con.execute(after, (row[0],)).fetchone()
+                if len(found) <= FEW_DISTINCT:
+                    out[column] = frozenset(found)
+        except sqlite3.Error:
+            return {}
+        finally:
+            db.close()
+        return out
 
     def window(self, where: Where, column: str, *, reverse: bool = False) -> Window:
         """The records ``where`` keeps in ``column``'s order, a page at a time."""
