@@ -4,15 +4,16 @@ whole store; without an index to trust, the whole store is read again as before.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.db import DB
 from engine.store import Store
-from tests.engine.watchkit import WAIT_S, watched
+from tests.engine.watchkit import WAIT_S, Watched, watched
 from tests.tui.conftest import SIZE, settle
 from tui import link as link_module
 from tui.app import QuarryApp
@@ -50,16 +51,23 @@ def rereads(monkeypatch: pytest.MonkeyPatch) -> list[StoreDiff]:
     return done
 
 
-async def test_a_watched_store_is_followed_by_its_index_never_read_again(
-    tmp_path: Path, rereads: list[StoreDiff]
-) -> None:
+@contextlib.contextmanager
+def two_files_watched(tmp_path: Path) -> Iterator[tuple[Path, Watched]]:
+    """A folder of ``a.txt`` and ``b.txt`` watched by a live session whose ``extract.jsonl``
+    is left behind its index (it catches up only after an hour of quiet): a dashboard
+    following the store must see every batch without it."""
     root = tmp_path / "root"
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")
     (root / "b.txt").write_text("bravo\n")
-    # extract.jsonl is left behind the index (it catches up only after an hour of quiet):
-    # the dashboard must see every batch without it
     with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+        yield root, w
+
+
+async def test_a_watched_store_is_followed_by_its_index_never_read_again(
+    tmp_path: Path, rereads: list[StoreDiff]
+) -> None:
+    with two_files_watched(tmp_path) as (root, w):
         app = QuarryApp(w.session.store.out)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)

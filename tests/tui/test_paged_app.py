@@ -15,8 +15,9 @@ import pytest
 from textual.widgets import Tab
 
 from engine.store import Store
-from tests.engine.watchkit import WAIT_S, watched
+from tests.engine.watchkit import WAIT_S
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tests.tui.test_follow_index import two_files_watched
 from tui.app import QuarryApp
 from tui.paged import PagedModel
 from tui.widgets.record_table import RecordTable
@@ -59,11 +60,7 @@ async def test_a_watched_big_store_is_followed_page_by_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    (root / "b.txt").write_text("bravo\n")
-    with watched(root, False, records_quiet_s=3600.0, records_max_s=3600.0) as w:
+    with two_files_watched(tmp_path) as (root, w):
         app = QuarryApp(w.session.store.out)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
