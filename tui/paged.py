@@ -239,7 +239,9 @@ class PagedModel(RecordModel):
                 self._where(), self.sort_column, reverse=self.sort_reverse
             )
             known = self._queried.get(self.query.text) if self.query.active else None
-            if known is not None:
+            if not self.query.active and self.tab != "all":  # (the counts table has it)
+                self._window.counted(self.counts[self.tab])
+            elif known is not None:
                 # the tab's count is one of the query's counts per tab, as last counted: after
                 # a change, a worker counts again (a first page shorter than they say makes
                 # the view count again here, :meth:`_page`)
