@@ -117,11 +117,11 @@ class PagedModel(RecordModel):
         self._pages: OrderedDict[int, list[int]] = OrderedDict()
         self._window: Window | None = None
         self._gone: set[Key] = set()
+        """Keys removed since their id was handed out."""
         self._generation = 0
         """Counts how often the records or the texts' answers changed."""
         self._queried: dict[str, tuple[int, dict[str, int]]] = {}
         """Query -> (the generation counted in, the records it keeps per tab)."""
-        """Keys removed since their id was handed out."""
         self.ids = _Ids(self)  # type: ignore[assignment]
         self.rows = _Rows(self)  # type: ignore[assignment]
         self.view = _View(self)  # type: ignore[assignment]
