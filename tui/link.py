@@ -403,6 +403,7 @@ class Link:
         self.model.take_summary(self.summary)
         say = self._readable()
         if followed.whole and isinstance(self.model, PagedModel):
+            self.model.data = followed.table
             self.model.attach(followed.index)  # (the index made anew: read from the start)
             self.last_event = time.time()
             return Applied(Change(frozenset(), keep, texts=True), say)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from engine.browse import browsable
 from engine.db import DB, IndexUnusable, Point, RecordDB, follow
+from engine.dbread import Table
 from engine.records import Key, Record, Summary
 from engine.store import BadLine, Store
 from engine.store import read_jsonl as parse_jsonl
@@ -102,6 +103,8 @@ class Followed:
     behind): a browsed store is read from :attr:`index` anew."""
     index: Path | None = None
     """With :attr:`whole`: the store's index to browse now (None: none to browse)."""
+    table: Table | None = None
+    """With :attr:`whole`: the store's records looked up by key from now on."""
 
 
 def whole_store(store: Store) -> Followed:
@@ -117,7 +120,10 @@ def whole_store(store: Store) -> Followed:
                 point = db.point()
             finally:
                 db.close()
-    return Followed([], [], point, read_summary(store)[0], stamp, whole=True, index=index)
+    rows = open_rows(store)
+    rows.table.end_read()  # (none loaded: the records are looked up by key)
+    summary = read_summary(store)[0]
+    return Followed([], [], point, summary, stamp, whole=True, index=index, table=rows.table)
 
 
 def follow_store(store: Store, since: Point) -> Followed | None:

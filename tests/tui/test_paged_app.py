@@ -76,3 +76,34 @@ async def test_a_watched_big_store_is_followed_page_by_page(
                 assert time.monotonic() < end, f"still showing {visible_paths(app)}"
                 await pilot.pause(0.05)
             assert app.model.tab_counts()["all"] == 2
+
+
+async def test_an_index_made_anew_is_browsed_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index deleted and built again (another history): what it holds now is shown."""
+    from engine.db import DB
+    from engine.records import Record, Status
+    from tests.tui.test_paged_model import _write
+
+    def recs(names: str) -> list[Record]:
+        return [Record("/r", f"{n}.txt", 1, 0, Status.OK) for n in names]
+
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    out = tmp_path / "store"
+    store = _write(out, recs("abc"), trees=True)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.model, PagedModel)
+        assert visible_paths(app) == ["a.txt", "b.txt", "c.txt"]
+        for name in (DB, DB + "-wal", DB + "-shm"):
+            (out / name).unlink(missing_ok=True)
+        _write(out, recs("wxyz"), trees=True)
+        end = time.monotonic() + WAIT_S
+        while visible_paths(app) != ["w.txt", "x.txt", "y.txt", "z.txt"]:
+            assert time.monotonic() < end, f"still showing {visible_paths(app)}"
+            await pilot.pause(0.05)
+        rid = app.model.ids["/r", "z.txt"]
+        record = app.model.record(rid)
+        assert record is not None and record.path == "z.txt"  # looked up in the new index
