@@ -279,8 +279,12 @@ class Browse:
         return out
 
     def error_messages(self) -> set[tuple[str | None, str | None]]:
-        """Every distinct (reason, error) of the error records."""
-        rows = self._read("SELECT DISTINCT reason, error FROM records WHERE status = 'error'")
+        """Every distinct (reason, error) of the error records: found through
+        ``sort_status`` when they are few, else by a walk of the table in its own order (a
+        tenth of ten million records: 5.2 s walked, 7.5 s a seek each)."""
+        errors = sum(n for (status, _r, _q), n in self.counted.items() if status == "error")
+        table = "records NOT INDEXED" if errors * 20 > len(self) else "records"
+        rows = self._read(f"SELECT DISTINCT reason, error FROM {table} WHERE status = 'error'")
         return {(r, e) for r, e in rows}
 
     def close(self) -> None:
