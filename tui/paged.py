@@ -122,6 +122,8 @@ class PagedModel(RecordModel):
         """Counts how often the records or the texts' answers changed."""
         self._queried: dict[str, tuple[int, dict[str, int]]] = {}
         """Query -> (the generation counted in, the records it keeps per tab)."""
+        self._waiting: tuple[int, list[tuple[Key, tuple[str, ...]]]] | None = None
+        """(generation, :meth:`waiting`'s answer then)."""
         self.ids = _Ids(self)  # type: ignore[assignment]
         self.rows = _Rows(self)  # type: ignore[assignment]
         self.view = _View(self)  # type: ignore[assignment]
@@ -399,9 +401,13 @@ class PagedModel(RecordModel):
         return [self.give_id(k) for k in self.browse.keys_of_quality(verdicts)]
 
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
+        """The files waiting on a tool: read once until the records change (a walk of
+        every row: no index holds ``needs``)."""
         if self.browse is None:
             return []
-        return self.browse.waiting()
+        if self._waiting is None or self._waiting[0] != self._generation:
+            self._waiting = (self._generation, self.browse.waiting())
+        return self._waiting[1]
 
     def error_messages(self) -> Callable[[], set[tuple[str | None, str | None]]]:
         browse = self.browse
