@@ -236,17 +236,20 @@ class Browse:
         finally:
             db.close()
 
-    def keys(self, where: Where) -> list[Key]:
-        """The keys of the records ``where`` keeps, in key order."""
+    def keys(self, where: Where, limit: int = -1) -> list[Key]:
+        """The keys of the records ``where`` keeps, in key order (the first ``limit``)."""
         rows = self._read(
-            f"SELECT root, path FROM records WHERE ({where.sql}) ORDER BY root, path",
-            where.params,
+            f"SELECT root, path FROM records WHERE ({where.sql}) ORDER BY root, path LIMIT ?",
+            (*where.params, limit),
             where,
         )
         return [(name_of(root), name_of(path)) for root, path in rows]
 
-    def keys_of(self, status: str, reasons: Iterable[str | None] = ()) -> list[Key]:
-        """The keys of the records of ``status`` (and one of ``reasons``, when given)."""
+    def keys_of(
+        self, status: str, reasons: Iterable[str | None] = (), limit: int = -1
+    ) -> list[Key]:
+        """The keys of the records of ``status`` (and one of ``reasons``, when given), the
+        first ``limit`` in key order."""
         wanted = list(reasons)
         sql, params = "status = ?", [status]
         if wanted:
@@ -256,15 +259,16 @@ class Browse:
                 parts.append("reason IS NULL")
             sql += f" AND ({' OR '.join(parts)})"
             params += named
-        return self.keys(Where(sql, tuple(params)))
+        return self.keys(Where(sql, tuple(params)), limit)
 
-    def keys_of_quality(self, verdicts: Iterable[str]) -> list[Key]:
-        """The keys of the records whose verdict is one of ``verdicts``."""
+    def keys_of_quality(self, verdicts: Iterable[str], limit: int = -1) -> list[Key]:
+        """The keys of the records whose verdict is one of ``verdicts`` (the first
+        ``limit`` in key order)."""
         known = [v for v in verdicts if v in VERDICTS]
         if not known:
             return []
         marks = ", ".join("?" * len(known))
-        return self.keys(Where(f"quality IN ({marks})", tuple(known)))
+        return self.keys(Where(f"quality IN ({marks})", tuple(known)), limit)
 
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
         """(key, tools) of every record that names tools that would unlock it."""

@@ -37,6 +37,10 @@ PAGE = 128
 """Rows read at a time (a screen is ~20-50)."""
 PAGES_KEPT = 64
 """Pages of rows kept (the rows around the cursor; a page is read again once let go)."""
+TRIAGE_READ = 100_000
+"""Records of one kind (a status, the suspect verdicts) the triage screens read of a paged
+store, the first in key order: a million error records of ten million took minutes and
+gigabytes to read whole on the drawing thread; the screens say when they show fewer."""
 
 
 class _Ids(Mapping[Key, int]):
@@ -391,14 +395,17 @@ class PagedModel(RecordModel):
         return [r for r in self.data.records(keys) if r is not None]
 
     def rids_with_status(self, status: str, reasons: Iterable[str | None] = ()) -> list[int]:
+        """The first :data:`TRIAGE_READ` records of ``status`` in key order."""
         if self.browse is None:
             return []
-        return [self.give_id(k) for k in self.browse.keys_of(status, reasons)]
+        return [self.give_id(k) for k in self.browse.keys_of(status, reasons, TRIAGE_READ)]
 
     def rids_with_quality(self, verdicts: Iterable[str]) -> list[int]:
+        """The first :data:`TRIAGE_READ` records of these verdicts in key order."""
         if self.browse is None:
             return []
-        return [self.give_id(k) for k in self.browse.keys_of_quality(verdicts)]
+        keys = self.browse.keys_of_quality(verdicts, TRIAGE_READ)
+        return [self.give_id(k) for k in keys]
 
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
         """The files waiting on a tool: read once until the records change (a walk of
@@ -448,4 +455,4 @@ def _code(status: str) -> int:
     return STATUS_CODE[status]
 
 
-__all__ = ["PAGE", "PAGES_KEPT", "PagedModel"]
+__all__ = ["PAGE", "PAGES_KEPT", "TRIAGE_READ", "PagedModel"]

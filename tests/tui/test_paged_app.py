@@ -107,3 +107,24 @@ async def test_an_index_made_anew_is_browsed_from_the_start(
         rid = app.model.ids["/r", "z.txt"]
         record = app.model.record(rid)
         assert record is not None and record.path == "z.txt"  # looked up in the new index
+
+
+async def test_the_triage_screens_of_a_paged_store_say_they_read_the_first_records(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A paged store's triage screens read the first records of a kind, and say so."""
+    from engine.readindex import reading_index
+
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    monkeypatch.setattr("tui.paged.TRIAGE_READ", 1)
+    assert reading_index(store) is not None  # (its index, in the user's cache: browsable)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.model, PagedModel)
+        errors = app.model.counts["error"]
+        assert errors > 1
+        await pilot.press("x")
+        await settle(pilot)
+        title = app.screen.query_one("#errors-title").render()
+        assert f"Errors {errors:,}, the first 1 in 1 group" in str(title)

@@ -13,7 +13,8 @@ from textual.binding import Binding
 
 from engine.names import shown
 from engine.quality import summary_line
-from engine.records import Record
+from engine.records import Record, Status
+from tui.paged import TRIAGE_READ
 from tui.screens.groups import Column, GroupsScreen, cut
 from tui.state import is_encrypted
 from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
@@ -55,9 +56,13 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
     def title_parts(self) -> list[str]:
         """Counts first (they must fit 80 columns), then the keys."""
         errors, groups, suspects = self._counts
+        every = self.model.counts[Status.ERROR.value]
         parts = [f"[b]Errors [/b]{errors:,} in {count(groups, 'group')}"]
+        if self.model.paged and every > errors:  # (a paged store: its first ones read)
+            parts = [f"[b]Errors [/b]{every:,}, the first {errors:,} in {count(groups, 'group')}"]
         if suspects:
-            parts.append(f"[b]suspect texts [/b]{suspects:,}")
+            first = "the first " if self.model.paged and suspects >= TRIAGE_READ else ""
+            parts.append(f"[b]suspect texts [/b]{first}{suspects:,}")
         parts.append(self.keys_hint())
         if self.triage.writable:
             parts.append("R: retry the group · r: a file")

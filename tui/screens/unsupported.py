@@ -11,7 +11,7 @@ itself for the files a newly found tool unlocks).
 from __future__ import annotations
 
 from engine.names import shown
-from engine.records import Record
+from engine.records import Record, Status
 from tui.model import RecordModel
 from tui.screens.groups import Column, GroupsScreen
 from tui.screens.ports import Dashboard
@@ -63,8 +63,10 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
     def title_parts(self) -> list[str]:
         """Counts first, then the keys."""
         files, groups = self._counts
+        every = self.model.counts[Status.UNSUPPORTED.value]
+        first = f", the first {files:,}" if self.model.paged and every > files else ""
         return [
-            f"[b]Unsupported [/b]{files:,} in {count(groups, 'group')}",
+            f"[b]Unsupported [/b]{every if first else files:,}{first} in {count(groups, 'group')}",
             self.keys_hint(),
             "by reason and MIME type",
         ]
