@@ -102,6 +102,15 @@ def test_a_paged_store_shows_what_the_held_store_shows(
                 m.set_tab(tab)
                 m.set_sort(column, reverse)
             _same(held, paged)
+            for m in (held, paged):  # (a view read, then flipped, then another tab, unfiltered)
+                m.set_sort(column)
+            _same(held, paged)
+            for m in (held, paged):
+                m.set_tab("all" if tab != "all" else "ok")
+            _same(held, paged)
+            for m in (held, paged):
+                m.set_query("")
+            _same(held, paged)
             for status in TABS[1:]:
                 assert paged.groups(status) == held.groups(status)
                 assert paged.records(paged.rids_with_status(status)) == held.records(
