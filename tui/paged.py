@@ -288,6 +288,8 @@ class PagedModel(RecordModel):
         for row in rows:
             if row[3] not in QUALITY_CODE:  # a newer writer's verdict: none, as when held
                 row = (*row[:3], None, *row[4:])
+            if row[5] is None:  # no MIME type: empty, as when held
+                row = (*row[:5], "", *row[6:])
             rid = self.give_id((row[0], row[1]))
             self.row_of[rid] = row
             rids.append(rid)

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -175,5 +176,29 @@ def test_counts_from_a_later_index_never_draw_rows_it_lacks(tmp_path: Path) -> N
         assert len(paged.view) == 100
         assert [r[1] for r in rows[:100] if r is not None] == [f"f{i}.txt" for i in range(100, 200)]
         assert paged.rid_at(120) == -1 and paged.rows[-1] is None and paged.key(-1) is None
+    finally:
+        paged.close()
+
+
+@pytest.mark.parametrize(
+    "line", ["mime:pdf", "!mime:text", "mime:PDF", "extractor:py", "mime:/^text/ size:>3", ""]
+)
+def test_a_word_over_few_values_keeps_what_the_held_store_keeps(tmp_path: Path, line: str) -> None:
+    """MIME types and extractors are decided once a value (read from their sort trees)."""
+    from engine.records import Status
+
+    mimes = ["application/pdf", "text/plain", "text/html", "image/png", None, "application/PDF"]
+    recs = [
+        Record(root="/r", path=f"f{i:03}", size=i, mtime_ns=0, status=Status.OK,
+               mime=mimes[i % len(mimes)], extractor=["pypdf", "text", None][i % 3])
+        for i in range(60)
+    ]  # fmt: skip
+    store = _write(tmp_path / "store", recs, trees=True)
+    held, paged = _held(store), _paged(store)
+    try:
+        assert paged.browse is not None and "mime" in paged.browse.values()
+        for m in (held, paged):
+            m.set_query(line)
+        _same(held, paged)
     finally:
         paged.close()
