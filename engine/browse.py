@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -33,12 +32,13 @@ from engine.db import (
     RecordDB,
     key_bytes,
     name_of,
+    needs_from_text,
 )
 from engine.db import standing as index_standing
 from engine.quality import VERDICTS
 from engine.query import Query
 from engine.readindex import cached_index_path
-from engine.records import Key, needs_of
+from engine.records import Key
 from engine.sqlquery import FEW, Where
 from engine.store import Store
 from engine.window import Window
@@ -135,11 +135,6 @@ class Browse:
 
     def __len__(self) -> int:
         return sum(self.counted.values())
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        """The connection reading the snapshot (the drawing thread's only)."""
-        return self._con
 
     def by_status(self, where: Where, reads: Reads = Reads.ROW) -> dict[str, int]:
         """Records ``where`` keeps, per status (one walk of them); ``reads``: what of a
@@ -277,7 +272,7 @@ class Browse:
         )
         out = []
         for root, path, needs in rows:
-            tools = _tools(needs)
+            tools = needs_from_text(needs)
             if tools:
                 out.append(((name_of(root), name_of(path)), tools))
         return out
@@ -297,16 +292,6 @@ class Browse:
             if self._con.in_transaction:
                 self._con.execute("COMMIT")
         self._db.close()
-
-
-def _tools(raw: object) -> tuple[str, ...]:
-    """The tool names of a ``needs`` column's value."""
-    if not isinstance(raw, str) or not raw:
-        return ()
-    try:
-        return needs_of(json.loads(raw))
-    except ValueError:
-        return ()
 
 
 __all__ = ["BROWSE_FROM", "Browse", "Reads", "browsable", "reads_of"]

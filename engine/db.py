@@ -173,6 +173,17 @@ def needs_text(needs: tuple[str, ...]) -> str | None:
     return json.dumps(list(needs), ensure_ascii=False) if needs else None
 
 
+def needs_from_text(raw: object) -> tuple[str, ...]:
+    """The tool names of a ``needs`` column's value (:func:`needs_text` read back; none
+    for a value that is not one)."""
+    if not raw or not isinstance(raw, str | bytes):
+        return ()
+    try:
+        return needs_of(json.loads(raw))
+    except ValueError:
+        return ()
+
+
 @dataclass(frozen=True, slots=True)
 class Point:
     """Where a reader is in one index's history: which index (one made anew, after it was

@@ -21,7 +21,6 @@ instead. A full record is read by its key (its
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -41,6 +40,7 @@ from engine.db import (
     identity_of,
     key_bytes,
     name_of,
+    needs_from_text,
     standing,
 )
 from engine.errors import StoreUnusable
@@ -52,7 +52,7 @@ from engine.readindex import (
     reading_index,
     records_in,
 )
-from engine.records import BadRecord, Key, Record, needs_of
+from engine.records import BadRecord, Key, Record
 from engine.store import Store, read_jsonl
 
 FIRST_ROWS = 1000
@@ -181,17 +181,6 @@ def _numbers(raw: bytes, n: int) -> array[int] | None:
     return out if len(out) == n else None
 
 
-def _needs(raw: Any) -> tuple[str, ...]:
-    """The tool names of a ``needs`` column's value (see :func:`engine.db.needs_text`)."""
-    if not raw:
-        return ()
-    try:
-        names = json.loads(raw)
-    except ValueError:
-        return ()
-    return needs_of(names)
-
-
 def _last_key(row: tuple[Any, ...]) -> tuple[bytes, bytes] | None:
     """The key of a chunk's last row, off the end of its root and path strings; None for no
     row. Right whenever the chunk's strings split into as many
@@ -242,7 +231,7 @@ def _finish(
         if raw:
             values = list(map(_plain if name in _PLAIN else _text, table))
         if name == "needs":
-            values = [_needs(v) for v in values]
+            values = [needs_from_text(v) for v in values]
         shown[name] = (values, codes)
     roots_table, root_codes = shown.pop("root")
     roots = list(map(roots_table.__getitem__, root_codes))

@@ -31,7 +31,6 @@ from engine.store import Store
 from tui.board import Board
 from tui.link import Change, Link, Say
 from tui.messages import ModelChanged, RetryFinished, ToolsChecked
-from tui.paged import PagedModel
 from tui.retries import Retries, RetryDone, ToolsCheck
 from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
@@ -249,7 +248,7 @@ class Desk(Board):
     def loaded(self) -> None:
         """The store is loaded: the tools its files wait on are known (no tools screen for
         them at the first sweep's end), and its error groups (new ones are announced)."""
-        if not isinstance(self.model, PagedModel):  # (it reads every record; no sweep here)
+        if not self.model.paged:  # (it reads every record; no sweep here)
             self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self.app.run_worker(
             partial(self._learn_groups, self.model.error_messages()),

@@ -29,7 +29,6 @@ from tui.messages import (
     StoreFollowed,
     StoreLoaded,
 )
-from tui.paged import PagedModel
 from tui.poll import Followed
 
 if TYPE_CHECKING:
@@ -71,7 +70,7 @@ class Feed:
         first frame has rows (a screen's worth, in milliseconds); :meth:`load` loads the
         rest, the garbage collector paused until it is shown."""
         self.collector.pause()
-        browse = isinstance(self.link.model, PagedModel)
+        browse = self.link.model.paged
         self.opening = opening = open_store(self.store, browse=browse)
         if browse and opening.rows is not None:
             self.route(self.link.browsing(opening.rows))

@@ -30,7 +30,7 @@ from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
 from engine.sqlquery import Where, compile_where
 from engine.window import Window
-from tui.columns import QUALITY_CODE
+from tui.columns import QUALITY_CODE, STATUS_CODE
 from tui.model import RecordModel, Row
 
 PAGE = 128
@@ -146,7 +146,6 @@ class PagedModel(RecordModel):
         if path is not None:
             with contextlib.suppress(IndexUnusable, sqlite3.Error):
                 self.browse = Browse(path)
-        self.live.clear()
         self._recount()
 
     def close(self) -> None:
@@ -178,7 +177,7 @@ class PagedModel(RecordModel):
         self._pairs = Counter()
         for (status, reason, _quality), n in counted.items():
             self.counts[status] += n
-            self._pairs[(_code(status), reason or None)] += n
+            self._pairs[(STATUS_CODE[status], reason or None)] += n
         self._changed()
 
     def _changed(self) -> None:
@@ -382,10 +381,7 @@ class PagedModel(RecordModel):
 
     def record(self, rid: int) -> Record | None:
         key = self.key(rid)
-        if key is None or self.data is None:
-            return None
-        found: Record | None = self.data.record(key)
-        return found
+        return None if key is None else self.record_of(key)
 
     def record_of(self, key: Key) -> Record | None:
         found: Record | None = self.data.record(key) if self.data is not None else None
@@ -431,8 +427,6 @@ class PagedModel(RecordModel):
             if key in self.rid_of:
                 self._gone.add(key)
         changed = {self.give_id(r.key) for r in records}
-        self.live.clear()  # (the index has every record as it is now)
-        self._qmask = None
         if self.browse is not None:
             self.browse.renew()
         self._recount()
@@ -450,12 +444,6 @@ class PagedModel(RecordModel):
 
 def _per_tab(found: dict[str, int]) -> dict[str, int]:
     return {"all": sum(found.values()), **{s: found.get(s, 0) for s in STATUSES}}
-
-
-def _code(status: str) -> int:
-    from tui.columns import STATUS_CODE
-
-    return STATUS_CODE[status]
 
 
 __all__ = ["PAGE", "PAGES_KEPT", "TRIAGE_READ", "PagedModel"]

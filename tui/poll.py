@@ -17,15 +17,13 @@ dashboard keeps no column of, a content hash alone, is not highlighted.)
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, not_
 from pathlib import Path
 
 from engine.browse import browsable
-from engine.db import DB, IndexUnusable, Point, RecordDB, follow
+from engine.db import DB, Point, follow
 from engine.dbread import Table
 from engine.records import Key, Record, Summary
 from engine.store import BadLine, Store
@@ -112,18 +110,10 @@ def whole_store(store: Store) -> Followed:
     where in its history it stands (:class:`Followed` with ``whole``)."""
     stamp = jsonl_stamp(store)
     index = browsable(store, at_least=0)
-    point = None
-    if index == store.out / DB:
-        with contextlib.suppress(IndexUnusable, sqlite3.Error):
-            db = RecordDB.open_reader(index)
-            try:
-                point = db.point()
-            finally:
-                db.close()
-    rows = open_rows(store)
+    rows = open_rows(store)  # (its point: the store's own index's, None for another's)
     rows.table.end_read()  # (none loaded: the records are looked up by key)
     summary = read_summary(store)[0]
-    return Followed([], [], point, summary, stamp, whole=True, index=index, table=rows.table)
+    return Followed([], [], rows.point, summary, stamp, whole=True, index=index, table=rows.table)
 
 
 def follow_store(store: Store, since: Point) -> Followed | None:

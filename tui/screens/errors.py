@@ -57,9 +57,10 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
         """Counts first (they must fit 80 columns), then the keys."""
         errors, groups, suspects = self._counts
         every = self.model.counts[Status.ERROR.value]
-        parts = [f"[b]Errors [/b]{errors:,} in {count(groups, 'group')}"]
+        read = f"{errors:,}"
         if self.model.paged and every > errors:  # (a paged store: its first ones read)
-            parts = [f"[b]Errors [/b]{every:,}, the first {errors:,} in {count(groups, 'group')}"]
+            read = f"{every:,}, the first {errors:,}"
+        parts = [f"[b]Errors [/b]{read} in {count(groups, 'group')}"]
         if suspects:
             first = "the first " if self.model.paged and suspects >= TRIAGE_READ else ""
             parts.append(f"[b]suspect texts [/b]{first}{suspects:,}")

@@ -549,9 +549,10 @@ class RecordsScreen(FullScreen):
         self._searching = None
         keep = self.table.rid
         query = self.model.set_query(text)
-        if self.model.paged and (keep is None or self.model.position(keep) is None):
+        if self.model.paged and query.active:
             # from the top: a place deep in a paged query's rows is read by walking every
-            # row before it (seconds at ten million)
+            # row before it (seconds at ten million); the record under the cursor is on no
+            # page of the new view's yet, so its position is not known either
             self.table.cursor = 0
         box = self.query_one("#filter", Input)
         box.set_class(bool(query.error), "-invalid")

@@ -64,9 +64,11 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         """Counts first, then the keys."""
         files, groups = self._counts
         every = self.model.counts[Status.UNSUPPORTED.value]
-        first = f", the first {files:,}" if self.model.paged and every > files else ""
+        read = f"{files:,}"
+        if self.model.paged and every > files:  # (a paged store: its first ones read)
+            read = f"{every:,}, the first {files:,}"
         return [
-            f"[b]Unsupported [/b]{every if first else files:,}{first} in {count(groups, 'group')}",
+            f"[b]Unsupported [/b]{read} in {count(groups, 'group')}",
             self.keys_hint(),
             "by reason and MIME type",
         ]
