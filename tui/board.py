@@ -19,12 +19,25 @@ from engine.store import Store
 from engine.tools import KNOWN_TOOLS
 from tui.link import Header, Link, Live
 from tui.model import TABS
+from tui.paged import PagedModel
 from tui.state import TriageState
-from tui.triage import ToolRow, found_from_summary, found_from_toolset, tool_rows
+from tui.triage import (
+    ToolRow,
+    Waiting,
+    found_from_summary,
+    found_from_toolset,
+    tool_rows,
+    waiting_of,
+    waiting_tallied,
+)
 from tui.words import count
 
 if TYPE_CHECKING:
     from engine.session import Session
+
+
+WAITING = "waiting"
+"""The paged model's memo of :meth:`Board.waiting`."""
 
 
 class Board:
@@ -91,8 +104,9 @@ class Board:
         summary = self.link.summary
         return set(summary.tools_missing) if summary else set()
 
-    def tool_rows(self) -> list[ToolRow]:
-        """The tools view's rows, from the live model."""
+    def tool_rows(self, waiting: Waiting | None = None) -> list[ToolRow]:
+        """The tools view's rows, from the live model (the records waiting on a tool:
+        ``waiting``, or :meth:`waiting`)."""
         if self.session is not None:
             found = found_from_toolset(self.session.tools)
         else:
@@ -103,7 +117,21 @@ class Board:
         summary = self.link.summary  # the records read without a tool, counted by tool
         without = summary.read_without if summary is not None else {}
         without = {tool: n for tool, n in without.items() if tool in found}
-        return tool_rows(found, self.model.waiting(), workers, self.tools_left_out(), without)
+        waiting = self.waiting() if waiting is None else waiting
+        return tool_rows(found, waiting, workers, self.tools_left_out(), without)
+
+    def waiting(self) -> Waiting:
+        """The records waiting on a tool (a paged store's: counted by its index, once per
+        change of its records)."""
+        model = self.model
+        if isinstance(model, PagedModel):
+            return model.memo(WAITING, lambda: waiting_tallied(model))
+        return waiting_of(model.waiting())
+
+    def waiting_known(self) -> bool:
+        """Whether :meth:`waiting` answers at once (a paged store's is counted by its index:
+        ask it from a worker when not)."""
+        return not isinstance(self.model, PagedModel) or self.model.has_memo(WAITING)
 
     def tools_left_out(self) -> set[str]:
         """Tools this run was told not to use (``--without``, ``--no-external``); empty for a

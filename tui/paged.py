@@ -22,26 +22,29 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.browse import Browse, reads_of
 from engine.db import IndexUnusable
 from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
 from engine.sqlquery import Where, compile_where
+from engine.tallies import Kind, Tally, first_keys, tallies
 from engine.window import Window
 from tui.columns import QUALITY_CODE, STATUS_CODE
 from tui.model import RecordModel, Row
+
+T = TypeVar("T")
 
 PAGE = 128
 """Rows read at a time (a screen is ~20-50)."""
 PAGES_KEPT = 64
 """Pages of rows kept (the rows around the cursor; a page is read again once let go)."""
 TRIAGE_READ = 20_000
-"""Records of one kind (a status, the suspect verdicts) the triage screens read of a paged
-store, the first in key order: a million error records of ten million took minutes and
-gigabytes to read whole on the drawing thread (100,000 each of errors and suspect texts:
-29 s and 612 MB under load); the screens say when they show fewer."""
+"""Records of one kind (a status, the suspect verdicts) :meth:`PagedModel.rids_with_status`
+and :meth:`PagedModel.rids_with_quality` give, the first in key order: a million error
+records of ten million took minutes and gigabytes to read whole. (The triage screens count a
+paged store's groups instead: :mod:`engine.tallies`.)"""
 
 
 class _Ids(Mapping[Key, int]):
@@ -127,8 +130,8 @@ class PagedModel(RecordModel):
         """Counts how often the records or the texts' answers changed."""
         self._queried: dict[str, tuple[int, dict[str, int]]] = {}
         """Query -> (the generation counted in, the records it keeps per tab)."""
-        self._waiting: tuple[int, list[tuple[Key, tuple[str, ...]]]] | None = None
-        """(generation, :meth:`waiting`'s answer then)."""
+        self._memos: dict[str, tuple[int, Any]] = {}
+        """What :meth:`memo` made: name -> (the generation made in, what it made)."""
         self.ids = _Ids(self)  # type: ignore[assignment]
         self.rows = _Rows(self)  # type: ignore[assignment]
         self.view = _View(self)  # type: ignore[assignment]
@@ -388,10 +391,31 @@ class PagedModel(RecordModel):
         return found
 
     def records(self, rids: Iterable[int]) -> list[Record]:
-        keys = [k for rid in rids if (k := self.key(rid)) is not None]
+        return self.records_of([k for rid in rids if (k := self.key(rid)) is not None])
+
+    def records_of(self, keys: list[Key]) -> list[Record]:
+        """The records of ``keys`` the store has, in that order."""
         if self.data is None or not keys:
             return []
         return [r for r in self.data.records(keys) if r is not None]
+
+    # -- the triage screens' groups -----------------------------------------------------------
+
+    def tallies(self, kind: Kind) -> list[Tally]:
+        """The index's tallies of ``kind`` (:mod:`engine.tallies`; the index as it is now)."""
+        if self.browse is None:
+            return []
+        with contextlib.suppress(sqlite3.Error):
+            return tallies(self.browse.path, kind)
+        return []
+
+    def first_keys(self, kind: Kind, among: list[Tally], limit: int) -> list[Key]:
+        """The first ``limit`` keys of the records of ``among``, in key order."""
+        if self.browse is None:
+            return []
+        with contextlib.suppress(sqlite3.Error):
+            return first_keys(self.browse.path, kind, among, limit)
+        return []
 
     def rids_with_status(self, status: str, reasons: Iterable[str | None] = ()) -> list[int]:
         """The first :data:`TRIAGE_READ` records of ``status`` in key order."""
@@ -409,11 +433,21 @@ class PagedModel(RecordModel):
     def waiting(self) -> list[tuple[Key, tuple[str, ...]]]:
         """The files waiting on a tool: read once until the records change (a walk of
         every row: no index holds ``needs``)."""
-        if self.browse is None:
-            return []
-        if self._waiting is None or self._waiting[0] != self._generation:
-            self._waiting = (self._generation, self.browse.waiting())
-        return self._waiting[1]
+        browse = self.browse
+        return [] if browse is None else self.memo("waiting keys", browse.waiting)
+
+    def has_memo(self, name: str) -> bool:
+        """Whether :meth:`memo` holds ``name`` made since the records last changed."""
+        held = self._memos.get(name)
+        return held is not None and held[0] == self._generation
+
+    def memo(self, name: str, make: Callable[[], T]) -> T:
+        """What ``make()`` makes, made once until the records change."""
+        held = self._memos.get(name)
+        if held is None or held[0] != self._generation:
+            held = self._memos[name] = (self._generation, make())
+        made: T = held[1]
+        return made
 
     def error_messages(self) -> Callable[[], set[tuple[str | None, str | None]]]:
         browse = self.browse

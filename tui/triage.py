@@ -19,8 +19,14 @@ from typing import NamedTuple
 
 from engine.quality import summary_line
 from engine.records import Key, Reason, Record, Status
+from engine.tallies import Kind, Tally
 from engine.tools import KNOWN_TOOLS, ToolSet
 from tui.model import RecordModel
+from tui.paged import PagedModel
+
+FILES_READ = 1_000
+"""The files of a paged store's group read and listed (the first in key order): a group of
+a big store may hold millions."""
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|‘[^’]*’|“[^”]*”")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b")
@@ -56,16 +62,28 @@ class _Group:
     """What every grouped view's group holds: its records' keys and one example."""
 
     keys: list[Key] = field(default_factory=list)
-    """(root, path) of every record in the group, in store order."""
+    """(root, path) of every record in the group, in store order (of a paged store's group:
+    the first :data:`FILES_READ`, read as the group is shown)."""
     example: str = ""
     """One record's verdict, as the engine wrote it."""
     example_path: str = ""
     """The path of that record."""
+    tallied: tuple[Kind, list[Tally]] | None = None
+    """A paged store's group: the index's tallies it was merged from (None: held)."""
+    total: int = 0
+    """A paged store's group: its records (the sum of its tallies')."""
 
     @property
     def count(self) -> int:
         """Records in the group."""
-        return len(self.keys)
+        return len(self.keys) if self.tallied is None else self.total
+
+    def tally(self, kind: Kind, tally: Tally) -> None:
+        """Count ``tally`` in this (paged) group."""
+        if self.tallied is None:
+            self.tallied = (kind, [])
+        self.tallied[1].append(tally)
+        self.total += tally.n
 
 
 @dataclass(slots=True)
@@ -119,6 +137,20 @@ def group_errors(records: Iterable[Record]) -> list[ErrorGroup]:
     return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.message))
 
 
+def tally_errors(tallies: Iterable[Tally]) -> list[ErrorGroup]:
+    """:func:`group_errors` of a paged store, from the index's tallies of its errors."""
+    groups: dict[GroupKey, ErrorGroup] = {}
+    for tally in sorted(tallies, key=lambda t: t.first):  # (the first record's example)
+        key = GroupKey(tally.reason or "error", normalise(tally.error))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ErrorGroup(*key, example=tally.error or "")
+            group.example_path = tally.first[1]
+        group.tally(Kind.ERRORS, tally)
+        group.mimes[tally.mime or ""] += tally.n
+    return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.message))
+
+
 QUALITY_SIGNALS: dict[str, str] = {
     "common": "few common words of any language",
     "noise": "words that look like OCR or decoding noise",
@@ -154,6 +186,37 @@ def group_quality(records: Iterable[Record]) -> list[ErrorGroup]:
         group.keys.append(record.key)
         group.mimes[record.mime] += 1
     return sorted(groups.values(), key=lambda g: (g.reason != "garbled", -g.count, g.message))
+
+
+def tally_quality(tallies: Iterable[Tally]) -> list[ErrorGroup]:
+    """:func:`group_quality` of a paged store, from the index's tallies of its suspect and
+    garbled texts; each group's example (its first record's quality in words) is read by
+    :func:`tally_examples`."""
+    groups: dict[GroupKey, ErrorGroup] = {}
+    for tally in sorted(tallies, key=lambda t: t.first):
+        if tally.quality not in ("suspect", "garbled"):
+            continue
+        signal = tally.signal or "?"
+        key = GroupKey(tally.quality, QUALITY_SIGNALS.get(signal, signal))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ErrorGroup(*key)
+            group.example_path = tally.first[1]
+        group.tally(Kind.SUSPECT, tally)
+        group.mimes[tally.mime or ""] += tally.n
+    return sorted(groups.values(), key=lambda g: (g.reason != "garbled", -g.count, g.message))
+
+
+def tally_examples(model: PagedModel, groups: Iterable[ErrorGroup]) -> None:
+    """The example of each suspect-text group of :func:`tally_quality`: its first record's
+    quality in words (one record read a group, from the store's table: on the thread that
+    opened it)."""
+    for group in groups:
+        if group.tallied is None or group.tallied[0] is not Kind.SUSPECT or group.example:
+            continue
+        first = model.record_of(min(t.first for t in group.tallied[1]))
+        if first is not None and first.quality is not None:
+            group.example = summary_line(first.quality)
 
 
 @dataclass(slots=True)
@@ -198,6 +261,21 @@ def group_unsupported(records: Iterable[Record]) -> list[UnsupportedGroup]:
     return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.mime))
 
 
+def tally_unsupported(tallies: Iterable[Tally]) -> list[UnsupportedGroup]:
+    """:func:`group_unsupported` of a paged store, from the index's tallies."""
+    groups: dict[GroupKey, UnsupportedGroup] = {}
+    for tally in sorted(tallies, key=lambda t: t.first):
+        key = GroupKey(tally.reason or "unsupported", tally.mime or "")
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = UnsupportedGroup(*key, example=tally.error or "")
+            group.example_path = tally.first[1]
+        group.tally(Kind.UNSUPPORTED, tally)
+        for name in tally.needs:
+            group.needs[name] += tally.n
+    return sorted(groups.values(), key=lambda g: (-g.count, g.reason, g.mime))
+
+
 def records_where(model: RecordModel, status: str, reasons: Iterable[str] = ()) -> list[Record]:
     """Full records of ``status`` (and, when given, one of ``reasons``), in store order (masks
     over the model's status and reason codes, in C)."""
@@ -224,6 +302,57 @@ def waiting_records(model: RecordModel) -> list[Record]:
 
 
 @dataclass(frozen=True, slots=True)
+class Waiting:
+    """The records that name tools that would unlock them: how many name each set of tools,
+    and the files listed under each tool (all of a held store's; a paged store's first
+    :data:`FILES_READ`, read from the index's tallies)."""
+
+    sets: Mapping[frozenset[str], int]
+    """Each set of tools records name -> how many name exactly that set."""
+    files: Mapping[str, tuple[Key, ...]]
+    """Tool -> the files listed under it, in key order."""
+
+    def count(self, tools: Iterable[str], but: Iterable[str] = ()) -> int:
+        """Records naming one of ``tools`` and none of ``but``."""
+        wanted, unwanted = frozenset(tools), frozenset(but)
+        return sum(n for s, n in self.sets.items() if s & wanted and not s & unwanted)
+
+
+NOT_COUNTED = Waiting({}, {})
+"""No record counted yet (a paged store's, while its index counts them)."""
+
+
+def waiting_of(items: Iterable[Record | tuple[Key, Iterable[str]]]) -> Waiting:
+    """:class:`Waiting` of every record waiting (records, or their (key, tools))."""
+    sets: Counter[frozenset[str]] = Counter()
+    files: dict[str, list[Key]] = {}
+    for item in items:
+        key, needs = (item.key, item.needs) if isinstance(item, Record) else item
+        names = frozenset(needs)
+        if names:
+            sets[names] += 1
+        for name in names:
+            files.setdefault(name, []).append(key)
+    return Waiting(sets, {name: tuple(keys) for name, keys in files.items()})
+
+
+def waiting_tallied(model: PagedModel) -> Waiting:
+    """:class:`Waiting` of a paged store: counted by the index, the first files listed."""
+    tallies = model.tallies(Kind.WAITING)
+    sets: Counter[frozenset[str]] = Counter()
+    for tally in tallies:
+        if tally.needs:
+            sets[frozenset(tally.needs)] += tally.n
+    names = {name for t in tallies for name in t.needs}
+    files = {
+        name: tuple(model.first_keys(Kind.WAITING, [t for t in tallies if name in t.needs],
+                                     FILES_READ))
+        for name in sorted(names)
+    }  # fmt: skip
+    return Waiting(sets, files)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolRow:
     """One line of the tools view."""
 
@@ -238,7 +367,8 @@ class ToolRow:
     unlocks: str
     """What it gives the user, in a few words."""
     files: tuple[Key, ...]
-    """Records naming it among the tools that would unlock them."""
+    """Records naming it among the tools that would unlock them (a paged store's: the first
+    :data:`FILES_READ` of them)."""
     install: Mapping[str, str]
     """Platform -> install command."""
     workers: tuple[tuple[str, str | None], ...] = ()
@@ -249,6 +379,13 @@ class ToolRow:
     read_without: int = 0
     """Records read without it, that it is found now (a sweep that left it out, a Dask worker
     that lacked it): the next sweep reads them again (the store's summary counts them)."""
+    waiting: int = -1
+    """Records naming it (-1: as many as :attr:`files`)."""
+
+    @property
+    def count(self) -> int:
+        """Records naming it among the tools that would unlock them."""
+        return len(self.files) if self.waiting < 0 else self.waiting
 
     @property
     def state(self) -> str:
@@ -305,15 +442,16 @@ def found_from_summary(tools_found: Mapping[str, str]) -> dict[str, tuple[str, s
 
 def tool_rows(
     found: Mapping[str, tuple[str, str]],
-    waiting: Iterable[Record | tuple[Key, Iterable[str]]],
+    waiting: Waiting | Iterable[Record | tuple[Key, Iterable[str]]],
     workers: Mapping[str, ToolSet] | None = None,
     left_out: Iterable[str] = (),
     read_without: Mapping[str, int] | None = None,
 ) -> list[ToolRow]:
     """Every known tool (and any other a record names): missing ones waited on most first.
 
-    ``waiting``: the records that name tools that would unlock them, or their (key, tools)
-    (:meth:`~tui.model.RecordModel.waiting`, no record read back); an ok container whose
+    ``waiting``: the records that name tools that would unlock them (a :class:`Waiting`, or
+    the records or their (key, tools): :meth:`~tui.model.RecordModel.waiting`, no record read
+    back); an ok container whose
     members wait on a tool is listed under it, as ``quarry tools DIR`` counts it.
     ``workers`` (reads on a Dask cluster) says which worker has which tool; ``left_out`` are
     the tools the run was told not to use (listed after the missing ones, with no install
@@ -321,11 +459,8 @@ def tool_rows(
     """
     workers = workers or {}
     skipped = set(left_out)
-    files: dict[str, list[Key]] = {}
-    for item in waiting:
-        key, needs = (item.key, item.needs) if isinstance(item, Record) else item
-        for name in needs:
-            files.setdefault(name, []).append(key)
+    known = waiting if isinstance(waiting, Waiting) else waiting_of(waiting)
+    files = known.files
     rows = []
     for name in sorted(set(KNOWN_TOOLS) | set(files)):
         spec = KNOWN_TOOLS.get(name)
@@ -343,9 +478,10 @@ def tool_rows(
                 tuple((w, _version(t, name)) for w, t in sorted(workers.items())),
                 out,
                 (read_without or {}).get(name, 0),
+                known.count((name,)),
             )
         )
-    return sorted(rows, key=lambda r: (r.found, r.left_out, -len(r.files), r.name))
+    return sorted(rows, key=lambda r: (r.found, r.left_out, -r.count, r.name))
 
 
 def _version(tools: ToolSet, name: str) -> str | None:
@@ -355,4 +491,4 @@ def _version(tools: ToolSet, name: str) -> str | None:
 def tools_waited_on(rows: Iterable[ToolRow]) -> list[ToolRow]:
     """Missing tools that files are waiting on (what makes the tools view show by itself);
     not those left out on purpose."""
-    return [r for r in rows if not r.found and not r.left_out and r.files]
+    return [r for r in rows if not r.found and not r.left_out and r.count]

@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from textual.widgets import Tab
 
+from engine.records import Record, Status
 from engine.store import Store
 from tests.engine.watchkit import WAIT_S
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
 from tests.tui.test_follow_index import two_files_watched
+from tests.tui.test_paged_model import _write
 from tui.app import QuarryApp
 from tui.paged import PagedModel
+from tui.screens.triage_base import TriageScreen
 from tui.widgets.record_table import RecordTable
 
 KEYS = ["5", "s", "s", "S", "1", "down", "down", "end", "home", "slash", *"txt", "enter"]
@@ -36,13 +39,20 @@ async def _screens(store: Store, keys: list[str]) -> list[list[str]]:
             await settle(pilot)
             tabs = [str(t.label) for t in app.screen.query(Tab)]
             seen.append([*tabs, *screen_lines(app.screen.query_one(RecordTable))])
-        for key in ("escape", "x", "escape", "u", "escape", "t"):
+        for key in ("escape", "x", "down", "enter", "down", "escape", "escape", "u", "escape", "t"):
             await pilot.press(key)
             await settle(pilot)
-            seen.append([type(app.screen).__name__])
+            seen.append([type(app.screen).__name__, *_drawn(app)])
         paged = isinstance(app.model, PagedModel)
     seen.append([f"paged {paged}"])
     return seen
+
+
+def _drawn(app: QuarryApp) -> list[str]:
+    """What the triage screen's titles, lines and tables show."""
+    if not isinstance(app.screen, TriageScreen):
+        return []
+    return [line for w in app.screen.query("DataTable, Line") for line in screen_lines(w)]
 
 
 async def test_the_paged_dashboard_draws_what_the_held_one_draws(
@@ -109,22 +119,72 @@ async def test_an_index_made_anew_is_browsed_from_the_start(
         assert record is not None and record.path == "z.txt"  # looked up in the new index
 
 
-async def test_the_triage_screens_of_a_paged_store_say_they_read_the_first_records(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+async def test_a_paged_stores_groups_count_every_record_and_list_the_first_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A paged store's triage screens read the first records of a kind, and say so."""
-    from engine.readindex import reading_index
-
+    """A paged store's errors are counted by the index, every one; a group lists its first
+    files (:data:`tui.triage.FILES_READ`) and says so."""
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
-    monkeypatch.setattr("tui.paged.TRIAGE_READ", 1)
-    assert reading_index(store) is not None  # (its index, in the user's cache: browsable)
+    monkeypatch.setattr("tui.screens.groups.FILES_READ", 2)
+    recs = [
+        Record(root="/r", path=f"f{i}.pdf", size=i, mtime_ns=0, status=Status.ERROR,
+               reason="corrupt", error=f"bad xref at {i * 100}", mime="application/pdf")
+        for i in range(5)
+    ]  # fmt: skip
+    store = _write(tmp_path / "store", recs, trees=True)
     app = QuarryApp(store.out)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         assert isinstance(app.model, PagedModel)
-        errors = app.model.counts["error"]
-        assert errors > 1
         await pilot.press("x")
         await settle(pilot)
-        title = app.screen.query_one("#errors-title").render()
-        assert f"Errors {errors:,}, the first 1 in 1 group" in str(title)
+        title = str(app.screen.query_one("#errors-title").render())
+        assert title.startswith("Errors 5 in 1 group")
+        detail = str(app.screen.query_one("#group-detail").render())
+        assert "corrupt · 5 files, the first 2 listed · application/pdf" in detail
+        files = screen_lines(app.screen.query_one("#group-files"))
+        assert [line.split()[0] for line in files if ".pdf" in line] == ["f0.pdf", "f1.pdf"]
+
+
+async def test_a_paged_stores_groups_are_counted_off_the_drawing_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index counts the groups in a worker (without its triage tree, a walk of the whole
+    table: 45 s at ten million): the screen says it counts, and the keys keep working."""
+    import threading
+
+    import tui.paged
+
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    recs = [
+        Record(root="/r", path=f"f{i}.pdf", size=i, mtime_ns=0, status=Status.ERROR,
+               reason="corrupt", error="bad", mime="application/pdf", needs=("tesseract",))
+        for i in range(3)
+    ]  # fmt: skip
+    store = _write(tmp_path / "store", recs, trees=False)
+    go = threading.Event()
+    real = tui.paged.tallies
+
+    def held_back(index: Path, kind: object) -> object:
+        assert go.wait(WAIT_S)
+        return real(index, kind)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("tui.paged.tallies", held_back)
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        title = app.screen.query_one("#errors-title")
+        assert str(title.render()).startswith("Errors counting…")
+        await pilot.press("t")  # (the keys work while the index counts)
+        await pilot.pause()
+        assert "counting the files waiting" in str(app.screen.query_one("#tools-title").render())
+        go.set()
+        await settle(pilot)
+        assert "3 files waiting on a missing tool" in str(
+            app.screen.query_one("#tools-title").render()
+        )
+        await pilot.press("x")
+        await settle(pilot)
+        assert str(app.screen.query_one("#errors-title").render()).startswith("Errors 3 in 1 group")

@@ -13,11 +13,21 @@ from textual.binding import Binding
 
 from engine.names import shown
 from engine.quality import summary_line
-from engine.records import Record, Status
-from tui.paged import TRIAGE_READ
+from engine.records import Record
+from engine.tallies import Kind
+from tui.paged import PagedModel
 from tui.screens.groups import Column, GroupsScreen, cut
 from tui.state import is_encrypted
-from tui.triage import ErrorGroup, error_records, group_errors, group_quality, quality_records
+from tui.triage import (
+    ErrorGroup,
+    error_records,
+    group_errors,
+    group_quality,
+    quality_records,
+    tally_errors,
+    tally_examples,
+    tally_quality,
+)
 from tui.words import count, escape
 
 
@@ -31,15 +41,27 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
     ]
     TITLE_ID = "errors-title"
     EMPTY = "no error records"
-    _counts: tuple[int, int, int] = (0, 0, 0)
+    counts: tuple[int, ...] = (0, 0, 0)
     """Error records, their groups, suspect texts (for the title)."""
 
     def load(self) -> tuple[list[ErrorGroup], list[Record]]:
         """Error groups, then the suspect and garbled texts' groups."""
         errors, suspects = error_records(self.model), quality_records(self.model)
         by_error = group_errors(errors)
-        self._counts = (len(errors), len(by_error), len(suspects))
+        self.counts = (len(errors), len(by_error), len(suspects))
         return by_error + group_quality(suspects), [*errors, *suspects]
+
+    def load_tallied(self, model: PagedModel) -> tuple[list[ErrorGroup], tuple[int, ...]]:
+        """The same groups of a paged store, from its index's tallies."""
+        by_error = tally_errors(model.tallies(Kind.ERRORS))
+        by_quality = tally_quality(model.tallies(Kind.SUSPECT))
+        every = sum(g.count for g in by_error)
+        return by_error + by_quality, (every, len(by_error), sum(g.count for g in by_quality))
+
+    def finish_tallied(self, groups: list[ErrorGroup]) -> None:
+        """The suspect texts' examples, in words."""
+        if isinstance(self.model, PagedModel):
+            tally_examples(self.model, groups)
 
     def columns(self, wide: bool) -> list[Column]:
         """Files, reason, a real example's words; wide: the MIME types and example path too."""
@@ -55,15 +77,12 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
 
     def title_parts(self) -> list[str]:
         """Counts first (they must fit 80 columns), then the keys."""
-        errors, groups, suspects = self._counts
-        every = self.model.counts[Status.ERROR.value]
-        read = f"{errors:,}"
-        if self.model.paged and every > errors:  # (a paged store: its first ones read)
-            read = f"{every:,}, the first {errors:,}"
-        parts = [f"[b]Errors [/b]{read} in {count(groups, 'group')}"]
+        if not self.counted:
+            return ["[b]Errors [/b]counting…", self.keys_hint()]
+        errors, groups, suspects = self.counts
+        parts = [f"[b]Errors [/b]{errors:,} in {count(groups, 'group')}"]
         if suspects:
-            first = "the first " if self.model.paged and suspects >= TRIAGE_READ else ""
-            parts.append(f"[b]suspect texts [/b]{first}{suspects:,}")
+            parts.append(f"[b]suspect texts [/b]{suspects:,}")
         parts.append(self.keys_hint())
         if self.triage.writable:
             parts.append("R: retry the group · r: a file")
@@ -71,7 +90,7 @@ class ErrorsScreen(GroupsScreen[ErrorGroup]):
 
     def describe(self, group: ErrorGroup) -> str:
         """Reason, size, MIME types, then a real example in full."""
-        many = count(group.count, "file")
+        many = self.files_said(group)
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime_text(6)))}\n"
             f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"

@@ -10,6 +10,7 @@ table repeats (MIME types, the example) are left out, so nothing is cut at 80 co
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Generic, Protocol, TypeVar
 
 from rich.text import Text
@@ -18,18 +19,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import DescendantFocus, Resize
 from textual.widgets import DataTable
+from textual.worker import get_current_worker
 
 from engine.names import shown
 from engine.records import Key, Record
+from engine.tallies import Kind, Tally
 from tui.model import RecordModel
+from tui.paged import PagedModel
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
-from tui.triage import GroupKey
+from tui.triage import FILES_READ, GroupKey
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
 from tui.widgets.marked_table import RETRYING
 from tui.widgets.row_table import RowTable
+from tui.words import count
 
 WIDE = 120
 """From this width on the groups table shows every column."""
@@ -51,6 +56,11 @@ class Group(Protocol):
     @property
     def ident(self) -> GroupKey:
         """What makes the group itself (stable across refreshes)."""
+        ...
+
+    @property
+    def tallied(self) -> tuple[Kind, list[Tally]] | None:
+        """A paged store's group: what it was counted from (its files read when shown)."""
         ...
 
 
@@ -126,6 +136,11 @@ class GroupsScreen(TriageScreen, Generic[G]):
     """The files table's columns."""
     EMPTY = "no groups"
     """What the detail line says when there is no group."""
+    counted = True
+    """Whether the groups shown were counted (a paged store's are, once its worker is done:
+    until then the title and the detail line say it counts)."""
+    counts: tuple[int, ...] = ()
+    """The title's counts of the groups shown (a subclass says what they are)."""
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
         super().__init__(model, triage, dash)
@@ -144,6 +159,15 @@ class GroupsScreen(TriageScreen, Generic[G]):
     def load(self) -> tuple[list[G], list[Record]]:
         """The groups, and every record they hold, from the live model."""
         raise NotImplementedError
+
+    def load_tallied(self, model: PagedModel) -> tuple[list[G], tuple[int, ...]]:
+        """A paged store's groups, from its index's tallies, and the title's counts (on a
+        worker thread: no read of the store's table here)."""
+        raise NotImplementedError
+
+    def finish_tallied(self, groups: list[G]) -> None:
+        """What :meth:`load_tallied`'s groups need read from the store's table (on the UI
+        thread)."""
 
     def columns(self, wide: bool) -> list[Column]:
         """The groups table's columns."""
@@ -166,6 +190,13 @@ class GroupsScreen(TriageScreen, Generic[G]):
         """A file's verdict in the files table."""
         return "" if record is None else record.error or ""
 
+    def files_said(self, group: G) -> str:
+        """``1,000,000 files`` (``, the first 1,000 listed``: a paged store's big group)."""
+        many = count(group.count, "file")
+        if group.tallied is not None and group.count > FILES_READ:
+            return f"{many}, the first {FILES_READ:,} listed"
+        return many
+
     # -- the screen -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -186,7 +217,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
     def on_resize(self, event: Resize) -> None:
         """Another width: the columns that fit it."""
         if self.ready and event.size.width != self._width:
-            self.refresh_data()
+            self._draw()
 
     def start_over(self) -> None:
         """The first group highlighted, the keys on the groups (at once, not as ``focus()``
@@ -210,11 +241,47 @@ class GroupsScreen(TriageScreen, Generic[G]):
         return self.query_one("#group-files", RowTable).at_cursor(group.keys)
 
     def refresh_data(self) -> None:
-        """Groups from the live model; the cursor stays on the same group."""
+        """Groups from the live model; the cursor stays on the same group. A paged store's
+        groups are counted by its index in a worker (the screen keeps its keys meanwhile:
+        without its triage B-tree that walks the whole table) and drawn once counted."""
+        if isinstance(self.model, PagedModel):
+            self.run_worker(
+                partial(self._count, self.model),
+                name="count-groups",
+                group="count-groups",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+            if self._drawn is None:  # (nothing shown yet: the title says it counts)
+                self.counted = False
+                self._draw()
+            return
+        groups, records = self.load()
+        self.records = {r.key: r for r in records}
+        self._draw(groups)
+
+    def _count(self, model: PagedModel) -> None:
+        """(A worker thread.) The groups, from the index's tallies; drawn on the UI thread."""
+        counted = self.load_tallied(model)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._counted, *counted)
+
+    def _counted(self, groups: list[G], counts: tuple[int, ...]) -> None:
+        if not self.ready or not self.is_attached or not self.app.is_running:
+            return  # (gone back from, or the dashboard quit, while the index counted)
+        self.counted = True
+        self.counts = counts
+        self.records = {}
+        self.finish_tallied(groups)
+        self._draw(groups)
+
+    def _draw(self, groups: list[G] | None = None) -> None:
+        """Draw ``groups`` (None: the groups shown, again), the cursor on the same group."""
         before, file_before = self.group, self.file_key
         keep = before.ident if before else None
-        self.groups, records = self.load()
-        self.records = {r.key: r for r in records}
+        if groups is not None:
+            self.groups = groups
         self._width = width = self.app.size.width
         wide = width >= WIDE
         columns = self.columns(wide)
@@ -272,13 +339,15 @@ class GroupsScreen(TriageScreen, Generic[G]):
         if group is None:
             files.clear()
             self._files_drawn = []
-            detail.show(f"[dim]{self.EMPTY}[/dim]")
+            detail.show(f"[dim]{self.EMPTY if self.counted else 'counting…'}[/dim]")
             self._shown = None
             return
         detail.show(self.describe(group))
         if group.ident == self._shown:
             return
         self._shown = group.ident
+        if group.tallied is not None and isinstance(self.model, PagedModel):
+            self._read_files(self.model, group, *group.tallied)
         keep = files.cursor_row
         retrying = self.triage.retrying
         rows = []
@@ -298,6 +367,13 @@ class GroupsScreen(TriageScreen, Generic[G]):
         if follow in group.keys:  # the same file, wherever it now is in the list
             keep = group.keys.index(follow)
         files.move_cursor(row=min(keep, max(0, group.count - 1)))
+
+    def _read_files(self, model: PagedModel, group: G, kind: Kind, tallies: list[Tally]) -> None:
+        """A paged store's group, shown: its first files read (its records were counted, not
+        read: a group of a big store may hold millions)."""
+        if not group.keys:
+            group.keys.extend(model.first_keys(kind, tallies, FILES_READ))
+        self.records.update((r.key, r) for r in model.records_of(group.keys))
 
     @on(DataTable.RowHighlighted, "#groups")
     def _group_highlighted(self) -> None:

@@ -13,7 +13,7 @@ from typing import Protocol
 from engine.query import TextTerm
 from engine.records import Key, Record
 from tui.link import Header
-from tui.triage import ToolRow
+from tui.triage import ToolRow, Waiting
 
 
 class Dashboard(Protocol):
@@ -33,8 +33,17 @@ class Dashboard(Protocol):
         """Look the tools up again; False when refused (read-only)."""
         ...
 
-    def tool_rows(self) -> list[ToolRow]:
-        """The tools view's rows, from the live model."""
+    def tool_rows(self, waiting: Waiting | None = None) -> list[ToolRow]:
+        """The tools view's rows, from the live model (the records waiting on a tool:
+        ``waiting``, or :meth:`waiting`)."""
+        ...
+
+    def waiting(self) -> Waiting:
+        """The records waiting on a tool, from the live model."""
+        ...
+
+    def waiting_known(self) -> bool:
+        """Whether :meth:`waiting` answers at once (else ask it from a worker)."""
         ...
 
     def open_record(self, rid: int, *, detail: bool = False, find: TextTerm | None = None) -> None:

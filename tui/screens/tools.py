@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import DescendantFocus, Resize
 from textual.widgets import Button, DataTable, Static
+from textual.worker import get_current_worker
 
 from engine.names import shown
 from engine.records import Key
@@ -27,7 +28,7 @@ from tui.screens.groups import WIDE, fit_title, set_columns
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
-from tui.triage import PLATFORMS, ToolRow
+from tui.triage import NOT_COUNTED, PLATFORMS, ToolRow
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
 from tui.widgets.row_table import RowTable
@@ -55,7 +56,8 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     if row.read_without:
         lines.append(f"[b][$warning]read without it: {count(row.read_without, 'file')}[/][/b]")
         lines += ["  [dim]read again, with it, by the next sweep of their folder[/dim]", ""]
-    lines.append(f"[b]files it would unlock: {len(row.files):,}[/b]")
+    listed = f", the first {len(row.files):,} listed" if row.count > len(row.files) else ""
+    lines.append(f"[b]files it would unlock: {row.count:,}[/b]{listed}")
     if in_files:
         lines.append("  [dim]enter: open the file · escape: back to the tools[/dim]")
     elif row.files:
@@ -80,7 +82,7 @@ def tool_cells(row: ToolRow) -> list[str]:
     state = STATES.get(row.state, "[red]missing[/]")
     if row.read_without:
         state += f" [yellow]({row.read_without:,} read without)[/]"
-    return [row.name, state, f"{len(row.files):,}", row.version, row.path]
+    return [row.name, state, f"{row.count:,}", row.version, row.path]
 
 
 class ToolsScreen(TriageScreen):
@@ -101,6 +103,8 @@ class ToolsScreen(TriageScreen):
         """The tools table's columns and cells (as markup) as last drawn."""
         self._files_drawn: tuple[tuple[str, ...], list[tuple[str, ...]]] | None = None
         """The files table's columns and cells as last drawn."""
+        self._waiting_shown = NOT_COUNTED
+        """The records waiting on a tool, as shown."""
         self._detail_for: str | None = None
         """The tool whose detail and files are shown."""
 
@@ -144,7 +148,20 @@ class ToolsScreen(TriageScreen):
         tables are rebuilt only when what they show changed (a rebuilt table repaints whole,
         and its cursor's move redraws the detail and the files again, a frame later)."""
         keep = self.selected.name if self.selected else None
-        self.rows = self.dash.tool_rows()
+        if self.dash.waiting_known():
+            waiting = self.dash.waiting()
+        else:  # (a paged store: counted by its index, in a worker; the last counts meanwhile)
+            self.run_worker(
+                self._count_waiting,
+                name="count-waiting",
+                group="count-waiting",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+            waiting = self._waiting_shown
+        self._waiting_shown = waiting
+        self.rows = self.dash.tool_rows(waiting)
         self._width = width = self.app.size.width
         columns = TOOL_COLUMNS[: 5 if width >= WIDE else 4 if width >= 80 else 3]
         table = self.query_one("#tool-table", DataTable)
@@ -167,16 +184,30 @@ class ToolsScreen(TriageScreen):
         self._show_status()
         self._show_unloaded()
 
+    def _count_waiting(self) -> None:
+        """(A worker thread.) The records waiting on a tool, counted; then shown."""
+        self.dash.waiting()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._waiting_counted)
+
+    def _waiting_counted(self) -> None:
+        if self.ready and self.is_attached and self.app.is_running:
+            self.refresh_data()
+
     def _waiting(self) -> list[str]:
         """How many files wait on a missing tool, and on a tool left out on purpose (a
         file waiting on a tool left out did not wait on a missing one: issue 25)."""
-        missing = {k for r in self.rows if not r.found and not r.left_out for k in r.files}
-        left = {k for r in self.rows if r.left_out for k in r.files} - missing
+        waiting = self._waiting_shown
+        if waiting is NOT_COUNTED:
+            return ["counting the files waiting…"]
+        absent = [r.name for r in self.rows if not r.found and not r.left_out]
+        missing = waiting.count(absent)
+        left = waiting.count((r.name for r in self.rows if r.left_out), but=absent)
         parts = []
         if missing or not left:
-            parts.append(f"{count(len(missing), 'file')} waiting on a missing tool")
+            parts.append(f"{count(missing, 'file')} waiting on a missing tool")
         if left:
-            parts.append(f"{count(len(left), 'file')} waiting on a tool left out")
+            parts.append(f"{count(left, 'file')} waiting on a tool left out")
         poorer = [f"{r.read_without:,} without {r.name}" for r in self.rows if r.read_without]
         if poorer:  # a store mixed by an earlier sweep (or Dask worker) says so until read again
             parts.append("read with fewer tools than found now: " + ", ".join(poorer))

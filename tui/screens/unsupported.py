@@ -11,8 +11,10 @@ itself for the files a newly found tool unlocks).
 from __future__ import annotations
 
 from engine.names import shown
-from engine.records import Record, Status
+from engine.records import Record
+from engine.tallies import Kind
 from tui.model import RecordModel
+from tui.paged import PagedModel
 from tui.screens.groups import Column, GroupsScreen
 from tui.screens.ports import Dashboard
 from tui.state import TriageState
@@ -20,6 +22,7 @@ from tui.triage import (
     UnsupportedGroup,
     group_unsupported,
     install_hint,
+    tally_unsupported,
     this_platform,
     unsupported_records,
 )
@@ -33,7 +36,7 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
     TITLE_ID = "unsupported-title"
     EMPTY = "no unsupported files"
     FILE_COLUMNS = ("path", "MIME", "why not read")
-    _counts: tuple[int, int] = (0, 0)
+    counts: tuple[int, ...] = (0, 0)
     """Unsupported records and their groups (for the title)."""
 
     def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
@@ -45,8 +48,13 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         """Unsupported records by reason and MIME type."""
         records = unsupported_records(self.model)
         groups = group_unsupported(records)
-        self._counts = (len(records), len(groups))
+        self.counts = (len(records), len(groups))
         return groups, records
+
+    def load_tallied(self, model: PagedModel) -> tuple[list[UnsupportedGroup], tuple[int, ...]]:
+        """The same groups of a paged store, from its index's tallies."""
+        tallied = tally_unsupported(model.tallies(Kind.UNSUPPORTED))
+        return tallied, (sum(g.count for g in tallied), len(tallied))
 
     def columns(self, wide: bool) -> list[Column]:
         """Files, reason, MIME type, what would unlock it; wide: an example path too."""
@@ -62,20 +70,18 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
 
     def title_parts(self) -> list[str]:
         """Counts first, then the keys."""
-        files, groups = self._counts
-        every = self.model.counts[Status.UNSUPPORTED.value]
-        read = f"{files:,}"
-        if self.model.paged and every > files:  # (a paged store: its first ones read)
-            read = f"{every:,}, the first {files:,}"
+        if not self.counted:
+            return ["[b]Unsupported [/b]counting…", self.keys_hint()]
+        files, groups = self.counts
         return [
-            f"[b]Unsupported [/b]{read} in {count(groups, 'group')}",
+            f"[b]Unsupported [/b]{files:,} in {count(groups, 'group')}",
             self.keys_hint(),
             "by reason and MIME type",
         ]
 
     def describe(self, group: UnsupportedGroup) -> str:
         """Reason, size, MIME type, what would unlock it, then a real example in full."""
-        many = count(group.count, "file")
+        many = self.files_said(group)
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime or '?'))}\n"
             f"[b]unlocked by [/b]{escape(shown(group.unlock))}{self._install(group)}\n"
