@@ -23,6 +23,8 @@ Each run is its own process (clean peak memory). Measured per run:
   sort_chars    sort by chars + frame;  last_row: the cursor to the last row + frame;
   reverse       the sort reversed + frame;  sort_size: sort by size;  tab_error_sorted: the
                 error tab, sorted by size (a query counted in a worker is timed until shown)
+  errors_screen, unsupported_screen, tools_screen   ``x``, ``u``, ``t``: the screen shown
+                and its groups drawn (counted in a worker for a paged store: until drawn)
   peak_rss      the process's peak resident memory
 With ``--terminal``, each run is instead the real ``quarry ui --store S`` on a 160x50 pty read
 through pyte (tests/e2e/terminal.py), timed from the process start, as a user meets it:
@@ -177,6 +179,24 @@ async def child(store: Path) -> dict[str, float]:
         out["reverse_ms"] = 1000 * await timed(screen.action_reverse_sort, 1)
         out["sort_size_ms"] = 1000 * await timed(lambda: screen.action_sort("size"), 1)
         out["tab_error_sorted_ms"] = 1000 * await timed(lambda: screen.action_tab("error"), 1)
+
+        async def shown(action) -> float:  # type: ignore[no-untyped-def]
+            """A triage screen shown and its groups drawn (a paged store's counted in a
+            worker: timed until drawn), then gone back from."""
+            t = time.perf_counter()
+            action()
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            await frame(pilot)
+            took = time.perf_counter() - t
+            app.pop_screen()
+            await frame(pilot)
+            return took
+
+        out["errors_screen_ms"] = 1000 * await shown(app.action_show_errors)
+        out["unsupported_screen_ms"] = 1000 * await shown(app.action_show_unsupported)
+        out["tools_screen_ms"] = 1000 * await shown(app.action_show_tools)
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
