@@ -118,6 +118,8 @@ def page_sql(
     order = [e for e in (ORDER_SQL[column], "root", "path") if e]
     way = " DESC" if reverse else ""
     walked = f" INDEXED BY {tree_of(column)}" if walk else ""
+    if where.driven:  # (its few records by row id, then sorted: never a walk)
+        walked = " NOT INDEXED"
     sql = f"SELECT {columns} FROM records{walked} WHERE ({where.sql})"
     params: list[object] = list(where.params)
     if after is not None:

@@ -28,7 +28,7 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.db import key_bytes, name_of
+from engine.db import PATHS_INDEX, key_bytes, name_of
 from engine.quality import VERDICTS
 from engine.query import Compare, Query, Term, TextTerm
 from engine.records import Key
@@ -67,6 +67,9 @@ class Where:
     """The terms :data:`HIT` decides, by position."""
     texts: tuple[frozenset[Key], ...] = ()
     """The keys each ``text:`` term keeps, by position (:data:`IN_TEXT`)."""
+    driven: bool = False
+    """The clause keeps only records the paths' trigram index finds (:func:`driven_by`):
+    read them by row id (``records NOT INDEXED``), never by a walk of a B-tree."""
 
     def install(self, con: sqlite3.Connection) -> None:
         """Give ``con`` the Python functions the clause calls (replacing a previous clause's)."""
@@ -117,6 +120,51 @@ def compile_where(
         parts.append(f"NOT {sql}" if search.invert else sql)
     sql = " AND ".join(f"({p})" for p in parts) if parts else "1"
     return Where(sql, tuple(params), tuple(terms), tuple(texts))
+
+
+def paths_match(query: Query) -> str | None:
+    """An FTS5 query of :data:`engine.db.PATHS_INDEX` that finds every record ``query``'s
+    words over the path keep, and more (None: it has no such word). A word counts when it
+    is a literal of three ASCII characters or more that keeps the paths holding it (not
+    ``!word``): each of its trigrams must be in the path. The index folds case as a lowercase
+    word does, but for one letter: Python lowers ``İ`` (U+0130) to ``i`` and a combining dot,
+    the index keeps it, so a lowercase word's trigram with an ``i`` also takes ``İ`` there
+    (the Kelvin sign it folds to ``k`` itself)."""
+    parts: list[str] = []
+    for term in query.terms:
+        word = term.literal
+        if (
+            term.field != "path"
+            or term.invert
+            or word is None
+            or len(word) < 3
+            or not word.isascii()
+            or "\x00" in word
+        ):
+            continue
+        for gram in dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2)):
+            forms = _forms(gram) if term.icase else [gram]
+            parts.append("(" + " OR ".join(_fts_string(f) for f in forms) + ")")
+    return " AND ".join(parts) if parts else None
+
+
+def _forms(gram: str) -> list[str]:
+    """``gram`` and each way of writing its ``i``s as ``İ``."""
+    forms = [""]
+    for c in gram:
+        forms = [f + x for f in forms for x in ((c, "\u0130") if c == "i" else (c,))]
+    return forms
+
+
+def _fts_string(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def driven_by(where: Where, match: str) -> Where:
+    """``where``, keeping only the records :data:`engine.db.PATHS_INDEX` finds for
+    ``match`` (:func:`paths_match`): read by their row ids, a few, not by a walk of all."""
+    sql = f"id IN (SELECT rowid FROM {PATHS_INDEX} WHERE {PATHS_INDEX} MATCH ?) AND ({where.sql})"
+    return Where(sql, (match, *where.params), where.terms, where.texts, driven=True)
 
 
 def _among(term: Term, values: frozenset[str], params: list[object]) -> str:
@@ -186,4 +234,13 @@ def _compare(compare: Compare, params: list[object]) -> str:
     return f"NOT ({sql})" if compare.invert else sql
 
 
-__all__ = ["FEW", "HIT", "IN_TEXT", "Where", "compile_where", "known_values"]
+__all__ = [
+    "FEW",
+    "HIT",
+    "IN_TEXT",
+    "Where",
+    "compile_where",
+    "driven_by",
+    "known_values",
+    "paths_match",
+]

@@ -59,6 +59,8 @@ class Window:
         self.column = column
         self.reverse = reverse
         self._value = ORDER_SQL[column] or "''"
+        self._table = "records NOT INDEXED" if where.driven else "records"
+        """What the counts read: a driven clause's few records by row id."""
         where.install(con)
         self._count: int | None = None
         self._walk: bool | None = None
@@ -78,7 +80,7 @@ class Window:
             if self._where.sql == "1":
                 sql, params = "SELECT coalesce(sum(n), 0) FROM counts", []
             else:
-                sql = f"SELECT count(*) FROM records WHERE ({self._where.sql})"
+                sql = f"SELECT count(*) FROM {self._table} WHERE ({self._where.sql})"
                 params = list(self._where.params)
             (self._count,) = self._con.execute(sql, params).fetchone()
         return self._count
@@ -116,7 +118,7 @@ class Window:
         # the rows before it: past its place read the other way
         before, place = beyond(self.column, After(row[0], *key), reverse=not self.reverse)
         (n,) = self._con.execute(
-            f"SELECT count(*) FROM records WHERE ({where.sql}) AND {before}",
+            f"SELECT count(*) FROM {self._table} WHERE ({where.sql}) AND {before}",
             (*where.params, *place),
         ).fetchone()
         return int(n)
@@ -132,7 +134,9 @@ class Window:
                 "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (tree,)
             ).fetchone()
             (total,) = self._con.execute("SELECT coalesce(sum(n), 0) FROM counts").fetchone()
-            self._walk = there is not None and self.count() >= WALK_SHARE * total
+            self._walk = (
+                there is not None and not self._where.driven and self.count() >= WALK_SHARE * total
+            )
         return self._walk
 
     def _read(self, reverse: bool, after: After | None, n: int, offset: int) -> list[Row]:

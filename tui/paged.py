@@ -233,13 +233,13 @@ class PagedModel(RecordModel):
         if query.active:
             answers = {t: self.text_keys(t) for t in query.searches}
             values = self.browse.values()
-            where = compile_where(query, answers, values)
+            where = self.browse.drive(compile_where(query, answers, values), query)
         else:
             where = Where("1", ())
         if self.tab == "all":
             return where
         sql = f"status = ? AND ({where.sql})" if where.sql != "1" else "status = ?"
-        return Where(sql, (self.tab, *where.params), where.terms, where.texts)
+        return Where(sql, (self.tab, *where.params), where.terms, where.texts, where.driven)
 
     def window(self) -> Window | None:
         """The view's window (made when first asked after a change)."""
@@ -370,7 +370,7 @@ class PagedModel(RecordModel):
         if browse is None or not query.active:
             return None
         keys = {t: answers.get(t, self._text_keys.get(t, frozenset())) for t in query.searches}
-        where = compile_where(query, keys, browse.values())
+        where = browse.drive(compile_where(query, keys, browse.values()), query)
         return _per_tab(browse.by_status_now(where, reads_of(query)))
 
     def prime_counts(self, text: str, counts: dict[str, int]) -> None:

@@ -99,7 +99,12 @@ def test_a_big_stores_page_walks_its_sort_tree_and_sorts_nothing(
     with RecordDB.open_memory() as db, mock.patch("engine.db.SORTED_FROM", 10):
         db.put(recs)
         db.commit()
-        assert db.make_sorted() == (*(c for c in SORTS if c != "path"), "_fields", "_triage")
+        assert db.make_sorted() == (
+            *(c for c in SORTS if c != "path"),
+            "_fields",
+            "_triage",
+            "_paths",
+        )
         for after in (None, place):
             sql, params = page_sql(EVERYTHING, column, reverse=reverse, after=after, limit=5)
             plan = _plan(db.con, sql, params)

@@ -27,9 +27,9 @@ from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_lean_sweep import NONE
 from tests.engine.test_readindex import _seed_store
 
-ALL = frozenset(c for c in SORTS if c != "path") | {"_fields", "_triage"}
-"""Every sort B-tree, the fields tree and the triage tree (``_fields``, ``_triage``: built and
-dropped with them)."""
+ALL = frozenset(c for c in SORTS if c != "path") | {"_fields", "_triage", "_paths"}
+"""Every sort B-tree, the fields tree, the triage tree and the paths' index (``_fields``,
+``_triage``, ``_paths``: built and dropped with them)."""
 
 
 def _recs(n: int, status: str = "ok") -> list[Record]:
@@ -47,7 +47,8 @@ def _trees(db: RecordDB) -> frozenset[str]:
     """The sort B-trees an index has, ``_fields`` when it has the fields tree, ``_triage``
     when it has the triage tree."""
     extra = {"_fields"} if db.has_fields_tree() else set()
-    return db.sorted_columns() | extra | ({"_triage"} if db.has_triage_tree() else set())
+    extra |= {"_triage"} if db.has_triage_tree() else set()
+    return db.sorted_columns() | extra | ({"_paths"} if db.has_paths_index() else set())
 
 
 def _sorted_of(path: Path) -> frozenset[str]:
@@ -100,8 +101,8 @@ def test_a_rebuilt_index_gets_them_without_a_drop_per_row(tmp_path: Path) -> Non
         assert _trees(db) == ALL
         db.replace_all(_recs(40, status="error"), None)
         assert _trees(db) == frozenset()  # dropped while every row went in
-        columns = tuple(sorted(ALL - {"_fields", "_triage"}, key=SORTS.index))
-        assert db.make_sorted() == (*columns, "_fields", "_triage")
+        columns = tuple(sorted(ALL - {"_fields", "_triage", "_paths"}, key=SORTS.index))
+        assert db.make_sorted() == (*columns, "_fields", "_triage", "_paths")
         rows = db.con.execute(
             "SELECT count(*) FROM records INDEXED BY sort_status WHERE status = 'error'"
         ).fetchone()
