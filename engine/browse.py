@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.db import (
     DB,
+    FIELDS_COLUMNS,
     FIELDS_TREE,
     ORDER_SQL,
     PATHS_INDEX,
@@ -93,14 +94,12 @@ class Reads(enum.Enum):
     KEY = "key"
     """The key and the status alone (path words, ``status:``, ``text:`` by the key)."""
     FIELDS = "fields"
-    """Only fields :data:`~engine.db.FIELDS_TREE` holds (not the error, not ``why``)."""
+    """Only fields :data:`~engine.db.FIELDS_TREE` holds (every field of the query line)."""
     ROW = "row"
     """Fields of the row itself."""
 
 
-_IN_FIELDS_TREE = frozenset(
-    ("path", "status", "reason", "quality", "mime", "extractor", "size", "chars", "pages", "ms")
-)
+_IN_FIELDS_TREE = frozenset(c.strip() for c in FIELDS_COLUMNS.split(","))
 
 
 def reads_of(query: Query) -> Reads:

@@ -64,14 +64,18 @@ index these very expressions, so that SQLite walks one for an ``ORDER BY`` of th
 SORT_INDEX = "sort_"
 """How the names of the sort B-trees begin (``sort_size``...)."""
 FIELDS_TREE = SORT_INDEX + "_fields"  # (no sort column's name)
-"""The B-tree of a big store's index that holds every field a query line reads but the
-error and the ``why`` (:data:`FIELDS_COLUMNS`): a query SQLite must scan walks it, about a
-tenth of the table's bytes (the table holds each record's line), not the table. Built and
-dropped with the sort B-trees (ten million records: ``size:>10K chars:<100`` counted in 2.0 s
-against 9.3 s, ``status:error !mime:pdf`` 0.5 s against 4.6 s)."""
+"""The B-tree of a big store's index that holds every field a query line reads
+(:data:`FIELDS_COLUMNS`): a query SQLite must scan walks it, about a tenth of the table's
+bytes (the table holds each record's line), not the table. Built and dropped with the sort
+B-trees (ten million records: ``size:>10K chars:<100`` counted in 2.0 s against 9.3 s,
+``status:error !mime:pdf`` 0.5 s against 4.6 s). Until session 28 it held neither the error
+nor the ``why`` (``error:xref`` walked the table: 37 s at ten million); a tree of those
+columns is not this one (:meth:`RecordDB.has_fields_tree`): built again."""
 FIELDS = "_fields"
 """What :meth:`RecordDB.make_sorted` calls :data:`FIELDS_TREE` among the columns it built."""
-FIELDS_COLUMNS = "status, reason, quality, mime, extractor, size, chars, pages, ms, root, path"
+FIELDS_COLUMNS = (
+    "status, reason, quality, mime, extractor, size, chars, pages, ms, why, error, root, path"
+)
 """The columns of :data:`FIELDS_TREE`: the status first, so a count per status walks it in
 order."""
 TRIAGE_TREE = SORT_INDEX + "_triage"
@@ -492,8 +496,10 @@ class RecordDB:
         return frozenset(c for c in ORDER_SQL if SORT_INDEX + c in names)
 
     def has_fields_tree(self) -> bool:
-        """Whether the index has :data:`FIELDS_TREE`."""
-        return self._has_index(FIELDS_TREE)
+        """Whether the index has :data:`FIELDS_TREE`, of :data:`FIELDS_COLUMNS` (an older
+        one, of fewer columns, is not it)."""
+        columns = [row[2] for row in self.con.execute(f"PRAGMA index_info({FIELDS_TREE})")]
+        return columns == [c.strip() for c in FIELDS_COLUMNS.split(",")]
 
     def has_triage_tree(self) -> bool:
         """Whether the index has :data:`TRIAGE_TREE`."""
@@ -543,6 +549,7 @@ class RecordDB:
                         )
                         built.append(column)
                 if not self.has_fields_tree():
+                    self.con.execute(f"DROP INDEX IF EXISTS {FIELDS_TREE}")  # (an older one)
                     self.con.execute(f"CREATE INDEX {FIELDS_TREE} ON records ({FIELDS_COLUMNS})")
                     built.append(FIELDS)
                 if not self.has_triage_tree():

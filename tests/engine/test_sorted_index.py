@@ -201,3 +201,24 @@ def test_a_part_of_a_big_store_swept_anew_gets_its_trees_back(
     with RecordDB.open_reader(out / DB) as db:
         assert len(db) == 40
         assert _trees(db) == ALL
+
+
+def test_a_fields_tree_of_before_the_error_and_why_is_built_again(tmp_path: Path) -> None:
+    """Session 28's fields tree holds the error and the ``why`` too (a query over them walked
+    the table): an index whose tree lacks them wants it built again, and gets it."""
+    from engine.browse import Reads, reads_of
+    from engine.query import Query
+
+    old = "status, reason, quality, mime, extractor, size, chars, pages, ms, root, path"
+    with mock.patch("engine.db.SORTED_FROM", 10), RecordDB.open_writer(tmp_path / DB) as db:
+        db.put(_recs(12))
+        db.commit()
+        db.make_sorted()
+        assert not db.wants_sorted()
+        db.con.execute("DROP INDEX sort__fields")
+        db.con.execute(f"CREATE INDEX sort__fields ON records ({old})")
+        assert not db.has_fields_tree() and db.wants_sorted()
+        assert db.make_sorted() == ("_fields",)
+        assert db.has_fields_tree() and not db.wants_sorted()
+    for line in ("error:xref", "why:new", "!error:bad reason:corrupt size:>1"):
+        assert reads_of(Query.parse(line)) is Reads.FIELDS
