@@ -16,6 +16,7 @@ from textual.widgets import Tab
 
 from engine.records import Record, Status
 from engine.store import Store
+from engine.tallies import Kind
 from tests.engine.watchkit import WAIT_S
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
 from tests.tui.test_follow_index import two_files_watched
@@ -165,7 +166,10 @@ async def test_a_paged_stores_groups_are_counted_off_the_drawing_thread(
     go = threading.Event()
     real = tui.paged.tallies
 
+    asked: list[object] = []
+
     def held_back(index: Path, kind: object) -> object:
+        asked.append(kind)
         assert go.wait(WAIT_S)
         return real(index, kind)  # type: ignore[arg-type]
 
@@ -177,14 +181,25 @@ async def test_a_paged_stores_groups_are_counted_off_the_drawing_thread(
         await pilot.pause()
         title = app.screen.query_one("#errors-title")
         assert str(title.render()).startswith("Errors counting…")
-        await pilot.press("t")  # (the keys work while the index counts)
+        for _ in range(3):  # (live changes while it counts: one count at a time, then again)
+            app.screen.refresh_data()  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert asked == [Kind.ERRORS]
+        go.set()
+        await settle(pilot)
+        assert asked == [Kind.ERRORS, Kind.SUSPECT] * 2  # (once more, for the changes)
+        assert str(title.render()).startswith("Errors 3 in 1 group")
+        go.clear()
+        await pilot.press("t")  # (the tools screen counts the files waiting the same way)
         await pilot.pause()
         assert "counting the files waiting" in str(app.screen.query_one("#tools-title").render())
+        await pilot.press("escape", "x")  # (the keys work while the index counts)
+        await pilot.pause()
+        assert str(app.screen.query_one("#errors-title").render()).startswith("Errors 3 in")
         go.set()
+        await settle(pilot)
+        await pilot.press("escape", "t")
         await settle(pilot)
         assert "3 files waiting on a missing tool" in str(
             app.screen.query_one("#tools-title").render()
         )
-        await pilot.press("x")
-        await settle(pilot)
-        assert str(app.screen.query_one("#errors-title").render()).startswith("Errors 3 in 1 group")

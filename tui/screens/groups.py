@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import DescendantFocus, Resize
 from textual.widgets import DataTable
-from textual.worker import get_current_worker
 
 from engine.names import shown
 from engine.records import Key, Record
@@ -245,14 +244,7 @@ class GroupsScreen(TriageScreen, Generic[G]):
         groups are counted by its index in a worker (the screen keeps its keys meanwhile:
         without its triage B-tree that walks the whole table) and drawn once counted."""
         if isinstance(self.model, PagedModel):
-            self.run_worker(
-                partial(self._count, self.model),
-                name="count-groups",
-                group="count-groups",
-                thread=True,
-                exclusive=True,
-                exit_on_error=False,
-            )
+            self.count_in_worker(partial(self.load_tallied, self.model), self._counted)
             if self._drawn is None:  # (nothing shown yet: the title says it counts)
                 self.counted = False
                 self._draw()
@@ -261,15 +253,9 @@ class GroupsScreen(TriageScreen, Generic[G]):
         self.records = {r.key: r for r in records}
         self._draw(groups)
 
-    def _count(self, model: PagedModel) -> None:
-        """(A worker thread.) The groups, from the index's tallies; drawn on the UI thread."""
-        counted = self.load_tallied(model)
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._counted, *counted)
-
-    def _counted(self, groups: list[G], counts: tuple[int, ...]) -> None:
-        if not self.ready or not self.is_attached or not self.app.is_running:
-            return  # (gone back from, or the dashboard quit, while the index counted)
+    def _counted(self, counted: tuple[list[G], tuple[int, ...]]) -> None:
+        """A paged store's groups, counted: drawn."""
+        groups, counts = counted
         self.counted = True
         self.counts = counts
         self.records = {}

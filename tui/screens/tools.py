@@ -18,7 +18,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import DescendantFocus, Resize
 from textual.widgets import Button, DataTable, Static
-from textual.worker import get_current_worker
 
 from engine.names import shown
 from engine.records import Key
@@ -28,7 +27,7 @@ from tui.screens.groups import WIDE, fit_title, set_columns
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
-from tui.triage import NOT_COUNTED, PLATFORMS, ToolRow
+from tui.triage import NOT_COUNTED, PLATFORMS, ToolRow, Waiting
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
 from tui.widgets.row_table import RowTable
@@ -151,14 +150,7 @@ class ToolsScreen(TriageScreen):
         if self.dash.waiting_known():
             waiting = self.dash.waiting()
         else:  # (a paged store: counted by its index, in a worker; the last counts meanwhile)
-            self.run_worker(
-                self._count_waiting,
-                name="count-waiting",
-                group="count-waiting",
-                thread=True,
-                exclusive=True,
-                exit_on_error=False,
-            )
+            self.count_in_worker(self.dash.waiting, self._waiting_counted)
             waiting = self._waiting_shown
         self._waiting_shown = waiting
         self.rows = self.dash.tool_rows(waiting)
@@ -184,15 +176,10 @@ class ToolsScreen(TriageScreen):
         self._show_status()
         self._show_unloaded()
 
-    def _count_waiting(self) -> None:
-        """(A worker thread.) The records waiting on a tool, counted; then shown."""
-        self.dash.waiting()
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._waiting_counted)
-
-    def _waiting_counted(self) -> None:
-        if self.ready and self.is_attached and self.app.is_running:
-            self.refresh_data()
+    def _waiting_counted(self, waiting: Waiting) -> None:
+        """The records waiting on a tool, counted: shown (the same answer, the model's
+        memo, unless the records changed meanwhile: counted again then)."""
+        self.refresh_data()
 
     def _waiting(self) -> list[str]:
         """How many files wait on a missing tool, and on a tool left out on purpose (a

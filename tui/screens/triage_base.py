@@ -10,6 +10,9 @@ at 160x50), the next key waiting behind it (issue 25)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from textual.binding import Binding
 
 from tui.messages import ModelChanged
@@ -35,9 +38,43 @@ class TriageScreen(FullScreen):
         self.ready = False
         """Set once mounted: live refreshes before that would find no widgets."""
         self._refresh_due = False
+        self._counting = False
+        """A worker of :meth:`count_in_worker` runs."""
+        self._count_again = False
+        """Asked to count while one ran: :meth:`refresh_data` again once it is done."""
 
     def refresh_data(self) -> None:
         """The records or the tools changed: redraw."""
+
+    def count_in_worker(self, work: Callable[[], Any], then: Callable[[Any], None]) -> None:
+        """``work()`` on a worker thread, its answer handed to ``then`` on this one, one at a
+        time: asked again while one runs, :meth:`refresh_data` runs once more after it (a
+        followed sweep changes the records every 0.3 s, and an index without its trees may
+        take 45 s to answer: a thread each would pile up)."""
+        if self._counting:
+            self._count_again = True
+            return
+        self._counting = True
+
+        def run() -> None:
+            try:
+                answer = work()
+            except BaseException:
+                self.app.call_from_thread(self._counted_by_worker, None, None)
+                raise
+            self.app.call_from_thread(self._counted_by_worker, then, answer)
+
+        self.run_worker(run, name="count", group="count", thread=True, exit_on_error=False)
+
+    def _counted_by_worker(self, then: Callable[[Any], None] | None, answer: object) -> None:
+        self._counting = False
+        again, self._count_again = self._count_again, False
+        if not self.ready or not self.is_attached or not self.app.is_running:
+            return  # (gone back from, or the dashboard quit, while it counted)
+        if then is not None:
+            then(answer)
+        if again:
+            self.refresh_data()
 
     def show_anew(self) -> None:
         """The app is about to show this screen again: start over now, while hidden (a
