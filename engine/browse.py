@@ -26,7 +26,6 @@ from engine.db import (
     FIELDS_COLUMNS,
     FIELDS_TREE,
     ORDER_SQL,
-    PATHS_INDEX,
     SORT_INDEX,
     SORTED_FROM,
     Agreement,
@@ -41,19 +40,13 @@ from engine.quality import VERDICTS
 from engine.query import Query
 from engine.readindex import cached_index_path
 from engine.records import Key
-from engine.sqlquery import FEW, Where, driven_by, paths_match
+from engine.sqlquery import FEW, Where, drive, paths_match
 from engine.store import Store
 from engine.window import Window
 
 BROWSE_FROM = SORTED_FROM
 """Records from which a dashboard browses the index instead of holding every row (the
 index has its sort B-trees from there: a page in any order is a walk, not a sort)."""
-
-DRIVE_UNDER = 100_000
-"""Records the trigrams of a query's path words may find in the paths' index
-(:data:`~engine.db.PATHS_INDEX`) for the query to be read through it, by row id; past that
-a walk of the keys is the faster (ten million records: a word in 100 paths counted in 4 ms
-through it against 1.9 s walked; ``.pdf``, in every path, 8 s against 1.6 s)."""
 
 FEW_DISTINCT = 1_000
 """The values a field may hold for a query's word over it to be decided once a value."""
@@ -169,18 +162,15 @@ class Browse:
         return f"SELECT status, count(*) FROM {table} WHERE ({where.sql}) GROUP BY status"
 
     def drive(self, where: Where, query: Query) -> Where:
-        """``where`` (``query`` compiled), read through the paths' index when the query's
-        words over the path find fewer than :data:`DRIVE_UNDER` records there (asked of
-        the index on a connection of its own: a few milliseconds)."""
-        match = paths_match(query)
-        if match is None or not self.paths_index:
+        """:func:`engine.sqlquery.drive`, asked on a connection of its own (workers ask it
+        too)."""
+        if paths_match(query) is None or not self.paths_index:
             return where
-        probe = (
-            f"SELECT count(*) FROM (SELECT rowid FROM {PATHS_INDEX}"
-            f" WHERE {PATHS_INDEX} MATCH ? LIMIT ?)"
-        )
-        ((found,),) = self._read(probe, (match, DRIVE_UNDER))
-        return driven_by(where, match) if found < DRIVE_UNDER else where
+        db = RecordDB.open_reader(self.path)
+        try:
+            return drive(db.con, where, query)
+        finally:
+            db.close()
 
     def by_status_now(self, where: Where, reads: Reads = Reads.ROW) -> dict[str, int]:
         """:meth:`by_status` on a connection of its own (a worker thread's: the index as it

@@ -26,7 +26,7 @@ from engine.pages import page, sort_key
 from engine.query import Query, TextTerm
 from engine.readindex import left_out, reading_index
 from engine.records import Key, Record
-from engine.sqlquery import Where, compile_where, known_values
+from engine.sqlquery import Where, compile_where, drive, known_values
 from engine.store import JSONL, Store, read_jsonl
 
 BATCH = 4096
@@ -181,7 +181,8 @@ def _lines_where(db: RecordDB, where: Selection | None, order: Order) -> Iterato
 def _clause(db: RecordDB, where: Selection | None) -> Where:
     if where is None:
         return compile_where(Query.parse(""))
-    return compile_where(where.query, where.texts, known_values(db.con))
+    clause = compile_where(where.query, where.texts, known_values(db.con))
+    return drive(db.con, clause, where.query)  # (a path word: through the paths' index)
 
 
 def _from_file(

@@ -20,6 +20,10 @@ Most terms run in SQLite's own C functions:
 The rest (a regular expression, a lowercase literal beyond ASCII, ``text:`` terms) call a
 Python function the clause installs on the connection (:meth:`Where.install`), decided the
 way the dashboard decides them. A missing text is the empty string, as there.
+
+A big store's index has a trigram index of its paths (:data:`engine.db.PATHS_INDEX`): a
+query whose words over the path find few records there (:func:`drive`) keeps only those,
+read by row id (:attr:`Where.driven`), and still decides each by its own clause.
 """
 
 from __future__ import annotations
@@ -160,6 +164,33 @@ def _fts_string(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+DRIVE_UNDER = 100_000
+"""Records the trigrams of a query's path words may find in the paths' index
+(:data:`~engine.db.PATHS_INDEX`) for the query to be read through it, by row id; past that
+a walk of the keys is the faster (ten million records: a word in 100 paths counted in 4 ms
+through it against 1.9 s walked; ``.pdf``, in every path, 8 s against 1.6 s)."""
+
+
+def drive(con: sqlite3.Connection, where: Where, query: Query) -> Where:
+    """``where`` (``query`` compiled), read through the paths' index of the index at ``con``
+    when it has one and the query's words over the path find fewer than
+    :data:`DRIVE_UNDER` records there (a probe of the index: a few milliseconds)."""
+    match = paths_match(query)
+    if match is None:
+        return where
+    there = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (PATHS_INDEX,)
+    ).fetchone()
+    if there is None:
+        return where
+    probe = (
+        f"SELECT count(*) FROM (SELECT rowid FROM {PATHS_INDEX}"
+        f" WHERE {PATHS_INDEX} MATCH ? LIMIT ?)"
+    )
+    (found,) = con.execute(probe, (match, DRIVE_UNDER)).fetchone()
+    return driven_by(where, match) if found < DRIVE_UNDER else where
+
+
 def driven_by(where: Where, match: str) -> Where:
     """``where``, keeping only the records :data:`engine.db.PATHS_INDEX` finds for
     ``match`` (:func:`paths_match`): read by their row ids, a few, not by a walk of all."""
@@ -235,11 +266,13 @@ def _compare(compare: Compare, params: list[object]) -> str:
 
 
 __all__ = [
+    "DRIVE_UNDER",
     "FEW",
     "HIT",
     "IN_TEXT",
     "Where",
     "compile_where",
+    "drive",
     "driven_by",
     "known_values",
     "paths_match",

@@ -200,3 +200,24 @@ def test_the_help_names_every_sort_column() -> None:
     helped = " ".join(proc.stdout.decode().split())
     for column in SORTS:
         assert column in helped.rsplit("--sort COLUMN", 1)[1].split("--desc", 1)[0], column
+
+
+@pytest.mark.parametrize("where", ["notes", "NOTES", "empty", "txt !notes", "otes/a size:<100"])
+def test_a_path_word_through_the_paths_index_keeps_the_same(
+    store: Path, tmp_path: Path, where: str
+) -> None:
+    """A big store's index has a trigram index of the paths (built with its sort trees): a
+    path word's records are found through it, and the same ones come out."""
+    from unittest import mock
+
+    from engine.db import RecordDB
+    from engine.sqlquery import compile_where, drive
+
+    before = _exported(store, where)
+    copy = tmp_path / "trees"
+    shutil.copytree(store, copy)
+    with mock.patch("engine.db.SORTED_FROM", 0), RecordDB.open_writer(copy / DB) as db:
+        assert "_paths" in db.make_sorted()
+        query = Query.parse(where)
+        assert drive(db.con, compile_where(query), query).driven
+    assert _exported(copy, where) == before

@@ -85,7 +85,7 @@ def test_records_written_after_the_index_are_found_and_removed_ones_are_not(
 def test_a_word_in_too_many_paths_is_read_by_a_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("engine.browse.DRIVE_UNDER", 2)
+    monkeypatch.setattr("engine.sqlquery.DRIVE_UNDER", 2)
     store = _write(tmp_path / "store", _records(NAMES), trees=True)
     held, paged = _held(store), _paged(store)
     try:
