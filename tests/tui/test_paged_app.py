@@ -181,6 +181,9 @@ async def test_a_paged_stores_groups_are_counted_off_the_drawing_thread(
         await pilot.pause()
         title = app.screen.query_one("#errors-title")
         assert str(title.render()).startswith("Errors counting…")
+        end = time.monotonic() + WAIT_S
+        while not asked and time.monotonic() < end:  # (its worker thread started, bounded)
+            await pilot.pause(0.01)
         for _ in range(3):  # (live changes while it counts: one count at a time, then again)
             app.screen.refresh_data()  # type: ignore[attr-defined]
         await pilot.pause()
