@@ -120,6 +120,8 @@ class Browse:
         """Whether the index has :data:`~engine.db.FIELDS_TREE` (in the snapshot read)."""
         self.paths_index = False
         """Whether the index has :data:`~engine.db.PATHS_INDEX` (in the snapshot read)."""
+        self.triage_tree = False
+        """Whether the index has :data:`~engine.db.TRIAGE_TREE` (in the snapshot read)."""
         self.renew()
 
     def renew(self) -> None:
@@ -134,6 +136,7 @@ class Browse:
             self._distinct = None
         self.fields_tree = self._db.has_fields_tree()
         self.paths_index = self._db.has_paths_index()
+        self.triage_tree = self._db.has_triage_tree()
 
     def __len__(self) -> int:
         return sum(self.counted.values())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +100,33 @@ def first_keys(index: Path, kind: Kind, among: Iterable[Tally], limit: int) -> l
         db.close()
 
 
+def first_keys_walked(
+    index: Path, kind: Kind, groups: Sequence[Iterable[Tally]], limit: int
+) -> list[list[Key]]:
+    """:func:`first_keys` of each group of tallies by one walk of ``kind``'s records in key
+    order, stopping once every group has ``limit`` (for an index without
+    :data:`TRIAGE_TREE`, where each group's would be a walk of its own)."""
+    owner = {t.stored: i for i, group in enumerate(groups) for t in group}
+    found: list[list[Key]] = [[] for _ in groups]
+    short = len(groups) if owner and limit > 0 else 0  # (groups not yet holding limit)
+    if not short:
+        return found
+    db = RecordDB.open_reader(index)
+    try:
+        for root, path, stored in _walk_all(db, kind):
+            i = owner.get(stored)
+            if i is None or len(found[i]) >= limit:
+                continue
+            found[i].append((name_of(root), name_of(path)))
+            if len(found[i]) == limit:
+                short -= 1
+                if not short:
+                    break
+    finally:
+        db.close()
+    return found
+
+
 def _table(db: RecordDB, kind: Kind) -> tuple[str, str]:
     """The table clause and the WHERE of ``kind``'s records: through the triage tree when
     the index has it (its own clause said, so that SQLite may use it)."""
@@ -144,12 +171,18 @@ def _walk(
     db: RecordDB, kind: Kind, wanted: set[tuple[object, ...]]
 ) -> Iterator[tuple[bytes, bytes]]:
     """The keys of ``kind``'s records of the ``wanted`` tallies, in key order."""
+    for root, path, stored in _walk_all(db, kind):
+        if stored in wanted:
+            yield root, path
+
+
+def _walk_all(db: RecordDB, kind: Kind) -> Iterator[tuple[bytes, bytes, tuple[object, ...]]]:
+    """Every record of ``kind`` in key order: its key, and its tally's stored fields."""
     rows = db.con.execute(
         f"SELECT {_COLUMNS}, root, path FROM records WHERE {kind.value} ORDER BY root, path"
     )
     for row in rows:
-        if row[:8] in wanted:
-            yield row[7], row[8]
+        yield row[7], row[8], row[:8]
 
 
-__all__ = ["Kind", "Tally", "first_keys", "tallies"]
+__all__ = ["Kind", "Tally", "first_keys", "first_keys_walked", "tallies"]

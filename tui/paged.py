@@ -29,7 +29,7 @@ from engine.db import IndexUnusable
 from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
 from engine.sqlquery import Where, compile_where
-from engine.tallies import Kind, Tally, first_keys, tallies
+from engine.tallies import Kind, Tally, first_keys, first_keys_walked, tallies
 from engine.window import Window
 from tui.columns import QUALITY_CODE, STATUS_CODE
 from tui.model import RecordModel, Row
@@ -408,6 +408,20 @@ class PagedModel(RecordModel):
         with contextlib.suppress(sqlite3.Error):
             return tallies(self.browse.path, kind)
         return []
+
+    def files_ahead(
+        self, kind: Kind, groups: list[list[Tally]], limit: int
+    ) -> list[list[Key]] | None:
+        """Each group's first ``limit`` keys, read by one walk when the index has no triage
+        B-tree (a group's own read would then be a walk too, on the UI thread as it is
+        shown: up to a walk of every record); None when it has one (each group's, a seek,
+        read as it is shown)."""
+        browse = self.browse
+        if browse is None or browse.triage_tree:
+            return None
+        with contextlib.suppress(sqlite3.Error):
+            return first_keys_walked(browse.path, kind, groups, limit)
+        return None
 
     def first_keys(self, kind: Kind, among: list[Tally], limit: int) -> list[Key]:
         """The first ``limit`` keys of the records of ``among``, in key order."""

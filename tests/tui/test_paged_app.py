@@ -120,11 +120,13 @@ async def test_an_index_made_anew_is_browsed_from_the_start(
         assert record is not None and record.path == "z.txt"  # looked up in the new index
 
 
+@pytest.mark.parametrize("trees", [True, False])
 async def test_a_paged_stores_groups_count_every_record_and_list_the_first_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trees: bool
 ) -> None:
     """A paged store's errors are counted by the index, every one; a group lists its first
-    files (:data:`tui.triage.FILES_READ`) and says so."""
+    files (:data:`tui.triage.FILES_READ`) and says so: read as it is shown through the
+    triage tree, or, without it, every group's by the counting worker's one walk."""
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
     monkeypatch.setattr("tui.screens.groups.FILES_READ", 2)
     recs = [
@@ -132,7 +134,7 @@ async def test_a_paged_stores_groups_count_every_record_and_list_the_first_files
                reason="corrupt", error=f"bad xref at {i * 100}", mime="application/pdf")
         for i in range(5)
     ]  # fmt: skip
-    store = _write(tmp_path / "store", recs, trees=True)
+    store = _write(tmp_path / "store", recs, trees=trees)
     app = QuarryApp(store.out)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)

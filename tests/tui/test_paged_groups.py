@@ -22,7 +22,7 @@ from engine.db import DB, RecordDB
 from engine.quality import Quality
 from engine.records import STATUSES, Record
 from engine.store import Store
-from engine.tallies import Kind
+from engine.tallies import Kind, first_keys_walked
 from tests.tui.test_paged_model import _held, _paged, _write
 from tui.triage import (
     ErrorGroup,
@@ -116,6 +116,12 @@ def test_the_index_tallies_group_as_the_held_records_do(
             ]
             for whole, tallied in kinds:
                 assert [_said(g) for g in tallied] == [_said(g) for g in whole]  # type: ignore[arg-type]
+                parts = [g.tallied for g in tallied if g.tallied is not None]  # type: ignore[attr-defined]
+                if parts:  # (every group's first files in one walk, as without the tree)
+                    walked = first_keys_walked(
+                        paged.browse.path, parts[0][0], [t for _k, t in parts], limit
+                    )
+                    assert walked == [g.keys[:limit] for g in whole]
                 for held_group, paged_group in zip(whole, tallied, strict=True):
                     assert paged_group.keys == []  # (read as it is shown)
                     assert paged_group.tallied is not None
