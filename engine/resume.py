@@ -393,8 +393,9 @@ class Ledger:
         if not db.wants_sorted():
             return
         words = (
-            f"sorting the index's {len(db):,} records by each column, for the dashboard and"
-            " export --sort (a big store's; minutes at ten million)"
+            f"sorting the index's {len(db):,} records by each column and indexing their paths"
+            " and triage fields, for the dashboard, its queries and export --sort (a big"
+            " store's; minutes at ten million)"
         )
         notice = Notice(time.time(), NoticeKind.STORE_INDEX, words, Level.INFO)
         (self.say_now or self.say)(notice)
