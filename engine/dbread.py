@@ -31,6 +31,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from engine.browse import BROWSE_FROM
 from engine.db import (
     DB,
     Agreement,
@@ -492,20 +493,81 @@ HEAD_BYTES = 1 << 18
 """The first bytes of a store's file shown while its index is built (~700 records)."""
 
 
-def _head(store: Store) -> bytes | None:
-    """The first lines of ``store``'s file when it is bigger than :data:`HEAD_BYTES` (None
-    for a smaller one: its index is built at once, in a moment)."""
+def file_head(store: Store) -> tuple[bytes, int] | None:
+    """The first lines of ``store``'s file and the file's size, when it is bigger than
+    :data:`HEAD_BYTES` (None for a smaller one: its index is built at once, in a moment)."""
     try:
         fd = store.open_jsonl()
     except OSError:
         return None
     try:
-        if os.fstat(fd).st_size <= HEAD_BYTES:
+        size = os.fstat(fd).st_size
+        if size <= HEAD_BYTES:
             return None
         data = os.read(fd, HEAD_BYTES)
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    return data[: data.rfind(b"\n") + 1]
+    return data[: data.rfind(b"\n") + 1], size
+
+
+HEAD_INDEX = "head.{pid}.db"
+"""The name of an index of a big store's first lines in the user's cache (:func:`head_index`)."""
+
+
+def head_index(store: Store) -> Path | None:
+    """An index of the first lines of a store too big to hold (:data:`BROWSE_FROM` records or
+    more, reckoned from its first lines' length) that has no index to read yet: one is built
+    in the user's cache, minutes at ten million records (:func:`engine.readindex.reading_index`).
+    Written beside it at once (a few hundred records, milliseconds), for a viewer to page
+    while that one is built; :func:`drop_head` lets it go. None for a store with an index to
+    read, a smaller one (a viewer holds it), or when no cache folder is writable."""
+    cached = cached_index_path(store)
+    if cached is None or reading_index(store, build=False) is not None:
+        return None
+    found = file_head(store)
+    if found is None or not found[0]:
+        return None
+    head, size = found
+    if size * head.count(b"\n") // len(head) < BROWSE_FROM:
+        return None
+    path = cached.with_name(HEAD_INDEX.format(pid=os.getpid()))
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        _drop_stale_heads(cached.parent)
+        drop_head(path)
+        memory = lines_index(head)
+        target = sqlite3.connect(path)
+        try:
+            memory.con.backup(target)  # (SQLite's own copy, page by page)
+        finally:
+            target.close()
+            memory.close()
+    except (OSError, sqlite3.Error):
+        drop_head(path)
+        return None
+    return path
+
+
+def drop_head(path: Path) -> None:
+    """Remove an index :func:`head_index` wrote (nothing when it is gone)."""
+    for name in (path, path.with_name(path.name + "-journal")):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _drop_stale_heads(folder: Path) -> None:
+    """Remove what :func:`head_index` wrote for a viewer no longer running (killed before it
+    could)."""
+    for path in folder.glob(HEAD_INDEX.format(pid="*")):
+        try:
+            pid = int(path.name.split(".")[1])
+            os.kill(pid, 0)
+        except (ValueError, IndexError, ProcessLookupError):
+            drop_head(path)
+        except OSError:
+            pass  # (another user's process: alive)
 
 
 def open_table(store: Store) -> Table:
@@ -522,9 +584,9 @@ def open_table(store: Store) -> Table:
     if where is not None and where != own:
         with contextlib.suppress(IndexUnusable):
             return Table(RecordDB.open_reader(where), own=False, check=_in_step(jsonl))
-    head = _head(store) if cached_index_path(store) is not None else None
-    if head:  # a big store to build an index of: its first lines meanwhile
-        return _Building(store, head)
+    head = file_head(store) if cached_index_path(store) is not None else None
+    if head is not None and head[0]:  # a big store to build an index of: its first lines meanwhile
+        return _Building(store, head[0])
     where = reading_index(store)
     if where is not None and where != own:
         with contextlib.suppress(IndexUnusable):

@@ -73,6 +73,10 @@ def records_in(blocks: Iterable[bytes], left: LeftOut) -> Iterator[Record]:
         yield from loaded.records
 
 
+Progress = Callable[[int, int], None]
+"""Told how far a build is: (bytes of the file read, the file's size)."""
+
+
 def cached_index_path(store: Store) -> Path | None:
     """Where the index of ``store`` is kept in the user's cache (None: no cache folder)."""
     base = cache_path()
@@ -83,13 +87,19 @@ def cached_index_path(store: Store) -> Path | None:
 
 
 def reading_index(
-    store: Store, *, build: bool = True, stop: Callable[[], bool] | None = None
+    store: Store,
+    *,
+    build: bool = True,
+    stop: Callable[[], bool] | None = None,
+    progress: Progress | None = None,
 ) -> Path | None:
     """The index to read ``store``'s records from: the store's own when it is in step with
     (or ahead of) ``extract.jsonl``; else the user's cached one, built from the file first
     when it is missing or agrees with another version of it (``build``). None when there is
     no file to build from, no cache, or the build failed or was stopped (``stop()`` true,
-    asked between blocks of the file): read the file."""
+    asked between blocks of the file): read the file. ``progress(done, size)`` is told the
+    bytes of the file read after each block of a build, then ``(size, size)`` as its sort
+    trees are made (minutes at ten million records)."""
     own = store.out / DB
     # (the agreement alone: an index ahead of the file must not cost a read of every line)
     if standing(own, store.jsonl_path, lines=False).agreement is not Agreement.UNTRUSTED:
@@ -99,7 +109,7 @@ def reading_index(
         return None
     if standing(cached, store.jsonl_path, lines=False).agreement is Agreement.IN_STEP:
         return cached
-    return _build(store, cached, stop) if build else None
+    return _build(store, cached, stop, progress) if build else None
 
 
 class _Stopped(Exception):
@@ -114,7 +124,24 @@ def _blocks(fd: int, stop: Callable[[], bool] | None) -> Iterator[bytes]:
         yield block
 
 
-def _build(store: Store, path: Path, stop: Callable[[], bool] | None = None) -> Path | None:
+def _told(blocks: Iterator[bytes], fd: int, progress: Progress | None) -> Iterator[bytes]:
+    """``blocks``, ``progress`` told the bytes read after each."""
+    if progress is None:
+        yield from blocks
+        return
+    size, done = os.fstat(fd).st_size, 0
+    for block in blocks:
+        yield block
+        done += len(block)
+        progress(done, max(size, done))
+
+
+def _build(
+    store: Store,
+    path: Path,
+    stop: Callable[[], bool] | None = None,
+    progress: Progress | None = None,
+) -> Path | None:
     """Build the index of ``store`` at ``path``: into a file of its own, renamed into place
     once complete (a reader never sees it half built, and two readers building at once each
     rename a whole one). Stopped, it leaves nothing behind."""
@@ -127,7 +154,7 @@ def _build(store: Store, path: Path, stop: Callable[[], bool] | None = None) -> 
         fd = store.open_jsonl()
         try:
             left = LeftOut()
-            blocks = _blocks(fd, stop)
+            blocks = _told(_blocks(fd, stop), fd, progress)
             with RecordDB.open_writer(tmp) as db:
                 # a block's records at a time: loading them all first took 12 GB and more
                 # for a store of ten million records
@@ -138,6 +165,9 @@ def _build(store: Store, path: Path, stop: Callable[[], bool] | None = None) -> 
                         (LEFT_OUT, left_out_words(left.count, left.first, str(store.jsonl_path))),
                     )
                     keep_bad_lines(db, tuple(left.first), left.count)
+                if progress is not None:
+                    size = os.fstat(fd).st_size
+                    progress(size, size)
                 db.make_sorted(stop)  # (a big store's: a viewer pages it in any order)
                 if stop is not None and stop():
                     raise _Stopped

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from textual import on, work
 
 from engine.browse import browsable
+from engine.dbread import head_index
 from engine.events import Event
 from engine.store import Store
 from tui.desk import Desk
@@ -65,7 +66,9 @@ class QuarryApp(GlobalKeys):
         self.read_only = read_only
         # a big store another process writes is paged from its index, never held
         index = browsable(self.store) if session is None else None
-        self.model = PagedModel(index) if index is not None else RecordModel()
+        # one that has no index yet has one built, its first lines browsed meanwhile
+        head = head_index(self.store) if session is None and index is None else None
+        self.model = PagedModel(index or head, head=head) if index or head else RecordModel()
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.link = Link(self.model, self.triage, sweeping=session is not None)
         """The engine side's doings to the model, the log and the live state."""
@@ -123,6 +126,8 @@ class QuarryApp(GlobalKeys):
         """Leaving (a quit during the load too): the load stops, the collector runs again."""
         self.feed.stop_loading()
         self.feed.collector.release()
+        if isinstance(self.model, PagedModel):  # (an index of the first lines, if one was made)
+            self.model.drop_head()
 
     @on(Fed)
     def _fed(self, message: Fed) -> None:

@@ -9,6 +9,8 @@ while the store loads (:class:`Collector`).
 from __future__ import annotations
 
 import gc
+import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,11 +19,13 @@ from textual.message import Message
 
 from engine.errors import SessionClosed
 from engine.names import shown
+from engine.readindex import reading_index
 from engine.store import Store
 from tui.columns import Batch
 from tui.link import Applied, Link, Live, Opening, open_store
 from tui.loader import Chunk, jsonl_stamp, read_summary
 from tui.messages import (
+    Indexing,
     LoadFailed,
     RowsLoaded,
     SessionStage,
@@ -29,7 +33,8 @@ from tui.messages import (
     StoreFollowed,
     StoreLoaded,
 )
-from tui.poll import Followed
+from tui.paged import PagedModel
+from tui.poll import Followed, whole_store
 
 if TYPE_CHECKING:
     from engine.session import Session
@@ -64,6 +69,8 @@ class Feed:
         """Whether the model was started afresh with the load's first chunk."""
         self.polling = False
         """Whether a catch-up is in flight (its message's handler ends it: :meth:`caught`)."""
+        self._leaving = threading.Event()
+        """Set as the app leaves: an index being built for it stops at its next block."""
 
     def open(self) -> Opening:
         """Open the store and read its first rows, before the records screen mounts: the
@@ -83,6 +90,7 @@ class Feed:
     def stop_loading(self) -> None:
         """The app is leaving: the load ends before its next chunk (an index the engine is
         building for it, at its next block), so the process need not wait for the rest."""
+        self._leaving.set()
         if self.opening.rows is not None:
             self.opening.rows.table.stop()
 
@@ -93,6 +101,10 @@ class Feed:
 
     def load(self, quitting: Callable[[], bool]) -> None:
         """(The app's load worker.) Load the rest of the store; then sweep and watch."""
+        model = self.link.model
+        heading = isinstance(model, PagedModel) and model.head is not None
+        if heading and build_index(self.store, self._leaving.is_set, self.app.post_message):
+            self.opening = open_store(self.store, browse=True)  # (what the load ends on)
         load_rest(self.store, self.opening, not self.begun, self.app.post_message)
         if self.session is not None:
             run_session(self.session, quitting, self.app.post_message)
@@ -151,6 +163,38 @@ def load_rest(store: Store, opening: Opening, first: bool, post: Post) -> None:
         post(RowsLoaded(Chunk(Batch(), 0, 0), data, True))
     summary, problem = read_summary(store)
     post(StoreLoaded(summary, stamp, problem, data.point if data is not None else None))
+
+
+def build_index(store: Store, stop: Callable[[], bool], post: Post) -> bool:
+    """A big store opened without an index (its first lines browsed meanwhile): the engine
+    builds one in the user's cache, how far it is posted (every ~0.2 s), then the store is
+    browsed from it (True). Where the build fails (a full disk), the first lines stay, with
+    why; stopped (the app leaves), nothing is posted."""
+    told = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - told[0] >= PROGRESS_SECONDS:
+            told[0] = now
+            post(Indexing(done, total))
+
+    where = reading_index(store, stop=stop, progress=progress)
+    if stop():
+        return False
+    if where is None:
+        name = shown(str(store.jsonl_path))
+        post(
+            LoadFailed(
+                f"could not build an index of {name} in the user's cache: only its"
+                " first lines are shown"
+            )
+        )
+        return False
+    return post(StoreFollowed(whole_store(store)))
+
+
+PROGRESS_SECONDS = 0.2
+"""How often the progress of an index's build is posted."""
 
 
 def cannot_read(store: Store, exc: OSError) -> str:

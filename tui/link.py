@@ -163,6 +163,9 @@ class Link:
         self.state = Live.LOADING
         self.summary: Summary | None = None
         self.progress: tuple[int, int] | None = (0, 1)
+        self.indexing = False
+        """Whether the index of a big store opened without one is being built (its first
+        lines shown meanwhile: :func:`engine.dbread.head_index`)."""
         self.pace = Pace()
         """The sweep's rate and time left (the header's)."""
         self.hold = SweepHold()
@@ -196,6 +199,11 @@ class Link:
             return f"{badge}paused · {pending} pending"
         if self.state in (Live.SWEEPING, Live.UPDATING) and self.progress:
             return f"{badge}{words(self.state)} {describe(*self.progress, self.pace)}"
+        if self.state is Live.LOADING and self.indexing:
+            if not self.progress:
+                return f"{badge}indexing: sorting"
+            done, total = self.progress
+            return f"{badge}indexing {100 * done // total if total else 100}%"
         if self.state is Live.LOADING and self.progress:
             done, total = self.progress
             return f"{badge}loading {100 * done // total if total else 100}%"
@@ -212,6 +220,13 @@ class Link:
         self.model.note_bad(chunk.bad, chunk.bad_count)
         self.progress = (chunk.done, chunk.total)
         return Applied(Change(loading=True, first=first or chunk.restart))
+
+    def indexed(self, done: int, total: int) -> Applied:
+        """How far the index of a big store opened without one is built (``done`` bytes of
+        its file of ``total`` read; all of them: its sort trees are being made)."""
+        self.indexing = True
+        self.progress = (done, total) if done < total else None
+        return Applied(Change())
 
     def browsing(self, data: Rows) -> Applied:
         """A big store is browsed from its index (:class:`~tui.paged.PagedModel`): its rows
@@ -232,7 +247,7 @@ class Link:
         self.summary = summary
         self.model.take_summary(summary)
         self.stamp, self.point = where
-        self.progress = None
+        self.progress, self.indexing = None, False
         if self.state is not Live.FAILED:
             self.state = Live.SWEEPING if self.sweeping else Live.FOLLOWING
         if summary is not None and not self.sweeping:
@@ -403,8 +418,13 @@ class Link:
         self.model.take_summary(self.summary)
         say = self._readable()
         if followed.whole and isinstance(self.model, PagedModel):
-            self.model.data = followed.table
-            self.model.attach(followed.index)  # (the index made anew: read from the start)
+            self.indexing = False
+            model = self.model
+            model.data = followed.table
+            model.attach(followed.index)  # (the index made anew: read from the start)
+            model.bad_lines, model.bad_first = 0, []  # (what this index left out, said anew)
+            if followed.table is not None:
+                model.note_bad(followed.table.bad, followed.table.bad_count)
             self.last_event = time.time()
             return Applied(Change(frozenset(), keep, texts=True), say)
         if not (followed.records or followed.removed):  # extract.jsonl caught up with the index

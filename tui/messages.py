@@ -60,6 +60,15 @@ class StoreLoaded(Fed):
         """(mtime_ns, size) of the ``extract.jsonl`` loaded."""
 
 
+class Indexing(Fed):
+    """How far the index of a big store opened without one is built."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done, self.total = done, total
+        """Bytes of the store's file read, of its size (all: its sort trees are made)."""
+
+
 class StoreChanged(Fed):
     """Another process rewrote the store (polling mode): every row again, and what changed."""
 

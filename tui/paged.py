@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from engine.browse import Browse, reads_of
 from engine.db import IndexUnusable
+from engine.dbread import drop_head
 from engine.query import Query, TextTerm
 from engine.records import STATUSES, Key, Record, Summary
 from engine.sqlquery import Where, compile_where
@@ -110,10 +111,14 @@ class PagedModel(RecordModel):
 
     paged = True
 
-    def __init__(self, index: Path | None = None) -> None:
+    def __init__(self, index: Path | None = None, *, head: Path | None = None) -> None:
         super().__init__()
         self.index = index
         """The index to browse (:meth:`attach`)."""
+        self.head = head
+        """An index of the store's first lines, browsed while its index is built (a big
+        store opened without one: :func:`engine.dbread.head_index`); removed once another is
+        attached, or the dashboard leaves (:meth:`drop_head`)."""
         self._lock = threading.Lock()
         self.browse: Browse | None = None
         """The store's index, read a snapshot at a time (None before :meth:`attach`)."""
@@ -145,11 +150,21 @@ class PagedModel(RecordModel):
         """Browse the index at ``path`` from now on (None, or one that cannot be read: no
         records to show)."""
         self.close()
+        if path != self.head:
+            self.drop_head()
         self.index = path
         if path is not None:
             with contextlib.suppress(IndexUnusable, sqlite3.Error):
                 self.browse = Browse(path)
         self._recount()
+
+    def drop_head(self) -> None:
+        """Remove the index of the store's first lines, if one was browsed."""
+        if self.head is not None:
+            if self.index == self.head:
+                self.close()
+            drop_head(self.head)
+            self.head = None
 
     def close(self) -> None:
         """Let the index go."""

@@ -21,6 +21,7 @@ from tui.link import Applied, Link
 from tui.messages import (
     EngineEvents,
     Fed,
+    Indexing,
     LoadFailed,
     RetryFinished,
     RowsLoaded,
@@ -59,6 +60,8 @@ class Router:
             case LoadFailed():
                 self.feed.collector.resume()
                 self.route(link.failed(message.reason))
+            case Indexing():
+                self.route(link.indexed(message.done, message.total))
             case SessionStage():
                 self.route(link.stage(message.stage, message.detail, self._kept()))
             case StoreFollowed() | StoreChanged():

@@ -5,6 +5,7 @@ reader of the file reads it."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,9 +24,12 @@ from engine.readindex import cached_index_path
 from engine.records import Record
 from engine.store import Store, read_jsonl
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths, wait_for
+from tui import feed
 from tui.app import QuarryApp
 from tui.columns import Batch
+from tui.link import Applied, Link
 from tui.loader import load_rows, rows_of
+from tui.paged import PagedModel
 from tui.screens.records import RecordsScreen
 from tui.widgets.panels import SummaryBar
 from tui.widgets.record_table import RecordTable
@@ -276,6 +280,95 @@ async def test_a_store_without_an_index_shows_its_first_lines_while_one_is_built
         assert len(app.model) == 2_999 and app.state == "following"
         assert [str(b) for b in app.model.bad_first] == ["line 2,501: cut short"]
         assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]
+
+
+async def test_a_big_store_without_an_index_is_browsed_never_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store big enough to be browsed (its first lines say how many records it holds) with
+    no index: the first frame pages an index of its first lines, the header says how far
+    the build of its index in the user's cache is, then the store is browsed from that
+    index, every record once, none held (ten million records loaded took 2.9 GB); the
+    index of the first lines is removed."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    monkeypatch.setattr(dbread, "BROWSE_FROM", 2_000)
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 16_384)  # many blocks: progress to say
+    monkeypatch.setattr(feed, "PROGRESS_SECONDS", 0)
+    lines = [_record(i) for i in range(3_000)]
+    lines[2_500] = lines[2_500][:25]
+    _write(tmp_path / "s", lines)
+    seen: list[int] = []
+    said: list[str] = []
+    real_load, real_indexed = QuarryApp._load, Link.indexed
+
+    def load(self: QuarryApp) -> None:
+        seen.append(len(self.model))  # what the first frame had
+        real_load(self)
+
+    def indexed(self: Link, done: int, total: int) -> Applied:
+        applied = real_indexed(self, done, total)
+        said.append(self.state_text(writable=True, paused=False, pending=0))
+        return applied
+
+    monkeypatch.setattr(QuarryApp, "_load", load)
+    monkeypatch.setattr(Link, "indexed", indexed)
+    app = QuarryApp(tmp_path / "s")
+    model = app.model
+    assert isinstance(model, PagedModel) and model.head is not None
+    head = model.head
+    assert head.exists() and head.parent == cached_index_path(Store(tmp_path / "s")).parent
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert 0 < seen[0] < 200  # the file's first lines only: no index yet
+        assert said[0].startswith("indexing ") and said[-1] == "indexing: sorting"
+        assert len({*said}) > 2  # (the bytes read, as they are read)
+        assert app.model is model and model.head is None and not head.exists()
+        assert len(model) == 2_999 and app.state == "following"
+        assert model.row_of.keys() <= set(range(len(model.keys)))  # (a page, not every row)
+        assert len(model.row_of) < 2_999
+        assert [str(b) for b in model.bad_first] == ["line 2,501: cut short"]
+        assert visible_paths(app)[:2] == ["d000/f000000.txt", "d000/f000001.txt"]
+        state = str(app.screen.query_one("#state").render())
+        assert "following" in state
+        await pilot.press("end")
+        await pilot.pause()
+        assert visible_paths(app)[-1] == "d029/f002999.txt"
+    assert not list(head.parent.glob("head.*"))
+
+
+async def test_a_head_index_left_by_a_killed_dashboard_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index of a big store's first lines written by a dashboard killed before it could
+    remove it is removed by the next one; one of a dashboard still running is kept."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    monkeypatch.setattr(dbread, "BROWSE_FROM", 2_000)
+    _write(tmp_path / "s", [_record(i) for i in range(3_000)])
+    cache = cached_index_path(Store(tmp_path / "s"))
+    assert cache is not None
+    cache.parent.mkdir(parents=True)
+    gone = cache.with_name("head.999999999.db")  # (past any pid this kernel gives)
+    alive = cache.with_name(f"head.{os.getppid()}.db")
+    for path in (gone, alive):
+        path.write_bytes(b"")
+    head = dbread.head_index(Store(tmp_path / "s"))
+    assert head is not None and head.exists() and not gone.exists() and alive.exists()
+    dbread.drop_head(head)
+    assert not head.exists()
+
+
+async def test_a_store_with_few_records_or_an_index_gets_no_head_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fewer records than a dashboard browses (reckoned from the first lines' length): held,
+    as before; a store with an index in step: browsed from it."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    monkeypatch.setattr(dbread, "BROWSE_FROM", 5_000)
+    _write(tmp_path / "s", [_record(i) for i in range(3_000)])
+    assert dbread.head_index(Store(tmp_path / "s")) is None
+    monkeypatch.setattr(dbread, "BROWSE_FROM", 2_000)
+    assert readindex.reading_index(Store(tmp_path / "s")) is not None  # (now built)
+    assert dbread.head_index(Store(tmp_path / "s")) is None
 
 
 async def test_q_while_the_index_is_built_stops_the_build_and_leaves(
