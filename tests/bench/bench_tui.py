@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import resource
@@ -174,6 +175,11 @@ async def child(store: Path) -> dict[str, float]:
         out["number_terms_ms"] = 1000 * await timed(lambda: screen.set_filter(numbers), 1)
         out["number_terms_rows"] = len(app.model.view)
         screen.set_filter("")
+        for name, line in (("error", "error:startxref"), ("why", "why:new")):
+            query = functools.partial(screen.set_filter, line)
+            out[f"{name}_term_ms"] = 1000 * await timed(query, 1)
+            out[f"{name}_term_rows"] = len(app.model.view)
+            screen.set_filter("")
         out["sort_chars_ms"] = 1000 * await timed(lambda: screen.action_sort("chars"), 1)
         out["last_row_ms"] = 1000 * await timed(table.action_last, 1)
         out["reverse_ms"] = 1000 * await timed(screen.action_reverse_sort, 1)
