@@ -12,7 +12,6 @@ import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-import pytest
 from hypothesis import strategies as st
 
 from engine.db import RecordDB, name_of

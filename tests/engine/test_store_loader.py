@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import main
@@ -219,10 +219,25 @@ def test_retry_and_show_never_touch_what_a_hostile_hash_names(tmp_path: Path) ->
     assert rec.status == "ok" and rec.sha256 is not None and is_sha256(rec.sha256)
 
 
+_CLEAN = orjson.dumps(_good(7))
+_ODD = [
+    _CLEAN[:-1] + b',"zz":"\xff\xfe"}',  # not UTF-8, in a field no record has
+    _CLEAN[:-1] + b',"zz":1e999}',  # a number past a double, likewise
+    _CLEAN[:-1] + b',"zz":-1' + b"0" * 400 + b"}",
+    _CLEAN[:-1] + b',"zz":[1.5E+400]}',
+    _CLEAN[:-1] + b',"error":"\xc3\xa9 \xed\xa0\x80"}',  # an encoded surrogate
+]
+
+
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(lines=st.lists(damaged_lines(), max_size=12))
+@example(lines=[_CLEAN, _ODD[0]])
+@example(lines=[_ODD[1], _CLEAN])
+@example(lines=[_CLEAN, _ODD[2], _CLEAN])
+@example(lines=[_ODD[3]])
+@example(lines=[_ODD[4], _CLEAN])
 def test_blocks_read_as_each_line_alone_would_be(
     lines: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
