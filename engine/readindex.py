@@ -165,9 +165,6 @@ def _build(
                         (LEFT_OUT, left_out_words(left.count, left.first, str(store.jsonl_path))),
                     )
                     keep_bad_lines(db, tuple(left.first), left.count)
-                if progress is not None:
-                    size = os.fstat(fd).st_size
-                    progress(size, size)
                 db.make_sorted(stop)  # (a big store's: a viewer pages it in any order)
                 if stop is not None and stop():
                     raise _Stopped

@@ -336,6 +336,27 @@ async def test_a_big_store_without_an_index_is_browsed_never_held(
     assert not list(head.parent.glob("head.*"))
 
 
+async def test_a_big_store_whose_index_cannot_be_built_keeps_its_first_lines_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build in the user's cache fails (a full disk): the first lines stay on screen,
+    and the header says the index could not be built, not that the store is empty."""
+    monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    monkeypatch.setattr(dbread, "BROWSE_FROM", 2_000)
+    monkeypatch.setattr(readindex, "_build", lambda *_args: None)
+    _write(tmp_path / "s", [_record(i) for i in range(3_000)])
+    app = QuarryApp(tmp_path / "s")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = len(app.model)
+        assert 0 < shown < 200
+        assert "could not build an index of" in app.load_error
+        assert "only its first lines are shown" in app.load_error
+        assert visible_paths(app)[:1] == ["d000/f000000.txt"]
+        bar = str(app.screen.query_one(SummaryBar).render())
+        assert "could not build an index" in bar
+
+
 async def test_a_head_index_left_by_a_killed_dashboard_is_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -371,13 +392,17 @@ async def test_a_store_with_few_records_or_an_index_gets_no_head_index(
     assert dbread.head_index(Store(tmp_path / "s")) is None
 
 
+@pytest.mark.parametrize("browsed", [False, True])
 async def test_q_while_the_index_is_built_stops_the_build_and_leaves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browsed: bool
 ) -> None:
     """q while a big store's index is built in the user's cache: the build stops at its next
     block and the dashboard leaves (it waited for the whole build before: minutes at ten
-    million records), leaving nothing half built in the cache."""
+    million records), leaving nothing half built in the cache (``browsed``: a store big
+    enough to be browsed, whose first lines' index goes too)."""
     monkeypatch.setattr(dbread, "HEAD_BYTES", 20_000)
+    if browsed:
+        monkeypatch.setattr(dbread, "BROWSE_FROM", 2_000)
     monkeypatch.setattr(readindex, "BUILD_BLOCK", 4096)  # many blocks
     _write(tmp_path / "s", [_record(i) for i in range(3_000)])
     building = threading.Event()
@@ -397,6 +422,7 @@ async def test_q_while_the_index_is_built_stops_the_build_and_leaves(
 
     monkeypatch.setattr(readindex, "_blocks", held)
     app = QuarryApp(tmp_path / "s")
+    assert isinstance(app.model, PagedModel) is browsed
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, building.is_set)
         await pilot.press("q")
