@@ -308,6 +308,12 @@ class RecordModel(Ordering):
         keys = (self.key(self.rid_at(i)) for i in range(len(self.view)))
         return [k for k in keys if k is not None]
 
+    def view_records(self) -> tuple[int, Iterable[Record | None]]:
+        """How many records the view shows, and those records in its order, read as they
+        are iterated (by an export's worker: the keys are taken now, on the UI thread)."""
+        keys = self.view_keys()
+        return len(keys), map(self.record_of, keys)
+
     def take_summary(self, summary: Summary | None) -> None:
         """The store's summary, as read (a held store counts its own totals)."""
 

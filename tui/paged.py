@@ -349,6 +349,16 @@ class PagedModel(RecordModel):
             out.extend((row[0], row[1]) for row in window.rows(start, 10_000))
         return out
 
+    def view_records(self) -> tuple[int, Iterable[Record | None]]:
+        """How many records the view shows, and those records in its order, read from the
+        index as they are iterated (on a connection of the worker's own, a batch at a time):
+        an export of ten million records never holds their keys, nor reads them one by one."""
+        if self.browse is None:
+            return 0, ()
+        where = self._where()
+        column, reverse = self.sort_column, self.sort_reverse
+        return self.view_size(), self.browse.records_in_order(where, column, reverse=reverse)
+
     # -- counts -----------------------------------------------------------------------------
 
     def tab_counts(self) -> dict[str, int]:

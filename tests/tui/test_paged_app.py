@@ -208,3 +208,44 @@ async def test_a_paged_stores_groups_are_counted_off_the_drawing_thread(
         assert "3 files waiting on a missing tool" in str(
             app.screen.query_one("#tools-title").render()
         )
+
+
+async def _exported(store: Store, keys: list[str], out: Path) -> tuple[bool, int, bytes]:
+    """What ``E`` writes after ``keys``: whether paged, how many the box said, the file."""
+    from textual.widgets import Input
+
+    from tui.screens.export import ExportScreen
+
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        await pilot.press("E")
+        await settle(pilot)
+        box = app.screen
+        assert isinstance(box, ExportScreen)
+        said = box.count
+        box.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot)
+        paged = isinstance(app.model, PagedModel)
+    return paged, said, out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [[], ["5"], ["s", "s", "S"], ["slash", *"txt", "enter", "s"], ["4", "slash", *"!pdf", "enter"]],
+)
+async def test_a_paged_view_exports_what_the_held_one_exports(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: list[str]
+) -> None:
+    """``E`` on a paged store streams the view's records from the index in its order (never
+    its keys held first, nor its records read one by one): the same file as held."""
+    held = await _exported(store, keys, tmp_path / "held.jsonl")
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    paged = await _exported(store, keys, tmp_path / "paged.jsonl")
+    assert (held[0], paged[0]) == (False, True)
+    assert paged[1] == held[1] == len(held[2].splitlines())
+    assert paged[2] == held[2]

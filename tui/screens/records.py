@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from rich.text import Text
@@ -700,24 +700,23 @@ class RecordsScreen(FullScreen):
         """Ask where, then write the records of the current view (tab + filter, in order)
         there, every field, as the extension says (``fmt`` only chooses the default)."""
         model = self.model
-        keys = model.view_keys()
+        n, records = model.view_records()
         label = model.tab + ("-filtered" if model.query.text else "")
         cwd = Path.cwd()
         default = actions.export_path(cwd, fmt, label)
 
         def chosen(path: Path | None) -> None:
             if path is not None:
-                self._export_worker(keys, path)
+                self._export_worker(records, path)
 
         from tui.screens.export import ExportScreen  # imported when asked for
 
-        self.app.push_screen(ExportScreen(default, len(keys), cwd), chosen)
+        self.app.push_screen(ExportScreen(default, n, cwd), chosen)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def _export_worker(self, keys: list[Key], path: Path) -> None:
-        model = self.model
+    def _export_worker(self, records: Iterable[Record | None], path: Path) -> None:
         try:
-            n = actions.write_export(path, map(model.record_of, keys))
+            n = actions.write_export(path, records)
         except (OSError, ValueError, TypeError) as exc:  # a full disk, a name it cannot write
             self.app.call_from_thread(
                 self.notify, f"{type(exc).__name__}: {exc}", title="export failed", severity="error"
