@@ -50,6 +50,9 @@ BROWSE_FROM = SORTED_FROM
 """Records from which a dashboard browses the index instead of holding every row (the
 index has its sort B-trees from there: a page in any order is a walk, not a sort)."""
 
+SPLIT_FROM = 1_000_000
+"""Records from which a query's count walks two halves at once (:meth:`Browse.by_status_now`):
+below, one walk takes well under a second and a second thread costs more than it saves."""
 EXPORT_BATCH = 4096
 """Lines :meth:`Browse.records_in_order` reads and parses at a time."""
 FEW_DISTINCT = 1_000
@@ -181,9 +184,64 @@ class Browse:
 
     def by_status_now(self, where: Where, reads: Reads = Reads.ROW) -> dict[str, int]:
         """:meth:`by_status` on a connection of its own (a worker thread's: the index as it
-        is now, not the snapshot)."""
-        rows = self._read(self._by_status_sql(where, reads), where.params, where)
-        return {status: int(n) for status, n in rows}
+        is now, not the snapshot). A walk of a B-tree that begins with the status (every
+        query but one the paths' index drives, or one that reads a row) is cut in two by
+        status, of about as many records each, walked at once on two connections: SQLite
+        lets the GIL go as it steps, so two cores walk (ten million records, `why:new`
+        1.09 s -> 0.77 s, a word in every path 1.10 s -> 0.76 s)."""
+        halves = self._halves(where, reads)
+        if halves is None:
+            rows = self._read(self._by_status_sql(where, reads), where.params, where)
+            return {status: int(n) for status, n in rows}
+        found: dict[str, int] = {}
+        other: list[list[Any]] = []
+        failed: list[BaseException] = []
+
+        def walk(statuses: list[str], into: list[list[Any]]) -> None:
+            part = Where(
+                f"status IN ({', '.join('?' * len(statuses))}) AND ({where.sql})",
+                (*statuses, *where.params),
+                where.terms,
+                where.texts,
+            )
+            try:
+                into.append(self._read(self._by_status_sql(part, reads), part.params, part))
+            except BaseException as exc:  # (said on the caller's thread)
+                failed.append(exc)
+
+        beside = threading.Thread(target=walk, args=(halves[1], other), daemon=True)
+        beside.start()
+        mine: list[list[Any]] = []
+        walk(halves[0], mine)
+        beside.join()
+        if failed:
+            raise failed[0]
+        for status, n in (*mine[0], *other[0]):
+            found[status] = found.get(status, 0) + int(n)
+        return found
+
+    def _halves(self, where: Where, reads: Reads) -> tuple[list[str], list[str]] | None:
+        """The statuses cut in two halves of about as many records each, for a count walked
+        on two connections (:meth:`by_status_now`); None when one walk does as well: a
+        small index, a clause driven by the paths' index (a few rows), one that reads a row
+        (the table walked whole: each half would walk it all), or one status holding
+        three quarters of the records."""
+        if where.driven or len(self) < SPLIT_FROM:
+            return None
+        if reads is Reads.ROW or not self.fields_tree:  # (built and dropped with sort_status)
+            return None
+        per: dict[str, int] = {}
+        for (status, _reason, _quality), n in self.counted.items():
+            per[status] = per.get(status, 0) + n
+        halves: tuple[list[str], list[str]] = ([], [])
+        sizes = [0, 0]
+        for status, n in sorted(per.items(), key=lambda item: (-item[1], item[0])):
+            side = 0 if sizes[0] <= sizes[1] else 1
+            halves[side].append(status)
+            sizes[side] += n
+        if not halves[1] or max(sizes) * 4 > sum(sizes) * 3:
+            return None
+        return halves
 
     def values(self) -> dict[str, frozenset[str]]:
         """Every value of the few-valued fields (:func:`engine.sqlquery.known_values`), and

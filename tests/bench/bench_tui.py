@@ -175,7 +175,7 @@ async def child(store: Path) -> dict[str, float]:
         out["number_terms_ms"] = 1000 * await timed(lambda: screen.set_filter(numbers), 1)
         out["number_terms_rows"] = len(app.model.view)
         screen.set_filter("")
-        for name, line in (("error", "error:startxref"), ("why", "why:new")):
+        for name, line in (("error", "error:startxref"), ("why", "why:new"), ("word", "file")):
             query = functools.partial(screen.set_filter, line)
             out[f"{name}_term_ms"] = 1000 * await timed(query, 1)
             out[f"{name}_term_rows"] = len(app.model.view)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.browse import Reads
 from engine.db import DB, RecordDB, identity_of
 from engine.jsonl import line_of
 from engine.records import Record
@@ -202,3 +203,70 @@ def test_a_word_over_few_values_keeps_what_the_held_store_keeps(tmp_path: Path, 
         _same(held, paged)
     finally:
         paged.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(recs=records(), line=queries().filter(lambda q: "text:" not in q))
+def test_a_count_walked_in_two_halves_is_the_count_walked_once(
+    recs: list[Record], line: str
+) -> None:
+    """A query's count of a big index walks two halves of the statuses at once: the same
+    counts per tab as one walk, and as the held store's."""
+    recs = [r for r in recs if read_jsonl(line_of(r)).records]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = _write(Path(tmp) / "store", recs, trees=True)
+        held, paged = _held(store), _paged(store)
+        try:
+            held.set_query(line)
+            paged.set_query(line)
+            query = paged.query
+            if not query.active:
+                return
+            once = paged.count_query(query, {})
+            with mock.patch("engine.browse.SPLIT_FROM", 0):
+                twice = paged.count_query(query, {})
+            assert once == twice == held.view_counts()
+        finally:
+            paged.close()
+
+
+def test_a_count_is_cut_in_two_halves_of_about_as_many_records() -> None:
+    """The statuses go to two halves, the biggest first to the smaller half; none when one
+    status holds three quarters of the records, or the index has no fields tree."""
+    recs = [
+        Record("/r", f"{status}{i}.txt", 1, 1, status)
+        for status, n in (("ok", 6), ("error", 3), ("empty", 2), ("skipped", 1))
+        for i in range(n)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = _write(Path(tmp) / "store", recs, trees=True)
+        paged = _paged(store)
+        try:
+            assert paged.browse is not None
+            where = paged._where()
+            with mock.patch("engine.browse.SPLIT_FROM", 0):
+                assert paged.browse._halves(where, Reads.KEY) == (
+                    ["ok"],
+                    ["error", "empty", "skipped"],
+                )
+                assert paged.browse._halves(where, Reads.ROW) is None
+            assert paged.browse._halves(where, Reads.KEY) is None  # (a small index)
+        finally:
+            paged.close()
+        lopsided = [*recs, *(Record("/r", f"more{i}.txt", 1, 1, "ok") for i in range(30))]
+        store = _write(Path(tmp) / "lop", lopsided, trees=True)
+        paged = _paged(store)
+        try:
+            assert paged.browse is not None
+            with mock.patch("engine.browse.SPLIT_FROM", 0):
+                assert paged.browse._halves(paged._where(), Reads.KEY) is None
+        finally:
+            paged.close()
+        bare = _write(Path(tmp) / "bare", recs, trees=False)
+        paged = _paged(bare)
+        try:
+            assert paged.browse is not None
+            with mock.patch("engine.browse.SPLIT_FROM", 0):
+                assert paged.browse._halves(paged._where(), Reads.KEY) is None
+        finally:
+            paged.close()
