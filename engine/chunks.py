@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ from engine.jsonl import line_of
 from engine.names import shown
 from engine.pages import page, sort_key
 from engine.query import Query, TextTerm
-from engine.readindex import left_out, reading_index
+from engine.readindex import BuildLine, left_out, reading_index
 from engine.records import Key, Record
 from engine.sqlquery import Where, compile_where, drive, known_values
 from engine.store import JSONL, Store, read_jsonl
@@ -144,7 +145,11 @@ def _cached_index(store: Store, warn: Callable[[str], None]) -> RecordDB | None:
     none for this version of the file (:func:`engine.readindex.reading_index`, as ``quarry
     show`` finds one), in a read transaction; the file's unreadable lines said through
     ``warn`` as a read of the file says them. None: no cache, or the build failed."""
-    path = reading_index(store)
+    line = BuildLine(sys.stderr, store)
+    try:
+        path = reading_index(store, progress=line)
+    finally:
+        line.done()
     if path is None or path == store.out / DB:
         return None
     db = open_agreeing(path, store.jsonl_path)

@@ -315,9 +315,13 @@ def _indexed(store: Store, path: Path) -> Record | None:
     user's cache (:mod:`engine.readindex`) when the store has none in step with its file;
     None when there is no index to use or it holds no record of ``path``."""
     from engine.db import IndexUnusable, RecordDB, identity_of
-    from engine.readindex import left_out, reading_index
+    from engine.readindex import BuildLine, left_out, reading_index
 
-    where = reading_index(store)  # the store's own, or one built in the user's cache
+    said = BuildLine(sys.stderr, store)
+    try:  # the store's own, or one built in the user's cache
+        where = reading_index(store, progress=said)
+    finally:
+        said.done()
     if where is None:
         return None
     try:

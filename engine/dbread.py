@@ -47,8 +47,10 @@ from engine.db import (
 from engine.errors import StoreUnusable
 from engine.readindex import (
     LeftOut,
+    alive,
     bad_lines_of,
     cached_index_path,
+    drop_index_file,
     keep_bad_lines,
     reading_index,
     records_in,
@@ -552,22 +554,15 @@ def head_index(store: Store) -> Path | None:
 
 def drop_head(path: Path) -> None:
     """Remove an index :func:`head_index` wrote (nothing when it is gone)."""
-    for name in (path, path.with_name(path.name + "-journal")):
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+    drop_index_file(path)
 
 
 def _drop_stale_heads(folder: Path) -> None:
     """Remove what :func:`head_index` wrote for a viewer no longer running (killed before it
     could)."""
     for path in folder.glob(HEAD_INDEX.format(pid="*")):
-        try:
-            pid = int(path.name.split(".")[1])
-            os.kill(pid, 0)
-        except (ValueError, IndexError, ProcessLookupError):
+        if not alive(path.name.split(".")[1]):
             drop_head(path)
-        except OSError:
-            pass  # (another user's process: alive)
 
 
 def open_table(store: Store) -> Table:

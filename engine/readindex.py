@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
+from typing import TextIO
 
 from engine.db import DB, Agreement, IndexUnusable, RecordDB, identity_of, standing
 from engine.errors import QuarryError
+from engine.names import shown
 from engine.records import Record
 from engine.store import BadLine, Store, read_jsonl
 from engine.store import left_out as left_out_words
@@ -75,6 +77,42 @@ def records_in(blocks: Iterable[bytes], left: LeftOut) -> Iterator[Record]:
 
 Progress = Callable[[int, int], None]
 """Told how far a build is: (bytes of the file read, the file's size)."""
+
+
+class BuildLine:
+    """A :data:`Progress` for a verb that waits for a store's index to be built (minutes at
+    ten million records): one line of a terminal saying how far, cleared at :meth:`done`.
+    Says nothing on a stream that is no terminal (a log, a pipe)."""
+
+    def __init__(self, stream: TextIO, store: Store) -> None:
+        self._stream = stream
+        self._name = shown(str(store.jsonl_path))
+        try:
+            self._live = stream.isatty()
+        except (AttributeError, ValueError, OSError):
+            self._live = False
+        self._last = -1
+
+    def __call__(self, done: int, size: int) -> None:
+        percent = 100 * done // size if size else 100
+        if not self._live or percent == self._last:
+            return
+        self._last = percent
+        step = f"{percent}%" if done < size else "sorting it by each column"
+        self._write(
+            f"\r\x1b[Kquarry: indexing {self._name} in the user's cache (once for this"
+            f" version of it): {step}"
+        )
+
+    def done(self) -> None:
+        """Clear the line, if one was said."""
+        if self._last >= 0:
+            self._write("\r\x1b[K")
+
+    def _write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.write(text)
+            self._stream.flush()
 
 
 def cached_index_path(store: Store) -> Path | None:
@@ -144,13 +182,16 @@ def _build(
 ) -> Path | None:
     """Build the index of ``store`` at ``path``: into a file of its own, renamed into place
     once complete (a reader never sees it half built, and two readers building at once each
-    rename a whole one). Stopped, it leaves nothing behind."""
+    rename a whole one). Stopped, failed or interrupted (Ctrl-C in a verb waiting for it), it
+    leaves nothing behind; what a killed builder left (gigabytes at ten million records) the
+    next build removes."""
     source = identity_of(store.jsonl_path)  # before the read: a later file is another version
-    tmp = path.with_name(f"{DB}.{os.getpid()}.tmp")
+    tmp = path.with_name(TMP_INDEX.format(pid=os.getpid()))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        for other in path.parent.glob(TMP_INDEX.format(pid="*")):
+            if other == tmp or not alive(other.name.split(".")[-2]):
+                drop_index_file(other)
         fd = store.open_jsonl()
         try:
             left = LeftOut()
@@ -173,11 +214,38 @@ def _build(
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error, _Stopped):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return None
+    except BaseException as exc:
+        drop_index_file(tmp)
+        if isinstance(exc, (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error)):
+            return None
+        if isinstance(exc, _Stopped):
+            return None
+        raise  # (KeyboardInterrupt, SystemExit: gone with nothing half built)
     return path
+
+
+TMP_INDEX = DB + ".{pid}.tmp"
+"""The name of an index being built in the user's cache, by the process ``pid``."""
+
+
+def drop_index_file(path: Path) -> None:
+    """Remove an index file and what SQLite keeps beside it (its WAL, shared memory,
+    journal); nothing when gone."""
+    for name in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def alive(pid: str) -> bool:
+    """Whether the process ``pid`` (as a file name holds it) runs on this machine (another
+    user's too); False for no number."""
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, OverflowError, ProcessLookupError):
+        return False
+    except OSError:
+        return True  # (another user's: it runs)
+    return True
 
 
 def left_out(path: Path) -> str:

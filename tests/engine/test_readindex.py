@@ -3,6 +3,7 @@ read-only media) is looked up through an index built in the user's cache, never 
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -15,7 +16,14 @@ from hypothesis import strategies as st
 
 from engine import readindex
 from engine.db import DB, RecordDB, read_index
-from engine.readindex import LeftOut, bad_lines_of, cached_index_path, reading_index, records_in
+from engine.readindex import (
+    BuildLine,
+    LeftOut,
+    bad_lines_of,
+    cached_index_path,
+    reading_index,
+    records_in,
+)
 from engine.store import Store, read_jsonl
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
@@ -179,3 +187,72 @@ def test_the_cached_index_is_built_without_loading_the_whole_file(
 
 def _no_whole_load(self: Store) -> object:
     raise AssertionError("the whole file was loaded to build its index")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_verb_waiting_for_a_build_says_how_far_on_a_terminal_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build of a big store's index takes minutes: a verb that waits for it (``show``,
+    ``export``, ``grep``, ``diff``) keeps one line of a terminal saying how far, cleared once
+    built; on a log or a pipe it says nothing."""
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 512)  # many blocks
+    out = tmp_path / "store"
+    _seed_store(out, tmp_path / "docs", {f"f{i:03d}.txt": f"text {i}" for i in range(60)})
+    terminal = _Terminal()
+    line = BuildLine(terminal, Store(out))
+    assert reading_index(Store(out), progress=line) is not None
+    line.done()
+    said = terminal.getvalue()
+    steps = said.split("\r\x1b[K")
+    assert steps[0] == "" and steps[-1] == ""  # each drawn over the last; cleared at the end
+    shown_steps = [s.rsplit(": ", 1)[1] for s in steps[1:-1]]
+    assert len(shown_steps) > 3 and shown_steps[-1] == "sorting it by each column"
+    assert shown_steps[:-1] == sorted(set(shown_steps[:-1]), key=lambda s: int(s[:-1]))
+    assert "quarry: indexing " in said and "extract.jsonl in the user's cache" in said
+    pipe = io.StringIO()
+    quiet = BuildLine(pipe, Store(out))
+    for n in (10, 50, 100):
+        quiet(n, 100)
+    quiet.done()
+    assert pipe.getvalue() == ""
+    unused = _Terminal()
+    BuildLine(unused, Store(out)).done()  # (an index already there: nothing to clear)
+    assert unused.getvalue() == ""
+
+
+def test_a_build_interrupted_or_killed_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a verb waits for the build: the half-built index goes with the process
+    (it was left in the cache: gigabytes at ten million records). What a killed builder left
+    (its file, WAL and shared memory) the next build removes; a running builder's stays."""
+    monkeypatch.setattr(readindex, "BUILD_BLOCK", 512)
+    out = tmp_path / "store"
+    _seed_store(out, tmp_path / "docs", {f"f{i:03d}.txt": f"text {i}" for i in range(60)})
+    store = Store(out)
+    real = readindex._blocks
+
+    def interrupted(fd: int, stop: object) -> object:
+        for n, block in enumerate(real(fd, None)):
+            if n == 3:
+                raise KeyboardInterrupt
+            yield block
+
+    monkeypatch.setattr(readindex, "_blocks", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reading_index(store)
+    cache = cached_index_path(store)
+    assert cache is not None and cache.parent.is_dir()
+    assert list(cache.parent.iterdir()) == []
+    monkeypatch.setattr(readindex, "_blocks", real)
+    dead = [cache.with_name(f"{DB}.999999999.tmp{end}") for end in ("", "-wal", "-shm")]
+    running = cache.with_name(f"{DB}.{os.getppid()}.tmp")
+    for path in (*dead, running):
+        path.write_bytes(b"half")
+    assert reading_index(store) == cache
+    assert sorted(p.name for p in cache.parent.iterdir()) == sorted([DB, running.name])
