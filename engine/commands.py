@@ -298,14 +298,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         if rec is None:
             raise UsageError(_no_record(path, records, root, rel, store))
     wanted = rec.has_text and not args.no_text
-    text = _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else None
+    text, missing = (
+        _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else (None, "")
+    )
     if args.json:
         write_whole(record_json(rec, text, with_text=not args.no_text))
-        return EXIT_OK
-    print("\n".join(record_lines(rec)))
-    if text is not None:
-        print("-" * 40)
-        write_whole(for_terminal(text) if sys.stdout.isatty() else text)
+    else:
+        print("\n".join(record_lines(rec)))
+        if text is not None:
+            print("-" * 40)
+            write_whole(for_terminal(text) if sys.stdout.isatty() else text)
+    if missing:  # the record still shown: what the store says of the file
+        raise UsageError(missing)
     return EXIT_OK
 
 
@@ -350,15 +354,17 @@ def _indexed(store: Store, path: Path) -> Record | None:
         db.close()
 
 
-def _stored_text(store: Store, rel: str, sha256: str) -> str:
-    """The text of content ``sha256`` (the file ``rel``); one that is not there is one line."""
+def _stored_text(store: Store, rel: str, sha256: str) -> tuple[str | None, str]:
+    """The text of content ``sha256`` (the file ``rel``) and "", or None and why it is not
+    there, in one line."""
     try:
-        return store.read_text(sha256)
+        return store.read_text(sha256), ""
     except OSError as exc:
-        raise UsageError(
+        why = (
             f"the text of {shown(rel)} is not in the store ({exc.strerror or exc}); "
             "the next sweep reads the file again"
-        ) from exc
+        )
+        return None, why
 
 
 def write_whole(text: str) -> None:

@@ -203,7 +203,12 @@ def test_show_of_a_missing_text_and_a_bad_store_line_say_so(tmp_path: Path) -> N
     run("sweep", "-q", str(root))  # repairs the store: no warning from here on
     for text in (store / "extract").glob("*/*.txt"):
         text.unlink()
-    _one_line(run("show", str(root / "a.txt")), "is not in the store")
+    proc = run("show", str(root / "a.txt"))
+    _one_line(proc, "is not in the store")
+    assert "a.txt" in proc.stdout and "ok" in proc.stdout  # the record, still shown
+    proc = run("show", "--json", str(root / "a.txt"))
+    _one_line(proc, "is not in the store")
+    assert orjson.loads(proc.stdout)["text"] is None and orjson.loads(proc.stdout)["status"] == "ok"
 
 
 def test_the_dashboard_verbs_refuse_wrong_input_in_one_line(tmp_path: Path) -> None:
