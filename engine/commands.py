@@ -14,6 +14,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ from engine.words import count
 # Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
 if TYPE_CHECKING:
+    from engine.db import RecordDB
     from engine.passwords import Passwords
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
@@ -291,7 +293,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     path = user_path(args.path)
     store = reading_store(args.store) if args.store else find_store(path)
     rec = _indexed(store, path)
-    if rec is None:  # no index to trust, or no record there: the file says why
+    if isinstance(rec, str):  # the index in step with the file has no record there
+        raise UsageError(rec)
+    if rec is None:  # no index to trust, or a line there that is no record: the file says why
         records = _load(store).records
         root, rel = key_for(path, records, store)
         rec = next((r for r in records if r.root == root and r.path == rel), None)
@@ -313,11 +317,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _indexed(store: Store, path: Path) -> Record | None:
+def _indexed(store: Store, path: Path) -> Record | str | None:
     """The record of ``path`` looked up in the store's index (a million records: milliseconds,
     where reading ``extract.jsonl`` takes seconds), or in the one built for a reader in the
     user's cache (:mod:`engine.readindex`) when the store has none in step with its file;
-    None when there is no index to use or it holds no record of ``path``."""
+    why there is none, in words, when that index (in step with the file) holds no record of
+    ``path`` (a mistyped path in a store of ten million records loaded the whole file to say
+    so: minutes and gigabytes); None when there is no index to use, or its line there is no
+    record (the file's read says why)."""
     from engine.db import IndexUnusable, RecordDB, identity_of
     from engine.readindex import BuildLine, left_out, reading_index
 
@@ -347,7 +354,7 @@ def _indexed(store: Store, path: Path) -> Record | None:
                 if dropped and parsed.records:  # said as a read of the file says it
                     sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
                 return parsed.records[0] if parsed.records else None
-        return None
+        return _not_indexed(db, store, path)
     except sqlite3.Error:
         return None
     finally:
@@ -580,10 +587,33 @@ def _target(path: Path, records: list[Record], store: Store) -> tuple[str, str, 
     return root, rel, is_dir
 
 
-def _no_record(path: Path, records: list[Record], root: str, rel: str, store: Store) -> str:
+def _not_indexed(db: RecordDB, store: Store, path: Path) -> str:
+    """Why an index in step with the store's file has no record of ``path``, as
+    :func:`_no_record` says it of the file's records (counted in the index)."""
+    roots = sorted(_roots(store, ()) | db.roots(), key=len, reverse=True)
+    for root in roots:
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        rel = "" if rel == "." else rel
+        return _no_record(path, [], root, rel, store, under=partial(db.count_under, root, rel))
+    raise UsageError(
+        f"{shown(str(path))} is not under any folder swept into the store {shown(str(store.out))}"
+    )
+
+
+def _no_record(
+    path: Path,
+    records: list[Record],
+    root: str,
+    rel: str,
+    store: Store,
+    under: Callable[[], int] | None = None,
+) -> str:
     where = shown(str(store.out))
     if path.is_dir() and not path.is_symlink():
-        n = sum(1 for _ in _under(records, root, rel))
+        n = under() if under is not None else sum(1 for _ in _under(records, root, rel))
         return (
             f"{shown(str(path))} is a folder ({count(n, 'record')} under it); show takes one file"
         )

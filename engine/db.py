@@ -760,8 +760,33 @@ class RecordDB:
         return [(name_of(r), name_of(p)) for r, p in rows]
 
     def roots(self) -> set[str]:
-        """The roots of the records (one pass over the key index)."""
-        return {name_of(r) for (r,) in self.con.execute("SELECT DISTINCT root FROM records")}
+        """The roots of the records: a seek in the key index per root (a walk of every key
+        took a second at ten million records)."""
+        found: set[str] = set()
+        row = self.con.execute("SELECT min(root) FROM records").fetchone()
+        while row is not None and row[0] is not None:
+            found.add(name_of(row[0]))
+            row = self.con.execute(
+                "SELECT root FROM records WHERE root > ? ORDER BY root LIMIT 1", (row[0],)
+            ).fetchone()
+        return found
+
+    def count_under(self, root: str, rel: str) -> int:
+        """Records of ``root`` at ``rel`` or under it (``rel`` "": the whole root), counted in
+        the key index's range of them."""
+        top = key_bytes(root)
+        if not rel:
+            (n,) = self.con.execute(
+                "SELECT count(*) FROM records WHERE root = ?", (top,)
+            ).fetchone()
+            return int(n)
+        # the keys under "a/b" sort from "a/b/" to "a/b0" ("0" follows "/"): one range
+        low, high = key_bytes(rel + "/"), key_bytes(rel + "0")
+        (n,) = self.con.execute(
+            "SELECT count(*) FROM records WHERE root = ? AND path >= ? AND path < ?",
+            (top, low, high),
+        ).fetchone()
+        return int(n) + (1 if self.line(root, rel) is not None else 0)
 
     def untouched(self, seq: int, roots: Iterable[str]) -> list[Key]:
         """The keys of ``roots`` whose records were last written at counter ``seq`` or before

@@ -356,3 +356,28 @@ def test_the_start_a_killed_sweep_is_trusted_from_is_its_own_never_a_later_ones(
         assert db.began() == 300
         db.replace_all([Record("/r", "a", 1, 1, "ok")], None, finished=False)
         assert db.began() is None
+
+
+_PARTS = st.sampled_from(["a", "b", "a.txt", "a!", "a-b", "a0", "é", "a b"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    paths=st.lists(st.lists(_PARTS, min_size=1, max_size=3).map("/".join), unique=True),
+    rel=st.lists(_PARTS, min_size=0, max_size=2).map("/".join),
+    roots=st.lists(st.sampled_from(["/r", "/r2", "/s"]), min_size=1, max_size=3, unique=True),
+)
+def test_the_records_under_a_folder_and_the_roots_are_what_the_records_say(
+    paths: list[str], rel: str, roots: list[str]
+) -> None:
+    """``count_under`` (a range of the key index) counts the records at a folder or under
+    it, never a neighbour that shares its prefix (``a.txt``, ``a!``, ``a0`` beside ``a``);
+    ``roots`` (a seek a root) gives every root."""
+    recs = [Record(root, path, 1, 1, "ok") for root in roots for path in paths]
+    with RecordDB.open_memory() as db:
+        db.put(recs)
+        db.commit()
+        assert db.roots() == ({*roots} if paths else set())
+        for root in roots:
+            want = sum(1 for p in paths if not rel or p == rel or p.startswith(rel + "/"))
+            assert db.count_under(root, rel) == want
