@@ -354,6 +354,8 @@ def _indexed(store: Store, path: Path) -> Record | str | None:
                 if dropped and parsed.records:  # said as a read of the file says it
                     sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
                 return parsed.records[0] if parsed.records else None
+        if dropped := left_out(where):  # (its record may be a line left out: said first)
+            sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
         return _not_indexed(db, store, path)
     except sqlite3.Error:
         return None

@@ -273,13 +273,9 @@ class Record:
         names and hash checked by the validators of :meth:`from_dict`; any other goes through
         :meth:`from_dict` (see :func:`_typed`).
         """
-        try:
-            data = _parsed(line)
-        except BadRecord:
-            record = _skipping(line)
-            if record is None:
-                raise
-            return record
+        data, skipped = _parsed_or_skipped(line)
+        if skipped is not None:
+            return skipped
         record = _typed(data)
         return cls.from_dict(data) if record is None else record
 
@@ -447,14 +443,20 @@ def _from_json_slow(line: bytes | str) -> Record:
     """:meth:`Record.from_json` by :meth:`Record.from_dict` alone, as it read every line
     before :func:`_typed` (and a line orjson refuses as :func:`_skipping` reads it): the
     reference the tests hold it equal to."""
+    data, skipped = _parsed_or_skipped(line)
+    return Record.from_dict(data) if skipped is None else skipped
+
+
+def _parsed_or_skipped(line: bytes | str) -> tuple[Any, Record | None]:
+    """(the line as orjson parses it, None); or, for a line orjson refuses, (None, its
+    record as :func:`_skipping` reads it); BadRecord (orjson's reason) when neither."""
     try:
-        data = _parsed(line)
+        return _parsed(line), None
     except BadRecord:
         record = _skipping(line)
         if record is None:
             raise
-        return record
-    return Record.from_dict(data)
+        return None, record
 
 
 _QUALITY_FLOATS = tuple(

@@ -230,9 +230,21 @@ def test_a_count_walked_in_two_halves_is_the_count_walked_once(
             paged.close()
 
 
+def _halves_of(store: Store) -> tuple[list[str], list[str]] | None:
+    """How a big index of ``store`` would cut a key query's count in two."""
+    paged = _paged(store)
+    try:
+        assert paged.browse is not None
+        with mock.patch("engine.browse.SPLIT_FROM", 0):
+            return paged.browse._halves(paged._where(), Reads.KEY)
+    finally:
+        paged.close()
+
+
 def test_a_count_is_cut_in_two_halves_of_about_as_many_records() -> None:
     """The statuses go to two halves, the biggest first to the smaller half; none when one
-    status holds three quarters of the records, or the index has no fields tree."""
+    status holds three quarters of the records, the index has no fields tree, the clause
+    reads rows, or the index is small."""
     recs = [
         Record("/r", f"{status}{i}.txt", 1, 1, status)
         for status, n in (("ok", 6), ("error", 3), ("empty", 2), ("skipped", 1))
@@ -240,33 +252,15 @@ def test_a_count_is_cut_in_two_halves_of_about_as_many_records() -> None:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         store = _write(Path(tmp) / "store", recs, trees=True)
-        paged = _paged(store)
-        try:
-            assert paged.browse is not None
-            where = paged._where()
-            with mock.patch("engine.browse.SPLIT_FROM", 0):
-                assert paged.browse._halves(where, Reads.KEY) == (
-                    ["ok"],
-                    ["error", "empty", "skipped"],
-                )
-                assert paged.browse._halves(where, Reads.ROW) is None
-            assert paged.browse._halves(where, Reads.KEY) is None  # (a small index)
-        finally:
-            paged.close()
-        lopsided = [*recs, *(Record("/r", f"more{i}.txt", 1, 1, "ok") for i in range(30))]
-        store = _write(Path(tmp) / "lop", lopsided, trees=True)
+        assert _halves_of(store) == (["ok"], ["error", "empty", "skipped"])
         paged = _paged(store)
         try:
             assert paged.browse is not None
             with mock.patch("engine.browse.SPLIT_FROM", 0):
-                assert paged.browse._halves(paged._where(), Reads.KEY) is None
+                assert paged.browse._halves(paged._where(), Reads.ROW) is None
+            assert paged.browse._halves(paged._where(), Reads.KEY) is None  # (a small index)
         finally:
             paged.close()
-        bare = _write(Path(tmp) / "bare", recs, trees=False)
-        paged = _paged(bare)
-        try:
-            assert paged.browse is not None
-            with mock.patch("engine.browse.SPLIT_FROM", 0):
-                assert paged.browse._halves(paged._where(), Reads.KEY) is None
-        finally:
-            paged.close()
+        more = [Record("/r", f"more{i}.txt", 1, 1, "ok") for i in range(30)]
+        assert _halves_of(_write(Path(tmp) / "lop", [*recs, *more], trees=True)) is None
+        assert _halves_of(_write(Path(tmp) / "bare", recs, trees=False)) is None
