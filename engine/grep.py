@@ -29,6 +29,7 @@ from engine.records import Key
 from engine.store import Store
 from engine.textindex import has_tables, is_ready
 from engine.textsearch import Match, Query, candidates, matches, matching_rows, named_by, parse
+from engine.words import count
 
 EXIT_FOUND, EXIT_NONE, EXIT_TROUBLE = 0, 1, 2
 
@@ -221,31 +222,43 @@ def _scan(
     is never held whole), and each match is said as its record comes; a text's matches are
     remembered for the next :data:`RECENT` texts (one shared by files far apart in key order
     is read again). The store's unreadable lines are said through ``warn`` (on stderr)."""
-    recent: OrderedDict[str, list[Match]] = OrderedDict()
-    with store_chunks(store, warn or _say) as chunks:
+    recent: OrderedDict[str, list[Match] | None] = OrderedDict()
+    missing = 0
+    say = warn or _say
+    with store_chunks(store, say) as chunks:
         for chunk in chunks:
             for r in chunk.records():
                 sha = r.sha256
                 if not r.has_text or sha is None or not _within(r.key, under):
                     continue
-                hits = recent.get(sha)
-                if hits is None:
+                if sha in recent:
+                    hits = recent[sha]
+                else:
                     hits = recent[sha] = _matches_in(store, sha, query, first)
                     if len(recent) > RECENT:
                         recent.popitem(last=False)
+                if hits is None:
+                    missing += 1
+                    continue
                 for m in hits:
                     yield r.key, sha, m
+    if missing:  # (searched nothing there: said, not taken for "no match")
+        say(
+            f"warning: the texts of {count(missing, 'record')} are not in the store and were"
+            " not searched (the next sweep reads their files again)"
+        )
 
 
 RECENT = 1024
 """Texts whose matches :func:`_scan` remembers (most are one file's: a copy is often near)."""
 
 
-def _matches_in(store: Store, sha: str, query: Query, first: bool) -> list[Match]:
+def _matches_in(store: Store, sha: str, query: Query, first: bool) -> list[Match] | None:
+    """The matches in the text ``sha``; None when the store does not hold it."""
     try:
         body = store.read_text(sha)
     except OSError:
-        return []  # (the next sweep reads its file again)
+        return None  # (the next sweep reads its file again)
     return list(matches(body, query, 1 if first else None))
 
 

@@ -451,11 +451,14 @@ class TextIndex:
             )
         own = not con.in_transaction
         started = time.monotonic()
+        absent = 0
         for at in range(0, len(missing), _BUILD_BATCH):
             chunk = missing[at : at + _BUILD_BATCH]
             if own and not con.in_transaction:
                 con.execute("BEGIN IMMEDIATE")
-            self._insert(_read_batch(self.store.out, [(sha, None) for sha in chunk]))
+            got = _read_batch(self.store.out, [(sha, None) for sha in chunk])
+            absent += sum(1 for _sha, ident, _body in got if ident is None)
+            self._insert(got)
             if own and time.monotonic() - started >= _COMMIT_EVERY_S:
                 con.execute("COMMIT")
                 started = time.monotonic()
@@ -463,6 +466,12 @@ class TextIndex:
                 progress(at + len(chunk), len(missing))
         if own and con.in_transaction:
             con.execute("COMMIT")
+        if absent and say is not None:  # (not taken for texts with no match)
+            say(
+                f"warning: {count(absent, 'text')} the records name "
+                f"{'is' if absent == 1 else 'are'} not in the store: not indexed for search"
+                " (the next sweep reads their files again)"
+            )
 
     def _recheck(self, since: int | None) -> None:
         """Index again each indexed text whose file is not the one indexed (one open each):

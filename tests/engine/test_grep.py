@@ -339,3 +339,29 @@ def test_a_damaged_or_cut_text_index_still_answers(tmp_path: Path) -> None:
     assert f"indexing {TEXTS} texts" in got.stderr
     again = run("grep", "café", cwd=root)
     assert (again.returncode, lines(again), again.stderr) == (0, want, "")
+
+
+def test_texts_missing_from_the_store_are_said_never_taken_for_no_match(tmp_path: Path) -> None:
+    """A store whose texts are gone (copied without its ``extract/``): reading the texts, and
+    building the text index, each say how many were not there; no match is not all grep says."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    _make(root)
+    assert run("sweep", str(root), "--quiet", "--no-text-index", cwd=root).returncode == 0
+    store = root / ".quarry"
+    gone = sorted((store / "extract").glob("*/*.txt"))
+    assert len(gone) == TEXTS
+    for text in gone[:2]:
+        text.unlink()
+    read = run("grep", "--no-text-index", "shared needle", cwd=root)
+    said = [line for line in read.stderr.splitlines() if "not in the store" in line]
+    shas = {text.stem for text in gone[:2]}
+    named = sum(1 for r in Store(store).load_records() if r.sha256 in shas and r.has_text)
+    assert len(said) == 1 and f"the texts of {named} records are not in the store" in said[0]
+    built = run("grep", "shared needle", cwd=root)
+    assert "2 texts the records name are not in the store: not indexed" in built.stderr
+    for text in gone[2:]:
+        text.unlink()
+    whole = run("grep", "--no-text-index", "shared needle", cwd=root)
+    assert whole.returncode == 1 and whole.stdout == ""
+    assert "were not searched" in whole.stderr
