@@ -187,7 +187,7 @@ def _clause(db: RecordDB, where: Selection | None) -> Where:
     if where is None:
         return compile_where(Query.parse(""))
     clause = compile_where(where.query, where.texts, known_values(db.con))
-    return drive(db.con, clause, where.query)  # (a path word: through the paths' index)
+    return drive(db, clause, where.query)  # (a path word: through the paths' index)
 
 
 def _from_file(

@@ -12,7 +12,7 @@ import contextlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -37,7 +37,6 @@ from engine.words import count
 # Each verb imports what only it needs (the sweep, the console, passwords, executors) in its
 # own body: ``quarry ui`` imports this module on its way to the dashboard's first frame.
 if TYPE_CHECKING:
-    from engine.db import RecordDB
     from engine.passwords import Passwords
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
@@ -300,7 +299,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         root, rel = key_for(path, records, store)
         rec = next((r for r in records if r.root == root and r.path == rel), None)
         if rec is None:
-            raise UsageError(_no_record(path, records, root, rel, store))
+            under = partial(_count_under, records, root, rel)
+            raise UsageError(_no_record(path, root, rel, store, under))
     wanted = rec.has_text and not args.no_text
     text, missing = (
         _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else (None, "")
@@ -342,12 +342,9 @@ def _indexed(store: Store, path: Path) -> Record | str | None:
     try:
         if db.source() != identity_of(store.jsonl_path):
             return None
-        for root in sorted(_roots(store, ()) | db.roots(), key=len, reverse=True):
-            try:
-                rel = path.relative_to(root).as_posix()
-            except ValueError:
-                continue
-            line = db.line(root, "" if rel == "." else rel)
+        roots = _roots(store, ()) | db.roots()
+        for root, rel in _keys_of(path, roots):
+            line = db.line(root, rel)
             if line is not None:
                 parsed = read_jsonl(line)
                 dropped = left_out(where)
@@ -356,7 +353,8 @@ def _indexed(store: Store, path: Path) -> Record | str | None:
                 return parsed.records[0] if parsed.records else None
         if dropped := left_out(where):  # (its record may be a line left out: said first)
             sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
-        return _not_indexed(db, store, path)
+        root, rel = _deepest(path, roots, store)
+        return _no_record(path, root, rel, store, partial(db.count_under, root, rel))
     except sqlite3.Error:
         return None
     finally:
@@ -549,15 +547,27 @@ def _load(store: Store) -> Loaded:
 
 def key_for(path: Path, records: Iterable[Record], store: Store) -> Key:
     """(root, path) of ``path`` under the deepest root of the store that holds it."""
-    for root in sorted(_roots(store, records), key=len, reverse=True):
+    return _deepest(path, _roots(store, records), store)
+
+
+def _deepest(path: Path, roots: Iterable[str], store: Store) -> Key:
+    """(root, path) of ``path`` under the deepest of ``roots`` that holds it; a UsageError
+    when none does."""
+    for key in _keys_of(path, roots):
+        return key
+    raise UsageError(
+        f"{shown(str(path))} is not under any folder swept into the store {shown(str(store.out))}"
+    )
+
+
+def _keys_of(path: Path, roots: Iterable[str]) -> Iterator[Key]:
+    """(root, path) of ``path`` under each of ``roots`` that holds it, the deepest first."""
+    for root in sorted(roots, key=len, reverse=True):
         try:
             rel = path.relative_to(root).as_posix()
         except ValueError:
             continue
-        return (root, "" if rel == "." else rel)
-    raise UsageError(
-        f"{shown(str(path))} is not under any folder swept into the store {shown(str(store.out))}"
-    )
+        yield (root, "" if rel == "." else rel)
 
 
 def _roots(store: Store, records: Iterable[Record]) -> set[str]:
@@ -570,6 +580,11 @@ def _roots(store: Store, records: Iterable[Record]) -> set[str]:
     if store.out.name == STORE_DIRNAME:
         roots.add(str(store.out.parent))
     return roots
+
+
+def _count_under(records: Iterable[Record], root: str, rel: str) -> int:
+    """Records at ``rel`` or under it (``rel`` "" is the whole root)."""
+    return sum(1 for _ in _under(records, root, rel))
 
 
 def _under(records: Iterable[Record], root: str, rel: str) -> Iterable[Key]:
@@ -589,33 +604,12 @@ def _target(path: Path, records: list[Record], store: Store) -> tuple[str, str, 
     return root, rel, is_dir
 
 
-def _not_indexed(db: RecordDB, store: Store, path: Path) -> str:
-    """Why an index in step with the store's file has no record of ``path``, as
-    :func:`_no_record` says it of the file's records (counted in the index)."""
-    roots = sorted(_roots(store, ()) | db.roots(), key=len, reverse=True)
-    for root in roots:
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            continue
-        rel = "" if rel == "." else rel
-        return _no_record(path, [], root, rel, store, under=partial(db.count_under, root, rel))
-    raise UsageError(
-        f"{shown(str(path))} is not under any folder swept into the store {shown(str(store.out))}"
-    )
-
-
-def _no_record(
-    path: Path,
-    records: list[Record],
-    root: str,
-    rel: str,
-    store: Store,
-    under: Callable[[], int] | None = None,
-) -> str:
+def _no_record(path: Path, root: str, rel: str, store: Store, under: Callable[[], int]) -> str:
+    """Why ``store`` has no record of ``path`` (``root``, ``rel``), in one line; ``under()``
+    counts the records under it, when it is a folder."""
     where = shown(str(store.out))
     if path.is_dir() and not path.is_symlink():
-        n = under() if under is not None else sum(1 for _ in _under(records, root, rel))
+        n = under()
         return (
             f"{shown(str(path))} is a folder ({count(n, 'record')} under it); show takes one file"
         )

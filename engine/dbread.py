@@ -47,10 +47,10 @@ from engine.db import (
 from engine.errors import StoreUnusable
 from engine.readindex import (
     LeftOut,
-    alive,
     bad_lines_of,
     cached_index_path,
     drop_index_file,
+    drop_left_by_the_dead,
     keep_bad_lines,
     reading_index,
     records_in,
@@ -523,8 +523,9 @@ def head_index(store: Store) -> Path | None:
     more, reckoned from its first lines' length) that has no index to read yet: one is built
     in the user's cache, minutes at ten million records (:func:`engine.readindex.reading_index`).
     Written beside it at once (a few hundred records, milliseconds), for a viewer to page
-    while that one is built; :func:`drop_head` lets it go. None for a store with an index to
-    read, a smaller one (a viewer holds it), or when no cache folder is writable."""
+    while that one is built; :func:`engine.readindex.drop_index_file` lets it go. None for
+    a store with an index to read, a smaller one (a viewer holds it), or when no cache folder
+    is writable."""
     cached = cached_index_path(store)
     if cached is None or reading_index(store, build=False) is not None:
         return None
@@ -537,8 +538,8 @@ def head_index(store: Store) -> Path | None:
     path = cached.with_name(HEAD_INDEX.format(pid=os.getpid()))
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        _drop_stale_heads(cached.parent)
-        drop_head(path)
+        drop_left_by_the_dead(cached.parent, HEAD_INDEX)
+        drop_index_file(path)
         memory = lines_index(head)
         target = sqlite3.connect(path)
         try:
@@ -547,22 +548,9 @@ def head_index(store: Store) -> Path | None:
             target.close()
             memory.close()
     except (OSError, sqlite3.Error):
-        drop_head(path)
+        drop_index_file(path)
         return None
     return path
-
-
-def drop_head(path: Path) -> None:
-    """Remove an index :func:`head_index` wrote (nothing when it is gone)."""
-    drop_index_file(path)
-
-
-def _drop_stale_heads(folder: Path) -> None:
-    """Remove what :func:`head_index` wrote for a viewer no longer running (killed before it
-    could)."""
-    for path in folder.glob(HEAD_INDEX.format(pid="*")):
-        if not alive(path.name.split(".")[1]):
-            drop_head(path)
 
 
 def open_table(store: Store) -> Table:

@@ -189,9 +189,8 @@ def _build(
     tmp = path.with_name(TMP_INDEX.format(pid=os.getpid()))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for other in path.parent.glob(TMP_INDEX.format(pid="*")):
-            if other == tmp or not alive(other.name.split(".")[-2]):
-                drop_index_file(other)
+        drop_index_file(tmp)
+        drop_left_by_the_dead(path.parent, TMP_INDEX)
         fd = store.open_jsonl()
         try:
             left = LeftOut()
@@ -216,9 +215,8 @@ def _build(
         os.replace(tmp, path)
     except BaseException as exc:
         drop_index_file(tmp)
-        if isinstance(exc, (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error)):
-            return None
-        if isinstance(exc, _Stopped):
+        failed = (OSError, IndexUnusable, ValueError, QuarryError, sqlite3.Error, _Stopped)
+        if isinstance(exc, failed):
             return None
         raise  # (KeyboardInterrupt, SystemExit: gone with nothing half built)
     return path
@@ -236,7 +234,16 @@ def drop_index_file(path: Path) -> None:
             os.unlink(name)
 
 
-def alive(pid: str) -> bool:
+def drop_left_by_the_dead(folder: Path, name: str) -> None:
+    """Remove the index files in ``folder`` named as ``name`` names them (``{pid}`` standing
+    for the process that made each) whose process no longer runs (killed before it could)."""
+    before, _, after = name.partition("{pid}")
+    for path in folder.glob(name.format(pid="*")):
+        if not _alive(path.name[len(before) : len(path.name) - len(after)]):
+            drop_index_file(path)
+
+
+def _alive(pid: str) -> bool:
     """Whether the process ``pid`` (as a file name holds it) runs on this machine (another
     user's too); False for no number."""
     try:

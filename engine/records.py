@@ -401,12 +401,7 @@ def _typed(data: object) -> Record | None:
         record = msgspec.convert(data, Record)
     except msgspec.ValidationError:
         return None
-    try:
-        check_name(record.root, "root")
-        check_name(record.path, "path")
-        _status_field(record.status)
-        _sha_field(record.sha256)
-    except BadRecord:
+    if not _usable(record):
         return None
     quality = data.get("quality")
     if quality is not None and any(type(quality.get(n)) is int for n in _QUALITY_FLOATS):
@@ -430,13 +425,22 @@ def _skipping(line: bytes | str) -> Record | None:
         return None
     try:
         record = _LINE_DECODER.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return record if _usable(record) else None
+
+
+def _usable(record: Record) -> bool:
+    """Whether a record msgspec typed has a name, status and hash :meth:`Record.from_dict`
+    would keep (its own checks)."""
+    try:
         check_name(record.root, "root")
         check_name(record.path, "path")
         _status_field(record.status)
         _sha_field(record.sha256)
-    except (msgspec.DecodeError, RecursionError, BadRecord):
-        return None
-    return record
+    except BadRecord:
+        return False
+    return True
 
 
 def _from_json_slow(line: bytes | str) -> Record:

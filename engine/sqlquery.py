@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.db import PATHS_INDEX, key_bytes, name_of
+from engine.db import PATHS_INDEX, RecordDB, key_bytes, name_of
 from engine.quality import VERDICTS
 from engine.query import Compare, Query, Term, TextTerm
 from engine.records import Key
@@ -173,18 +173,19 @@ a walk of the keys is the faster (ten million records: a word in 100 paths count
 through it against 1.9 s walked; ``.pdf``, in every path, 8 s against 1.6 s)."""
 
 
-def drive(con: sqlite3.Connection, where: Where, query: Query) -> Where:
-    """``where`` (``query`` compiled), read through the paths' index of the index at ``con``
-    when it has one and the query's words over the path find fewer than
-    :data:`DRIVE_UNDER` records there (a probe of the index: a few milliseconds)."""
+def drive(db: RecordDB, where: Where, query: Query) -> Where:
+    """``where`` (``query`` compiled), read through the paths' index of ``db`` when it has
+    one and the query's words over the path find fewer than :data:`DRIVE_UNDER` records there
+    (a probe of the index: a few milliseconds)."""
     match = paths_match(query)
-    if match is None:
+    if match is None or not db.has_paths_index():
         return where
-    there = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (PATHS_INDEX,)
-    ).fetchone()
-    if there is None:
-        return where
+    return driven_if_few(db.con, where, match)
+
+
+def driven_if_few(con: sqlite3.Connection, where: Where, match: str) -> Where:
+    """``where`` driven by ``match`` (:func:`driven_by`) when the paths' index, which the
+    index at ``con`` has, finds fewer than :data:`DRIVE_UNDER` records for it."""
     probe = (
         f"SELECT count(*) FROM (SELECT rowid FROM {PATHS_INDEX}"
         f" WHERE {PATHS_INDEX} MATCH ? LIMIT ?)"
@@ -280,6 +281,7 @@ __all__ = [
     "compile_where",
     "drive",
     "driven_by",
+    "driven_if_few",
     "known_values",
     "paths_match",
 ]

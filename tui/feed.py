@@ -102,9 +102,9 @@ class Feed:
     def load(self, quitting: Callable[[], bool]) -> None:
         """(The app's load worker.) Load the rest of the store; then sweep and watch."""
         model = self.link.model
-        heading = isinstance(model, PagedModel) and model.head is not None
-        if heading and build_index(self.store, self._leaving.is_set, self.app.post_message):
-            self.opening = open_store(self.store, browse=True)  # (what the load ends on)
+        if isinstance(model, PagedModel) and model.head is not None:
+            built = build_index(self.store, self._leaving.is_set, self.app.post_message)
+            self.opening = built or self.opening  # (what the load ends on)
         load_rest(self.store, self.opening, not self.begun, self.app.post_message)
         if self.session is not None:
             run_session(self.session, quitting, self.app.post_message)
@@ -165,11 +165,11 @@ def load_rest(store: Store, opening: Opening, first: bool, post: Post) -> None:
     post(StoreLoaded(summary, stamp, problem, data.point if data is not None else None))
 
 
-def build_index(store: Store, stop: Callable[[], bool], post: Post) -> bool:
+def build_index(store: Store, stop: Callable[[], bool], post: Post) -> Opening | None:
     """A big store opened without an index (its first lines browsed meanwhile): the engine
     builds one in the user's cache, how far it is posted (every ~0.2 s), then the store is
-    browsed from it (True). Where the build fails (a full disk), the first lines stay, with
-    why; stopped (the app leaves), nothing is posted."""
+    opened again and browsed from it (that opening). Where the build fails (a full disk), the
+    first lines stay, with why; stopped (the app leaves), nothing is posted (None both)."""
     told = [0.0]
 
     def progress(done: int, total: int) -> None:
@@ -180,7 +180,7 @@ def build_index(store: Store, stop: Callable[[], bool], post: Post) -> bool:
 
     where = reading_index(store, stop=stop, progress=progress)
     if stop():
-        return False
+        return None
     if where is None:
         name = shown(str(store.jsonl_path))
         post(
@@ -189,8 +189,11 @@ def build_index(store: Store, stop: Callable[[], bool], post: Post) -> bool:
                 " first lines are shown"
             )
         )
-        return False
-    return post(StoreFollowed(whole_store(store)))
+        return None
+    opening = open_store(store, browse=True)
+    if opening.rows is not None:  # (else the load says why it could not be read)
+        post(StoreFollowed(whole_store(store, opening.rows)))
+    return opening
 
 
 PROGRESS_SECONDS = 0.2

@@ -422,9 +422,8 @@ class Link:
             model = self.model
             model.data = followed.table
             model.attach(followed.index)  # (the index made anew: read from the start)
-            model.bad_lines, model.bad_first = 0, []  # (what this index left out, said anew)
-            if followed.table is not None:
-                model.note_bad(followed.table.bad, followed.table.bad_count)
+            if followed.table is not None:  # (what this index left out, said anew)
+                model.note_bad(followed.table.bad, followed.table.bad_count, anew=True)
             self.last_event = time.time()
             return Applied(Change(frozenset(), keep, texts=True), say)
         if not (followed.records or followed.removed):  # extract.jsonl caught up with the index

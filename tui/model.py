@@ -172,9 +172,14 @@ class RecordModel(Ordering):
         else:
             self.refilter()
 
-    def note_bad(self, bad: Iterable[BadLine], count: int | None = None) -> None:
+    def note_bad(
+        self, bad: Iterable[BadLine], count: int | None = None, *, anew: bool = False
+    ) -> None:
         """Count lines of the store that could not be read (keeping the first few);
-        ``count``: how many there are in all, when ``bad`` names only the first few."""
+        ``count``: how many there are in all, when ``bad`` names only the first few;
+        ``anew``: they are all there are (the store read again whole)."""
+        if anew:
+            self.bad_lines, self.bad_first = 0, []
         bad = list(bad)
         self.bad_lines += len(bad) if count is None else max(count, len(bad))
         self.bad_first.extend(bad[: 5 - len(self.bad_first)])

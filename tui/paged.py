@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 
 from engine.browse import Browse, reads_of
 from engine.db import IndexUnusable
-from engine.dbread import drop_head
 from engine.query import Query, TextTerm
+from engine.readindex import drop_index_file
 from engine.records import STATUSES, Key, Record, Summary
 from engine.sqlquery import Where, compile_where
 from engine.tallies import Kind, Tally, first_keys, first_keys_walked, tallies
@@ -163,7 +163,7 @@ class PagedModel(RecordModel):
         if self.head is not None:
             if self.index == self.head:
                 self.close()
-            drop_head(self.head)
+            drop_index_file(self.head)
             self.head = None
 
     def close(self) -> None:

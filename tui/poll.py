@@ -105,13 +105,15 @@ class Followed:
     """With :attr:`whole`: the store's records looked up by key from now on."""
 
 
-def whole_store(store: Store) -> Followed:
+def whole_store(store: Store, rows: Rows | None = None) -> Followed:
     """A browsed store whose index cannot say what changed: the index to browse now and
-    where in its history it stands (:class:`Followed` with ``whole``)."""
+    where in its history it stands (:class:`Followed` with ``whole``); ``rows``: the store
+    opened already, its snapshot let go."""
     stamp = jsonl_stamp(store)
     index = browsable(store, at_least=0)
-    rows = open_rows(store)  # (its point: the store's own index's, None for another's)
-    rows.table.end_read()  # (none loaded: the records are looked up by key)
+    if rows is None:
+        rows = open_rows(store)  # (its point: the store's own index's, None for another's)
+        rows.table.end_read()  # (none loaded: the records are looked up by key)
     summary = read_summary(store)[0]
     return Followed([], [], rows.point, summary, stamp, whole=True, index=index, table=rows.table)
 

@@ -219,5 +219,5 @@ def test_a_path_word_through_the_paths_index_keeps_the_same(
     with mock.patch("engine.db.SORTED_FROM", 0), RecordDB.open_writer(copy / DB) as db:
         assert "_paths" in db.make_sorted()
         query = Query.parse(where)
-        assert drive(db.con, compile_where(query), query).driven
+        assert drive(db, compile_where(query), query).driven
     assert _exported(copy, where) == before

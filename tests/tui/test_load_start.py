@@ -374,7 +374,7 @@ async def test_a_head_index_left_by_a_killed_dashboard_is_removed(
         path.write_bytes(b"")
     head = dbread.head_index(Store(tmp_path / "s"))
     assert head is not None and head.exists() and not gone.exists() and alive.exists()
-    dbread.drop_head(head)
+    readindex.drop_index_file(head)
     assert not head.exists()
 
 

@@ -257,10 +257,14 @@ class GroupsScreen(TriageScreen, Generic[G]):
         """(A worker thread.) :meth:`load_tallied`; and, when the index has no triage
         B-tree, each group's first files, in one walk here rather than one a group there."""
         groups, counts = self.load_tallied(model)
-        for kind in {g.tallied[0] for g in groups if g.tallied is not None}:
-            mine = [g for g in groups if g.tallied is not None and g.tallied[0] is kind]
-            ahead = model.files_ahead(kind, [g.tallied[1] for g in mine if g.tallied], FILES_READ)
-            for group, keys in zip(mine, ahead or [], strict=False):
+        by_kind: dict[Kind, list[tuple[G, list[Tally]]]] = {}
+        for group in groups:
+            if group.tallied is not None:
+                kind, tallies = group.tallied
+                by_kind.setdefault(kind, []).append((group, tallies))
+        for kind, mine in by_kind.items():
+            ahead = model.files_ahead(kind, [tallies for _group, tallies in mine], FILES_READ)
+            for (group, _tallies), keys in zip(mine, ahead or [], strict=False):
                 group.keys.extend(keys)
         return groups, counts
 
