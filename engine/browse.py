@@ -31,6 +31,7 @@ from engine.db import (
     SORTED_FROM,
     Agreement,
     IndexUnusable,
+    Point,
     RecordDB,
     key_bytes,
     name_of,
@@ -61,17 +62,18 @@ Counted = dict[tuple[str, str, str], int]
 """(status, reason, quality) -> records (a missing reason or verdict as ``''``)."""
 
 
-def browsable(store: Store, at_least: int | None = None) -> Path | None:
+def browsable(store: Store, at_least: int | None = None, *, cached: bool = True) -> Path | None:
     """The index of ``store`` to browse (its own, or the user's cached one, in step with
     ``extract.jsonl``) when it holds at least ``at_least`` (:data:`BROWSE_FROM`) records;
-    None when there is no such index or it holds fewer (a few reads, whatever the size)."""
+    None when there is no such index or it holds fewer (a few reads, whatever the size).
+    ``cached=False``: its own index only (a session writes that one, never the cache's)."""
     least = BROWSE_FROM if at_least is None else at_least
     jsonl = store.jsonl_path
     own = store.out / DB
     candidates = [own]
-    cached = cached_index_path(store)
-    if cached is not None:
-        candidates.append(cached)
+    in_cache = cached_index_path(store) if cached else None
+    if in_cache is not None:
+        candidates.append(in_cache)
     for path in candidates:
         wanted = (Agreement.IN_STEP,) if path != own else (Agreement.IN_STEP, Agreement.AHEAD)
         with contextlib.suppress(OSError, sqlite3.Error):
@@ -129,6 +131,8 @@ class Browse:
         """Whether the index has :data:`~engine.db.PATHS_INDEX` (in the snapshot read)."""
         self.triage_tree = False
         """Whether the index has :data:`~engine.db.TRIAGE_TREE` (in the snapshot read)."""
+        self.point = Point("", -1)
+        """Where in the index's history the snapshot read is."""
         self.renew()
 
     def renew(self) -> None:
@@ -144,6 +148,7 @@ class Browse:
         self.fields_tree = self._db.has_fields_tree()
         self.paths_index = self._db.has_paths_index()
         self.triage_tree = self._db.has_triage_tree()
+        self.point = self._db.point()
 
     def __len__(self) -> int:
         return sum(self.counted.values())

@@ -900,6 +900,21 @@ def change_counter(path: Path) -> int | None:
         db.close()
 
 
+def index_point(path: Path) -> Point | None:
+    """Where the history of the index at ``path`` is now (None when there is no usable
+    index): a dashboard paging the store a session writes reads it again when it moved."""
+    try:
+        db = RecordDB.open_reader(path)
+    except IndexUnusable:
+        return None
+    try:
+        return db.point()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+
+
 def is_ahead(path: Path, jsonl: Path) -> bool:
     """Whether the index at ``path`` holds records the ``extract.jsonl`` at ``jsonl`` does
     not yet (see :func:`ahead_lines`); a few indexed lookups."""

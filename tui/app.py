@@ -64,8 +64,9 @@ class QuarryApp(GlobalKeys):
         self.store = session.store if session is not None else Store(Path(store_out))
         self.session = session
         self.read_only = read_only
-        # a big store another process writes is paged from its index, never held
-        index = browsable(self.store) if session is None else None
+        # a big store is paged from its index, never held: one another process writes, or
+        # the one this session sweeps (its own index, which the sweep commits as it goes)
+        index = browsable(self.store, cached=session is None)
         # one that has no index yet has one built, its first lines browsed meanwhile
         head = head_index(self.store) if session is None and index is None else None
         self.model = PagedModel(index or head, head=head) if index or head else RecordModel()

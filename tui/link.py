@@ -48,6 +48,9 @@ from tui.state import TriageState, is_encrypted
 from tui.triage import error_records
 from tui.words import count
 
+FLASHED = 1_024
+"""Records of one batch of events past which a paged store's changed rows are not flashed
+(a mass sweep's: each would be handed an id, a key held for the dashboard's life)."""
 Where = tuple[Stamp | None, Point | None]
 """Where a model stands in a store's history: the file's stamp, the index's point."""
 Severity = Literal["information", "warning", "error"]
@@ -288,7 +291,8 @@ class Link:
         records: dict[Key, Record] = {}
         removed: list[Key] = []
         say: list[Say] = []
-        full = texts = False
+        full = texts = ended = False
+        paged = self.model.paged  # (the session's index holds them: read as committed)
         for event in events:
             if isinstance(event, RecordsChanged):
                 self._count_changes(event)
@@ -297,27 +301,46 @@ class Link:
                     records.pop(key, None)
                     removed.append(key)
                 fresh = {r.key: r for r in event.records}
-                # a sweep's new keys wait for its removals: counts never overshoot (tui.hold)
-                self.hold.take(fresh, list(event.removed), self.model.ids)
+                if not paged:
+                    # a sweep's new keys wait for its removals: counts never overshoot
+                    # (tui.hold); a paged store's counts are the index's, as committed
+                    self.hold.take(fresh, list(event.removed), self.model.ids)
                 records.update(fresh)
                 continue
             if isinstance(event, SweepStarted):
-                self.hold.start(len(self.model) > 0)
-                self._sweep_changed = 0 if event.full and len(self.model) else None
+                self.hold.start(len(self.model) > 0 and not paged)
+                self._sweep_changed = 0 if event.full and len(self.model) and not paged else None
                 if self._sweep_changed is not None:
                     self.sweep_began = event.at
             elif isinstance(event, SweepFinished):
                 records.update((r.key, r) for r in self.hold.release())
-                full = full or event.full
+                full, ended = full or event.full, True
                 say.extend(self._offer_changes())
                 texts, self._run_changed = texts or self._run_changed, False
             say.extend(self._engine_state(event))
         lines = tuple(self.triage.activity.add(events))
-        if not (records or removed):
+        if not (records or removed or (paged and ended)):
             return Applied(Change(lines=lines, texts=texts), tuple(say), full_sweep=full)
-        rows = frozenset(self.model.apply(records.values(), removed))
+        seen = tuple(records.values())
+        if paged and len(seen) > FLASHED:
+            # a mass sweep's rows are read as they are drawn: no id handed out for each one
+            rows = frozenset(self.model.apply((), removed))
+        else:
+            rows = frozenset(self.model.apply(seen, removed))
         change = Change(rows, keep, lines, texts=texts)
-        return Applied(change, tuple(say), tuple(records.values()), full)
+        return Applied(change, tuple(say), seen, full)
+
+    def renewed(self, now: Point, keep: int | None) -> Applied:
+        """(A session paging its store.) The store's index is at ``now``, not where the
+        snapshot the model reads is (a commit after the events that told of it): read as it
+        is now; from the start if it is another index (the session made it anew)."""
+        model = self.model
+        assert isinstance(model, PagedModel)
+        if model.point is None or model.point.index != now.index:
+            model.attach(model.index)
+        else:
+            model.apply(())
+        return Applied(Change(frozenset(), keep))
 
     def _count_changes(self, event: RecordsChanged) -> None:
         """Count what a whole sweep over shown records changes (not what it merely reused)."""

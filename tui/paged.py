@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.browse import Browse, reads_of
-from engine.db import IndexUnusable
+from engine.db import IndexUnusable, Point
 from engine.query import Query, TextTerm
 from engine.readindex import drop_index_file
 from engine.records import STATUSES, Key, Record, Summary
@@ -157,6 +157,11 @@ class PagedModel(RecordModel):
             with contextlib.suppress(IndexUnusable, sqlite3.Error):
                 self.browse = Browse(path)
         self._recount()
+
+    @property
+    def point(self) -> Point | None:
+        """Where in its index's history the snapshot browsed is (None: no index open)."""
+        return self.browse.point if self.browse is not None else None
 
     def drop_head(self) -> None:
         """Remove the index of the store's first lines, if one was browsed."""

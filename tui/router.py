@@ -45,6 +45,7 @@ class Router:
         """Whether q was pressed (no tools screen is offered then)."""
         self.feed = Feed(app, desk.store, desk.session, link, self.route)
         """The workers that load the store, run the session, follow another's writes."""
+        self.feed.paused, self.feed.kept = lambda: desk.paused, self._kept
 
     def take(self, message: Fed) -> None:
         """Do what ``message`` says, on the UI thread, in the order the messages came."""

@@ -1,0 +1,188 @@
+"""A session over a big store pages it from its own index, as the sweep commits it.
+
+``quarry DIR`` on a folder whose store already holds :data:`engine.browse.BROWSE_FROM`
+records (a share swept before) shows it through a :class:`tui.paged.PagedModel`: the rows
+are read from the index the session's engine writes, never held. The threshold is lowered
+here so a small folder is such a store. What the dashboard shows must be what the held one
+shows, and every change the session makes (a file edited, added, removed, a retry, an index
+deleted under it) must reach the screen with nothing held for each record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from engine.db import DB
+from engine.session import Session
+from engine.sweep import Sweeper, SweepOptions
+from engine.tools import ToolSet
+from tests.engine.watchkit import WAIT_S, options
+from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tests.tui.triage_helpers import swept
+from tui.app import QuarryApp
+from tui.paged import PagedModel
+from tui.widgets.record_table import RecordTable
+
+OPTS = SweepOptions(tools=ToolSet.empty(), workers=1)
+
+
+def _folder(tmp_path: Path, names: str) -> Path:
+    """A folder of small text files named by the letters of ``names``, swept once."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for n in names:
+        (root / f"{n}.txt").write_text(f"{n} " * (ord(n) - 96) + "\n")
+    (root / "z.bin").write_bytes(b"\x00\x01" * 40)
+    with Sweeper([root], OPTS) as sweeper:
+        sweeper.run()
+    return root
+
+
+@contextmanager
+def _session(root: Path) -> Iterator[Session]:
+    session = Session([root], OPTS, watch_options=options(False))
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+async def _until(pilot: Pilot[None], what: str, done: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``done()``: the session's threads and the index's polls."""
+    end = time.monotonic() + WAIT_S
+    while not done():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def _drawn(root: Path, keys: list[str]) -> list[list[str]]:
+    """What the records table and its tabs show after each key, in a session over ``root``."""
+    seen: list[list[str]] = []
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, "the first sweep", lambda: swept(app))
+            await settle(pilot)
+            if app.screen is not app.records_screen:  # (the tools screen it may offer)
+                await pilot.press("escape")
+                await settle(pilot)
+            for key in keys:
+                await pilot.press(key)
+                await settle(pilot)
+                table = app.screen.query_one(RecordTable)
+                seen.append([str(len(app.model)), *screen_lines(table)])
+            seen.append([f"paged {isinstance(app.model, PagedModel)}"])
+    return seen
+
+
+async def test_a_session_over_a_big_store_draws_what_a_held_one_draws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _folder(tmp_path, "abcdefg")
+    keys = ["s", "s", "S", "down", "end", "home", "slash", *"txt", "enter", "2", "1"]
+    held = await _drawn(root, keys)
+    assert held[-1] == ["paged False"]
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    paged = await _drawn(root, keys)
+    assert paged[-1] == ["paged True"]
+    assert paged[:-1] == held[:-1]
+
+
+async def test_a_paged_session_shows_each_change_it_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    root = _folder(tmp_path, "abc")
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            model = app.model
+            assert isinstance(model, PagedModel)
+            await _until(pilot, "the first sweep", lambda: swept(app))
+            await settle(pilot)
+            if app.screen is not app.records_screen:
+                await pilot.press("escape")
+            assert visible_paths(app) == ["a.txt", "b.txt", "c.txt", "z.bin"]
+            (root / "d.txt").write_text("delta\n")
+            (root / "b.txt").unlink()
+            (root / "a.txt").write_text("alpha, longer now\n")
+
+            def chars_of_a() -> int | None:
+                record = model.record_of((str(root.resolve()), "a.txt"))
+                return record.chars if record is not None else None
+
+            await _until(
+                pilot,
+                "the watcher's batch",
+                lambda: (
+                    visible_paths(app) == ["a.txt", "c.txt", "d.txt", "z.bin"]
+                    and chars_of_a() == 18
+                ),
+            )
+            assert model.tab_counts()["all"] == 4
+            assert len(model.keys) <= 6  # (ids only for the rows read and the records changed)
+
+
+async def test_an_index_deleted_under_a_paged_session_is_paged_again_once_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
+    root = _folder(tmp_path, "abc")
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            assert isinstance(app.model, PagedModel)
+            await _until(pilot, "the first sweep", lambda: swept(app))
+            await settle(pilot)
+            if app.screen is not app.records_screen:
+                await pilot.press("escape")
+            before = app.model.point
+            for name in (DB, DB + "-wal", DB + "-shm"):
+                (session.store.out / name).unlink(missing_ok=True)
+            (root / "e.txt").write_text("echo\n")
+            await _until(
+                pilot,
+                "the rebuilt index",
+                lambda: visible_paths(app) == ["a.txt", "b.txt", "c.txt", "e.txt", "z.bin"],
+            )
+            after = app.model.point
+            assert before is not None and after is not None and after.index != before.index
+
+
+def test_a_mass_sweep_hands_a_paged_store_no_id_per_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of more than :data:`tui.link.FLASHED` records is not flashed: its rows are read
+    as they are drawn, no key held for each (a million of them at a store's first sweep); a
+    small batch's rows are flashed, and their error records announced either way."""
+    from engine.events import RecordsChanged, SweepFinished, SweepStarted
+    from engine.records import Record, Status, Summary
+    from tests.tui.test_paged_model import _write
+    from tui import link as link_module
+    from tui.link import Link
+    from tui.state import TriageState
+
+    recs = [Record("/r", f"{i:03d}.txt", 1, 0, Status.OK) for i in range(40)]
+    store = _write(tmp_path / "s", recs, trees=True)
+    model = PagedModel(store.out / DB)
+    model.attach(model.index)
+    link = Link(model, TriageState(), sweeping=True)
+    monkeypatch.setattr(link_module, "FLASHED", 10)
+    now = time.time()
+    start = SweepStarted(now, ("/r",), 40, 40, full=True)
+    broken = recs[0].evolve(status=Status.ERROR, reason="corrupt")
+    big = RecordsChanged(now, (broken, *recs[1:20]))
+    applied = link.apply([start, big], None)
+    assert applied.change.rows == frozenset() and model.keys == []
+    assert broken in applied.seen  # (its error group may be new)
+    small = RecordsChanged(now, tuple(recs[20:25]))
+    applied = link.apply([small], None)
+    assert len(applied.change.rows) == 5 and len(model.keys) == 5
+    done = SweepFinished(now, Summary(("/r",), 40), 40, 0)
+    assert link.apply([done], None).change.rows == frozenset()
