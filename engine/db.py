@@ -584,14 +584,27 @@ class RecordDB:
         self._drop_at = None
 
     def _drop_sorted(self) -> None:
-        """Drop the sort B-trees in the transaction in flight (see :data:`UNSORTED_PAST`)."""
-        for column in self.sorted_columns():
-            self.con.execute(f"DROP INDEX IF EXISTS {SORT_INDEX}{column}")
-        self.con.execute(f"DROP INDEX IF EXISTS {FIELDS_TREE}")
-        self.con.execute(f"DROP INDEX IF EXISTS {TRIAGE_TREE}")
-        self.con.execute(f"DROP TRIGGER IF EXISTS {PATHS_INDEX}_in")
-        self.con.execute(f"DROP TRIGGER IF EXISTS {PATHS_INDEX}_out")
-        self.con.execute(f"DROP TABLE IF EXISTS {PATHS_INDEX}")
+        """Drop the sort B-trees in the transaction in flight (see :data:`UNSORTED_PAST`).
+
+        SQLite refuses a drop while a statement of this connection is still stepping
+        (``SQLITE_LOCKED``: a reader of its rows between batches): the trees are then kept up
+        a while longer and the drop asked again further on, never the index failed for it."""
+        drops = [f"DROP INDEX IF EXISTS {SORT_INDEX}{c}" for c in self.sorted_columns()]
+        drops += [f"DROP INDEX IF EXISTS {FIELDS_TREE}", f"DROP INDEX IF EXISTS {TRIAGE_TREE}"]
+        drops += [f"DROP TRIGGER IF EXISTS {PATHS_INDEX}_{end}" for end in ("in", "out")]
+        drops.append(f"DROP TABLE IF EXISTS {PATHS_INDEX}")
+        self.con.execute("SAVEPOINT unsorting")  # (all of them or none: a paths' index
+        try:  # without its triggers would be left behind by the writes)
+            for sql in drops:
+                self.con.execute(sql)
+        except sqlite3.OperationalError as exc:
+            self.con.execute("ROLLBACK TO unsorting")
+            if exc.sqlite_errorcode != sqlite3.SQLITE_LOCKED:
+                raise
+            self._drop_at = self._upserted + UNSORTED_PAST
+            return
+        finally:
+            self.con.execute("RELEASE unsorting")
         self._unsorted = True
 
     def commit(self) -> None:

@@ -292,17 +292,32 @@ class IndexedRecords:
         self.records.forget()
 
 
+ROWS_BATCH = 4096
+"""Rows :func:`rows_of` reads at a time."""
+
+
 def rows_of(
     db: RecordDB, root: str, past: int | None = None
 ) -> Iterator[tuple[str, int, int, Record, bool]]:
     """The index's rows of ``root`` in key order (a range of the key index): (path, size,
     mtime_ns, record, whether it was written past the counter ``past``), decoded a batch at
-    a time and never all held (:mod:`engine.merge`)."""
-    cur = db.con.execute(
-        "SELECT path, size, mtime_ns, line, seq FROM records WHERE root = ? ORDER BY path",
-        (key_bytes(root),),
+    a time and never all held (:mod:`engine.merge`).
+
+    Each batch is its own statement, read to its end before a row is given (keyset on the
+    path): the merge writes on the same connection as it reads (the records it flags
+    reused), and a statement still stepping there made SQLite refuse the writer's drop of
+    the sort B-trees ("database table is locked") once those writes passed
+    :data:`engine.db.UNSORTED_PAST`: the index failed, was dropped and rebuilt, and the
+    sweep loaded every record (2 GB at a million, the first sweep after a cold one)."""
+    sql = (
+        "SELECT path, size, mtime_ns, line, seq FROM records WHERE root = ? AND path {} ?"
+        " ORDER BY path LIMIT ?"
     )
-    while batch := cur.fetchmany(4096):
+    after, beyond = b"", ">="  # (the first batch from the start: an empty name included)
+    while batch := db.con.execute(
+        sql.format(beyond), (key_bytes(root), after, ROWS_BATCH)
+    ).fetchall():
+        after, beyond = batch[-1][0], ">"
         records = read_jsonl(b"".join(row[3] for row in batch)).records
         if len(records) != len(batch):
             raise sqlite3.DatabaseError(count(len(batch) - len(records), "damaged record"))

@@ -22,7 +22,7 @@ from engine.events import Notice, SweepFinished
 from engine.pages import SORTS
 from engine.readindex import cached_index_path, reading_index
 from engine.records import Record
-from engine.store import Store
+from engine.store import Store, read_jsonl
 from engine.sweep import Sweeper, SweepOptions, sweep
 from tests.engine.test_lean_sweep import NONE
 from tests.engine.test_readindex import _seed_store
@@ -222,3 +222,72 @@ def test_a_fields_tree_of_before_the_error_and_why_is_built_again(tmp_path: Path
         assert db.has_fields_tree() and not db.wants_sorted()
     for line in ("error:xref", "why:new", "!error:bad reason:corrupt size:>1"):
         assert reads_of(Query.parse(line)) is Reads.FIELDS
+
+
+def test_a_merge_that_flags_every_record_reused_keeps_the_index_of_a_big_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sweep after a cold one flags every record reused as it merges the walk with
+    the index, on the connection it reads the rows on. Past :data:`engine.db.UNSORTED_PAST`
+    of them the writer drops the sort B-trees, which SQLite refused while the merge's
+    statement was still stepping ("database table is locked"): the index failed, was dropped
+    and rebuilt, and the sweep loaded every record (2 GB at a million)."""
+    from engine import dbindex
+    from engine.session import Session
+    from engine.sweep import _Journaled
+    from tests.engine.watchkit import options
+
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+    monkeypatch.setattr(dbindex, "ROWS_BATCH", 8)
+    monkeypatch.setattr(_Journaled, "BATCH", 5)
+    root, out = _tree(tmp_path / "docs", 40), tmp_path / "store"
+    for f in root.iterdir():  # (written long before the sweep: its verdicts stand)
+        os.utime(f, (1e9, 1e9))
+    sweep([root], SweepOptions(out=out, tools=NONE, workers=1))
+    with RecordDB.open_reader(out / DB) as db:
+        made = db.point().index
+    heard: list[object] = []
+    loads: list[int] = []
+    load = Store.load
+    monkeypatch.setattr(Store, "load", lambda self: loads.append(1) or load(self))
+    opts = SweepOptions(out=out, tools=NONE, workers=1)
+    session = Session([root], opts, heard.append, watch_options=options(False))
+    try:
+        session.sweep_then_watch()
+    finally:
+        session.close()
+    said = [e.message for e in heard if isinstance(e, Notice)]
+    assert not [m for m in said if "failed" in m or "rebuil" in m], said
+    with RecordDB.open_reader(out / DB) as db:
+        assert db.point().index == made  # (not dropped and made anew)
+        assert len(db) == 40
+        assert all(r.reused for r in read_jsonl(b"".join(db.lines())).records)
+        assert _trees(db) == ALL  # (dropped by the flags, built again at the sweep's end)
+    assert not loads
+
+
+def test_a_drop_of_the_trees_refused_by_a_statement_still_reading_waits_for_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite refuses to drop a B-tree while a statement of the writer's own connection is
+    still stepping: the trees are kept up (every one of them: none half dropped) and the
+    drop is asked again further on, once nothing reads; the index never fails for it."""
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+    with RecordDB.open_writer(tmp_path / DB) as db:
+        db.put(_recs(40))
+        db.commit()
+        db.run_ended()
+        db.make_sorted()
+        reading = db.con.execute("SELECT path FROM records ORDER BY path")
+        assert reading.fetchone() is not None  # (a statement stepping, as a merge's was)
+        db.put(_recs(20))
+        assert _trees(db) == ALL and not db.dropped_sorted  # (refused: kept, all of them)
+        db.put(_recs(20))
+        assert _trees(db) == ALL  # (not asked again before UNSORTED_PAST more)
+        assert len(reading.fetchall()) == 39
+        db.put(_recs(20))
+        assert _trees(db) == frozenset() and db.dropped_sorted
+        db.commit()
+        assert len(db) == 40
