@@ -20,6 +20,12 @@ the folder, and the start must find what changed.
 checkout's own, timed from its start to its exit, its peak memory taken by ``/usr/bin/time``);
 ``ready`` is then the whole sweep and ``watching`` is not measured.
 
+``--after-cold``: the folder is swept once (cold), and each run starts on a copy of the store
+as that sweep left it (its texts hard-linked, its index told the copy's ``extract.jsonl`` is
+the one it is in step with): the first start after a cold sweep, whose merge flags every
+record reused (session 30: on a store of a million records, whose index has the sort B-trees,
+that merge made the index fail and the sweep load every record).
+
 ``--against DIR``: the same runs, interleaved, with the checkout at DIR (its own ``.venv``);
 both open the same store, which neither changes. Not a test: nothing here asserts a time or a
 size.
@@ -32,6 +38,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,6 +97,31 @@ def change(root: Path, n: int, k: int, stamp: int) -> None:
         f.write_text(f"file {i} changed {stamp}\n")
 
 
+def copy_store(src: Path, dst: Path) -> None:
+    """A copy of the store at ``src`` as it is: its texts hard-linked (a text is never changed
+    in place), its other files copied, the copy's index told that the copy's
+    ``extract.jsonl`` is the one it is in step with (an index knows its file by inode too)."""
+    import sqlite3
+
+    from engine.db import DB, identity_of
+
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir()
+    for item in src.iterdir():
+        if item.name == "extract":
+            subprocess.run(["cp", "-al", str(item), str(dst / item.name)], check=True)
+        elif item.is_dir():
+            shutil.copytree(item, dst / item.name)
+        else:
+            shutil.copy2(item, dst / item.name)
+    con = sqlite3.connect(dst / DB)
+    with con:
+        ident = ",".join(map(str, identity_of(dst / "extract.jsonl")))
+        con.execute("UPDATE meta SET value = ? WHERE key = 'source'", (ident,))
+    con.close()
+
+
 def one_sweep(tree: Path, root: Path, out: Path) -> dict[str, object]:
     """``quarry sweep`` of the checkout at ``tree``, as a user runs it (exit 2: errors)."""
     python = str(tree / ".venv" / "bin" / "python")
@@ -127,6 +159,7 @@ def main() -> None:
     ap.add_argument("--change", type=int, default=0)
     ap.add_argument("--against", type=Path)
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--after-cold", action="store_true")
     ap.add_argument("--watcher", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.watcher:
@@ -141,13 +174,18 @@ def main() -> None:
         root, out = Path(tmp) / "root", Path(tmp) / "store"
         make_tree(root, args.n)
         python = str(HERE.parents[2] / ".venv" / "bin" / "python")
-        for _ in range(2):  # cold, then warm: the warm one leaves the stat index
+        cold = Path(tmp) / "cold"
+        for _ in range(1 if args.after_cold else 2):  # cold, then warm: the warm one leaves
             sweep = [python, "-m", "engine", "sweep", str(root), "--out", str(out), "-q"]
             subprocess.run([*sweep, "--no-external"], cwd=HERE.parents[2], check=True)
+        if args.after_cold:
+            out.rename(cold)
         for run in range(args.runs):
             for name, tree in trees:  # interleaved: the same load for both
                 if args.change:
                     change(root, args.n, args.change, len(results[name]) * 10 + len(name))
+                if args.after_cold:
+                    copy_store(cold, out)
                 r = (one_sweep if args.sweep else one_run)(tree, root, out)
                 results[name].append(r)
                 print(
