@@ -901,16 +901,8 @@ def read_index(path: Path) -> list[Record]:
 def change_counter(path: Path) -> int | None:
     """The change counter of the index at ``path`` (None when there is no usable index): a
     follower that saw another number reads the store again."""
-    try:
-        db = RecordDB.open_reader(path)
-    except IndexUnusable:
-        return None
-    try:
-        return db.seq()
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
+    point = index_point(path)
+    return point.seq if point is not None else None
 
 
 def index_point(path: Path) -> Point | None:

@@ -61,17 +61,23 @@ async def _until(pilot: Pilot[None], what: str, done: Callable[[], bool]) -> Non
         await pilot.pause(0.05)
 
 
+async def _home_after_sweep(pilot: Pilot[None], app: QuarryApp) -> None:
+    """Wait for the session's first sweep; then the records screen (the tools screen it may
+    offer closed)."""
+    await _until(pilot, "the first sweep", lambda: swept(app))
+    await settle(pilot)
+    if app.screen is not app.records_screen:
+        await pilot.press("escape")
+        await settle(pilot)
+
+
 async def _drawn(root: Path, keys: list[str]) -> list[list[str]]:
     """What the records table and its tabs show after each key, in a session over ``root``."""
     seen: list[list[str]] = []
     with _session(root) as session:
         app = QuarryApp(session.store.out, session)
         async with app.run_test(size=SIZE) as pilot:
-            await _until(pilot, "the first sweep", lambda: swept(app))
-            await settle(pilot)
-            if app.screen is not app.records_screen:  # (the tools screen it may offer)
-                await pilot.press("escape")
-                await settle(pilot)
+            await _home_after_sweep(pilot, app)
             for key in keys:
                 await pilot.press(key)
                 await settle(pilot)
@@ -94,20 +100,21 @@ async def test_a_session_over_a_big_store_draws_what_a_held_one_draws(
     assert paged[:-1] == held[:-1]
 
 
-async def test_a_paged_session_shows_each_change_it_makes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def big_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder swept once, whose store the threshold lowered makes a big one."""
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
-    root = _folder(tmp_path, "abc")
+    return _folder(tmp_path, "abc")
+
+
+async def test_a_paged_session_shows_each_change_it_makes(big_root: Path) -> None:
+    root = big_root
     with _session(root) as session:
         app = QuarryApp(session.store.out, session)
         async with app.run_test(size=SIZE) as pilot:
             model = app.model
             assert isinstance(model, PagedModel)
-            await _until(pilot, "the first sweep", lambda: swept(app))
-            await settle(pilot)
-            if app.screen is not app.records_screen:
-                await pilot.press("escape")
+            await _home_after_sweep(pilot, app)
             assert visible_paths(app) == ["a.txt", "b.txt", "c.txt", "z.bin"]
             (root / "d.txt").write_text("delta\n")
             (root / "b.txt").unlink()
@@ -130,18 +137,14 @@ async def test_a_paged_session_shows_each_change_it_makes(
 
 
 async def test_an_index_deleted_under_a_paged_session_is_paged_again_once_rebuilt(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    big_root: Path,
 ) -> None:
-    monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
-    root = _folder(tmp_path, "abc")
+    root = big_root
     with _session(root) as session:
         app = QuarryApp(session.store.out, session)
         async with app.run_test(size=SIZE) as pilot:
             assert isinstance(app.model, PagedModel)
-            await _until(pilot, "the first sweep", lambda: swept(app))
-            await settle(pilot)
-            if app.screen is not app.records_screen:
-                await pilot.press("escape")
+            await _home_after_sweep(pilot, app)
             before = app.model.point
             for name in (DB, DB + "-wal", DB + "-shm"):
                 (session.store.out / name).unlink(missing_ok=True)
