@@ -592,7 +592,7 @@ class RecordDB:
         for it. The refusal comes at the first drop (nothing runs between them); the paths'
         table goes before its triggers, which no reader can make SQLite refuse, so the table
         is never left without them. (Not in a savepoint: SQLite then keeps every freed page
-        of the trees in its statement journal, 370 MB more at a million records.)"""
+        of the trees in its statement journal, ~380 MB more at a million records.)"""
         drops = [f"DROP INDEX IF EXISTS {SORT_INDEX}{c}" for c in self.sorted_columns()]
         drops += [f"DROP INDEX IF EXISTS {FIELDS_TREE}", f"DROP INDEX IF EXISTS {TRIAGE_TREE}"]
         drops.append(f"DROP TABLE IF EXISTS {PATHS_INDEX}")
