@@ -58,11 +58,17 @@ class Feed:
         session: Session | None,
         link: Link,
         route: Callable[[Applied], None],
+        paused: Callable[[], bool],
+        kept: Callable[[], int | None],
     ) -> None:
         self.app, self.store, self.session, self.link = app, store, session, link
         self.route = route
         """Hands what the link did to the router (the first block's rows:
         :meth:`tui.router.Router.route`)."""
+        self.paused = paused
+        """Whether the dashboard holds the engine's changes back (``p``)."""
+        self.kept = kept
+        """The row the records table keeps its cursor on."""
         self.opening = Opening(None, None, None)
         """The store as :meth:`open` opened it; :meth:`load` loads the rest."""
         self.collector = Collector()
@@ -70,10 +76,6 @@ class Feed:
         """Whether the model was started afresh with the load's first chunk."""
         self.polling = False
         """Whether a catch-up is in flight (its message's handler ends it: :meth:`caught`)."""
-        self.paused: Callable[[], bool] = lambda: False
-        """Whether the dashboard holds the engine's changes back (``p``: the router says)."""
-        self.kept: Callable[[], int | None] = lambda: None
-        """The row the records table keeps its cursor on (the router says)."""
         self._leaving = threading.Event()
         """Set as the app leaves: an index being built for it stops at its next block."""
 

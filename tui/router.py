@@ -43,9 +43,10 @@ class Router:
         self.app, self.link, self.desk = app, link, desk
         self.quitting = quitting
         """Whether q was pressed (no tools screen is offered then)."""
-        self.feed = Feed(app, desk.store, desk.session, link, self.route)
+        self.feed = Feed(
+            app, desk.store, desk.session, link, self.route, lambda: desk.paused, self._kept
+        )
         """The workers that load the store, run the session, follow another's writes."""
-        self.feed.paused, self.feed.kept = lambda: desk.paused, self._kept
 
     def take(self, message: Fed) -> None:
         """Do what ``message`` says, on the UI thread, in the order the messages came."""

@@ -43,6 +43,22 @@ def _tree(root: Path, n: int) -> Path:
     return root
 
 
+@pytest.fixture
+def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thresholds lowered to fit a test's folder: trees from 10 records, dropped past
+    15 upserts."""
+    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
+    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+
+
+def _sorted_with(db: RecordDB, n: int) -> None:
+    """``n`` records written in one run, then the trees built, as a sweep's end builds them."""
+    db.put(_recs(n))
+    db.commit()
+    db.run_ended()
+    db.make_sorted()
+
+
 def _trees(db: RecordDB) -> frozenset[str]:
     """The sort B-trees an index has, ``_fields`` when it has the fields tree, ``_triage``
     when it has the triage tree."""
@@ -168,16 +184,9 @@ def test_the_ordering_is_said_as_it_begins_and_once(
     assert _sorted_of(out / DB) == ALL
 
 
-def test_small_runs_keep_the_trees_up_however_many_there_are(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
-    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
+def test_small_runs_keep_the_trees_up_however_many_there_are(tmp_path: Path, lowered: None) -> None:
     with RecordDB.open_writer(tmp_path / DB) as db:
-        db.put(_recs(12))
-        db.commit()
-        db.run_ended()
-        db.make_sorted()
+        _sorted_with(db, 12)
         for _ in range(5):  # a watching session's batches: 50 upserts in all
             db.put(_recs(10))
             db.commit()
@@ -225,7 +234,7 @@ def test_a_fields_tree_of_before_the_error_and_why_is_built_again(tmp_path: Path
 
 
 def test_a_merge_that_flags_every_record_reused_keeps_the_index_of_a_big_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lowered: None
 ) -> None:
     """The first sweep after a cold one flags every record reused as it merges the walk with
     the index, on the connection it reads the rows on. Past :data:`engine.db.UNSORTED_PAST`
@@ -237,8 +246,6 @@ def test_a_merge_that_flags_every_record_reused_keeps_the_index_of_a_big_store(
     from engine.sweep import _Journaled
     from tests.engine.watchkit import options
 
-    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
-    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
     monkeypatch.setattr(dbindex, "ROWS_BATCH", 8)
     monkeypatch.setattr(_Journaled, "BATCH", 5)
     root, out = _tree(tmp_path / "docs", 40), tmp_path / "store"
@@ -268,18 +275,13 @@ def test_a_merge_that_flags_every_record_reused_keeps_the_index_of_a_big_store(
 
 
 def test_a_drop_of_the_trees_refused_by_a_statement_still_reading_waits_for_its_end(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, lowered: None
 ) -> None:
     """SQLite refuses to drop a B-tree while a statement of the writer's own connection is
     still stepping: the trees are kept up (every one of them: none half dropped) and the
     drop is asked again further on, once nothing reads; the index never fails for it."""
-    monkeypatch.setattr(db_mod, "SORTED_FROM", 10)
-    monkeypatch.setattr(db_mod, "UNSORTED_PAST", 15)
     with RecordDB.open_writer(tmp_path / DB) as db:
-        db.put(_recs(40))
-        db.commit()
-        db.run_ended()
-        db.make_sorted()
+        _sorted_with(db, 40)
         reading = db.con.execute("SELECT path FROM records ORDER BY path")
         assert reading.fetchone() is not None  # (a statement stepping, as a merge's was)
         db.put(_recs(20))
