@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from textual import on, work
 
+from engine import browse
 from engine.browse import browsable
 from engine.dbread import head_index
 from engine.events import Event
@@ -31,6 +32,7 @@ from engine.store import Store
 from tui.desk import Desk
 from tui.globalkeys import GlobalKeys
 from tui.link import Link, Live
+from tui.loader import open_rows
 from tui.messages import EngineEvents, Fed
 from tui.model import RecordModel
 from tui.paged import PagedModel
@@ -39,6 +41,11 @@ from tui.state import TriageState
 
 if TYPE_CHECKING:
     from engine.session import Session
+
+
+PAGED = "records-paged"
+"""The mode (and the name of its records screen) of a session's store paged once it grew
+past :data:`engine.browse.BROWSE_FROM` records (:meth:`QuarryApp._outgrown`)."""
 
 
 class QuarryApp(GlobalKeys):
@@ -79,7 +86,7 @@ class QuarryApp(GlobalKeys):
         # what scripts and tests ask the app, answered by the desk and the router
         self.retry, self.open_record = desk.retry, desk.open_record
         self.stored_text, self.tool_rows = desk.stored_text, desk.tool_rows
-        self.router = Router(self, self.link, desk, lambda: self.quitting)
+        self.router = Router(self, self.link, desk, lambda: self.quitting, self._outgrown)
         self.apply_events = self.router.apply_events
         self.feed = self.router.feed
         self.records_screen = desk.home
@@ -93,6 +100,48 @@ class QuarryApp(GlobalKeys):
         """The session's listener, called on engine threads: one message per event, in order
         (the run already batches records; this is the only batching layer's consumer)."""
         self.post_message(EngineEvents([event]))
+
+    def _outgrown(self) -> None:
+        """After each batch of engine events, and every second: a session's store held in
+        full that passed :data:`engine.browse.BROWSE_FROM` records (the first sweep of a big
+        share) is paged from the session's index from now on, as one that big from the start
+        is, rather than held a row at a time (ten million rows: gigabytes, and every sort and
+        filter a pass over them all). Only from the records screen, never taken from under
+        another (tried again later), its tab, sort and query kept (the marks are the triage
+        state's); once the index holds that many (its commits follow the events)."""
+        model = self.model
+        if self.session is None or model.paged or len(model) < browse.BROWSE_FROM:
+            return
+        if self.screen is not self.records_screen or self.desk.paused:
+            return
+        index = browsable(self.store, cached=False)
+        if index is None:
+            return
+        try:
+            rows = open_rows(self.store)
+        except OSError:
+            return
+        rows.table.end_read()  # (the records are read a page at a time)
+        paged = PagedModel(index)
+        paged.text_lookup = self.desk.texts_matching
+        paged.set_tab(model.tab)
+        paged.set_sort(model.sort_column, model.sort_reverse)
+        old, home = self.records_screen, self.desk.rehome(paged, model.query.text)
+        self.model, self.records_screen = paged, home
+        self.router.route(self.link.paging(paged, rows))
+        # the records screen is its mode's base (no screen to switch it with): the new one
+        # gets a mode of its own, the old mode goes, the old screen removed with it
+        self.install_screen(home, name=PAGED)
+        self.add_mode(PAGED, PAGED)
+        self.switch_mode(PAGED)
+        self.remove_mode(self.DEFAULT_MODE)
+        self.uninstall_screen(old)
+        self.feed.paging()
+        self.notify(
+            f"{len(paged):,} records and counting: shown from the store's index from now on,"
+            " a page at a time",
+            title="a big store",
+        )
 
     @property
     def state(self) -> Live:
@@ -117,6 +166,9 @@ class QuarryApp(GlobalKeys):
         """Load the rest of the store; then sweep and watch, or poll; compare if asked."""
         self._load()
         self.feed.follow()
+        if self.session is not None and not self.model.paged:
+            # (also when no batch comes: the records screen shown again over a quiet folder)
+            self.set_interval(1.0, self._outgrown)
         self.desk.compare(self.compare_with, self.compare_since)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)

@@ -31,6 +31,7 @@ from engine.store import Store
 from tui.board import Board
 from tui.link import Change, Link, Say
 from tui.messages import ModelChanged, RetryFinished, ToolsChecked
+from tui.model import RecordModel
 from tui.retries import Retries, RetryDone, ToolsCheck
 from tui.screens.kept import KeptScreens
 from tui.screens.records import RecordsScreen
@@ -65,6 +66,15 @@ class Desk(Board):
         """When (monotonic) new error groups were last announced."""
         self.home = RecordsScreen(self.model, triage, self)
         """The records screen, at the bottom of the stack (the app installs it)."""
+
+    def rehome(self, model: RecordModel, query: str) -> RecordsScreen:
+        """Show ``model`` from now on (a session's store grew too big to hold: the app pages
+        it from its index): the triage screens are made anew when next shown, and a new
+        records screen, filtering by ``query``, for the app to put in place of :attr:`home`."""
+        self.model = model
+        self.kept.forget()
+        self.home = RecordsScreen(model, self.triage, self, query=query)
+        return self.home
 
     def say(self, say: Say | None) -> bool:
         """Show ``say`` as a pop-up if there is one; whether there was."""

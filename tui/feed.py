@@ -77,6 +77,8 @@ class Feed:
         self.polling = False
         """Whether a catch-up is in flight (its message's handler ends it: :meth:`caught`)."""
         self._leaving = threading.Event()
+        self._renewing = False
+        """Whether :meth:`renew` runs ten times a second (a session paging its store)."""
         """Set as the app leaves: an index being built for it stops at its next block."""
 
     def open(self) -> Opening:
@@ -107,6 +109,13 @@ class Feed:
         if self.session is None:
             self.app.set_interval(POLL_SECONDS, self.poll)
         elif self.link.model.paged:
+            self.paging()
+
+    def paging(self) -> None:
+        """The session's store is paged from its index from now on: read the index's point
+        ten times a second (:meth:`renew`)."""
+        if not self._renewing:
+            self._renewing = True
             self.app.set_interval(POLL_SECONDS, self.renew)
 
     def renew(self) -> None:

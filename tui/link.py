@@ -330,6 +330,20 @@ class Link:
         change = Change(rows, keep, lines, texts=texts)
         return Applied(change, tuple(say), seen, full)
 
+    def paging(self, model: PagedModel, data: Rows) -> Applied:
+        """(A session whose store grew past :data:`engine.browse.BROWSE_FROM` records.) Page
+        the store from ``model`` (over the session's index) from now on, its records read
+        through ``data``: the held model is let go, and with it what a held sweep keeps
+        (its new keys waiting for its removals, the count of what it changed: the index
+        holds each verdict as committed)."""
+        self.model = model
+        self.hold = SweepHold()
+        self._sweep_changed = None
+        model.data = data.table
+        model.attach(model.index)
+        model.note_bad(data.table.bad, data.table.bad_count)
+        return Applied(Change(frozenset(), None))
+
     def renewed(self, now: Point, keep: int | None) -> Applied:
         """(A session paging its store.) The store's index is at ``now``, not where the
         snapshot the model reads is (a commit after the events that told of it): read as it

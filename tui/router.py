@@ -38,11 +38,18 @@ class Router:
     docstring). It makes the app's :class:`~tui.feed.Feed`, whose messages it takes."""
 
     def __init__(
-        self, app: App[None], link: Link, desk: Desk, quitting: Callable[[], bool]
+        self,
+        app: App[None],
+        link: Link,
+        desk: Desk,
+        quitting: Callable[[], bool],
+        outgrown: Callable[[], None],
     ) -> None:
         self.app, self.link, self.desk = app, link, desk
         self.quitting = quitting
         """Whether q was pressed (no tools screen is offered then)."""
+        self.outgrown = outgrown
+        """Asked after each batch of engine events: a held store grown too big is paged."""
         self.feed = Feed(
             app, desk.store, desk.session, link, self.route, lambda: desk.paused, self._kept
         )
@@ -90,6 +97,7 @@ class Router:
     def apply_events(self, events: Iterable[Event]) -> None:
         """Apply engine events to the model and the triage state, then tell the screens."""
         self.route(self.link.apply(list(events), self._kept()))
+        self.outgrown()
 
     def _kept(self) -> int | None:
         """The row the records table keeps its cursor on, read before a change."""

@@ -196,3 +196,113 @@ def test_a_mass_sweep_hands_a_paged_store_no_id_per_record(
     assert len(applied.change.rows) == 5 and len(model.keys) == 5
     done = SweepFinished(now, Summary(("/r",), 40), 40, 0)
     assert link.apply([done], None).change.rows == frozenset()
+
+
+def _unswept(base: Path, names: str) -> Path:
+    """A folder of small text files named by the letters of ``names``, never swept."""
+    root = base / "root"
+    root.mkdir(parents=True)
+    for n in names:
+        (root / f"{n}.txt").write_text(f"{n} " * (ord(n) - 96) + "\n")
+    return root
+
+
+async def _first_sweep_drawn(root: Path, keys: list[str]) -> list[list[str]]:
+    """What the records table and its tabs show after each key, in a session whose first
+    sweep of ``root`` makes its store."""
+    seen: list[list[str]] = []
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            assert not isinstance(app.model, PagedModel)  # (no store yet: held)
+            await _home_after_sweep(pilot, app)
+            for key in keys:
+                await pilot.press(key)
+                await settle(pilot)
+                table = app.screen.query_one(RecordTable)
+                seen.append([str(len(app.model)), *screen_lines(table)])
+            seen.append([f"paged {isinstance(app.model, PagedModel)}"])
+    return seen
+
+
+async def test_a_first_sweep_past_the_threshold_pages_the_store_it_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sweep of a big share in the dashboard: held until the store passes
+    BROWSE_FROM records, paged from the session's index from then on, drawn as held."""
+    keys = ["s", "S", "down", "end", "slash", *"txt", "enter", "2", "1"]
+    held = await _first_sweep_drawn(_unswept(tmp_path / "one", "abcdefgh"), keys)
+    assert held[-1] == ["paged False"]
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 5)
+    paged = await _first_sweep_drawn(_unswept(tmp_path / "two", "abcdefgh"), keys)
+    assert paged[-1] == ["paged True"]
+    assert paged[:-1] == held[:-1]
+
+
+async def _until_paged(pilot: Pilot[None], app: QuarryApp, root: Path, name: str) -> None:
+    """Write ``name`` in ``root`` (a watch batch), then wait until the store is paged."""
+    (root / name).write_text(f"{name}\n")
+    await _until(pilot, f"the batch of {name}, paged", lambda: isinstance(app.model, PagedModel))
+    await settle(pilot)
+
+
+async def test_a_store_paged_mid_session_keeps_its_tab_sort_query_and_marks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _unswept(tmp_path, "abcdef")
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _home_after_sweep(pilot, app)
+            for key in ["space", "S", "slash", *"txt", "enter", "2"]:
+                await pilot.press(key)
+                await settle(pilot)
+            held = app.model
+            before = (held.tab, held.sort_column, held.sort_reverse, held.query.text)
+            marks = set(app.triage.marks)
+            assert before[1:] == ("path", True, "txt") and len(marks) == 1
+            old_home = app.records_screen
+            monkeypatch.setattr("engine.browse.BROWSE_FROM", 3)
+            await _until_paged(pilot, app, root, "g.txt")
+            model = app.model
+            assert isinstance(model, PagedModel)
+            assert (model.tab, model.sort_column, model.sort_reverse, model.query.text) == before
+            assert app.triage.marks == marks
+            assert app.screen is app.records_screen is not old_home
+            assert app.records_screen.query_one("#filter").value == "txt"
+            await _until(
+                pilot,
+                "g.txt on the paged screen",
+                lambda: "g.txt" in visible_paths(app),
+            )
+            assert visible_paths(app) == sorted(visible_paths(app), reverse=True)
+            assert held is not model and not old_home.is_attached
+
+
+async def test_a_store_is_not_paged_from_under_another_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the errors screen the store stays held (the screen reads the held model); back on
+    the records screen it is paged within a second, no batch needed (a quiet folder), and
+    the errors screen is made anew over the paged model when next shown."""
+    root = _unswept(tmp_path, "abc")
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _home_after_sweep(pilot, app)
+            await pilot.press("x")
+            await settle(pilot)
+            errors = app.screen
+            assert errors is not app.records_screen
+            monkeypatch.setattr("engine.browse.BROWSE_FROM", 3)
+            (root / "d.txt").write_text("delta\n")
+            key = (str(root.resolve()), "d.txt")
+            await _until(pilot, "the batch of d.txt", lambda: key in app.model.ids)
+            await settle(pilot)
+            assert not isinstance(app.model, PagedModel) and app.screen is errors
+            await pilot.press("escape")
+            await _until(pilot, "the store paged", lambda: isinstance(app.model, PagedModel))
+            await settle(pilot)
+            await pilot.press("x")
+            await settle(pilot)
+            assert app.screen is not errors and app.screen.model is app.model

@@ -79,3 +79,11 @@ class KeptScreens:
         else:
             self._help.show_anew()
         self.app.push_screen(self._help)
+
+    def forget(self) -> None:
+        """Let every triage screen made go (none may be in the stack): each is made anew,
+        with the app's model as it is then, the next time it is shown (the help stays)."""
+        kept, self._kept = list(self._kept.values()), {}
+        for screen in kept:
+            self.app.uninstall_screen(screen)
+            screen.remove()

@@ -90,9 +90,14 @@ class RecordsScreen(FullScreen):
         Binding("minus", "widen(-2)", "Narrow the sort column", show=False),
     ]
 
-    def __init__(self, model: RecordModel, triage: TriageState, dash: Dashboard) -> None:
+    def __init__(
+        self, model: RecordModel, triage: TriageState, dash: Dashboard, *, query: str = ""
+    ) -> None:
         super().__init__()
         self.model = model
+        self._query = query
+        """The query line to filter by once mounted (a screen made in place of one that had
+        it: :meth:`tui.desk.Desk.rehome`)."""
         self.triage = triage
         self.dash = dash
         self._filter_timer: Timer | None = None
@@ -133,6 +138,7 @@ class RecordsScreen(FullScreen):
         self._ready = True
         self.refresh_data()
         self.refresh_header()
+        self.take_query(self._query)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write actions are neither offered nor shown when nothing may be written."""
@@ -450,6 +456,17 @@ class RecordsScreen(FullScreen):
         # at once, not as focus() does (a callback later): the table's focused look is then
         # drawn with the frame that hides the box, not in a second frame of the whole table
         self.set_focus(self.table)
+
+    def take_query(self, text: str) -> None:
+        """Show ``text`` in the filter box and filter by it (a records screen made anew in
+        place of one that had it: the store paged from its index from now on)."""
+        if not text:
+            return
+        box = self.query_one("#filter", Input)
+        with box.prevent(Input.Changed):
+            box.value = text
+        box.add_class("-shown")
+        self.set_filter(text)
 
     def set_filter(self, text: str) -> None:
         """Filter paths by ``text`` now (also for the command palette and tests); ``text:``
