@@ -101,6 +101,16 @@ class Warming(Protocol):
 
 
 @runtime_checkable
+class Staffing(Protocol):
+    """An executor that can have a worker ready before any read is asked of it (a watcher's
+    first change then waits for no worker to start)."""
+
+    def staff(self) -> None:
+        """Have a worker ready for the next read (start one if none is)."""
+        ...
+
+
+@runtime_checkable
 class Releasing(Protocol):
     """An executor whose workers take a while to let go (a cluster: a round of teardowns on
     every worker), which can begin that in the background once no run follows."""

@@ -11,6 +11,7 @@ and :meth:`Session.close` blocks while it works. Events reach ``on_event`` from 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import signal
 import threading
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 
 from engine.debounce import Batch
-from engine.errors import SessionClosed, StoreLost
+from engine.errors import MachineFailure, SessionClosed, StoreLost
 from engine.events import (
     Event,
     Level,
@@ -168,9 +169,22 @@ class Session:
             if self.swept_whole:
                 # each batch touches a few files of many: the index answers for the rest
                 self._sweeper.serve_from_index()
+                self._staff()
         if self.swept_whole:  # an interrupted sweep: the caller is stopping, no watching
             self.start_watch()
         return result
+
+    def _staff(self) -> None:
+        """A worker ready for the watcher's first change (a first sweep that read nothing
+        started none: the first edit waited ~0.2 s for one, the most of its way to the
+        index at a million files; `tests/bench/bench_watch_live.py`). A pool that cannot
+        start one now says so at the first read, as it would have."""
+        from engine.executor import Staffing
+
+        executor = self._sweeper.executor
+        if isinstance(executor, Staffing):
+            with contextlib.suppress(MachineFailure):
+                executor.staff()
 
     def retry(
         self, keys: Iterable[tuple[str, str]], passwords: Passwords = NO_PASSWORDS

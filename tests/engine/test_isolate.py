@@ -134,6 +134,24 @@ def test_workers_are_reused_and_recycled(tmp_path: Path) -> None:
     assert recycled.started == 3
 
 
+def test_an_idle_worker_takes_a_single_read_before_another_is_started(tmp_path: Path) -> None:
+    """A watch batch of one file with a worker staffed ahead and idle starts no process (a
+    start was ~0.2 s of a one-file edit's way to the store); a queue longer than the idle
+    workers still gets every worker there may be."""
+    pool = ReadPool(LIMITS, workers=2)
+    try:
+        pool.staff()
+        pool.staff()  # (one is enough: a second call starts none)
+        assert pool.started == 1
+        assert [o.status for _, o in pool.read([make(tmp_path, "one", "ok")])] == [Status.OK]
+        assert pool.started == 1
+        tasks = [make(tmp_path, f"ok{i:02}", "ok") for i in range(8)]
+        assert all(o.status == Status.OK for _, o in pool.read(tasks))
+        assert pool.started == 2
+    finally:
+        pool.close()
+
+
 def test_a_worker_that_recycles_with_a_batch_waiting_in_its_pipe_loses_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
