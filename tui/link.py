@@ -342,6 +342,7 @@ class Link:
         model.data = data.table
         model.attach(model.index)
         model.note_bad(data.table.bad, data.table.bad_count)
+        model.take_summary(self.summary)
         return Applied(Change(frozenset(), None))
 
     def renewed(self, now: Point, keep: int | None) -> Applied:
@@ -393,6 +394,7 @@ class Link:
             self.pace.add(event.at, event.done)
         elif isinstance(event, SweepFinished):
             self.summary, self.progress = event.summary, None
+            self.model.take_summary(event.summary)  # (a paged store's totals are the summary's)
             self.state = self._settled()
         elif isinstance(event, ToolsChanged) and event.appeared:
             return [Say(f"tools found: {', '.join(event.appeared)}", "tools")]

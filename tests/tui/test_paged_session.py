@@ -216,6 +216,10 @@ async def _first_sweep_drawn(root: Path, keys: list[str]) -> list[list[str]]:
         async with app.run_test(size=SIZE) as pilot:
             assert not isinstance(app.model, PagedModel)  # (no store yet: held)
             await _home_after_sweep(pilot, app)
+            summary = app.link.summary
+            if isinstance(app.model, PagedModel):  # the summary bar's totals: the summary's
+                assert summary is not None and summary.chars > 0
+                assert app.model.totals() == (summary.reused, summary.chars)
             for key in keys:
                 await pilot.press(key)
                 await settle(pilot)
