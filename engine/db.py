@@ -650,6 +650,16 @@ class RecordDB:
             history.start(self.con, sweep=sweep)
         self.commit()
 
+    def in_step_upto(self, source: Identity | None, seq: int) -> None:
+        """Say the ``extract.jsonl`` of identity ``source`` holds the records as they were at
+        counter ``seq`` (committed at once): written from a snapshot while watch batches
+        went on committing, so what they wrote past ``seq`` stays ahead of it
+        (:meth:`unfinished_any`) and readers keep reading the records from the index."""
+        self._begin()
+        self._set("source", ",".join(map(str, source)) if source is not None else None)
+        self._set("finished", seq)
+        self.commit()
+
     def replace_all(
         self, records: Iterable[Record], source: Identity | None, *, finished: bool = True
     ) -> None:
@@ -724,6 +734,15 @@ class RecordDB:
         cur = self.con.execute("SELECT line FROM records ORDER BY root, path")
         while batch := cur.fetchmany(4096):
             yield from (row[0] for row in batch)
+
+    def names_text(self, sha256: str) -> bool:
+        """Whether a record names the stored text of ``sha256`` (as
+        :meth:`engine.dbindex.IndexedRecords.has_text_refs` asks it: a seek in ``by_sha``)."""
+        row = self.con.execute(
+            "SELECT 1 FROM records INDEXED BY by_sha WHERE sha256 = ? AND status = 'ok' LIMIT 1",
+            (sha256,),
+        ).fetchone()
+        return row is not None
 
     def line(self, root: str, path: str) -> bytes | None:
         """The line of the record of (``root``, ``path``), if there is one."""

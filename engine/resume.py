@@ -21,6 +21,7 @@ import errno
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -331,6 +332,45 @@ class Ledger:
             return False
         return True
 
+    def write_in_background(
+        self, candidates: Iterable[str], done: Callable[[], None]
+    ) -> BackgroundWrite | None:
+        """Start writing ``extract.jsonl`` in a thread from a snapshot of the index taken now
+        (its own read-only connection, one read transaction), while watch batches go on
+        committing through the writer; ``done`` is called from the thread when it ends.
+        ``candidates``: texts the batches behind may have left unnamed; the thread notes
+        which of them no record names in the snapshot (the file it writes names none of
+        those). None when there is no index to write from (the caller writes as before)."""
+        db = self.db
+        if db is None or db.con.in_transaction or self.replaced():
+            return None
+        try:
+            reader = RecordDB.open_reader(self._path())
+        except IndexUnusable:
+            return None
+        try:
+            reader.con.execute("BEGIN")
+            seq = reader.seq()  # (the first read: the snapshot is taken here)
+            if seq != db.seq():  # (nothing uncommitted is in flight: never, but be sure)
+                raise sqlite3.OperationalError("the snapshot is not the writer's last commit")
+        except sqlite3.Error:
+            reader.close()
+            return None
+        write = BackgroundWrite(db, reader, seq, frozenset(candidates), self.store, done)
+        write.start()
+        return write
+
+    def written_upto(self, seq: int) -> None:
+        """``extract.jsonl`` was written from the index as it was at counter ``seq``, and
+        batches committed past it since: the index takes the new file as its source and
+        stays ahead of it by those batches (readers read the records from the index)."""
+        if self.db is None:
+            return
+        try:
+            self.db.in_step_upto(identity_of(self.store.jsonl_path), seq)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
     def set_aside(self, sha256: str, text: str) -> None:
         """The stored text of ``sha256`` is being replaced; its old one is kept aside as
         ``text`` (:meth:`engine.db.RecordDB.set_aside`): the kept records that had it read it."""
@@ -536,6 +576,89 @@ class Ledger:
 
     def _notice(self, message: str, level: Level) -> None:
         self.say(Notice(time.time(), NoticeKind.STORE_INDEX, message, level))
+
+
+class Abandoned(Exception):
+    """A background write of ``extract.jsonl`` was given up (its temporary file removed)."""
+
+
+class BackgroundWrite:
+    """``extract.jsonl`` written from one snapshot of the index in a thread of its own.
+
+    A rewrite of a big store takes seconds (1.5 s a million records): on the watcher's
+    thread it held back every change made meanwhile. Here it reads through its own
+    read-only connection in one read transaction (WAL keeps that snapshot whole while the
+    writer commits batches), and replaces the file atomically as a synchronous write does.
+    What it means for the index is decided by its owner once it ended (:attr:`seq`, the
+    snapshot's change counter, against the index's then), never by the thread.
+    """
+
+    def __init__(
+        self,
+        writer: RecordDB,
+        reader: RecordDB,
+        seq: int,
+        candidates: frozenset[str],
+        store: Store,
+        done: Callable[[], None],
+    ) -> None:
+        self.writer = writer
+        """The writer's index this snapshot is of (another by the end: it failed meanwhile)."""
+        self.seq = seq
+        """The change counter of the snapshot written."""
+        self.started = time.monotonic()
+        """When the snapshot was taken: batches after it are not in the file."""
+        self.unnamed: frozenset[str] = frozenset()
+        """Of the candidate texts, those no record named in the snapshot (set by the thread)."""
+        self.error: BaseException | None = None
+        """What made the write fail, if anything did (the file then stays as it was)."""
+        self._reader = reader
+        self._candidates = candidates
+        self._store = store
+        self._done = done
+        self._abandon = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="quarry-write-behind", daemon=True)
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for the thread to end; one stopped meanwhile (KeyboardInterrupt) is
+        abandoned first, so that it leaves no temporary file behind."""
+        try:
+            self._thread.join()
+        except BaseException:
+            self.abandon()
+            raise
+
+    def abandon(self) -> None:
+        """Give the write up and wait for the thread to end: a file not yet in place stays
+        out (its temporary file removed); one already in place stays, as any file written."""
+        self._abandon.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        """The thread: note the unnamed texts, write the file; any failure kept for the owner."""
+        try:
+            reader = self._reader
+            self.unnamed = frozenset(s for s in self._candidates if not reader.names_text(s))
+            self._store.write_lines(self._lines())
+        except BaseException as exc:  # (the owner raises it on its thread)
+            self.error = exc
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._reader.close()
+            self._done()
+
+    def _lines(self) -> Iterator[bytes]:
+        """The snapshot's lines, until the write is abandoned."""
+        for n, line in enumerate(self._reader.lines()):
+            if not n % 4096 and self._abandon.is_set():
+                raise Abandoned("the write of extract.jsonl was given up")
+            yield line
+        if self._abandon.is_set():
+            raise Abandoned("the write of extract.jsonl was given up")
 
 
 class _Disagrees(Exception):

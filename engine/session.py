@@ -243,27 +243,59 @@ class Session:
     def write_behind(self) -> None:
         """Write ``extract.jsonl`` from the index's records; a failure is said once and tried
         again later (the index holds every change meanwhile, and a restart resumes from it)."""
+        self._records(self._sweeper.write_behind)
+
+    def start_write_behind(self, done: Callable[[], None]) -> bool:
+        """Start writing ``extract.jsonl`` in the background, from a snapshot of the index,
+        so that the batches go on meanwhile (``done`` is called from its thread when it
+        ends); whether one runs now. False: none was started, the file was written here
+        (no index to write it from) or was current."""
         with self._lock:
+            if self._closed:
+                return False
+            if self._sweeper.start_write_behind(done):
+                return True
+        self.write_behind()
+        return False
+
+    def finish_write_behind(self) -> None:
+        """Conclude the background write that ended, under the lock (never during a batch):
+        the index in step with the new file, or still ahead of it by the batches that came
+        meanwhile; a failure said once and tried again later, as :meth:`write_behind`'s."""
+        self._records(self._sweeper.finish_write_behind)
+
+    def _records(self, write: Callable[[], object]) -> None:
+        """Run ``write`` (of ``extract.jsonl``) under the lock; its OSError is said once and
+        tried again later, its success said once ``extract.jsonl`` is current again."""
+        with self._lock:
+            if self._closed:  # (closing wrote it, or said why it could not)
+                return
             try:
-                self._sweeper.write_behind()
+                write()
             except OSError as exc:
-                self._records_tries += 1
-                self._records_retry_at = time.monotonic() + retry_after(self._records_tries)
-                if self._records_tries == 1:
-                    self.on_event(
-                        StoreHealth(
-                            time.time(),
-                            StoreState.TROUBLE,
-                            f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
-                            "the store's index; trying again",
-                        )
-                    )
+                self._records_failed(exc)
+                return
+            if self._sweeper.behind is not None:  # written, still behind later batches
                 return
             if self._records_tries:
                 self.on_event(
                     StoreHealth(time.time(), StoreState.OK, f"{JSONL} is up to date again")
                 )
             self._records_tries = 0
+
+    def _records_failed(self, exc: OSError) -> None:
+        """A failed write of ``extract.jsonl``: said the first time, tried again later."""
+        self._records_tries += 1
+        self._records_retry_at = time.monotonic() + retry_after(self._records_tries)
+        if self._records_tries == 1:
+            self.on_event(
+                StoreHealth(
+                    time.time(),
+                    StoreState.TROUBLE,
+                    f"cannot write {JSONL}: {exc.strerror or exc}; every change is in "
+                    "the store's index; trying again",
+                )
+            )
 
     def _guarded(self, run: Callable[[], SweepResult]) -> None:
         """Run under the lock; turn the machine's failures into Deferred, a lost store into

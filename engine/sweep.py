@@ -23,7 +23,15 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -49,7 +57,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Key, Record, Summary
-from engine.resume import Ledger
+from engine.resume import BackgroundWrite, Ledger
 from engine.store import JSONL, Store, default_out, holds_others, sync_fs
 from engine.summary import build_summary, iso, started_ns, with_cluster
 from engine.tools import ToolSet, discover
@@ -298,6 +306,9 @@ class Sweeper:
         """When the first run not yet in ``extract.jsonl`` ended (monotonic)."""
         self._drop_later: set[str] = set()
         """Texts the runs behind may have left unnamed: ``extract.jsonl`` still names them."""
+        self._background: BackgroundWrite | None = None
+        """The watcher's write of ``extract.jsonl`` running in a thread, if one is
+        (:meth:`start_write_behind`), until :meth:`finish_write_behind` concludes it."""
         self._jsonl_written = ""
         """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
         self._summary: Summary | None = None
@@ -554,13 +565,101 @@ class Sweeper:
     def write_behind(self) -> bool:
         """Write ``extract.jsonl`` from the records if watch batches left it behind, then
         remove the texts those batches left unnamed; whether it wrote. Raises OSError when
-        the write fails (the file stays behind, the index holds every change)."""
+        the write fails (the file stays behind, the index holds every change).
+
+        A write running in the background is waited for and concluded first (closing
+        writes synchronously): this writes only if the file is still behind (a failed one
+        included: this write tries again, and says how it went)."""
+        with contextlib.suppress(OSError):
+            self.finish_write_behind()
         if self._behind_since is None:
             return False
         self._write_jsonl()
-        for sha in self._drop_later:
+        self._caught_up()
+        return True
+
+    def start_write_behind(self, done: Callable[[], None]) -> bool:
+        """Start writing ``extract.jsonl`` in a thread, from a snapshot of the index, if
+        watch batches left it behind (the watcher's batches go on meanwhile; ``done`` is
+        called from the thread when it ends); whether one runs now. False when the file is
+        current, or cannot be written so (no index serving the records, a store to repair):
+        the caller writes it with :meth:`write_behind`."""
+        if self._background is not None:
+            return True
+        if self._behind_since is None or self._repair or not self.store.exists():
+            return False
+        if not isinstance(self.index, IndexedRecords) or not self.index.usable():
+            return False
+        self._background = self.ledger.write_in_background(self._drop_later, done)
+        return self._background is not None
+
+    def finish_write_behind(self) -> bool:
+        """Conclude the background write once it ended (waited for if not yet), on the
+        thread that runs the batches (never during one); whether ``extract.jsonl`` is now
+        in step with the index. Raises the write's OSError (the file stays behind, the
+        index holds every change; the next write tries again).
+
+        No batch committed since its snapshot: concluded as a synchronous write is.
+        Batches did: the index takes the new file as its source and stays ahead of it by
+        them, and only the texts no record named in the snapshot, nor names now, go."""
+        write, self._background = self._background, None
+        if write is None:
+            return self._behind_since is None
+        write.wait()
+        if write.error is not None:
+            return self._failed_background(write.error)
+        db = self.ledger.db
+        if db is None or db is not write.writer or self.ledger.replaced():
+            # the index failed or was replaced meanwhile: it holds no claim on the new file,
+            # and a next write (from its records) brings the two in step again
+            self._behind_since = self._behind_since or time.monotonic()
+            return False
+        self._jsonl_written = iso(time.time())
+        if db.seq() == write.seq:
+            self._caught_up()
+            return True
+        self._written_upto(write)
+        return False
+
+    def _failed_background(self, error: BaseException) -> bool:
+        """A background write that failed: its OSError raised as a synchronous write's; a
+        failed read of the snapshot written synchronously instead (the index's own failure
+        is then met and handled as it always is)."""
+        if isinstance(error, sqlite3.Error):
+            return self.write_behind()
+        raise error
+
+    def _written_upto(self, write: BackgroundWrite) -> None:
+        """``extract.jsonl`` holds the records as of ``write``'s snapshot, batches came
+        after it: the index stays ahead by them, the file behind since the snapshot. A text
+        no record named in the snapshot, nor names now, goes (the new file does not name
+        it); one a later batch left unnamed stays for the next write (this file names it)."""
+        self.ledger.written_upto(write.seq)
+        self._drop_unnamed(write.unnamed)
+        self._drop_later -= write.unnamed
+        self._behind_since = write.started
+        self._hold_if_unserved()
+        if self._summary is not None:  # when it was last written
+            self.store.write_summary(self._with_jsonl_state(self._summary))
+
+    def _discard_background(self) -> None:
+        """Give up a background write before the file is written here, synchronously, with
+        every record (a sweep's end, a failed write's recovery): the older snapshot must not
+        replace it later. Its texts stay listed for the write that follows."""
+        write, self._background = self._background, None
+        if write is not None:
+            write.abandon()
+
+    def _drop_unnamed(self, shas: Iterable[str]) -> None:
+        """Remove the texts of ``shas`` that no record and no kept record names."""
+        for sha in shas:
             if not self.index.has_text_refs(sha) and not self.ledger.is_kept(sha):
                 self.store.drop_text(sha)
+
+    def _caught_up(self) -> None:
+        """``extract.jsonl`` was written with every record the index holds: the texts the
+        batches behind left unnamed go, and the index is in step with the file."""
+        self._drop_unnamed(self._drop_later)
         self._drop_later = set()
         if not self._killed_before:  # every text the batches added is named by the file now
             self.store.mark_clean()
@@ -570,7 +669,6 @@ class Sweeper:
         self.ledger.concluded(self.records.values(), written=True)
         if self._summary is not None:  # it said the file was behind: no longer
             self.store.write_summary(self._with_jsonl_state(self._summary))
-        return True
 
     def _write_jsonl(self, before_write: Callable[[], None] | None = None) -> None:
         """Write ``extract.jsonl``: streamed from the index, which holds every record (each run
@@ -1318,6 +1416,7 @@ class Sweeper:
 
     def _recover_from_write_failure(self) -> None:
         """Back to what is on disk: its records, and no text that none of them names."""
+        self._discard_background()  # (the file on disk is the one gone back to)
         if self._behind_since is not None:
             self.lost_behind = True  # the disk's records miss what the runs behind decided
             self._behind_since = None
@@ -1438,6 +1537,7 @@ class Sweeper:
             self._drop_later.update(sha for sha in old_shas if sha)
             self._prev_started_ns = int(started * 1e9)
             return
+        self._discard_background()  # (this write has every record: it comes last)
         if self._behind_since is not None:  # this write catches up with the runs behind
             changed = unnamed = True
             old_shas = old_shas | self._drop_later

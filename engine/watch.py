@@ -15,6 +15,11 @@ is for sweeps without events).
 The observers start before the first sweep (:meth:`Watcher.observe`): what changes while it
 runs waits in the queue and is applied right after it (:meth:`Watcher.start`).
 
+``extract.jsonl`` follows the batches once they settle, written in the background from one
+snapshot of the index (:meth:`WatchTarget.start_write_behind`: seconds at millions of
+records, which a change made meanwhile must not wait for); the consumer concludes it between
+batches (:meth:`WatchTarget.finish_write_behind`), woken by its end.
+
 Safety nets, all on the consumer: a periodic rescan (``rescan_s``), an immediate one when
 events were lost (inotify queue overflow, too many pending paths, an observer that died, a
 ``.quarryignore`` at the top changed), a restart of a dead observer, and the periodic tools
@@ -140,6 +145,16 @@ class WatchTarget(Protocol):
         """Bring ``extract.jsonl`` up to date with what the batches applied."""
         ...
 
+    def start_write_behind(self, done: Callable[[], None]) -> bool:
+        """Start bringing ``extract.jsonl`` up to date in the background, the batches going
+        on meanwhile; ``done`` is called (from another thread) once it ended. Whether one
+        runs now: False when none was started (written at once, or nothing to write)."""
+        ...
+
+    def finish_write_behind(self) -> None:
+        """Conclude the background write that ended (called on the watcher's thread)."""
+        ...
+
 
 class _OverflowHook(logging.Handler):
     """watchdog only logs an inotify queue overflow; turn that log line into a rescan."""
@@ -180,6 +195,10 @@ class Watcher:
         self._busy = False
         self._last_batch = 0.0
         """When the last batch or rescan ended (monotonic): extract.jsonl waits for quiet."""
+        self._writing = False
+        """A background write of ``extract.jsonl`` was started and is not concluded yet."""
+        self._written = threading.Event()
+        """Set by the background write's thread when it ended: concluded at the next step."""
         now = time.monotonic()
         self._next_rescan = now + self.options.rescan_s
         self._next_tools = now + self.options.tools_recheck_s
@@ -347,6 +366,7 @@ class Watcher:
         self._busy = True
         now = time.monotonic()
         self._check_observers(now)
+        self._conclude_records()
         if self.debouncer.overflowed():
             self.request_rescan("too many changes queued at once")
         reason = self._due_rescan(now)
@@ -365,9 +385,9 @@ class Watcher:
                 self._run_batch(ready)
             self._last_batch = time.monotonic()
             if self._records_due(self._last_batch):  # a folder that never settles
-                self.target.write_behind()
+                self._write_records()
         elif self._records_due(now):
-            self.target.write_behind()
+            self._write_records()
         else:
             self._busy = False
             self.debouncer.wait(self._sleep_for(now))
@@ -389,11 +409,31 @@ class Watcher:
             reason = "periodic"
         return reason
 
+    def _write_records(self) -> None:
+        """Start the write of ``extract.jsonl`` in the background: a rewrite of a big store
+        takes seconds (1.5 s a million records), and a change made meanwhile must not wait
+        for it. Its end wakes the consumer, which concludes it (:meth:`_conclude_records`)."""
+        self._written.clear()
+        self._writing = self.target.start_write_behind(self._records_written)
+
+    def _records_written(self) -> None:
+        """Called by the background write's thread as it ends: conclude it soon."""
+        self._written.set()
+        self.debouncer.wake()
+
+    def _conclude_records(self) -> None:
+        """Conclude the background write once it ended, here, between batches (the target
+        decides whether ``extract.jsonl`` is now in step or still behind later batches)."""
+        if self._writing and self._written.is_set():
+            self._writing = False
+            self.target.finish_write_behind()
+
     def _records_due(self, now: float) -> bool:
         """Whether ``extract.jsonl`` is behind and due: after a quiet period, or at most
-        :attr:`WatchOptions.records_max_s` after the first batch it misses."""
+        :attr:`WatchOptions.records_max_s` after the first batch it misses; never while a
+        write of it runs (the next one starts once that one is concluded)."""
         since = self.target.behind()
-        if since is None:
+        if since is None or self._writing:
             return False
         o = self.options
         return now - self._last_batch >= o.records_quiet_s or now - since >= o.records_max_s
@@ -401,12 +441,14 @@ class Watcher:
     def _records_at(self, now: float) -> float | None:
         """When ``extract.jsonl`` is next due, if it is behind."""
         since = self.target.behind()
-        if since is None:
+        if since is None or self._writing:  # (its end wakes the consumer)
             return None
         o = self.options
         return min(self._last_batch + o.records_quiet_s, since + o.records_max_s)
 
     def _sleep_for(self, now: float) -> float:
+        if self._written.is_set() and self._writing:  # ended before the wait: conclude now
+            return 0.0
         deadlines = [TICK_S, self._next_rescan - now, self._next_tools - now]
         if (records := self._records_at(now)) is not None:
             deadlines.append(records - now)
