@@ -103,18 +103,23 @@ class QuarryApp(GlobalKeys):
 
     def _outgrown(self) -> None:
         """After each batch of engine events, and every second: a session's store held in
-        full that passed :data:`engine.browse.BROWSE_FROM` records (the first sweep of a big
-        share) is paged from the session's index from now on, as one that big from the start
-        is, rather than held a row at a time (ten million rows: gigabytes, and every sort and
-        filter a pass over them all). Only from the records screen, never taken from under
-        another (tried again later), its tab, sort and query kept (the marks are the triage
-        state's); once the index holds that many (its commits follow the events)."""
+        full that passed :data:`engine.browse.BROWSE_FROM` records, or whose sweep in flight
+        will take it past them (the first sweep of a big share: its walk counts the files
+        long before they are read), is paged from the session's index from now on, as one
+        that big from the start is, rather than held a row at a time (a million rows held
+        as a sweep brings them: ~0.7 GB; every sort and filter a pass over them all). Only
+        from the records screen, never taken from under another (tried again later), its
+        tab, sort and query kept (the marks are the triage state's); once the index holds
+        a record (its commits follow the events)."""
         model = self.model
-        if self.session is None or model.paged or len(model) < browse.BROWSE_FROM:
+        if self.session is None or model.paged:
+            return
+        planned = self.link.progress[1] if self.link.progress is not None else 0
+        if max(len(model), planned) < browse.BROWSE_FROM:
             return
         if self.screen is not self.records_screen or self.desk.paused:
             return
-        index = browsable(self.store, cached=False)
+        index = browsable(self.store, at_least=1, cached=False)
         if index is None:
             return
         try:
@@ -138,8 +143,8 @@ class QuarryApp(GlobalKeys):
         self.uninstall_screen(old)
         self.feed.paging()
         self.notify(
-            f"{len(paged):,} records and counting: shown from the store's index from now on,"
-            " a page at a time",
+            f"{max(len(model), planned):,} files: their records are shown from the store's"
+            " index from now on, a page at a time",
             title="a big store",
         )
 

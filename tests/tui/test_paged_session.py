@@ -24,7 +24,7 @@ from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 from tests.engine.watchkit import WAIT_S, options
 from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
-from tests.tui.triage_helpers import swept
+from tests.tui.triage_helpers import notes, swept
 from tui.app import QuarryApp
 from tui.paged import PagedModel
 from tui.widgets.record_table import RecordTable
@@ -310,3 +310,25 @@ async def test_a_store_is_not_paged_from_under_another_screen(
             await pilot.press("x")
             await settle(pilot)
             assert app.screen is not errors and app.screen.model is app.model
+
+
+async def test_a_sweep_that_will_make_a_big_store_pages_it_before_its_rows_pile_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk counts a big share's files long before they are read: a sweep whose files
+    pass the threshold pages the store at once (its index holding a record), not once the
+    held rows are that many."""
+    from engine.events import Progress
+
+    root = _unswept(tmp_path, "abc")
+    with _session(root) as session:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _home_after_sweep(pilot, app)
+            monkeypatch.setattr("engine.browse.BROWSE_FROM", 100)
+            assert not isinstance(app.model, PagedModel) and len(app.model) == 3
+            app.apply_events([Progress(time.time(), 3, 150, 0, 0, "c.txt")])
+            assert isinstance(app.model, PagedModel)
+            await settle(pilot)
+            assert visible_paths(app) == ["a.txt", "b.txt", "c.txt"]
+            assert any("150 files" in note for note in notes(app))
