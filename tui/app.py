@@ -14,7 +14,9 @@ the link's :class:`~tui.link.Applied` back out: pop-ups, error groups to announc
 dashboard, and what they ask of it that outlives them (retries, tools re-checks, prompts).
 Screens own their keys; the app's, which work on every screen, its command palette and its
 way out are :class:`tui.globalkeys.GlobalKeys`'; what it is as a terminal program,
-:class:`tui.shell.Shell`'s.
+:class:`tui.shell.Shell`'s. A session's store that grows too big to hold (the first sweep
+of a big share) is paged from its index from then on, its records screen made anew
+(:func:`page_if_big`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from engine.store import Store
 from tui.desk import Desk
 from tui.globalkeys import GlobalKeys
 from tui.link import Link, Live
-from tui.loader import open_rows
+from tui.loader import Rows, open_rows
 from tui.messages import EngineEvents, Fed
 from tui.model import RecordModel
 from tui.paged import PagedModel
@@ -41,11 +43,6 @@ from tui.state import TriageState
 
 if TYPE_CHECKING:
     from engine.session import Session
-
-
-PAGED = "records-paged"
-"""The mode (and the name of its records screen) of a session's store paged once it grew
-past :data:`engine.browse.BROWSE_FROM` records (:meth:`QuarryApp._outgrown`)."""
 
 
 class QuarryApp(GlobalKeys):
@@ -102,51 +99,9 @@ class QuarryApp(GlobalKeys):
         self.post_message(EngineEvents([event]))
 
     def _outgrown(self) -> None:
-        """After each batch of engine events, and every second: a session's store held in
-        full that passed :data:`engine.browse.BROWSE_FROM` records, or whose sweep in flight
-        will take it past them (the first sweep of a big share: its walk counts the files
-        long before they are read), is paged from the session's index from now on, as one
-        that big from the start is, rather than held a row at a time (a million rows held
-        as a sweep brings them: ~0.7 GB; every sort and filter a pass over them all). Only
-        from the records screen, never taken from under another (tried again later), its
-        tab, sort and query kept (the marks are the triage state's); once the index holds
-        a record (its commits follow the events)."""
-        model = self.model
-        if self.session is None or model.paged:
-            return
-        planned = self.link.progress[1] if self.link.progress is not None else 0
-        if max(len(model), planned) < browse.BROWSE_FROM:
-            return
-        if self.screen is not self.records_screen or self.desk.paused:
-            return
-        index = browsable(self.store, at_least=1, cached=False)
-        if index is None:
-            return
-        try:
-            rows = open_rows(self.store)
-        except OSError:
-            return
-        rows.table.end_read()  # (the records are read a page at a time)
-        paged = PagedModel(index)
-        paged.text_lookup = self.desk.texts_matching
-        paged.set_tab(model.tab)
-        paged.set_sort(model.sort_column, model.sort_reverse)
-        old, home = self.records_screen, self.desk.rehome(paged, model.query.text)
-        self.model, self.records_screen = paged, home
-        self.router.route(self.link.paging(paged, rows))
-        # the records screen is its mode's base (no screen to switch it with): the new one
-        # gets a mode of its own, the old mode goes, the old screen removed with it
-        self.install_screen(home, name=PAGED)
-        self.add_mode(PAGED, PAGED)
-        self.switch_mode(PAGED)
-        self.remove_mode(self.DEFAULT_MODE)
-        self.uninstall_screen(old)
-        self.feed.paging()
-        self.notify(
-            f"{max(len(model), planned):,} files: their records are shown from the store's"
-            " index from now on, a page at a time",
-            title="a big store",
-        )
+        """After each batch of engine events, and every second: page a session's store
+        grown too big to hold (:func:`page_if_big`)."""
+        page_if_big(self)
 
     @property
     def state(self) -> Live:
@@ -191,3 +146,59 @@ class QuarryApp(GlobalKeys):
     def _fed(self, message: Fed) -> None:
         """What a worker posted, routed (:meth:`tui.router.Router.take`)."""
         self.router.take(message)
+
+
+PAGED = "records-paged"
+"""The mode (and the name of its records screen) of a session's store paged once it grew
+past :data:`engine.browse.BROWSE_FROM` records."""
+
+
+def page_if_big(app: QuarryApp) -> None:
+    """A session's store held in full that passed :data:`engine.browse.BROWSE_FROM` records,
+    or whose sweep in flight will take it past them (the first sweep of a big share: its
+    walk counts the files long before they are read), is paged from the session's index from
+    now on, as one that big from the start is, rather than held a row at a time (every sort
+    and filter a pass over them all). Only from the records screen, never taken from under
+    another (asked again later), and once the index holds a record (its commits follow the
+    events)."""
+    model = app.model
+    if app.session is None or model.paged:
+        return
+    planned = app.link.progress[1] if app.link.progress is not None else 0
+    files = max(len(model), planned)
+    if files < browse.BROWSE_FROM or app.screen is not app.records_screen or app.desk.paused:
+        return
+    index = browsable(app.store, at_least=1, cached=False)
+    if index is None:
+        return
+    try:
+        rows = open_rows(app.store)
+    except OSError:
+        return
+    rows.table.end_read()  # (the records are read a page at a time)
+    _page(app, PagedModel(index), rows)
+    app.notify(
+        f"{files:,} files: their records are shown from the store's index from now on,"
+        " a page at a time",
+        title="a big store",
+    )
+
+
+def _page(app: QuarryApp, paged: PagedModel, rows: Rows) -> None:
+    """Show ``paged`` in place of the app's held model: its tab, sort and query kept (the
+    marks are the triage state's), a records screen made anew in a mode of its own (the
+    records screen is its mode's base: there is no screen to switch it with), the old mode
+    and screen let go, the triage screens made anew when next shown."""
+    held = app.model
+    paged.text_lookup = app.desk.texts_matching
+    paged.set_tab(held.tab)
+    paged.set_sort(held.sort_column, held.sort_reverse)
+    old, home = app.records_screen, app.desk.rehome(paged, held.query.text)
+    app.model, app.records_screen = paged, home
+    app.router.route(app.link.paging(paged, rows))
+    app.install_screen(home, name=PAGED)
+    app.add_mode(PAGED, PAGED)
+    app.switch_mode(PAGED)
+    app.remove_mode(app.DEFAULT_MODE)
+    app.uninstall_screen(old)  # (out of every stack: removed with its mode)
+    app.feed.paging()
