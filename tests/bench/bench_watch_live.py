@@ -54,7 +54,6 @@ import mmap
 import os
 import platform
 import re
-import select
 import signal
 import statistics
 import subprocess
@@ -70,6 +69,7 @@ from typing import IO, Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from bench_keys import drain  # noqa: E402  (read the pty, feed pyte: as bench_keys does)
 from benchkit import checkout_of, compiled  # noqa: E402
 
 from engine.db import DB, IndexUnusable, RecordDB  # noqa: E402
@@ -461,28 +461,6 @@ def visible_rows(text: str) -> dict[str, int]:
         if chars is not None:
             rows[m.group(1)] = chars
     return rows
-
-
-def drain(term: Terminal, wait: float) -> float | None:
-    """Read every byte waiting on the pty (up to ``wait`` s for the first), then give them to
-    the terminal; the time of the last read, or None when nothing came (bench_keys.py's)."""
-    ready, _, _ = select.select([term.fd], [], [], wait)
-    data = bytearray()
-    last = None
-    while ready:
-        try:
-            chunk = os.read(term.fd, 65536)
-        except (BlockingIOError, OSError):
-            break
-        if not chunk:
-            break
-        data += chunk
-        last = time.perf_counter()
-        ready, _, _ = select.select([term.fd], [], [], 0)
-    if data:
-        term.raw += data
-        term._feed(bytes(data))
-    return last
 
 
 def pump_for(term: Terminal, seconds: float) -> None:

@@ -26,7 +26,7 @@ def test_a_watcher_whose_first_sweep_read_nothing_has_a_worker_ready(tmp_path: P
     with Sweeper([root], OPTS) as sweeper:
         sweeper.run()
     for w in watching(root, poll=False, sweep=OPTS):
-        pool = w.session._sweeper.executor
+        pool = w.session.sweeper.executor
         assert isinstance(pool, ReadPool)
         assert pool.started == 1  # (the first sweep read nothing: this one is for the watcher)
         (root / "a.txt").write_text("alpha, longer now\n")

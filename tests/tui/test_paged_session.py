@@ -71,13 +71,20 @@ async def _home_after_sweep(pilot: Pilot[None], app: QuarryApp) -> None:
         await settle(pilot)
 
 
-async def _drawn(root: Path, keys: list[str]) -> list[list[str]]:
-    """What the records table and its tabs show after each key, in a session over ``root``."""
+async def _drawn(root: Path, keys: list[str], *, first: bool = False) -> list[list[str]]:
+    """What the records table and its tabs show after each key, in a session over ``root``
+    (``first``: the session's first sweep makes its store: held from the start, and once
+    paged its summary bar has the sweep's totals)."""
     seen: list[list[str]] = []
     with _session(root) as session:
         app = QuarryApp(session.store.out, session)
         async with app.run_test(size=SIZE) as pilot:
+            assert not (first and isinstance(app.model, PagedModel))  # (no store yet: held)
             await _home_after_sweep(pilot, app)
+            summary = app.link.summary
+            if first and isinstance(app.model, PagedModel):
+                assert summary is not None and summary.chars > 0
+                assert app.model.totals() == (summary.reused, summary.chars)
             for key in keys:
                 await pilot.press(key)
                 await settle(pilot)
@@ -207,38 +214,16 @@ def _unswept(base: Path, names: str) -> Path:
     return root
 
 
-async def _first_sweep_drawn(root: Path, keys: list[str]) -> list[list[str]]:
-    """What the records table and its tabs show after each key, in a session whose first
-    sweep of ``root`` makes its store."""
-    seen: list[list[str]] = []
-    with _session(root) as session:
-        app = QuarryApp(session.store.out, session)
-        async with app.run_test(size=SIZE) as pilot:
-            assert not isinstance(app.model, PagedModel)  # (no store yet: held)
-            await _home_after_sweep(pilot, app)
-            summary = app.link.summary
-            if isinstance(app.model, PagedModel):  # the summary bar's totals: the summary's
-                assert summary is not None and summary.chars > 0
-                assert app.model.totals() == (summary.reused, summary.chars)
-            for key in keys:
-                await pilot.press(key)
-                await settle(pilot)
-                table = app.screen.query_one(RecordTable)
-                seen.append([str(len(app.model)), *screen_lines(table)])
-            seen.append([f"paged {isinstance(app.model, PagedModel)}"])
-    return seen
-
-
 async def test_a_first_sweep_past_the_threshold_pages_the_store_it_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first sweep of a big share in the dashboard: held until the store passes
     BROWSE_FROM records, paged from the session's index from then on, drawn as held."""
     keys = ["s", "S", "down", "end", "slash", *"txt", "enter", "2", "1"]
-    held = await _first_sweep_drawn(_unswept(tmp_path / "one", "abcdefgh"), keys)
+    held = await _drawn(_unswept(tmp_path / "one", "abcdefgh"), keys, first=True)
     assert held[-1] == ["paged False"]
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 5)
-    paged = await _first_sweep_drawn(_unswept(tmp_path / "two", "abcdefgh"), keys)
+    paged = await _drawn(_unswept(tmp_path / "two", "abcdefgh"), keys, first=True)
     assert paged[-1] == ["paged True"]
     assert paged[:-1] == held[:-1]
 
