@@ -119,7 +119,10 @@ class RecordsScreen(FullScreen):
         """Header, summary, tabs, table + detail, filter, footer."""
         yield LiveHeader(id="header")
         yield SummaryBar(id="summary")
-        yield CountTabs(*(Tab(tab, id=f"tab-{tab}") for tab in TABS), id="tabs")
+        # (the model's tab active from the start: a screen made over a model on another tab
+        # would otherwise activate the first, and its message set the model's tab to it)
+        tabs = (Tab(tab, id=f"tab-{tab}") for tab in TABS)
+        yield CountTabs(*tabs, active=f"tab-{self.model.tab}", id="tabs")
         with Body(id="body"):
             yield MarkedTable(self.model, self.triage, id="table")
             yield DetailPane(id="detail")
