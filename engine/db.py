@@ -736,8 +736,8 @@ class RecordDB:
             yield from (row[0] for row in batch)
 
     def names_text(self, sha256: str) -> bool:
-        """Whether a record names the stored text of ``sha256`` (as
-        :meth:`engine.dbindex.IndexedRecords.has_text_refs` asks it: a seek in ``by_sha``)."""
+        """Whether an ``ok`` record names the stored text of ``sha256`` (a seek in
+        ``by_sha``)."""
         row = self.con.execute(
             "SELECT 1 FROM records INDEXED BY by_sha WHERE sha256 = ? AND status = 'ok' LIMIT 1",
             (sha256,),

@@ -215,15 +215,8 @@ class IndexedRecords:
 
     def has_text_refs(self, sha256: str) -> bool:
         """Whether any record still names the stored text of ``sha256``."""
-        con = self._db().con
-        row = self._ask(
-            lambda: con.execute(
-                "SELECT 1 FROM records INDEXED BY by_sha WHERE sha256 = ? AND status = 'ok'"
-                " LIMIT 1",
-                (sha256,),
-            ).fetchone()
-        )
-        return row is not None
+        db = self._db()
+        return self._ask(lambda: db.names_text(sha256))
 
     def referenced_texts(self) -> set[str]:
         """Every content hash whose text some record names (one pass over the index)."""

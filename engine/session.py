@@ -266,7 +266,9 @@ class Session:
 
     def _records(self, write: Callable[[], object]) -> None:
         """Run ``write`` (of ``extract.jsonl``) under the lock; its OSError is said once and
-        tried again later, its success said once ``extract.jsonl`` is current again."""
+        tried again later, the first success after one said (and the retries' wait ended:
+        a background write that succeeds while batches keep coming is still behind them,
+        and a folder that never settles would otherwise never hear the file is written)."""
         with self._lock:
             if self._closed:  # (closing wrote it, or said why it could not)
                 return
@@ -275,13 +277,12 @@ class Session:
             except OSError as exc:
                 self._records_failed(exc)
                 return
-            if self._sweeper.behind is not None:  # written, still behind later batches
-                return
             if self._records_tries:
-                self.on_event(
-                    StoreHealth(time.time(), StoreState.OK, f"{JSONL} is up to date again")
-                )
-            self._records_tries = 0
+                said = "is up to date again"
+                if self._sweeper.behind is not None:
+                    said = "is written again; later changes are in the store's index"
+                self.on_event(StoreHealth(time.time(), StoreState.OK, f"{JSONL} {said}"))
+            self._records_tries, self._records_retry_at = 0, 0.0
 
     def _records_failed(self, exc: OSError) -> None:
         """A failed write of ``extract.jsonl``: said the first time, tried again later."""

@@ -212,3 +212,40 @@ def _failing(lines: Iterable[bytes], error: OSError) -> Iterator[bytes]:
 
 def _health(w: Watched) -> list[StoreHealth]:
     return [e for e in list(w.events) if isinstance(e, StoreHealth)]
+
+
+def test_a_write_that_succeeds_again_while_batches_come_is_said_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk, then a background write that succeeds while a batch lands: the file is
+    written again (said then, the retries' wait over), though still behind that batch: a
+    folder that never settles would otherwise never hear it."""
+    monkeypatch.setenv(history.VERSIONS_ENV, "0")
+    monkeypatch.setattr("engine.session.retry_after", lambda tries: 0.2)
+    gates = Gates(1)
+    write = Store.write_lines
+    held = gates.wrap(write)
+    failures = [OSError(errno.ENOSPC, "No space left on device")]
+
+    def failing_then_held(
+        store: Store, lines: Iterable[bytes], before: Callable[[], None] | None = None
+    ) -> None:
+        if threading.current_thread().name == WRITER and failures:
+            write(store, _failing(lines, failures.pop()), before)
+        else:
+            held(store, lines, before)
+
+    monkeypatch.setattr(Store, "write_lines", failing_then_held)
+    root = tmp_path / "root"
+    root.mkdir()
+    with watched(root, False, records_quiet_s=0.2, records_max_s=3600.0) as w:
+        (root / "a.txt").write_text("a change\n")
+        _held(w, gates, 0)  # (the write after the failure)
+        (root / "b.txt").write_text("during the rewrite\n")
+        w.wait("b.txt in the index", lambda r: "b.txt" in r)
+        gates.release[0].set()
+        w.until("the success said", lambda: StoreState.OK in [e.state for e in _health(w)])
+        health = _health(w)
+        assert [e.state for e in health] == [StoreState.TROUBLE, StoreState.OK]
+        assert "written again" in health[1].message
+        w.until("the file caught up", lambda: "b.txt" in w.jsonl())
