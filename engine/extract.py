@@ -48,7 +48,7 @@ from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
 from engine.records import Member, Reason, Status
-from engine.store import held_folders, open_in, open_own_tmp, place_text
+from engine.store import held_folders, open_in, open_own_tmp, place_text, text_ident
 from engine.tools import ToolSet
 from engine.walk import fits_64
 
@@ -174,6 +174,11 @@ class Outcome:
     tools: str | None = None
     """The tools the read had (:attr:`ToolSet.named`) when they were not the engine's own: a
     Dask worker's. None: read with the sweep's tool set."""
+    body: str | None = None
+    """The text itself when it is small (:data:`BODY_SENT_MAX`): the engine's text index
+    takes it from here instead of opening the file again (:attr:`body_ident`)."""
+    body_ident: str | None = None
+    """With ``body``: the identity (inode, size, mtime) of the file the worker wrote it to."""
 
     def __reduce__(self) -> tuple[type[Outcome], tuple[object, ...]]:
         # A worker sends one per file: rebuilt by one call, not dataclasses' field-by-field
@@ -184,6 +189,14 @@ class Outcome:
 _OUTCOME_ORDER = tuple(f.name for f in fields(Outcome))
 _OUTCOME_NAMES = frozenset(_OUTCOME_ORDER)
 _OUTCOME_FIELDS = operator.attrgetter(*_OUTCOME_ORDER)
+
+
+BODY_SENT_MAX = 1 << 16
+"""Texts of up to this many characters travel with their Outcome (:attr:`Outcome.body`):
+for a folder of small files, reading each text back for the search index cost the engine's
+process a thread, four system calls a file and the interpreter's lock it shared with the
+records' writes (a quarter of a cold sweep's time at 20,000 files); a long text is read
+from its file as before, so a worker's message stays small."""
 
 
 def normalise(text: str) -> str:
@@ -466,8 +479,9 @@ def _keep(
 ) -> Outcome:
     """Write the text to a temporary file; the ok Outcome that names it."""
     pages = read["pages"]
+    small = len(text) <= BODY_SENT_MAX
     try:
-        tmp = _write_text(task.tmp_dir, text)
+        tmp, ident = _write_text(task.tmp_dir, text, small)
     except OSError as exc:
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
     quality = score_quietly(text, base.mime, pages)
@@ -485,6 +499,8 @@ def _keep(
         members=read["members"],
         needs=read["needs"],
         quality=quality,
+        body=text if ident is not None else None,
+        body_ident=ident,
     )
 
 
@@ -499,9 +515,10 @@ def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:
         return None
 
 
-def _write_text(tmp_dir: str, text: str) -> str:
+def _write_text(tmp_dir: str, text: str, ident: bool = False) -> tuple[str, str | None]:
     """Write ``text`` to a new file in this process's own folder of the store's ``tmp/``;
-    its path. Raises OSError (nothing left behind)."""
+    its path, and its identity when ``ident`` (see :attr:`Outcome.body_ident`). Raises
+    OSError (nothing left behind)."""
     # No fsync here: the engine syncs once before extract.jsonl names these texts, which is
     # as durable and far cheaper than one fsync per small file. os.open and os.write: a
     # text-mode file object costs more than the write of a small text itself. The store's
@@ -511,31 +528,33 @@ def _write_text(tmp_dir: str, text: str) -> str:
     if held is None:
         folder, path = open_own_tmp(tmp_dir)
         try:
-            return _write_in(folder, path, data)
+            return _write_in(folder, path, data, ident)
         finally:
             os.close(folder)
     try:
-        return _write_in(*held.own_tmp(tmp_dir), data)
+        return _write_in(*held.own_tmp(tmp_dir), data, ident)
     except FileNotFoundError:  # the folder held was removed (a writer's clean_tmp)
         held.forget()
-        return _write_in(*held.own_tmp(tmp_dir), data)
+        return _write_in(*held.own_tmp(tmp_dir), data, ident)
 
 
-def _write_in(folder: int, path: str, data: bytes) -> str:
-    """Write ``data`` to a new file in the folder ``folder`` (at ``path``); its path."""
+def _write_in(folder: int, path: str, data: bytes, ident: bool) -> tuple[str, str | None]:
+    """Write ``data`` to a new file in the folder ``folder`` (at ``path``); its path, and
+    its identity when ``ident`` (a rename into the store keeps all three parts)."""
     name = f"text.{os.getpid()}.{time.monotonic_ns()}.txt"
     fd = open_in(folder, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        made = text_ident(os.fstat(fd)) if ident else None
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=folder)
         raise
     finally:
         os.close(fd)
-    return f"{path}/{name}"
+    return f"{path}/{name}", made
 
 
 def machine_failure(mime: str, message: str) -> Outcome:

@@ -371,6 +371,11 @@ class Ledger:
         except sqlite3.Error as exc:
             self._fail(exc)
 
+    def sent_text(self, sha256: str, ident: str, body: str) -> None:
+        """A worker sent the text of ``sha256`` it wrote (:meth:`TextIndex.offer`)."""
+        if self._text is not None and self.db is not None:
+            self._text.offer(sha256, ident, body)
+
     def set_aside(self, sha256: str, text: str) -> None:
         """The stored text of ``sha256`` is being replaced; its old one is kept aside as
         ``text`` (:meth:`engine.db.RecordDB.set_aside`): the kept records that had it read it."""

@@ -151,6 +151,10 @@ class RunContext:
     journaled: Callable[[], bool] | None = None
     """Whether what :attr:`journal` was given is kept (the index has not failed): a lean run
     (:attr:`Run.lean`) holds its records nowhere else, and stops when it is not."""
+    sent_text: Callable[[str, str, str], None] | None = None
+    """Told (content hash, its file's identity, the text) of a small text a worker placed in
+    the store and sent with its outcome (:attr:`engine.extract.Outcome.body`), before the
+    records that name it go to :attr:`journal`: the text index takes it from there."""
 
 
 class _Stopped(Exception):
@@ -725,6 +729,8 @@ class Run:
                     why = "the text its worker wrote is not in the store"
                     self._machine_failed(group, why)
                     return None
+                elif o.body is not None and o.body_ident is not None and self.ctx.sent_text:
+                    self.ctx.sent_text(real, o.body_ident, o.body)
                 self.added_texts = True
             except OSError as exc:
                 with contextlib.suppress(OSError):

@@ -305,6 +305,12 @@ def text_dest(store_dir: str, sha256: str) -> str:
     return f"{store_dir}/extract/{sha256[:2]}/{sha256}.txt"
 
 
+def text_ident(st: os.stat_result) -> str:
+    """A stored text file's identity (inode, size, mtime): the text index notes it with the
+    text it indexed, and indexes again a text whose file is no longer that one."""
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
 _OWN: dict[int, str] = {}
 """This process's own folder name in a store's ``tmp/`` (by pid: a forked child makes its own)."""
 

@@ -778,6 +778,7 @@ class Sweeper:
             self.ledger.journal,
             self.ledger.set_aside,
             lambda: self.ledger.db is not None,
+            self.ledger.sent_text,
         )
 
     # -- one run --------------------------------------------------------------------------

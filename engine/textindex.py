@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.records import Record
-from engine.store import open_folder, open_in
+from engine.store import open_folder, open_in, text_ident
 from engine.words import count
 
 if TYPE_CHECKING:
@@ -150,10 +150,6 @@ def remove(db: RecordDB) -> bool:
     return True
 
 
-def _ident(st: os.stat_result) -> str:
-    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-
-
 _SAME = ("", "")
 """What :func:`_read_text` gives for the very file indexed already."""
 
@@ -176,7 +172,7 @@ def _read_text(
         st = os.fstat(fd)  # (one stat: the kind of file and the identity)
         if not stat.S_ISREG(st.st_mode):
             return None
-        ident = _ident(st)
+        ident = text_ident(st)
         if ident == indexed:
             return _SAME
         # One read of the size the stat gave (and one byte more, to see the end): a buffer
@@ -212,9 +208,14 @@ class _Reader:
         self._failed: BaseException | None = None
         self._thread: threading.Thread | None = None
 
-    def hand(self, batch: list[tuple[str, str | None]]) -> None:
-        """Read ``batch`` (in the thread, started on the first batch)."""
+    def hand(self, batch: list[tuple[str, str | None]], ready: list[_Got] | None = None) -> None:
+        """Read ``batch`` (in the thread, started on the first batch); ``ready``: texts read
+        already (their workers sent them), taken with what the thread reads before them."""
         with self._cond:
+            if ready:
+                self._ready.extend(ready)
+            if not batch:
+                return
             self._todo.append(batch)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -319,12 +320,20 @@ class TextIndex:
         self._doubtful: set[str] = set()
         """Texts handed whose records may be gone (removed, changed or rolled back while
         they were read): put in only if a record names them when they are."""
+        self._offered: dict[str, tuple[str, str]] = {}
+        """Texts their workers sent (:meth:`offer`) that no record put has named yet."""
 
     # -- the writer's companion ---------------------------------------------------------
 
+    def offer(self, sha256: str, ident: str, body: str) -> None:
+        """The text of ``sha256`` as its worker wrote it to the file of identity ``ident``:
+        the record about to be put that names it takes it from here, no file read again."""
+        self._offered[sha256] = (ident, body)
+
     def put(self, records: Iterable[Record]) -> None:
         """Hand the texts ``records`` name to the reading thread: all but those of records
-        reused (no read wrote their file again) that are indexed already."""
+        reused (no read wrote their file again) that are indexed already, and those their
+        workers sent (:meth:`offer`), which go in as they are."""
         fresh: set[str] = set()
         reused: set[str] = set()
         for r in records:
@@ -334,11 +343,19 @@ class TextIndex:
             return
         reused -= fresh
         known = self._indexed(list(reused)) if reused else {}
-        batch: list[tuple[str, str | None]] = [(sha, None) for sha in fresh]
+        sent: list[_Got] = []
+        batch: list[tuple[str, str | None]] = []
+        for sha in fresh:
+            offered = self._offered.pop(sha, None)
+            if offered is None:
+                batch.append((sha, None))
+            else:
+                sent.append((sha, *offered))
         batch.extend((sha, None) for sha in reused if sha not in known)
-        if batch:
+        if batch or sent:
             self._handed.update(sha for sha, _ in batch)
-            self._reader.hand(batch)
+            self._handed.update(sha for sha, _ident, _body in sent)
+            self._reader.hand(batch, sent)
 
     def rollback(self) -> None:
         """The transaction in flight was rolled back: the texts its records handed are
@@ -353,6 +370,7 @@ class TextIndex:
         text not indexed yet is looked for."""
         con = self.db.con
         self._handed = set()
+        self._offered.clear()  # (a text sent whose record was not put: read if ever named)
         if not has_tables(con):
             return
         if not self._lag or replaced:

@@ -11,10 +11,11 @@ import pytest
 from engine import textindex
 from engine.db import DB, RecordDB
 from engine.events import Event, Notice
+from engine.extract import BODY_SENT_MAX
 from engine.grep import matching_keys
 from engine.records import Record
 from engine.resume import Ledger
-from engine.store import Store
+from engine.store import Store, text_ident
 from engine.sweep import Sweeper, SweepOptions, sweep
 from engine.textindex import TextIndex, _Got, has_tables, is_ready
 from engine.textsearch import matching_hashes, parse
@@ -330,4 +331,64 @@ def test_a_text_whose_record_went_while_it_was_read_stays_out(
         db.commit()
         text.close()
     assert _found(store.out, "romeo") == set()
+    assert _rows(store.out) == 1
+
+
+def test_small_texts_go_in_as_their_workers_sent_them_a_long_one_is_read_from_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("sierra tango\n")
+    (root / "b.txt").write_text("uniform victor\n")
+    long_text = "whiskey xray " * (BODY_SENT_MAX // 10)
+    (root / "long.txt").write_text(long_text)
+    read_back: list[str] = []
+    real = textindex._read_text
+
+    def counted(extract: int, folders: dict[str, int], sha: str, indexed: str | None) -> object:
+        read_back.append(sha)
+        return real(extract, folders, sha, indexed)
+
+    monkeypatch.setattr(textindex, "_read_text", counted)
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+    by_path = {r.path: r for r in Store(out).load_records()}
+    assert read_back == [by_path["long.txt"].sha256]  # the engine opened the long one alone
+    assert _found(out, "sierra tango") == {"a.txt"}
+    assert _found(out, "uniform victor") == {"b.txt"}
+    assert _found(out, "whiskey xray") == {"long.txt"}
+    with RecordDB.open_reader(out / DB) as db:
+        rows = dict(db.con.execute("SELECT sha256, ident FROM text_rows"))
+        bodies = dict(
+            db.con.execute(
+                "SELECT t.sha256, f.body FROM text_rows t JOIN text_fts f ON f.rowid = t.id"
+            )
+        )
+    for r in by_path.values():
+        assert r.sha256 is not None
+        placed = out / "extract" / r.sha256[:2] / f"{r.sha256}.txt"
+        assert rows[r.sha256] == text_ident(placed.stat())  # a rewrite of it is seen
+        assert bodies[r.sha256] == placed.read_text(encoding="utf-8")
+
+
+def test_a_text_sent_by_its_worker_whose_write_was_rolled_back_stays_out(tmp_path: Path) -> None:
+    store, rec = _one_record(tmp_path, "yankee zulu\n")
+    sha = "ab" * 32
+    store.put_text(sha, "rolled back words\n")
+    ident = text_ident((store.out / "extract" / "ab" / f"{sha}.txt").stat())
+    with store.writer(), RecordDB.open_writer(store.out / DB) as db:
+        text = TextIndex(db, store)
+        db.companion = text
+        text.offer(sha, ident, "rolled back words\n")
+        db.put([rec.evolve(path="b.txt", sha256=sha, reused=False)])
+        db.rollback()
+        db.put([rec.evolve(reused=True)])
+        db.commit()
+        text.offer(sha, ident, "rolled back words\n")  # (sent, its record never put)
+        db.put([rec.evolve(reused=True)])
+        db.commit()
+        text.close()
+    assert _found(store.out, "rolled back") == set()
+    assert _found(store.out, "yankee") == {"a.txt"}
     assert _rows(store.out) == 1
