@@ -14,9 +14,9 @@ the link's :class:`~tui.link.Applied` back out: pop-ups, error groups to announc
 dashboard, and what they ask of it that outlives them (retries, tools re-checks, prompts).
 Screens own their keys; the app's, which work on every screen, its command palette and its
 way out are :class:`tui.globalkeys.GlobalKeys`'; what it is as a terminal program,
-:class:`tui.shell.Shell`'s. A session's store that grows too big to hold (the first sweep
-of a big share) is paged from its index from then on, its records screen made anew
-(:func:`page_if_big`).
+:class:`tui.shell.Shell`'s. A store that grows too big to hold (a session's first sweep of
+a big share, another process's store followed as it grows) is paged from its index from
+then on, its records screen made anew (:func:`page_if_big`).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class QuarryApp(GlobalKeys):
         self.post_message(EngineEvents([event]))
 
     def _outgrown(self) -> None:
-        """After each batch of engine events, and every second: page a session's store
+        """After each batch of engine events or catch-up, and every second: page a store
         grown too big to hold (:func:`page_if_big`)."""
         page_if_big(self)
 
@@ -126,7 +126,7 @@ class QuarryApp(GlobalKeys):
         """Load the rest of the store; then sweep and watch, or poll; compare if asked."""
         self._load()
         self.feed.follow()
-        if self.session is not None and not self.model.paged:
+        if not self.model.paged:
             # (also when no batch comes: the records screen shown again over a quiet folder)
             self.set_interval(1.0, self._outgrown)
         self.desk.compare(self.compare_with, self.compare_since)
@@ -154,21 +154,23 @@ past :data:`engine.browse.BROWSE_FROM` records."""
 
 
 def page_if_big(app: QuarryApp) -> None:
-    """A session's store held in full that passed :data:`engine.browse.BROWSE_FROM` records,
-    or whose sweep in flight will take it past them (the first sweep of a big share: its
-    walk counts the files long before they are read), is paged from the session's index from
-    now on, as one that big from the start is, rather than held a row at a time (every sort
-    and filter a pass over them all). Only from the records screen, never taken from under
-    another (asked again later), and once the index holds a record (its commits follow the
-    events)."""
+    """A store held in full that passed :data:`engine.browse.BROWSE_FROM` records, or whose
+    session's sweep in flight will take it past them (the first sweep of a big share: its
+    walk counts the files long before they are read), is paged from its index from now on,
+    as one that big from the start is, rather than held a row at a time (every sort and
+    filter a pass over them all): a session's own index, or the one a store followed is
+    followed through (another process growing it). Only from the records screen, never
+    taken from under another (asked again later), and once the index holds a record (its
+    commits follow the events)."""
     model = app.model
-    if app.session is None or model.paged:
+    if model.paged:
         return
-    planned = app.link.progress[1] if app.link.progress is not None else 0
+    session = app.session is not None
+    planned = app.link.progress[1] if session and app.link.progress is not None else 0
     files = max(len(model), planned)
     if files < browse.BROWSE_FROM or app.screen is not app.records_screen or app.desk.paused:
         return
-    index = browsable(app.store, at_least=1, cached=False)
+    index = browsable(app.store, at_least=1, cached=not session)
     if index is None:
         return
     try:
@@ -201,4 +203,5 @@ def _page(app: QuarryApp, paged: PagedModel, rows: Rows) -> None:
     app.switch_mode(PAGED)
     app.remove_mode(app.DEFAULT_MODE)
     app.uninstall_screen(old)  # (out of every stack: removed with its mode)
-    app.feed.paging()
+    if app.session is not None:  # (a store followed: its polls go on as they were)
+        app.feed.paging()

@@ -331,8 +331,8 @@ class Link:
         return Applied(change, tuple(say), seen, full)
 
     def paging(self, model: PagedModel, data: Rows) -> Applied:
-        """(A session whose store grew past :data:`engine.browse.BROWSE_FROM` records.) Page
-        the store from ``model`` (over the session's index) from now on, its records read
+        """(A store that grew past :data:`engine.browse.BROWSE_FROM` records.) Page the
+        store from ``model`` (over its index) from now on, its records read
         through ``data``: the held model is let go, and with it what a held sweep keeps
         (its new keys waiting for its removals, the count of what it changed: the index
         holds each verdict as committed)."""

@@ -93,6 +93,7 @@ class Router:
             self.route(self.link.followed(message.followed, self._kept()))
         else:
             self.route(self.link.diffed(message.diff, self._kept()))
+        self.outgrown()
 
     def apply_events(self, events: Iterable[Event]) -> None:
         """Apply engine events to the model and the triage state, then tell the screens."""

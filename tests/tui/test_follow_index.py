@@ -14,9 +14,10 @@ import pytest
 from engine.db import DB
 from engine.store import Store
 from tests.engine.watchkit import WAIT_S, Watched, watched
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, settle, visible_paths
 from tui import link as link_module
 from tui.app import QuarryApp
+from tui.paged import PagedModel
 from tui.poll import StoreDiff
 
 
@@ -103,3 +104,30 @@ async def test_a_store_whose_index_goes_away_is_read_again_and_still_followed(
             (root / "c.txt").write_text("charlie\n")
             await _until(pilot, "the next file", lambda: "c.txt" in _paths(app))
             assert set(_paths(app)) == {"a.txt", "b.txt", "c.txt"}
+
+
+async def test_a_followed_store_that_grows_past_the_threshold_is_paged_and_still_followed(
+    tmp_path: Path, rereads: list[StoreDiff], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``quarry ui --store`` on a store another process grows: held while small, paged from
+    its index once it passes BROWSE_FROM records (lowered here), and followed as before."""
+    with two_files_watched(tmp_path) as (root, w):
+        app = QuarryApp(w.session.store.out)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert not isinstance(app.model, PagedModel)
+            monkeypatch.setattr("engine.browse.BROWSE_FROM", 3)
+            (root / "c.txt").write_text("charlie\n")
+            await _until(pilot, "the store paged", lambda: isinstance(app.model, PagedModel))
+            await settle(pilot)
+            assert app.screen is app.records_screen
+            await _until(pilot, "c.txt shown", lambda: "c.txt" in visible_paths(app))
+            (root / "d.txt").write_text("delta\n")
+            (root / "a.txt").unlink()
+            await _until(
+                pilot,
+                "the new file and the removal",
+                lambda: visible_paths(app) == ["b.txt", "c.txt", "d.txt"],
+            )
+            assert app.model.tab_counts()["all"] == 3
+    assert rereads == []  # every change came from the index
