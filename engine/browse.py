@@ -90,6 +90,19 @@ def browsable(store: Store, at_least: int | None = None, *, cached: bool = True)
     return None
 
 
+def walked(store: Store) -> int:
+    """How many files the sweep another process is making of ``store`` walked
+    (:meth:`engine.db.RecordDB.walked`): the records its index is about to hold, known long
+    before they are read; 0 when no sweep is under way or the store has no index of its own."""
+    with contextlib.suppress(OSError, sqlite3.Error, IndexUnusable):
+        db = RecordDB.open_reader(store.out / DB)
+        try:
+            return db.walked()
+        finally:
+            db.close()
+    return 0
+
+
 class Reads(enum.Enum):
     """What of a record a query reads."""
 

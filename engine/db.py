@@ -647,6 +647,7 @@ class RecordDB:
         self._set("source", ",".join(map(str, source)) if source is not None else None)
         if finished:
             self._set("finished", seq)
+            self.con.execute("DELETE FROM meta WHERE key = 'walked'")
             history.start(self.con, sweep=sweep)
         self.commit()
 
@@ -775,15 +776,24 @@ class RecordDB:
         began = self._meta("began")
         return began if isinstance(began, int) else None
 
-    def sweep_begins(self, started_ns: int) -> None:
-        """A sweep begins at ``started_ns``: kept as :meth:`began` when no row is past
-        :meth:`finished` (with rows of a killed sweep there, its earlier start stays, which
-        holds for both sweeps' rows). Committed at once when no write is in flight, without
-        moving the change counter (no record changed)."""
+    def sweep_begins(self, started_ns: int, files: int = 0) -> None:
+        """A sweep of ``files`` walked files begins at ``started_ns``: kept as :meth:`began`
+        when no row is past :meth:`finished` (with rows of a killed sweep there, its earlier
+        start stays, which holds for both sweeps' rows), and ``files`` as :meth:`walked` until
+        a sweep finishes. Committed at once when no write is in flight, without moving the
+        change counter (no record changed)."""
+        self._set("walked", files)  # (outside a transaction: committed as it is)
         past = self.con.execute("SELECT 1 FROM records WHERE seq > ? LIMIT 1", (self.finished(),))
         if past.fetchone() is not None:
             return
-        self._set("began", started_ns)  # (outside a transaction: committed as it is)
+        self._set("began", started_ns)
+
+    def walked(self) -> int:
+        """How many files the sweep in flight (or a killed one) walked: the records the index
+        is about to hold, long before they are read (a reader in another process pages a
+        first sweep's store by it); 0 when no sweep is under way."""
+        walked = self._meta("walked")
+        return walked if isinstance(walked, int) else 0
 
     def unfinished(self) -> list[Key]:
         """Keys written since the last sweep that finished: a killed sweep's decisions."""

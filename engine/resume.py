@@ -212,13 +212,14 @@ class Ledger:
             Level.INFO,
         )
 
-    def sweep_begins(self, started: float) -> None:
-        """A whole sweep begins (wall clock ``started``): the index keeps when, for the sweep
-        that resumes it if it is killed (:meth:`engine.db.RecordDB.sweep_begins`)."""
+    def sweep_begins(self, started: float, files: int) -> None:
+        """A whole sweep of ``files`` walked files begins (wall clock ``started``): the index
+        keeps when, for the sweep that resumes it if it is killed, and how many files, for
+        its readers (:meth:`engine.db.RecordDB.sweep_begins`)."""
         if self.db is None:
             return
         try:
-            self.db.sweep_begins(int(started * 1e9))
+            self.db.sweep_begins(int(started * 1e9), files)
         except sqlite3.Error as exc:
             self._fail(exc)
 

@@ -887,7 +887,7 @@ class Sweeper:
             keeper = self._keeper
             past = None if resuming is None else resuming.finished
             if resuming is None:
-                self.ledger.sweep_begins(started)
+                self.ledger.sweep_begins(started, sum(map(len, listings)))
             big = len(db) > merge.HOLD_AT_MOST  # (never every record held: a lean run)
             judges: tuple[merge.Judge, merge.Judge | None] = (
                 keeper(prev_ns),
@@ -1065,7 +1065,8 @@ class Sweeper:
         entries = self._entries(only)
         if only is None:  # (a walk kept from the quick sweep, or made ahead, came first)
             started = min(started, self.walk_started)
-            self.ledger.sweep_begins(started)  # (what a merge resuming it, if killed, trusts)
+            # (what a merge resuming it, if killed, trusts)
+            self.ledger.sweep_begins(started, len(entries))
         lean = self._lean(only, force)
         resuming = lean and self._resumes_served()
         if self._serves_resume and not resuming:
@@ -1115,7 +1116,7 @@ class Sweeper:
         started = time.time()
         listings, self._walked = self._walked or self._walk(), None
         started = min(started, self.walk_started)
-        self.ledger.sweep_begins(started)
+        self.ledger.sweep_begins(started, sum(map(len, listings)))
         texts, marks = self._merge_start(listings, started, False)
         keeper = self._keeper(self._prev_started_ns, its_own=True)  # (its errors kept)
         held = self._held_roots_served(listings, db)

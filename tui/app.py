@@ -155,20 +155,22 @@ past :data:`engine.browse.BROWSE_FROM` records."""
 
 def page_if_big(app: QuarryApp) -> None:
     """A store held in full that passed :data:`engine.browse.BROWSE_FROM` records, or whose
-    session's sweep in flight will take it past them (the first sweep of a big share: its
-    walk counts the files long before they are read), is paged from its index from now on,
-    as one that big from the start is, rather than held a row at a time (every sort and
-    filter a pass over them all): a session's own index, or the one a store followed is
-    followed through (another process growing it). Only from the records screen, never
-    taken from under another (asked again later), and once the index holds a record (its
-    commits follow the events)."""
+    sweep in flight will take it past them (the first sweep of a big share: its walk counts
+    the files long before they are read; another process's, from its index), is paged from
+    its index from now on, as one that big from the start is, rather than held a row at a
+    time (every sort and filter a pass over them all): a session's own index, or the one a
+    store followed is followed through (another process growing it). Only from the records
+    screen, never taken from under another (asked again later), and once the index holds a
+    record (its commits follow the events)."""
     model = app.model
-    if model.paged:
+    if model.paged or app.screen is not app.records_screen or app.desk.paused:
         return
     session = app.session is not None
     planned = app.link.progress[1] if session and app.link.progress is not None else 0
     files = max(len(model), planned)
-    if files < browse.BROWSE_FROM or app.screen is not app.records_screen or app.desk.paused:
+    if not session and files < browse.BROWSE_FROM:
+        files = max(files, browse.walked(app.store))  # (another process's sweep)
+    if files < browse.BROWSE_FROM:
         return
     index = browsable(app.store, at_least=1, cached=not session)
     if index is None:

@@ -358,6 +358,31 @@ def test_the_start_a_killed_sweep_is_trusted_from_is_its_own_never_a_later_ones(
         assert db.began() is None
 
 
+def test_the_files_a_sweep_walked_are_told_to_readers_until_a_sweep_finishes(
+    tmp_path: Path,
+) -> None:
+    """A reader in another process learns how many records a first sweep is about to write
+    (its walk) long before they are read; a killed sweep's count stays, a finished sweep
+    clears it."""
+    path = tmp_path / "extract.db"
+    with RecordDB.open_writer(path) as db:
+        db.replace_all([Record("/r", "a", 1, 1, "ok")], None)
+        assert db.walked() == 0
+        db.sweep_begins(100, 5_000)
+        reader = RecordDB.open_reader(path)
+        try:
+            assert reader.walked() == 5_000  # (committed at once: no record written yet)
+            db.put([Record("/r", "b", 1, 1, "ok")])
+            db.commit()  # (then killed)
+            assert reader.walked() == 5_000
+            db.sweep_begins(200, 6_000)  # the sweep that resumes it walked more
+            assert reader.walked() == 6_000
+            db.in_step(None, finished=True)
+            assert reader.walked() == 0 and db.walked() == 0
+        finally:
+            reader.close()
+
+
 _PARTS = st.sampled_from(["a", "b", "a.txt", "a!", "a-b", "a0", "é", "a b"])
 
 

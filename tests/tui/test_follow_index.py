@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.db import DB
+from engine.db import DB, RecordDB
 from engine.store import Store
+from engine.sweep import SweepOptions, sweep
 from tests.engine.watchkit import WAIT_S, Watched, watched
 from tests.tui.conftest import SIZE, settle, visible_paths
 from tui import link as link_module
@@ -85,6 +86,32 @@ async def test_a_watched_store_is_followed_by_its_index_never_read_again(
             assert app.model.tab_counts()["all"] == 2
             assert "store rewritten" in "\n".join(line.text for line in app.triage.activity.lines)
     assert rereads == []  # every change came from the index
+
+
+async def test_a_followed_store_whose_writer_walked_past_the_threshold_is_paged_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``quarry ui --store`` on a store whose first sweep, in another process, walked more
+    files than BROWSE_FROM (lowered here): paged as soon as the writer's index says so,
+    while it still holds few records, never holding a row each until it has them all (a
+    first sweep of a million files held 1.6 GB of rows that way)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    (root / "b.txt").write_text("bravo\n")
+    sweep([root], SweepOptions(no_external=True), lambda _e: None)
+    out = root / ".quarry"
+    monkeypatch.setattr("engine.browse.BROWSE_FROM", 3)
+    app = QuarryApp(out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not isinstance(app.model, PagedModel)  # two records, no sweep under way
+        with RecordDB.open_writer(out / DB) as db:  # another sweep of it walks five files
+            db.sweep_begins(time.time_ns(), 5)
+        await _until(pilot, "the store paged", lambda: isinstance(app.model, PagedModel))
+        await settle(pilot)
+        assert visible_paths(app) == ["a.txt", "b.txt"]
+        assert app.model.tab_counts()["all"] == 2
 
 
 async def test_a_store_whose_index_goes_away_is_read_again_and_still_followed(
