@@ -8,8 +8,11 @@ once its index holds a record, the real ``quarry ui --store NEW`` starts on a 16
 (pyte keeps its screen) and follows it. Every ``--every`` seconds the follower's resident
 memory (VmRSS, and its peak VmHWM) is noted with how many records the sweep's index holds;
 after the sweep ends, the follower is given until its header shows the whole store. Printed:
-the sweep's time, the follower's RSS over the sweep (every sample, then the peak), whether
-it said it pages the store (the notice ``a big store``), and its screen at the end.
+the sweep's time, the follower's RSS and CPU time over the sweep (every sample, then the
+peak), whether it said it pages the store (the notice ``a big store``), and its screen at the
+end. The store is left in ``follow-grow/`` beside the tree; the next invocation deletes it,
+syncs and waits 61 s before it starts (as ``bench_sweep.py`` does: a sweep right after a
+million texts were deleted creates its own more slowly).
 
 The tree is made when missing as ``bench_watch_live.py`` makes it (``--files`` small files
 in folders of a thousand). Not a test: nothing here asserts a time or a size.
@@ -24,7 +27,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -76,46 +78,60 @@ def main() -> None:
         make_tree(args.tree, args.files)
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores; load {os.getloadavg()}")
     print(f"command: {' '.join(sys.argv)}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="follow-grow-", dir=args.tree.parent) as tmp:
-        store = Path(tmp) / "store"
-        began = time.monotonic()
-        writer = subprocess.Popen(
-            [*args.quarry, "sweep", str(args.tree), "--out", str(store)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        while records_in(store) == 0:
-            if writer.poll() is not None:
-                raise SystemExit(f"the sweep ended ({writer.returncode}) before any record")
-            time.sleep(0.2)
-        term = Terminal([*args.quarry, "ui", "--store", str(store)], 160, 50, Path(tmp))
-        pid = term.proc.pid
-        said = False
-        print(f"{'s':>6} {'records':>10} {'RSS MB':>8} {'peak MB':>8}")
-        next_at = time.monotonic()
-        swept_at: float | None = None
-        while True:
-            drain(term, 0.2)
-            said = said or "a big store" in term.text()
-            now = time.monotonic()
-            if now >= next_at:
-                next_at = now + args.every
-                n = records_in(store)
-                rss, peak = status_kb(pid, "VmRSS") / 1024, status_kb(pid, "VmHWM") / 1024
-                print(f"{now - began:6.0f} {n:10,} {rss:8.0f} {peak:8.0f}", flush=True)
-            if swept_at is None and writer.poll() is not None:
-                swept_at = now
-                print(f"sweep ended ({writer.returncode}) after {now - began:.0f} s", flush=True)
-            total = f"{args.files:,}"
-            if swept_at is not None and (total in term.text() or now - swept_at > args.settle):
-                break
-        drain(term, 1.0)
-        peak = status_kb(pid, "VmHWM") / 1024
-        print(f"follower peak RSS {peak:.0f} MB; said it pages the store: {said}")
-        print(term.text())
-        term.proc.terminate()
-        term.proc.wait(10)
-        shutil.rmtree(store, ignore_errors=True)
+    work = args.tree.parent / "follow-grow"
+    if work.exists():  # the last invocation's store: deleted before anything is timed
+        shutil.rmtree(work)
+        os.sync()
+        time.sleep(61)  # (ext4 scans past inodes freed in the last minute: bench_sweep.py)
+    work.mkdir()
+    store = work / "store"
+    began = time.monotonic()
+    writer = subprocess.Popen(
+        [*args.quarry, "sweep", str(args.tree), "--out", str(store)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while records_in(store) == 0:
+        if writer.poll() is not None:
+            raise SystemExit(f"the sweep ended ({writer.returncode}) before any record")
+        time.sleep(0.2)
+    term = Terminal([*args.quarry, "ui", "--store", str(store)], 160, 50, work)
+    pid = term.proc.pid
+    said = False
+    print(f"{'s':>6} {'records':>10} {'RSS MB':>8} {'peak MB':>8} {'CPU s':>6}")
+    next_at = time.monotonic()
+    swept_at: float | None = None
+    while True:
+        drain(term, 0.2)
+        said = said or "a big store" in term.text()
+        now = time.monotonic()
+        if now >= next_at:
+            next_at = now + args.every
+            n = records_in(store)
+            rss, peak = status_kb(pid, "VmRSS") / 1024, status_kb(pid, "VmHWM") / 1024
+            cpu = cpu_s(pid)
+            print(f"{now - began:6.0f} {n:10,} {rss:8.0f} {peak:8.0f} {cpu:6.1f}", flush=True)
+        if swept_at is None and writer.poll() is not None:
+            swept_at = now
+            print(f"sweep ended ({writer.returncode}) after {now - began:.0f} s", flush=True)
+        total = f"{args.files:,}"
+        if swept_at is not None and (total in term.text() or now - swept_at > args.settle):
+            break
+    drain(term, 1.0)
+    peak = status_kb(pid, "VmHWM") / 1024
+    print(
+        f"follower peak RSS {peak:.0f} MB, {cpu_s(pid):.1f} s of CPU; said it pages the"
+        f" store: {said}"
+    )
+    print(term.text())
+    term.proc.terminate()
+    term.proc.wait(10)  # (the store is left for the next invocation to delete)
+
+
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (its own, not its children's)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":
