@@ -15,7 +15,7 @@ worker calls (it only reads the store and the link's point in it).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import islice
@@ -49,8 +49,9 @@ from tui.triage import error_records
 from tui.words import count
 
 FLASHED = 1_024
-"""Records of one batch of events past which a paged store's changed rows are not flashed
-(a mass sweep's: each would be handed an id, a key held for the dashboard's life)."""
+"""Records of one batch of events (or of one poll of a followed index) past which a paged
+store's changed rows are not flashed (a mass sweep's: each would be handed an id, a key held
+for the dashboard's life)."""
 Where = tuple[Stamp | None, Point | None]
 """Where a model stands in a store's history: the file's stamp, the index's point."""
 Severity = Literal["information", "warning", "error"]
@@ -468,7 +469,10 @@ class Link:
         if not (followed.records or followed.removed):  # extract.jsonl caught up with the index
             return Applied(Change(), say)
         self.last_event = time.time()
-        rows = frozenset(self.model.apply(followed.records, followed.removed))
+        written: Sequence[Record] = followed.records
+        if isinstance(self.model, PagedModel) and len(written) > FLASHED:
+            written = ()  # (as a session's mass sweep: no id, and no key kept, for each row)
+        rows = frozenset(self.model.apply(written, followed.removed))
         done = len(followed.records) + len(followed.removed)
         lines = self.triage.activity.extend(
             store_lines(self.summary, done, len(self.model), (self.model.bad_text(),))

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from engine.db import DB, RecordDB
+from engine.records import Record
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from tests.engine.watchkit import WAIT_S, Watched, watched
 from tests.tui.conftest import SIZE, settle, visible_paths
 from tui import link as link_module
 from tui.app import QuarryApp
-from tui.paged import PagedModel
+from tui.paged import PAGE, PagedModel
 from tui.poll import StoreDiff
 
 
@@ -112,6 +113,21 @@ async def test_a_followed_store_whose_writer_walked_past_the_threshold_is_paged_
         await settle(pilot)
         assert visible_paths(app) == ["a.txt", "b.txt"]
         assert app.model.tab_counts()["all"] == 2
+        # the sweep commits a batch of records: counted and paged, none handed an id (a key
+        # held for the dashboard's life) but those drawn
+        monkeypatch.setattr("tui.link.FLASHED", 10)
+        with RecordDB.open_writer(out / DB) as db:
+            db.put([Record(str(root), f"z{i:03}.txt", 5, 1, "unsupported") for i in range(900)])
+            db.commit()
+        await _until(pilot, "the batch counted", lambda: app.model.tab_counts()["all"] == 902)
+        await settle(pilot)
+        model = app.model
+        assert [model.key_of(model.rid_at(i))[1] for i in range(3)] == [
+            "a.txt",
+            "b.txt",
+            "z000.txt",
+        ]
+        assert len(model.keys) <= 2 * PAGE  # (the pages read to draw)
 
 
 async def test_a_store_whose_index_goes_away_is_read_again_and_still_followed(
