@@ -163,14 +163,14 @@ def page_if_big(app: QuarryApp) -> None:
     screen, never taken from under another (asked again later), and once the index holds a
     record (its commits follow the events)."""
     model = app.model
-    if model.paged or app.screen is not app.records_screen or app.desk.paused:
+    if model.paged:
         return
     session = app.session is not None
     planned = app.link.progress[1] if session and app.link.progress is not None else 0
     files = max(len(model), planned)
     if not session and files < browse.BROWSE_FROM:
         files = max(files, browse.walked(app.store))  # (another process's sweep)
-    if files < browse.BROWSE_FROM:
+    if files < browse.BROWSE_FROM or app.screen is not app.records_screen or app.desk.paused:
         return
     index = browsable(app.store, at_least=1, cached=not session)
     if index is None:
