@@ -383,6 +383,37 @@ def test_the_files_a_sweep_walked_are_told_to_readers_until_a_sweep_finishes(
             reader.close()
 
 
+def test_a_real_sweep_tells_its_index_how_many_files_it_walked_while_it_reads_them(
+    tmp_path: Path,
+) -> None:
+    """The count is in the index before the first record is (a follower pages by it), and
+    gone once the sweep has finished."""
+    from engine.events import Event, RecordsChanged
+    from engine.sweep import SweepOptions, sweep
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(5):
+        (root / f"f{i}.txt").write_text(f"file {i}\n")
+    seen: list[int] = []
+
+    def listen(event: Event) -> None:
+        if isinstance(event, RecordsChanged) and not seen:
+            reader = RecordDB.open_reader(root / ".quarry" / "extract.db")
+            try:
+                seen.append(reader.walked())
+            finally:
+                reader.close()
+
+    sweep([root], SweepOptions(no_external=True), listen)
+    assert seen == [5]
+    reader = RecordDB.open_reader(root / ".quarry" / "extract.db")
+    try:
+        assert reader.walked() == 0 and len(reader) == 5
+    finally:
+        reader.close()
+
+
 _PARTS = st.sampled_from(["a", "b", "a.txt", "a!", "a-b", "a0", "é", "a b"])
 
 
