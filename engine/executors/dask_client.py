@@ -10,7 +10,7 @@ in a local read pool under the sweep's bounds, and renames the texts into the sh
 itself.
 
 Who may read: the sweep registers a Dask worker plugin
-(:class:`~engine.executors.dask_worker.QuarryPlugin`) that checks every worker as it joins,
+(:class:`~engine.executors.dask_plugin.QuarryPlugin`) that checks every worker as it joins,
 at the start or mid-sweep, and logs its verdict as a Dask event. Only the workers that passed
 get reads (Dask worker restrictions, ``workers=``); a worker that failed is named once in a
 warning. Among those, a file goes to the workers with most of the tools its kind uses (by its
@@ -33,7 +33,8 @@ Faults, and what becomes of them:
 - the scheduler lost: :class:`~engine.executors.ClusterLost`, which ends the run before
   anything is written.
 
-Importing this module imports dask and distributed; the engine does so only when asked.
+Importing this module does not import dask and distributed (~0.3 s): the connection does,
+in :meth:`DaskExecutor.warm`'s thread, while the engine walks and plans.
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import dask
-import distributed
-
 from engine import worker as _w
 from engine.detect import by_name, name_key
 from engine.errors import MachineFailure
@@ -64,13 +62,12 @@ from engine.executors import dask_worker
 from engine.executors.dask_worker import (
     BatchResult,
     Check,
-    QuarryPlugin,
     WorkerInfo,
     WorkerSettings,
     code_version,
     read_batch,
 )  # fmt: skip
-from engine.executors.spec import ClusterLost, ClusterRefused, ExecutorSpec
+from engine.executors.spec import INSTALL_HINT, ClusterLost, ClusterRefused, ExecutorSpec
 from engine.extract import Outcome, ReadTask, machine_failure
 from engine.isolate import BATCH_BYTES, BATCH_PATH_CHARS
 from engine.mimes import OCTET
@@ -241,7 +238,6 @@ class DaskExecutor:
         workers are checked later, by :meth:`start`, which also raises what this met."""
         if self._client is not None or self._warming is not None:
             return
-        _quiet_logs()
         self._warming = threading.Thread(target=self._connect_early, name="quarry-dask-warm")
         self._warming.daemon = True
         self._warming.start()
@@ -263,6 +259,15 @@ class DaskExecutor:
 
     def _connect(self) -> None:
         where = str(self.spec)
+        try:
+            import dask
+            import distributed
+        except ImportError as exc:  # installed (the factory looked) but broken
+            raise ClusterRefused(
+                f"cannot use the Dask cluster {where}: importing Dask failed ({_why(exc)}); "
+                f"{INSTALL_HINT}"
+            ) from exc
+        _quiet_logs()  # (distributed's import sets its loggers' levels from its config)
         try:
             if self.spec.kind == "dask-local":
                 # Nanny-started workers are daemonic by default, and multiprocessing gives a
@@ -310,6 +315,8 @@ class DaskExecutor:
         check = Check(
             self.settings, tuple(_spread(sample)), self._token, code_version(), self._topic
         )
+        from engine.executors.dask_plugin import QuarryPlugin  # imports distributed: done
+
         self._client.register_plugin(QuarryPlugin(check), name=self.settings.plugin)
         # The verdicts travel as events, apart from the registration's answer: wait for each.
         end = time.monotonic() + CHECK_TIMEOUT_S
@@ -669,8 +676,10 @@ class DaskExecutor:
         elif fut.status == "cancelled":
             raise self._lost()
         else:
+            from distributed import KilledWorker  # (imported by the connection)
+
             exc = fut.exception()
-            if isinstance(exc, distributed.KilledWorker):
+            if isinstance(exc, KilledWorker):
                 if len(jobs) > 1:
                     self._singles.extend(jobs)  # again one by one: only the culprit is blamed
                 else:

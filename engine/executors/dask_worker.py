@@ -7,12 +7,13 @@ under the same wall time and address-space bounds, with the same verdicts (``err
 ``error/memory``, ``error/crashed``) and culprit-only blame. A segfaulting reader costs a read
 child, never the Dask worker.
 
-:class:`QuarryPlugin` is the sweep's Dask worker plugin (``distributed.WorkerPlugin``). Dask
-runs its ``setup`` on every worker of the cluster when the sweep starts and on every worker
-that joins later, and its ``teardown`` when the sweep ends (or the worker closes). ``setup``
-checks the worker (:func:`examine`: it sees the roots and the store, runs the engine's
-textquarry, and which tools it has) and logs the verdict as a Dask event the engine reads;
-the plugin owns the worker's read pools, and ``teardown`` closes them, whichever thread asks.
+:class:`~engine.executors.dask_plugin.QuarryPlugin` is the sweep's Dask worker plugin
+(``distributed.WorkerPlugin``). Dask runs its ``setup`` on every worker of the cluster when the
+sweep starts and on every worker that joins later, and its ``teardown`` when the sweep ends (or
+the worker closes). ``setup`` checks the worker (:func:`examine`: it sees the roots and the
+store, runs the engine's textquarry, and which tools it has) and logs the verdict as a Dask
+event the engine reads; the plugin owns the worker's read pools, and ``teardown`` closes them,
+whichever thread asks.
 
 What differs from a local read:
 
@@ -26,13 +27,14 @@ What differs from a local read:
   durable before it answers: the engine's own sync covers only its own machine. The Outcome
   names the final path.
 
-Importing this module imports distributed (for the plugin's base class); the functions and
-classes are pickled by reference, so every worker needs the same textquarry installed.
+This module does not import distributed (the plugin's module does, for its base class): the
+engine imports it before it connects, and distributed's own import (~0.3 s) then overlaps the
+walk. The functions and classes are pickled by reference, so every worker needs the same
+textquarry installed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import multiprocessing
@@ -42,9 +44,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any
-
-import distributed
+from typing import Any, Protocol, runtime_checkable
 
 from engine import __version__, procs
 from engine.extract import Outcome, ReadTask, machine_failure
@@ -159,6 +159,21 @@ class BatchResult:
     not size later tasks by it."""
 
 
+@runtime_checkable
+class Owner(Protocol):
+    """What a task asks of the sweep's plugin on its worker
+    (:class:`~engine.executors.dask_plugin.QuarryPlugin`, which imports distributed)."""
+
+    pools: Pools
+
+    @property
+    def address(self) -> str:
+        """The worker's Dask address."""
+
+    def refuse(self, problem: str) -> None:
+        """Tell the engine this worker must get no more reads."""
+
+
 class Pools:
     """A read pool per Dask worker thread (a thread runs one task at a time), closable from
     any thread: Dask runs a plugin's teardown on its event loop, not on the task threads."""
@@ -205,7 +220,7 @@ class Pools:
 
 
 _plugins_lock = threading.Lock()
-_plugins: set[QuarryPlugin] = set()
+_plugins: set[object] = set()
 """The plugins set up in this worker process: the last one to go stops the forkserver."""
 _loose = Pools()
 """The pools of reads run outside a plugin (a direct call, as the unit tests make)."""
@@ -213,61 +228,19 @@ _tools_lock = threading.Lock()
 _tools: dict[tuple[bool, tuple[str, ...]], tuple[float, ToolSet]] = {}
 
 
-class QuarryPlugin(distributed.WorkerPlugin):
-    """The sweep's Dask worker plugin: checks each worker as it joins; owns its read pools.
+def enlist(plugin: object) -> None:
+    """Count a sweep's plugin set up in this worker process (it owns read pools)."""
+    with _plugins_lock:
+        _plugins.add(plugin)
 
-    Registered under a name of the sweep's own, so two sweeps on one cluster keep apart.
-    """
 
-    def __init__(self, check: Check) -> None:
-        self.check = check
-        self.info: WorkerInfo | None = None
-        self.pools = Pools()
-        self._worker: Any = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"check": self.check}  # the pools and the worker stay where they are
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["check"])  # type: ignore[misc]
-
-    async def setup(self, worker: Any) -> None:
-        """Check the worker (off its event loop: discovery runs tools) and say how it went."""
-        self._worker = worker
-        with _plugins_lock:
-            _plugins.add(self)
-        try:
-            info = await asyncio.get_running_loop().run_in_executor(None, examine, self.check)
-        except Exception as exc:  # a setup that raises fails the whole registration
-            why = f"its check failed: {type(exc).__name__}: {exc}"[:300]
-            info = WorkerInfo(socket.gethostname(), os.getpid(), ToolSet(), (), False, why)
-        self.info = replace(info, address=str(worker.address))
-        worker.log_event(self.check.topic, self.info.message())
-
-    async def teardown(self, worker: Any) -> None:
-        """Close the read pools (a pool waits up to a second for its children: off the loop)."""
-        await asyncio.get_running_loop().run_in_executor(None, self._close)
-
-    def _close(self) -> None:
-        self.pools.close()
-        with _plugins_lock:
-            _plugins.discard(self)
-            last = not _plugins and not len(_loose)
-        if last:
-            _stop_forkserver()
-
-    @property
-    def address(self) -> str:
-        """The Dask address of the worker it runs on ("" before setup)."""
-        return str(self._worker.address) if self._worker is not None else ""
-
-    def refuse(self, problem: str) -> None:
-        """This worker failed a read the check could not foresee (a file it cannot see):
-        tell the engine, which sends it no more reads."""
-        if self.info is None or self.info.problem is not None or self._worker is None:
-            return
-        self.info = replace(self.info, problem=problem)
-        self._worker.log_event(self.check.topic, self.info.message())
+def dismiss(plugin: object) -> None:
+    """A plugin's pools are closed: the last one to go stops the read forkserver."""
+    with _plugins_lock:
+        _plugins.discard(plugin)
+        last = not _plugins and not len(_loose)
+    if last:
+        _stop_forkserver()
 
 
 def code_version() -> str:
@@ -283,11 +256,11 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
 
     A file this worker cannot see (its share not mounted here) is the machine's failure,
     never the file's; the batch names it in ``unseen`` and the engine reads it elsewhere, and
-    the worker is refused further reads (:meth:`QuarryPlugin.refuse`).
+    the worker is refused further reads (``QuarryPlugin.refuse``).
     """
     began = time.monotonic()
     _allow_children()
-    plugin = _plugin(settings.plugin)
+    plugin = _plugin(settings.plugin) if settings.plugin else None
     pools = plugin.pools if plugin is not None else _loose
     tools = worker_tools(settings)
     out: list[Outcome | None] = [None] * len(tasks)
@@ -322,16 +295,16 @@ def read_batch(tasks: list[ReadTask], settings: WorkerSettings) -> BatchResult:
     return BatchResult(outcomes, worker, tools, took, tuple(unseen), warm)
 
 
-def _plugin(name: str) -> QuarryPlugin | None:
+def _plugin(name: str) -> Owner | None:
     """The sweep's plugin on this Dask worker (None: not in a worker, or not registered)."""
-    if not name:
-        return None
+    import distributed  # (loaded already in a worker)
+
     try:
         worker = distributed.get_worker()
     except ValueError:
         return None
     plugin = worker.plugins.get(name)
-    return plugin if isinstance(plugin, QuarryPlugin) else None
+    return plugin if isinstance(plugin, Owner) else None
 
 
 def _sync(store_dir: str) -> None:

@@ -6,7 +6,7 @@ package that imports it).
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 import re
 from dataclasses import dataclass
@@ -76,12 +76,18 @@ def parse_executor(text: str) -> ExecutorSpec:
 
 
 def require_dask() -> None:
-    """Import dask and distributed, or say how to install them (a UsageError)."""
+    """Say how to install dask and distributed when either is missing (a UsageError).
+
+    Looks them up without importing them: the executor imports them as it connects, in a
+    thread, beside the walk (an install that is there but broken is refused then).
+    """
     for name in ("dask", "distributed"):
         try:
-            importlib.import_module(name)
-        except ImportError as exc:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a parent package broken, or no spec
+            found = False
+        if not found:
             raise UsageError(
                 f"the Dask executor needs the {name} package, which is not installed: "
                 f"{INSTALL_HINT}"
-            ) from exc
+            )

@@ -88,6 +88,47 @@ def test_without_dask_the_executor_says_how_to_install_it(sample: Path, tmp_path
     assert not (sample / ".quarry" / "extract.jsonl").exists()
 
 
+def test_a_dask_install_that_cannot_import_is_refused_in_one_line(
+    sample: Path, tmp_path: Path
+) -> None:
+    # Found (the factory only looks the packages up) but broken: the import, in the thread
+    # that connects, fails, and the sweep is refused as a cluster that cannot be reached is.
+    fake = tmp_path / "site" / "distributed"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no module named tornado')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), os.getcwd()])}
+    out = subprocess.run(
+        [sys.executable, "-m", "engine", "sweep", str(sample), "--out", str(tmp_path / "s"),
+         "-q", "--executor", "dask-local:2"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1] == (
+        "quarry: cannot use the Dask cluster dask-local:2: importing Dask failed "
+        "(no module named tornado); pip install 'textquarry[dask]'"
+    )
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "s" / "extract.jsonl").exists()
+
+
+def test_the_dask_executor_is_made_without_importing_dask(tmp_path: Path) -> None:
+    # distributed's import (~0.3 s) runs in the thread that connects, beside the walk: the
+    # executor, its settings and the worker's functions are there before it.
+    code = (
+        "import sys\n"
+        "from engine.executors import dask_factory, parse_executor\n"
+        "from engine.executors import dask_client, dask_worker\n"
+        "from engine.limits import DEFAULT_LIMITS\n"
+        "made = dask_factory(parse_executor('dask-local:2'))(DEFAULT_LIMITS, 2)\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
+        "print(type(made).__name__, loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "DaskExecutor []"
+
+
 def test_a_dask_local_sweep_prints_the_dashboard_and_writes_the_local_store(
     sample: Path, tmp_path: Path
 ) -> None:
