@@ -606,7 +606,11 @@ def _scrambled(tokens: list[str], masks: dict[str, int], union: int) -> float:
         return 0.0  # too few to reach the bar: the anagram table is not needed
     codes = MODELS.codes
     tables = [MODELS.anagrams(codes[i]) for i in range(len(codes)) if union >> i & 1]
-    found = sum(1 for t in uncommon if any(inner_key(t) in table for table in tables))
+    found = 0
+    for word, n in Counter(uncommon).items():  # each word's key once, not once per table
+        key = inner_key(word)
+        if any(key in table for table in tables):
+            found += n
     return found / len(tokens) if found >= MIN_HITS else 0.0
 
 
