@@ -171,7 +171,9 @@ CREATE TRIGGER counts_out AFTER DELETE ON records BEGIN
   UPDATE counts SET n = n - 1 WHERE status = old.status
     AND reason = coalesce(old.reason, '') AND quality = coalesce(old.quality, '');
 END;
-CREATE TRIGGER counts_change AFTER UPDATE OF status, reason, quality ON records BEGIN
+CREATE TRIGGER counts_change AFTER UPDATE OF status, reason, quality ON records
+  WHEN old.status IS NOT new.status OR old.reason IS NOT new.reason
+    OR old.quality IS NOT new.quality BEGIN
   UPDATE counts SET n = n - 1 WHERE status = old.status
     AND reason = coalesce(old.reason, '') AND quality = coalesce(old.quality, '');
   INSERT INTO counts VALUES (new.status, coalesce(new.reason, ''), coalesce(new.quality, ''), 1)
@@ -194,6 +196,23 @@ _UPSERT = (
     " line = excluded.line"
 )
 _INSERT = f"INSERT INTO records ({_COLUMNS}) VALUES ({_MARKS})"
+_OLD_COUNTS_CHANGE = "ON records BEGIN"
+"""How the ``counts_change`` trigger of an index made before session 35 begins: with no
+``WHEN``, it took a count down and up again for every row an upsert rewrote, its verdict the
+same (a fifth of a re-sweep's writes). Replaced at the index's next writer."""
+_KEPT = (
+    "UPDATE records SET reused = 1, seq = ?, line = ? WHERE root = ? AND path = ?"
+    " AND status IS ? AND reason IS ? AND quality IS ? AND mime IS ? AND extractor IS ?"
+    " AND size IS ? AND mtime_ns IS ? AND chars IS ? AND ms IS ? AND sha256 IS ?"
+    " AND pages IS ? AND error IS ? AND why IS ? AND needs IS ? AND signal IS ?"
+)
+"""A kept record's row (see :meth:`RecordDB.put`): only ``reused``, the counter and the line
+written, where every other column is the row's already."""
+
+
+def _kept_params(row: tuple[object, ...]) -> tuple[object, ...]:
+    """The parameters of :data:`_KEPT` for a row of :func:`row_of`."""
+    return (row[18], row[19], *row[:13], *row[14:18])
 
 
 def _counting(
@@ -375,6 +394,7 @@ class RecordDB:
                 # then sorted in a temporary B-tree), and it cost a fifth of each upsert: an
                 # index of before goes.
                 con.execute("DROP INDEX IF EXISTS by_status")
+                _mend_counts(con)
         except (sqlite3.Error, IndexUnusable) as exc:
             con.close()
             raise IndexUnusable(f"{path.name}: {exc}") from exc
@@ -424,18 +444,29 @@ class RecordDB:
         return self._seq
 
     def put(self, records: Iterable[Record]) -> None:
-        """Write ``records`` (replacing those of the same keys) in the transaction in flight."""
+        """Write ``records`` (replacing those of the same keys) in the transaction in flight.
+
+        A record a sweep kept (``reused``: its file unchanged) differs from its row only by
+        that flag, the counter and the line: its row is updated in those three columns, not
+        upserted whole, when every other column is as the record has it (no count, text or
+        sort B-tree touched, and not counted towards :data:`UNSORTED_PAST`: the first
+        re-sweep of a million unchanged files wrote its index in 66 s against 185 s, which
+        dropped and rebuilt the sort B-trees; ``tests/bench/bench_kept_rows.py``). Any other
+        row, or a batch where that does not hold for each kept record, is upserted (which
+        writes the same values over a row updated so)."""
         seq = self._begin()
         records = records if isinstance(records, Sequence) else list(records)
         rows = [row_of(r, seq) for r in records]
         after = history.last_row(self.con) if self.aside else 0
-        self._upserted += len(rows)
+        upsert = self._keep_rows(rows)
+        self._upserted += len(upsert)
         if self._upserted > UNSORTED_PAST and not self._unsorted:
             if self._drop_at is None:
                 self._drop_at = max(UNSORTED_PAST, len(self) // 16)
             if self._upserted > self._drop_at:
                 self._drop_sorted()
-        self.con.executemany(_UPSERT, rows)
+        if upsert:
+            self.con.executemany(_UPSERT, upsert)
         if self.aside:  # the records these replace had the texts set aside
             history.name_new(self.con, after, self.aside)
         if self.companion is not None:
@@ -445,6 +476,18 @@ class RecordDB:
             self.con.executemany(
                 "DELETE FROM gone WHERE root = ? AND path = ?", [(r[0], r[1]) for r in rows]
             )
+
+    def _keep_rows(self, rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        """Write the kept records' rows of ``rows`` as :data:`_KEPT` updates them; the rows
+        left to upsert (all of them when a kept row's update found no row of its fields, or
+        a key comes twice: then the batch's order decides, as upserts keep it)."""
+        kept = [row for row in rows if row[13]]
+        if not kept or len({(row[0], row[1]) for row in rows}) < len(rows):
+            return rows
+        done = self.con.executemany(_KEPT, [_kept_params(row) for row in kept]).rowcount
+        if done != len(kept):
+            return rows
+        return [row for row in rows if not row[13]] if len(kept) < len(rows) else []
 
     def set_aside(self, sha256: str, text: str) -> None:
         """The stored text of ``sha256`` is about to be replaced by another, its old one kept
@@ -572,6 +615,11 @@ class RecordDB:
                 self.con.set_progress_handler(None, 0)
         self._unsorted = False
         return tuple(built)
+
+    @property
+    def upserted(self) -> int:
+        """Rows the run in flight upserted (a kept record's narrow update is not one)."""
+        return self._upserted
 
     @property
     def dropped_sorted(self) -> bool:
@@ -1078,6 +1126,19 @@ def follow(path: Path, jsonl: Path, since: Point) -> Changes | None:
         return None
     finally:
         db.close()
+
+
+def _mend_counts(con: sqlite3.Connection) -> None:
+    """Replace an index's ``counts_change`` trigger of before session 35
+    (:data:`_OLD_COUNTS_CHANGE`) with today's, in one transaction; the counts are right under
+    either, and nothing else changes."""
+    row = con.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'counts_change'"
+    ).fetchone()
+    if row is None or _OLD_COUNTS_CHANGE not in (row[0] or ""):
+        return
+    (change,) = [ddl for ddl in _TRIGGERS.split("END;") if "counts_change" in ddl]
+    con.executescript(f"BEGIN IMMEDIATE;DROP TRIGGER counts_change;{change}END;COMMIT;")
 
 
 def _connect(path: Path, *, writer: bool) -> sqlite3.Connection:

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.db import (
@@ -23,6 +23,7 @@ from engine.db import (
     standing,
 )
 from engine.jsonl import line_of
+from engine.quality import Quality
 from engine.records import Record
 from engine.store import atomic_write, read_jsonl
 
@@ -437,3 +438,126 @@ def test_the_records_under_a_folder_and_the_roots_are_what_the_records_say(
         for root in roots:
             want = sum(1 for p in paths if not rel or p == rel or p.startswith(rel + "/"))
             assert db.count_under(root, rel) == want
+
+
+_verdicts = st.none() | st.sampled_from([Quality("ok"), Quality("suspect"), Quality("garbled")])
+_kept_steps = st.lists(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.booleans(), _records, _verdicts, st.booleans()),
+        max_size=8,
+    ),
+    min_size=1,
+    max_size=5,
+)
+"""Batches of (key number, keep it?, a record, a verdict, reused?): a kept record is the one
+committed under that key before the batch, flagged ``reused`` (a sweep's kept file; after
+another record of its key in the same batch, the older one comes back); any other is the
+record given under that key, with that verdict, flagged as drawn (a ``reused`` record whose
+fields are not the row's included). A key may come twice in a batch."""
+
+
+_A = Record(root="/r", path="k0", size=1, mtime_ns=1, status="ok")
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_kept_steps)
+@example(  # a record changed, then its row kept, in one batch: the kept one is the last word
+    [
+        [(0, False, _A, None, False)],
+        [(0, False, _A.evolve(status="error"), None, False), (0, True, _A, None, False)],
+    ]
+)
+def test_kept_records_written_narrowly_leave_the_rows_and_counts_an_upsert_would(
+    tmp_path: Path, steps: list[list[tuple[int, bool, Record, Quality | None, bool]]]
+) -> None:
+    """A kept record's row is updated in three columns, not upserted whole; whatever the mix
+    in a batch (kept records, changed ones, records flagged ``reused`` whose fields the row
+    does not have, a key twice), the rows, lines and counts are the ones the batches' records
+    give in order."""
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "extract.db"
+    held: dict[str, Record] = {}
+    with RecordDB.open_writer(path) as db:
+        for batch in steps:
+            records, committed = [], dict(held)
+            for n, keep, drawn, verdict, reused in batch:
+                key = f"k{n}"
+                if keep and key in committed:  # (its row as the batch begins)
+                    record = committed[key].evolve(reused=True)
+                else:
+                    record = drawn.evolve(root="/r", path=key, quality=verdict, reused=reused)
+                records.append(record)
+                held[key] = record
+            db.put(records)
+            db.commit()
+        expected = sorted(held.values(), key=lambda r: r.key)
+        assert list(db.lines()) == [line_of(r) for r in expected]
+        assert _read_back(db) == expected
+        counted = Counter(
+            (r.status, r.reason or "", r.quality.verdict if r.quality else "") for r in expected
+        )
+        assert db.counts() == {k: n for k, n in counted.items() if n}
+        rows = db.con.execute("SELECT path, reused FROM records ORDER BY path").fetchall()
+        assert rows == [(r.path.encode(), 1 if r.reused else 0) for r in expected]
+
+
+def test_a_batch_of_kept_records_is_three_columns_updated_not_an_upsert(tmp_path: Path) -> None:
+    """The first re-sweep of an unchanged folder keeps every record: each row is updated in
+    ``reused``, the counter and the line (no count, text or sort B-tree touched), and the
+    sweep's upserts, which decide when the sort B-trees are dropped, do not count them."""
+    records = [
+        Record(root="/r", path=f"f{i}.txt", size=i, mtime_ns=i, status="ok", sha256=f"{i:064x}")
+        for i in range(50)
+    ]
+    statements: list[str] = []
+    with RecordDB.open_writer(tmp_path / "extract.db") as db:
+        db.put(records)
+        db.commit()
+        db.run_ended()
+        db.con.set_trace_callback(statements.append)
+        db.put([r.evolve(reused=True) for r in records])
+        db.con.set_trace_callback(None)
+        db.commit()
+        assert db.upserted == 0
+        assert not [s for s in statements if s.lstrip().upper().startswith("INSERT")]
+        assert [s for s in statements if s.startswith("UPDATE records SET reused = 1")]
+        assert all(b'"reused":true' in line for line in db.lines())
+        assert db.counts() == {("ok", "", ""): 50}
+
+
+def test_an_index_with_the_old_counting_trigger_has_it_replaced_by_its_next_writer(
+    tmp_path: Path,
+) -> None:
+    """The ``counts_change`` trigger of an index made before session 35 (no ``WHEN``: a count
+    taken down and up again for every row rewritten) is replaced when a writer opens it, the
+    counts right under both; a reader leaves it as it is."""
+    path = tmp_path / "extract.db"
+    ok = Record(root="/r", path="a.txt", size=1, mtime_ns=1, status="ok")
+    with RecordDB.open_writer(path) as db:
+        db.put([ok, ok.evolve(path="b.txt")])
+        db.commit()
+
+    def trigger() -> str:
+        with sqlite3.connect(path) as con:
+            (sql,) = con.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'counts_change'"
+            ).fetchone()
+            return str(sql)
+
+    assert "WHEN" in trigger()
+    with sqlite3.connect(path) as con:  # the trigger as the versions before this one made it
+        con.executescript(
+            "DROP TRIGGER counts_change;"
+            "CREATE TRIGGER counts_change AFTER UPDATE OF status, reason, quality ON records BEGIN"
+            "  UPDATE counts SET n = n - 1 WHERE status = old.status"
+            "    AND reason = coalesce(old.reason, '') AND quality = coalesce(old.quality, '');"
+            "  INSERT INTO counts VALUES (new.status, coalesce(new.reason, ''),"
+            "    coalesce(new.quality, ''), 1) ON CONFLICT DO UPDATE SET n = n + 1;"
+            "END;"
+        )
+    RecordDB.open_reader(path).close()
+    assert "WHEN" not in trigger()
+    with RecordDB.open_writer(path) as db:
+        db.put([ok.evolve(status="error", reason="corrupt")])
+        db.commit()
+        assert db.counts() == {("ok", "", ""): 1, ("error", "corrupt", ""): 1}
+    assert "WHEN" in trigger()
