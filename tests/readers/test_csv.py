@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import time
 from pathlib import Path
 
 import pytest
@@ -109,12 +108,10 @@ def test_endless_line_is_a_named_limit(tmp_path: Path, monkeypatch: pytest.Monke
         read(tmp_path, b"x," * 5000, limits=limits)
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(300)  # a bound on a blow-up (a quadratic pass: hours), never a speed
 def test_many_columns_are_linear(tmp_path: Path) -> None:
-    start = time.monotonic()
     text, _ = read(tmp_path, b",".join(b"c" for _ in range(1_000_000)) + b"\n")
     assert text.count("\t") == 999_999
-    assert time.monotonic() - start < 10
 
 
 def test_crlf_split_across_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
