@@ -216,3 +216,18 @@ async def test_the_header_takes_an_update_while_its_parts_are_gone(store: Store)
         app.records_screen.refresh_header()
         await pilot.pause()
     assert app.return_code in (None, 0)
+
+
+async def test_a_cursor_moved_as_the_app_leaves_draws_nothing(store: Store) -> None:
+    """A highlight's detail is drawn after the next frame; by then a leaving app may have
+    removed the screen's widgets, last composed first: the late callback does nothing."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.records_screen
+        await pilot.press("down")
+        for gone in ("#match", "#detail"):
+            await screen.query_one(gone).remove()
+            screen._shown_rid = -1  # (the detail not drawn yet for the row highlighted)
+            screen._show_latest_detail()  # raised NoMatches at app exit before
+        assert not screen.query("#match") and not screen.query(DetailPane)
