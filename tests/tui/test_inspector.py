@@ -85,3 +85,17 @@ async def test_wrap_toggle_and_long_lines_capped(store: Store) -> None:
         after = screen_lines(view)
         assert after != before and after[3].split()[:3] == ["4", "A", "very"]
         assert after[4][: view.number_width].strip() == ""  # a continuation row has no line number
+
+
+async def test_a_match_shown_as_the_app_leaves_draws_nothing(store: Store) -> None:
+    """A match is gone to after the next frame; by then a leaving app may have removed the
+    screen's widgets, last composed first: the late callback does nothing."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_path(pilot, "office/deck.pptx")
+        screen.search("s")
+        await settle(pilot)
+        for gone in ("#status", "#text"):
+            await screen.query_one(gone).remove()
+            screen._show_match(1)  # raised NoMatches at app exit before
+        assert not screen.query(TextView)

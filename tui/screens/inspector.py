@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -218,11 +219,16 @@ class InspectorScreen(FullScreen):
         self._show_match(current)
 
     def _show_match(self, index: int) -> None:
-        line = self.view.matches[index][0]
-        self.view.go_to_line(line, center=True)
-        if self.view.doc.pages:
-            self.page = self.view.doc.page_of(line)
-        self.update_status()
+        try:
+            line = self.view.matches[index][0]
+            self.view.go_to_line(line, center=True)
+            if self.view.doc.pages:
+                self.page = self.view.doc.page_of(line)
+            self.update_status()
+        except NoMatches:
+            # queued behind a frame: by then a leaving app may have removed this screen's
+            # widgets, last composed first (as the records screen's detail, seen in CI)
+            return
 
     def action_toggle_wrap(self) -> None:
         """Wrap long lines, or not."""
