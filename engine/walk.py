@@ -237,15 +237,23 @@ class Ignorer:
 
     def specs_for(self, rel_dir: str) -> Specs:
         """The rules of every ``.quarryignore`` from the root down to ``rel_dir``."""
-        if rel_dir not in self._in_dir:
-            parts = rel_dir.split("/") if rel_dir else []
-            found = []
-            for depth in range(len(parts) + 1):
-                base = "/".join(parts[:depth])
-                spec = self._spec(base)
-                if spec is not None:
-                    found.append((len(base) + 1 if base else 0, spec))
-            self._in_dir[rel_dir] = tuple(found)
+        known = self._in_dir.get(rel_dir)
+        if known is not None:
+            return known
+        # A folder's rules are its parent's and its own: up to the nearest folder known (the
+        # walk met the parent just before), then down again. Each folder's rules rebuilt from
+        # the root made a tree 1,500 folders deep take 16 s to walk (its depth cubed).
+        chain = [rel_dir]
+        while chain[-1]:
+            parent = chain[-1].rpartition("/")[0]
+            if parent in self._in_dir:
+                break
+            chain.append(parent)
+        for folder in reversed(chain):
+            above = self._in_dir.get(folder.rpartition("/")[0], ()) if folder else ()
+            spec = self._spec(folder)
+            cut = len(folder) + 1 if folder else 0
+            self._in_dir[folder] = above if spec is None else (*above, (cut, spec))
         return self._in_dir[rel_dir]
 
     def ignored_in(self, rel: str, name: str, is_dir: bool, specs: Specs) -> bool:

@@ -27,6 +27,7 @@ from engine.walk import (
     STORE_MARKER,
     WITH_DEFAULTS,
     FileRules,
+    Ignorer,
     WalkRules,
     _literal_ends,
     default_rule,
@@ -378,3 +379,29 @@ def test_a_file_dated_past_64_bits_is_swept_and_swept_again(tmp_path: Path, ns: 
         assert Store(out).read_text(records["odd.txt"].sha256 or "") == text
         assert records["link.txt"].mtime_ns == records["odd.txt"].mtime_ns
         assert records["calm.txt"].status == "ok" and result.summary.files == 3
+
+
+def test_a_folders_rules_are_its_parents_and_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each folder's ignore file is looked for once, however deep it lies: its rules are its
+    parent's and its own (each rebuilt from the root, a tree 1,500 folders deep took 16 s to
+    walk), and the rules still reach every folder below them."""
+    depth = 60
+    deepest = tmp_path.joinpath(*(["d"] * depth))
+    deepest.mkdir(parents=True)
+    (tmp_path / IGNORE_FILE).write_text("*.log\n")
+    (tmp_path / "d" / "d" / IGNORE_FILE).write_text("skip.txt\n")
+    for name in ("keep.txt", "skip.txt", "x.log"):
+        (deepest / name).write_text(name)
+    (tmp_path / "d" / "skip.txt").write_text("above the rule: kept")
+    asked: list[str] = []
+    spec = Ignorer._spec
+    monkeypatch.setattr(Ignorer, "_spec", lambda self, rel: asked.append(rel) or spec(self, rel))
+    found = walk(tmp_path, WalkRules())
+    assert found.paths == ["/".join(["d"] * depth) + "/keep.txt", "d/skip.txt"]
+    assert len(asked) == depth + 1 and len(set(asked)) == depth + 1
+    ignorer = Ignorer(tmp_path, WalkRules())  # asked from below, nothing known yet
+    assert ignorer.ignored("/".join(["d"] * depth) + "/skip.txt", False)
+    assert not ignorer.ignored("d/skip.txt", False)
+    assert [cut for cut, _ in ignorer.specs_for("d/d/d")] == [0, 4]
