@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from engine.records import Member, Record
-from tui.widgets.panels import MEMBERS_SHOWN, describe
+from tui.widgets.panels import MEMBERS_SHOWN, PATH_SHOWN, describe
 
 
 def _plain(markup: str) -> str:
@@ -56,3 +56,18 @@ def test_the_dashboards_line_reader_keeps_members_and_drops_odd_ones() -> None:
     assert Record.from_json(orjson.dumps(odd)).members == (Member("ok.txt", "ok", chars=2),)
     odd["members"] = {"not": "a list"}
     assert Record.from_json(orjson.dumps(odd)).members == ()
+
+
+def test_a_path_thousands_of_folders_deep_leaves_its_verdict_in_sight() -> None:
+    """A received tree 2,000 folders deep: the pane shows the path's start and its file
+    name, cut to PATH_SHOWN characters, and the verdict a few lines below; a path as long as
+    a Windows share allows is shown whole."""
+    deep = "/".join(["d"] * 2000) + "/bottom.txt"
+    record = Record("/r", deep, 1, 1, "skipped", reason="unreadable", error="name too long")
+    lines = _plain(describe(record, set())).split("\n")
+    assert len(lines[0]) == PATH_SHOWN and lines[0].endswith("…/bottom.txt")
+    assert lines[0].startswith("d/d/d/") and lines[3] == "skipped / unreadable"
+    whole = "share/" + "x" * 250 + "/report.pdf"
+    assert _plain(describe(Record("/r", whole, 1, 1, "ok"), set())).startswith(whole + "\n")
+    root = "/" + "r/" * 1000 + "root"
+    assert len(_plain(describe(Record(root, "a.txt", 1, 1, "ok"), set())).split("\n")[1]) < 330

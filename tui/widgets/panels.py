@@ -18,7 +18,7 @@ from engine.names import shown
 from engine.quality import Quality
 from engine.records import STATUSES, Record, read_with_words
 from engine.tools import KNOWN_TOOLS
-from tui.widgets.record_table import human_size
+from tui.widgets.record_table import fit_path, human_size
 from tui.words import escape
 
 STATUS_COLOURS = {
@@ -183,13 +183,19 @@ def quality_lines(q: Quality) -> list[str]:
     return lines
 
 
+PATH_SHOWN = 320
+"""Characters of a path (and of its root) the detail pane shows: a Windows share's longest
+whole (260), a received tree thousands of folders deep cut in its folders (``a/b…/name``),
+so that its verdict is not a hundred lines below (the whole path: ``quarry show``)."""
+
+
 def describe(record: Record, tools_missing: set[str]) -> str:
     """Every field of ``record`` as markup for the detail pane."""
     colour = STATUS_COLOURS.get(record.status, "$text")
     verdict = record.status + (f" / {record.reason}" if record.reason else "")
     lines = [
-        f"[b]{escape(shown(record.path))}[/b]",
-        f"[dim]in {escape(shown(record.root))}[/dim]",
+        f"[b]{escape(fit_path(shown(record.path), PATH_SHOWN))}[/b]",
+        f"[dim]in {escape(fit_path(shown(record.root), PATH_SHOWN))}[/dim]",
         "",
         f"[{colour}][b]{escape(verdict)}[/b][/]",
     ]
