@@ -36,11 +36,11 @@ def test_groups_files_a_diff_and_back_to_the_same_row(tmp_path: Path, cols: int,
         term.press("enter")  # into "text changed": a.txt and b.txt
         term.wait_for(r"(?s)text changed: 2 files.*a\.txt +similarity.*b\.txt +similarity")
         term.wait_for(lambda _t: background(term, "a.txt") != background(term, "b.txt"))
-        cursor, plain = background(term, "a.txt"), background(term, "b.txt")  # the first row's
+        plain = background(term, "b.txt")  # a row without the cursor
+        # (the cursor's own colour is not kept: a table drawn a frame before it has the
+        # focus draws it blurred, and the test would wait for a colour never drawn again)
         term.press("down")
-        term.wait_for(
-            lambda _t: (background(term, "a.txt"), background(term, "b.txt")) == (plain, cursor)
-        )
+        term.wait_for(lambda _t: background(term, "a.txt") == plain != background(term, "b.txt"))
         term.press("enter")  # b.txt's texts
         text = term.wait_for("three four")
         if cols >= 160:  # side by side: both lines on one screen line
@@ -53,9 +53,7 @@ def test_groups_files_a_diff_and_back_to_the_same_row(tmp_path: Path, cols: int,
         term.wait_for("three four")
         term.press("escape")  # back to the files, b.txt still the highlighted row
         term.wait_for(lambda t: "a.txt" in t and "three four" not in t)
-        term.wait_for(
-            lambda _t: (background(term, "a.txt"), background(term, "b.txt")) == (plain, cursor)
-        )
+        term.wait_for(lambda _t: background(term, "a.txt") == plain != background(term, "b.txt"))
         term.press("escape")  # back to the groups
         term.wait_for(lambda t: "got worse" in t and "2 files" not in t)
         term.press("up", "enter")  # into "text changed" again, then a.txt's two changes

@@ -201,7 +201,7 @@ class CompareScreen(Screen[None]):
         self._status(self._counts())
         for message in warned:
             self.notify(shown(message), severity="warning")
-        table.focus()
+        self.set_focus(table)
 
     def _counts(self) -> str:
         s = self.summary
@@ -244,7 +244,7 @@ class CompareScreen(Screen[None]):
         total = self.summary.groups[self.group] if self.summary else 0
         self._status(f"[b]{GROUP_TITLES[self.group]}[/b]: {count(total, 'file')}")
         self._level()
-        files.focus()
+        self.set_focus(files)
 
     @on(DataTable.RowSelected, "#compare-files")
     def _into_file(self, event: DataTable.RowSelected) -> None:
@@ -277,7 +277,7 @@ class CompareScreen(Screen[None]):
         missing = [w for w, gone in (("no text before", no_a), ("no text after", no_b)) if gone]
         extra = f" ({', '.join(missing)})" if missing else ""
         self._status(f"[b]{escape(shown(change.path))}[/b]: {escape(said)}{extra}")
-        view.focus()
+        self.set_focus(view)
         view.go_change(1)
 
     # -- keys -----------------------------------------------------------------------------
@@ -287,14 +287,14 @@ class CompareScreen(Screen[None]):
         if self.change is not None:
             self.change = None
             self._level()
-            self.query_one("#compare-files", DataTable).focus()
+            self.set_focus(self.query_one("#compare-files", DataTable))
             group = self.group
             total = self.summary.groups[group] if self.summary and group else 0
             self._status(f"[b]{GROUP_TITLES[group]}[/b]: {count(total, 'file')}" if group else "")
         elif self.group is not None:
             self.group = None
             self._level()
-            self.query_one("#compare-groups", DataTable).focus()
+            self.set_focus(self.query_one("#compare-groups", DataTable))
             self._status(self._counts())
         else:
             self.dismiss()
