@@ -54,7 +54,14 @@ VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "grep", "di
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that exits 1 (not 2: 2 means 'error records') with a one-line usage error."""
+    """argparse that exits 1 (not 2: 2 means 'error records') with a one-line usage error,
+    and takes no flag by a prefix of its name: ``quarry export --out S`` was ``--output S``
+    (the export written to a file named as the store the user meant), and ``--for`` was
+    ``--forget-missing``, which drops records."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -303,7 +310,7 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
             "--password-file FILE"
         )
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
     except SystemExit as exc:  # grep's trouble is 2, as grep's own
         if argv[0] == "grep" and exc.code == EXIT_USAGE:
             raise SystemExit(2) from None
@@ -328,6 +335,33 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
     except KeyboardInterrupt:
         sys.stderr.write("quarry: interrupted\n")
         return EXIT_INTERRUPTED
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; what the verb does not know is refused by the verb's own parser, with
+    its usage (not the top level's) and, for the store's flag of another verb, the right one."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        verb = _verb_parser(parser, args.command)
+        message = f"unrecognized arguments: {' '.join(extra)}"
+        flags = {a.split("=", 1)[0] for a in extra}
+        known = verb._option_string_actions  # (argparse's table of the verb's flags)
+        if "--out" in flags and "--store" in known:
+            message += " (the store is --store here; --out is sweep's, watch's and open's)"
+        elif "--store" in flags and "--out" in known:
+            message += " (the store is --out here)"
+        verb.error(message)
+    return args
+
+
+def _verb_parser(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+    """The subcommand ``verb``'s parser (``parser`` itself if it has none)."""
+    for action in parser._actions:  # (argparse keeps its subparsers there)
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(verb)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
 
 
 def drop_stdout() -> None:

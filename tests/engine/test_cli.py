@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
+import pytest
+
+from engine import cli
+from engine.cli import build_parser, main
 
 QUARRY = [sys.executable, "-m", "engine"]
 
@@ -236,3 +241,59 @@ def test_the_dashboard_verbs_refuse_wrong_input_in_one_line(tmp_path: Path) -> N
     other.mkdir()
     (other / ".quarry").write_text("not a store")
     _one_line(tui(str(other)), "in the way of the store")
+
+
+def _verbs(whole: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in whole._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no verbs")
+
+
+_BEFORE = {"ui": ["--store", "s"], "show": ["x"], "grep": ["w"], "diff": ["a", "b"]}
+"""What a verb needs before a flag (its positionals, ui's --store), so that only the flag
+under test can be wrong."""
+
+
+def test_no_flag_is_taken_by_a_prefix_of_its_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """``quarry export --out S`` was ``--output S`` and ``--for`` was ``--forget-missing``:
+    every proper prefix of every verb's flags is refused, naming it, exit 1 (grep's 2)."""
+    tried = 0
+    whole = build_parser()  # (one for all: building it is most of a parse's time)
+    for verb, parser in _verbs(whole).items():
+        flags = set(parser._option_string_actions)
+        for flag in sorted(f for f in flags if f.startswith("--")):
+            for cut in range(3, len(flag)):
+                if flag[:cut] in flags:
+                    continue
+                before = _BEFORE.get(verb, ["d"] if verb in ("sweep", "watch", "retry") else [])
+                with pytest.raises(SystemExit) as exc:
+                    cli._parse(whole, [verb, *before, flag[:cut]])
+                err = capsys.readouterr().err
+                assert exc.value.code == 1, (verb, flag[:cut], err)
+                assert f"usage: quarry {verb}" in err, err
+                assert f"unrecognized arguments: {flag[:cut]}" in err, (verb, flag[:cut], err)
+                tried += 1
+    assert tried > 500  # every verb's flags, not none
+    with pytest.raises(SystemExit) as exc:  # grep's trouble is 2, as grep's own
+        main(["grep", "w", "--ign"])
+    assert exc.value.code == 2 and "unrecognized arguments: --ign" in capsys.readouterr().err
+
+
+def test_the_store_flag_of_another_verb_is_named_for_the_verb_at_hand(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--out`` is the store of the verbs that sweep; the others call it ``--store``."""
+    for verb in ("ui", "show", "tools", "export", "grep"):
+        with pytest.raises(SystemExit):
+            main([verb, *_BEFORE.get(verb, []), "--out", "s"])
+        err = capsys.readouterr().err
+        assert "(the store is --store here" in err, (verb, err)
+    for verb in ("sweep", "watch", "open"):
+        with pytest.raises(SystemExit):
+            main([verb, "d", "--store", "s"])
+        err = capsys.readouterr().err
+        assert "(the store is --out here)" in err, (verb, err)
+    with pytest.raises(SystemExit):
+        main(["sweep", "d", "--bogus"])
+    assert capsys.readouterr().err.endswith("unrecognized arguments: --bogus\n")
