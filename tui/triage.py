@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -238,8 +238,17 @@ class UnsupportedGroup(_Group):
     @property
     def unlock(self) -> str:
         """What would unlock the group, in a few words."""
+        return self.unlock_with(())
+
+    def unlock_with(self, left_out: Collection[str]) -> str:
+        """What would unlock the group, a tool ``left_out`` on purpose (``--without``) said
+        so: it may well be installed, and installing it would unlock nothing."""
         if self.needs:
-            return "install " + " or ".join(name for name, _ in self.needs.most_common())
+            names = [name for name, _ in self.needs.most_common()]
+            if all(name in left_out for name in names):
+                return f"{' or '.join(names)}, left out"
+            said = (f"{name} (left out)" if name in left_out else name for name in names)
+            return "install " + " or ".join(said)
         if self.reason == Reason.NO_READER.value:
             return "nothing: no reader for it yet"
         return self.example or "(no verdict)"

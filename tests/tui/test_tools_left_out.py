@@ -13,6 +13,7 @@ from tests.tui.conftest import settle, wait_for
 from tests.tui.triage_helpers import add_trouble, fake_tool, notes, screen_text, swept
 from tui.app import QuarryApp
 from tui.screens.tools import ToolsScreen, tool_detail
+from tui.screens.unsupported import UnsupportedScreen
 from tui.words import count
 
 
@@ -53,5 +54,46 @@ async def test_without_tesseract_it_is_left_out_with_no_install_hint(
             await settle(pilot)
             said = [n for n in notes(app) if "no new tool" in n]
             assert said == ["tools: no new tool on PATH; left out on purpose: tesseract"]  # once
+    finally:
+        session.close()
+
+
+async def test_the_unsupported_screen_says_left_out_not_install(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The images wait on tesseract left out on purpose: their group says so, and offers no
+    command to install a tool that is installed (as the tools screen does)."""
+    folder = add_trouble(sample)
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    resource_tracker.ensure_running()
+    session = Session([folder], SweepOptions(workers=1, without=("tesseract",)))
+    try:
+        app = QuarryApp(session.store.out, session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await wait_for(pilot, lambda: swept(app))
+            await settle(pilot)
+            if isinstance(app.screen, ToolsScreen):  # it opens by itself for antiword
+                await pilot.press("escape")
+            await pilot.press("u")
+            await wait_for(pilot, lambda: isinstance(app.screen, UnsupportedScreen))
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, UnsupportedScreen)
+            png = next(g for g in screen.groups if g.mime == "image/png")
+            assert png.unlock == "install tesseract"  # (what it says with nothing left out)
+            for _ in screen.groups:  # down to the PNG group
+                if screen.group is not None and screen.group.ident == png.ident:
+                    break
+                await pilot.press("down")
+                await settle(pilot)
+            text = screen_text(app)
+            assert "image/png" in text and "tesseract, left out" in text
+            assert "install tesseract" not in text and "tesseract-ocr" not in text
+            assert "on purpose (--without or --no-external; t: tools)" in text
+            # a tool missing beside it keeps its hint
+            doc = next(g for g in screen.groups if g.mime == "application/msword")
+            assert "antiword" in screen._unlock(doc) and "left out" not in screen._unlock(doc)
     finally:
         session.close()

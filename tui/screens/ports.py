@@ -74,6 +74,10 @@ class Dashboard(Protocol):
         """Tools the engine reports missing."""
         ...
 
+    def tools_left_out(self) -> set[str]:
+        """Tools this run was told not to use (``--without``, ``--no-external``)."""
+        ...
+
     def header(self) -> Header:
         """What the header and the summary bar show (folder, live state, progress, last
         event time, problem)."""

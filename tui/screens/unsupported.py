@@ -43,6 +43,8 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         super().__init__(model, triage, dash)
         self._platform = this_platform()
         """This machine's install-hint key (None: no hint fits it)."""
+        self._left_out = frozenset(dash.tools_left_out())
+        """Tools this run was told not to use: no hint to install them."""
 
     def load(self) -> tuple[list[UnsupportedGroup], list[Record]]:
         """Unsupported records by reason and MIME type."""
@@ -65,7 +67,7 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
 
     def cells(self, group: UnsupportedGroup, wide: bool) -> list[str]:
         """A group's row."""
-        row = [f"{group.count:,}", group.reason, group.mime or "?", group.unlock]
+        row = [f"{group.count:,}", group.reason, group.mime or "?", self._unlock(group)]
         return [*row, group.example_path] if wide else row
 
     def title_parts(self) -> list[str]:
@@ -84,14 +86,23 @@ class UnsupportedScreen(GroupsScreen[UnsupportedGroup]):
         many = self.files_said(group)
         return (
             f"[b]{escape(group.reason)} [/b]· {many} · {escape(shown(group.mime or '?'))}\n"
-            f"[b]unlocked by [/b]{escape(shown(group.unlock))}{self._install(group)}\n"
+            f"[b]unlocked by [/b]{escape(shown(self._unlock(group)))}{self._install(group)}\n"
             f"[b]e.g. [/b]{escape(shown(group.example_path))}: {escape(shown(group.example))}"
         )
 
+    def _unlock(self, group: UnsupportedGroup) -> str:
+        return group.unlock_with(self._left_out)
+
     def _install(self, group: UnsupportedGroup) -> str:
-        """`` · sudo apt install ...`` for this machine (every platform's: ``t``)."""
-        hint = install_hint((name for name, _ in group.needs.most_common()), self._platform)
-        return f" [dim]·[/dim] [$accent]{escape(hint)}[/] [dim](t: tools)[/dim]" if hint else ""
+        """`` · sudo apt install ...`` for this machine (every platform's: ``t``), for the
+        tools not left out on purpose; for those, that they were."""
+        names = [name for name, _ in group.needs.most_common()]
+        hint = install_hint((n for n in names if n not in self._left_out), self._platform)
+        if hint:
+            return f" [dim]·[/dim] [$accent]{escape(hint)}[/] [dim](t: tools)[/dim]"
+        if names and all(n in self._left_out for n in names):
+            return " [dim]on purpose (--without or --no-external; t: tools)[/dim]"
+        return ""
 
     def group_label(self, group: UnsupportedGroup) -> str:
         """``group needs_tool image/png`` in the retry's notification."""
