@@ -32,6 +32,7 @@ from tui.triage import FILES_READ, GroupKey
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
 from tui.widgets.marked_table import RETRYING
+from tui.widgets.record_table import fit_path
 from tui.widgets.row_table import RowTable
 from tui.words import count
 
@@ -68,6 +69,9 @@ G = TypeVar("G", bound=Group)
 Column = tuple[str, float]
 """A column's title and its share of the width left after the natural-width columns (0:
 as wide as its cells)."""
+FILE_SHARES: list[Column] = [("path", 0.5), ("MIME", 0.25), ("verdict", 0.25)]
+"""The group's files: a column whose cells fit its share is as wide as they are, and gives
+the rest to the others (a group of short paths shows their verdicts whole)."""
 
 
 def cut(text: str, width: int) -> str:
@@ -356,9 +360,14 @@ class GroupsScreen(TriageScreen, Generic[G]):
             record = self.records.get(key)
             verdict = RETRYING if key in retrying else self.verdict(record)
             rows.append([shown(key[1]), shown(record.mime if record else ""), shown(verdict)])
-        # the verdict takes the width the path and MIME leave (the line above has it in full)
-        cuts = widths([("path", 0), ("MIME", 0), ("verdict", 1)], rows, self._width)
-        drawn = [list(map(cut, row, cuts)) for row in rows]
+        # each column whole when the width holds them; else each its share, the path cut in
+        # its folders (the file's name kept: what the operator is looking for), the MIME type
+        # and the verdict at their ends (the line above has the group's in full)
+        cuts = widths(FILE_SHARES, rows, self._width)
+        drawn = [
+            [fit_path(path, cuts[0]), cut(mime, cuts[1]), cut(verdict, cuts[2])]
+            for path, mime, verdict in rows
+        ]
         if drawn != self._files_drawn:  # the same files again: kept, as the groups are
             self._files_drawn = drawn
             files.clear()

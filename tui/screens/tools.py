@@ -23,13 +23,14 @@ from engine.names import shown
 from engine.records import Key
 from tui.messages import ToolsChecked
 from tui.model import RecordModel
-from tui.screens.groups import WIDE, fit_title, set_columns
+from tui.screens.groups import WIDE, cut, fit_title, set_columns
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import NOT_COUNTED, PLATFORMS, ToolRow, Waiting
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
+from tui.widgets.record_table import fit_path
 from tui.widgets.row_table import RowTable
 from tui.words import count, escape
 
@@ -247,6 +248,7 @@ class ToolsScreen(TriageScreen):
         wide = self._width >= WIDE
         columns = ("files it would unlock", "MIME")[: 2 if wide else 1]
         cells = [self._file_cells(key, wide) for key in (row.files if row else ())]
+        cells = self._fitted(cells)
         if (columns, cells) != self._files_drawn:
             self._files_drawn = (columns, cells)
             set_columns(files, columns)
@@ -254,6 +256,17 @@ class ToolsScreen(TriageScreen):
                 files.add_row(*map(Text, row_cells))
         if row is not None and keep in row.files:
             files.move_cursor(row=row.files.index(keep))
+
+    def _fitted(self, cells: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """The paths cut in their folders to the table's width (the file's name kept), the
+        MIME types to their own; the detail pane beside it is at most 60 columns and half
+        the screen (tools.tcss), the cells' padding and a scroll bar are 2 each."""
+        room = self._width - min(60, self._width // 2) - 1
+        if len(cells[0] if cells else ()) == 2:
+            mimes = min(max(len(c[1]) for c in cells), room // 3)
+            path_room = room - mimes - 6
+            return [(fit_path(p, path_room), cut(m, mimes)) for p, m in cells]
+        return [(fit_path(c[0], room - 4),) for c in cells]
 
     def _file_cells(self, key: Key, wide: bool) -> tuple[str, ...]:
         if not wide:
