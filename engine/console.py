@@ -26,6 +26,7 @@ from engine.events import Progress as ProgressEvent
 from engine.names import shown
 from engine.quality import VERDICTS, summary_line
 from engine.records import Key, Record, Status, Summary
+from engine.words import count
 
 if TYPE_CHECKING:  # rich is imported when something is drawn: `--json` and logs never pay
     from rich.console import Console, RenderableType
@@ -90,7 +91,7 @@ class SweepReporter:
             self._progress.start()
             self._task = self._progress.add_task("sweep", total=max(e.files, 1), current="")
         elif not self.quiet:
-            self._line(f"sweep: {e.files} files, {e.bytes} bytes")
+            self._line(f"sweep: {count(e.files, 'file')}, {count(e.bytes, 'byte')}")
 
     def _advance(self, e: ProgressEvent) -> None:
         if self._rates is not None:
@@ -267,7 +268,8 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
     from rich.text import Text
 
     table = Table(
-        title=f"quarry: {summary.files} files in {summary.seconds:.1f} s", title_justify="left"
+        title=f"quarry: {count(summary.files, 'file')} in {summary.seconds:.1f} s",
+        title_justify="left",
     )
     table.add_column("status")
     table.add_column("files", justify="right")

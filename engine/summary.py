@@ -12,6 +12,7 @@ from engine.index import Tally
 from engine.quality import VERDICTS
 from engine.records import Record, Status, Summary
 from engine.tools import KNOWN_TOOLS, ToolSet
+from engine.words import count
 
 
 def iso(ts: float) -> str:
@@ -112,6 +113,6 @@ def cluster_lines(summary: Summary, found: Collection[str]) -> list[str]:
             f"the last sweep's {n} Dask workers have different tools: " + ", ".join(uneven)
         )
     if summary.cluster_routed:
-        kinds = ", ".join(f"{k} ({v} files)" for k, v in summary.cluster_routed.items())
+        kinds = ", ".join(f"{k} ({count(v, 'file')})" for k, v in summary.cluster_routed.items())
         lines.append(f"read only on the workers with their tools: {kinds}")
     return lines

@@ -134,3 +134,15 @@ def test_the_terminal_bar_shows_files_of_total_not_bytes() -> None:
 def test_read_reused_and_the_rest_add_up_to_the_files() -> None:
     assert how_decided(818, 3, 800) == "read 3, reused 800, 15 not read (empty, skipped)"
     assert how_decided(5, 5, 0) == "read 5, reused 0"
+
+
+def test_a_log_says_a_sweep_s_files_and_bytes_as_people_say_them() -> None:
+    """Not on a terminal (a log, ``watch`` under a service manager): one line a sweep."""
+    stream = io.StringIO()
+    reporter = SweepReporter(stream)
+    reporter(SweepStarted(0.0, ("/r",), 1, 1))
+    reporter(SweepStarted(1.0, ("/r",), 20_000, 38_493_926))
+    assert stream.getvalue().splitlines() == [
+        "sweep: 1 file, 1 byte",
+        "sweep: 20,000 files, 38,493,926 bytes",
+    ]
