@@ -12,8 +12,9 @@ bare number is ``=``); a size may carry a unit (``10K``, ``1.5m``, ``2G``: power
 ``ls -h`` prints them). ``text:"words"`` and ``text:/regex/`` keep the records whose extracted
 text matches (:class:`TextTerm`: the words in order with any white space between them, smart
 case; the engine answers, from the store's full-text index: :mod:`engine.textsearch`). A
-``name:value`` word whose name is not a field (``sise:>10K``), or a
-number term whose value is not one (``size:>lots``), filters nothing: :attr:`Query.error` says
+``name:value`` word whose name is not a field (``sise:>10K``), a
+number term whose value is not one (``size:>lots``), or a status or quality that is none of
+theirs (``status:bogus``), filters nothing: :attr:`Query.error` says
 so (listing the fields, or the form of the value), and the screen shows it (a silent "0 of
 817 records" looked like an answer).
 
@@ -37,7 +38,7 @@ from operator import contains, is_not
 from typing import Any, Protocol, cast, runtime_checkable
 
 from engine.quality import VERDICTS
-from engine.records import Record
+from engine.records import Record, Status
 from engine.textsearch import BadPattern, quiet_patterns
 from engine.textsearch import Query as TextPattern
 from engine.textsearch import parse as parse_text
@@ -49,6 +50,12 @@ TEXT_FIELDS: tuple[str, ...] = (
     "path", "status", "reason", "mime", "extractor", "error", "why", "quality",
 )  # fmt: skip
 """Fields a term matches as text (``field:value``)."""
+CLOSED: dict[str, tuple[str, ...]] = {
+    "status": tuple(s.value for s in Status),
+    "quality": VERDICTS,
+}
+"""Text fields whose values are a closed set: a value that matches none of them is an error
+(``status:bogus`` filtered every record out, a silent "0 of N"), as an unknown field is."""
 NUMBER_FIELDS: tuple[str, ...] = ("size", "chars", "pages", "ms")
 """Fields a term compares as numbers (``size:>10M``)."""
 TEXT_SEARCH = "text"
@@ -100,7 +107,7 @@ class Term:
     """Whether case is ignored (the value has no uppercase letter)."""
     error: str | None = None
     """Why the value did not compile as a regex (it is then matched as text), or, for a
-    number term kept as a word (:attr:`Query.bad`), why it is not a number."""
+    term kept as a word (:attr:`Query.bad`), why its value is not one the field has."""
 
     @classmethod
     def parse(cls, field: str, value: str, invert: bool) -> Term:
@@ -252,8 +259,9 @@ class Query:
     numbers: tuple[Compare, ...] = ()
     """The number terms (``size:>10M``), in the order typed."""
     bad: tuple[Term, ...] = ()
-    """Number terms whose value is not a number (``size:>lots``), as :attr:`unknown` words
-    are kept: each :attr:`Term.error` says what the value must be."""
+    """Number terms whose value is not a number (``size:>lots``), and terms of a
+    :data:`CLOSED` field whose value matches none of its values (``status:bogus``), as
+    :attr:`unknown` words are kept: each :attr:`Term.error` says what the value must be."""
     texts: tuple[TextTerm, ...] = ()
     """The ``text:`` terms, in the order typed (one that means nothing filters nothing)."""
 
@@ -283,8 +291,15 @@ class Query:
             field, value = (m.group(2), m.group(3)) if m else ("path", bare)
             if field == "quality":
                 value = _verdicts(value)
-            if value:
-                terms.append(Term.parse(field, value, bang))
+            if not value:
+                continue
+            term = Term.parse(field, value, bang)
+            typed = m.group(3) if m else value  # (as typed: quality's list is made a regex)
+            if wrong := _not_among(term, typed, CLOSED.get(field, ())):
+                said = f"{field}: {wrong!r} is none of {' '.join(CLOSED[field])}"
+                bad.append(replace(term, error=said))
+                continue
+            terms.append(term)
         return cls(text, tuple(terms), tuple(unknown), tuple(numbers), tuple(bad), tuple(texts))
 
     @property
@@ -378,6 +393,18 @@ def and_masks(parts: Sequence[bytes | bytearray]) -> bytes:
     for part in parts[1:]:
         acc &= int.from_bytes(part, "little")
     return acc.to_bytes(len(parts[0]), "little")
+
+
+def _not_among(term: Term, typed: str, names: tuple[str, ...]) -> str | None:
+    """What of ``typed`` (a term's value) matches none of ``names`` (a closed field's): the
+    whole value, or one name of a list of them (``quality:suspect,bogus``); None for an open
+    field or a value that matches."""
+    if not names:
+        return None
+    if not any(term.hit(name) for name in names):
+        return typed
+    listed = typed.lower().split(",") if "," in typed and not _REGEX_CHARS & set(typed) else ()
+    return next((n for n in listed if n and n not in names), None)
 
 
 def _verdicts(value: str) -> str:

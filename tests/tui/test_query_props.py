@@ -1,11 +1,12 @@
-"""Properties of the query line's parser: a word naming no field is said, never applied."""
+"""Properties of the query line's parser: a word naming no field, or a value no record can
+have, is said, never applied."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.query import FIELDS, TEXT_FIELDS, Query
+from engine.query import CLOSED, FIELDS, TEXT_FIELDS, Query
 
 names = st.from_regex(r"[a-z]{1,12}", fullmatch=True).filter(lambda n: n not in FIELDS)
 values = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Cc")), max_size=12)
@@ -19,8 +20,35 @@ def test_an_unknown_field_is_an_error_naming_the_fields(name: str, value: str, b
     assert all(field in query.error for field in FIELDS)
 
 
-@given(st.sampled_from(TEXT_FIELDS), st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True))
+@given(
+    st.sampled_from([f for f in TEXT_FIELDS if f not in CLOSED]),
+    st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True),
+)
 def test_a_known_field_is_a_term_and_no_error(field: str, value: str) -> None:
     query = Query.parse(f"{field}:{value}")
     assert query.active and query.error is None
     assert [t.field for t in query.terms] == [field]
+
+
+closed_values = st.one_of(
+    st.text(st.sampled_from("okemptyunsupportedrskipgoodsuspectgarbledOKX,^$|()."), min_size=1),
+    st.sampled_from([*CLOSED["status"], *CLOSED["quality"], "suspect,garbled", "err", "sus"]),
+)
+
+
+@given(st.sampled_from(sorted(CLOSED)), closed_values, st.booleans())
+def test_a_closed_field_s_value_keeps_one_of_its_values_or_is_said(
+    field: str, value: str, bang: bool
+) -> None:
+    """``status:bogus`` filtered every record out, a silent "0 of N": a status or quality
+    term either matches one of the field's values or says what they are, and filters none."""
+    query = Query.parse(("!" if bang else "") + f"{field}:{value}")
+    names = CLOSED[field]
+    if query.bad:
+        assert not query.active and query.error is not None
+        assert f"{field}: " in query.error and " ".join(names) in query.error
+        return
+    (term,) = query.terms
+    assert any(term.hit(name) for name in names)  # some record can pass
+    if "," in value and not set("^$|().") & set(value):  # a list: every name one of them
+        assert all(n in names for n in value.lower().split(",") if n)
