@@ -16,6 +16,7 @@ import contextlib
 import re
 import sqlite3
 import statistics
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -303,6 +304,12 @@ def since_when(store: Store, text: str) -> float:
             when = history.parse_since(text)
         except ValueError as exc:
             raise UsageError(f"{exc}, or a sweep: {history.listed(known)}") from None
+    now = time.time()
+    if when > now:  # a mistyped year: the store now, compared with itself, said "unchanged"
+        raise UsageError(
+            f"--since {text.strip()!r} is after now ({history.iso(now)}): give a time past, or "
+            f"a sweep: {history.listed(known)}"
+        )
     if when < start:
         raise UsageError(
             f"the history {where} keeps starts at {history.iso(start)}; its sweeps: "

@@ -179,6 +179,7 @@ def test_wrong_since_input_is_one_line(tmp_path: Path) -> None:
     for args, said in (
         (["--since", "yesterday"], "is no time"),
         (["--since", "1h"], "keeps starts at"),
+        (["--since", "2999-01-01"], "is after now"),  # (a mistyped year)
         ([str(root), "--since", "1h"], "name one store"),
         ([], "name two stores"),
     ):
