@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 Command = Callable[[argparse.Namespace], int]
+MIN_MEMORY = 128 * 2**20
+"""The least ``--memory`` taken: a worker process's address space once it has Python and the
+readers mapped (64M failed every read on Linux x86-64, 128M read PDFs and Office files)."""
 
 
 def options_from(args: argparse.Namespace) -> SweepOptions:
@@ -55,6 +58,12 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         raise UsageError("--timeout must be positive")
     if args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
+    if args.memory < MIN_MEMORY:  # (a bare number is bytes: "--memory 2" meant 2G)
+        raise UsageError(
+            f"--memory {args.memory:,} bytes: a worker reads nothing under "
+            f"{MIN_MEMORY // 2**20}M (every file would be error/memory); give a size "
+            "with its unit (512M, 2G; default 1G)"
+        )
     limits = Limits(
         timeout_s=args.timeout,
         memory_bytes=args.memory,

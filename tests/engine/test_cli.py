@@ -38,6 +38,14 @@ def test_bad_size_is_a_usage_message(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "not a size" in proc.stderr
 
 
+def test_a_memory_limit_no_read_fits_in_is_refused(tmp_path: Path) -> None:
+    """``--memory 2`` is two bytes (a size without a unit), where every read fails."""
+    proc = run("sweep", "--memory", "2", str(tmp_path))
+    assert proc.returncode == 1 and proc.stderr.startswith("quarry: --memory 2 bytes: ")
+    assert "give a size with its unit" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / ".quarry").exists()
+
+
 def test_clean_sweep_exits_0_and_json_summary(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello")
     proc = run("sweep", "--json", str(tmp_path))
