@@ -39,7 +39,8 @@ STATUS_STYLE = {
 
 
 class SweepReporter:
-    """Listener that shows a sweep: progress bar on a TTY, one line per read otherwise."""
+    """Listener that shows a sweep: a full sweep's progress bar on a TTY, else one line per
+    read (a log; a watch batch on a TTY too)."""
 
     def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
@@ -90,7 +91,7 @@ class SweepReporter:
             )
             self._progress.start()
             self._task = self._progress.add_task("sweep", total=max(e.files, 1), current="")
-        elif not self.quiet:
+        elif not self.quiet and (e.full or e.files):  # (a batch of removals: their lines)
             self._line(f"sweep: {count(e.files, 'file')}, {count(e.bytes, 'byte')}")
 
     def _advance(self, e: ProgressEvent) -> None:
@@ -103,7 +104,9 @@ class SweepReporter:
             )
 
     def _records(self, records: Iterable[Record], removed: Iterable[Key]) -> None:
-        if self.tty or self.quiet:
+        # On a terminal the bar stands for a full sweep's reads; a watch batch, which has
+        # none, says each file it read (a terminal showed "sweep: 2 files" and no verdict)
+        if self._progress is not None or self.quiet:
             return
         for r in records:
             if not r.reused:

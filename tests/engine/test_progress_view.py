@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.console import WINDOW_S, Estimate, Rates, SweepReporter, how_decided, progress_text
-from engine.events import Progress, SweepFinished, SweepStarted
+from engine.events import Progress, RecordsChanged, SweepFinished, SweepStarted
 from engine.records import Summary
 
 MB = 1 << 20
@@ -146,3 +146,30 @@ def test_a_log_says_a_sweep_s_files_and_bytes_as_people_say_them() -> None:
         "sweep: 1 file, 1 byte",
         "sweep: 20,000 files, 38,493,926 bytes",
     ]
+
+
+def test_a_watch_batch_on_a_terminal_says_each_file_it_read() -> None:
+    """A full sweep's bar stands for its reads; a batch has none, and said "sweep: 2 files"
+    and no verdict. A batch of removals says its removals, not "sweep: 0 files"."""
+    from engine.records import Record
+
+    stream = _Tty()
+    reporter = SweepReporter(stream)
+    reporter.console.width = 200
+    reporter(SweepStarted(0.0, ("/r",), 1, 4))  # the first, full sweep: its bar only
+    reporter(RecordsChanged(0.5, (Record("/r", "a.txt", 4, 0, "ok", chars=4),)))
+    reporter(SweepFinished(1.0, Summary(roots=("/r",), files=1), 1, 0))
+    assert "a.txt" not in stream.getvalue()
+    reporter(SweepStarted(2.0, ("/r",), 1, 9, full=False))
+    broken = Record("/r", "c.pdf", 9, 0, "error", reason="corrupt", error="no xref")
+    reporter(RecordsChanged(2.5, (broken,)))
+    reporter(SweepFinished(3.0, Summary(roots=("/r",), files=1), 1, 0))
+    reporter(SweepStarted(4.0, ("/r",), 0, 0, full=False))
+    reporter(RecordsChanged(4.5, (), (("/r", "a.txt"),)))
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())  # (the bar's codes)
+    lines = [ln.rstrip() for ln in plain.splitlines() if ln.strip()]
+    assert lines[-3:] == [
+        "sweep: 1 file, 9 bytes",
+        "error/corrupt            c.pdf (no xref)",
+        "removed  a.txt",
+    ], lines
