@@ -186,7 +186,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     watch_options = WatchOptions(poll=args.poll, rescan_s=args.rescan)
-    return int(watch_forever(args.dirs, options, watch_options, SweepReporter()))
+    return int(watch_forever(args.dirs, options, watch_options, SweepReporter(summarize=True)))
 
 
 def cmd_retry(args: argparse.Namespace) -> int:

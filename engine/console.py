@@ -42,11 +42,16 @@ class SweepReporter:
     """Listener that shows a sweep: a full sweep's progress bar on a TTY, else one line per
     read (a log; a watch batch on a TTY too)."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, quiet: bool = False, summarize: bool = False
+    ) -> None:
         self.stream = stream or sys.stderr
         self._console: Console | None = None
         self.tty = self.stream.isatty()
         self.quiet = quiet
+        self.summarize = summarize
+        """Say each full sweep's counts in a line when it ends (``watch``, whose full sweeps
+        print no table: the first, and each rescan)."""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._rates: Rates | None = None
@@ -69,6 +74,8 @@ class SweepReporter:
             self._records(event.records, event.removed)
         elif isinstance(event, SweepFinished):
             self._stop()
+            if self.summarize and event.full:
+                self._line(swept_line(event.summary, event.extracted))
         elif isinstance(event, Notice | StoreHealth) and event.level != Level.INFO:
             self._line(describe(event), always=True)  # warnings and errors, even when quiet
         elif isinstance(event, Notice | StoreHealth | ToolsChanged):
@@ -261,6 +268,14 @@ def describe(event: Event) -> str:
 def quality_counts(counts: dict[str, int]) -> str:
     """``good 533, suspect 34, garbled 5``: the ok texts by quality verdict."""
     return ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
+
+
+def swept_line(summary: Summary, extracted: int) -> str:
+    """``swept 818 files in 6.1 s: ok 595, empty 75, ...; read 35, reused 782``: a full
+    sweep's table in one line, for a log."""
+    counts = ", ".join(f"{s.value} {summary.counts.get(s.value, 0):,}" for s in Status)
+    decided = how_decided(summary.files, extracted, summary.reused)
+    return f"swept {count(summary.files, 'file')} in {summary.seconds:.1f} s: {counts}; {decided}"
 
 
 def summary_table(summary: Summary, extracted: int) -> RenderableType:

@@ -173,3 +173,21 @@ def test_a_watch_batch_on_a_terminal_says_each_file_it_read() -> None:
         "error/corrupt            c.pdf (no xref)",
         "removed  a.txt",
     ], lines
+
+
+def test_a_watch_says_each_full_sweep_s_counts_in_a_line() -> None:
+    """``quarry watch`` prints no table: its first sweep's counts are one line, a batch's
+    none (its files say theirs)."""
+    stream = io.StringIO()
+    reporter = SweepReporter(stream, summarize=True)
+    summary = Summary(roots=("/r",), files=3, counts={"ok": 2, "error": 1}, reused=1, seconds=1.25)
+    reporter(SweepStarted(0.0, ("/r",), 3, 30))
+    reporter(SweepFinished(1.0, summary, 2, 1))
+    reporter(SweepStarted(2.0, ("/r",), 1, 9, full=False))
+    reporter(SweepFinished(3.0, summary, 1, 0, full=False))
+    assert stream.getvalue().splitlines() == [
+        "sweep: 3 files, 30 bytes",
+        "swept 3 files in 1.2 s: ok 2, empty 0, unsupported 0, error 1, skipped 0;"
+        " read 2, reused 1",
+        "sweep: 1 file, 9 bytes",
+    ]
