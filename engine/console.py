@@ -50,8 +50,8 @@ class SweepReporter:
         self.tty = self.stream.isatty()
         self.quiet = quiet
         self.summarize = summarize
-        """Say each full sweep's counts in a line when it ends (``watch``, whose full sweeps
-        print no table: the first, and each rescan)."""
+        """Say each full sweep's counts in a line when it ends (``watch``, which prints no
+        table: its first sweep; a rescan is a batch, its files said one a line)."""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._rates: Rates | None = None
