@@ -98,7 +98,8 @@ class SweepReporter:
             )
             self._progress.start()
             self._task = self._progress.add_task("sweep", total=max(e.files, 1), current="")
-        elif not self.quiet and (e.full or e.files):  # (a batch of removals: their lines)
+        elif not self.quiet and e.full:  # (a batch's files say themselves, a line each: a
+            # rescan said "sweep: 1,000,000 files" every five minutes and read none of them)
             self._line(f"sweep: {count(e.files, 'file')}, {count(e.bytes, 'byte')}")
 
     def _advance(self, e: ProgressEvent) -> None:
