@@ -117,7 +117,7 @@ class SweepReporter:
         if self._progress is not None or self.quiet:
             return
         for r in records:
-            if not r.reused:
+            if not r.reused:  # (a rescan tells every record it kept: a million lines)
                 self._line(record_line(r))
         for _root, path in removed:
             self._line(f"removed  {shown(path)}")
@@ -245,7 +245,11 @@ def record_line(r: Record) -> str:
     """One log line for a record: status/reason, path, how."""
     verdict = r.status if not r.reason else f"{r.status}/{r.reason}"
     how = r.extractor or r.mime
-    tail = f" ({how}, {r.chars} chars)" if r.status == Status.OK else f" ({r.error or r.mime})"
+    tail = (
+        f" ({how}, {count(r.chars, 'char')})"
+        if r.status == Status.OK
+        else f" ({r.error or r.mime})"
+    )
     if r.quality is not None and r.quality.verdict != "good":
         tail += f" [{summary_line(r.quality)}]"
     return f"{verdict:<24} {shown(r.path)}{shown(tail)}"

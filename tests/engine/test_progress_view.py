@@ -188,3 +188,13 @@ def test_a_watch_says_each_full_sweep_s_counts_in_a_line() -> None:
         "swept 3 files in 1.2 s: ok 2, empty 0, unsupported 0, error 1, skipped 0;"
         " read 2, reused 1",
     ]
+
+
+def test_a_read_of_one_character_says_one_char() -> None:
+    from engine.console import record_line
+    from engine.records import Record
+
+    one = Record("/r", "a.txt", 1, 0, "ok", extractor="text:utf-8", chars=1)
+    many = Record("/r", "b.txt", 9, 0, "ok", extractor="text:utf-8", chars=12_345)
+    assert record_line(one).endswith("a.txt (text:utf-8, 1 char)")
+    assert record_line(many).endswith("b.txt (text:utf-8, 12,345 chars)")
