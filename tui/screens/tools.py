@@ -23,7 +23,7 @@ from engine.names import shown
 from engine.records import Key
 from tui.messages import ToolsChecked
 from tui.model import RecordModel
-from tui.screens.groups import WIDE, cut, fit_title, set_columns
+from tui.screens.groups import WIDE, Column, cut, fit_title, set_columns, widths
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
@@ -70,6 +70,8 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     return "\n".join(lines)
 
 
+FILE_SHARES: list[Column] = [("files it would unlock", 0.7), ("MIME", 0.3)]
+"""The tool's files: each column whole when it fits its share, the path taking the rest."""
 TOOL_COLUMNS = ("tool", "state", "files", "version", "path")
 """The tools table's columns, left out from the end as the terminal narrows."""
 STATES = {"found": "[green]found[/]", "left out": "[yellow]left out[/]"}
@@ -246,7 +248,7 @@ class ToolsScreen(TriageScreen):
         files = self.query_one("#tool-files", DataTable)
         keep = self.file_key if files.row_count else None
         wide = self._width >= WIDE
-        columns = ("files it would unlock", "MIME")[: 2 if wide else 1]
+        columns = tuple(title for title, _share in FILE_SHARES[: 2 if wide else 1])
         cells = [self._file_cells(key, wide) for key in (row.files if row else ())]
         cells = self._fitted(cells)
         if (columns, cells) != self._files_drawn:
@@ -259,14 +261,13 @@ class ToolsScreen(TriageScreen):
 
     def _fitted(self, cells: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
         """The paths cut in their folders to the table's width (the file's name kept), the
-        MIME types to their own; the detail pane beside it is at most 60 columns and half
-        the screen (tools.tcss), the cells' padding and a scroll bar are 2 each."""
-        room = self._width - min(60, self._width // 2) - 1
-        if len(cells[0] if cells else ()) == 2:
-            mimes = min(max(len(c[1]) for c in cells), room // 3)
-            path_room = room - mimes - 6
-            return [(fit_path(p, path_room), cut(m, mimes)) for p, m in cells]
-        return [(fit_path(c[0], room - 4),) for c in cells]
+        MIME types at their ends, as the groups screens share theirs (:func:`widths`); the
+        table has what the detail pane beside it leaves: at most 60 columns, half the
+        screen (tools.tcss)."""
+        room = self._width - min(60, self._width // 2)
+        shares = FILE_SHARES[: len(cells[0]) if cells else 1]
+        cuts = widths(shares, [list(c) for c in cells], room)
+        return [(fit_path(c[0], cuts[0]), *map(cut, c[1:], cuts[1:])) for c in cells]
 
     def _file_cells(self, key: Key, wide: bool) -> tuple[str, ...]:
         if not wide:
