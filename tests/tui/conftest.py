@@ -13,10 +13,11 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
+from engine.records import Record
 from engine.store import Store
 from tui.app import QuarryApp
 from tui.model import R_PATH
-from tui.sample import build_sample_store
+from tui.sample import build_sample_store, sample_summary
 
 SIZE = (160, 40)
 """Terminal size of every pilot test."""
@@ -106,8 +107,6 @@ def text_store(out: Path, texts: dict[str, str], root: str = "/texts") -> Store:
     """A store of ``ok`` records, one per ``path -> text`` (any text: long, wide, odd)."""
     import hashlib
 
-    from engine.records import Record
-
     store = Store(out)
     records = []
     for path, text in sorted(texts.items()):
@@ -120,6 +119,15 @@ def text_store(out: Path, texts: dict[str, str], root: str = "/texts") -> Store:
         for record in records:
             store.put_text(record.sha256 or "", texts[record.path])
         store.write_records(records)
+    return store
+
+
+def records_store(out: Path, records: list[Record]) -> Store:
+    """A store of ``records`` (no texts) and a summary that agrees with them."""
+    store = Store(out)
+    with store.writer():
+        store.write_records(records)
+        store.write_summary(sample_summary(records))
     return store
 
 

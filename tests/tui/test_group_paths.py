@@ -7,10 +7,9 @@ from pathlib import Path
 
 from engine.records import Record
 from engine.store import Store
-from tests.tui.conftest import settle, wait_for
+from tests.tui.conftest import records_store, settle, wait_for
 from tests.tui.triage_helpers import screen_text
 from tui.app import QuarryApp
-from tui.sample import sample_summary
 from tui.screens.errors import ErrorsScreen
 from tui.screens.tools import ToolsScreen
 
@@ -31,11 +30,7 @@ def _store(out: Path) -> Store:
                "image", 1, error="needs tesseract for OCR", needs=("tesseract",), why="new")
         for path in SCANS
     ]  # fmt: skip
-    store = Store(out)
-    with store.writer():
-        store.write_records(records)
-        store.write_summary(sample_summary(records))
-    return store
+    return records_store(out, records)
 
 
 async def test_file_names_and_verdicts_stay_on_an_80_column_screen(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from textual.widgets import Button, DataTable
 from engine.names import shown
 from engine.store import Store
 from engine.tools import KNOWN_TOOLS
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, records_store, settle
 from tests.tui.triage_helpers import (
     TriageApp,
     add_trouble,
@@ -158,7 +158,7 @@ def _with_waiting_containers(out: Path) -> Store:
     """The sample store plus two ok containers whose members wait on a tool (issue 16): a
     zip with a .doc member (antiword or catdoc) and a mail with an image (tesseract)."""
     from engine.records import Member, Record
-    from tui.sample import ROOT, sample_records, sample_summary
+    from tui.sample import ROOT, sample_records
 
     def container(path: str, mime: str, member: str, reason: str, needs: tuple[str, ...]) -> Record:
         return Record(
@@ -177,11 +177,7 @@ def _with_waiting_containers(out: Path) -> Store:
         ],
         key=lambda r: r.key,
     )  # fmt: skip
-    store = Store(out)
-    with store.writer():
-        store.write_records(records)
-        store.write_summary(sample_summary(records))
-    return store
+    return records_store(out, records)
 
 
 async def test_ok_containers_waiting_on_a_tool_are_listed_under_it(tmp_path: Path) -> None:
