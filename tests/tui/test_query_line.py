@@ -82,3 +82,19 @@ async def test_a_size_filters_and_a_size_that_is_no_number_is_said(store: Store)
         assert box.has_class("-invalid") and len(visible_paths(app)) == len(sizes)
         assert str(box.border_title).startswith("size: 'lots' is not a size (512, 10K")
         assert box.border_subtitle == f"{len(sizes)} of {len(sizes)} records"
+
+
+async def test_enter_on_a_query_in_error_keeps_the_keys_in_the_box(store: Store) -> None:
+    """Enter left the box whatever the query said: the keys typed next to mend one in error
+    went to the table, as commands (a letter marks, sorts or retries; enter opens a record)."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.records_screen.query_one("#filter", Input)
+        await pilot.press("slash", *"size:>10Q", "enter")
+        await settle(pilot)
+        assert box.has_class("-invalid") and app.focused is box
+        await pilot.press("backspace", "enter")  # mended: 10 bytes and more
+        await settle(pilot)
+        assert not box.has_class("-invalid") and box.value == "size:>10"
+        assert app.focused is app.records_screen.table  # a query that holds leaves the box

@@ -600,6 +600,11 @@ class RecordsScreen(FullScreen):
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
         self.set_filter(event.value)
+        if Query.parse(event.value).error:
+            # The box keeps the keys: what is typed next mends the query. On the table they
+            # were commands (a letter marks, sorts or retries; enter opened a record).
+            self.app.bell()
+            return
         self.action_unfocus_filter()
 
     # -- record actions --------------------------------------------------------------------
