@@ -17,11 +17,18 @@ from tests.tui.triage_helpers import (
     swept,
     wait_until,
 )
-from tui.screens.activity import ActivityScreen
+from tui.screens.activity import INDENT, ActivityScreen
 
 
 def _lines(screen: ActivityScreen) -> list[str]:
-    return list(screen.query_one(Log).lines)
+    """The events shown, one line each (a line wrapped on screen joined again)."""
+    lines: list[str] = []
+    for row in screen.query_one(Log).lines:
+        if row.startswith(INDENT) and lines:
+            lines[-1] += " " + row[len(INDENT) :]
+        else:
+            lines.append(row)
+    return lines
 
 
 async def test_events_listed_filtered_and_followed_live(sample: Path) -> None:
@@ -91,3 +98,32 @@ async def test_polling_fallback_and_new_groups_are_notified_once(store: Store) -
             "new error group: corrupt: Bad CRC-32 for file 'word/part0.xml' · x: errors"
         ]
         assert "polling" in app.triage.activity.lines[-51].text
+
+
+async def test_a_line_wider_than_the_screen_wraps_under_its_text(store: Store) -> None:
+    """At 80 columns the end of a long line (the tools found, a sweep's counts) was past the
+    right edge; it wraps, indented under the text, and again at the width of a resize."""
+    from engine.events import Notice, NoticeKind
+    from tui.messages import EngineEvents
+
+    words = " ".join(f"tool{n} 1.{n}.0" for n in range(30))
+    app = TriageApp(store.out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_message(EngineEvents([Notice(1.0, NoticeKind.POLLING, words)]))
+        await settle(pilot)
+        await pilot.press("at")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ActivityScreen)
+        log = screen.query_one(Log)
+        rows = list(log.lines)
+        assert all(len(row) <= 80 for row in rows)
+        shown = [line for line in _lines(screen) if "tool0 " in line]
+        assert len(shown) == 1 and shown[0].endswith(words.rpartition(" ")[2])
+        assert " ".join(shown[0].split()).endswith(words)  # every word, in order
+        narrow = len(rows)
+        await pilot.resize_terminal(160, 30)
+        await settle(pilot)
+        assert len(log.lines) < narrow and all(len(row) <= 160 for row in log.lines)
+        assert " ".join(next(x for x in _lines(screen) if "tool0 " in x).split()).endswith(words)

@@ -2,14 +2,19 @@
 
 Lines come from the app's :class:`~tui.eventlog.ActivityLog` ring buffer; ``/`` filters them
 (text, regular expression, ``!`` to invert, as the records filter); ``f`` stops or resumes
-following the newest line.
+following the newest line. A line wider than the screen wraps under its text, the time and
+kind standing alone to its left (at 80 columns a tools or sweep line lost its end past the
+edge).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual import on
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Log, Static
@@ -24,6 +29,20 @@ from tui.state import TriageState
 from tui.widgets.footer import FittingFooter
 from tui.widgets.typed_input import TypedInput
 from tui.words import count, escape
+
+INDENT = " " * len(LogLine(0.0, "", "").render())
+"""What a wrapped line's later rows start with: the width of its time and kind."""
+
+
+def wrapped(line: str, width: int, console: Console) -> list[str]:
+    """``line`` as rows of at most ``width`` cells, each after the first indented by
+    :data:`INDENT` (one row when it fits, or when the screen is too narrow to indent)."""
+    room = width - len(INDENT)
+    if cell_len(line) <= width or room < 20:
+        return [line]
+    head, rest = line[: len(INDENT)], Text(line[len(INDENT) :])
+    rows = [row.plain.rstrip() for row in rest.wrap(console, room, overflow="fold")]
+    return [head + rows[0], *(INDENT + row for row in rows[1:])]
 
 
 class ActivityScreen(TriageScreen):
@@ -45,6 +64,8 @@ class ActivityScreen(TriageScreen):
         """The log's compactions when it was last written out whole."""
         self._written = 0
         """The log's :attr:`~tui.eventlog.ActivityLog.total` when its lines were last written."""
+        self._width = 0
+        """The width the log's lines were wrapped at."""
 
     def compose(self) -> ComposeResult:
         """Title, the log, the (hidden) filter box, footer."""
@@ -91,9 +112,23 @@ class ActivityScreen(TriageScreen):
     def _write(self, lines: Iterable[LogLine]) -> None:
         texts = [t for line in lines if self.query_text.matches(t := line.render())]
         if texts:
-            self.log_widget.write_lines(texts, scroll_end=self.following)
+            width = self._width = self._room()
+            console = self.app.console
+            rows = [row for t in texts for row in wrapped(t, width, console)]
+            self.log_widget.write_lines(rows, scroll_end=self.following)
             self.shown += len(texts)
         self._title()
+
+    def _room(self) -> int:
+        """The cells a row of the log has (its vertical scroll bar's kept aside)."""
+        log = self.log_widget
+        return max(0, log.size.width - log.styles.scrollbar_size_vertical)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Wrap the lines again at the new width."""
+        del event
+        if self.ready and self._room() != self._width:
+            self._rewrite()
 
     def _title(self) -> None:
         activity = self.triage.activity
