@@ -134,11 +134,14 @@ def store_lines(
     """
     now = time.time()
     notes = [LogLine(now, "notice", shown(p)) for p in problems if p]
-    what = "store loaded" if changed is None else f"store rewritten: {changed:,} changed"
+    # timed at the sweep's end: "store loaded" there read as a load made before the
+    # dashboard started
+    what = "store as swept" if changed is None else f"store rewritten: {changed:,} changed"
     if summary is None:
         if not records:  # a new store: nothing to say yet
             return notes if changed is None else [LogLine(now, "notice", what), *notes]
-        return [LogLine(now, "sweep", f"{what}: {count(records, 'record')} (no summary)"), *notes]
+        loaded = "store loaded" if changed is None else what  # (timed now: no sweep's time)
+        return [LogLine(now, "sweep", f"{loaded}: {count(records, 'record')} (no summary)"), *notes]
     try:
         at = datetime.fromisoformat(summary.finished).timestamp()
     except (ValueError, TypeError):

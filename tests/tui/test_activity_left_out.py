@@ -26,3 +26,16 @@ def test_nothing_left_out_and_watch_batches_add_no_line() -> None:
     assert not any("left out" in line.text for line in store_lines(_summary({})))
     batch = describe(SweepFinished(1.0, _summary(LEFT), 1, 0, False))
     assert not any("left out" in line.text for line in batch)
+
+
+def test_a_loaded_store_is_said_as_swept_at_the_sweep_s_time() -> None:
+    """The line is timed at the sweep's end: it said "store loaded", a load that, by that
+    time, had not happened (seen at 11:51: "11:31:09 store loaded")."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    finished = "2025-06-15T12:00:04+00:00"
+    lines = store_lines(replace(_summary({}), finished=finished))
+    assert lines[0].text == "store as swept: 3 files (ok 3)"
+    assert lines[0].at == datetime.fromisoformat(finished).timestamp()
+    assert store_lines(None, records=2)[0].text == "store loaded: 2 records (no summary)"
