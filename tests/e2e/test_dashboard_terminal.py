@@ -110,13 +110,13 @@ def test_read_long_and_wide_texts_visit_every_screen_and_quit(
     filter_to(term, "wide")
     term.wait_for(lambda t: "long.txt" not in t and "wide.txt" in t)
     term.press("enter")
-    term.wait_for(r"1 long line cut")
+    term.wait_for(r"1 line cut at 2,000 characters")
     for _ in range(20):
         term.press("right")
     term.press("w")
     term.wait_for("wrap on")
     term.press_and_wait("end", "after the wide line")
-    term.press_and_wait("escape", lambda t: "long line cut" not in t)
+    term.press_and_wait("escape", lambda t: "cut at 2,000" not in t)
 
     for key, title in (("t", "External tools"), ("x", "Errors"), ("@", "Activity")):
         # the title, with the screen's own footer: "x Errors" is in the records' footer too

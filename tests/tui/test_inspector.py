@@ -78,7 +78,7 @@ async def test_wrap_toggle_and_long_lines_capped(store: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_path(pilot, "text/readme.md")
         view = screen.query_one(TextView)
-        assert "1 long line cut" in status(screen) and "wrap off" in status(screen)
+        assert "1 line cut at 2,000 characters" in status(screen) and "wrap off" in status(screen)
         before = screen_lines(view)
         await pilot.press("w")
         assert view.wrap and "wrap on" in status(screen)

@@ -18,7 +18,7 @@ from engine.query import TextTerm
 from engine.records import Record
 from engine.textsearch import matches
 from tui.screens.full import FullScreen
-from tui.textdoc import MAX_MATCHES, TextDoc, doc_spans
+from tui.textdoc import LINE_CAP, MAX_MATCHES, TextDoc, doc_spans
 from tui.widgets.footer import FittingFooter
 from tui.widgets.text_view import TextView
 from tui.widgets.typed_input import TypedInput
@@ -145,7 +145,8 @@ class InspectorScreen(FullScreen):
             parts.append(f"“{self.query_text}”: {count(n, 'match', 'matches')}{at}")
         parts.append("wrap on" if view.wrap else "wrap off")
         if doc.capped:
-            parts.append(f"{count(doc.capped, 'long line')} cut")
+            # which cut: with wrap off, many lines end at the screen's edge uncut
+            parts.append(f"{count(doc.capped, 'line')} cut at {LINE_CAP:,} characters")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     # -- actions ---------------------------------------------------------------------------
