@@ -193,6 +193,33 @@ class TextFolders:
                 os.close(fd)
 
 
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    return entry.is_file(follow_symlinks=False)
+
+
+def _is_text_name(entry: os.DirEntry[str]) -> bool:
+    name = entry.name
+    return name.endswith(".txt") and name[0] != "." and not entry.is_symlink()
+
+
+def _listed(fd: int, sub: str, keep: Callable[[os.DirEntry[str]], bool]) -> list[str] | None:
+    """The names of the entries ``keep`` keeps in the folder ``sub`` of ``fd`` (never through
+    a link), or None if it cannot be listed. Without :func:`folder_of`: a sweep lists the 256
+    text folders twice, and the context managers were two thirds of that time (8.6 ms of a
+    store's listing, 2.8 ms without them)."""
+    try:
+        sfd = _open(sub, _FOLDER, 0, fd)
+    except OSError:
+        return None
+    try:
+        with os.scandir(sfd) as it:  # (kept tested while sfd is open: a stat may need it)
+            return [e.name for e in it if keep(e)]
+    except OSError:
+        return None
+    finally:
+        os.close(sfd)
+
+
 @contextlib.contextmanager
 def folder_of(
     base: str | os.PathLike[str], *parts: str, make: bool = False, dir_fd: int | None = None
@@ -748,10 +775,8 @@ class Store:
         fd, subs = found
         try:
             for sub in subs:
-                try:
-                    with folder_of(sub, dir_fd=fd) as sfd, os.scandir(sfd) as it:
-                        names = [e.name for e in it if e.is_file(follow_symlinks=False)]
-                except OSError:
+                names = _listed(fd, sub, _is_file)
+                if names is None:
                     continue
                 yield (
                     sub,
@@ -781,13 +806,7 @@ class Store:
     @staticmethod
     def _text_stems(fd: int, sub: str) -> list[str]:
         """The names of the texts in the folder ``sub`` of ``fd``, without ``.txt``."""
-        with contextlib.suppress(OSError), folder_of(sub, dir_fd=fd) as sfd, os.scandir(sfd) as it:
-            return [
-                e.name[:-4]
-                for e in it
-                if e.name.endswith(".txt") and e.name[0] != "." and not e.is_symlink()
-            ]
-        return []
+        return [name[:-4] for name in _listed(fd, sub, _is_text_name) or ()]
 
     def text_folder_times(self) -> list[int]:
         """The mtime and ctime of each text folder (-1, -1 for a missing one): adding or
