@@ -46,7 +46,7 @@ class TextNames(Container[str]):
             if last is not None and folder <= last:
                 raise ValueError(f"text folders out of order: {last!r} then {folder!r}")
             last = folder
-            if len(folder) != 2:
+            if len(folder) != 2 or not names:  # (most folders of a small store are empty)
                 continue
             # a folder at a time: its digests sorted are the next stretch of the whole order
             digests = sorted(
