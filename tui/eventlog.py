@@ -67,7 +67,7 @@ class LogLine:
 def _verdict(record: Record) -> str:
     verdict = record.status + (f"/{record.reason}" if record.reason else "")
     if record.status == Status.OK:
-        verdict += f" · {record.chars:,} chars"
+        verdict += f" · {count(record.chars, 'char')}"
     elif record.error:
         verdict += f" · {record.error}"
     return verdict

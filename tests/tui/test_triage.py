@@ -111,6 +111,8 @@ def test_activity_log_describes_events_and_stays_bounded() -> None:
     kinds = [line.kind for line in lines]  # the reused file, inside a sweep, has no line
     assert kinds == ["sweep", "extracted", "error", "removed", "tools", "notice"]
     assert lines[1].text == "a.txt → ok · 12 chars [new]"
+    one = ActivityLog().add([RecordsChanged(1.0, (ok.evolve(path="one.txt", chars=1),))])
+    assert one[0].text == "one.txt → ok · 1 char [new]"  # (it said "1 chars")
     assert "needs a password" in lines[2].text
     assert lines[4].text == "found tesseract"
     assert log.total == 6 and len(log.lines) == 6  # 4 routine lines, the error, the warning
