@@ -307,9 +307,9 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
         if status is Status.OK and any(summary.quality.values()):
             reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
-    table.caption = (
-        f"{how_decided(summary.files, extracted, summary.reused)}, {summary.chars:,} characters"
-        + (f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else "")
+    decided = how_decided(summary.files, extracted, summary.reused)
+    table.caption = f"{decided}, {count(summary.chars, 'character')}" + (
+        f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""
     )
     notes = [
         line

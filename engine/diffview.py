@@ -225,8 +225,8 @@ def write_text(comparison: Comparison, out: IO[str], *, limit: int) -> DiffSumma
 def _head(
     comparison: Comparison, s: DiffSummary, kept: dict[Group, list[FileChange]], whole: bool
 ) -> Iterator[str]:
-    yield _fit(f"before: {shown(comparison.names[0])} ({s.files_before:,} files)")
-    yield _fit(f"after:  {shown(comparison.names[1])} ({s.files_after:,} files)")
+    yield _fit(f"before: {shown(comparison.names[0])} ({count(s.files_before, 'file')})")
+    yield _fit(f"after:  {shown(comparison.names[1])} ({count(s.files_after, 'file')})")
     yield f"{s.unchanged:,} unchanged; {'something got worse' if s.worse else 'nothing got worse'}"
     yield ""
     for group in Group:
@@ -302,7 +302,7 @@ def _name(root: str, path: str, whole: bool) -> str:
 def _delta(n: int) -> str:
     if n == 0:
         return "same length"
-    return f"{n:+,} characters"
+    return f"{n:+,} {'character' if abs(n) == 1 else 'characters'}"
 
 
 def _pct(value: float | None) -> str:

@@ -16,6 +16,7 @@ from engine.jsonl import line_of
 from engine.names import shown
 from engine.records import Record, read_with_words
 from engine.visible import json_safe
+from engine.words import count
 
 WIDTH = 9
 """Width of the field names, right-aligned, so the values line up."""
@@ -68,7 +69,7 @@ def _how(rec: Record) -> list[tuple[str, str]]:
         ("reader", f"{rec.reader} v{rec.v}" if rec.reader else ""),
         ("chars", f"{rec.chars:,}" if rec.has_text or rec.chars else ""),
         ("pages", "" if rec.pages is None else f"{rec.pages:,}"),
-        ("size", f"{rec.size:,} bytes"),
+        ("size", count(rec.size, "byte")),
         ("modified", _when(rec.mtime_ns)),
         ("sha256", rec.sha256 or ""),
         ("tool set", rec.tools or ""),

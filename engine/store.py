@@ -212,7 +212,7 @@ def _listed(fd: int, sub: str, keep: Callable[[os.DirEntry[str]], bool]) -> list
     except OSError:
         return None
     try:
-        with os.scandir(sfd) as it:  # (kept tested while sfd is open: a stat may need it)
+        with os.scandir(sfd) as it:  # (tested before the close: without d_type, a stat in sfd)
             return [e.name for e in it if keep(e)]
     except OSError:
         return None

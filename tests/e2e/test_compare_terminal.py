@@ -135,7 +135,7 @@ def test_the_screen_retries_inspects_and_says_when_nothing_changed(
     argv = [*quarry_command(), "ui", "--store", str(root / ".quarry"), "--since", "last"]
     term = Terminal(argv, cols, rows, tmp_path)
     try:
-        text = term.wait_for(lambda t: "nothing changed since" in t and "1 files as they were" in t)
+        text = term.wait_for(lambda t: "nothing changed since" in t and "1 file as they were" in t)
         assert "changes  " not in text
         term.press("q")
         term.wait_for("following")  # escape-like: q leaves the screen for the records

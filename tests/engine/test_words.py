@@ -44,3 +44,26 @@ def test_no_message_of_the_engine_or_the_dashboard_says_a_count_with_s_in_bracke
         if "(s) " in text or text.endswith("(s)")
     ]
     assert found == []
+
+
+def test_one_byte_and_one_character_are_said_singular() -> None:
+    """``quarry show`` of the fixtures' one-byte file said "size: 1 bytes", a compare of a
+    text one character longer "+1 characters"."""
+    from engine.diff import Direction, FileChange, Kind, Side
+    from engine.diffview import what_changed
+    from engine.records import Record
+    from engine.showing import record_lines
+
+    lines = record_lines(Record("/r", "one_byte.txt", 1, 0, "ok", chars=1, sha256="a" * 64))
+    assert any(line.split() == ["size:", "1", "byte"] for line in lines), lines
+
+    def side(chars: int) -> Side:
+        return Side("ok", None, "text/plain", None, None, chars, None, None)
+
+    def change(before: int, after: int) -> str:
+        c = FileChange("/r", "a.txt", Kind.TEXT, Direction.NEITHER, side(before), side(after), 0.5)
+        return what_changed(c)
+
+    assert change(10, 11) == "similarity 0.50, +1 character"
+    assert change(11, 10) == "similarity 0.50, -1 character"
+    assert change(10, 12) == "similarity 0.50, +2 characters"

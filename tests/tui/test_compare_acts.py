@@ -42,7 +42,7 @@ async def test_nothing_changed_is_a_line_not_an_empty_table(tmp_path: Path) -> N
         status = screen.query_one("#compare-status", Static)
         await wait_for(pilot, lambda: "nothing changed" in static_text(status))
         at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(then))
-        assert static_text(status) == f"nothing changed since {at}: 1 files as they were"
+        assert static_text(status) == f"nothing changed since {at}: 1 file as they were"
         assert not screen.query_one("#compare-groups", DataTable).display
         assert not screen.check_action("retry_many", ())  # nothing to retry either
 

@@ -212,7 +212,7 @@ class CompareScreen(Screen[None]):
         if not changed:
             since = "since" if self.since is not None else "from"
             then = escape(self._then())
-            return f"nothing changed {since} {then}: {s.files_after:,} files as they were"
+            return f"nothing changed {since} {then}: {count(s.files_after, 'file')} as they were"
         return (
             f"{s.files_before:,} files before, {s.files_after:,} after: {changed:,} changed, "
             f"{s.unchanged:,} unchanged; {verdict}"
