@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -131,11 +132,16 @@ class CountTabs(Tabs):
 
 
 class SummaryBar(Static):
-    """Count per status in its colour, then totals."""
+    """Count per status in its colour, then totals: those that fit whole (at 80 columns a
+    folder of thousands of files left a bare "files" at the edge, its count cut off)."""
 
     DEFAULT_CSS = """
     SummaryBar { height: 1; padding: 0 1; }
     """
+
+    _shown: tuple[str, list[tuple[str, str]]] | None = None
+    """The markup before the totals, and each total as (markup, its text): fitted again at
+    each resize."""
 
     def show(
         self,
@@ -150,12 +156,36 @@ class SummaryBar(Static):
         parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}   [/]" for s in STATUSES]
         used = "…" if reused is None else f"{reused:,}"
         text = "…" if chars is None else short_number(chars)
-        totals = f"files [b]{files:,} [/b]· reused [b]{used} [/b]· chars [b]{text}[/b]"
+        totals = [
+            (f"files [b]{files:,} [/b]", f"files {files:,}"),
+            (f"· reused [b]{used} [/b]", f"· reused {used}"),
+            (f"· chars [b]{text}[/b]", f"· chars {text}"),
+        ]
         # first: at 80 columns the end of the line is cut, and the counts are on the tabs too
         trouble = f"[$text-error]⚠ {escape(problem)}   [/]" if problem else ""
         # each run of spaces ends a styled run, never starts one: an SVG export drawn
         # by librsvg drops the spaces that start a run ("skipped 2files")
-        self.update(trouble + "".join(parts) + totals)
+        self._shown = (trouble + "".join(parts), totals)
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the counts and as many totals as fit whole after them (all of them before
+        the bar has a width)."""
+        if self._shown is None:
+            return
+        head, totals = self._shown
+        room = self.content_size.width
+        used = Content.from_markup(head).cell_length
+        markup = head
+        for piece, plain in totals:
+            if room and used + cell_len(plain) > room:
+                break
+            markup += piece
+            used += cell_len(plain) + 1
+        self.update(markup)
 
 
 def _iso(ns: int) -> str:
