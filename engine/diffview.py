@@ -302,7 +302,7 @@ def _name(root: str, path: str, whole: bool) -> str:
 def _delta(n: int) -> str:
     if n == 0:
         return "same length"
-    return f"{n:+,} {'character' if abs(n) == 1 else 'characters'}"
+    return ("+" if n > 0 else "-") + count(abs(n), "character")
 
 
 def _pct(value: float | None) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -139,9 +138,8 @@ class SummaryBar(Static):
     SummaryBar { height: 1; padding: 0 1; }
     """
 
-    _shown: tuple[str, list[tuple[str, str]]] | None = None
-    """The markup before the totals, and each total as (markup, its text): fitted again at
-    each resize."""
+    _shown: tuple[str, list[str]] | None = None
+    """The markup before the totals, and each total's: fitted again at each resize."""
 
     def show(
         self,
@@ -156,11 +154,7 @@ class SummaryBar(Static):
         parts = [f"[{STATUS_COLOURS[s]}]● {s} {counts.get(s, 0):,}   [/]" for s in STATUSES]
         used = "…" if reused is None else f"{reused:,}"
         text = "…" if chars is None else short_number(chars)
-        totals = [
-            (f"files [b]{files:,} [/b]", f"files {files:,}"),
-            (f"· reused [b]{used} [/b]", f"· reused {used}"),
-            (f"· chars [b]{text}[/b]", f"· chars {text}"),
-        ]
+        totals = [f"files [b]{files:,} [/b]", f"· reused [b]{used} [/b]", f"· chars [b]{text}[/b]"]
         # first: at 80 columns the end of the line is cut, and the counts are on the tabs too
         trouble = f"[$text-error]⚠ {escape(problem)}   [/]" if problem else ""
         # each run of spaces ends a styled run, never starts one: an SVG export drawn
@@ -180,11 +174,12 @@ class SummaryBar(Static):
         room = self.content_size.width
         used = Content.from_markup(head).cell_length
         markup = head
-        for piece, plain in totals:
-            if room and used + cell_len(plain) > room:
+        for piece in totals:
+            total = Content.from_markup(piece)
+            if room and used + total.rstrip().cell_length > room:  # (its last space may go)
                 break
             markup += piece
-            used += cell_len(plain) + 1
+            used += total.cell_length
         self.update(markup)
 
 
