@@ -100,8 +100,9 @@ class QuarryApp(GlobalKeys):
 
     def _outgrown(self) -> None:
         """After each batch of engine events or catch-up, and every second: page a store
-        grown too big to hold (:func:`page_if_big`)."""
-        page_if_big(self)
+        grown too big to hold (:func:`page_if_big`); not once leaving (its screens going)."""
+        if self.is_running:
+            page_if_big(self)
 
     @property
     def state(self) -> Live:

@@ -92,7 +92,10 @@ class Desk(Board):
     def tell(self, change: Change) -> None:
         """Every screen is told of a change by one message: the records screen at once (the
         row its cursor keeps is read before the next change), the screen on top when it is
-        another."""
+        another. Nothing once the app is leaving: its timers (a paged store's renewal) tick
+        on while it removes the screens' widgets, and there is nothing left to draw."""
+        if not self.app.is_running:
+            return
         self.home.on_model_changed(ModelChanged(change))
         top = self.top()
         if top is not None and top is not self.home:

@@ -126,6 +126,8 @@ class Feed:
         model = self.link.model
         if self.link.state is Live.LOADING or self.paused() or not isinstance(model, PagedModel):
             return
+        if not self.app.is_running:  # (leaving: the screens are going)
+            return
         now = index_point(self.store.out / DB)
         if now is not None and now != model.point:
             self.route(self.link.renewed(now, self.kept()))

@@ -16,6 +16,7 @@ from tests.tui.conftest import (
     wait_for,
 )
 from tui.app import QuarryApp
+from tui.link import Change
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
 from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
@@ -231,3 +232,16 @@ async def test_a_cursor_moved_as_the_app_leaves_draws_nothing(store: Store) -> N
             screen._shown_rid = -1  # (the detail not drawn yet for the row highlighted)
             screen._show_latest_detail()  # raised NoMatches at app exit before
         assert not screen.query("#match") and not screen.query(DetailPane)
+
+
+async def test_a_change_told_as_the_app_leaves_draws_nothing(store: Store) -> None:
+    """A timer of the app (the paged store's renewal, ten times a second) can tick while the
+    leaving app removes its screens' widgets: a change told then draws nothing (CI failed on
+    NoMatches('SummaryBar') so once)."""
+    app = QuarryApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.records_screen
+    assert not screen.query(SummaryBar)  # (gone with the app)
+    app.desk.tell(Change(rows=frozenset()))
+    app.desk.tell(Change(loading=True, first=True))
