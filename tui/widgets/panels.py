@@ -41,6 +41,48 @@ def short_number(n: int) -> str:
     return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.1f}M"
 
 
+BAR_FROM = 100
+"""The header shows a sweep's progress bar from this many columns (its numbers are in the
+state's words: narrower, the folder has its room)."""
+
+
+class FolderLabel(Widget):
+    """The header's folder, fitted to the room it is given: while a sweep runs, its state
+    and progress take most of 80 columns, and the path cut at its end showed "/" alone;
+    fitted, its last folder stays (:func:`fit_folder`)."""
+
+    DEFAULT_CSS = "FolderLabel { height: 1; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._folder = ""
+
+    @property
+    def folder(self) -> str:
+        """The folder shown, as given (unfitted)."""
+        return self._folder
+
+    @folder.setter
+    def folder(self, folder: str) -> None:
+        if folder != self._folder:
+            self._folder = folder
+            self.refresh()
+
+    def render(self) -> Content:
+        """The folder in the width the header leaves it (nothing in less than 2 columns)."""
+        return Content(fit_folder(self._folder, self.content_size.width))
+
+
+def fit_folder(folder: str, width: int) -> str:
+    """``folder`` in ``width`` characters: whole, or its last part whole after as much of the
+    start as fits (``/ho…/fixtures``), or that part's start (``fixt…``: more recognisable
+    than its end), or nothing in less than 2."""
+    name = folder.rstrip("/").rpartition("/")[2] or folder
+    if len(folder) <= width or len(name) + 2 <= width:
+        return fit_path(folder, width)
+    return name[: width - 1] + "…" if width > 1 else ""
+
+
 class LiveHeader(Horizontal):
     """Folder, live state (with a progress bar during a sweep or a load), last event time."""
 
@@ -54,10 +96,15 @@ class LiveHeader(Horizontal):
     LiveHeader > #last { width: auto; padding: 0 1; color: $text-muted; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._busy = False
+        """Whether a sweep or a load is in progress (its bar shown where there is room)."""
+
     def compose(self) -> ComposeResult:
         """Title, folder, state, progress, last event."""
         yield Static("textquarry", id="title")
-        yield Static("", id="folder")
+        yield FolderLabel(id="folder")
         yield Static("", id="state")
         # the numbers are the state's words (done/total, %, rate, time left): a bar of 36
         # cells cut its own percentage at 80 columns ("3 last event")
@@ -74,24 +121,39 @@ class LiveHeader(Horizontal):
         """Update every part (nothing while the header's parts are not there: an engine
         event that comes while the app is closing must not end it with an error)."""
         try:
-            parts = [self.query_one(f"#{name}", Static) for name in ("folder", "state", "last")]
+            folder_part = self.query_one(FolderLabel)
+            state_part, last_part = [
+                self.query_one(f"#{name}", Static) for name in ("state", "last")
+            ]
             bar = self.query_one(ProgressBar)
         except NoMatches:
             return
-        folder_part, state_part, last_part = parts
-        folder_part.update(escape(shown(folder)))
+        folder_part.folder = shown(folder)
         _, read_only, live = state.rpartition("read-only · ")
         colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
             live.split(" ")[0], "$accent"
         )
         mark = "[b $warning]READ-ONLY[/] " if read_only else ""
         state_part.update(f"{mark}[{colour}]●[/] {escape(live)}")
-        bar.set_class(progress is not None, "-busy")
+        self._busy = progress is not None
+        self._place_bar()
         if progress is not None:
             bar.update(total=max(progress[1], 1), progress=progress[0])
         # while a sweep runs, events come all the time: its room goes to the rate and time
         last_part.display = progress is None or live.split(" ")[0] == "loading"
         last_part.update(f"last event {clock(last_event)}")
+
+    def on_resize(self) -> None:
+        """The bar comes and goes with the room (:meth:`_place_bar`)."""
+        self._place_bar()
+
+    def _place_bar(self) -> None:
+        # the state's words carry the same (done/total and %): under BAR_FROM columns the
+        # bar's room goes to the folder, which the state's words otherwise leave none of
+        room = self.size.width >= BAR_FROM or not self.size.width
+        bar = next(iter(self.query(ProgressBar)), None)
+        if bar is not None:
+            bar.set_class(self._busy and room, "-busy")
 
 
 class CountTabs(Tabs):
