@@ -290,6 +290,8 @@ class Desk(Board):
         from tui.screens.errors import ErrorsScreen
 
         self._announcing = False
+        if not self.app.is_running:  # (leaving: its screens are going)
+            return
         new = self.triage.take_new_groups()
         if new and not isinstance(self.top(), ErrorsScreen):  # there, the groups are shown
             self._announced = time.monotonic()
@@ -302,7 +304,7 @@ class Desk(Board):
         from tui.screens.tools import ToolsScreen
 
         waited = [r.name for r in tools_waited_on(self.tool_rows())]
-        if not self.triage.new_waiting_tools(waited) or quitting:
+        if not self.triage.new_waiting_tools(waited) or quitting or not self.app.is_running:
             return
         top = self.top()
         if top is not None and not isinstance(top, ModalScreen | ToolsScreen):
