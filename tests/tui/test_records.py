@@ -19,7 +19,7 @@ from tui.app import QuarryApp
 from tui.link import Change
 from tui.screens.help import HelpScreen
 from tui.screens.inspector import InspectorScreen
-from tui.widgets.panels import DetailPane, LiveHeader, SummaryBar
+from tui.widgets.panels import DetailPane, FolderLabel, LiveHeader, SummaryBar
 from tui.widgets.record_table import RecordTable
 
 
@@ -37,7 +37,8 @@ async def test_first_screen_shows_every_record_and_counts(store: Store) -> None:
         tabs = [str(t.label) for t in app.query_one(Tabs).query("Tab")]
         assert tabs[0] == "all 16" and "unsupported 3" in tabs
         header = " ".join(static_text(w) for w in app.query_one(LiveHeader).query(Static))
-        assert "/fixtures" in header and "following" in header and "12:00:04" in header
+        assert "following" in header and "12:00:04" in header
+        assert str(app.query_one(FolderLabel).render()).endswith("/fixtures")
 
 
 async def test_number_keys_switch_status_tabs(store: Store) -> None:
