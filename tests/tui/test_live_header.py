@@ -4,6 +4,7 @@ room: at 80 columns it showed "/" alone, the path cut after its first character.
 from __future__ import annotations
 
 import pytest
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.widgets import ProgressBar
 
@@ -62,10 +63,13 @@ async def test_a_header_with_no_room_for_the_folder_shows_none_of_it() -> None:
         ("/home/operator/fixtures", 1, ""),
         ("/", 1, "/"),
         ("/", 0, ""),
+        ("fixtures_of_a_share", 9, "fixtures…"),
+        ("/データ/日本語のフォルダ", 12, "日本語のフ…"),
+        ("/データ/日本語のフォルダ", 22, "/デ…/日本語のフォルダ"),
     ],
 )
 def test_a_folder_is_fitted_keeping_its_last_part(folder: str, width: int, shown: str) -> None:
-    assert fit_folder(folder, width) == shown
+    assert fit_folder(folder, width) == shown and cell_len(shown) <= width
 
 
 async def test_the_progress_bar_gives_its_room_to_the_folder_when_narrow() -> None:

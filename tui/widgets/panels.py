@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from rich.cells import cell_len, chop_cells
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -74,13 +75,22 @@ class FolderLabel(Widget):
 
 
 def fit_folder(folder: str, width: int) -> str:
-    """``folder`` in ``width`` characters: whole, or its last part whole after as much of the
-    start as fits (``/ho…/fixtures``), or that part's start (``fixt…``: more recognisable
-    than its end), or nothing in less than 2."""
-    name = folder.rstrip("/").rpartition("/")[2] or folder
-    if len(folder) <= width or len(name) + 2 <= width:
-        return fit_path(folder, width)
-    return name[: width - 1] + "…" if width > 1 else ""
+    """``folder`` in ``width`` cells: whole, or its last part whole after as much of the
+    start as fits (``/home/…/fixtures``, ``…/fixtures``), or that part's start (``fixt…``:
+    more recognisable than its end), or nothing in less than 2."""
+    if cell_len(folder) <= width:
+        return folder
+    head, _, name = folder.rstrip("/").rpartition("/")
+    name = name or folder
+    room = width - cell_len(name) - 2
+    if head and room >= 0:
+        return _start(head, room) + "…/" + name
+    return _start(name, width - 1) + "…" if width > 1 else ""
+
+
+def _start(text: str, cells: int) -> str:
+    """As much of ``text``'s start as fits in ``cells`` (a wide character whole or not)."""
+    return chop_cells(text, cells)[0] if text and cells > 0 else ""
 
 
 class LiveHeader(Horizontal):
