@@ -12,6 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.geometry import Size
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import ProgressBar, Static, Tab, Tabs
 
@@ -54,24 +55,12 @@ class FolderLabel(Widget):
 
     DEFAULT_CSS = "FolderLabel { height: 1; }"
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._folder = ""
-
-    @property
-    def folder(self) -> str:
-        """The folder shown, as given (unfitted)."""
-        return self._folder
-
-    @folder.setter
-    def folder(self, folder: str) -> None:
-        if folder != self._folder:
-            self._folder = folder
-            self.refresh()
+    folder: reactive[str] = reactive("")
+    """The folder shown, as given (unfitted): a new one is drawn at once."""
 
     def render(self) -> Content:
         """The folder in the width the header leaves it (nothing in less than 2 columns)."""
-        return Content(fit_folder(self._folder, self.content_size.width))
+        return Content(fit_folder(self.folder, self.content_size.width))
 
 
 def fit_folder(folder: str, width: int) -> str:
