@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from textual.pilot import Pilot
@@ -18,6 +20,8 @@ from engine.store import Store
 from tui.app import QuarryApp
 from tui.model import R_PATH
 from tui.sample import build_sample_store, sample_summary
+
+T = TypeVar("T")
 
 SIZE = (160, 40)
 """Terminal size of every pilot test."""
@@ -70,6 +74,36 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+STEADY_ROUNDS = 50
+"""Settles at most before :func:`steady` gives up waiting for two looks that agree."""
+
+
+async def steady(pilot: Pilot[None], look: Callable[[], T]) -> T:
+    """What ``look`` sees once the app has settled: no worker running and two looks in a row,
+    a settle apart, the same (bounded). One settle may end, on a loaded machine, before a
+    chain of messages has run its course: a count's answer, the table it refills, the row
+    it highlights, the files that row lists."""
+    await settle(pilot)
+    seen = look()
+    for _ in range(STEADY_ROUNDS):
+        await settle(pilot)
+        now = look()
+        if now == seen and not any(w.is_running for w in pilot.app.workers):
+            return now
+        seen = now
+    return seen
+
+
+def first_difference(steps: list[str], want: list[list[str]], got: list[list[str]]) -> str:
+    """Where two runs' screens first differ: the step (the key pressed) and a diff of what
+    each drew (a whole-list assertion of 20 screens is cut short before its difference)."""
+    for step, (a, b) in enumerate(zip(want, got, strict=False)):
+        if a != b:
+            diff = difflib.unified_diff(a, b, "held", "paged", lineterm="", n=1)
+            return f"step {step} ({steps[step]!r}):\n" + "\n".join(diff)
+    return f"as many screens: {len(want)} against {len(got)}" if len(want) != len(got) else ""
 
 
 async def quit_with_q(pilot: Pilot[None]) -> None:

@@ -18,7 +18,14 @@ from engine.records import Record, Status
 from engine.store import Store
 from engine.tallies import Kind
 from tests.engine.watchkit import WAIT_S
-from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tests.tui.conftest import (
+    SIZE,
+    first_difference,
+    screen_lines,
+    settle,
+    steady,
+    visible_paths,
+)
 from tests.tui.test_follow_index import two_files_watched
 from tests.tui.test_paged_model import _write
 from tui.app import QuarryApp
@@ -27,23 +34,27 @@ from tui.screens.triage_base import TriageScreen
 from tui.widgets.record_table import RecordTable
 
 KEYS = ["5", "s", "s", "S", "1", "down", "down", "end", "home", "slash", *"txt", "enter"]
+TRIAGE_KEYS = ["escape", "x", "down", "enter", "down", "escape", "escape", "u", "escape", "t"]
 
 
 async def _screens(store: Store, keys: list[str]) -> list[list[str]]:
-    """What the records table and the tabs show after each key, and the triage screens."""
+    """What the records table and the tabs show after each key, and the triage screens
+    (each as it is once the app settled: a paged store counts in workers)."""
     app = QuarryApp(store.out)
     seen: list[list[str]] = []
+
+    def records() -> list[str]:
+        tabs = [str(t.label) for t in app.screen.query(Tab)]
+        return [*tabs, *screen_lines(app.screen.query_one(RecordTable))]
+
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for key in keys:
             await pilot.press(key)
-            await settle(pilot)
-            tabs = [str(t.label) for t in app.screen.query(Tab)]
-            seen.append([*tabs, *screen_lines(app.screen.query_one(RecordTable))])
-        for key in ("escape", "x", "down", "enter", "down", "escape", "escape", "u", "escape", "t"):
+            seen.append(await steady(pilot, records))
+        for key in TRIAGE_KEYS:
             await pilot.press(key)
-            await settle(pilot)
-            seen.append([type(app.screen).__name__, *_drawn(app)])
+            seen.append(await steady(pilot, lambda: [type(app.screen).__name__, *_drawn(app)]))
         paged = isinstance(app.model, PagedModel)
     seen.append([f"paged {paged}"])
     return seen
@@ -64,7 +75,7 @@ async def test_the_paged_dashboard_draws_what_the_held_one_draws(
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
     paged = await _screens(store, KEYS)
     assert paged[-1] == ["paged True"]
-    assert paged[:-1] == held[:-1]
+    assert paged[:-1] == held[:-1], first_difference(KEYS + TRIAGE_KEYS, held, paged)
 
 
 async def test_a_watched_big_store_is_followed_page_by_page(

@@ -23,7 +23,14 @@ from engine.session import Session
 from engine.sweep import Sweeper, SweepOptions
 from engine.tools import ToolSet
 from tests.engine.watchkit import WAIT_S, options
-from tests.tui.conftest import SIZE, screen_lines, settle, visible_paths
+from tests.tui.conftest import (
+    SIZE,
+    first_difference,
+    screen_lines,
+    settle,
+    steady,
+    visible_paths,
+)
 from tests.tui.triage_helpers import notes, swept
 from tui.app import QuarryApp
 from tui.paged import PagedModel
@@ -85,11 +92,14 @@ async def _drawn(root: Path, keys: list[str], *, first: bool = False) -> list[li
             if first and isinstance(app.model, PagedModel):
                 assert summary is not None and summary.chars > 0
                 assert app.model.totals() == (summary.reused, summary.chars)
+
+            def look() -> list[str]:
+                table = app.screen.query_one(RecordTable)
+                return [str(len(app.model)), *screen_lines(table)]
+
             for key in keys:
                 await pilot.press(key)
-                await settle(pilot)
-                table = app.screen.query_one(RecordTable)
-                seen.append([str(len(app.model)), *screen_lines(table)])
+                seen.append(await steady(pilot, look))
             seen.append([f"paged {isinstance(app.model, PagedModel)}"])
     return seen
 
@@ -104,7 +114,7 @@ async def test_a_session_over_a_big_store_draws_what_a_held_one_draws(
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 1)
     paged = await _drawn(root, keys)
     assert paged[-1] == ["paged True"]
-    assert paged[:-1] == held[:-1]
+    assert paged[:-1] == held[:-1], first_difference(keys, held, paged)
 
 
 @pytest.fixture
@@ -225,7 +235,7 @@ async def test_a_first_sweep_past_the_threshold_pages_the_store_it_made(
     monkeypatch.setattr("engine.browse.BROWSE_FROM", 5)
     paged = await _drawn(_unswept(tmp_path / "two", "abcdefgh"), keys, first=True)
     assert paged[-1] == ["paged True"]
-    assert paged[:-1] == held[:-1]
+    assert paged[:-1] == held[:-1], first_difference(keys, held, paged)
 
 
 async def _until_paged(pilot: Pilot[None], app: QuarryApp, root: Path, name: str) -> None:
