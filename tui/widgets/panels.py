@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from rich.cells import cell_len, chop_cells
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -20,7 +20,7 @@ from engine.names import shown
 from engine.quality import Quality
 from engine.records import STATUSES, Record, read_with_words
 from engine.tools import KNOWN_TOOLS
-from tui.widgets.record_table import fit_path, human_size
+from tui.widgets.record_table import fit_path, human_size, start_cells
 from tui.words import escape
 
 STATUS_COLOURS = {
@@ -73,13 +73,8 @@ def fit_folder(folder: str, width: int) -> str:
     name = name or folder
     room = width - cell_len(name) - 2
     if head and room >= 0:
-        return _start(head, room) + "…/" + name
-    return _start(name, width - 1) + "…" if width > 1 else ""
-
-
-def _start(text: str, cells: int) -> str:
-    """As much of ``text``'s start as fits in ``cells`` (a wide character whole or not)."""
-    return chop_cells(text, cells)[0] if text and cells > 0 else ""
+        return start_cells(head, room) + "…/" + name
+    return start_cells(name, width - 1) + "…" if width > 1 else ""
 
 
 class LiveHeader(Horizontal):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -71,15 +72,53 @@ def layout_columns(
 
 
 def fit_path(path: str, width: int) -> str:
-    """``path`` in ``width`` characters: the file name whole when it fits, and as much of the
-    folder's start as fits before it (``projects/2024/cust…/invoice.pdf``)."""
-    if len(path) <= width:
+    """``path`` in ``width`` cells: the file name whole when it fits, and as much of the
+    folder's start as fits before it (``projects/2024/cust…/invoice.pdf``). Cells, not
+    characters: a wide character (CJK, most emoji) takes two columns of the terminal."""
+    if cell_len(path) <= width:
         return path
     folder, _, name = path.rpartition("/")
-    if not folder or len(name) + 2 > width:  # the name alone is too long: keep its end
-        return "…" + path[len(path) - width + 1 :]
-    head = width - len(name) - 2
-    return (folder[:head] + "…/" + name) if head > 0 else "…/" + name
+    named = cell_len(name)
+    if not folder or named + 2 > width:  # the name alone is too long: keep its end
+        return "…" + end_cells(path, width - 1)
+    head = width - named - 2
+    return (start_cells(folder, head) + "…/" + name) if head > 0 else "…/" + name
+
+
+def fit_cell(text: str, width: int, right: bool = False) -> str:
+    """``text`` in exactly ``width`` cells: cut with an ellipsis when longer, padded (on the
+    left when ``right``) when shorter."""
+    used = cell_len(text)
+    if used > width:
+        text = start_cells(text, width - 1) + "…"
+        used = cell_len(text)
+    gap = " " * (width - used)
+    return gap + text if right else text + gap
+
+
+def start_cells(text: str, cells: int) -> str:
+    """As much of ``text``'s start as fits in ``cells`` (a wide character whole or not at
+    all)."""
+    used = 0
+    for end, char in enumerate(text):
+        used += get_character_cell_size(char)
+        if used > cells:
+            return text[:end]
+    return text
+
+
+def end_cells(text: str, cells: int) -> str:
+    """As much of ``text``'s end as fits in ``cells`` (a wide character whole or not at
+    all)."""
+    used = 0
+    start = len(text)
+    while start > 0:
+        size = get_character_cell_size(text[start - 1])
+        if used + size > cells:
+            break
+        used += size
+        start -= 1
+    return text[start:]
 
 
 def human_size(n: int) -> str:
@@ -376,9 +415,9 @@ class RecordTable(ScrollView, can_focus=True):
         segs = []
         for column, width in self._layout():
             text = cell_text(column, row)
-            if len(text) > width:
-                text = fit_path(text, width) if column == "path" else text[: width - 1] + "…"
-            text = text.rjust(width) if column in RIGHT else text.ljust(width)
+            if column == "path":
+                text = fit_path(text, width)
+            text = fit_cell(text, width, column in RIGHT)
             style: Style = status_style if column == "status" else base
             segs.append(Segment(text + " ", style))
         return Strip(segs)
