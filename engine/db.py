@@ -394,6 +394,8 @@ class RecordDB:
                 # then sorted in a temporary B-tree), and it cost a fifth of each upsert: an
                 # index of before goes.
                 con.execute("DROP INDEX IF EXISTS by_status")
+                # (and the text index's own partial index on the hash: by_sha serves it)
+                con.execute("DROP INDEX IF EXISTS text_by_sha")
                 _mend_counts(con)
         except (sqlite3.Error, IndexUnusable) as exc:
             con.close()

@@ -57,7 +57,6 @@ CREATE TABLE text_rows (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE,
                         ident TEXT NOT NULL);
 CREATE VIRTUAL TABLE text_fts USING fts5(body, tokenize = 'trigram');
 CREATE TABLE text_unnamed (sha256 TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE INDEX text_by_sha ON records (sha256) WHERE status = 'ok';
 """
 _TRIGGERS = """
 CREATE TRIGGER text_out AFTER DELETE ON records
@@ -94,8 +93,12 @@ _BUILD_BATCH = 512
 """Texts a build reads and puts in at a time."""
 
 
-_NAMES = ("text_rows", "text_fts", "text_unnamed", "text_by_sha", "text_out", "text_change")
-"""The text index's tables, index and triggers, as ``sqlite_master`` names them."""
+_NAMES = ("text_rows", "text_fts", "text_unnamed", "text_out", "text_change")
+"""The text index's tables and triggers, as ``sqlite_master`` names them. The records that
+name a text are found by the records' own ``by_sha``: the partial index on the hash of ``ok``
+records an index made before session 41 has beside it (``text_by_sha``) cost every upsert of
+an ``ok`` record a second random insert, about a quarter of the upsert (dropped by its next
+writer, :meth:`engine.db.RecordDB.open_writer`)."""
 
 
 def _present(con: sqlite3.Connection) -> int:

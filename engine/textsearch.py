@@ -214,18 +214,20 @@ def matching_rows(con: sqlite3.Connection, query: Query) -> list[int]:
     return [rowid for rowid, body in candidates(con, query) if search(body)]
 
 
+NAMED_BY_SQL = (
+    "SELECT rec.root, rec.path, t.sha256, t.id FROM json_each(?) j"
+    " JOIN text_rows t ON t.id = j.value"
+    " JOIN records rec ON rec.sha256 = t.sha256 AND rec.status = 'ok'"
+)
+"""The ``ok`` records naming the texts of a JSON list of text rows (found by ``by_sha``)."""
+
+
 def named_by(
     con: sqlite3.Connection, rows: Iterable[int]
 ) -> Iterator[tuple[bytes, bytes, str, int]]:
     """(root, path, hash, row) of each ``ok`` record naming the text of one of ``rows``
     (root and path as the index keys them), in one statement whatever their number."""
-    ids = json.dumps(list(rows))
-    cur = con.execute(
-        "SELECT rec.root, rec.path, t.sha256, t.id FROM json_each(?) j"
-        " JOIN text_rows t ON t.id = j.value"
-        " JOIN records rec INDEXED BY text_by_sha ON rec.sha256 = t.sha256 AND rec.status = 'ok'",
-        (ids,),
-    )
+    cur = con.execute(NAMED_BY_SQL, (json.dumps(list(rows)),))
     while batch := cur.fetchmany(4096):
         yield from batch
 

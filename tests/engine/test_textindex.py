@@ -18,7 +18,7 @@ from engine.resume import Ledger
 from engine.store import Store, text_ident
 from engine.sweep import Sweeper, SweepOptions, sweep
 from engine.textindex import TextIndex, _Got, has_tables, is_ready
-from engine.textsearch import matching_hashes, parse
+from engine.textsearch import NAMED_BY_SQL, matching_hashes, parse
 from engine.tools import ToolSet
 from tests.engine.watchkit import watched
 
@@ -116,6 +116,37 @@ def test_an_index_with_the_old_triggers_has_them_replaced_by_its_next_writer(
         assert not textindex._old_triggers(db.con)
     assert _found(out, "edited") == {"a.txt", "b.txt"}
     assert _found(out, "shared") == set()
+
+
+def test_the_records_naming_a_text_are_found_by_the_one_hash_index(tmp_path: Path) -> None:
+    """No second index on the records' hash (each costs every upsert of an ``ok`` record a
+    random insert): the records' ``by_sha`` finds those naming a text, and the partial one an
+    index of before session 41 has is dropped by its next writer, the index still whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("the quarterly invoice\n")
+    (root / "copy.txt").write_text("the quarterly invoice\n")
+    out = tmp_path / "store"
+    sweep([root], _opts(out=out))
+
+    def indexes() -> set[str]:
+        with RecordDB.open_reader(out / DB) as db:
+            rows = db.con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            return {name for (name,) in rows}
+
+    assert "by_sha" in indexes() and "text_by_sha" not in indexes()
+    with RecordDB.open_reader(out / DB) as db:
+        rows = db.con.execute(f"EXPLAIN QUERY PLAN {NAMED_BY_SQL}", ("[1, 2]",))
+        plan = " ".join(row[3] for row in rows)
+        assert "SEARCH rec USING INDEX by_sha (sha256=?)" in plan, plan
+    with sqlite3.connect(out / DB) as con:  # as a quarry of before session 41 made it
+        con.execute("CREATE INDEX text_by_sha ON records (sha256) WHERE status = 'ok'")
+    assert _found(out, "invoice") == {"a.txt", "copy.txt"}  # (whole to a reader meanwhile)
+    (root / "copy.txt").write_text("a receipt now\n")
+    sweep([root], _opts(out=out))
+    assert "text_by_sha" not in indexes()
+    assert _found(out, "invoice") == {"a.txt"}
+    assert _found(out, "receipt") == {"copy.txt"}
 
 
 def test_a_store_without_one_gets_it_built_with_progress_and_notices(tmp_path: Path) -> None:
