@@ -88,3 +88,13 @@ async def test_rows_of_wide_names_keep_the_columns_in_line(tmp_path: Path) -> No
             columns = {cell_len(row[: row.index(" ok ")]) for row in rows}
             assert len(columns) == 1, rows
             assert {cell_len(row) for row in rows} == {cell_len(lines[0])}
+
+
+def test_the_triage_tables_measure_and_cut_their_cells_by_cells() -> None:
+    """The groups' and tools' tables (Textual DataTables) size a natural column by its
+    widest cell and cut the others to their share: both in cells, as the terminal draws."""
+    from tui.screens.groups import widths
+    from tui.widgets.record_table import cut
+
+    assert widths([("name", 0)], [["請求書"], ["ab"]], 80) == [6]
+    assert cut("請求書を確認", 7) == "請求書…" and cut("abc", 3) == "abc"

@@ -16,7 +16,7 @@ from engine.quality import summary_line
 from engine.records import Record
 from engine.tallies import Kind
 from tui.paged import PagedModel
-from tui.screens.groups import Column, GroupsScreen, cut
+from tui.screens.groups import Column, GroupsScreen
 from tui.state import is_encrypted
 from tui.triage import (
     ErrorGroup,
@@ -28,6 +28,7 @@ from tui.triage import (
     tally_examples,
     tally_quality,
 )
+from tui.widgets.record_table import cut
 from tui.words import count, escape
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Generic, Protocol, TypeVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -32,7 +33,7 @@ from tui.triage import FILES_READ, GroupKey
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
 from tui.widgets.marked_table import RETRYING
-from tui.widgets.record_table import fit_path
+from tui.widgets.record_table import cut, fit_path
 from tui.widgets.row_table import RowTable
 from tui.words import count
 
@@ -74,11 +75,6 @@ FILE_SHARES: list[Column] = [("path", 0.5), ("MIME", 0.25), ("verdict", 0.25)]
 the rest to the others (a group of short paths shows their verdicts whole)."""
 
 
-def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells' worth of characters, ending in … when cut."""
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
-
-
 def fit_title(parts: list[str], width: int) -> str:
     """Markup ``parts`` joined by `` · ``, leaving out from the end what does not fit."""
     title = parts[0]
@@ -95,7 +91,8 @@ def widths(columns: list[Column], rows: list[list[str]], total: int) -> list[int
     left of ``total`` (less the cells' padding and a scroll bar) by their shares, a column
     that needs less than its share giving the rest to the others; at least 8 each."""
     natural = [
-        max([len(title), *(len(row[i]) for row in rows)]) for i, (title, _s) in enumerate(columns)
+        max([cell_len(title), *(cell_len(row[i]) for row in rows)])
+        for i, (title, _s) in enumerate(columns)
     ]
     out = [n if share == 0 else 0 for n, (_t, share) in zip(natural, columns, strict=True)]
     free = total - sum(out) - 2 * len(columns) - 2

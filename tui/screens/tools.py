@@ -23,14 +23,14 @@ from engine.names import shown
 from engine.records import Key
 from tui.messages import ToolsChecked
 from tui.model import RecordModel
-from tui.screens.groups import WIDE, Column, cut, fit_title, set_columns, widths
+from tui.screens.groups import WIDE, Column, fit_title, set_columns, widths
 from tui.screens.ports import Dashboard
 from tui.screens.triage_base import TriageScreen
 from tui.state import TriageState
 from tui.triage import NOT_COUNTED, PLATFORMS, ToolRow, Waiting
 from tui.widgets.footer import FittingFooter
 from tui.widgets.line import Line
-from tui.widgets.record_table import fit_path
+from tui.widgets.record_table import cut, fit_path
 from tui.widgets.row_table import RowTable
 from tui.words import count, escape
 

@@ -85,14 +85,16 @@ def fit_path(path: str, width: int) -> str:
     return (start_cells(folder, head) + "…/" + name) if head > 0 else "…/" + name
 
 
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, ending in … when cut."""
+    return text if cell_len(text) <= width else start_cells(text, width - 1) + "…"
+
+
 def fit_cell(text: str, width: int, right: bool = False) -> str:
-    """``text`` in exactly ``width`` cells: cut with an ellipsis when longer, padded (on the
-    left when ``right``) when shorter."""
-    used = cell_len(text)
-    if used > width:
-        text = start_cells(text, width - 1) + "…"
-        used = cell_len(text)
-    gap = " " * (width - used)
+    """``text`` in exactly ``width`` cells: cut when longer, padded (on the left when
+    ``right``) when shorter."""
+    text = cut(text, width)
+    gap = " " * (width - cell_len(text))
     return gap + text if right else text + gap
 
 
