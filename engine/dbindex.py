@@ -15,6 +15,8 @@ so those questions see the records from before it.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import sqlite3
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TypeVar
@@ -37,6 +39,13 @@ REFERENCED_SQL = "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sh
 """The content hashes whose text some record names: walked in the order of an index on the
 hash, never sorted in a temporary B-tree (a writer keeps its temporary tables in memory: at
 ten million records that would be hundreds of MB; a test holds the plan)."""
+ROOTS_SQL = (
+    "WITH RECURSIVE r(root) AS (SELECT min(root) FROM records UNION ALL"
+    " SELECT (SELECT min(root) FROM records WHERE root > r.root) FROM r"
+    " WHERE r.root IS NOT NULL) SELECT root FROM r WHERE root IS NOT NULL"
+)
+"""Each root that has records, in order: a skip-scan of the key index (a root's first key,
+then the first key past it), a few searches a root where ``DISTINCT`` reads every key."""
 REFERENCED_IN_SQL = REFERENCED_SQL + " AND sha256 >= ? AND sha256 < ?"
 """The same, of one range of hashes (a text folder's): a search of the hash index."""
 
@@ -149,6 +158,26 @@ class ServedRecords(Mapping[Key, Record]):
         50,000 records (200 MB)."""
         for records in self._batches(4096):
             yield from ((r.key, r) for r in records)
+
+    def roots(self) -> list[str]:
+        """The roots that have records, in order: one search of the key index a root, not a
+        pass over every record."""
+        con, fail = self._db().con, self._on_failure
+        rows = _ask(lambda: con.execute(ROOTS_SQL).fetchall(), fail)
+        return [name_of(root) for (root,) in rows]
+
+    def under(self, root: str) -> Iterator[Record]:
+        """The records of ``root``, in path order, decoded a small batch at a time (a caller
+        that stops early reads no more)."""
+        con, fail = self._db().con, self._on_failure
+        sql = "SELECT line FROM records WHERE root = ? ORDER BY path"
+        cur = _ask(lambda: con.execute(sql, (key_bytes(root),)), fail)
+        for size in itertools.chain((16, 256), itertools.repeat(4096)):
+            # (growing: a caller that stops at the first record decodes a few)
+            batch = _ask(functools.partial(cur.fetchmany, size), fail)
+            if not batch:
+                return
+            yield from read_jsonl(b"".join(line for (line,) in batch)).records
 
 
 class IndexedRecords:
