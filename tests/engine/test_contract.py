@@ -50,6 +50,5 @@ def test_the_forkserver_preloads_what_readers_import_late() -> None:
     # for the import on its first file.
     from engine.procs import LAZY_READER_DEPS
 
-    optional = {"pptx"}
-    missing = [n for n in LAZY_READER_DEPS if n not in optional and find_spec(n) is None]
+    missing = [n for n in LAZY_READER_DEPS if find_spec(n) is None]
     assert missing == []
