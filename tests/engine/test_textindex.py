@@ -340,6 +340,40 @@ def test_a_long_sweeps_commits_do_not_wait_for_its_texts_and_search_still_finds_
     assert _found(store.out, "lima") == {"a.txt"}
 
 
+def _in_flight(db: RecordDB, sha: str) -> bool:
+    """Whether the transaction in flight on ``db`` has the text of ``sha`` indexed."""
+    row = db.con.execute("SELECT 1 FROM text_rows WHERE sha256 = ?", (sha,)).fetchone()
+    return row is not None
+
+
+@pytest.mark.parametrize("named_again", [True, False])
+def test_a_put_indexes_the_texts_read_since_the_last_and_a_rollback_reads_them_again(
+    tmp_path: Path, named_again: bool
+) -> None:
+    """A sweep's last commit, which its workers wait on, has only its last moments' texts to
+    index: each put indexes what the thread has read by then, in the same transaction. Rolled
+    back, those texts go in later only if a record names them then."""
+    store, rec = _one_record(tmp_path, "kilo lima\n")
+    sha = "cd" * 32
+    store.put_text(sha, "oscar papa\n")
+    new = rec.evolve(path="b.txt", sha256=sha, reused=False)
+    with store.writer(), RecordDB.open_writer(store.out / DB) as db:
+        text = TextIndex(db, store)
+        db.companion = text
+        db.put([new])
+        text._reader.settle()  # (read by its thread: the next put takes it)
+        assert not _in_flight(db, sha)
+        db.put([rec.evolve(reused=True)])
+        assert _in_flight(db, sha)  # before any commit
+        db.rollback()
+        assert not _in_flight(db, sha)
+        db.put([new] if named_again else [rec.evolve(reused=True)])
+        db.commit()
+        text.close()
+    assert _found(store.out, "oscar papa") == ({"b.txt"} if named_again else set())
+    assert _found(store.out, "lima") == {"a.txt"}
+
+
 def test_a_text_whose_record_went_while_it_was_read_stays_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
