@@ -81,11 +81,22 @@ class ServedRecords(Mapping[Key, Record]):
                 self.seen.setdefault(record.key, record)
         self.whole = True
 
-    def _batches(self, size: int = 50_000) -> Iterator[list[Record]]:
-        """Every record, in key order, a bulk decode of ``size`` lines at a time."""
+    def _batches(self, size: int = 50_000, root: str | None = None) -> Iterator[list[Record]]:
+        """Every record (``root``: those of that root), in key order, a bulk decode of ``size``
+        lines at a time; of one root the first batches are small (a caller that stops at its
+        first record decodes a few)."""
         con, fail = self._db().con, self._on_failure
-        cur = _ask(lambda: con.execute("SELECT line FROM records ORDER BY root, path"), fail)
-        while batch := _ask(lambda: cur.fetchmany(size), fail):
+        if root is None:
+            cur = _ask(lambda: con.execute("SELECT line FROM records ORDER BY root, path"), fail)
+            sizes: Iterable[int] = itertools.repeat(size)
+        else:
+            sql = "SELECT line FROM records WHERE root = ? ORDER BY path"
+            cur = _ask(lambda: con.execute(sql, (key_bytes(root),)), fail)
+            sizes = itertools.chain((16, 256), itertools.repeat(size))
+        for n in sizes:
+            batch = _ask(functools.partial(cur.fetchmany, n), fail)
+            if not batch:
+                return
             yield read_jsonl(b"".join(line for (line,) in batch)).records
 
     def forget(self) -> None:
@@ -169,15 +180,8 @@ class ServedRecords(Mapping[Key, Record]):
     def under(self, root: str) -> Iterator[Record]:
         """The records of ``root``, in path order, decoded a small batch at a time (a caller
         that stops early reads no more)."""
-        con, fail = self._db().con, self._on_failure
-        sql = "SELECT line FROM records WHERE root = ? ORDER BY path"
-        cur = _ask(lambda: con.execute(sql, (key_bytes(root),)), fail)
-        for size in itertools.chain((16, 256), itertools.repeat(4096)):
-            # (growing: a caller that stops at the first record decodes a few)
-            batch = _ask(functools.partial(cur.fetchmany, size), fail)
-            if not batch:
-                return
-            yield from read_jsonl(b"".join(line for (line,) in batch)).records
+        for records in self._batches(4096, root):
+            yield from records
 
 
 class IndexedRecords:
