@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from engine.procs import parents
+
 dask = pytest.importorskip("dask", reason="the Dask executor's tests need textquarry[dask]")
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
@@ -187,9 +189,33 @@ def external_cluster(
         yield External(address, scheduler, worker)
     finally:
         for p in procs:
+            left = semaphores(p.pid)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)  # the group: nannies and their workers
             p.wait(timeout=30)
+            for name in left:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+
+
+def semaphores(group: int) -> set[str]:
+    """The named semaphores (``/dev/shm/sem.*``) the processes of ``group`` have open.
+
+    multiprocessing's resource tracker unlinks those its processes leave, but it is in their
+    group and dies with them: each run of the tests that start a cluster left six a worker
+    in /dev/shm for good. A cluster's group is a session of its own, so no other process
+    shares them; they go once it is killed.
+    """
+    found: set[str] = set()
+    for pid, (_ppid, pgid) in parents().items():
+        if pgid != group:
+            continue
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+                name = line.partition("/dev/shm/")[2]
+                if name.startswith("sem.") and not name.endswith(" (deleted)"):
+                    found.add("/dev/shm/" + name)
+    return found
 
 
 def store_lines(store: Path) -> list[dict[str, object]]:
