@@ -26,7 +26,8 @@ failed on its own (a machine failure), and its files are sent again.
 A worker dies with the engine, whatever kills the engine: it closes the forkserver's liveness
 pipe it inherits (else the forkserver, its parent, would outlive the engine for as long as the
 worker lives), so the forkserver exits with the engine and the parent-death signal
-(``PR_SET_PDEATHSIG``) kills the worker; every tool it runs carries the same signal. It also
+(``PR_SET_PDEATHSIG``) kills the worker; its guard (a shell reading a pipe only the worker
+holds, :func:`~engine.readers.base.guard_group`) then kills the tools it runs. It also
 bounds each read itself: past :func:`own_bound` a SIGALRM ends it (the pool reads that exit as
 ``error/timeout``), so no read outlives its budget even when no engine is left to kill it.
 """
@@ -49,7 +50,7 @@ from engine.extract import Ident, Outcome, ReadTask, read_one
 from engine.limits import KILL_GRACE_S, Limits
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.readers import registry
-from engine.readers.base import die_with_parent
+from engine.readers.base import die_with_parent, guard_group
 from engine.records import Reason, Status
 from engine.store import folders_held
 from engine.tools import ToolSet
@@ -239,6 +240,7 @@ def bound_self(cfg: WorkerConfig) -> None:
     os.setpgid(0, 0)  # the pool kills the whole group: the worker and what it started
     release_forkserver()
     die_with_parent(INIT_EXIT)
+    guard_group()  # before the OOM score below: the killer is to take a worker, not its guard
     if cfg.memory_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (cfg.memory_bytes, cfg.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

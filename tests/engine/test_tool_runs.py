@@ -1,6 +1,7 @@
-"""How a reader runs an external tool: through setpriv where it is (the worker is not forked
-whole), else with the parent-death hook in the child; either way the tool dies with its
-worker, and a tool that cannot start is said the same way."""
+"""How a reader runs an external tool: in a worker whose guard kills its process group when it
+dies (the tool then needs nothing of its own, and subprocess may spawn it), else with the
+parent-death hook in the child; either way the tool dies with its worker, and a tool that
+cannot start is said the same way."""
 
 from __future__ import annotations
 
@@ -20,17 +21,15 @@ from engine.readers.base import ReadContext, die_with_parent, tool_argv
 from engine.tools import Tool, ToolSet
 from tests.waiting import alive, until
 
-WAYS = ["setpriv", "hook"]
+WAYS = ["guard", "hook"]
 
 
 @pytest.fixture(params=WAYS)
 def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test both ways: setpriv (skipped where it is missing) and the preexec hook."""
-    found = base.setpriv()
-    if request.param == "setpriv" and found is None:
-        pytest.skip("setpriv (util-linux 2.33 or later) is not installed here")
-    wrapper = found if request.param == "setpriv" else None
-    monkeypatch.setattr(base, "setpriv", lambda: wrapper)
+    """Each test both ways: with a guard (as a worker has; a stand-in here, never started in
+    the test's own process) and without one (the preexec hook)."""
+    guarded = [(None, -1)] if request.param == "guard" else []
+    monkeypatch.setattr(base, "_guard", guarded)
     return str(request.param)
 
 
@@ -40,21 +39,11 @@ def _ctx(name: str, exe: str) -> ReadContext:
 
 def test_the_command_line_each_way(way: str) -> None:
     argv, preexec = tool_argv("/usr/bin/pdftotext", ["-layout", "a.pdf", "-"])
-    if way == "setpriv":
-        assert argv[1:] == [
-            "--pdeathsig",
-            "KILL",
-            "--",
-            "/usr/bin/pdftotext",
-            "-layout",
-            "a.pdf",
-            "-",
-        ]
+    assert argv == ["/usr/bin/pdftotext", "-layout", "a.pdf", "-"]
+    if way == "guard":
         assert preexec is None  # nothing runs between fork and exec: subprocess may spawn
     else:
-        assert (
-            argv == ["/usr/bin/pdftotext", "-layout", "a.pdf", "-"] and preexec is die_with_parent
-        )
+        assert preexec is die_with_parent
 
 
 def test_output_exit_codes_and_a_tool_that_cannot_start(way: str, tmp_path: Path) -> None:
@@ -75,54 +64,79 @@ def test_output_exit_codes_and_a_tool_that_cannot_start(way: str, tmp_path: Path
         _ctx("t", str(tool)).run_tool("t", [])
 
 
+STAND_IN = """
+import os, sys
+import engine.readers.base as base
+from engine.limits import Limits
+from engine.tools import Tool, ToolSet
+os.setpgid(0, 0)  # a worker leads its own group
+if sys.argv[1] == "guard":
+    assert base.guard_group()
+else:
+    assert not base._guard
+print(os.getpid(), flush=True)
+tools = ToolSet((Tool("t", sys.argv[2], "1"),))
+ctx = base.ReadContext("x", Limits(timeout_s=600, tool_timeout_s=600), tools)
+ctx.run_tool("t", [sys.argv[3]])
+"""
+"""A stand-in worker: leads its group, starts its guard (or not) and runs a tool."""
+
+
+def _children(pid: int) -> list[int]:
+    with contextlib.suppress(OSError):
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+        return [int(p) for p in text.split()]
+    return []
+
+
 def test_a_tool_dies_with_the_process_that_ran_it(way: str, tmp_path: Path) -> None:
-    """A stand-in worker runs a tool that would sleep five minutes, then is SIGKILLed."""
+    """A stand-in worker runs a tool that would sleep five minutes, then is SIGKILLed: no code
+    of its own can run, and the tool still goes (with its guard, too)."""
     pidfile = tmp_path / "tool.pid"
     tool = tmp_path / "tool"
     tool.write_text('#!/bin/sh\necho $$ > "$1"\nexec sleep 300\n')
     tool.chmod(0o755)
-    script = (
-        "import sys\n"
-        "import engine.readers.base as base\n"
-        "from engine.limits import Limits\n"
-        "from engine.tools import Tool, ToolSet\n"
-        f"base.setpriv = lambda: {base.setpriv()!r}\n"
-        f"tools = ToolSet((Tool('t', {str(tool)!r}, '1'),))\n"
-        "ctx = base.ReadContext('x', Limits(timeout_s=600, tool_timeout_s=600), tools)\n"
-        f"ctx.run_tool('t', [{str(pidfile)!r}])\n"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", STAND_IN, way, str(tool), str(pidfile)], stdout=subprocess.PIPE
     )
-    worker = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    group = worker.pid
     try:
         until(lambda: pidfile.exists() and pidfile.read_text().strip() != "", "the tool")
         tool_pid = int(pidfile.read_text())
+        started = [p for p in _children(worker.pid) if p != tool_pid]
+        assert len(started) == (1 if way == "guard" else 0)  # the guard, beside the tool
         assert alive(tool_pid)
-        os.kill(worker.pid, signal.SIGKILL)  # no cleanup code of the worker can run
+        os.kill(worker.pid, signal.SIGKILL)
         worker.wait(30)
         until(lambda: not alive(tool_pid), "the tool to die with its worker")
+        until(lambda: not any(alive(p) for p in started), "the guard to go with them")
     finally:
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGKILL)
-        if pidfile.exists() and pidfile.read_text().strip():
-            with contextlib.suppress(OSError):
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+        if worker.stdout is not None:
+            worker.stdout.close()
 
 
-def test_a_setpriv_too_old_for_pdeathsig_is_not_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_guard_goes_with_its_worker_when_no_tool_runs(tmp_path: Path) -> None:
+    """A worker that ends with no tool running (recycled, or told to stop) leaves no guard."""
+    script = (
+        "import os\nimport engine.readers.base as base\nos.setpgid(0, 0)\n"
+        "assert base.guard_group()\nassert base.guard_group()  # one guard a process\n"
+        "print(base._guard[0][0].pid, flush=True)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True)
+    guard = int(out.stdout)
+    until(lambda: not alive(guard), "the guard to go once its worker has exited")
+
+
+def test_without_a_shell_for_the_guard_tools_get_the_hook(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """util-linux before 2.33 has setpriv without --pdeathsig: the hook is used instead of
-    failing every tool run."""
-    old = tmp_path / "bin" / "setpriv"
-    old.parent.mkdir()
-    old.write_text("#!/bin/sh\necho \"setpriv: unrecognized option '$1'\" >&2\nexit 1\n")
-    old.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{os.environ['PATH']}")
-    base.setpriv.cache_clear()
-    try:
-        assert base.setpriv() is None
-        assert tool_argv("/bin/echo", ["x"]) == (["/bin/echo", "x"], die_with_parent)
-    finally:
-        base.setpriv.cache_clear()
+    """No ``/bin/sh`` to run the guard: it is said, and tools set their own signal instead."""
+    monkeypatch.setattr(base, "_guard", [])
+    monkeypatch.setattr(base, "GUARD_SHELL", "/nonexistent/sh")
+    assert base.guard_group() is False
+    assert tool_argv("/bin/echo", ["x"]) == (["/bin/echo", "x"], die_with_parent)
 
 
 def test_the_exit_is_awaited_within_the_bound(tmp_path: Path) -> None:

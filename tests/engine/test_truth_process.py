@@ -125,7 +125,13 @@ def test_sigterm_to_quarry_retry_keeps_the_earlier_verdict_and_exits_130(tmp_pat
     assert not alive(int(pidfile.read_text()))
 
 
-def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kill", ["engine", "group"])
+def test_an_engine_killed_outright_takes_workers_and_tools_with_it(
+    tmp_path: Path, kill: str
+) -> None:
+    """SIGKILL to the engine alone (its forkserver sees it go and exits), or to its whole
+    process group (the forkserver killed with it: only the workers' parent-death signal and
+    their guards act)."""
     root = tmp_path / "docs"
     root.mkdir()
     pidfile = tmp_path / "tool.pid"
@@ -150,6 +156,7 @@ def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Pat
         [sys.executable, "-c", script, str(root), str(tmp_path / "store")],
         env=ENV,
         stdout=subprocess.PIPE,
+        start_new_session=True,
     )
     try:
         until(pidfile.exists, "the tool to start")
@@ -157,14 +164,18 @@ def test_an_engine_killed_outright_takes_workers_and_tools_with_it(tmp_path: Pat
         tool = int(pidfile.read_text())
         family = [pid for pid, _ in procs.descendants(engine.pid)]
         assert tool in family
-        engine.kill()  # SIGKILL: no handler, no cleanup in the engine
+        if kill == "group":
+            os.killpg(engine.pid, signal.SIGKILL)
+        else:
+            engine.kill()  # SIGKILL: no handler, no cleanup in the engine
         assert engine.stdout is not None
         started = time.monotonic()
         rest = engine.stdout.read()  # `quarry sweep ... | cat`: EOF must come now, not in 300 s
         assert rest == b"engine up\n" and time.monotonic() - started < 60
         until(lambda: not any(alive(p) for p in family), "workers and tools to die")
     finally:
-        engine.kill()
+        with contextlib.suppress(OSError):
+            os.killpg(engine.pid, signal.SIGKILL)
         engine.wait(10)
         if engine.stdout is not None:
             engine.stdout.close()
