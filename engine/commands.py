@@ -160,6 +160,9 @@ def run_writing(sweeper: Sweeper, **run: Any) -> SweepResult:
 
 def sweep_exit(result: SweepResult) -> int:
     """The exit code of a sweep, with its one line on stderr when it is not a clean one."""
+    if result.failed:
+        sys.stderr.write(f"quarry: {result.failed}\n")
+        return EXIT_MACHINE
     if result.interrupted:
         sys.stderr.write("quarry: interrupted; the store keeps what was read so far\n")
         return EXIT_INTERRUPTED

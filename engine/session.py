@@ -85,6 +85,9 @@ class Session:
         self._records_retry_at = 0.0
         self.swept_whole = False
         """Whether a sweep_then_watch() read every file (not stopped early, nor never run)."""
+        self.first_failed = ""
+        """Why sweep_then_watch()'s sweep could not write the store, if it could not (see
+        ``SweepResult.failed``): it stopped there, and nothing is watched."""
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind is NoticeKind.MACHINE_FAILURE:
@@ -166,6 +169,7 @@ class Session:
             sweeper.from_index = True
             result = sweeper.run()
             self.swept_whole = not result.interrupted
+            self.first_failed = result.failed
             if self.swept_whole:
                 # each batch touches a few files of many: the index answers for the rest
                 self._sweeper.serve_from_index()
@@ -429,8 +433,9 @@ def watch_forever(
 
     Exit code 0 when stopped by a signal, the first sweep included: a signal during it stops
     the sweep, which keeps (writes) what it read. Exit code 1 when the watcher could not keep
-    the store true: its folder vanished (the watcher stopped by itself), or changes were still
-    kept out of it (read-only, full) when the signal came.
+    the store true: its folder vanished (the watcher stopped by itself), changes were still
+    kept out of it (read-only, full) when the signal came, or the first sweep could not write
+    it (its index failed: a full disk).
     """
     stop = threading.Event()
     watching = threading.Event()
@@ -454,8 +459,8 @@ def watch_forever(
         if stop.is_set():  # a signal while the session was made: its sweep stops at once
             session.sweeper.stop.set()
         try:
-            swept = _first_sweep(session)
-            if swept:
+            swept = session.sweep_then_watch()
+            if not swept.interrupted:
                 watching.set()
                 _follow(session, stop, on_event)
         finally:
@@ -464,15 +469,6 @@ def watch_forever(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return _farewell(session, swept, on_event)
-
-
-def _first_sweep(session: Session) -> bool:
-    """Observe, sweep, start applying; False when a signal stopped the sweep.
-
-    An interrupted first sweep has written what it decided (the others keep their records);
-    the watcher does not start, since the store is not whole enough to follow.
-    """
-    return not session.sweep_then_watch().interrupted
 
 
 def _follow(session: Session, stop: threading.Event, on_event: Listener) -> None:
@@ -486,13 +482,18 @@ def _follow(session: Session, stop: threading.Event, on_event: Listener) -> None
             return
 
 
-def _farewell(session: Session, swept: bool, on_event: Listener) -> int:
-    """The last line: the store's state as it is, never "up to date" when it is not."""
+def _farewell(session: Session, swept: SweepResult, on_event: Listener) -> int:
+    """The last line: the store's state as it is, never "up to date" when it is not.
+
+    An interrupted first sweep (a signal, or its store that could not be written) has written
+    what it decided (the others keep their records); the watcher did not start, since the
+    store is not whole enough to follow."""
     watcher = session.watcher
     problem = (watcher.failure or watcher.trouble) if watcher is not None else None
-    if problem is not None:
+    problem = swept.failed or problem
+    if problem:
         message, level, code = f"stopped; the store is NOT up to date: {problem}", Level.ERROR, 1
-    elif not swept:
+    elif swept.interrupted:
         message = "stopped during the first sweep; the store keeps what it read so far"
         level, code = Level.WARNING, 0
     else:

@@ -137,6 +137,10 @@ class SweepResult:
     """Roots found gone or empty whose records were kept (see ``forget_missing``)."""
     quick: bool = False
     """Nothing had changed, as the stat index showed: no record was loaded or written."""
+    failed: str = ""
+    """Why the store could not be written mid-run (its index failed: a full disk...), said
+    as one line; the run stopped there (``interrupted``), what it decided and had not
+    committed is read again by the next sweep. Empty when it could."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +339,8 @@ class Sweeper:
         what it decided is written. The caller clears it."""
         self._prev_started_ns = 0
         self._killed_before = False
+        self._failed = ""
+        """Why the run in flight could not write the store (see ``SweepResult.failed``)."""
         self._repair = False
         """The store held lines that are not records: the next write leaves them out."""
         self._notices: list[Notice] = []
@@ -423,8 +429,15 @@ class Sweeper:
                 served = IndexedRecords(lambda: db, Tally())
                 self.index = RecordIndex(list(served.records.values()))
                 return
-        run.interrupted = True
+        run.interrupted = run.index_lost = True
         self._killed_before = True
+        # (no failure: deleted or replaced on disk, and the file still open unreadable)
+        lost = self.ledger.lost() if self.ledger.failure is not None else None
+        why = (lost.strerror or str(lost)) if lost else "its index was deleted or replaced"
+        self._failed = (
+            f"cannot write the store {shown(str(self.store.out))}: {why}; the files this "
+            "sweep decided and had not kept are read again by the next"
+        )
         if isinstance(self.index, IndexedRecords):  # (a store that had records: as on disk)
             with contextlib.suppress(OSError, StoreCorrupt):
                 self.reload()
@@ -1366,6 +1379,7 @@ class Sweeper:
         self._tell(run, run.decided if run.lean else len(new))
         self._lighten()
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
+        failed, self._failed = self._failed, ""
         return SweepResult(
             summary,
             run.extracted,
@@ -1377,6 +1391,7 @@ class Sweeper:
             run.interrupted,
             run.machine_failures,
             ended.held,
+            failed=failed,
         )
 
     def _write(
@@ -1446,7 +1461,7 @@ class Sweeper:
         if run.repaired:
             why = f"{count(run.repaired, 'text')} missing or not matching its content: read again"
             self.on_event(Notice(now, NoticeKind.REPAIRED, why, Level.WARNING))
-        if run.interrupted:
+        if run.interrupted and not run.index_lost:  # (a lost index said what went with it)
             done = count(decided, "file")
             why = f"interrupted: {done} decided and written; the rest keep their records"
             self.on_event(Notice(now, NoticeKind.INTERRUPTED, why, Level.WARNING))

@@ -45,7 +45,7 @@ def run_app(app: QuarryApp) -> int:
 def cmd_open(args: argparse.Namespace) -> int:
     """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
     from engine.cli import default_dirs, options_from
-    from engine.commands import EXIT_OK
+    from engine.commands import EXIT_OK, EXIT_USAGE
     from engine.errors import UsageError
     from engine.names import shown
     from engine.session import Session
@@ -72,6 +72,10 @@ def cmd_open(args: argparse.Namespace) -> int:
         code = run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
     finally:
         session.close()
+    if session.first_failed and code == EXIT_OK:  # (as `quarry watch` ends then)
+        print(f"quarry: stopped; the store is NOT up to date: {session.first_failed}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     if not session.swept_whole and code == EXIT_OK:
         # Quit during the first sweep: say what the store holds, and that nothing is lost.
         print(

@@ -243,8 +243,10 @@ def run_session(session: Session, quitting: Callable[[], bool], post: Post) -> N
     sweep, ``failed`` if the engine fails."""
     try:
         # Observers start before the sweep: what changes during it is applied after it.
-        session.sweep_then_watch()
-        if not quitting():
+        swept = session.sweep_then_watch()
+        if swept.failed:  # (its store could not be written: nothing is watched)
+            post(SessionStage(Live.FAILED, swept.failed))
+        elif not quitting():
             post(SessionStage(Live.WATCHING))
     except SessionClosed:
         pass  # q came before the sweep began: nothing to say, the app is leaving

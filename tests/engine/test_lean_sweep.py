@@ -97,15 +97,21 @@ def _sweep_noting(root: Path, out: Path) -> tuple[SweepResult, list[Notice]]:
     return result, notices
 
 
-def failing_put(monkeypatch: pytest.MonkeyPatch, at: int = 5) -> Any:
-    """The index's writes failing at the ``at``-th batch (a disk I/O error); the real one
-    returned, to put back."""
+def _full_disk() -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError("database or disk is full")
+    exc.sqlite_errorcode = sqlite3.SQLITE_FULL
+    return exc
+
+
+def failing_put(monkeypatch: pytest.MonkeyPatch, at: int = 5, exc: Exception | None = None) -> Any:
+    """The index's writes failing at the ``at``-th batch (``exc``: a disk I/O error unless
+    given); the real one returned, to put back."""
     put, calls = RecordDB.put, [0]
 
     def failing(db: RecordDB, records: Any) -> None:
         calls[0] += 1
         if calls[0] == at:
-            raise sqlite3.OperationalError("disk I/O error")
+            raise exc or sqlite3.OperationalError("disk I/O error")
         put(db, records)
 
     monkeypatch.setattr(RecordDB, "put", failing)
@@ -155,15 +161,26 @@ def test_a_cold_sweep_holds_no_record_and_writes_what_a_sweep_holding_them_write
     assert again.extracted <= 1  # (the broken PDF, read again by every full sweep)
 
 
+@pytest.mark.parametrize(
+    ("exc", "why"),
+    [(None, "the store's index failed (disk I/O error)"),
+     (_full_disk(), "No space left on device")],
+)  # fmt: skip
 def test_an_index_that_fails_mid_sweep_loses_nothing_a_later_sweep_cannot_find(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: Exception | None, why: str
 ) -> None:
+    """The run stops there and the sweep fails as the machine's (``quarry sweep`` exits 3
+    saying why: a first sweep onto a disk that filled said "interrupted" and exited 130, as
+    if Ctrl-C had stopped it, and "decided and written" of records that went with the
+    index)."""
     root, reference, out = _often_committed(tmp_path, monkeypatch)
-    put = failing_put(monkeypatch)
+    put = failing_put(monkeypatch, exc=exc)
     result, notices = _sweep_noting(root, out)
     assert result.interrupted
+    assert result.failed.startswith(f"cannot write the store {out}: {why}; "), result.failed
     said = " ".join(n.message for n in notices)
     assert "index failed" in said and "read again by the next sweep" in said, said
+    assert "decided and written" not in said, said
     if (out / "extract.jsonl").exists():
         _no_record_without_text(out)
     monkeypatch.setattr(RecordDB, "put", put)
@@ -203,12 +220,13 @@ def test_an_index_deleted_mid_sweep_is_rebuilt_with_every_record(
         assert len(db) == len(_comparable(reference))
 
 
-def test_an_index_deleted_and_unreadable_mid_sweep_ends_as_an_interruption(
+def test_an_index_deleted_and_unreadable_mid_sweep_stops_the_sweep_saying_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index deleted under the sweep, and the file it still has open failing to read
-    back: nothing crashes, the sweep says it was interrupted, no record is written without
-    its text, and the next sweep finds the rest."""
+    back: nothing crashes, the sweep stops there saying why (not "interrupted", as if Ctrl-C
+    had stopped it), no record is written without its text, and the next sweep finds the
+    rest."""
     from engine import dbindex
 
     root, reference, out = _often_committed(tmp_path, monkeypatch)
@@ -219,7 +237,7 @@ def test_an_index_deleted_and_unreadable_mid_sweep_ends_as_an_interruption(
 
     monkeypatch.setattr(dbindex.ServedRecords, "_batches", unreadable)
     result, notices = _sweep_noting(root, out)
-    assert result.interrupted
+    assert result.interrupted and "its index was deleted or replaced" in result.failed
     assert any("index failed during the sweep" in n.message for n in notices), notices
     _no_record_without_text(out)
     monkeypatch.undo()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -427,6 +428,39 @@ def test_a_full_disk_is_a_machine_failure_in_every_output_mode(
     assert _texts(out) == named  # no orphan text fills the disk
     assert list((out / "tmp").iterdir()) == []
     assert not list(out.glob(".extract.*.tmp"))
+
+
+def test_a_disk_that_fills_under_a_first_sweep_s_index_fails_it_as_the_machine_s(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """A first sweep whose index outgrows the disk (3,000 files of one text: one 4 KiB text
+    file, a record each) stops there and exits 3 saying the disk is full (`quarry watch`: 1,
+    the store not up to date). It said "interrupted" and exited 130 as if Ctrl-C had stopped
+    it (`quarry watch`: 0, "stopped during the first sweep"). Given room, the next sweep
+    completes the store."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3000):
+        (root / f"f{i:04}.txt").write_text("the same words in every file\n")
+    out = small_disk / "store"
+    # `quarry watch` stops there (no signal needed), saying the store is not up to date
+    watch = [sys.executable, "-m", "engine", "watch", str(root), "--out", str(out)]
+    watched = subprocess.run(watch, capture_output=True, text=True, timeout=120)
+    assert watched.returncode == 1, watched.stderr
+    said = f"stopped; the store is NOT up to date: cannot write the store {out}: No space left"
+    assert said in watched.stderr and "Traceback" not in watched.stderr, watched.stderr
+    shutil.rmtree(out)
+    cmd = [sys.executable, "-m", "engine", "sweep", str(root), "--out", str(out), "--workers", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert f"quarry: cannot write the store {out}: No space left on device" in proc.stderr
+    assert "interrupted" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    subprocess.run(["mount", "-o", "remount,size=16m", str(small_disk)], check=True)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    records = Store(out).load_records()
+    assert len(records) == 3000 and {r.status for r in records} == {Status.OK}
+    assert _texts(out) == {records[0].sha256}  # one text, and no orphan left by the first
 
 
 def test_a_store_write_that_fails_keeps_the_old_records_and_no_orphan_texts(

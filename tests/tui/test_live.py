@@ -198,3 +198,24 @@ async def test_events_that_come_once_the_app_has_left_end_nothing(store: Store) 
     fixed = changed_record("pdf/encrypted.pdf", status="ok", reason=None, error=None)
     app.router.take(EngineEvents([RecordsChanged(time.time(), (fixed,))]))
     assert not app.is_running
+
+
+def test_a_first_sweep_that_could_not_write_its_store_is_a_failure_not_watching() -> None:
+    """``quarry`` on a disk that fills under its first sweep: the sweep stops, nothing is
+    watched, and the dashboard said "watching" all the same."""
+    from engine.sweep import SweepResult
+    from tui import feed
+    from tui.link import Live
+    from tui.messages import SessionStage
+
+    why = "cannot write the store /s: No space left on device; the files this sweep decided..."
+
+    class Full:
+        def sweep_then_watch(self) -> SweepResult:
+            return SweepResult(sample_summary(sample_records()), interrupted=True, failed=why)
+
+    posted: list[object] = []
+    feed.run_session(Full(), lambda: False, posted.append)  # type: ignore[arg-type]
+    assert [(m.stage, m.detail) for m in posted if isinstance(m, SessionStage)] == [
+        (Live.FAILED, why)
+    ]
