@@ -554,6 +554,7 @@ def test_tasks_take_every_file_once_within_their_bounds(
     taken: list[Any] = []
     while any(ex._todo.values()):
         left = sum(len(q) for q in ex._todo.values())
+        work = sum(guess(j) for q in ex._todo.values() for j in q)
         task = ex._take()
         assert task and len({j.tools for j in task}) == 1  # one route a task
         if len(task) > 1:
@@ -563,8 +564,8 @@ def test_tasks_take_every_file_once_within_their_bounds(
             assert len(task) <= (first if per_file is None else dask_client.TASK_FILES)
             if average is None:  # nothing known: a few files, a share of what is left
                 assert len(task) <= max(1, left // (2 * threads))
-            else:  # about TASK_S of work, the rest shared out down to TAIL_TASK_S of work
-                share = left * average / (2 * threads)
+            else:  # about TASK_S of work, the work left shared out down to TAIL_TASK_S
+                share = work / (2 * threads)
                 budget = max(dask_client.TAIL_TASK_S, min(dask_client.TASK_S, share))
                 assert sum(guess(j) for j in task) <= budget * (1 + 1e-6)
         taken.extend(task)
@@ -648,6 +649,30 @@ def test_the_last_tasks_keep_a_tenth_of_a_second_of_work() -> None:
         sizes.append(len(ex._take()))
     # Shrinking to the end would make tasks of 37, 18, 9, ... 1 file, each a round trip.
     assert sizes == [int(TAIL_TASK_S / 0.001), 50]
+
+
+def test_the_last_tasks_share_the_work_left_by_what_each_kind_costs() -> None:
+    """Near a run's end a task takes at most its share of the reading left. Counted as so
+    many files of the average (10 ms, the heavy kinds read first), 69 .docx of 11 ms and 300
+    light texts made 0.9 s a thread: a task of 68 .docx went out, and ran on alone for 0.8 s
+    after the other worker had read the texts and stopped."""
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": (), "tcp://b": ()})
+    ex._threads, ex._per_file = 2, 0.010
+    ex._cost = {".docx": 0.011, ".txt": 0.0005}
+    docx = [_Job(ReadTask(f"/x/d{i:03}.docx", "", LIMITS, ToolSet.empty(), "/s/tmp", 9000),
+                 frozenset()) for i in range(69)]  # fmt: skip
+    for job in docx + _jobs(300):
+        ex._queue(job)
+    share = (69 * 0.011 + 300 * 0.0005) / (2 * 2)
+    first = ex._take()
+    assert {j.kind for j in first} == {".docx"}
+    assert len(first) == int(share / 0.011)  # 20, not 68
+    taken = [first]
+    while any(ex._todo.values()):
+        taken.append(ex._take())
+    assert sum(map(len, taken)) == 369 and not ex._kinds  # every file once, none counted
 
 
 def test_a_kind_whose_reads_are_slow_goes_in_smaller_tasks_and_first() -> None:
