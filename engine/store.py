@@ -67,6 +67,8 @@ FORMAT = 1
 """The store format this quarry reads and writes (in the marker); a newer one is refused."""
 _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER, "extract.db")
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
+_NOT_OURS = (errno.EROFS, errno.EACCES, errno.EPERM)
+"""Why a folder cannot take a store whatever is in it: read-only media, another's folder."""
 """The text folders ``extract/00`` .. ``extract/ff``."""
 KEPT = "history"
 """The folder of texts set aside (:meth:`Store.keep_text`)."""
@@ -889,7 +891,10 @@ class Store:
 
     def _unwritable(self, exc: OSError) -> StoreUnusable:
         what = shown(exc.filename) if isinstance(exc.filename, str) else shown(str(self.out))
-        return StoreUnusable(f"cannot write the store: {what}: {exc.strerror or exc}")
+        # (read-only media, another user's folder: where the store goes by default, beside
+        # the folder swept, is one the user may not write; the way out is one flag)
+        hint = "; --out DIR keeps the store elsewhere" if exc.errno in _NOT_OURS else ""
+        return StoreUnusable(f"cannot write the store: {what}: {exc.strerror or exc}{hint}")
 
     def _prepare(self) -> None:
         """Everything a sweep writes must be writable now, not after an hour of reading.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -203,3 +204,19 @@ def test_records_are_made_while_the_texts_sync_and_written_after_it(
     assert "sync begins" in events  # not "..., lines not made meanwhile"
     assert events.index("sync ends") < events.index("write extract.jsonl")
     assert events.count("sync ends") == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "hint"),
+    [(errno.EROFS, True), (errno.EACCES, True), (errno.EPERM, True), (errno.ENOSPC, False)],
+)
+def test_a_store_the_user_may_not_write_where_it_goes_says_how_to_put_it_elsewhere(
+    tmp_path: Path, code: int, hint: bool
+) -> None:
+    """Read-only media or another user's folder: the store's default place, beside the
+    folder swept, is one the user may not write, whatever it holds; a full disk is not."""
+    out = tmp_path / ".quarry"
+    exc = OSError(code, os.strerror(code), str(out))
+    said = str(Store(out)._unwritable(exc))
+    assert said.startswith(f"cannot write the store: {out}: {os.strerror(code)}"), said
+    assert said.endswith("; --out DIR keeps the store elsewhere") == hint, said

@@ -187,6 +187,7 @@ def test_an_immutable_store_is_read_and_refused_for_writing(swept: tuple[Path, P
         (root / "b.txt").write_text("new")
         code, out, err = _run("sweep", str(root), "--workers", "1")
         _one_line_error(code, err, "cannot write the store")
+        assert err.rstrip().endswith("; --out DIR keeps the store elsewhere"), err
         code, out, err = _run("retry", str(root / "a.txt"))
         _one_line_error(code, err, "cannot write the store")
     finally:
