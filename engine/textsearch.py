@@ -2,7 +2,7 @@
 
 A pattern is words (``invoice total``: the words in that order, any run of white space
 between them, so a phrase matches across a line break or a page break) or a regular
-expression (Python's ``re``). Either way the full-text index (:mod:`engine.textindex`) only
+expression (Python's ``re`` syntax). Either way the full-text index (:mod:`engine.textindex`) only
 narrows the texts to look at: every literal run of three characters or more that a match must
 contain is looked up, quoted, in the trigram index (case-insensitively: a superset), and the
 pattern itself then decides on each candidate text. A pattern with no such run (``to``, ``\\d+``)
@@ -10,11 +10,21 @@ looks at every text: correct, and slower on a big store.
 
 Positions are given as people count them in a text: pages are separated by form feeds (PDF),
 lines counted from 1 within the page, columns in characters from 1.
+
+A regular expression runs on the ``regex`` package, in its ``re``-compatible mode, for two
+things ``re`` lacks: a bound on the time a match may take, and letting go of the interpreter's
+lock while it matches. A pattern that backtracks without end (``(a+)+$`` on a text with a long
+run of ``a``: one of the fixtures) ran for ever under ``re``, holding the lock: ``quarry grep``
+never ended, and the dashboard, whose search runs in a thread, froze with it (not even ``q``
+was heard). It now stops after :data:`MATCH_S` on a text, as :class:`PatternTooSlow`. Words
+stay on ``re``: escaped words with white space between them cannot backtrack like that, and
+``regex``'s bound costs ~1 us a text tried (a pattern with no fragment tries every text).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import sqlite3
@@ -23,6 +33,9 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import TypeVar
+
+import regex as rx  # (the name ``regex`` is the flag of a pattern that is one)
 
 from engine.errors import QuarryError
 from engine.visible import for_terminal
@@ -31,15 +44,30 @@ MIN_FRAGMENT = 3
 """The trigram tokenizer finds strings of at least this many characters."""
 CONTEXT = 60
 """Characters of a snippet on each side of the match."""
+MATCH_S = 5.0
+"""Seconds a pattern may take over one text (every match in it) before it is given up as
+:class:`PatternTooSlow`: a plain pattern goes through the largest text kept (16 million
+characters) in well under a second."""
 
 _UNINDEXABLE = re.compile(r"[\x00\ud800-\udfff]+")
 """What no stored text holds (NUL is removed; a lone surrogate cannot reach SQLite)."""
 _BREAKS = re.compile(r"[\n\f]+")
 _ANY_I = re.compile("[iI]")
+_M = TypeVar("_M")
 
 
 class BadPattern(QuarryError):
     """A pattern that means nothing: empty, or a regular expression that does not compile."""
+
+
+class PatternTooSlow(BadPattern):
+    """A pattern that took over :data:`MATCH_S` on one text (it backtracks without end)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the pattern took over {MATCH_S:g} s on one text: a repeat inside a repeat, "
+            "like (a+)+, can try for ever; make it simpler"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +75,8 @@ class Query:
     """A compiled pattern: ``regex`` decides, ``fragments`` (each at least
     :data:`MIN_FRAGMENT` characters, all in every match) narrow the texts to try."""
 
-    regex: re.Pattern[str]
+    regex: re.Pattern[str] | rx.Pattern[str]
+    """Words' pattern (``re``), or a regular expression's (``regex``, bounded in time)."""
     fragments: tuple[str, ...]
     exact: bool = False
     """The index's answer is the pattern's: one word of ASCII characters, any case (the
@@ -104,12 +133,13 @@ def parse(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> Qu
         raise BadPattern("an empty pattern: give a word or more to look for")
     try:
         with quiet_patterns():
-            compiled = re.compile(pattern, flags)
+            re.compile(pattern, flags)  # (re's words for what is wrong with it)
             tree = sre_parse.parse(pattern, flags)
-    except (re.error, OverflowError, RecursionError, ValueError) as exc:
+            bounded = rx.compile(pattern, flags | rx.V0)
+    except (re.error, rx.error, OverflowError, RecursionError, ValueError) as exc:
         raise BadPattern(f"not a regular expression: {exc}") from exc
     runs = _required_runs(tree)
-    return Query(compiled, _indexable(unicodedata.normalize("NFC", r) for r in runs))
+    return Query(bounded, _indexable(unicodedata.normalize("NFC", r) for r in runs))
 
 
 def _word_pattern(word: str, ignore_case: bool) -> str:
@@ -159,9 +189,15 @@ def matches(text: str, query: Query, limit: int | None = None) -> Iterator[Match
     """The matches of ``query`` in ``text``, in order (at most ``limit``); pages and lines
     are counted as the matches go (one pass over the text, however many there are)."""
     page, line, line_start, upto = 1, 1, 0, 0
-    for n, m in enumerate(query.regex.finditer(text)):
-        if limit is not None and n >= limit:
-            return
+    pattern = query.regex
+    if isinstance(pattern, re.Pattern):
+        found: Iterable[re.Match[str] | rx.Match[str]] = _first(pattern.finditer(text), limit)
+    else:  # every match first: the bound counts the matching, not what the caller does
+        try:
+            found = list(_first(pattern.finditer(text, concurrent=True, timeout=MATCH_S), limit))
+        except TimeoutError:
+            raise PatternTooSlow() from None
+    for m in found:
         start, end = m.span()
         for br in _BREAKS.finditer(text, upto, start):
             for ch in br.group():
@@ -210,8 +246,22 @@ def matching_rows(con: sqlite3.Connection, query: Query) -> list[int]:
     if query.exact and query.fts is not None:
         cur = con.execute("SELECT rowid FROM text_fts WHERE text_fts MATCH ?", (query.fts,))
         return [rowid for (rowid,) in cur]
-    search = query.regex.search
-    return [rowid for rowid, body in candidates(con, query) if search(body)]
+    return [rowid for rowid, body in candidates(con, query) if found_in(body, query)]
+
+
+def found_in(text: str, query: Query) -> bool:
+    """Whether ``query`` matches ``text`` (PatternTooSlow: it could not tell in time)."""
+    pattern = query.regex
+    if isinstance(pattern, re.Pattern):
+        return pattern.search(text) is not None
+    try:
+        return pattern.search(text, concurrent=True, timeout=MATCH_S) is not None
+    except TimeoutError:
+        raise PatternTooSlow() from None
+
+
+def _first(found: Iterator[_M], limit: int | None) -> Iterator[_M]:
+    return found if limit is None else itertools.islice(found, limit)
 
 
 NAMED_BY_SQL = (

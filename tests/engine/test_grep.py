@@ -17,6 +17,7 @@ import pytest
 from engine.db import DB
 from engine.store import Store
 from engine.sweep import SweepOptions
+from engine.textsearch import MATCH_S
 from engine.tools import ToolSet
 from fixtures.gen._pdfwriter import text_pdf
 from tests.engine.watchkit import watched
@@ -214,6 +215,20 @@ def test_trouble_is_exit_2_in_few_lines(swept: Path, args: list[str], said: str)
     assert got.returncode == 2
     assert got.stderr.startswith(said) and "Traceback" not in got.stderr
     assert got.stdout == ""
+
+
+def test_a_pattern_that_backtracks_for_ever_is_exit_2_not_a_hang(tmp_path: Path) -> None:
+    """``(a+)+$`` over a text with a long run of ``a`` (as one of the fixtures has): the
+    command ran until killed; it gives the pattern up after MATCH_S on that text."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "runs.txt").write_text("a" * 4096 + "!\n")
+    (root / "other.txt").write_text("aaa\n")
+    assert run("sweep", str(root), "--quiet", cwd=root).returncode == 0
+    got = run("grep", "-E", "(a+)+$", cwd=root)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.startswith(f"quarry: the pattern took over {MATCH_S:g} s on one text")
+    assert "Traceback" not in got.stderr
 
 
 def test_no_store_is_exit_2(tmp_path: Path) -> None:

@@ -153,3 +153,21 @@ def test_the_rows_a_word_matches_are_those_the_pattern_finds(
     want = [n for n, body in enumerate(bodies, 1) if query.regex.search(body)]
     assert sorted(matching_rows(index, query)) == want
     assert query.exact == (ignore_case and len(word) >= MIN_FRAGMENT)
+
+
+def test_a_pattern_that_backtracks_for_ever_is_given_up_as_too_slow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``(a+)+$`` over a long run of ``a`` tries every way of splitting it: ``re`` never ended
+    (``quarry grep`` hung); the search stops after ``MATCH_S`` on the text, saying why."""
+    from engine import textsearch
+    from engine.textsearch import PatternTooSlow, found_in
+
+    monkeypatch.setattr(textsearch, "MATCH_S", 0.1)
+    query = parse(r"(a+)+$", regex=True)
+    text = "a" * 4096 + "!"
+    with pytest.raises(PatternTooSlow, match=r"took over 0\.1 s on one text"):
+        list(matches(text, query))
+    with pytest.raises(PatternTooSlow):
+        found_in(text, query)
+    assert found_in("aaa", query) and [m.text for m in matches("b aaa", query)] == ["aaa"]

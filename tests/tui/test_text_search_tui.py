@@ -234,3 +234,40 @@ async def test_a_text_query_follows_the_texts_while_watching(tmp_path: Path) -> 
             assert gate.asked and not gate.on_ui_thread
             app.records_screen.set_filter('text:"replacement"')
             await wait_for(pilot, lambda: visible_paths(app) == ["a.txt"])
+
+
+async def test_a_pattern_that_backtracks_for_ever_is_said_and_never_freezes_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``text:/(a+)+$/`` over a text with a long run of ``a``: under ``re`` the search held the
+    interpreter's lock for ever, and the dashboard froze with it (not even ``q`` was heard).
+    It is given up after ``MATCH_S`` on a text, and said: as the query's answer, on the row's
+    match line, and as the text opens (the text shown all the same)."""
+    from engine import textsearch
+
+    monkeypatch.setattr(textsearch, "MATCH_S", 0.2)
+    store = text_store(tmp_path / "store", {**TEXTS, "runs.txt": "a" * 4096 + "!\n"})
+    app = QuarryApp(store.out)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.records_screen
+        screen.set_filter("text:/(a+)+$/")
+        said = "the pattern took over 0.2 s on one text"
+        await wait_for(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        assert visible_paths(app) == []
+        await pilot.press("s")  # the keys work
+        assert app.model.sort_column == "status"
+        # another such pattern, the index's answer given (as a store whose index said so
+        # would): the row's match line says it, and so does its text as it opens
+        app.model.text_lookup = lambda term: frozenset({("/texts", "runs.txt")})
+        screen.set_filter("text:/(a+)+b/")
+        await wait_for(pilot, lambda: visible_paths(app) == ["runs.txt"])
+        await wait_for(pilot, lambda: said in _match_line(app))
+        app.clear_notifications()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        inspector = app.screen
+        assert isinstance(inspector, InspectorScreen)
+        await wait_for(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        await wait_for(pilot, lambda: inspector.view.doc.lines[0].startswith("a" * 100))
+        assert inspector.view.matches == []

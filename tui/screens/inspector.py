@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from engine.names import shown
 from engine.query import TextTerm
 from engine.records import Record
-from engine.textsearch import matches
+from engine.textsearch import PatternTooSlow, matches
 from tui.screens.full import FullScreen
 from tui.textdoc import LINE_CAP, MAX_MATCHES, TextDoc, doc_spans
 from tui.widgets.footer import FittingFooter
@@ -48,8 +48,11 @@ class InspectorScreen(FullScreen):
             doc: TextDoc | None,
             error: str = "",
             found: list[tuple[int, int, int]] | None = None,
+            note: str = "",
         ) -> None:
             super().__init__()
+            self.note = note
+            """Why the query line's matches are not marked ("" when they are)."""
             self.found = found or []
             """Where the query line's ``text:`` term matches, in the doc's lines."""
             self.doc = doc
@@ -101,10 +104,14 @@ class InspectorScreen(FullScreen):
             self.post_message(self.TextLoaded(None, why))
             return
         found: list[tuple[int, int, int]] = []
+        slow = ""
         if self.find is not None and self.find.pattern is not None:
-            hits = matches(text, self.find.pattern, limit=MAX_MATCHES)
+            try:
+                hits = list(matches(text, self.find.pattern, limit=MAX_MATCHES))
+            except PatternTooSlow as exc:  # the text all the same, its matches not marked
+                hits, slow = [], str(exc)
             found = doc_spans(text, ((m.start, m.end) for m in hits))
-        self.post_message(self.TextLoaded(TextDoc.parse(text), found=found))
+        self.post_message(self.TextLoaded(TextDoc.parse(text), found=found, note=slow))
 
     @on(TextLoaded)
     def _loaded(self, message: TextLoaded) -> None:
@@ -113,6 +120,8 @@ class InspectorScreen(FullScreen):
             self.query_one("#status", Static).update(message.error)
             return
         view.set_doc(message.doc)
+        if message.note:
+            self.notify(message.note, severity="warning")
         pages = self.query_one("#pages", OptionList)
         pages.set_options(Option(label, id=str(first)) for first, label in message.doc.pages)
         pages.display = bool(message.doc.pages)

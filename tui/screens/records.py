@@ -30,6 +30,7 @@ from engine.errors import QuarryError
 from engine.names import shown
 from engine.query import Query, TextTerm
 from engine.records import Key, Record
+from engine.textsearch import PatternTooSlow
 from engine.textsearch import Query as TextPattern
 from tui import actions
 from tui.messages import ModelChanged
@@ -312,7 +313,11 @@ class RecordsScreen(FullScreen):
             self.post_message(self.MatchFound(rid, query, None, f"cannot read the text: {exc}"))
             return
         text = (data or b"").decode("utf-8", "replace")
-        found = InContext.of(text, pattern)
+        try:
+            found = InContext.of(text, pattern)
+        except PatternTooSlow as exc:
+            self.post_message(self.MatchFound(rid, query, None, str(exc)))
+            return
         self.post_message(
             self.MatchFound(rid, query, found, "" if found else "no match in its text")
         )
