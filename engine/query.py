@@ -26,6 +26,7 @@ the column through that answer. A million records filter in tens of ms either wa
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -37,9 +38,11 @@ from itertools import repeat
 from operator import contains, is_not
 from typing import Any, Protocol, cast, runtime_checkable
 
+import regex as rx
+
 from engine.quality import VERDICTS
 from engine.records import Record, Status
-from engine.textsearch import BadPattern, quiet_patterns
+from engine.textsearch import BadPattern, quiet_patterns, risky
 from engine.textsearch import Query as TextPattern
 from engine.textsearch import parse as parse_text
 
@@ -71,10 +74,19 @@ MAX_DIGITS = 30
 _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
 
 
-def _regex(value: str, flags: int) -> re.Pattern[str]:
-    """``value`` compiled, without ``re``'s FutureWarnings (:func:`quiet_patterns`)."""
+FIELD_S = 0.1
+"""Seconds a field's regular expression that may backtrack without end (:func:`risky`) may
+take over one value; past that, it is given up for the rest of the query (:attr:`Term.slow`)."""
+
+
+def _regex(value: str, flags: int) -> re.Pattern[str] | rx.Pattern[str]:
+    """``value`` compiled, without ``re``'s FutureWarnings (:func:`quiet_patterns`); by the
+    ``regex`` package, bounded in time, when it may backtrack without end (``path:(.*)*x``
+    over a path of 40 characters without an ``x``: hours under ``re``, in the dashboard's
+    drawing thread, which froze for good)."""
     with quiet_patterns():
-        return re.compile(value, flags)
+        compiled = re.compile(value, flags)
+        return rx.compile(value, flags | rx.V0) if risky(value, flags) else compiled
 
 
 @runtime_checkable
@@ -99,8 +111,8 @@ class Term:
     """What to look for."""
     invert: bool
     """True after ``!``: the term keeps what does not match."""
-    pattern: re.Pattern[str]
-    """Compiled matcher."""
+    pattern: re.Pattern[str] | rx.Pattern[str]
+    """Compiled matcher (``regex``'s: bounded, see :func:`_regex`)."""
     literal: str | None
     """The value to look for as is (lowercase when :attr:`icase`); None for a regex."""
     icase: bool
@@ -108,6 +120,10 @@ class Term:
     error: str | None = None
     """Why the value did not compile as a regex (it is then matched as text), or, for a
     term kept as a word (:attr:`Query.bad`), why its value is not one the field has."""
+    _gave_up: list[bool] = dataclasses.field(  # (``field`` is a field's name here)
+        default_factory=lambda: [False], compare=False, repr=False
+    )
+    """Whether a bounded pattern took over :data:`FIELD_S` on a value (see :attr:`slow`)."""
 
     @classmethod
     def parse(cls, field: str, value: str, invert: bool) -> Term:
@@ -128,7 +144,22 @@ class Term:
         text = value or ""
         if self.literal is not None:
             return self.literal in (text.lower() if self.icase else text)
-        return self.pattern.search(text) is not None
+        pattern = self.pattern
+        if isinstance(pattern, re.Pattern):
+            return pattern.search(text) is not None
+        if self._gave_up[0]:
+            return False
+        try:
+            return pattern.search(text, timeout=FIELD_S) is not None
+        except TimeoutError:
+            self._gave_up[0] = True
+            return False
+
+    @property
+    def slow(self) -> bool:
+        """Whether its pattern took over :data:`FIELD_S` on a value: from then on it matches
+        nothing (:attr:`Query.error` says so), a bounded wait rather than a frozen screen."""
+        return self._gave_up[0]
 
     def matches(self, value: str | None) -> bool:
         """Whether ``value`` passes this term."""
@@ -318,6 +349,11 @@ class Query:
             return self.bad[0].error
         if text := next((t.error for t in self.texts if t.error), None):
             return text
+        if slow := next((t for t in self.terms if t.slow), None):
+            return (
+                f"{slow.field}:{slow.value} took over {FIELD_S:g} s on one value (a repeat "
+                "inside a repeat, like (a+)+, can try for ever): it matched nothing from then on"
+            )
         bad = next((t.error for t in self.terms if t.error), None)
         return f"not a regular expression ({bad}): matched as text" if bad else None
 
@@ -424,8 +460,10 @@ def _term_mask(
         paths = cast("Sequence[str]", values)  # a path is never missing
         if term.literal is not None:
             hits = bytearray(map(contains, lower if term.icase else paths, repeat(term.literal)))
-        else:
+        elif isinstance(term.pattern, re.Pattern):
             hits = bytearray(map(is_not, map(term.pattern.search, paths), repeat(None)))
+        else:
+            hits = bytearray(map(term.hit, paths))
     elif isinstance(values, CodedColumn):  # decide each value of the table once, map the codes
         hits = values.mask([1 if term.hit(v) else 0 for v in values.values])
     else:  # few distinct values: decide each once, then map the column through the answers

@@ -156,6 +156,39 @@ def _indexable(runs: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(parts, key=lambda p: (-len(p), p)))
 
 
+def risky(pattern: str, flags: int = 0) -> bool:
+    """Whether the regular expression ``pattern`` (one ``re`` compiles) may backtrack without
+    end even on a short value: a repeat of more than once over a part that itself repeats or
+    branches (``(a+)+``, ``(.*)*x``, ``(a|aa)*``), or a back reference. Such a pattern tries
+    every way of splitting a run of what it repeats: ``(.*)*x`` took 1.5 s on 24 characters
+    without an ``x``, twice as long for each one more."""
+    with quiet_patterns():
+        return _risky(sre_parse.parse(pattern, flags), inside=False)
+
+
+def _risky(tree: object, *, inside: bool) -> bool:
+    for op, arg in tree:  # type: ignore[attr-defined]
+        name = str(op)
+        if name in ("GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE"):
+            return True
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            many = arg[1] > 1
+            if (many and inside) or _risky(arg[2], inside=inside or many):
+                return True
+        elif name == "BRANCH":
+            if inside or any(_risky(b, inside=False) for b in arg[1]):
+                return True
+        elif name == "SUBPATTERN":
+            if _risky(arg[-1], inside=inside):
+                return True
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            if _risky(arg[1], inside=inside):
+                return True
+        elif name == "ATOMIC_GROUP" and _risky(arg, inside=inside):
+            return True
+    return False
+
+
 def _required_runs(tree: object) -> list[str]:
     """The runs of literal characters every match of the parsed regular expression contains:
     consecutive literals of the sequence, and those inside a group or a repeat of at least

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.widgets import Input, Tab
 
+from engine.records import Record
 from engine.store import Store
-from tests.tui.conftest import SIZE, settle, visible_paths
+from tests.tui.conftest import SIZE, records_store, settle, visible_paths
 from tui.app import QuarryApp
 
 
@@ -98,3 +102,28 @@ async def test_enter_on_a_query_in_error_keeps_the_keys_in_the_box(store: Store)
         await settle(pilot)
         assert not box.has_class("-invalid") and box.value == "size:>10"
         assert app.focused is app.records_screen.table  # a query that holds leaves the box
+
+
+async def test_a_field_pattern_that_backtracks_for_ever_is_said_not_a_frozen_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``error:(a+)+$`` over an error of 4,096 ``a``: under ``re`` the drawing thread tried it
+    for good. It is given up (FIELD_S), the box says so, and the keys still work."""
+    from engine import query as query_mod
+
+    monkeypatch.setattr(query_mod, "FIELD_S", 0.05)
+    records = [
+        Record("/r", "long.bin", 10, 0, "error", None, "application/octet-stream", "corrupt",
+               error="a" * 4096 + "!", why="new"),
+        Record("/r", "short.bin", 10, 0, "error", None, "application/octet-stream", "corrupt",
+               error="aaa", why="new"),
+    ]  # fmt: skip
+    app = QuarryApp(records_store(tmp_path / "store", records).out)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.records_screen.set_filter("error:(a+)+$")
+        box = app.records_screen.query_one("#filter", Input)
+        assert box.has_class("-invalid")
+        assert str(box.border_title).startswith("error:(a+)+$ took over 0.05 s on one value")
+        await pilot.press("s")  # the keys work
+        assert app.model.sort_column == "status"

@@ -3,6 +3,7 @@ have, is said, never applied."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,3 +53,28 @@ def test_a_closed_field_s_value_keeps_one_of_its_values_or_is_said(
     assert any(term.hit(name) for name in names)  # some record can pass
     if "," in value and not set("^$|().") & set(value):  # a list: every name one of them
         assert all(n in names for n in value.lower().split(",") if n)
+
+
+def test_a_field_pattern_that_may_backtrack_for_ever_is_bounded_and_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``path:(a+)+$`` over a name with a long run of ``a``: ``re`` tried every way of
+    splitting it, in the dashboard's drawing thread (``(.*)*x`` took 1.5 s over 24
+    characters without an ``x``, twice as long for each one more). Such a pattern runs
+    bounded: past FIELD_S on a value it matches nothing from then on, and the query says so.
+    Any other stays on ``re`` (no cost to the common case)."""
+    import re
+
+    from engine import query as query_mod
+
+    monkeypatch.setattr(query_mod, "FIELD_S", 0.05)
+    plain = Query.parse(r"path:\d+").terms[0]
+    assert isinstance(plain.pattern, re.Pattern)
+    q = Query.parse("path:(a+)+$")
+    term = q.terms[0]
+    assert not isinstance(term.pattern, re.Pattern) and q.error is None
+    assert term.hit("aaa") and not term.hit("b")  # bounded, the same answers
+    assert not term.hit("a" * 4000 + "!")  # given up
+    assert term.slow and not term.hit("aaa")  # nothing more is tried
+    assert q.error is not None and q.error.startswith("path:(a+)+$ took over 0.05 s on one value")
+    assert Query.parse("path:(a+)+$").error is None  # a new query tries again
