@@ -368,10 +368,26 @@ def cmd_export(args: argparse.Namespace) -> int:
     with store_chunks(store, warn, where, order) as chunks:
         target = file_target(out) if out is not None else standard_output()
         with target as sink:
-            bad = _write(fmt, chunks, sink)
+            bad = _write(fmt, _decided(chunks, where, args.where), sink)
     if bad:
         warn(f"warning: {count(bad, 'damaged record')} in the store's index left out")
     return EXIT_OK
+
+
+def _decided(chunks: Iterator[Chunk], where: Selection | None, text: str) -> Iterator[Chunk]:
+    """``chunks``, until a ``--where`` term whose pattern may backtrack without end gives up
+    on a value (:attr:`engine.query.Term.slow`): then a UsageError, the file not replaced.
+    A term given up matches nothing more: the export would have left records out, saying
+    nothing."""
+    for chunk in chunks:
+        _not_given_up(where, text)
+        yield chunk
+    _not_given_up(where, text)
+
+
+def _not_given_up(where: Selection | None, text: str) -> None:
+    if where is not None and any(t.slow for t in where.query.terms):
+        raise UsageError(f"--where {shown(text)!r}: {where.query.error}")
 
 
 def order_of(args: argparse.Namespace) -> Order:

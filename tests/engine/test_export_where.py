@@ -221,3 +221,34 @@ def test_a_path_word_through_the_paths_index_keeps_the_same(
         query = Query.parse(where)
         assert drive(db, compile_where(query), query).driven
     assert _exported(copy, where) == before
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_where_pattern_given_up_on_a_value_fails_the_export_not_a_silent_subset(
+    tmp_path: Path, indexed: bool
+) -> None:
+    """``error:(a+)+$`` over an error of 4,096 ``a`` runs bounded and gives up there
+    (engine.query.FIELD_S); from then on it matches nothing, so the export would leave
+    records out without a word: it fails instead, and ``-o`` is not replaced."""
+    from engine.query import FIELD_S
+    from engine.records import Record
+    from engine.store import Store
+    from tests.engine.test_export import hand_store, line_of
+
+    recs = [
+        Record("/data", f"f{i}.bin", 3, 1, "error", None, "application/octet-stream",
+               "corrupt", error=("a" * 4096 + "!") if i == 5 else "aaa")
+        for i in range(10)
+    ]  # fmt: skip
+    if indexed:
+        store = Store(tmp_path / "store")
+        with store.writer():
+            store.write_records(recs)
+        out = store.out
+    else:
+        out = hand_store(tmp_path / "store", [line_of(r) for r in recs])
+    target = tmp_path / "kept.jsonl"
+    target.write_text("what the user had\n")
+    proc = run("export", "--store", str(out), "--where", "error:(a+)+$", "-o", str(target))
+    one_line(proc, f"--where 'error:(a+)+$': error:(a+)+$ took over {FIELD_S:g} s on one value")
+    assert target.read_text() == "what the user had\n"
