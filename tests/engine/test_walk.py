@@ -84,6 +84,22 @@ def test_excludes_and_quarryignore_files(tmp_path: Path) -> None:
     assert sorted(kinds) == ["keep.txt", "sub/a.md"]
 
 
+def test_a_received_quarryignore_cannot_make_the_walk_take_for_ever(tmp_path: Path) -> None:
+    """A ``.quarryignore`` line of many ``*`` and a name that nearly matches it: under
+    Python's ``re`` (pathspec's "simple" backend) the match backtracks through every way of
+    placing each star, hours for one name, with Ctrl-C unheard; on RE2 (pathspec's ``re2``
+    extra, a dependency) it is linear in the name. Its rules are applied all the same."""
+    (tmp_path / ".quarryignore").write_text("a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\nskip.txt\n")
+    (tmp_path / ("a" * 200)).write_text("kept: no b at its end")
+    (tmp_path / ("a" * 20 + "b")).write_text("left out")
+    (tmp_path / "skip.txt").write_text("left out")
+    ignorer = Ignorer(tmp_path, WalkRules())
+    assert all(spec._backend_name in ("best", "re2") for _cut, spec in ignorer.specs_for(""))
+    assert all(type(spec._backend).__module__.startswith("pathspec._backends.re2")
+               for _cut, spec in ignorer.specs_for(""))  # fmt: skip
+    assert sorted(_paths(tmp_path)) == ["a" * 200]
+
+
 def test_editor_temp_files_are_ignored(tmp_path: Path) -> None:
     for name in ("doc.txt", "doc.txt~", ".#doc.txt", ".doc.txt.swp", "~$report.docx", "4913"):
         (tmp_path / name).write_text("t")
