@@ -36,15 +36,16 @@ from enum import Enum
 from fractions import Fraction
 from itertools import repeat
 from operator import contains, is_not
-from typing import Any, Protocol, cast, runtime_checkable
-
-import regex as rx
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from engine.quality import VERDICTS
 from engine.records import Record, Status
 from engine.textsearch import BadPattern, quiet_patterns, risky
 from engine.textsearch import Query as TextPattern
 from engine.textsearch import parse as parse_text
+
+if TYPE_CHECKING:
+    import regex as rx
 
 _REGEX_CHARS = set(".*+?[](){}|^$\\")
 FLIP = bytes([1, 0, *range(2, 256)])
@@ -86,7 +87,11 @@ def _regex(value: str, flags: int) -> re.Pattern[str] | rx.Pattern[str]:
     drawing thread, which froze for good)."""
     with quiet_patterns():
         compiled = re.compile(value, flags)
-        return rx.compile(value, flags | rx.V0) if risky(value, flags) else compiled
+        if not risky(value, flags):
+            return compiled
+        import regex as rx  # (~9 ms: only for such a pattern, not on the dashboard's start)
+
+        return rx.compile(value, flags | rx.V0)
 
 
 @runtime_checkable
