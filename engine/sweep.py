@@ -1277,6 +1277,7 @@ class Sweeper:
         write the store."""
         run, new, force, full = ended.run, ended.new, ended.run.force, ended.run.full
         scope, started, reused = ended.scope, ended.started, ended.reused
+        self._failed = ""  # (a run before that raised after setting it says nothing here)
         if run.executor_failed:
             self.drop_executor()
         elif self.once:
