@@ -201,6 +201,12 @@ class WalkRules:
     apply; ``--no-default-excludes`` turns them off."""
 
 
+_LONE_SURROGATES = {c: 0xF0000 + c - 0xD800 for c in range(0xD800, 0xE000)}
+"""A name's undecodable bytes (lone surrogates, ``surrogateescape``) as code points of a
+private-use plane, one for one, before the rules see it: RE2 (pathspec's re2 backend) takes
+only text that encodes as UTF-8, and a rule (decoded text) holds no lone surrogate, so none
+could match one; a wildcard still takes it as one character."""
+
 Specs: TypeAlias = "tuple[tuple[int, pathspec.GitIgnoreSpec], ...]"
 """The ``.quarryignore`` rules that apply in one folder: (length of their folder's prefix, spec)."""
 
@@ -274,6 +280,8 @@ class Ignorer:
         if is_dir and self.skip and os.path.normpath(os.path.join(self.root, rel)) in self.skip:
             return True
         probe = rel + "/" if is_dir else rel
+        if not probe.isascii():
+            probe = probe.translate(_LONE_SURROGATES)
         if self.base is not None and self.base.match_file(probe):
             return True
         return any(spec.match_file(probe[cut:]) for cut, spec in specs)

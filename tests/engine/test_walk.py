@@ -19,6 +19,7 @@ from engine.store import Store
 from engine.sweep import SweepOptions, sweep
 from engine.tools import ToolSet
 from engine.walk import (
+    _LONE_SURROGATES,
     DEFAULT_IGNORED_DIRS,
     DEFAULT_IGNORED_FILES,
     IGNORE_FILE,
@@ -98,6 +99,24 @@ def test_a_received_quarryignore_cannot_make_the_walk_take_for_ever(tmp_path: Pa
     assert all(type(spec._backend).__module__.startswith("pathspec._backends.re2")
                for _cut, spec in ignorer.specs_for(""))  # fmt: skip
     assert sorted(_paths(tmp_path)) == ["a" * 200]
+
+
+def test_rules_take_a_name_that_is_not_utf8_as_the_other_backend_did(tmp_path: Path) -> None:
+    """RE2 takes only text that encodes as UTF-8: a name's undecodable byte (a lone
+    surrogate) crashed the walk with a traceback until it was mapped to a character of its
+    own. A wildcard takes it as one character, as Python's ``re`` did."""
+    odd = os.fsdecode(b"caf\xe9")
+    for name in (f"{odd}.log", f"{odd}.txt", f"{odd}s.txt", "cafe.md", f"{odd}.md"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / ".quarryignore").write_text("caf?.txt\n")
+    rules = WalkRules(excludes=("*.log", "c*.md", "!cafe.md"))
+    kept = sorted(_paths(tmp_path, rules))
+    assert kept == sorted([f"{odd}s.txt", "cafe.md"])
+    lines = ["*.log", "caf?.txt", "c*.md", "!cafe.md"]
+    simple = GitIgnoreSpec.from_lines(lines, backend="simple")
+    re2 = GitIgnoreSpec.from_lines(lines, backend="re2")
+    for name in os.listdir(tmp_path):  # the same answers from both
+        assert re2.match_file(name.translate(_LONE_SURROGATES)) == simple.match_file(name)
 
 
 def test_editor_temp_files_are_ignored(tmp_path: Path) -> None:
