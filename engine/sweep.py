@@ -237,10 +237,26 @@ def store_for(roots: Sequence[Path], options: SweepOptions) -> Store:
     if options.out is not None:
         out = Path(options.out).expanduser().resolve()
         _check_out_below(out, roots)
-        return Store(out)
-    if len(roots) > 1:
+    elif len(roots) > 1:
         raise UsageError("several folders need --out to say where the store goes")
-    return Store(default_out(roots[0]))
+    else:
+        out = default_out(roots[0])
+    _check_no_store_swept(roots, out)
+    return Store(out)
+
+
+def _check_no_store_swept(roots: Sequence[Path], out: Path) -> None:
+    """A root that is a store and nothing else (its own files, no document of its own), swept
+    into another store: ``quarry sweep STORE`` found nothing and left a store inside the
+    store, "0 files" and exit 0. Sweeping a store into itself (``--out`` the root) stays as
+    it was: a folder made a store of itself."""
+    for root in roots:
+        if root != out and is_store_folder(root) and not holds_others(root):
+            raise UsageError(
+                f"{shown(str(root))} is a store (quarry's own files, no document): sweep the "
+                "folder its records came from, or look at it with 'quarry ui --store "
+                f"{shown(str(root))}'"
+            )
 
 
 def _check_out_below(out: Path, roots: Sequence[Path]) -> None:

@@ -337,3 +337,28 @@ def test_a_folder_holding_another_store_is_left_out(tmp_path: Path) -> None:
     code, _out, err = _run("sweep", str(tmp_path), "--workers", "1")
     assert code == 0, err
     assert [r.path for r in Store(tmp_path / ".quarry").load_records()] == ["a.txt"]
+
+
+def test_a_store_given_as_the_folder_to_sweep_is_said_not_swept_into_a_store_of_its_own(
+    swept: tuple[Path, Path],
+) -> None:
+    """``quarry sweep STORE`` (the store where its documents' folder was meant) found nothing
+    and made a second store inside the first: "0 files", exit 0. Every verb that writes says
+    what it is, in one line, and nothing is made; a folder that is a store of itself
+    (``--out`` the folder) sweeps as before."""
+    root, store = swept
+    before = sorted(p.name for p in store.iterdir())
+    for verb in ("sweep", "watch"):
+        code, _out, err = _run(verb, str(store))
+        _one_line_error(code, err, f"{store} is a store (quarry's own files, no document)")
+        assert f"quarry ui --store {store}" in err
+    assert sorted(p.name for p in store.iterdir()) == before  # no .quarry made inside
+    code, _out, err = _run("sweep", str(root), "--workers", "1", "--quiet")
+    assert code == 0, err
+    both = root.parent / "self"
+    both.mkdir()
+    (both / "b.txt").write_text("bravo\n")
+    for _ in range(2):  # a folder made a store of itself, swept again
+        code, _out, err = _run("sweep", str(both), "--out", str(both), "--workers", "1", "-q")
+        assert code == 0, err
+    assert [r.path for r in Store(both).load_records()] == ["b.txt"]
