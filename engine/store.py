@@ -67,9 +67,9 @@ FORMAT = 1
 """The store format this quarry reads and writes (in the marker); a newer one is refused."""
 _FILES = (JSONL, SUMMARY, "lock", "sweep.dirty", STORE_MARKER, "extract.db")
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
+"""The text folders ``extract/00`` .. ``extract/ff``."""
 _NOT_OURS = (errno.EROFS, errno.EACCES, errno.EPERM)
 """Why a folder cannot take a store whatever is in it: read-only media, another's folder."""
-"""The text folders ``extract/00`` .. ``extract/ff``."""
 KEPT = "history"
 """The folder of texts set aside (:meth:`Store.keep_text`)."""
 _FOLDERS = ("extract", "tmp", KEPT)

@@ -1293,7 +1293,7 @@ class Sweeper:
         write the store."""
         run, new, force, full = ended.run, ended.new, ended.run.force, ended.run.full
         scope, started, reused = ended.scope, ended.started, ended.reused
-        self._failed = ""  # (a run before that raised after setting it says nothing here)
+        self._failed = ""  # (set by this run's end only: not one before it that raised)
         if run.executor_failed:
             self.drop_executor()
         elif self.once:
@@ -1396,7 +1396,6 @@ class Sweeper:
         self._tell(run, run.decided if run.lean else len(new))
         self._lighten()
         self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
-        failed, self._failed = self._failed, ""
         return SweepResult(
             summary,
             run.extracted,
@@ -1408,7 +1407,7 @@ class Sweeper:
             run.interrupted,
             run.machine_failures,
             ended.held,
-            failed=failed,
+            failed=self._failed,
         )
 
     def _write(
