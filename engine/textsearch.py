@@ -5,8 +5,8 @@ between them, so a phrase matches across a line break or a page break) or a regu
 expression (Python's ``re`` syntax). Either way the full-text index (:mod:`engine.textindex`)
 only narrows the texts to look at: every literal run of three characters or more that a match
 must contain is looked up, quoted, in the trigram index (case-insensitively: a superset), and
-the pattern itself then decides on each candidate text. A pattern with no such run (``to``, ``\\d+``)
-looks at every text: correct, and slower on a big store.
+the pattern itself then decides on each candidate text. A pattern with no such run (``to``,
+``\\d+``) looks at every text: correct, and slower on a big store.
 
 Positions are given as people count them in a text: pages are separated by form feeds (PDF),
 lines counted from 1 within the page, columns in characters from 1.
