@@ -348,7 +348,7 @@ def _in_flight(db: RecordDB, sha: str) -> bool:
 
 @pytest.mark.parametrize("named_again", [True, False])
 def test_a_put_indexes_the_texts_read_since_the_last_and_a_rollback_reads_them_again(
-    tmp_path: Path, named_again: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_again: bool
 ) -> None:
     """A sweep's last commit, which its workers wait on, has only its last moments' texts to
     index: each put indexes what the thread has read by then, in the same transaction. Rolled
@@ -357,12 +357,17 @@ def test_a_put_indexes_the_texts_read_since_the_last_and_a_rollback_reads_them_a
     sha = "cd" * 32
     store.put_text(sha, "oscar papa\n")
     new = rec.evolve(path="b.txt", sha256=sha, reused=False)
+    held = _HeldReads(monkeypatch)
     with store.writer(), RecordDB.open_writer(store.out / DB) as db:
         text = TextIndex(db, store)
         db.companion = text
         db.put([new])
-        text._reader.settle()  # (read by its thread: the next put takes it)
+        # (held while this put ends: a thread quick enough had it read in time for this very
+        # put, which a loaded machine once let happen, and the test read that as a fault)
+        assert held.entered.wait(60)
         assert not _in_flight(db, sha)
+        held.release()
+        text._reader.settle()  # (read by its thread: the next put takes it)
         db.put([rec.evolve(reused=True)])
         assert _in_flight(db, sha)  # before any commit
         db.rollback()
