@@ -8,7 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
+from tui.model import COLUMNS
 from tui.widgets.record_table import (
+    WIDTHS,
+    cell_text,
     end_cells,
     fit_cell,
     fit_path,
@@ -98,3 +101,22 @@ def test_the_triage_tables_measure_and_cut_their_cells_by_cells() -> None:
 
     assert widths([("name", 0)], [["請求書"], ["ab"]], 80) == [6]
     assert cut("請求書を確認", 7) == "請求書…" and cut("abc", 3) == "abc"
+
+
+@given(
+    st.sampled_from(["chars", "pages", "ms"]),
+    st.one_of(st.integers(0, 10**15), st.sampled_from([16_777_278, 999_950, 9_999_999])),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_number_fits_its_column_and_is_exact_when_it_can_be(column: str, n: int) -> None:
+    """A text cut at the 16 MiB cap has 16,777,278 characters: ten cells with its commas, in a
+    column of nine, it showed as ``16,777,2…`` (seen on a 474 MB log at 160 columns)."""
+    row: list[object] = [None] * (len(COLUMNS) + 1)
+    row[COLUMNS.index(column) + 1] = n
+    cell = cell_text(column, tuple(row))
+    assert len(cell) <= WIDTHS[column] and "…" not in cell
+    if len(f"{n:,}") <= WIDTHS[column]:
+        assert cell == f"{n:,}"
+    else:  # within 5% of the value, in its unit
+        unit = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}[cell[-1]]
+        assert abs(float(cell[:-1]) * unit - n) <= 0.05 * n

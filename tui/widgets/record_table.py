@@ -135,6 +135,24 @@ def human_size(n: int) -> str:
     return str(n)
 
 
+def human_count(n: int, width: int) -> str:
+    """``n`` with thousands separators when it fits ``width`` cells, else in thousands,
+    millions or billions (``16.8M``): a text cut at the 16 MiB cap is ten characters long
+    with its commas and showed as ``16,777,2…`` in a column of nine."""
+    exact = f"{n:,}"
+    if len(exact) <= width:
+        return exact
+    value = float(n)
+    for unit in ("K", "M", "G", "T", "P"):
+        value /= 1000
+        if round(value) >= 1000:  # (999,950 is 1.0M, never 1000K)
+            continue
+        short = f"{value:.1f}{unit}" if round(value, 1) < 100 else f"{value:.0f}{unit}"
+        if len(short) <= width:
+            return short
+    return exact
+
+
 def cell_text(column: str, row: Row) -> str:
     """What one cell shows."""
     idx = COLUMNS.index(column) + 1  # rows start with the root
@@ -143,8 +161,8 @@ def cell_text(column: str, row: Row) -> str:
         return ""
     if column == "size":
         return human_size(value)
-    if column == "chars":
-        return f"{value:,}"
+    if column in RIGHT and isinstance(value, int):
+        return human_count(value, WIDTHS[column])
     return shown(str(value))  # a name (or a foreign store's text) never reaches the terminal raw
 
 
