@@ -89,6 +89,17 @@ class Session:
         """Why sweep_then_watch()'s sweep could not write the store, if it could not (see
         ``SweepResult.failed``): it stopped there, and nothing is watched."""
 
+    def not_current(self) -> str | None:
+        """Why the store is not up to date with the folders watched, if it is not: the first
+        sweep could not write it, the watcher gave up on it, changes are kept out of it (a
+        full disk), or a root is gone (its records kept)."""
+        watcher = self._watcher
+        if self.first_failed:
+            return self.first_failed
+        if watcher is None:
+            return None
+        return watcher.failure or watcher.trouble or watcher.gone
+
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind is NoticeKind.MACHINE_FAILURE:
             self._machine = event.message  # the words for a Deferred, if the run had failures
@@ -434,8 +445,8 @@ def watch_forever(
     Exit code 0 when stopped by a signal, the first sweep included: a signal during it stops
     the sweep, which keeps (writes) what it read. Exit code 1 when the watcher could not keep
     the store true: its folder vanished (the watcher stopped by itself), changes were still
-    kept out of it (read-only, full) when the signal came, or the first sweep could not write
-    it (its index failed: a full disk).
+    kept out of it (read-only, full) or a watched folder was gone when the signal came, or the
+    first sweep could not write it (its index failed: a full disk).
     """
     stop = threading.Event()
     watching = threading.Event()
@@ -488,9 +499,7 @@ def _farewell(session: Session, swept: SweepResult, on_event: Listener) -> int:
     An interrupted first sweep (a signal, or its store that could not be written) has written
     what it decided (the others keep their records); the watcher did not start, since the
     store is not whole enough to follow."""
-    watcher = session.watcher
-    problem = (watcher.failure or watcher.trouble) if watcher is not None else None
-    problem = swept.failed or problem
+    problem = swept.failed or session.not_current()
     if problem:
         message, level, code = f"stopped; the store is NOT up to date: {problem}", Level.ERROR, 1
     elif swept.interrupted:

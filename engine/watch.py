@@ -48,7 +48,7 @@ from engine.debounce import Batch, Debouncer, Ready, Timing
 from engine.errors import StoreLost
 from engine.events import Event, Level, Notice, NoticeKind, StoreHealth, StoreState
 from engine.names import shown
-from engine.watchfs import QueueingHandler, Started, healthy, start_observer
+from engine.watchfs import QueueingHandler, Started, folder_id, healthy, start_observer
 
 if TYPE_CHECKING:
     from watchdog.events import FileSystemEventHandler
@@ -186,6 +186,8 @@ class Watcher:
         self.tries = 0
         """Tries in a row that the machine kept out of the store (0 when the last one went in)."""
         self._observers: dict[Path, Started] = {}
+        self._gone: set[Path] = set()
+        """Roots with no folder at their name now: their records are kept, not followed."""
         self._retry_at: dict[Path, float] = {}
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -214,6 +216,15 @@ class Watcher:
     def busy(self) -> bool:
         """Whether the consumer is running a batch, a rescan or a tools re-check right now."""
         return self._busy
+
+    @property
+    def gone(self) -> str | None:
+        """What is gone of the roots watched (their records kept), said as a problem; None
+        when every root is there."""
+        gone = sorted(shown(str(root)) for root in tuple(self._gone))
+        if not gone:
+            return None
+        return f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone (records kept)"
 
     @property
     def polling(self) -> bool:
@@ -313,6 +324,8 @@ class Watcher:
 
     def _check_observers(self, now: float) -> None:
         for root in self.target.roots:
+            if self._root_moved(root):
+                continue
             started = self._observers.get(root)
             if started is not None and healthy(started.observer):
                 continue
@@ -320,23 +333,63 @@ class Watcher:
                 continue
             name = shown(str(root))
             if started is not None:
-                started.observer.stop()
-                started.observer.join()
-                del self._observers[root]
+                self._unobserve(root)
                 self._notice(
                     NoticeKind.WATCH_ERROR, f"watching {name} stopped; restarting", Level.WARNING
                 )
-            try:
-                self._observe(root)
-            except OSError as exc:
-                self._retry_at[root] = now + RETRY_S
+            self._reobserve(root, now, f"watching {name} restarted")
+
+    def _root_moved(self, root: Path) -> bool:
+        """Whether ``root`` is gone, or came back, or is another folder than the one watched,
+        handled here: a gone root's observer is stopped (it would follow the folder wherever
+        it was moved, or stop by itself as it was deleted) and its records kept, said once;
+        once a folder is there again it is watched anew and rescanned."""
+        here = folder_id(root)
+        name = shown(str(root))
+        started = self._observers.get(root)
+        if here is None:
+            if root not in self._gone:
+                self._gone.add(root)
+                self._unobserve(root)
                 self._notice(
-                    NoticeKind.WATCH_ERROR,
-                    f"cannot watch {name}: {exc.strerror or exc}",
-                    Level.ERROR,
+                    NoticeKind.ROOT_GONE,
+                    f"{name} is gone (deleted, moved away or unmounted): its records are kept; "
+                    "watched again when a folder is there again",
+                    Level.WARNING,
                 )
-                continue
-            self.request_rescan(f"watching {name} restarted")
+            return True
+        if root in self._gone:
+            self._gone.discard(root)
+            self._unobserve(root)
+            self._notice(NoticeKind.ROOT_BACK, f"{name} is there again: watched anew")
+            self._reobserve(root, time.monotonic(), f"{name} is there again")
+            return True
+        if started is not None and started.folder is not None and started.folder != here:
+            self._unobserve(root)
+            self._notice(NoticeKind.WATCHING, f"{name} is another folder now: watched anew")
+            self._reobserve(root, time.monotonic(), f"{name} is another folder now")
+            return True
+        return False
+
+    def _unobserve(self, root: Path) -> None:
+        started = self._observers.pop(root, None)
+        if started is not None:
+            started.observer.stop()
+            started.observer.join(timeout=STOP_JOIN_S)
+
+    def _reobserve(self, root: Path, now: float, why: str) -> None:
+        """Watch ``root`` again and rescan it, or say why it cannot be (tried again later)."""
+        try:
+            self._observe(root)
+        except OSError as exc:
+            self._retry_at[root] = now + RETRY_S
+            self._notice(
+                NoticeKind.WATCH_ERROR,
+                f"cannot watch {shown(str(root))}: {exc.strerror or exc}",
+                Level.ERROR,
+            )
+            return
+        self.request_rescan(why)
 
     # -- the consumer ----------------------------------------------------------------------
 
@@ -370,6 +423,10 @@ class Watcher:
         if self.debouncer.overflowed():
             self.request_rescan("too many changes queued at once")
         reason = self._due_rescan(now)
+        if reason is not None and len(self._gone) == len(self.target.roots):
+            # nothing there to rescan (a rescan is asked for as a root is there again)
+            self._next_rescan = now + self.options.rescan_s
+            reason = None
         if reason is not None:
             self._rescan(reason)
         elif now >= self._next_tools:
@@ -459,6 +516,9 @@ class Watcher:
         return max(0.0, min(deadlines))
 
     def _run_batch(self, ready: Ready) -> None:
+        ready = self._followed(ready)
+        if not ready:
+            return
         for root, rel in ready.changing:
             self._notice(
                 NoticeKind.STILL_CHANGING,
@@ -473,6 +533,17 @@ class Watcher:
             self._held_at = time.monotonic() + retry_after(self.tries)
             return
         self._cleared()
+
+    def _followed(self, ready: Ready) -> Ready:
+        """``ready`` without the paths of roots that are gone: they came from the folder
+        where the root was moved (an observer follows its folder, not the name) or from its
+        deletion; the records are kept while it is gone, and the rescan once a folder is there
+        again sets them right."""
+        gone = {str(root) for root in tuple(self._gone)}
+        if not gone.intersection(ready.batch):
+            return ready
+        batch = {root: rels for root, rels in ready.batch.items() if root not in gone}
+        return Ready(batch, tuple(key for key in ready.changing if key[0] not in gone))
 
     def _hold(self, ready: Ready) -> None:
         for root, rels in ready.batch.items():

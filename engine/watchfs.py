@@ -14,6 +14,7 @@ inotify watches or instances, an unsupported filesystem).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +122,22 @@ def _inside(path: str, folders: tuple[str, ...]) -> bool:
     return any(path == f or path.startswith(f + os.sep) for f in folders)
 
 
+FolderId = tuple[int, int]
+"""A folder as the system knows it: (device, inode)."""
+
+
+def folder_id(path: Path) -> FolderId | None:
+    """The folder at ``path`` now; None when nothing is there, or no folder, or it cannot be
+    looked at. An observer follows the folder it was given, not its name: a root moved away
+    is still watched where it went, and one made again (or a share mounted again) at its
+    name is not watched at all."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Started:
     """An observer that is running, and how."""
@@ -131,6 +148,8 @@ class Started:
     """True for the polling observer."""
     fallback: str | None = None
     """Why native watching could not start, when the polling observer replaced it."""
+    folder: FolderId | None = None
+    """The root's folder as it was when watching it started (:func:`folder_id`)."""
 
 
 HandlerFactory = Callable[[bool], FileSystemEventHandler]
@@ -154,6 +173,7 @@ def start_observer(
     Raises OSError only when the polling observer cannot start either (no such folder).
     """
     fallback = None
+    folder = folder_id(root)  # (before the observer looks: a change after it is seen again)
     if not poll:
         observer = None
         try:
@@ -163,7 +183,7 @@ def start_observer(
                 make_handler(tracks_close), str(root), recursive=True, event_filter=EVENT_TYPES
             )
             observer.start()
-            return Started(observer, polling=False)
+            return Started(observer, polling=False, folder=folder)
         except OSError as exc:
             fallback = f"native watching failed ({exc.strerror or exc})"
             if observer is not None:
@@ -172,7 +192,7 @@ def start_observer(
     observer = PollingObserverVFS(os.lstat, _listdir(skip), polling_interval=poll_s)
     observer.schedule(make_handler(False), str(root), recursive=True, event_filter=EVENT_TYPES)
     observer.start()
-    return Started(observer, polling=True, fallback=fallback)
+    return Started(observer, polling=True, fallback=fallback, folder=folder)
 
 
 def make_skip(

@@ -72,9 +72,8 @@ def cmd_open(args: argparse.Namespace) -> int:
         code = run_app(QuarryApp(session.store.out, session, read_only=args.read_only))
     finally:
         session.close()
-    if session.first_failed and code == EXIT_OK:  # (as `quarry watch` ends then)
-        print(f"quarry: stopped; the store is NOT up to date: {session.first_failed}",
-              file=sys.stderr)  # fmt: skip
+    if (problem := session.not_current()) and code == EXIT_OK:  # (as `quarry watch` ends)
+        print(f"quarry: stopped; the store is NOT up to date: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if not session.swept_whole and code == EXIT_OK:
         # Quit during the first sweep: say what the store holds, and that nothing is lost.

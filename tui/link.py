@@ -74,9 +74,15 @@ class Live(StrEnum):
     """The watcher stopped: the store is gone or refused for good."""
     RETRYING = "retrying"
     """The watcher's changes are not stored yet: it keeps trying."""
+    ROOT_GONE = "root-gone"
+    """A folder watched is gone: its records are kept until a folder is there again."""
 
 
-_WORDS = {Live.STORE_LOST: "stopped: store lost", Live.RETRYING: "not stored: retrying"}
+_WORDS = {
+    Live.STORE_LOST: "stopped: store lost",
+    Live.RETRYING: "not stored: retrying",
+    Live.ROOT_GONE: "folder gone",
+}
 """The header's words where they are not the state's own name."""
 
 
@@ -179,6 +185,8 @@ class Link:
         """Whether the session watches (after its first sweep)."""
         self.trouble: Live | None = None
         """Why the watcher's changes are not in the store (the header says it); None if none."""
+        self.gone = 0
+        """Folders watched that are gone now (their records kept, the header says so)."""
         self.stamp: Stamp | None = None
         self.point: Point | None = None
         """Where in the store index's history the model is (following; None: no index)."""
@@ -409,6 +417,8 @@ class Link:
         """The state once no sweep runs: never "watching" while the store lags."""
         if self.trouble is not None:
             return self.trouble
+        if self.watching and self.gone:
+            return Live.ROOT_GONE
         return Live.WATCHING if self.watching else Live.IDLE
 
     def _store_health(self, event: StoreHealth) -> list[Say]:
@@ -427,6 +437,10 @@ class Link:
         """Warnings and errors pop up, and a watcher that falls back to polling."""
         if event.kind is NoticeKind.POLLING and event.level == Level.INFO:
             return [Say(event.message, "watching by polling", "warning")]
+        if event.kind in (NoticeKind.ROOT_GONE, NoticeKind.ROOT_BACK):
+            self.gone = max(0, self.gone + (1 if event.kind is NoticeKind.ROOT_GONE else -1))
+            if self.state in (Live.WATCHING, Live.ROOT_GONE):  # (a sweep says so at its end)
+                self.state = self._settled()
         return _pop_up(event.message, event.kind.value, event.level)
 
     # -- following another process's store ----------------------------------------------

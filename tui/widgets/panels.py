@@ -124,9 +124,12 @@ class LiveHeader(Horizontal):
             return
         folder_part.folder = shown(folder)
         _, read_only, live = state.rpartition("read-only · ")
-        colour = {"watching": "$success", "paused": "$warning", "failed": "$error"}.get(
-            live.split(" ")[0], "$accent"
-        )
+        colour = {
+            "watching": "$success",
+            "paused": "$warning",
+            "failed": "$error",
+            "folder": "$warning",
+        }.get(live.split(" ")[0], "$accent")
         mark = "[b $warning]READ-ONLY[/] " if read_only else ""
         state_part.update(f"{mark}[{colour}]●[/] {escape(live)}")
         self._busy = progress is not None
