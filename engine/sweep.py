@@ -222,7 +222,9 @@ def resolve_roots(roots: Sequence[Path]) -> list[Path]:
         if not p.exists():
             raise UsageError(f"no such folder: {shown(str(root))}")
         if not p.is_dir():
-            raise UsageError(f"not a folder: {shown(str(root))}")
+            name = shown(str(root))
+            hint = " (quarry sweeps folders: sweep the one it is in, then 'quarry show FILE')"
+            raise UsageError(f"not a folder: {name}" + (hint if p.is_file() else ""))
         if not os.access(p, os.R_OK | os.X_OK):
             raise UsageError(f"cannot read folder: {shown(str(root))}")
         if (resolved := p.resolve()) not in out:

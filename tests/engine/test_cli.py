@@ -142,7 +142,9 @@ def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> Non
     root = _swept(tmp_path)
     store = root / ".quarry"
     nowhere = tmp_path / "nowhere"
-    _one_line(run("sweep", str(root / "a.txt")), "not a folder")
+    a_file = run("sweep", str(root / "a.txt"))  # what to do instead, said
+    _one_line(a_file, "not a folder")
+    assert "sweep the one it is in, then 'quarry show FILE'" in a_file.stderr
     _one_line(run("watch", str(nowhere)), "no such folder")
     _one_line(run("sweep", str(root), "--out", str(root / "a.txt")), "in the way of the store")
     _one_line(run("show", str(root / "nope.txt")), "no such file, and no record")
