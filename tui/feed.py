@@ -157,6 +157,13 @@ class Feed:
                 exit_on_error=False,
             )
 
+    def reread(self) -> None:
+        """The session failed (its first sweep's index could not be written: a full disk):
+        the rows its events told of may not be in the store, which kept only what it had
+        committed. Read the store again whole, once, and show it as it is."""
+        self.link.point = self.link.stamp = None  # (no point in its history to follow from)
+        self.poll()
+
     def _catch_up(self) -> None:
         # the handler of what is posted ends the poll: no second starts from the same point
         if not catch_up(self.link, self.store, self.app.post_message):

@@ -17,7 +17,7 @@ from textual.app import App
 from engine.events import Event
 from tui.desk import Desk
 from tui.feed import Feed
-from tui.link import Applied, Link
+from tui.link import Applied, Link, Live
 from tui.messages import (
     EngineEvents,
     Fed,
@@ -73,6 +73,8 @@ class Router:
                 self.route(link.indexed(message.done, message.total))
             case SessionStage():
                 self.route(link.stage(message.stage, message.detail, self._kept()))
+                if message.stage is Live.FAILED:
+                    self.feed.reread()
             case StoreFollowed() | StoreChanged():
                 self._caught(message)
             case EngineEvents():
