@@ -43,6 +43,7 @@ from engine.commands import (
     dump_json,
     options_from,
     tool_rows,
+    watch_options_from,
 )  # fmt: skip
 from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.flags import SWEEP_VERB, SWEEPING, Flag
@@ -393,4 +394,5 @@ __all__ = [
     "main",
     "options_from",
     "tool_rows",
+    "watch_options_from",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sqlite3
 import sys
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
     from engine.tools import ToolSet
+    from engine.watch import WatchOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 Command = Callable[[argparse.Namespace], int]
@@ -49,13 +51,23 @@ MIN_MEMORY = 128 * 2**20
 readers mapped (64M failed every read on Linux x86-64, 128M read PDFs and Office files)."""
 
 
+def watch_options_from(args: argparse.Namespace) -> WatchOptions:
+    """WatchOptions from parsed flags (``--rescan 0`` or less rescanned without pause, a
+    thousand times in four seconds)."""
+    from engine.watch import WatchOptions
+
+    if not args.rescan > 0:  # (nan is not > 0; inf: never)
+        raise UsageError("--rescan must be a positive number of seconds")
+    return WatchOptions(poll=args.poll, rescan_s=args.rescan)
+
+
 def options_from(args: argparse.Namespace) -> SweepOptions:
     """SweepOptions from parsed flags."""
     from engine.limits import DEFAULT_LIMITS, Limits
     from engine.sweep import SweepOptions
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+    if not args.timeout > 0 or math.isinf(args.timeout):  # (nan is not > 0)
+        raise UsageError("--timeout must be a positive number of seconds")
     if args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
     if args.memory < MIN_MEMORY:  # (a bare number is bytes: "--memory 2" meant 2G)
@@ -185,10 +197,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """Sweep, then follow the folders until Ctrl-C / SIGTERM."""
     from engine.console import SweepReporter
     from engine.session import watch_forever
-    from engine.watch import WatchOptions
 
     options = options_from(args)
-    watch_options = WatchOptions(poll=args.poll, rescan_s=args.rescan)
+    watch_options = watch_options_from(args)
     return int(watch_forever(args.dirs, options, watch_options, SweepReporter(summarize=True)))
 
 

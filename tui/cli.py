@@ -44,13 +44,12 @@ def run_app(app: QuarryApp) -> int:
 
 def cmd_open(args: argparse.Namespace) -> int:
     """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
-    from engine.cli import default_dirs, options_from
+    from engine.cli import default_dirs, options_from, watch_options_from
     from engine.commands import EXIT_OK, EXIT_USAGE
     from engine.errors import UsageError
     from engine.names import shown
     from engine.session import Session
     from engine.sweep import resolve_roots, store_for
-    from engine.watch import WatchOptions
 
     options = options_from(args)
     if args.read_only:
@@ -64,7 +63,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         from tui.app import QuarryApp
 
         return run_app(QuarryApp(store.out, None, read_only=True))
-    watch = WatchOptions(poll=args.poll, rescan_s=args.rescan)
+    watch = watch_options_from(args)
     session = Session(default_dirs(args.dirs), options, watch_options=watch)
     from tui.app import QuarryApp
 

@@ -146,6 +146,10 @@ def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> Non
     _one_line(a_file, "not a folder")
     assert "sweep the one it is in, then 'quarry show FILE'" in a_file.stderr
     _one_line(run("watch", str(nowhere)), "no such folder")
+    for bad in ("0", "-5", "nan"):  # 0 or less rescanned without pause: 1,000 times in 4 s
+        _one_line(run("watch", str(root), "--rescan", bad), "--rescan must be a positive")
+    for bad in ("0", "nan", "inf"):
+        _one_line(run("sweep", str(root), "--timeout", bad), "--timeout must be a positive")
     _one_line(run("sweep", str(root), "--out", str(root / "a.txt")), "in the way of the store")
     _one_line(run("show", str(root / "nope.txt")), "no such file, and no record")
     _one_line(run("show", str(root / "sub")), "is a folder (1 record under it)")
@@ -237,6 +241,7 @@ def test_the_dashboard_verbs_refuse_wrong_input_in_one_line(tmp_path: Path) -> N
     store = root / ".quarry"
     _one_line(tui(str(tmp_path / "nowhere")), "no such folder")
     _one_line(tui(str(root / "a.txt")), "not a folder")
+    _one_line(tui(str(root), "--rescan", "0"), "--rescan must be a positive number")
     _one_line(tui(str(tmp_path), "--read-only"), "no store at")
     _one_line(tui("ui", "--store", str(root / "a.txt")), "is a file")
     (store / "quarry-store.json").write_text('{"format": 9}')
