@@ -314,13 +314,20 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     path = user_path(args.path)
     store = reading_store(args.store) if args.store else find_store(path)
-    rec = _indexed(store, path)
+    # A relative path with --store may be a record's own path (a store from another machine,
+    # its folders not here: the path as the dashboard and the export show it).
+    named = _record_path(args.path) if args.store else None
+    rec = _indexed(store, path, named)
     if isinstance(rec, str):  # the index in step with the file has no record there
         raise UsageError(rec)
     if rec is None:  # no index to trust, or a line there that is no record: the file says why
         records = _load(store).records
-        root, rel = key_for(path, records, store)
-        rec = next((r for r in records if r.root == root and r.path == rel), None)
+        roots = _roots(store, records)
+        if named is not None and not any(_keys_of(path, roots)):
+            rec = _one_named(named, [r for r in records if r.path == named])
+        else:
+            root, rel = key_for(path, records, store)
+            rec = next((r for r in records if r.root == root and r.path == rel), None)
         if rec is None:
             under = partial(_count_under, records, root, rel)
             raise UsageError(_no_record(path, root, rel, store, under))
@@ -340,7 +347,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _indexed(store: Store, path: Path) -> Record | str | None:
+def _record_path(given: Path) -> str | None:
+    """``given`` as a record's path (relative, in the store's form), or None when it cannot
+    be one (absolute, or reaching up)."""
+    text = given.as_posix()
+    if given.is_absolute() or not text or text == "." or ".." in given.parts:
+        return None
+    return text  # (a Path given is normalised already: "./a//b" is "a/b")
+
+
+def _one_named(named: str, records: Sequence[Record]) -> Record | None:
+    """The one record of ``records`` (those whose path is ``named``); a UsageError when
+    several folders swept into the store hold such a path."""
+    if len(records) > 1:
+        roots = ", ".join(shown(f"{r.root}/{named}") for r in records[:3])
+        raise UsageError(
+            f"{shown(named)} is in {len(records)} folders of the store: name one ({roots})"
+        )
+    return records[0] if records else None
+
+
+def _indexed(store: Store, path: Path, named: str | None = None) -> Record | str | None:
     """The record of ``path`` looked up in the store's index (a million records: milliseconds,
     where reading ``extract.jsonl`` takes seconds), or in the one built for a reader in the
     user's cache (:mod:`engine.readindex`) when the store has none in step with its file;
@@ -374,6 +401,11 @@ def _indexed(store: Store, path: Path) -> Record | str | None:
                 if dropped and parsed.records:  # said as a read of the file says it
                     sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
                 return parsed.records[0] if parsed.records else None
+        if named is not None and not any(_keys_of(path, roots)):
+            held = [line for root in sorted(roots) if (line := db.line(root, named)) is not None]
+            found = [r for line in held for r in read_jsonl(line).records]
+            if found or len(held) > 1:
+                return _one_named(named, found)
         if dropped := left_out(where):  # (its record may be a line left out: said first)
             sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
         root, rel = _deepest(path, roots, store)

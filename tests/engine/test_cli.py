@@ -312,3 +312,31 @@ def test_the_store_flag_of_another_verb_is_named_for_the_verb_at_hand(
     with pytest.raises(SystemExit):
         main(["sweep", "d", "--bogus"])
     assert capsys.readouterr().err.endswith("unrecognized arguments: --bogus\n")
+
+
+@pytest.mark.parametrize("index", [True, False], ids=["indexed", "no-index"])
+def test_show_takes_a_record_s_path_in_a_store_whose_folders_are_elsewhere(
+    tmp_path: Path, index: bool
+) -> None:
+    """A store from another machine: its records' folders are not here. ``quarry show
+    --store S sub/b.txt`` (the path as the dashboard and the export show it) said
+    "/cwd/sub/b.txt is not under any folder swept into the store"."""
+    first, second = tmp_path / "one", tmp_path / "two"
+    for root in (first, second):
+        (root / "sub").mkdir(parents=True)
+        (root / "both.txt").write_text(f"in {root.name}\n")
+    (first / "sub" / "b.txt").write_text("beta\n")
+    store = tmp_path / "store"
+    swept = run("sweep", "-q", str(first), str(second), "--out", str(store), "--workers", "1")
+    assert swept.returncode == 0, swept.stderr
+    if not index:
+        for db in store.glob("extract.db*"):
+            db.unlink()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    shown_ = run("show", "--store", str(store), "sub/b.txt", cwd=elsewhere)
+    assert shown_.returncode == 0, shown_.stderr
+    assert "path: sub/b.txt" in shown_.stdout and shown_.stdout.endswith("beta\n")
+    _one_line(run("show", "--store", str(store), "both.txt", cwd=elsewhere), "in 2 folders")
+    _one_line(run("show", "--store", str(store), "nope.txt", cwd=elsewhere), "not under any")
+    _one_line(run("show", "--store", str(store), "../b.txt", cwd=elsewhere), "not under any")
