@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from engine.errors import StoreLocked
     from engine.store import Store
     from tui.app import QuarryApp
 
@@ -46,7 +47,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
     from engine.cli import default_dirs, options_from, watch_options_from
     from engine.commands import EXIT_OK, EXIT_USAGE
-    from engine.errors import UsageError
+    from engine.errors import StoreLocked, UsageError
     from engine.names import shown
     from engine.session import Session
     from engine.sweep import resolve_roots, store_for
@@ -64,7 +65,10 @@ def cmd_open(args: argparse.Namespace) -> int:
 
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = watch_options_from(args)
-    session = Session(default_dirs(args.dirs), options, watch_options=watch)
+    try:
+        session = Session(default_dirs(args.dirs), options, watch_options=watch)
+    except StoreLocked as exc:  # (a `quarry watch` in another terminal): shown as it writes
+        return _follow_instead(store_for(resolve_roots(default_dirs(args.dirs)), options), exc)
     from tui.app import QuarryApp
 
     try:
@@ -82,6 +86,21 @@ def cmd_open(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return code
+
+
+def _follow_instead(store: Store, locked: StoreLocked) -> int:
+    """The dashboard over a store another quarry process writes: following it, read-only,
+    saying why (it said only that the store was in use, and exited 1)."""
+    from tui.app import QuarryApp
+    from tui.link import Say
+
+    app = QuarryApp(store.out, None, read_only=True)
+    app.desk.greeting = Say(
+        f"{locked}: shown as that process writes it, read-only",
+        "following another quarry",
+        "warning",
+    )
+    return run_app(app)
 
 
 def cmd_ui(args: argparse.Namespace) -> int:

@@ -66,6 +66,8 @@ class Desk(Board):
         """When (monotonic) new error groups were last announced."""
         self.home = RecordsScreen(self.model, triage, self)
         """The records screen, at the bottom of the stack (the app installs it)."""
+        self.greeting: Say | None = None
+        """A pop-up shown once the store is loaded (why the dashboard follows it read-only)."""
 
     def rehome(self, model: RecordModel, query: str) -> RecordsScreen:
         """Show ``model`` from now on (a session's store grew too big to hold: the app pages
@@ -261,6 +263,8 @@ class Desk(Board):
     def loaded(self) -> None:
         """The store is loaded: the tools its files wait on are known (no tools screen for
         them at the first sweep's end), and its error groups (new ones are announced)."""
+        self.say(self.greeting)
+        self.greeting = None
         if not self.model.paged:  # (it reads every record; no sweep here)
             self.triage.new_waiting_tools(r.name for r in tools_waited_on(self.tool_rows()))
         self.app.run_worker(

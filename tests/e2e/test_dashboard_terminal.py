@@ -143,6 +143,40 @@ def test_quarry_dir_sweeps_watches_and_quits(tmp_path: Path, term_factory: list[
     assert b"Traceback" not in term.raw
 
 
+def test_quarry_dir_whose_store_another_quarry_writes_follows_it_read_only(
+    tmp_path: Path, term_factory: list[Terminal]
+) -> None:
+    """``quarry DIR`` while a ``quarry watch DIR`` runs in another terminal: it said only that
+    the store was in use, and exited 1; now it shows the store as the other process writes
+    it (read-only), and says why."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    watch = [sys.executable, "-m", "engine", "watch", str(folder), "--workers", "1"]
+    writer = subprocess.Popen(watch, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert writer.stderr is not None
+        for line in writer.stderr:  # bounded by the test timeout
+            if "watching" in line:
+                break
+        term = start(term_factory, [str(folder)], (80, 24), tmp_path)
+        term.wait_for("following another quarry")
+        term.wait_for(r"READ-ONLY")
+        (folder / "b.txt").write_text("written while the other quarry watches\n")
+        term.wait_for(r"b\.txt")  # the other process's write, followed
+        term.press("q")
+        assert term.exit_code() == 0
+        assert b"Traceback" not in term.raw
+    finally:
+        writer.terminate()
+        writer.wait(timeout=60)
+        if writer.stderr is not None:
+            writer.stderr.close()
+
+
 def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(
     tmp_path: Path, term_factory: list[Terminal], monkeypatch: pytest.MonkeyPatch
 ) -> None:
