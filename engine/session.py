@@ -35,6 +35,7 @@ from engine.events import (
     ToolsChanged,
     ignore,
 )
+from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Record, lacked
 from engine.store import JSONL, Store
@@ -88,6 +89,9 @@ class Session:
         self.first_failed = ""
         """Why sweep_then_watch()'s sweep could not write the store, if it could not (see
         ``SweepResult.failed``): it stopped there, and nothing is watched."""
+        self._held_roots: tuple[str, ...] = ()
+        """Roots the last walk of them all found gone or empty, their records kept (an
+        unmounted share's mount point is an empty folder)."""
 
     def not_current(self) -> str | None:
         """Why the store is not up to date with the folders watched, if it is not: the first
@@ -96,9 +100,13 @@ class Session:
         watcher = self._watcher
         if self.first_failed:
             return self.first_failed
-        if watcher is None:
-            return None
-        return watcher.failure or watcher.trouble or watcher.gone
+        if watcher is not None and (why := watcher.failure or watcher.trouble or watcher.gone):
+            return why
+        if held := self._held_roots:
+            names = ", ".join(shown(root) for root in held)
+            was = "was" if len(held) == 1 else "were"
+            return f"{names} {was} gone or empty at the last walk (records kept)"
+        return None
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, Notice) and event.kind is NoticeKind.MACHINE_FAILURE:
@@ -181,6 +189,7 @@ class Session:
             result = sweeper.run()
             self.swept_whole = not result.interrupted
             self.first_failed = result.failed
+            self._held_roots = result.held_roots
             if self.swept_whole:
                 # each batch touches a few files of many: the index answers for the rest
                 self._sweeper.serve_from_index()
@@ -242,7 +251,13 @@ class Session:
 
     def rescan(self) -> None:
         """Walk every root; the stat cache applies (no event named these files)."""
-        self._guarded(lambda: self._open().run(full=False))
+
+        def walked() -> SweepResult:
+            result = self._open().run(full=False)
+            self._held_roots = result.held_roots
+            return result
+
+        self._guarded(walked)
 
     def notify(self, event: Event) -> None:
         """Hand a watcher's event to the listener."""

@@ -134,3 +134,26 @@ def test_quarry_watch_says_a_gone_root_as_it_stops_and_exits_1(tmp_path: Path) -
             proc.stderr.close()
     assert "NOT up to date" in rest and f"{root} is gone" in rest, rest
     assert "store is up to date" not in rest
+
+
+def test_a_share_unmounted_under_the_watch_keeps_its_records_and_is_not_up_to_date(
+    tmp_path: Path,
+) -> None:
+    """Unmounted, a share leaves its mount point: an empty folder at the root's name. Its
+    records are kept (it is not a deletion of every file), and until it is mounted again
+    the session does not call the store up to date."""
+    root = tmp_path / "share"
+    root.mkdir()
+    (root / "old.txt").write_text("on the share\n")
+    sweep = SweepOptions(tools=ToolSet.empty(), workers=1, out=tmp_path / "store")
+    with watched(root, False, sweep=sweep) as w:
+        w.wait("the first sweep", lambda r: set(r) == {"old.txt"})
+        root.rename(tmp_path / "mounted")  # (unmounted: the mount point stays, empty)
+        root.mkdir()
+        w.until("the empty folder walked", lambda: w.session.not_current() is not None)
+        assert "gone or empty" in (w.session.not_current() or "")
+        assert set(w.records()) == {"old.txt"}  # kept
+        root.rmdir()
+        (tmp_path / "mounted").rename(root)  # mounted again
+        w.until("the share walked again", lambda: w.session.not_current() is None)
+        assert set(w.records()) == {"old.txt"}
