@@ -12,19 +12,24 @@ stopped.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.events import Level, Notice, NoticeKind
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
+from engine.watchfs import POLL_SHARE, poll_wait
 from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
@@ -157,3 +162,112 @@ def test_a_share_unmounted_under_the_watch_keeps_its_records_and_is_not_up_to_da
         (tmp_path / "mounted").rename(root)  # mounted again
         w.until("the share walked again", lambda: w.session.not_current() is None)
         assert set(w.records()) == {"old.txt"}
+
+
+@given(st.floats(0, 1e4), st.floats(0.01, 60))
+def test_a_poll_waits_its_interval_or_long_enough_to_take_a_tenth_of_the_time(
+    cost: float, interval: float
+) -> None:
+    """A poll of 200,000 files took ~3 s: polled every second, the watch took 75% of a core
+    (and the file server a stat of every file every 4 s)."""
+    wait = poll_wait(cost, interval)
+    assert wait >= interval
+    assert cost <= POLL_SHARE * (cost + wait) * (1 + 1e-9)
+    if cost * 9 <= interval:
+        assert wait == interval  # a small folder is polled as often as asked
+
+
+def test_the_polling_observer_paces_its_polls_by_what_they_cost(tmp_path: Path) -> None:
+    """The real observer, each listing of its walks slowed (a slow file server): a poll
+    costs at least its listing's sleep, and the next waits nine times as long. (Bounds from
+    below only: a loaded machine makes the gaps longer, never shorter.)"""
+    import os
+
+    from watchdog.events import FileSystemEventHandler
+
+    from engine.watchfs import LeanPollingObserver  # (the one start_observer makes)
+
+    for i in range(5):
+        (tmp_path / f"f{i}.txt").write_text("x")
+    polls: list[float] = []
+
+    def slow_listdir(path: str) -> Iterator[os.DirEntry[str]]:
+        polls.append(time.monotonic())
+        time.sleep(0.05)
+        with os.scandir(path) as it:
+            yield from it
+
+    observer = LeanPollingObserver(slow_listdir, polling_interval=0.001)
+    observer.schedule(FileSystemEventHandler(), str(tmp_path), recursive=True)
+    observer.start()
+    try:
+        end = time.monotonic() + 60
+        while len(polls) < 4 and time.monotonic() < end:
+            time.sleep(0.01)
+    finally:
+        observer.stop()
+        observer.join(timeout=10)
+    assert len(polls) >= 4, "the observer never polled again"
+    # a listing of at least 50 ms a poll: a poll and its wait take at least 10 x 50 ms
+    gaps = [b - a for a, b in itertools.pairwise(polls)]
+    assert min(gaps) >= 10 * 0.05 * 0.99
+
+
+def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path) -> None:
+    """Created, modified (a same-size edit with its mtime put back too), deleted, moved,
+    folders made and removed: each path once, as what it is; nothing for what did not change."""
+    import os
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    from engine.watchfs import LeanPollingEmitter, LeanPollingObserver, make_skip
+
+    (tmp_path / "keep.txt").write_text("unchanged\n")
+    (tmp_path / "edit.txt").write_text("before\n")
+    (tmp_path / "gone.txt").write_text("to delete\n")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "inside.txt").write_text("in a folder\n")
+    (tmp_path / "moved.txt").write_text("to move\n")
+    seen: list[tuple[str, str]] = []
+
+    class Seen(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            seen.append((event.event_type, os.fsdecode(event.src_path)))
+
+    from engine.watchfs import _listdir
+
+    observer = LeanPollingObserver(_listdir(make_skip(())), polling_interval=0.05)
+    observer.schedule(Seen(), str(tmp_path), recursive=True)
+    observer.start()
+    try:
+        emitter = next(iter(observer.emitters))
+        assert isinstance(emitter, LeanPollingEmitter)
+        end = time.monotonic() + WAIT_S
+        while not emitter.is_alive() or emitter.cost == 0.0:  # its first walk done
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        st = (tmp_path / "edit.txt").stat()
+        (tmp_path / "edit.txt").write_text("after!\n")  # same size
+        os.utime(tmp_path / "edit.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+        (tmp_path / "gone.txt").unlink()
+        shutil.rmtree(tmp_path / "old")
+        (tmp_path / "new").mkdir()
+        (tmp_path / "new" / "made.txt").write_text("new\n")
+        (tmp_path / "moved.txt").rename(tmp_path / "there.txt")
+        want = {
+            ("modified", "edit.txt"), ("deleted", "gone.txt"), ("deleted", "old"),
+            ("deleted", "old/inside.txt"), ("created", "new"), ("created", "new/made.txt"),
+            ("deleted", "moved.txt"), ("created", "there.txt"),
+        }  # fmt: skip
+
+        def got() -> set[tuple[str, str]]:
+            return {(kind, os.path.relpath(path, tmp_path)) for kind, path in list(seen)}
+
+        while not want <= got():
+            assert time.monotonic() < end, f"seen {sorted(got())}"
+            time.sleep(0.02)
+    finally:
+        observer.stop()
+        observer.join(timeout=10)
+    assert got() == want  # nothing for keep.txt (a poll may fall between two of the changes:
+    # a path said twice is no harm, the debouncer takes it once)
