@@ -231,6 +231,12 @@ def resolve_roots(roots: Sequence[Path]) -> list[Path]:
             out.append(resolved)
     if not out:
         raise UsageError("no folder given")
+    for inner in out:  # (each file would be read twice at once, under two roots)
+        if outer := next((o for o in out if o != inner and inner.is_relative_to(o)), None):
+            raise UsageError(
+                f"{shown(str(inner))} is inside {shown(str(outer))}, also given: name only "
+                f"{shown(str(outer))} (its sweep takes in {shown(str(inner))})"
+            )
     return out
 
 

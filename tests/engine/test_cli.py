@@ -146,6 +146,9 @@ def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> Non
     _one_line(a_file, "not a folder")
     assert "sweep the one it is in, then 'quarry show FILE'" in a_file.stderr
     _one_line(run("watch", str(nowhere)), "no such folder")
+    # a folder and one inside it: each file was read twice at once, and the sweep crashed
+    _one_line(run("sweep", str(root), str(root / "sub")), "is inside", "name only")
+    _one_line(run("watch", str(root / "sub"), str(root)), "is inside", "name only")
     for bad in ("0", "-5", "nan"):  # 0 or less rescanned without pause: 1,000 times in 4 s
         _one_line(run("watch", str(root), "--rescan", bad), "--rescan must be a positive")
     for bad in ("0", "nan", "inf"):
