@@ -712,19 +712,27 @@ def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool)
     from rich.table import Table
 
     table = Table(title="external tools")
-    for col in ("tool", "status", "version", "gives", "files waiting", "install (Debian)"):
-        table.add_column(col)
+    # the tool's name and its state stay whole on a narrow terminal (at 60 columns
+    # "pdftotext" was "pdftot…"); what it gives and how to install it wrap
+    table.add_column("tool", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("version")
+    table.add_column("gives", ratio=2, overflow="fold")
+    table.add_column("files waiting", justify="right")
+    missing = any(not r["found"] for r in rows)
+    if missing:  # (the column only when a tool is missing)
+        table.add_column("install (Debian)", ratio=1, overflow="fold")
     for r in rows:
         status = "[green]found[/]" if r["found"] else "[red]missing[/]"
         hint = r["install"]["debian"] if isinstance(r["install"], dict) else ""
-        table.add_row(
+        cells = [
             str(r["tool"]),
             status,
             str(r["version"] or "-"),
             str(r["gives"]),
             str(r["files_waiting"]) if counted else "-",
-            "" if r["found"] else hint,
-        )
+        ]
+        table.add_row(*cells, *(["" if r["found"] else hint] if missing else []))
     ready = [f"{r['tool']} {r['files_waiting']}" for r in rows if r["found"] and r["files_waiting"]]
     if guessed:
         table.caption = (
