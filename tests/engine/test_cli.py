@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,22 @@ def test_show_takes_a_record_s_path_in_a_store_whose_folders_are_elsewhere(
     _one_line(run("show", "--store", str(store), "both.txt", cwd=elsewhere), "in 2 folders")
     _one_line(run("show", "--store", str(store), "nope.txt", cwd=elsewhere), "not under any")
     _one_line(run("show", "--store", str(store), "../b.txt", cwd=elsewhere), "not under any")
+
+
+@pytest.mark.parametrize("width", [60, 80, 160])
+def test_the_tools_table_keeps_each_tool_s_name_whole_at_any_width(width: int) -> None:
+    """At 60 columns the table said "pdftot…" for the one word it is about; the install
+    column is there only when a tool is missing."""
+    from rich.console import Console
+
+    from engine.commands import _tools_table, tool_rows
+    from engine.tools import KNOWN_TOOLS, Tool, ToolSet
+
+    every = ToolSet(tuple(Tool(n, f"/usr/bin/{n}", "1.2.3") for n in sorted(KNOWN_TOOLS)))
+    for tools in (ToolSet.empty(), every):
+        rows = tool_rows({}, tools)
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(_tools_table(rows, counted=True, guessed=False))
+        text = console.export_text()
+        assert all(name in text for name in KNOWN_TOOLS), text
+        assert ("sudo" in text) == any(not r["found"] for r in rows)
