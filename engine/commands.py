@@ -325,12 +325,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         roots = _roots(store, records)
         if named is not None and not any(_keys_of(path, roots)):
             rec = _one_named(named, [r for r in records if r.path == named])
+            if rec is None:
+                raise UsageError(_named_nowhere(named, path, store))
         else:
             root, rel = key_for(path, records, store)
             rec = next((r for r in records if r.root == root and r.path == rel), None)
-        if rec is None:
-            under = partial(_count_under, records, root, rel)
-            raise UsageError(_no_record(path, root, rel, store, under))
+            if rec is None:
+                under = partial(_count_under, records, root, rel)
+                raise UsageError(_no_record(path, root, rel, store, under))
     wanted = rec.has_text and not args.no_text
     text, missing = (
         _stored_text(store, rec.path, rec.sha256) if wanted and rec.sha256 else (None, "")
@@ -354,6 +356,15 @@ def _record_path(given: Path) -> str | None:
     if given.is_absolute() or not text or text == "." or ".." in given.parts:
         return None
     return text  # (a Path given is normalised already: "./a//b" is "a/b")
+
+
+def _named_nowhere(named: str, path: Path, store: Store) -> str:
+    """Why ``quarry show --store S named`` found nothing: neither a record's path in the store
+    nor a path under one of its folders."""
+    return (
+        f"no record {shown(named)} in the store {shown(str(store.out))}, and "
+        f"{shown(str(path))} is not under any folder swept into it"
+    )
 
 
 def _one_named(named: str, records: Sequence[Record]) -> Record | None:
@@ -406,6 +417,8 @@ def _indexed(store: Store, path: Path, named: str | None = None) -> Record | str
             found = [r for line in held for r in read_jsonl(line).records]
             if found or len(held) > 1:
                 return _one_named(named, found)
+            if not held:
+                return _named_nowhere(named, path, store)
         if dropped := left_out(where):  # (its record may be a line left out: said first)
             sys.stderr.write(shown(f"quarry: warning: {dropped}") + "\n")
         root, rel = _deepest(path, roots, store)

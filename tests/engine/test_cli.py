@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -342,8 +344,19 @@ def test_show_takes_a_record_s_path_in_a_store_whose_folders_are_elsewhere(
     assert shown_.returncode == 0, shown_.stderr
     assert "path: sub/b.txt" in shown_.stdout and shown_.stdout.endswith("beta\n")
     _one_line(run("show", "--store", str(store), "both.txt", cwd=elsewhere), "in 2 folders")
-    _one_line(run("show", "--store", str(store), "nope.txt", cwd=elsewhere), "not under any")
+    _one_line(run("show", "--store", str(store), "nope.txt", cwd=elsewhere), "no record nope.txt")
     _one_line(run("show", "--store", str(store), "../b.txt", cwd=elsewhere), "not under any")
+    # no index in the store, and none can be built in the user's cache: the file is read
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cwd" / "not-a-folder")}
+    (tmp_path / "cwd" / "not-a-folder").write_text("")
+    for db in store.glob("extract.db*"):
+        db.unlink()
+    read = partial(
+        subprocess.run, capture_output=True, text=True, timeout=120, cwd=elsewhere, env=env
+    )
+    found = read([*QUARRY, "show", "--store", str(store), "sub/b.txt"])
+    assert found.returncode == 0 and found.stdout.endswith("beta\n"), found.stderr
+    _one_line(read([*QUARRY, "show", "--store", str(store), "nope.txt"]), "no record nope.txt")
 
 
 @pytest.mark.parametrize("width", [60, 80, 160])
