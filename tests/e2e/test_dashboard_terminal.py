@@ -149,19 +149,15 @@ def test_quarry_dir_whose_store_another_quarry_writes_follows_it_read_only(
     """``quarry DIR`` while a ``quarry watch DIR`` runs in another terminal: it said only that
     the store was in use, and exited 1; now it shows the store as the other process writes
     it (read-only), and says why."""
-    import subprocess
     import sys
+
+    from tests.engine.watchkit import watch_process
 
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.txt").write_text("alpha\n")
     watch = [sys.executable, "-m", "engine", "watch", str(folder), "--workers", "1"]
-    writer = subprocess.Popen(watch, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
-        assert writer.stderr is not None
-        for line in writer.stderr:  # bounded by the test timeout
-            if "watching" in line:
-                break
+    with watch_process(watch):
         term = start(term_factory, [str(folder)], (80, 24), tmp_path)
         term.wait_for("following another quarry")
         term.wait_for(r"READ-ONLY")
@@ -170,11 +166,6 @@ def test_quarry_dir_whose_store_another_quarry_writes_follows_it_read_only(
         term.press("q")
         assert term.exit_code() == 0
         assert b"Traceback" not in term.raw
-    finally:
-        writer.terminate()
-        writer.wait(timeout=60)
-        if writer.stderr is not None:
-            writer.stderr.close()
 
 
 def test_q_during_the_first_sweep_stops_it_and_says_what_the_store_keeps(

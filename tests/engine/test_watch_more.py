@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -18,7 +17,7 @@ from engine.records import Reason, Status
 from engine.store import Store
 from engine.sweep import SweepOptions
 from fixtures.gen import _raster as R
-from tests.engine.watchkit import WAIT_S, no_threads_left, watched
+from tests.engine.watchkit import WAIT_S, no_threads_left, watch_process, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 POLL = pytest.mark.parametrize("poll", [False, True], ids=["native", "polling"])
@@ -107,17 +106,7 @@ def test_overflow_triggers_a_rescan_that_finds_missed_files(root: Path) -> None:
 def test_sigterm_finishes_and_leaves_a_consistent_store(root: Path, poll: bool) -> None:
     (root / "first.txt").write_text("there before\n")
     cmd = [sys.executable, "-m", "engine", "watch", str(root), "--workers", "1"]
-    proc = subprocess.Popen(
-        [*cmd, *(["--poll"] if poll else [])],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:  # bounded by the test timeout
-            if "watching" in line:
-                break
+    with watch_process([*cmd, *(["--poll"] if poll else [])]) as proc:
         (root / "second.txt").write_text("written while watching\n")
         store = Store(root / ".quarry")
         end = time.monotonic() + WAIT_S
@@ -126,12 +115,6 @@ def test_sigterm_finishes_and_leaves_a_consistent_store(root: Path, poll: bool) 
             time.sleep(0.02)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_S) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
     records = store.load_records()
     assert [r.key for r in records] == sorted(r.key for r in records)
     assert {r.path for r in records} == {"first.txt", "second.txt"}

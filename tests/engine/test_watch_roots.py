@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -30,7 +29,7 @@ from engine.events import Level, Notice, NoticeKind
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
 from engine.watchfs import POLL_SHARE, poll_wait
-from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, watched
+from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, watch_process, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 POLL = pytest.mark.parametrize("poll", [False, True], ids=["native", "polling"])
@@ -118,25 +117,15 @@ def test_quarry_watch_says_a_gone_root_as_it_stops_and_exits_1(tmp_path: Path) -
     (root / "first.txt").write_text("there before\n")
     cmd = [sys.executable, "-m", "engine", "watch", str(root), "--workers", "1"]
     cmd += ["--out", str(tmp_path / "store")]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
+    with watch_process(cmd) as proc:
         assert proc.stderr is not None
-        for line in proc.stderr:  # bounded by the test timeout
-            if "watching" in line:
-                break
         shutil.rmtree(root)
-        for line in proc.stderr:
+        for line in proc.stderr:  # bounded by the test timeout
             if "is gone" in line:
                 break
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_S) == 1
         rest = proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
     assert "NOT up to date" in rest and f"{root} is gone" in rest, rest
     assert "store is up to date" not in rest
 

@@ -26,7 +26,14 @@ from engine.sweep import SweepOptions
 from engine.tools import ToolSet
 from engine.walk import WalkRules
 from engine.watch import Deferred, Watcher
-from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, options, watched
+from tests.engine.watchkit import (
+    WAIT_S,
+    Watched,
+    no_threads_left,
+    options,
+    watch_process,
+    watched,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 POLL = pytest.mark.parametrize("poll", [False, True], ids=["native", "polling"])
@@ -286,27 +293,16 @@ def test_a_vanished_store_stops_the_watcher_and_is_never_made_again(root: Path) 
 
 def test_quarry_watch_exits_1_when_its_store_vanishes(root: Path) -> None:
     import shutil
-    import subprocess
     import sys
 
     (root / "first.txt").write_text("there before\n")
     cmd = [sys.executable, "-m", "engine", "watch", str(root), "--workers", "1"]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:  # bounded by the test timeout
-            if "watching" in line:
-                break
+    with watch_process(cmd) as proc:
         shutil.rmtree(root / ".quarry")
         (root / "second.txt").write_text("written after the store vanished\n")
         assert proc.wait(timeout=WAIT_S) == 1
+        assert proc.stderr is not None
         rest = proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
     assert "NOT up to date" in rest and "store is up to date" not in rest
     assert not (root / ".quarry").exists()
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,25 @@ def watching(
         yield Watched(root, session, events)
     finally:
         session.close()
+
+
+@contextlib.contextmanager
+def watch_process(cmd: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
+    """A real ``quarry watch`` (``cmd``) started, yielded once it says it watches (bounded by
+    the test's timeout); killed at the end if it still runs, its stderr closed."""
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "watching" in line:
+                break
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def no_threads_left(before: set[threading.Thread]) -> None:
