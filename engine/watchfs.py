@@ -277,6 +277,7 @@ class LeanPollingEmitter(EventEmitter):
         itself cannot be listed."""
         files: dict[str, Signature] = {}
         dirs: set[str] = set()
+        unlisted: list[str] = []
         stack = [self.watch.path]
         while stack:
             folder = stack.pop()
@@ -296,9 +297,11 @@ class LeanPollingEmitter(EventEmitter):
             except OSError:
                 if folder == self.watch.path:
                     raise
-                # a subfolder that cannot be listed now: its files as the last walk saw them
-                prefix = folder + os.sep
-                files.update((p, v) for p, v in self._files.items() if p.startswith(prefix))
+                unlisted.append(folder + os.sep)
+        if unlisted:  # what they held, as the last walk saw it (one pass for them all)
+            under = tuple(unlisted)
+            files.update((p, v) for p, v in self._files.items() if p.startswith(under))
+            dirs.update(d for d in self._dirs if d.startswith(under))
         return files, dirs
 
 

@@ -260,3 +260,49 @@ def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path)
         observer.join(timeout=10)
     assert got() == want  # nothing for keep.txt (a poll may fall between two of the changes:
     # a path said twice is no harm, the debouncer takes it once)
+
+
+def test_a_subfolder_the_poll_cannot_list_keeps_what_it_held(tmp_path: Path) -> None:
+    """A share's folder that answers nothing for a while (permissions changed, a server's
+    hiccup): its files and folders are as the last walk saw them, not said deleted."""
+    import os
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    from engine.watchfs import LeanPollingEmitter, LeanPollingObserver
+
+    (tmp_path / "locked" / "deeper").mkdir(parents=True)
+    (tmp_path / "locked" / "a.txt").write_text("a\n")
+    (tmp_path / "locked" / "deeper" / "b.txt").write_text("b\n")
+    refuse = threading.Event()
+    seen: list[tuple[str, str]] = []
+
+    def listdir(path: str) -> Iterator[os.DirEntry[str]]:
+        if refuse.is_set() and path == str(tmp_path / "locked"):
+            raise PermissionError(13, "Permission denied", path)
+        with os.scandir(path) as it:
+            yield from it
+
+    class Seen(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            seen.append((event.event_type, os.fsdecode(event.src_path)))
+
+    observer = LeanPollingObserver(listdir, polling_interval=0.02)
+    observer.schedule(Seen(), str(tmp_path), recursive=True)
+    observer.start()
+    try:
+        emitter = next(iter(observer.emitters))
+        assert isinstance(emitter, LeanPollingEmitter)
+        end = time.monotonic() + WAIT_S
+        while emitter.cost == 0.0:  # its first walk done
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        refuse.set()
+        (tmp_path / "new.txt").write_text("seen: the walk went on past the locked folder\n")
+        while ("created", str(tmp_path / "new.txt")) not in seen:
+            assert time.monotonic() < end, seen
+            time.sleep(0.02)
+    finally:
+        observer.stop()
+        observer.join(timeout=10)
+    assert not [e for e in seen if "locked" in e[1]], seen
