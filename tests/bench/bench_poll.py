@@ -122,8 +122,9 @@ def one_run(checkout: Path, tree: Path, store: Path, window: float, edits: int) 
         got = {"cpu": (cpu_s(pid) - first) / window, "rss": rss[-1] / 1024}
         got["peak"] = memory_kb(pid, "VmHWM") / 1024
         waits = []
+        folders = max(1, sum(1 for _ in tree.glob("d*")))
         for i in range(edits):
-            path = tree / f"d{(i * 37) % max(1, len(list(tree.glob('d*')))):04d}" / "f0500.txt"
+            path = tree / f"d{(i * 37) % folders:04d}" / "f0500.txt"
             before = path.read_bytes()
             rel = path.relative_to(tree).as_posix()
             for content in (before + b"one more line\n", before):
