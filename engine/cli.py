@@ -195,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     _sweep_flags(p)
     _watch_flags(p)
     p = sub.add_parser("ui", help="open the dashboard on an existing store")
-    p.add_argument("--store", type=Path, required=True, help="the store folder (.quarry)")
+    p.add_argument("dir", nargs="?", type=Path, help="a swept folder or a store folder")
+    p.add_argument(
+        "--store", type=Path, help="the store folder (.quarry; default: found above here)"
+    )
     p.add_argument("--read-only", action="store_true", help="browse only")
     p.add_argument(
         "--compare",

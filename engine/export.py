@@ -64,7 +64,7 @@ from engine.pages import SORTS
 from engine.query import Query
 from engine.records import Record
 from engine.store import Store
-from engine.verbkit import EXIT_OK, find_store, reading_store
+from engine.verbkit import EXIT_OK, named_store
 from engine.visible import csv_text
 from engine.words import count
 
@@ -353,7 +353,7 @@ def standard_output() -> Iterator[IO[bytes]]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the store's records to ``-o`` (or standard output) as JSONL, CSV or Parquet."""
-    store = _store_of(args)
+    store = named_store(args.dir, args.store)
     out = output_path(args.output, store)
     if out is None:
         check_stdout(store)
@@ -407,16 +407,6 @@ def _write(fmt: Format, chunks: Iterator[Chunk], sink: IO[bytes]) -> int:
         return 0
     _n, bad = write_csv(chunks, sink) if fmt is Format.CSV else write_parquet(chunks, sink)
     return bad
-
-
-def _store_of(args: argparse.Namespace) -> Store:
-    """The store of ``DIR`` or ``--store`` (one of them), else the one above this folder."""
-    if args.dir is not None and args.store is not None:
-        raise UsageError("name the store once: DIR or --store, not both")
-    given = args.store if args.store is not None else args.dir
-    if given is not None:
-        return reading_store(given)
-    return find_store(Path.cwd())
 
 
 def _warn(message: str) -> None:

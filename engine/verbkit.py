@@ -57,6 +57,17 @@ def reading_store(path: Path, hint: Path | None = None) -> Store:
     return store
 
 
+def named_store(folder: Path | None, store: Path | None) -> Store:
+    """The store a verb's ``DIR`` or ``--store`` names (one of them: either may be a swept
+    folder or a store folder), else the one above the current folder."""
+    if folder is not None and store is not None:
+        raise UsageError("name the store once: DIR or --store, not both")
+    given = store if store is not None else folder
+    if given is not None:
+        return reading_store(given)
+    return find_store(Path.cwd())
+
+
 def find_store(path: Path) -> Store:
     """The store of the nearest folder above ``path`` that has one (``.quarry``)."""
     for folder in [path, *path.parents]:

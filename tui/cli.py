@@ -105,9 +105,9 @@ def _follow_instead(store: Store, locked: StoreLocked) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     """The dashboard over an existing store, following its changes."""
-    from engine.commands import reading_store
+    from engine.verbkit import named_store
 
-    store = reading_store(args.store)
+    store = named_store(args.dir, args.store)
     other = None if args.compare is None else compared_store(args.compare, store)
     when = None if args.since is None else since_time(args.since, store, other)
     from tui.app import QuarryApp

@@ -82,7 +82,7 @@ def filter_to(term: Terminal, text: str) -> None:
 def test_read_long_and_wide_texts_visit_every_screen_and_quit(
     store: Path, tmp_path: Path, term_factory: list[Terminal], size: tuple[int, int]
 ) -> None:
-    term = start(term_factory, ["ui", "--store", str(store)], size, tmp_path)
+    term = start(term_factory, ["ui", str(store)], size, tmp_path)  # (DIR: as --store)
     term.wait_for(r"long\.txt")
     term.wait_for("following")  # loaded: the start-up focus is settled, keys go where meant
     assert "new\\nline.txt" in term.text()  # a newline in a name is shown, not obeyed

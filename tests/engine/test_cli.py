@@ -141,6 +141,29 @@ def _swept(tmp_path: Path) -> Path:
     return root
 
 
+def test_the_dashboard_takes_its_store_as_dir_as_store_or_from_above_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``quarry ui DOCS`` was an argparse error ("--store is required"), where every other
+    verb that reads a store takes the folder as it comes (``export``, ``grep``, ``tools``)."""
+    from engine.errors import UsageError
+    from engine.verbkit import named_store
+
+    root = _swept(tmp_path)
+    args = build_parser().parse_args(["ui", str(root)])
+    assert named_store(args.dir, args.store).out == root / ".quarry"
+    assert named_store(None, root / ".quarry").out == root / ".quarry"
+    monkeypatch.chdir(root / "sub")
+    assert named_store(None, None).out == root / ".quarry"  # the store above here
+    with pytest.raises(UsageError, match="name the store once"):
+        named_store(root, root)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="no store found above"):
+        named_store(None, None)
+    with pytest.raises(UsageError, match="no such folder"):
+        named_store(tmp_path / "nowhere", None)
+
+
 def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> None:
     root = _swept(tmp_path)
     store = root / ".quarry"
