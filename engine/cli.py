@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,7 +46,7 @@ from engine.commands import (
     tool_rows,
     watch_options_from,
 )  # fmt: skip
-from engine.errors import MachineFailure, QuarryError, UsageError
+from engine.errors import MachineFailure, QuarryError, StoreLocked, UsageError
 from engine.flags import SWEEP_VERB, SWEEPING, Flag
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
@@ -328,6 +329,8 @@ def main(argv: Sequence[str] | None = None, ui: Mapping[str, Command] | None = N
     except MachineFailure as exc:  # disk full, workers that cannot start: not the user's
         sys.stderr.write(f"quarry: {shown(str(exc))}\n")
         return EXIT_MACHINE
+    except StoreLocked as exc:
+        return _fail(_locked(exc, args.command))
     except QuarryError as exc:
         return _fail(str(exc))
     except BrokenPipeError:  # the reader went (``| head``): its choice, nothing to say
@@ -378,6 +381,15 @@ def drop_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass  # not a file (a test's capture): nothing is buffered for a pipe
+
+
+def _locked(exc: StoreLocked, verb: str) -> str:
+    """What a verb that writes says of a store another quarry writes: what the user can do
+    (it said only that the store was in use)."""
+    if exc.store is None or verb not in ("sweep", "watch", "retry"):
+        return str(exc)
+    follow = f"'quarry ui {shlex.quote(exc.store)}' shows it as that process writes it"
+    return f"{exc}: {follow}; {verb} once it stops"
 
 
 def _fail(message: str) -> int:

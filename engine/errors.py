@@ -35,7 +35,12 @@ class UsageError(QuarryError):
 
 
 class StoreLocked(QuarryError):
-    """Raised when a second writer tries to open a store whose lock is held."""
+    """Raised when a second writer tries to open a store whose lock is held (``store``: the
+    store's folder, for the command line to name in what it suggests)."""
+
+    def __init__(self, message: str, store: str | None = None) -> None:
+        super().__init__(message)
+        self.store = store
 
 
 class StoreCorrupt(QuarryError):

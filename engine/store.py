@@ -860,7 +860,8 @@ class Store:
             os.close(fd)
             raise StoreLocked(
                 f"store {shown(str(self.out))} is in use by another quarry process "
-                f"(pid {_pid_in(fd, self)})"
+                f"(pid {_pid_in(fd, self)})",
+                str(self.out),
             ) from exc
         try:
             os.ftruncate(fd, 0)

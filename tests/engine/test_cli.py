@@ -164,6 +164,23 @@ def test_the_dashboard_takes_its_store_as_dir_as_store_or_from_above_here(
         named_store(tmp_path / "nowhere", None)
 
 
+def test_a_store_another_quarry_writes_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``quarry sweep`` (retry, watch) beside a ``quarry watch`` of the same folder said only
+    that the store was in use: it names the command that shows it, and when to try again."""
+    from engine.store import Store
+
+    root = _swept(tmp_path)
+    with Store(root / ".quarry").writer():  # (another process's lock, as flock sees it)
+        for argv in (["sweep", str(root)], ["retry", str(root / "a.txt")], ["watch", str(root)]):
+            assert main(argv) == 1
+            err = capsys.readouterr().err
+            assert "is in use by another quarry process" in err, err
+            assert f"'quarry ui {root / '.quarry'}' shows it" in err, err
+            assert f"{argv[0]} once it stops" in err and err.count("\n") == 1, err
+
+
 def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> None:
     root = _swept(tmp_path)
     store = root / ".quarry"
