@@ -109,6 +109,8 @@ class NoticeKind(StrEnum):
     """The stat index could not be used: the quick sweep fell back."""
     MACHINE_FAILURE = "machine-failure"
     """The machine kept a run from reading or storing files."""
+    WORKERS = "workers"
+    """Fewer read workers run than were asked for: the machine's limits allow no more."""
     VANISHED = "vanished"
     """Files went away during a sweep."""
     REPAIRED = "repaired"

@@ -84,6 +84,28 @@ as they are drawn), when fewer than half of these are queued: the pool holds no 
 that beside its batches in flight, and batches are as big as from a queue of this many."""
 
 
+FDS_A_WORKER = 5
+"""Descriptors the engine holds for each worker it runs (measured: 4.2, its connection, its
+exit's sentinel, its scratch folder's lock; and those of one starting)."""
+FDS_KEPT = 128
+"""Descriptors kept for the rest of the engine: the walk, the index, the store's folders, the
+hashing threads, the watcher, the files a read of a container opens."""
+
+
+def workers_that_fit(asked: int, soft_limit: int | None = None) -> int:
+    """How many of ``asked`` workers the process's open-file limit (``ulimit -n``) lets the
+    engine run: at least one. Its default, one a core, is past the common limit of 1,024 on a
+    machine of some 180 cores, and every sweep failed there ("cannot start a worker process:
+    Too many open files") where fewer workers would have read every file."""
+    if soft_limit is None:
+        import resource
+
+        soft_limit, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft_limit == resource.RLIM_INFINITY:
+            return asked
+    return max(1, min(asked, (soft_limit - FDS_KEPT) // FDS_A_WORKER))
+
+
 @dataclass(eq=False)
 class _Worker:
     """The pool's view of one worker process."""
@@ -119,7 +141,10 @@ class ReadPool:
         self, limits: Limits, workers: int = 0, max_reads: int = MAX_READS, share: int = BATCH_SHARE
     ) -> None:
         self.limits = limits
-        self.workers = workers or os.cpu_count() or 1
+        self.asked = workers or os.cpu_count() or 1
+        """The workers asked for (``--workers``, else one a core)."""
+        self.workers = workers_that_fit(self.asked)
+        """The workers it runs at most: those asked, as many as the open-file limit allows."""
         self.max_reads = max_reads
         self.share = share
         """A batch takes at most 1/share of a worker's share of the queue (see BATCH_SHARE).

@@ -66,6 +66,7 @@ from engine.words import count
 
 if TYPE_CHECKING:  # the run's machinery: imported when a run has something to decide
     from engine.executor import Executor, ExecutorFactory
+    from engine.isolate import ReadPool
     from engine.plan import Keeper
     from engine.run import Run, RunContext
     from engine.textnames import TextNames
@@ -361,6 +362,7 @@ class Sweeper:
         records the merge kept."""
         self._stack = contextlib.ExitStack()
         self._executor: Executor | None = None
+        self._said_cap = False  # (that fewer workers run than asked: once a session)
         self.stop = threading.Event()
         """Set it (from a signal handler or another thread) to end the run in flight early;
         what it decided is written. The caller clears it."""
@@ -752,9 +754,12 @@ class Sweeper:
             from engine.isolate import ReadPool  # multiprocessing: only when reads need a pool
 
             make = self.options.executor or ReadPool
-            self._executor = make(self.options.limits, self.options.workers)
-            if isinstance(self._executor, Announcing):
-                self._executor.listen(self.on_event)
+            self._executor = made = make(self.options.limits, self.options.workers)
+            if isinstance(made, Announcing):
+                made.listen(self.on_event)
+            if isinstance(made, ReadPool) and made.workers < made.asked and not self._said_cap:
+                self._said_cap = True
+                self.on_event(Notice(time.time(), NoticeKind.WORKERS, _capped(made), Level.WARNING))
         return self._executor
 
     def worker_tools(self) -> dict[str, ToolSet]:
@@ -1662,6 +1667,18 @@ class _Background:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+
+def _capped(pool: ReadPool) -> str:
+    """Why ``pool`` runs fewer workers than asked: the open-file limit, and how to lift it."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lift = f" ('ulimit -n {hard}' lifts it)" if hard > soft else ""
+    return (
+        f"{count(pool.workers, 'read worker')} of the {pool.asked} asked for: the open-file limit"
+        f" (ulimit -n {soft}) allows no more{lift}"
+    )
 
 
 def _end_quietly(job: _Background | None) -> None:
