@@ -85,6 +85,12 @@ SUFFIXES: dict[str, Format] = {
     ".pq": Format.PARQUET,
 }
 """The format an ``-o`` file's suffix (any case) chooses when ``--format`` is not given."""
+FOREIGN = frozenset(
+    (".xlsx", ".xlsm", ".xls", ".ods", ".tsv", ".json", ".xml", ".html", ".db", ".sqlite")
+) | frozenset((".arrow", ".feather", ".orc", ".avro"))
+"""Suffixes of formats an export is not, refused without ``--format``: ``-o records.xlsx``
+wrote JSON lines under that name, which the spreadsheet then refused (any other suffix, or
+none, is JSONL: ``-o /dev/stdout``, ``-o records.2026-12-06``)."""
 
 COLUMNS: tuple[str, ...] = (
     "root", "path", "size", "mtime_ns", "status", "reason", "sha256", "mime", "extractor",
@@ -271,9 +277,16 @@ def choose_format(given: str | None, out: Path | None) -> Format:
         except ValueError:
             names = ", ".join(f.value for f in Format)
             raise UsageError(f"unknown format {shown(given)!r}: one of {names}") from None
-    if out is not None:
-        return SUFFIXES.get(out.suffix.lower(), Format.JSONL)
-    return Format.JSONL
+    if out is None:
+        return Format.JSONL
+    suffix = out.suffix.lower()
+    if suffix in FOREIGN:
+        raise UsageError(
+            f"-o {shown(out.name)}: an export is JSONL, CSV or Parquet, not {shown(suffix)}:"
+            " name a file ending .jsonl, .csv or .parquet (a spreadsheet opens the CSV), or give"
+            " --format"
+        )
+    return SUFFIXES.get(suffix, Format.JSONL)
 
 
 def file_target(path: Path) -> contextlib.AbstractContextManager[IO[bytes]]:

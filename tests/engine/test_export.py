@@ -444,6 +444,20 @@ def test_the_suffix_of_o_chooses_the_format_and_format_overrides_it(tmp_path: Pa
         assert (tmp_path / name).read_bytes().startswith(first), name
 
 
+def test_a_suffix_of_a_format_an_export_is_not_is_refused_without_format(
+    tmp_path: Path,
+) -> None:
+    """``-o records.xlsx`` wrote JSON lines under that name (the spreadsheet then refused it)."""
+    store = hand_store(tmp_path / "store", [line_of(record("a.txt"))])
+    for name in ("x.xlsx", "x.XLS", "x.json", "x.tsv"):
+        proc = run("export", str(store), "-o", str(tmp_path / name))
+        assert proc.returncode == 1 and not (tmp_path / name).exists(), (name, proc.stderr)
+        assert proc.stderr.count(b"\n") == 1 and b"name a file ending .jsonl, .csv" in proc.stderr
+    asked = run("export", str(store), "-o", str(tmp_path / "x.json"), "--format", "jsonl")
+    assert asked.returncode == 0, asked.stderr
+    assert (tmp_path / "x.json").read_bytes().startswith(b'{"root":')  # (asked for: as asked)
+
+
 def test_a_pipe_named_by_o_is_written_into_never_replaced(tmp_path: Path) -> None:
     # as a shell's > writes it: renamed over, /dev/full became a regular file (as root, any
     # device node would have; a FIFO stands in for one here, harmlessly)
