@@ -5,13 +5,15 @@ whose MIME type contains ``pdf`` and whose path does not contain ``tmp/``: terms
 separated by spaces (quote a value that holds one: ``error:"bad xref"``) and all must hold.
 A value is plain text (smart case: lowercase ignores case) unless it holds a regular
 expression's characters; ``!`` before a term inverts it. A word that is not ``field:value``
-is matched against the path. ``quality:`` takes verdict names, any of several when they are
-separated by commas (``quality:suspect,garbled``). The numbers ``size``, ``chars``, ``pages``
-and ``ms`` take a comparison (``size:>10M``, ``chars:<100``, ``ms:>=5000``, ``pages:3``: a
-bare number is ``=``); a size may carry a unit (``10K``, ``1.5m``, ``2G``: powers of 1024, as
-``ls -h`` prints them). ``text:"words"`` and ``text:/regex/`` keep the records whose extracted
-text matches (:class:`TextTerm`: the words in order with any white space between them, smart
-case; the engine answers, from the store's full-text index: :mod:`engine.textsearch`). A
+is matched against the path (but ``OR``, ``AND`` and ``NOT`` among other terms, which this
+language has no use for, are errors that say so: :data:`LOGIC`). ``quality:`` takes verdict
+names, any of several when they are separated by commas (``quality:suspect,garbled``). The
+numbers ``size``, ``chars``, ``pages`` and ``ms`` take a comparison (``size:>10M``,
+``chars:<100``, ``ms:>=5000``, ``pages:3``: a bare number is ``=``); a size may carry a unit
+(``10K``, ``1.5m``, ``2G``: powers of 1024, as ``ls -h`` prints them). ``text:"words"`` and
+``text:/regex/`` keep the records whose extracted text matches (:class:`TextTerm`: the words
+in order with any white space between them, smart case; the engine answers, from the store's
+full-text index: :mod:`engine.textsearch`). A
 ``name:value`` word whose name is not a field (``sise:>10K``), a
 number term whose value is not one (``size:>lots``), or a status or quality that is none of
 theirs (``status:bogus``), filters nothing: :attr:`Query.error` says
@@ -73,6 +75,13 @@ _INT = re.compile(r"(?P<n>[0-9]+)")
 MAX_DIGITS = 30
 """Digits a number may have (past a 64-bit count anyway; bounds Python's int parsing)."""
 _TERM = re.compile(r"(!?)([a-z]+):(.*)", re.DOTALL)
+LOGIC: dict[str, str] = {
+    "OR": "OR: every term must hold, there is no OR (OR in a path: path:OR)",
+    "AND": "AND: every term must hold already: leave it out (AND in a path: path:AND)",
+    "NOT": "NOT: a ! before a term inverts it, as !mime:pdf (NOT in a path: path:NOT)",
+}
+"""Words of other query languages, as a word of their own among other terms: an error, not a
+path word (``mime:pdf OR status:error`` kept the records whose path held ``OR``: "0 of N")."""
 
 
 FIELD_S = 0.1
@@ -323,6 +332,9 @@ class Query:
                     numbers.append(Compare.parse(m.group(2), m.group(3), bang))
                 except BadNumber as exc:
                     bad.append(replace(Term.parse(m.group(2), bare, bang), error=str(exc)))
+                continue
+            if word in LOGIC and len(words) > 1:
+                bad.append(replace(Term.parse("path", word, False), error=LOGIC[word]))
                 continue
             field, value = (m.group(2), m.group(3)) if m else ("path", bare)
             if field == "quality":

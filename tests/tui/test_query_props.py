@@ -78,3 +78,25 @@ def test_a_field_pattern_that_may_backtrack_for_ever_is_bounded_and_said(
     assert term.slow and not term.hit("aaa")  # nothing more is tried
     assert q.error is not None and q.error.startswith("path:(a+)+$ took over 0.05 s on one value")
     assert Query.parse("path:(a+)+$").error is None  # a new query tries again
+
+
+@given(
+    st.lists(
+        st.sampled_from(["mime:pdf", "status:error", "!path:tmp", "size:>10K", "report"]),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from(["OR", "AND", "NOT"]),
+    st.integers(min_value=0, max_value=3),
+)
+def test_a_word_of_another_query_language_is_said_never_a_path_word(
+    terms: list[str], word: str, at: int
+) -> None:
+    """``mime:pdf OR status:error`` kept the records whose path held ``OR`` (most: none)."""
+    words = [*terms]
+    words.insert(min(at, len(words)), word)
+    query = Query.parse(" ".join(words))
+    assert query.error is not None and query.error.startswith(f"{word}: ")
+    assert all(t.value != word for t in query.terms)  # not applied as a path word
+    assert Query.parse(f"{' '.join(terms)} path:{word}").error is None  # as asked: a path word
+    assert Query.parse(word).error is None  # alone: a path word, as before (typing it, or one)
