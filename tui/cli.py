@@ -43,6 +43,25 @@ def run_app(app: QuarryApp) -> int:
     return app.return_code or EXIT_OK
 
 
+SWEEP_INSTEAD = (
+    "'quarry watch DIR' keeps the store current without one, 'quarry sweep DIR' sweeps once"
+)
+"""What ``quarry DIR`` without a terminal says to run instead."""
+READ_INSTEAD = "'quarry export', 'quarry show' and 'quarry grep' read the store without one"
+"""What ``quarry ui`` without a terminal says to run instead."""
+
+
+def need_terminal(instead: str) -> None:
+    """Raise UsageError unless the dashboard has a terminal to draw on (standard error) and
+    keys to read (standard input): run from cron, a script or ``nohup``, it drew its screens
+    into a log file and watched on for good, with no key to quit it."""
+    from engine.errors import UsageError
+
+    for name, stream in (("standard input", sys.__stdin__), ("standard error", sys.__stderr__)):
+        if stream is None or not stream.isatty():
+            raise UsageError(f"the dashboard needs a terminal and {name} is not one: {instead}")
+
+
 def cmd_open(args: argparse.Namespace) -> int:
     """Sweep, watch and show the dashboard (``--read-only``: show the store, write nothing)."""
     from engine.cli import default_dirs, options_from, watch_options_from
@@ -61,10 +80,15 @@ def cmd_open(args: argparse.Namespace) -> int:
         if not store.exists():
             where = shown(str(store.out))
             raise UsageError(f"no store at {where} to browse (run 'quarry sweep' first)")
+        need_terminal(READ_INSTEAD)
         from tui.app import QuarryApp
 
         return run_app(QuarryApp(store.out, None, read_only=True))
     watch = watch_options_from(args)
+    # What is wrong with the folders or the store is said first; then, with no terminal, no
+    # store is made (a refused `quarry DIR` left a `.quarry` in the folder).
+    store_for(resolve_roots(default_dirs(args.dirs)), options).check(writing=True)
+    need_terminal(SWEEP_INSTEAD)
     try:
         session = Session(default_dirs(args.dirs), options, watch_options=watch)
     except StoreLocked as exc:  # (a `quarry watch` in another terminal): shown as it writes
@@ -110,6 +134,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     store = named_store(args.dir, args.store)
     other = None if args.compare is None else compared_store(args.compare, store)
     when = None if args.since is None else since_time(args.since, store, other)
+    need_terminal(READ_INSTEAD)
     from tui.app import QuarryApp
 
     app = QuarryApp(store.out, None, read_only=args.read_only, compare=other, since=when)

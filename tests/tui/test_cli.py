@@ -26,6 +26,31 @@ def test_read_only_never_creates_a_store(tmp_path: Path) -> None:
     assert not (tmp_path / ".quarry").exists()
 
 
+def test_the_dashboard_without_a_terminal_says_what_to_run_and_makes_no_store(
+    tmp_path: Path,
+) -> None:
+    """From cron, a script or ``nohup``, ``quarry DIR`` drew its screens into the log and
+    watched on for good (no key could quit it); it says what runs without a terminal."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("alpha")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", str(docs)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "the dashboard needs a terminal" in proc.stderr and "'quarry watch DIR'" in proc.stderr
+    assert not (docs / ".quarry").exists()  # nothing made, nothing read
+    assert quarry("sweep", "-q", str(docs)).returncode == 0
+    for argv in (["ui", str(docs)], [str(docs), "--read-only"]):
+        proc = quarry(*argv)  # (its input a pipe: no keys to read)
+        assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, (argv, proc.stderr)
+        assert "needs a terminal" in proc.stderr and "'quarry export'" in proc.stderr
+
+
 def test_headless_commands_still_work_through_quarry(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a")
     proc = quarry("sweep", "-q", str(tmp_path))
