@@ -2,7 +2,11 @@
 
 import gc
 
-from engine.cli import main
+from engine import stdio
+
+stdio.mend()  # (before any import opens a file: see engine.stdio)
+
+from engine.cli import main  # noqa: E402
 
 code = main()
 # The interpreter's teardown ends with a collection over every object the process made: with

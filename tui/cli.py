@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from engine import ahead
+from engine import ahead, stdio
 from tui.words import count
 
 # The engine is imported by the functions that use it, not here: the ``quarry`` script's
@@ -180,6 +180,7 @@ def run() -> None:
     import atexit
 
     atexit.register(_end_now)  # first: so it runs after every handler registered from here on
+    stdio.mend()  # a closed stream's number is not the next file's (see engine.stdio)
     ahead.start(sys.argv[1:])
     try:
         code = main()

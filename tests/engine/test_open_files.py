@@ -41,7 +41,7 @@ def test_a_sweep_asking_for_more_workers_than_fit_reads_every_file(tmp_path: Pat
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=_limited,  # noqa: PLW1509 (the child sets its own limit, nothing else)
+        preexec_fn=_limited,  # (the child sets its own limit, nothing else)
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     fit = (LIMIT - FDS_KEPT) // FDS_A_WORKER

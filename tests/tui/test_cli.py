@@ -51,6 +51,31 @@ def test_the_dashboard_without_a_terminal_says_what_to_run_and_makes_no_store(
         assert "needs a terminal" in proc.stderr and "'quarry export'" in proc.stderr
 
 
+@pytest.mark.parametrize("closed", [0, 1, 2], ids=["stdin", "stdout", "stderr"])
+@pytest.mark.parametrize("entry", ["tui", "engine"])
+def test_a_command_started_with_a_standard_stream_closed_runs_as_with_it_open(
+    tmp_path: Path, closed: int, entry: str
+) -> None:
+    """``quarry sweep DIR >&-`` ended in a traceback (``sys.stdout`` is None), ``2>&-`` in
+    exit 1 with nothing said and no store; and the next file opened took the closed number, so
+    what wrote to that stream wrote into it. The stream is the null device from the start."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("alpha")
+    (docs / "b.txt").write_text("bravo")
+    proc = subprocess.run(
+        [sys.executable, "-m", entry, "sweep", "--json", str(docs)],
+        capture_output=closed == 0,
+        preexec_fn=lambda: os.close(closed),  # (the child's own stream)
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    store = docs / ".quarry"
+    assert len((store / "extract.jsonl").read_bytes().splitlines()) == 2
+    assert (store / "lock").read_text().strip().isdigit()  # (nothing else written into it)
+    assert json.loads((store / "extract.summary.json").read_text())["files"] == 2
+
+
 def test_headless_commands_still_work_through_quarry(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a")
     proc = quarry("sweep", "-q", str(tmp_path))

@@ -1,0 +1,42 @@
+"""The process's standard streams made whole before anything else opens a file.
+
+A command started with a standard stream closed (``quarry sweep DIR >&-`` or ``2>&-``; some
+daemons and cron set-ups start programs so) found ``sys.stdout`` or ``sys.stderr`` None: the
+first ``print`` or flush ended in a traceback, or nothing was said at all and the sweep never
+ran. Worse, the next file the process opened took the closed descriptor's number, so whatever
+wrote to "standard output" or "standard error" afterwards (a warning, a tool a worker runs)
+wrote into that file: the walk ahead's buffer, the store's lock, its index. Each closed one is
+opened on the null device first, as daemons do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_STREAMS: tuple[tuple[int, int, str, str], ...] = (
+    (0, os.O_RDONLY, "stdin", "r"),
+    (1, os.O_WRONLY, "stdout", "w"),
+    (2, os.O_WRONLY, "stderr", "w"),
+)
+"""Each standard descriptor: how it is opened on the null device, its name in ``sys``."""
+
+
+def mend() -> None:
+    """Open each of descriptors 0, 1 and 2 that is closed on the null device, and give
+    ``sys`` a stream for each it has none for. Nothing happens where all three are open."""
+    for fd, flags, name, mode in _STREAMS:
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:  # (a lower descriptor was closed too: mended before this one)
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            stream = open(fd, mode, closefd=False, encoding="utf-8", errors="replace")  # noqa: SIM115
+            setattr(sys, name, stream)
+            setattr(sys, f"__{name}__", stream)
+
+
+__all__ = ["mend"]
