@@ -1674,7 +1674,11 @@ def _capped(pool: ReadPool) -> str:
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    lift = f" ('ulimit -n {hard}' lifts it)" if hard > soft else ""
+    lift = ""
+    if hard == resource.RLIM_INFINITY:
+        lift = " ('ulimit -n' with a higher number lifts it)"
+    elif hard > soft:
+        lift = f" ('ulimit -n {hard}' lifts it)"
     return (
         f"{count(pool.workers, 'read worker')} of the {pool.asked} asked for: the open-file limit"
         f" (ulimit -n {soft}) allows no more{lift}"
