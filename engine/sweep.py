@@ -759,7 +759,8 @@ class Sweeper:
                 made.listen(self.on_event)
             if isinstance(made, ReadPool) and made.workers < made.asked and not self._said_cap:
                 self._said_cap = True
-                self.on_event(Notice(time.time(), NoticeKind.WORKERS, _capped(made), Level.WARNING))
+                said = _capped(made, bool(self.options.workers))
+                self.on_event(Notice(time.time(), NoticeKind.WORKERS, said, Level.WARNING))
         return self._executor
 
     def worker_tools(self) -> dict[str, ToolSet]:
@@ -1669,8 +1670,9 @@ class _Background:
             raise error
 
 
-def _capped(pool: ReadPool) -> str:
-    """Why ``pool`` runs fewer workers than asked: the open-file limit, and how to lift it."""
+def _capped(pool: ReadPool, asked: bool) -> str:
+    """Why ``pool`` runs fewer workers than asked (``asked``: by ``--workers``, else one a
+    core): the open-file limit, and how to lift it."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -1679,10 +1681,9 @@ def _capped(pool: ReadPool) -> str:
         lift = " ('ulimit -n' with a higher number lifts it)"
     elif hard > soft:
         lift = f" ('ulimit -n {hard}' lifts it)"
-    return (
-        f"{count(pool.workers, 'read worker')} of the {pool.asked} asked for: the open-file limit"
-        f" (ulimit -n {soft}) allows no more{lift}"
-    )
+    wanted = f"of the {pool.asked} asked for" if asked else f"not one a core ({pool.asked})"
+    workers = count(pool.workers, "read worker")
+    return f"{workers}, {wanted}: the open-file limit (ulimit -n {soft}) allows no more{lift}"
 
 
 def _end_quietly(job: _Background | None) -> None:

@@ -45,7 +45,7 @@ def test_a_sweep_asking_for_more_workers_than_fit_reads_every_file(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     fit = (LIMIT - FDS_KEPT) // FDS_A_WORKER
-    said = f"{fit} read workers of the 60 asked for: the open-file limit (ulimit -n {LIMIT})"
+    said = f"{fit} read workers, of the 60 asked for: the open-file limit (ulimit -n {LIMIT})"
     assert said in proc.stderr, proc.stderr[-2000:]
     summary = json.loads((root / ".quarry" / "extract.summary.json").read_text())
     assert summary["counts"]["ok"] == 240, summary["counts"]
