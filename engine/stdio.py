@@ -7,10 +7,17 @@ ran. Worse, the next file the process opened took the closed descriptor's number
 wrote to "standard output" or "standard error" afterwards (a warning, a tool a worker runs)
 wrote into that file: the walk ahead's buffer, the store's lock, its index. Each closed one is
 opened on the null device first, as daemons do.
+
+Standard output in an encoding that cannot hold every character (a terminal set to Latin-1 or
+ASCII, ``PYTHONIOENCODING=ascii``) took ``quarry show`` and ``quarry grep`` down with a
+``UnicodeEncodeError`` at the first character it lacks; such a character is written as its
+escape (``\u201c``) instead, as Python writes standard error.
 """
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import sys
 
@@ -37,6 +44,19 @@ def mend() -> None:
             stream = open(fd, mode, closefd=False, encoding="utf-8", errors="replace")  # noqa: SIM115
             setattr(sys, name, stream)
             setattr(sys, f"__{name}__", stream)
+    out = sys.stdout
+    if not _holds_all(getattr(out, "encoding", None)) and isinstance(out, io.TextIOWrapper):
+        out.reconfigure(errors="backslashreplace")
+
+
+def _holds_all(encoding: str | None) -> bool:
+    """Whether ``encoding`` can write every character (one of the UTF family)."""
+    if encoding is None:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
 __all__ = ["mend"]

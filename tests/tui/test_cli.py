@@ -76,6 +76,29 @@ def test_a_command_started_with_a_standard_stream_closed_runs_as_with_it_open(
     assert json.loads((store / "extract.summary.json").read_text())["files"] == 2
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_show_and_grep_on_a_terminal_that_lacks_a_character_write_its_escape(
+    tmp_path: Path, encoding: str
+) -> None:
+    """Standard output in ASCII or Latin-1 took show and grep down (UnicodeEncodeError)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("a \u201cquoted\u201d word, \u041b\u043e\u0448\n")
+    assert quarry("sweep", "-q", str(docs)).returncode == 0
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    for argv in (["show", str(docs / "a.txt")], ["grep", "quoted", str(docs)]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui", *argv], env=env, capture_output=True, timeout=60
+        )
+        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, (argv, proc.stderr)
+        assert b"\\u201cquoted\\u201d" in proc.stdout and b"\\u041b" in proc.stdout, argv
+    json_out = subprocess.run(
+        [sys.executable, "-m", "tui", "show", "--json", str(docs / "a.txt")],
+        env=env, capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(json_out.stdout)["text"].startswith("a \u201cquoted\u201d")
+
+
 def test_headless_commands_still_work_through_quarry(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a")
     proc = quarry("sweep", "-q", str(tmp_path))
