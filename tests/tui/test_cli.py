@@ -26,14 +26,21 @@ def test_read_only_never_creates_a_store(tmp_path: Path) -> None:
     assert not (tmp_path / ".quarry").exists()
 
 
+def _docs(tmp_path: Path, *texts: str) -> Path:
+    """A folder ``docs`` of ``a.txt``, ``b.txt``... holding ``texts``."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in zip("abcdefgh", texts, strict=False):
+        (docs / f"{name}.txt").write_text(text)
+    return docs
+
+
 def test_the_dashboard_without_a_terminal_says_what_to_run_and_makes_no_store(
     tmp_path: Path,
 ) -> None:
     """From cron, a script or ``nohup``, ``quarry DIR`` drew its screens into the log and
     watched on for good (no key could quit it); it says what runs without a terminal."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("alpha")
+    docs = _docs(tmp_path, "alpha")
     proc = subprocess.run(
         [sys.executable, "-m", "tui", str(docs)],
         stdin=subprocess.DEVNULL,
@@ -59,10 +66,7 @@ def test_a_command_started_with_a_standard_stream_closed_runs_as_with_it_open(
     """``quarry sweep DIR >&-`` ended in a traceback (``sys.stdout`` is None), ``2>&-`` in
     exit 1 with nothing said and no store; and the next file opened took the closed number, so
     what wrote to that stream wrote into it. The stream is the null device from the start."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("alpha")
-    (docs / "b.txt").write_text("bravo")
+    docs = _docs(tmp_path, "alpha", "bravo")
     proc = subprocess.run(
         [sys.executable, "-m", entry, "sweep", "--json", str(docs)],
         capture_output=closed == 0,
@@ -81,9 +85,7 @@ def test_show_and_grep_on_a_terminal_that_lacks_a_character_write_its_escape(
     tmp_path: Path, encoding: str
 ) -> None:
     """Standard output in ASCII or Latin-1 took show and grep down (UnicodeEncodeError)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("a \u201cquoted\u201d word, \u041b\u043e\u0448\n")
+    docs = _docs(tmp_path, "a \u201cquoted\u201d word, \u041b\u043e\u0448\n")
     assert quarry("sweep", "-q", str(docs)).returncode == 0
     env = {**os.environ, "PYTHONIOENCODING": encoding}
     for argv in (["show", str(docs / "a.txt")], ["grep", "quoted", str(docs)]):
