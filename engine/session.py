@@ -69,7 +69,6 @@ class Session:
         self._sweeper = Sweeper(
             roots, options or SweepOptions(), self._emit, quick=True, served=True
         )
-        self._sweeper.__enter__()
         self._lock = threading.RLock()
         self._life = threading.RLock()  # starting and stopping the watcher (see close)
         self._watcher: Watcher | None = None
@@ -92,6 +91,7 @@ class Session:
         self._held_roots: tuple[str, ...] = ()
         """Roots the last walk of them all found gone or empty, their records kept (an
         unmounted share's mount point is an empty folder)."""
+        self._sweeper.__enter__()  # last: what it says goes through _emit, which needs the above
 
     def not_current(self) -> str | None:
         """Why the store is not up to date with the folders watched, if it is not: the first

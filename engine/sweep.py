@@ -759,8 +759,8 @@ class Sweeper:
                 made.listen(self.on_event)
             if isinstance(made, ReadPool) and made.workers < made.asked and not self._said_cap:
                 self._said_cap = True
-                said = _capped(made, bool(self.options.workers))
-                self.on_event(Notice(time.time(), NoticeKind.WORKERS, said, Level.WARNING))
+                said = _capped(made, bool(self.options.workers))  # (said as a run starts)
+                self._notices.append(Notice(time.time(), NoticeKind.WORKERS, said, Level.WARNING))
         return self._executor
 
     def worker_tools(self) -> dict[str, ToolSet]:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.isolate import FDS_A_WORKER, FDS_KEPT, workers_that_fit
 
 LIMIT = 200
@@ -49,3 +51,28 @@ def test_a_sweep_asking_for_more_workers_than_fit_reads_every_file(tmp_path: Pat
     assert said in proc.stderr, proc.stderr[-2000:]
     summary = json.loads((root / ".quarry" / "extract.summary.json").read_text())
     assert summary["counts"]["ok"] == 240, summary["counts"]
+
+
+def test_a_session_says_the_cap_to_its_listener_once_its_sweep_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's session warms its pool while it opens the store, before it has a
+    listener: the cap said then took ``quarry DIR`` down (AttributeError) before any screen."""
+    from engine import isolate
+    from engine.events import Notice, NoticeKind
+    from engine.session import Session
+    from engine.sweep import SweepOptions
+    from engine.tools import ToolSet
+
+    monkeypatch.setattr(isolate, "workers_that_fit", lambda asked, soft_limit=None: 1)
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    events: list[object] = []
+    session = Session([root], SweepOptions(workers=3, tools=ToolSet.empty()), events.append)
+    try:
+        assert session.sweep().summary.counts["ok"] == 1
+    finally:
+        session.close()
+    said = [e for e in events if isinstance(e, Notice) and e.kind is NoticeKind.WORKERS]
+    assert len(said) == 1 and said[0].message.startswith("1 read worker, of the 3 asked for")
