@@ -1681,7 +1681,7 @@ def _capped(pool: ReadPool, asked: bool) -> str:
         lift = " ('ulimit -n' with a higher number lifts it)"
     elif hard > soft:
         lift = f" ('ulimit -n {hard}' lifts it)"
-    wanted = f"of the {pool.asked} asked for" if asked else f"not one a core ({pool.asked})"
+    wanted = f"of the {pool.asked:,} asked for" if asked else f"not one a core ({pool.asked:,})"
     workers = count(pool.workers, "read worker")
     return f"{workers}, {wanted}: the open-file limit (ulimit -n {soft}) allows no more{lift}"
 
