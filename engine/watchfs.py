@@ -16,6 +16,7 @@ less often rather than without pause.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -189,7 +190,7 @@ def start_observer(
             observer.start()
             return Started(observer, polling=False, folder=folder)
         except OSError as exc:
-            fallback = f"native watching failed ({exc.strerror or exc})"
+            fallback = f"native watching failed ({exc.strerror or exc}{_lift(exc)})"
             if observer is not None:
                 observer.stop()
     skip = make_skip(skip_dirs, defaults)
@@ -197,6 +198,27 @@ def start_observer(
     observer.schedule(make_handler(False), str(root), recursive=True, event_filter=EVENT_TYPES)
     observer.start()
     return Started(observer, polling=True, fallback=fallback, folder=folder)
+
+
+INOTIFY_LIMITS = {
+    errno.ENOSPC: "fs.inotify.max_user_watches",
+    errno.EMFILE: "fs.inotify.max_user_instances",
+}
+"""The kernel's setting behind each limit native watching can reach (a folder a watch)."""
+
+
+def _lift(exc: OSError) -> str:
+    """How to lift the limit ``exc`` says native watching reached, if it is one: the
+    operator of a big share reads why it is polled, and the one setting that ends it."""
+    name = INOTIFY_LIMITS.get(exc.errno or 0)
+    if name is None or "inotify" not in str(exc):
+        return ""
+    try:
+        with open(f"/proc/sys/{name.replace('.', '/')}", encoding="ascii") as fh:
+            now = int(fh.read())
+    except (OSError, ValueError):
+        return f": raise {name}"
+    return f": {name} is {now:,}; 'sysctl {name}=N' raises it"
 
 
 POLL_SHARE = 0.1

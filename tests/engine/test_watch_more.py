@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
 import sys
@@ -121,3 +122,39 @@ def test_sigterm_finishes_and_leaves_a_consistent_store(root: Path, poll: bool) 
     summary = store.load_summary()
     assert summary is not None and summary.files == 2
     assert all(store.has_text(r.sha256) for r in records if r.sha256)
+
+
+@pytest.mark.parametrize(
+    ("code", "words", "setting"),
+    [
+        (errno.ENOSPC, "inotify watch limit reached", "fs.inotify.max_user_watches"),
+        (errno.EMFILE, "inotify instance limit reached", "fs.inotify.max_user_instances"),
+    ],
+)
+def test_a_share_past_the_kernel_s_watch_limit_is_polled_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, words: str, setting: str
+) -> None:
+    """Past ``max_user_watches`` (a folder a watch: a big share), native watching fails and
+    the share is polled, which costs the file server a walk a poll: the warning said only
+    "inotify watch limit reached", not the one setting that ends it."""
+    from watchdog.events import FileSystemEventHandler
+
+    from engine import watchfs
+
+    class Refused:  # (an inotify observer whose schedule meets the kernel's limit)
+        def schedule(self, *_args: object, **_kwargs: object) -> None:
+            raise OSError(code, words)
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(watchfs, "Observer", Refused)
+    started = watchfs.start_observer(
+        tmp_path, lambda _closes: FileSystemEventHandler(), poll=False, poll_s=1.0
+    )
+    try:
+        assert started.polling and started.fallback is not None
+        assert words in started.fallback and f"'sysctl {setting}=N' raises it" in started.fallback
+    finally:
+        started.observer.stop()
+        started.observer.join(WAIT_S)
