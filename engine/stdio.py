@@ -37,7 +37,7 @@ def mend() -> None:
             os.fstat(fd)
         except OSError:
             null = os.open(os.devnull, flags)
-            if null != fd:  # (a lower descriptor was closed too: mended before this one)
+            if null != fd:  # (it is fd itself, the lowest free once those below are mended)
                 os.dup2(null, fd)
                 os.close(null)
         if getattr(sys, name) is None:
