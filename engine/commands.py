@@ -89,6 +89,8 @@ def options_from(args: argparse.Namespace) -> SweepOptions:
         spec = parse_executor(where)
         if spec.is_dask:
             executor = dask_factory(spec, no_external=args.no_external, without=tuple(args.without))
+    if args.exclude:
+        _check_excludes(args.exclude)
     return SweepOptions(
         out=args.out,
         excludes=tuple(args.exclude),
@@ -129,6 +131,18 @@ def dump_json(obj: object) -> str:
     import orjson
 
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
+def _check_excludes(excludes: list[str]) -> None:
+    """Raise UsageError naming an ``--exclude`` that is no gitignore rule (a traceback)."""
+    from engine.walk import rules_spec
+
+    _spec, bad = rules_spec(excludes)
+    if bad:
+        raise UsageError(
+            f"--exclude '{shown(bad[0])}' is no rule (gitignore syntax: a lone ! negates"
+            " nothing, a trailing backslash escapes nothing; '\\\\' is a backslash)"
+        )
 
 
 def default_dirs(dirs: list[Path]) -> list[Path]:

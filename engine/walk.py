@@ -15,7 +15,7 @@ import os
 import re
 import stat
 from array import array
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
@@ -211,6 +211,30 @@ Specs: TypeAlias = "tuple[tuple[int, pathspec.GitIgnoreSpec], ...]"
 """The ``.quarryignore`` rules that apply in one folder: (length of their folder's prefix, spec)."""
 
 
+def rules_spec(lines: Sequence[str]) -> tuple[pathspec.GitIgnoreSpec, tuple[str, ...]]:
+    """``lines`` (gitignore rules) as one spec, and those of them that are no rule (a lone
+    ``!``, a trailing backslash), which are left out as git leaves them out: one such line
+    in a ``.quarryignore`` of a folder received took every sweep of it down (a traceback)."""
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), ()
+    except ValueError:  # (pathspec's GitIgnorePatternError): the lines one at a time
+        bad = tuple(line for line in lines if _not_a_rule(line))
+        good = [line for line in lines if line not in bad]
+        return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
+def _not_a_rule(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return True
+    return False
+
+
 class Ignorer:
     """Decides whether a path under one root is ignored; caches each folder's rules."""
 
@@ -224,9 +248,7 @@ class Ignorer:
         """The file names left out whatever the ignore files say."""
         self.base: pathspec.GitIgnoreSpec | None = None
         if rules.excludes:  # pathspec (7 ms to import) only when a rule needs it
-            import pathspec
-
-            self.base = pathspec.GitIgnoreSpec.from_lines(rules.excludes)
+            self.base, _bad = rules_spec(rules.excludes)  # (the command line refused those)
         self.skip = {os.path.normpath(d) for d in rules.skip_dirs}
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._in_dir: dict[str, Specs] = {}
@@ -244,9 +266,7 @@ class Ignorer:
             except OSError:
                 self._specs[rel_dir] = None
             else:
-                import pathspec
-
-                self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+                self._specs[rel_dir], _bad = rules_spec(text.splitlines())
         return self._specs[rel_dir]
 
     def specs_for(self, rel_dir: str) -> Specs:

@@ -181,6 +181,22 @@ def test_a_store_another_quarry_writes_says_what_to_do(
             assert f"{argv[0]} once it stops" in err and err.count("\n") == 1, err
 
 
+def test_an_exclude_that_is_no_rule_is_one_line_naming_it(tmp_path: Path) -> None:
+    """``--exclude '\\'`` ended in pathspec's traceback, after the store was made."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha")
+    for verb in ("sweep", "watch"):
+        for rule in ("\\", "!", "notes\\"):
+            proc = run(verb, str(root), "--exclude", rule)
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+            assert proc.stderr == (
+                f"quarry: --exclude '{rule}' is no rule (gitignore syntax: a lone ! negates"
+                " nothing, a trailing backslash escapes nothing; '\\\\' is a backslash)\n"
+            )
+    assert not (root / ".quarry").exists()
+
+
 def test_wrong_input_to_every_verb_is_one_line_and_exit_1(tmp_path: Path) -> None:
     root = _swept(tmp_path)
     store = root / ".quarry"

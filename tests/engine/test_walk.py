@@ -33,6 +33,7 @@ from engine.walk import (
     _literal_ends,
     default_rule,
     is_default_ignored,
+    rules_spec,
     walk,
 )
 
@@ -99,6 +100,25 @@ def test_a_received_quarryignore_cannot_make_the_walk_take_for_ever(tmp_path: Pa
     assert all(type(spec._backend).__module__.startswith("pathspec._backends.re2")
                for _cut, spec in ignorer.specs_for(""))  # fmt: skip
     assert sorted(_paths(tmp_path)) == ["a" * 200]
+
+
+def test_a_received_quarryignore_line_that_is_no_rule_is_left_out_as_git_leaves_it(
+    tmp_path: Path,
+) -> None:
+    """A lone ``!`` or a trailing backslash in a ``.quarryignore`` took every sweep, watch and
+    dashboard of the folder down with pathspec's traceback; the other lines still apply."""
+    (tmp_path / ".quarryignore").write_text("*.log\n\\\n!\nbuild/\n")
+    (tmp_path / "keep.txt").write_text("k")
+    (tmp_path / "drop.log").write_text("d")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.txt").write_text("o")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".quarryignore").write_text("a\\\nb.md\n")
+    (tmp_path / "sub" / "a.md").write_text("a")
+    (tmp_path / "sub" / "b.md").write_text("b")
+    assert sorted(_paths(tmp_path)) == ["keep.txt", "sub/a.md"]
+    _spec, bad = rules_spec(["*.log", "\\", "!", "a\\", "\\\\"])
+    assert bad == ("\\", "!", "a\\")  # (two backslashes: one, escaped)
 
 
 def test_rules_take_a_name_that_is_not_utf8_as_the_other_backend_did(tmp_path: Path) -> None:
