@@ -29,7 +29,9 @@ printable = st.lists(
 @given(printable, printable)
 def test_escaped_text_shows_as_it_is_between_any_markup(left: str, right: str) -> None:
     markup = f"[dim]{escape(left)}[/dim] | [b]{escape(right)}[/b] end"
-    assert Content.from_markup(markup).plain.replace(ZWSP, "") == f"{left} | {right} end"
+    # (the escape's own zero-width space goes; so does one the text held: Hypothesis drew one)
+    expected = f"{left} | {right} end".replace(ZWSP, "")
+    assert Content.from_markup(markup).plain.replace(ZWSP, "") == expected
 
 
 def test_a_message_with_a_lone_bracket_keeps_the_markup_after_it() -> None:
