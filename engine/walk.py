@@ -215,22 +215,32 @@ def rules_spec(lines: Sequence[str]) -> tuple[pathspec.GitIgnoreSpec, tuple[str,
     """``lines`` (gitignore rules) as one spec, and those of them that are no rule (a lone
     ``!``, a trailing backslash), which are left out as git leaves them out: one such line
     in a ``.quarryignore`` of a folder received took every sweep of it down (a traceback)."""
+    try:
+        return _compiled(lines), ()
+    except _NO_RULE:  # the lines one at a time
+        bad = tuple(line for line in lines if _not_a_rule(line))
+        return _compiled([line for line in lines if line not in bad]), bad
+
+
+_NO_RULE = (ValueError, re.error)
+"""What pathspec raises for a line that is no rule: its GitIgnorePatternError (a ValueError),
+or the error of the regular expression it made of a bracket (``[[- ]$]``)."""
+
+
+def _compiled(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    import warnings
+
     import pathspec
 
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines), ()
-    except ValueError:  # (pathspec's GitIgnorePatternError): the lines one at a time
-        bad = tuple(line for line in lines if _not_a_rule(line))
-        good = [line for line in lines if line not in bad]
-        return pathspec.GitIgnoreSpec.from_lines(good), bad
+    with warnings.catch_warnings():  # ("possible nested set": said on stderr, over a screen)
+        warnings.simplefilter("ignore", FutureWarning)
+        return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _not_a_rule(line: str) -> bool:
-    import pathspec
-
     try:
-        pathspec.GitIgnoreSpec.from_lines([line])
-    except ValueError:
+        _compiled([line])
+    except _NO_RULE:
         return True
     return False
 

@@ -121,6 +121,19 @@ def test_a_received_quarryignore_line_that_is_no_rule_is_left_out_as_git_leaves_
     assert bad == ("\\", "!", "a\\")  # (two backslashes: one, escaped)
 
 
+_RULE_CHARS = st.sampled_from(list("ab*?[]!\\/^$.{}()|+-# \t\u00e9")) | st.characters()
+
+
+@given(st.lists(st.text(_RULE_CHARS, max_size=10).filter(lambda t: "\n" not in t), max_size=6))
+@example(["[[- ]$]"])  # (pathspec made of it a regular expression Python's re refuses)
+@example(["*.log", "\\", "!"])
+def test_any_ignore_file_line_is_a_rule_or_left_out_never_a_traceback(lines: list[str]) -> None:
+    spec, bad = rules_spec(lines)
+    assert set(bad) <= set(lines)
+    assert rules_spec([line for line in lines if line not in bad])[1] == ()  # the rest hold
+    spec.match_file("a/b.txt")  # (and the spec answers)
+
+
 def test_rules_take_a_name_that_is_not_utf8_as_the_other_backend_did(tmp_path: Path) -> None:
     """RE2 takes only text that encodes as UTF-8: a name's undecodable byte (a lone
     surrogate) crashed the walk with a traceback until it was mapped to a character of its
