@@ -72,16 +72,18 @@ def test_sweep_records_skips_with_reasons(tmp_path: Path) -> None:
     assert "max-bytes" in (recs["big.txt"].error or "")
 
 
+def _ignored_tree(root: Path, rules: str, sub_rules: str) -> None:
+    """keep.txt, drop.log, build/out.txt, sub/a.md and sub/b.md, with these ``.quarryignore``
+    files at the top and in ``sub``."""
+    for name in ("keep.txt", "drop.log", "build/out.txt", "sub/a.md", "sub/b.md"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(name[0])
+    (root / ".quarryignore").write_text(rules)
+    (root / "sub" / ".quarryignore").write_text(sub_rules)
+
+
 def test_excludes_and_quarryignore_files(tmp_path: Path) -> None:
-    (tmp_path / "keep.txt").write_text("k")
-    (tmp_path / "drop.log").write_text("d")
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "out.txt").write_text("o")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "a.md").write_text("a")
-    (tmp_path / "sub" / "b.md").write_text("b")
-    (tmp_path / ".quarryignore").write_text("build/\n# comment\n")
-    (tmp_path / "sub" / ".quarryignore").write_text("b.md\n")
+    _ignored_tree(tmp_path, "build/\n# comment\n", "b.md\n")
     kinds = _paths(tmp_path, WalkRules(excludes=("*.log",)))
     assert sorted(kinds) == ["keep.txt", "sub/a.md"]
 
@@ -107,15 +109,7 @@ def test_a_received_quarryignore_line_that_is_no_rule_is_left_out_as_git_leaves_
 ) -> None:
     """A lone ``!`` or a trailing backslash in a ``.quarryignore`` took every sweep, watch and
     dashboard of the folder down with pathspec's traceback; the other lines still apply."""
-    (tmp_path / ".quarryignore").write_text("*.log\n\\\n!\nbuild/\n")
-    (tmp_path / "keep.txt").write_text("k")
-    (tmp_path / "drop.log").write_text("d")
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "out.txt").write_text("o")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / ".quarryignore").write_text("a\\\nb.md\n")
-    (tmp_path / "sub" / "a.md").write_text("a")
-    (tmp_path / "sub" / "b.md").write_text("b")
+    _ignored_tree(tmp_path, "*.log\n\\\n!\nbuild/\n", "a\\\nb.md\n")
     assert sorted(_paths(tmp_path)) == ["keep.txt", "sub/a.md"]
     _spec, bad = rules_spec(["*.log", "\\", "!", "a\\", "\\\\"])
     assert bad == ("\\", "!", "a\\")  # (two backslashes: one, escaped)
