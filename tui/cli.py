@@ -87,12 +87,13 @@ def cmd_open(args: argparse.Namespace) -> int:
     watch = watch_options_from(args)
     # What is wrong with the folders or the store is said first; then, with no terminal, no
     # store is made (a refused `quarry DIR` left a `.quarry` in the folder).
-    store_for(resolve_roots(default_dirs(args.dirs)), options).check(writing=True)
+    store = store_for(resolve_roots(default_dirs(args.dirs)), options)
+    store.check(writing=True)
     need_terminal(SWEEP_INSTEAD)
     try:
         session = Session(default_dirs(args.dirs), options, watch_options=watch)
     except StoreLocked as exc:  # (a `quarry watch` in another terminal): shown as it writes
-        return _follow_instead(store_for(resolve_roots(default_dirs(args.dirs)), options), exc)
+        return _follow_instead(store, exc)
     from tui.app import QuarryApp
 
     try:
