@@ -12,7 +12,9 @@ stopped.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import shutil
 import signal
 import sys
@@ -24,11 +26,19 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from engine.events import Level, Notice, NoticeKind
 from engine.sweep import SweepOptions
 from engine.tools import ToolSet
-from engine.watchfs import POLL_SHARE, poll_wait
+from engine.watchfs import (
+    POLL_SHARE,
+    LeanPollingEmitter,
+    LeanPollingObserver,
+    _listdir,
+    make_skip,
+    poll_wait,
+)
 from tests.engine.watchkit import WAIT_S, Watched, no_threads_left, watch_process, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
@@ -170,12 +180,6 @@ def test_the_polling_observer_paces_its_polls_by_what_they_cost(tmp_path: Path) 
     """The real observer, each listing of its walks slowed (a slow file server): a poll
     costs at least its listing's sleep, and the next waits nine times as long. (Bounds from
     below only: a loaded machine makes the gaps longer, never shorter.)"""
-    import os
-
-    from watchdog.events import FileSystemEventHandler
-
-    from engine.watchfs import LeanPollingObserver  # (the one start_observer makes)
-
     for i in range(5):
         (tmp_path / f"f{i}.txt").write_text("x")
     polls: list[float] = []
@@ -186,7 +190,7 @@ def test_the_polling_observer_paces_its_polls_by_what_they_cost(tmp_path: Path) 
         with os.scandir(path) as it:
             yield from it
 
-    observer = LeanPollingObserver(slow_listdir, polling_interval=0.001)
+    observer = LeanPollingObserver(slow_listdir, polling_interval=0.001)  # (start_observer's)
     observer.schedule(FileSystemEventHandler(), str(tmp_path), recursive=True)
     observer.start()
     try:
@@ -202,31 +206,20 @@ def test_the_polling_observer_paces_its_polls_by_what_they_cost(tmp_path: Path) 
     assert min(gaps) >= 10 * 0.05 * 0.99
 
 
-def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path) -> None:
-    """Created, modified (a same-size edit with its mtime put back too), deleted, moved,
-    folders made and removed: each path once, as what it is; nothing for what did not change."""
-    import os
-
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
-
-    from engine.watchfs import LeanPollingEmitter, LeanPollingObserver, make_skip
-
-    (tmp_path / "keep.txt").write_text("unchanged\n")
-    (tmp_path / "edit.txt").write_text("before\n")
-    (tmp_path / "gone.txt").write_text("to delete\n")
-    (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "inside.txt").write_text("in a folder\n")
-    (tmp_path / "moved.txt").write_text("to move\n")
+@contextlib.contextmanager
+def _polled(
+    root: Path, listdir: Callable[[str], Iterator[os.DirEntry[str]]], interval: float
+) -> Iterator[list[tuple[str, str]]]:
+    """The lean polling observer on ``root``, yielded once its first walk is done: the list
+    of its events as (kind, path) as they come. Stopped at the end."""
     seen: list[tuple[str, str]] = []
 
     class Seen(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
             seen.append((event.event_type, os.fsdecode(event.src_path)))
 
-    from engine.watchfs import _listdir
-
-    observer = LeanPollingObserver(_listdir(make_skip(())), polling_interval=0.05)
-    observer.schedule(Seen(), str(tmp_path), recursive=True)
+    observer = LeanPollingObserver(listdir, polling_interval=interval)
+    observer.schedule(Seen(), str(root), recursive=True)
     observer.start()
     try:
         emitter = next(iter(observer.emitters))
@@ -235,6 +228,23 @@ def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path)
         while not emitter.is_alive() or emitter.cost == 0.0:  # its first walk done
             assert time.monotonic() < end
             time.sleep(0.01)
+        yield seen
+    finally:
+        observer.stop()
+        observer.join(timeout=10)
+
+
+def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path) -> None:
+    """Created, modified (a same-size edit with its mtime put back too), deleted, moved,
+    folders made and removed: each path once, as what it is; nothing for what did not change."""
+    (tmp_path / "keep.txt").write_text("unchanged\n")
+    (tmp_path / "edit.txt").write_text("before\n")
+    (tmp_path / "gone.txt").write_text("to delete\n")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "inside.txt").write_text("in a folder\n")
+    (tmp_path / "moved.txt").write_text("to move\n")
+    with _polled(tmp_path, _listdir(make_skip(())), 0.05) as seen:
+        end = time.monotonic() + WAIT_S
         st = (tmp_path / "edit.txt").stat()
         (tmp_path / "edit.txt").write_text("after!\n")  # same size
         os.utime(tmp_path / "edit.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -255,9 +265,6 @@ def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path)
         while not want <= got():
             assert time.monotonic() < end, f"seen {sorted(got())}"
             time.sleep(0.02)
-    finally:
-        observer.stop()
-        observer.join(timeout=10)
     assert got() == want  # nothing for keep.txt (a poll may fall between two of the changes:
     # a path said twice is no harm, the debouncer takes it once)
 
@@ -265,17 +272,10 @@ def test_the_polling_observer_says_what_changed_and_nothing_else(tmp_path: Path)
 def test_a_subfolder_the_poll_cannot_list_keeps_what_it_held(tmp_path: Path) -> None:
     """A share's folder that answers nothing for a while (permissions changed, a server's
     hiccup): its files and folders are as the last walk saw them, not said deleted."""
-    import os
-
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
-
-    from engine.watchfs import LeanPollingEmitter, LeanPollingObserver
-
     (tmp_path / "locked" / "deeper").mkdir(parents=True)
     (tmp_path / "locked" / "a.txt").write_text("a\n")
     (tmp_path / "locked" / "deeper" / "b.txt").write_text("b\n")
     refuse = threading.Event()
-    seen: list[tuple[str, str]] = []
 
     def listdir(path: str) -> Iterator[os.DirEntry[str]]:
         if refuse.is_set() and path == str(tmp_path / "locked"):
@@ -283,26 +283,11 @@ def test_a_subfolder_the_poll_cannot_list_keeps_what_it_held(tmp_path: Path) -> 
         with os.scandir(path) as it:
             yield from it
 
-    class Seen(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            seen.append((event.event_type, os.fsdecode(event.src_path)))
-
-    observer = LeanPollingObserver(listdir, polling_interval=0.02)
-    observer.schedule(Seen(), str(tmp_path), recursive=True)
-    observer.start()
-    try:
-        emitter = next(iter(observer.emitters))
-        assert isinstance(emitter, LeanPollingEmitter)
+    with _polled(tmp_path, listdir, 0.02) as seen:
         end = time.monotonic() + WAIT_S
-        while emitter.cost == 0.0:  # its first walk done
-            assert time.monotonic() < end
-            time.sleep(0.01)
         refuse.set()
         (tmp_path / "new.txt").write_text("seen: the walk went on past the locked folder\n")
         while ("created", str(tmp_path / "new.txt")) not in seen:
             assert time.monotonic() < end, seen
             time.sleep(0.02)
-    finally:
-        observer.stop()
-        observer.join(timeout=10)
     assert not [e for e in seen if "locked" in e[1]], seen

@@ -29,6 +29,7 @@ from engine.watch import Deferred, Watcher
 from tests.engine.watchkit import (
     WAIT_S,
     Watched,
+    ended,
     no_threads_left,
     options,
     watch_process,
@@ -345,11 +346,7 @@ def test_a_signal_during_the_first_sweep_keeps_what_was_read_and_exits_0(
         assert proc.stderr is not None
         said = proc.stderr.read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        ended(proc)
     assert "stopped during the first sweep" in said and "up to date" not in said
     assert "watching" not in said  # no watching starts after an interrupted first sweep
     paths = {r.path for r in store.load_records()}

@@ -135,11 +135,16 @@ def watch_process(cmd: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
                 break
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        ended(proc)
+
+
+def ended(proc: subprocess.Popen[str]) -> None:
+    """``proc`` killed if it still runs, waited for, its stderr closed (a test's teardown)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if proc.stderr is not None:
+        proc.stderr.close()
 
 
 def no_threads_left(before: set[threading.Thread]) -> None:
