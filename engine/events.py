@@ -105,6 +105,8 @@ class NoticeKind(StrEnum):
     """The store's index was rebuilt or could not be used."""
     STORE_REPAIR = "store-repair"
     """The store's lines were repaired or rewritten."""
+    STORE_MOVED = "store-moved"
+    """The store is in another folder than it was written in: its records were re-keyed."""
     STAT_INDEX = "stat-index"
     """The stat index could not be used: the quick sweep fell back."""
     MACHINE_FAILURE = "machine-failure"

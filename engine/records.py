@@ -613,11 +613,15 @@ class Summary:
     cluster_routed: dict[str, int] = field(default_factory=dict)
     """Kind of file (its reader's name) -> files of it sent only to some of the workers (those
     with its tools), in the last sweep."""
+    store: str = ""
+    """The store's folder when this summary was written (``escaped``): one found elsewhere
+    since was moved or copied with its folder (:mod:`engine.moved`)."""
 
     def to_json(self) -> bytes:
         """Pretty, key-sorted JSON for the summary file (roots as ``escaped`` names)."""
         d = asdict(self)
         d["roots"] = [escaped(r) for r in self.roots]
+        d["store"] = escaped(self.store)
         return orjson.dumps(d, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 
     @classmethod

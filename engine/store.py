@@ -43,7 +43,7 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -1079,6 +1079,7 @@ class Store:
     def write_summary(self, summary: Summary) -> None:
         """Replace ``extract.summary.json``."""
         self._still_ours()
+        summary = replace(summary, store=str(self.out))
         atomic_write(self.summary_path, summary.to_json() + b"\n")
 
     def gc(self, keep: set[str] | Callable[[str], Container[str]]) -> tuple[int, list[str]]:

@@ -54,6 +54,7 @@ from engine.events import (
 from engine.gcpause import fewer_collections, let_go, long_lived, no_collections
 from engine.index import RecordIndex, Tally
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
+from engine.moved import rehome
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.records import Key, Record, Summary
@@ -529,6 +530,8 @@ class Sweeper:
             self._warm_pool()  # before the lock: it overlaps the store's folders being made
         self._stack.enter_context(self.store.writer())
         try:
+            if moved := rehome(self.store):
+                self._notices.append(moved)
             if not self.quick:
                 self._load()
         except BaseException:

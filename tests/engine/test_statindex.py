@@ -443,7 +443,7 @@ def _comparable(out: Path) -> tuple[dict[str, dict[str, object]], dict[str, obje
     summary = store.load_summary()
     assert summary is not None
     s = asdict(summary)
-    for key in ("started", "finished", "seconds", "jsonl_written"):
+    for key in ("started", "finished", "seconds", "jsonl_written", "store"):  # (two stores)
         s.pop(key)
     return records, s, set(store.text_hashes())
 

@@ -1,0 +1,130 @@
+"""A store copied or moved with its folder: its records become the folder's where it is now
+(``cp -r docs docs2`` left docs2's store holding docs's records beside its own, "40 files"
+for 20, for good)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from engine.events import Event, Notice, NoticeKind
+from engine.moved import _rekeyed
+from engine.records import Record
+from engine.store import Store
+from engine.sweep import SweepOptions, SweepResult, sweep
+from engine.tools import ToolSet
+
+NO_TOOLS = SweepOptions(tools=ToolSet(()))
+
+
+def _folder(root: Path, n: int = 6) -> Path:
+    for i in range(n):
+        sub = root / f"d{i % 2}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"note{i}.txt").write_text(f"note number {i} of a folder that travels\n")
+    return root
+
+
+def _records(store: Path) -> list[Record]:
+    return Store(store).load_records()
+
+
+def _swept(roots: list[Path], options: SweepOptions = NO_TOOLS) -> tuple[SweepResult, list[str]]:
+    said: list[str] = []
+
+    def hear(event: Event) -> None:
+        if isinstance(event, Notice) and event.kind is NoticeKind.STORE_MOVED:
+            said.append(event.message)
+
+    return sweep(roots, options, hear), said
+
+
+def test_a_copied_folder_holds_its_own_records_only(tmp_path: Path) -> None:
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    shutil.copytree(docs, tmp_path / "copy")  # (sizes and mtimes kept, as cp -a keeps them)
+
+    result, said = _swept([tmp_path / "copy"])
+
+    records = _records(tmp_path / "copy" / ".quarry")
+    assert {r.root for r in records} == {str(tmp_path / "copy")}
+    assert result.summary.files == 6
+    assert (result.extracted, result.reused) == (0, 6)
+    assert len(said) == 1
+    assert str(docs) in said[0] and "6 records" in said[0]
+    assert {r.root for r in _records(docs / ".quarry")} == {str(docs)}  # (the original's own)
+    for r in records:
+        assert Store(tmp_path / "copy" / ".quarry").has_text(r.sha256)
+
+
+def test_a_moved_folder_keeps_no_records_of_where_it_was(tmp_path: Path) -> None:
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    os.rename(docs, tmp_path / "archive")
+    (tmp_path / "archive" / "d0" / "note0.txt").write_text("changed after the move\n")
+
+    result, said = _swept([tmp_path / "archive"])
+
+    assert {r.root for r in _records(tmp_path / "archive" / ".quarry")} == {
+        str(tmp_path / "archive")
+    }
+    assert (result.summary.files, result.extracted, result.reused) == (6, 1, 5)
+    assert not result.held_roots
+    _again, said_again = _swept([tmp_path / "archive"])
+    assert len(said) == 1 and not said_again
+
+
+def test_a_store_beside_its_roots_moves_with_the_folder_above_them(tmp_path: Path) -> None:
+    """``--out`` a store beside two roots, and the folder holding all three moved: both roots'
+    records follow it; a root outside that folder stays as it was."""
+    top = tmp_path / "project"
+    a, b = _folder(top / "a", 2), _folder(top / "b", 2)
+    share = _folder(tmp_path / "share", 2)
+    out = SweepOptions(tools=ToolSet(()), out=top / "out")
+    sweep([a, b, share], out)
+    moved = tmp_path / "moved"
+    os.rename(top, moved)
+
+    _result, said = _swept(
+        [moved / "a", moved / "b", share], SweepOptions(tools=ToolSet(()), out=moved / "out")
+    )
+
+    roots = {r.root for r in _records(moved / "out")}
+    assert roots == {str(moved / "a"), str(moved / "b"), str(share)}
+    assert len(said) == 1
+
+
+def test_a_store_copied_away_on_its_own_is_left_as_it_is(tmp_path: Path) -> None:
+    """A backup of ``.quarry`` in a folder of other files: nothing there is one of its
+    records' files, so none is re-keyed (the folder's sweep finds the others as new)."""
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "unrelated.txt").write_text("not one of docs's files\n")
+    shutil.copytree(docs / ".quarry", other / ".quarry")
+
+    _result, said = _swept([other])
+
+    assert not said
+    roots = sorted({r.root for r in _records(other / ".quarry")})
+    assert roots == [str(docs), str(other)]
+
+
+def test_a_record_the_new_folder_has_already_is_kept(tmp_path: Path) -> None:
+    """The store holds both roots' records of one path (a copy over a folder swept before):
+    the folder's own stays, the moved one goes."""
+    docs = _folder(tmp_path / "docs", 2)
+    sweep([docs], NO_TOOLS)
+    loaded = _records(docs / ".quarry")
+    own = replace(loaded[0], root="/here", sha256="0" * 64)
+
+    records, moved = _rekeyed([*loaded, own], {str(docs): "/here"})
+
+    assert moved == len(loaded) - 1
+    assert sorted((r.root, r.path, r.sha256) for r in records) == sorted(
+        [("/here", own.path, own.sha256)]
+        + [("/here", r.path, r.sha256) for r in loaded if r.path != own.path]
+    )
