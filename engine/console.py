@@ -279,8 +279,9 @@ def swept_line(summary: Summary, extracted: int) -> str:
     """``swept 818 files in 6.1 s: ok 595, empty 75, ...; read 35, reused 782``: a full
     sweep's table in one line, for a log."""
     counts = ", ".join(f"{s.value} {summary.counts.get(s.value, 0):,}" for s in Status)
-    decided = how_decided(summary.files, extracted, summary.reused)
-    return f"swept {count(summary.files, 'file')} in {summary.seconds:.1f} s: {counts}; {decided}"
+    decided = how_decided(summary.files, extracted, summary.reused, summary.others)
+    line = f"swept {count(summary.files, 'file')} in {summary.seconds:.1f} s: {counts}; {decided}"
+    return f"{line}; {others}" if (others := others_line(summary.others)) else line
 
 
 def summary_table(summary: Summary, extracted: int) -> RenderableType:
@@ -307,7 +308,7 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
         if status is Status.OK and any(summary.quality.values()):
             reasons = quality_counts(summary.quality)
         table.add_row(f"[{STATUS_STYLE[status.value]}]{status.value}[/]", str(n), reasons)
-    decided = how_decided(summary.files, extracted, summary.reused)
+    decided = how_decided(summary.files, extracted, summary.reused, summary.others)
     table.caption = f"{decided}, {count(summary.chars, 'character')}" + (
         f"; missing tools: {', '.join(summary.tools_missing)}" if summary.tools_missing else ""
     )
@@ -315,6 +316,7 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
         line
         for line in (
             left_out_line(summary.left_out),
+            others_line(summary.others),
             read_without_line(summary.read_without, summary.tools_found),
         )
         if line
@@ -322,12 +324,30 @@ def summary_table(summary: Summary, extracted: int) -> RenderableType:
     return Group(table, *map(Text, notes)) if notes else table
 
 
-def how_decided(files: int, extracted: int, reused: int) -> str:
+def how_decided(
+    files: int, extracted: int, reused: int, others: Mapping[str, int] | None = None
+) -> str:
     """``read 3, reused 800, 14 not read (empty, skipped)``: parts that add up to ``files``
-    (a record neither read nor reused is an empty file, a link, a file over the cap...)."""
-    rest = files - extracted - reused
+    (a record neither read nor reused is an empty file, a link, a file over the cap...), but
+    for the records of ``others``, folders the sweep did not walk (:func:`others_line`)."""
+    rest = files - extracted - reused - sum((others or {}).values())
     tail = f", {rest:,} not read (empty, skipped)" if rest > 0 else ""
     return f"read {extracted:,}, reused {reused:,}{tail}"
+
+
+def others_line(others: Mapping[str, int], most: int = 3) -> str:
+    """``the store also holds 3 records of /srv/a, not swept now``, of the folders the
+    store holds beside those swept (``--out`` shared by sweeps of other folders); "" when
+    it holds none. The first ``most`` are named."""
+    if not others:
+        return ""
+    named = [f"{shown(root)} ({n:,})" for root, n in list(others.items())[:most]]
+    more = f" and {len(others) - most:,} more" if len(others) > most else ""
+    total = count(sum(others.values()), "record")
+    if len(others) == 1:
+        (root,) = others
+        return f"the store also holds {total} of {shown(root)}, not swept now"
+    return f"the store also holds {total} of folders not swept now: {', '.join(named)}{more}"
 
 
 def left_out_line(left_out: dict[str, int]) -> str:

@@ -34,7 +34,7 @@ import os
 import secrets
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -862,6 +862,10 @@ class RecordDB:
                 "SELECT root FROM records WHERE root > ? ORDER BY root LIMIT 1", (row[0],)
             ).fetchone()
         return found
+
+    def others(self, swept: Collection[str]) -> dict[str, int]:
+        """Records per root of the roots not in ``swept`` (a seek and a range count each)."""
+        return {root: self.count_under(root, "") for root in sorted(self.roots() - set(swept))}
 
     def count_under(self, root: str, rel: str) -> int:
         """Records of ``root`` at ``rel`` or under it (``rel`` "": the whole root), counted in

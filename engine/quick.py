@@ -114,9 +114,9 @@ class Ready:
         ``whole``) kept every verdict of ``retry``: then no record changed."""
         return whole and len(new) == len(retry) and all(new.get(k) is r for k, r in retry.items())
 
-    def finish(self, started: float, left_out: dict[str, int]) -> Unchanged:
+    def finish(self, started: float, left_out: dict[str, int], others: dict[str, int]) -> Unchanged:
         """Write the summary of a sweep that changed no record (and the index's sources when
-        only they changed)."""
+        only they changed); ``others``: the records of folders it did not sweep."""
         given, index = self.given, self.index
         tally = index.tally()
         summary = build_summary(
@@ -127,6 +127,7 @@ class Ready:
             time.time(),
             index.reader_versions(),
             left_out,
+            others,
         )
         # (extract.jsonl is as the last sweep wrote it)
         summary = replace(summary, jsonl_written=self.summary.jsonl_written)

@@ -613,6 +613,9 @@ class Summary:
     cluster_routed: dict[str, int] = field(default_factory=dict)
     """Kind of file (its reader's name) -> files of it sent only to some of the workers (those
     with its tools), in the last sweep."""
+    others: dict[str, int] = field(default_factory=dict)
+    """Records of folders the store holds that this sweep did not walk (another sweep's
+    ``--out`` into the same store took them in), per folder (``escaped``)."""
     store: str = ""
     """The store's folder when this summary was written (``escaped``): one found elsewhere
     since was moved or copied with its folder (:mod:`engine.moved`)."""
@@ -622,6 +625,7 @@ class Summary:
         d = asdict(self)
         d["roots"] = [escaped(r) for r in self.roots]
         d["store"] = escaped(self.store)
+        d["others"] = {escaped(root): n for root, n in self.others.items()}
         return orjson.dumps(d, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 
     @classmethod

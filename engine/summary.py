@@ -48,10 +48,12 @@ def build_summary(
     finished: float,
     readers: Mapping[str, int] | None = None,
     left_out: Mapping[str, int] | None = None,
+    others: Mapping[str, int] | None = None,
 ) -> Summary:
     """Counts per status and reason, totals, tools found and missing, readers (``readers``:
     their versions when the caller knows them without importing every reader), timing, and
-    what the default exclusions left out (``left_out``: per rule, from the last walk)."""
+    what the default exclusions left out (``left_out``: per rule, from the last walk), and the
+    records of folders the store holds that were not swept (``others``: per folder)."""
     tally = records if isinstance(records, Tally) else Tally.of(records)
     if readers is None:
         from engine.readers.registry import reader_versions  # every reader: not at import
@@ -73,6 +75,7 @@ def build_summary(
         seconds=round(finished - started, 3),
         quality={v: max(0, tally.quality.get(v, 0)) for v in VERDICTS},
         left_out=dict(left_out or {}),
+        others=dict(others or {}),
     )
 
 

@@ -38,7 +38,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine import ahead, merge, quick
-from engine.db import RecordDB, key_bytes
+from engine.db import DB, IndexUnusable, RecordDB, key_bytes
 from engine.dbindex import IndexedRecords, IndexGone, WrittenPast, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
@@ -390,6 +390,8 @@ class Sweeper:
         self.left_out: dict[str, int] = {}
         """What the default exclusions left out of the last walk of every root, per rule (for
         the summary; a watch batch walks only what changed and leaves it as it was)."""
+        self._others_counted: dict[str, int] | None = None
+        """The records of the folders the store holds but this sweeper does not sweep."""
 
     def _notices_append(self, notice: Notice) -> None:
         self._notices.append(notice)
@@ -894,7 +896,7 @@ class Sweeper:
                 ended = RunEnd(run, new, tuple(judged.retry), True, started, judged.reused)
                 return self._conclude(ended)
             self.store.mark_clean()  # nothing was added: no text can lack its record
-        done = ready.finish(started, self.left_out)
+        done = ready.finish(started, self.left_out, self._others())
         self._unloaded = _Unloaded(ready.index.tally(), int(started * 1e9))
         self.on_event(quick.progress(listings))
         self.on_event(SweepFinished(time.time(), done.summary, extracted, judged.reused, True))
@@ -1455,7 +1457,14 @@ class Sweeper:
         try:
             self._persist(changed, unnamed, old_shas, full, started, synced, targeted)
             summary = build_summary(
-                self.index.tally, self.roots, self.tools, started, time.time(), None, self.left_out
+                self.index.tally,
+                self.roots,
+                self.tools,
+                started,
+                time.time(),
+                None,
+                self.left_out,
+                self._others(),
             )
             summary = self._with_cluster(self._with_jsonl_state(summary))
             self.store.write_summary(summary)
@@ -1466,6 +1475,32 @@ class Sweeper:
                 self._recover_from_write_failure()
             raise
         return summary
+
+    def _others(self) -> dict[str, int]:
+        """Records per folder the store holds that this sweeper does not sweep, from the
+        index (the sweeper's own, or a reader's when it opened none); none when it cannot
+        tell (the summary then says nothing of them). Counted once: no run of this sweeper
+        writes them (a watch batch does not count millions of them again)."""
+        if self._others_counted is None:
+            self._others_counted = self._count_others()
+        return self._others_counted
+
+    def _count_others(self) -> dict[str, int]:
+        swept = [str(root) for root in self.roots]
+        try:
+            if (db := self.ledger.db) is not None:
+                return db.others(swept)
+            if self.ledger.failure is not None:
+                return {}  # (the index on disk is behind: what it says may be wrong)
+            reader = RecordDB.open_reader(self.store.out / DB)
+        except (sqlite3.Error, IndexUnusable):
+            return {}
+        try:
+            return reader.others(swept)
+        except sqlite3.Error:
+            return {}
+        finally:
+            reader.close()
 
     def _recover_from_write_failure(self) -> None:
         """Back to what is on disk: its records, and no text that none of them names."""

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
+from engine.console import how_decided, others_line
 from engine.events import Event, Notice, NoticeKind
 from engine.moved import _rekeyed
 from engine.records import Record
@@ -128,3 +131,34 @@ def test_a_record_the_new_folder_has_already_is_kept(tmp_path: Path) -> None:
         [("/here", own.path, own.sha256)]
         + [("/here", r.path, r.sha256) for r in loaded if r.path != own.path]
     )
+
+
+def test_a_sweep_says_what_the_store_holds_of_folders_it_did_not_sweep(tmp_path: Path) -> None:
+    """Two folders swept into one ``--out`` store, then one of them: its table counted the
+    other's records as "3 not read (empty, skipped)"; they are named as what they are."""
+    a, b = _folder(tmp_path / "a", 3), _folder(tmp_path / "b", 4)
+    out = tmp_path / "out"
+    sweep([a], SweepOptions(tools=ToolSet(()), out=out))
+    command = [sys.executable, "-m", "engine", "sweep", str(b), "--out", str(out), "--no-external"]
+
+    for _ in range(2):  # (the first reads b, the second finds it unchanged: the quick way)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "not read" not in proc.stdout
+        said = " ".join(proc.stdout.split())  # (as wrapped to the terminal's width)
+        assert f"the store also holds 3 records of {a}, not swept now" in said
+        summary = Store(out).load_summary()
+        assert summary is not None and summary.others == {str(a): 3}
+        assert summary.files == 7
+
+    both = SweepOptions(tools=ToolSet(()), out=out)
+    assert sweep([a, b], both).summary.others == {}
+
+
+def test_the_folders_not_swept_are_named_the_first_three(tmp_path: Path) -> None:
+    others = {f"/srv/f{i}": i + 1 for i in range(5)}
+    assert how_decided(20, 2, 3, others) == "read 2, reused 3"
+    line = others_line(others)
+    assert line.startswith("the store also holds 15 records of folders not swept now: ")
+    assert "/srv/f2 (3)" in line and "/srv/f3" not in line and line.endswith(" and 2 more")
+    assert others_line({}) == ""
