@@ -2,8 +2,8 @@
 
 Screens own their keys; these are the app's, looked up after the screen's: the triage
 screens (``t x u @``, each shown by the desk's :class:`~tui.screens.kept.KeptScreens`),
-pause (``p``), what changed (``D``), the help (``?``) and quit (``q``, which stops the
-engine cleanly first). The command palette (``ctrl+p``) lists them with the records
+pause (``p``), what changed (``D``), the help (``?``), suspend to the shell (``ctrl+z``) and
+quit (``q``, which stops the engine cleanly first). The command palette (``ctrl+p``) lists them with the records
 screen's own. :class:`tui.app.QuarryApp` is GlobalKeys that makes the dashboard's parts
 and routes.
 """
@@ -39,6 +39,8 @@ class GlobalKeys(Shell):
         Binding("at", "show_activity", "Activity"),
         Binding("p", "pause", "Pause", show=False),
         Binding("D", "what_changed", "What changed", show=False),
+        # (as less and vim do: the shell's job control, fg brings the dashboard back)
+        Binding("ctrl+z", "suspend_process", "Suspend to the shell", show=False),
     ]
 
     paused: reactive[bool] = reactive(False, init=False)
@@ -99,6 +101,11 @@ class GlobalKeys(Shell):
         if not self.paused and (events := self.desk.release()):
             self.router.apply_events(events)
         self.notify("live updates paused" if self.paused else "live updates resumed")
+
+    def on_driver_signal_resume(self) -> None:
+        """Back from ctrl+z (``fg``): the terminal's screen is the shell's, drawn over by
+        nothing until a change came (Textual redraws only after its own ``suspend``)."""
+        self.refresh(layout=True)
 
     def action_what_changed(self) -> None:
         """What changed since the dashboard opened or the last retry began."""

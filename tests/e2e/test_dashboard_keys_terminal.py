@@ -6,7 +6,10 @@ quits.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -204,3 +207,27 @@ def test_a_tool_left_out_is_shown_left_out(sample: Path, tmp_path: Path) -> None
         assert term.exit_code() == 0
     finally:
         term.close()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
+def test_ctrl_z_suspends_to_the_shell_and_fg_draws_the_dashboard_again(term: Terminal) -> None:
+    """As ``less`` and ``vim`` do. Back (SIGCONT, as ``fg`` sends), the screen was the
+    shell's and nothing drew the dashboard again until a change came."""
+    term.wait_for("following")
+    term.wait_for("paged.txt")
+    term.press("\x1a")
+    end = time.monotonic() + 60
+    while not _stopped(term.proc.pid):
+        term.pump()
+        assert time.monotonic() < end, f"ctrl+z did not suspend:\n{term.text()}"
+    term.pump()
+    term.screen.reset()  # (what the shell draws meanwhile)
+    os.kill(term.proc.pid, signal.SIGCONT)
+    term.wait_for(lambda text: "paged.txt" in text and "q Quit" in footer(text))
+    term.press("q")
+    assert term.exit_code() == 0
