@@ -193,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     _sweep_flags(p)
     p = sub.add_parser("watch", help="sweep, then keep the store current")
     p.add_argument("dirs", nargs="+", type=Path)
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="only warnings and errors: no line a file"
+    )
     _sweep_flags(p)
     _watch_flags(p)
     p = sub.add_parser("ui", help="open the dashboard on an existing store")

@@ -214,7 +214,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     options = options_from(args)
     watch_options = watch_options_from(args)
-    return int(watch_forever(args.dirs, options, watch_options, SweepReporter(summarize=True)))
+    reporter = SweepReporter(quiet=args.quiet, summarize=True)
+    return int(watch_forever(args.dirs, options, watch_options, reporter))
 
 
 def cmd_retry(args: argparse.Namespace) -> int:

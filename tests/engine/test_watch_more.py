@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from engine.records import Reason, Status
 from engine.store import Store
 from engine.sweep import SweepOptions
 from fixtures.gen import _raster as R
-from tests.engine.watchkit import WAIT_S, no_threads_left, watch_process, watched
+from tests.engine.watchkit import WAIT_S, ended, no_threads_left, watch_process, watched
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 POLL = pytest.mark.parametrize("poll", [False, True], ids=["native", "polling"])
@@ -158,3 +159,26 @@ def test_a_share_past_the_kernel_s_watch_limit_is_polled_naming_the_setting(
     finally:
         started.observer.stop()
         started.observer.join(WAIT_S)
+
+
+def test_watch_quiet_says_no_file_and_still_records_it(root: Path) -> None:
+    """``watch -q`` under a service manager: warnings and errors only (it was refused, and
+    a watch said a line for every file it read)."""
+    (root / "first.txt").write_text("there before\n")
+    cmd = [sys.executable, "-m", "engine", "watch", "-q", str(root), "--workers", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        store = Store(root / ".quarry")
+        end = time.monotonic() + WAIT_S
+        while not store.summary_path.exists():  # (the first sweep is over: watching)
+            assert proc.poll() is None and time.monotonic() < end, "no first sweep"
+            time.sleep(0.02)
+        (root / "second.txt").write_text("written while watching\n")
+        while "second.txt" not in {r.path for r in store.load_records()}:
+            assert time.monotonic() < end, "the watcher never recorded second.txt"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT_S)
+        assert (proc.returncode, out, err) == (0, "", "")
+    finally:
+        ended(proc)
