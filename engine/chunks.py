@@ -133,6 +133,19 @@ def store_chunks(
         db.close()
 
 
+def store_roots(store: Store) -> set[str]:
+    """The folders ``store`` holds records of: from its index as :func:`store_chunks` reads
+    it (a seek a folder), else from ``extract.jsonl`` (its bad lines left to the read that
+    follows to say)."""
+    db = _index_in_step(store) or _cached_index(store, lambda _message: None)
+    if db is None:
+        return {r.root for r in store.load().records} if store.exists() else set()
+    try:
+        return db.roots()
+    finally:
+        db.close()
+
+
 def _index_in_step(store: Store) -> RecordDB | None:
     """The store's index, in a read transaction (one snapshot for the whole export), when it
     agrees with ``extract.jsonl`` (its source is the file on disk; an index ahead of the file

@@ -101,7 +101,12 @@ def _warn(message: str) -> None:
 
 def write_json(comparison: Comparison, out: IO[str]) -> DiffSummary:
     """The comparison as one JSON object, each file written as it is found."""
-    head = {"before": escaped(comparison.names[0]), "after": escaped(comparison.names[1])}
+    head: dict[str, Any] = {
+        "before": escaped(comparison.names[0]),
+        "after": escaped(comparison.names[1]),
+    }
+    if (pair := comparison.pair) is not None:  # (the after side's files under before's folder)
+        head["paired_by_path"] = {"before": escaped(pair[0]), "after": escaped(pair[1])}
     out.write(orjson.dumps(head).decode()[:-1] + ',"files":[')
     for n, change in enumerate(comparison.changes()):
         out.write(("," if n else "") + "\n" + orjson.dumps(change_dict(change)).decode())
@@ -227,6 +232,9 @@ def _head(
 ) -> Iterator[str]:
     yield _fit(f"before: {shown(comparison.names[0])} ({count(s.files_before, 'file')})")
     yield _fit(f"after:  {shown(comparison.names[1])} ({count(s.files_after, 'file')})")
+    if (pair := comparison.pair) is not None:
+        before, after = (shown(root) for root in pair)
+        yield _fit(f"files pair by path: each store holds one folder ({before}; {after})")
     yield f"{s.unchanged:,} unchanged; {'something got worse' if s.worse else 'nothing got worse'}"
     yield ""
     for group in Group:

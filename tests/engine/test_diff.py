@@ -418,3 +418,42 @@ def test_a_store_with_a_torn_line_is_compared_and_the_line_said_once(
     assert err.count("\n") == 1 and "1 unreadable line" in err and "line 3" in err, err
     doc = orjson.loads(proc.stdout)
     assert doc["summary"]["files_before"] == 6 and doc["summary"]["unchanged"] == 1
+
+
+def test_one_folder_each_at_two_places_pairs_by_path(tmp_path: Path) -> None:
+    """The same folder swept at two places (two machines, a copy): files paired by folder and
+    path were all gone and new ("no file is in both"); each store holds one folder, so they
+    pair by path, and the output says so."""
+    here, there = tmp_path / "alice" / "docs", tmp_path / "srv" / "docs"
+    here.mkdir(parents=True)
+    write(here, {"same.txt": "nothing changes here", "edited.txt": "one two three four"})
+    shutil.copytree(here, there)
+    write(there, {"edited.txt": "one two three five six"})
+    a, b = sweep(here, tmp_path / "A"), sweep(there, tmp_path / "B")
+
+    changes, summary, _warned = compare(a, b)
+    assert [(c.path, c.kind) for c in changes] == [("edited.txt", Kind.TEXT)]
+    assert (summary.unchanged, summary.paired) == (1, 2)
+
+    said = run("diff", str(a), str(b)).stdout.decode()
+    assert "files pair by path: each store holds one folder (" in said  # (cut at 80 columns)
+    assert "no file is in both" not in said
+    head = orjson.loads(run("diff", "--json", str(a), str(b)).stdout)
+    assert head["paired_by_path"] == {"before": str(here), "after": str(there)}
+
+
+def test_a_store_of_two_folders_pairs_by_folder_and_path(tmp_path: Path) -> None:
+    here, there, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder in (here, there, third):
+        folder.mkdir()
+        write(folder, {"same.txt": "nothing changes here"})
+    a = sweep(here, tmp_path / "A")
+    b = sweep(there, tmp_path / "B")
+    sweep(third, tmp_path / "B")
+
+    changes, summary, _warned = compare(a, b)
+    assert Counter(c.group for c in changes) == {Group.NEW: 2, Group.GONE: 1}
+    assert summary.paired == 0
+    said = run("diff", str(a), str(b)).stdout.decode()
+    assert "no file is in both: files pair by root and path" in said
+    assert "pair by path" not in said
