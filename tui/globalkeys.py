@@ -3,9 +3,9 @@
 Screens own their keys; these are the app's, looked up after the screen's: the triage
 screens (``t x u @``, each shown by the desk's :class:`~tui.screens.kept.KeptScreens`),
 pause (``p``), what changed (``D``), the help (``?``), suspend to the shell (``ctrl+z``) and
-quit (``q``, which stops the engine cleanly first). The command palette (``ctrl+p``) lists them with the records
-screen's own. :class:`tui.app.QuarryApp` is GlobalKeys that makes the dashboard's parts
-and routes.
+quit (``q``, which stops the engine cleanly first). The command palette (``ctrl+p``) lists
+them with the records screen's own. :class:`tui.app.QuarryApp` is GlobalKeys that makes the
+dashboard's parts and routes.
 """
 
 from __future__ import annotations
