@@ -180,8 +180,8 @@ class Comparison:
     def _merge(self) -> Iterator[FileChange]:
         la, lb = self._lines or (None, None)
         left, right = _entries(self.a, self._warn, la), _entries(self.b, self._warn, lb)
-        if (pair := self.pair) is not None:
-            right = _rooted(right, pair[1], pair[0])
+        if (pair := self.pair) is not None:  # (keyed as the store after is: a retry's keys)
+            left = _rooted(left, pair[0], pair[1])
         ea, eb = self._next(left, 0), self._next(right, 1)
         while ea is not None or eb is not None:
             if ea is not None and eb is not None and ea.line and _same_lines(ea.line, eb.line):

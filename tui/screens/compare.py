@@ -63,9 +63,10 @@ def place(path: Path) -> str:
 
 def compare(
     before: Store, after: Store, when: float | None = None
-) -> tuple[Groups, DiffSummary, list[str], Store]:
-    """Every change of ``after`` against ``before`` by group, the summary, the warnings and
-    the store the texts before are read from; ``when``: ``after`` against itself as it was
+) -> tuple[Groups, DiffSummary, list[str], Store, tuple[str, str] | None]:
+    """Every change of ``after`` against ``before`` by group, the summary, the warnings,
+    the store the texts before are read from and the two folders files pair by the path in
+    (:attr:`engine.comparison.Comparison.pair`); ``when``: ``after`` against itself as it was
     then (its history: the texts replaced since are read from where they were kept)."""
     warned: list[str] = []
     with contextlib.ExitStack() as stack:
@@ -76,7 +77,7 @@ def compare(
         groups: Groups = {g: [] for g in Group}
         for change in comparison.changes():
             groups[change.group].append(change)
-        return groups, comparison.summary(), warned, comparison.a
+        return groups, comparison.summary(), warned, comparison.a, comparison.pair
 
 
 GROUP_COLUMNS = ("changes", "files", "for example")
@@ -177,11 +178,11 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self) -> None:
         try:
-            groups, summary, warned, then = compare(self.before, self.after, self.since)
+            groups, summary, warned, then, pair = compare(self.before, self.after, self.since)
         except (QuarryError, OSError) as exc:
             self.app.call_from_thread(self._compare_failed, str(exc))
             return
-        self.texts_before = then
+        self.texts_before, self.pair = then, pair
         self.app.call_from_thread(self._compared, groups, summary, warned)
 
     def _compare_failed(self, why: str) -> None:
@@ -213,9 +214,10 @@ class CompareScreen(Screen[None]):
             since = "since" if self.since is not None else "from"
             then = escape(self._then())
             return f"nothing changed {since} {then}: {count(s.files_after, 'file')} as they were"
+        paired = " · files paired by path (each store holds one folder)" if self.pair else ""
         return (
             f"{s.files_before:,} files before, {s.files_after:,} after: {changed:,} changed, "
-            f"{s.unchanged:,} unchanged; {verdict}"
+            f"{s.unchanged:,} unchanged; {verdict}{paired}"
         )
 
     def _status(self, markup: str) -> None:
