@@ -85,9 +85,10 @@ class TriageState:
         """Why ``what`` cannot be done here, in one line."""
         if self.read_only:
             return f"read-only: cannot {what}"
+        # (quarry ui: whether or not another quarry writes the store, it only shows it)
         return (
-            f"cannot {what}: this store belongs to another process "
-            "(quarry ui --store follows it); use `quarry retry` there"
+            f"cannot {what}: quarry ui only shows the store; `quarry retry PATH` reads files "
+            "again, and `quarry DIR` opens a dashboard that can"
         )
 
     def add_passwords(self, passwords: Passwords) -> None:

@@ -33,7 +33,7 @@ def test_error_groups_are_announced_once_and_only_after_the_store_is_known() -> 
 
 def test_nothing_is_writable_without_an_engine_or_when_read_only() -> None:
     assert not TriageState().writable
-    assert "another process" in TriageState().why_not_writable("retry")
+    assert "quarry ui only shows the store" in TriageState().why_not_writable("retry")
     assert TriageState(read_only=True).why_not_writable("retry") == "read-only: cannot retry"
     state = TriageState()
     state.toggle_mark(("/r", "a"))

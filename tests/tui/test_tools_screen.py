@@ -68,7 +68,7 @@ async def test_check_again_without_an_engine_says_why(store: Store) -> None:
         await pilot.press("t")
         await pilot.press("g")
         await pilot.pause()
-        assert "this store belongs to another process" in screen_text(app)
+        assert "`quarry tools` looks again" in screen_text(app)
         assert "Check again" not in screen_text(app) and not app.triage.checking_tools
         await pilot.press("escape")
         assert isinstance(app.screen, RecordsScreen)

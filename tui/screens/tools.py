@@ -286,7 +286,7 @@ class ToolsScreen(TriageScreen):
             self.query_one("#tools-status", Line).show(
                 "read-only: tools as the store's last sweep found them"
                 if self.triage.read_only
-                else "this store belongs to another process: run `quarry tools` there"
+                else "tools as the last sweep found them (`quarry tools` looks again)"
             )
             return
         busy = self.triage.checking_tools
