@@ -125,9 +125,9 @@ class Ready:
             given.tools,
             started,
             time.time(),
-            index.reader_versions(),
-            left_out,
-            others,
+            readers=index.reader_versions(),
+            left_out=left_out,
+            others=others,
         )
         # (extract.jsonl is as the last sweep wrote it)
         summary = replace(summary, jsonl_written=self.summary.jsonl_written)

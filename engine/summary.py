@@ -46,6 +46,7 @@ def build_summary(
     tools: ToolSet,
     started: float,
     finished: float,
+    *,
     readers: Mapping[str, int] | None = None,
     left_out: Mapping[str, int] | None = None,
     others: Mapping[str, int] | None = None,

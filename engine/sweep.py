@@ -1462,9 +1462,8 @@ class Sweeper:
                 self.tools,
                 started,
                 time.time(),
-                None,
-                self.left_out,
-                self._others(),
+                left_out=self.left_out,
+                others=self._others(),
             )
             summary = self._with_cluster(self._with_jsonl_state(summary))
             self.store.write_summary(summary)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MOST = 7
-"""(engine.summary.build_summary takes seven, two of them optional.)"""
+"""(engine.summary.build_summary takes five, and what is optional by name.)"""
 
 
 def positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
