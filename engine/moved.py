@@ -74,7 +74,10 @@ def _moves(records: list[Record], was: PurePosixPath, now: PurePosixPath) -> dic
     """Old root -> new root, for each root of ``records`` inside the folder that moved (the
     store's path before and after, less the names they end in alike) and whose folder at the
     new place holds one of its files."""
-    old, new = _moved_folder(was, now)
+    folders = _moved_folder(was, now)
+    if folders is None:
+        return {}
+    old, new = folders
     moves: dict[str, str] = {}
     for root in sorted({r.root for r in records}):
         path = PurePosixPath(root)
@@ -86,14 +89,19 @@ def _moves(records: list[Record], was: PurePosixPath, now: PurePosixPath) -> dic
     return moves
 
 
-def _moved_folder(was: PurePosixPath, now: PurePosixPath) -> tuple[PurePosixPath, PurePosixPath]:
+def _moved_folder(
+    was: PurePosixPath, now: PurePosixPath
+) -> tuple[PurePosixPath, PurePosixPath] | None:
     """The folder that moved, where it was and where it is: ``/home/alice/docs/.quarry`` now
-    ``/srv/in/docs/.quarry`` is ``/home/alice`` now ``/srv/in`` (a store renamed is no folder
-    moved: the store's own folder, which no root is inside)."""
+    ``/srv/in/docs/.quarry`` is ``/home/alice`` now ``/srv/in``. None when the store's own
+    name differs (renamed: nothing says where its folder went; and a summary naming ``/``
+    or any folder would otherwise move every record it holds into the store itself)."""
     a, b = was.parts, now.parts
     same = 0
     while same < min(len(a), len(b)) - 1 and a[-1 - same] == b[-1 - same]:
         same += 1
+    if not same:
+        return None
     return PurePosixPath(*a[: len(a) - same]), PurePosixPath(*b[: len(b) - same])
 
 

@@ -11,6 +11,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import orjson
+import pytest
+
 from engine.console import how_decided, others_line
 from engine.events import Event, Notice, NoticeKind
 from engine.moved import _rekeyed
@@ -162,3 +165,28 @@ def test_the_folders_not_swept_are_named_the_first_three(tmp_path: Path) -> None
     assert line.startswith("the store also holds 15 records of folders not swept now: ")
     assert "/srv/f2 (3)" in line and "/srv/f3" not in line and line.endswith(" and 2 more")
     assert others_line({}) == ""
+
+
+@pytest.mark.parametrize("claimed", ["/", "/tmp", "relative/.quarry", ""])
+def test_a_summary_that_claims_any_place_moves_no_record_into_the_store(
+    tmp_path: Path, claimed: str
+) -> None:
+    """A received folder's summary is anyone's: whatever place it names, records move only to
+    a folder the store is inside, never into the store itself nor elsewhere."""
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    summary = docs / ".quarry" / "extract.summary.json"
+    data = orjson.loads(summary.read_bytes())
+    data["store"] = claimed
+    summary.write_bytes(orjson.dumps(data))
+    shutil.copytree(docs, tmp_path / "copy")
+    store = tmp_path / "copy" / ".quarry"
+    planted = store / str(docs).lstrip("/") / "d0" / "note0.txt"  # (a file there, as if moved)
+    planted.parent.mkdir(parents=True)
+    planted.write_text("planted by the sender\n")
+
+    _swept([tmp_path / "copy"])
+
+    roots = {r.root for r in _records(store)}
+    assert all(not root.startswith(str(store)) for root in roots), roots
+    assert roots <= {str(docs), str(tmp_path / "copy")}
