@@ -13,13 +13,14 @@ import math
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import MachineFailure, QuarryError, UsageError
+from engine.moved import aliases
 from engine.names import shown
 from engine.store import STORE_DIRNAME, Loaded, Store, read_jsonl
 from engine.verbkit import (
@@ -344,7 +345,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                 raise UsageError(_named_nowhere(named, path, store))
         else:
             root, rel = key_for(path, records, store)
-            rec = next((r for r in records if r.root == root and r.path == rel), None)
+            keys = set(_keys_of(path, roots, aliases(store, roots)))
+            rec = next((r for r in records if r.key in keys), None)
             if rec is None:
                 under = partial(_count_under, records, root, rel)
                 raise UsageError(_no_record(path, root, rel, store, under))
@@ -419,7 +421,7 @@ def _indexed(store: Store, path: Path, named: str | None = None) -> Record | str
         if db.source() != identity_of(store.jsonl_path):
             return None
         roots = _roots(store, ()) | db.roots()
-        for root, rel in _keys_of(path, roots):
+        for root, rel in _keys_of(path, roots, aliases(store, roots)):
             line = db.line(root, rel)
             if line is not None:
                 parsed = read_jsonl(line)
@@ -643,14 +645,24 @@ def _deepest(path: Path, roots: Iterable[str], store: Store) -> Key:
     )
 
 
-def _keys_of(path: Path, roots: Iterable[str]) -> Iterator[Key]:
-    """(root, path) of ``path`` under each of ``roots`` that holds it, the deepest first."""
-    for root in sorted(roots, key=len, reverse=True):
+def _keys_of(
+    path: Path, roots: Iterable[str], aliases: Mapping[str, str] | None = None
+) -> Iterator[Key]:
+    """(root, path) of ``path`` under each of ``roots`` that holds it, the deepest first;
+    ``aliases``: folders that stand for a root (:func:`engine.moved.aliases`), under which
+    ``path`` is keyed by that root too (after its own key: a store whose records were moved
+    already, and whose summary was not written since)."""
+    aliases = aliases or {}
+    for root in sorted({*roots, *aliases}, key=len, reverse=True):
         try:
             rel = path.relative_to(root).as_posix()
         except ValueError:
             continue
-        yield (root, "" if rel == "." else rel)
+        rel = "" if rel == "." else rel
+        if root in roots:
+            yield (root, rel)
+        if root in aliases:
+            yield (aliases[root], rel)
 
 
 def _roots(store: Store, records: Iterable[Record]) -> set[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import PurePosixPath
 
@@ -40,12 +41,13 @@ def rehome(store: Store) -> Notice | None:
     the notice that says so, or None when the store is where it was written (or it cannot
     tell: a store written before summaries said where, a foreign one)."""
     was = _written_at(store)
-    if was is None or was == escaped(str(store.out)):
+    if was is None:
         return None
     loaded = store.load()
     if loaded.bad:
         return None  # (the sweep repairs the file first; its next one moves the records)
-    moves = _moves(loaded.records, PurePosixPath(was), PurePosixPath(store.out))
+    places = _places(store, {r.root for r in loaded.records})
+    moves = {old: new for old, new in places.items() if _holds_one(loaded.records, old, new)}
     if not moves:
         return None
     records, moved = _rekeyed(loaded.records, moves)
@@ -61,32 +63,42 @@ def rehome(store: Store) -> Notice | None:
     )
 
 
+def aliases(store: Store, roots: Iterable[str]) -> dict[str, str]:
+    """Where each of ``roots`` would be now -> the root, for a store found where it was not
+    written and not yet swept there: how ``quarry show`` finds a file of the copied folder
+    under the record of the folder it was copied from (no file probed: nothing is moved)."""
+    return {new: old for old, new in _places(store, roots).items()}
+
+
 def _written_at(store: Store) -> str | None:
-    """Where the store was when its summary was written, if the summary says."""
+    """Where the store was when its summary was written, if the summary says, and it is
+    elsewhere now."""
     try:
         summary: Summary | None = store.load_summary()
     except (StoreCorrupt, BadRecord):
         return None
-    return summary.store if summary is not None and summary.store.startswith("/") else None
+    if summary is None or not summary.store.startswith("/"):
+        return None
+    return None if summary.store == escaped(str(store.out)) else summary.store
 
 
-def _moves(records: list[Record], was: PurePosixPath, now: PurePosixPath) -> dict[str, str]:
-    """Old root -> new root, for each root of ``records`` inside the folder that moved (the
-    store's path before and after, less the names they end in alike) and whose folder at the
-    new place holds one of its files."""
-    folders = _moved_folder(was, now)
+def _places(store: Store, roots: Iterable[str]) -> dict[str, str]:
+    """Old root -> where it is now, for each of ``roots`` inside the folder that moved with
+    the store (its path when written and now, less the names they end in alike)."""
+    was = _written_at(store)
+    folders = None if was is None else _moved_folder(PurePosixPath(was), PurePosixPath(store.out))
     if folders is None:
         return {}
     old, new = folders
-    moves: dict[str, str] = {}
-    for root in sorted({r.root for r in records}):
+    places: dict[str, str] = {}
+    for root in sorted(roots):
         path = PurePosixPath(root)
         if path != old and old not in path.parents:
             continue
         there = str(new / path.relative_to(old))
-        if there != root and _holds_one(records, root, there):
-            moves[root] = there
-    return moves
+        if there != root:
+            places[root] = there
+    return places
 
 
 def _moved_folder(

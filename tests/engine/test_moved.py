@@ -190,3 +190,29 @@ def test_a_summary_that_claims_any_place_moves_no_record_into_the_store(
     roots = {r.root for r in _records(store)}
     assert all(not root.startswith(str(store)) for root in roots), roots
     assert roots <= {str(docs), str(tmp_path / "copy")}
+
+
+def test_show_finds_a_file_of_a_copied_folder_before_its_first_sweep(tmp_path: Path) -> None:
+    """``quarry show copy/FILE`` said "no record" though the copied store holds the file's
+    record (under the folder it was copied from): it is found there, index or none."""
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    copy = tmp_path / "copy"
+    shutil.copytree(docs, copy)
+    show = [sys.executable, "-m", "engine", "show", "--json", "--no-text"]
+
+    no_cache = tmp_path / "not-a-folder"
+    no_cache.write_text("")  # (no index can be built for a reader: the file is read)
+    for cache in (tmp_path / "cache", no_cache):
+        if cache == no_cache:
+            for name in ("extract.db", "extract.db-wal", "extract.db-shm"):
+                (copy / ".quarry" / name).unlink(missing_ok=True)
+        proc = subprocess.run(
+            [*show, str(copy / "d1" / "note3.txt")],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+        )
+        assert proc.returncode == 0, proc.stderr
+        shown = orjson.loads(proc.stdout)
+        assert (shown["root"], shown["path"]) == (str(docs), "d1/note3.txt")
