@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine import history
-from engine.db import DB, IndexUnusable, RecordDB, identity_of
+from engine.db import DB, Identity, IndexUnusable, RecordDB, identity_of
 from engine.events import Level, Notice, NoticeKind
 from engine.records import Key, Record
 from engine.store import JSONL, Store, read_jsonl
@@ -222,6 +222,48 @@ class Ledger:
             self.db.sweep_begins(int(started * 1e9), files)
         except sqlite3.Error as exc:
             self._fail(exc)
+
+    def rebuild(self, records: Iterable[Record], source: Identity, bad: Callable[[], int]) -> bool:
+        """Make the index hold ``records``, those of ``extract.jsonl`` (of identity ``source``)
+        read a block at a time by the caller, when it does not agree with the file (a store
+        copied, moved, restored from a backup, or whose index was lost), and attach it as
+        :meth:`attach_in_step` does. The usual load rebuilds it from every record held at
+        once (a gigabyte at 200,000 records: ten million would not fit). False when it did
+        not: no usable index file, a killed sweep's decisions in it (the load resumes them),
+        lines of the file that are no records (``bad()``: the load says and repairs them),
+        or a failure; the usual load then does as before."""
+        if self.db is not None:
+            return False
+        try:
+            existed = self._clear_odd_files()
+            db = RecordDB.open_writer(self._path())
+        except (OSError, sqlite3.Error, IndexUnusable):
+            return False
+        try:
+            if db.unfinished():
+                db.close()
+                return False
+            stale = existed and len(db) > 0
+            db.replace_all(records, source)
+            if bad():
+                db.close()
+                self._remove()  # (it agrees with the file's good lines: the load says the rest)
+                return False
+        except (OSError, sqlite3.Error, ValueError):
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+                db.close()
+            return False
+        if stale:
+            self._notice("the index did not match extract.jsonl: rebuilt from it", Level.INFO)
+        self.db = db
+        self._ino = _inode(self._path())
+        try:
+            self._attach_text(db)
+        except (OSError, sqlite3.Error, IndexUnusable) as exc:
+            self._fail(exc)
+            return False
+        return True
 
     def in_step(self) -> bool:
         """Whether the index is usable as it is and agrees with ``extract.jsonl``, with no

@@ -33,12 +33,13 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine import ahead, merge, quick
-from engine.db import DB, IndexUnusable, RecordDB, key_bytes
+from engine.db import DB, IndexUnusable, RecordDB, identity_of, key_bytes
 from engine.dbindex import IndexedRecords, IndexGone, WrittenPast, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
@@ -57,6 +58,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.moved import rehome
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
+from engine.readindex import BUILD_BLOCK, LeftOut, records_in
 from engine.records import Key, Record, Summary
 from engine.resume import BackgroundWrite, Ledger
 from engine.store import JSONL, Store, default_out, holds_others, sync_fs
@@ -852,7 +854,8 @@ class Sweeper:
         with fewer_collections():
             if not self._loaded:
                 whole = only is None and not force and full is not False and not rehash
-                fast = whole and self.ledger.in_step()  # else the load repairs or resumes it
+                # else the load repairs or resumes it
+                fast = whole and (self.ledger.in_step() or self._rebuilt_from_file())
                 done = self._quick() if fast else None
                 if done is None and fast and self.served:
                     done = self._served()
@@ -865,6 +868,24 @@ class Sweeper:
         if only is None and isinstance(self.index, IndexedRecords):
             let_go(self.index.tally.files)  # a rescan read every record, and let them go
         return result
+
+    def _rebuilt_from_file(self) -> bool:
+        """The index built again from ``extract.jsonl`` a block at a time, when it does not
+        agree with the file and no sweep was killed (:meth:`engine.resume.Ledger.rebuild`):
+        the sweep its index then serves holds no record. Whether it was."""
+        source = identity_of(self.store.jsonl_path)
+        if source is None or self.store.is_dirty():
+            return False
+        left = LeftOut()
+        try:
+            fd = self.store.open_jsonl()
+        except OSError:
+            return False
+        try:
+            blocks = iter(partial(os.read, fd, BUILD_BLOCK), b"")
+            return self.ledger.rebuild(records_in(blocks, left), source, lambda: left.count)
+        finally:
+            os.close(fd)
 
     def _quick_input(self) -> quick.QuickInput:
         o = self.options
