@@ -20,17 +20,23 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import PurePosixPath
+
+import orjson
 
 from engine.errors import StoreCorrupt
 from engine.events import Level, Notice, NoticeKind
-from engine.names import escaped, shown
+from engine.jsonl import line_of
+from engine.names import escaped, is_utf8, shown
 from engine.records import BadRecord, Record, Summary
 from engine.store import Store
 from engine.words import count
 
+BLOCK = 1 << 22
+"""Bytes of ``extract.jsonl`` read at a time while it is scanned and rewritten."""
 PROBES = 64
 """Records of a root whose files are looked for in the folder it would move to: one there
 is enough (a folder copied whole holds them all; an unrelated one, likely none)."""
@@ -43,15 +49,21 @@ def rehome(store: Store) -> Notice | None:
     was = _written_at(store)
     if was is None:
         return None
-    loaded = store.load()
-    if loaded.bad:
+    firsts = _scan(store)
+    if firsts is None:
         return None  # (the sweep repairs the file first; its next one moves the records)
-    places = _places(store, {r.root for r in loaded.records})
-    moves = {old: new for old, new in places.items() if _holds_one(loaded.records, old, new)}
+    places = _places(store, firsts)
+    moves = {old: new for old, new in places.items() if _holds_one(firsts[old], new)}
     if not moves:
         return None
-    records, moved = _rekeyed(loaded.records, moves)
-    store.write_records(records)
+    try:
+        if _keeps_order(firsts, moves):
+            moved = _rewrite(store, moves)
+        else:  # (roots that change places among others, or meet one: sorted and merged whole)
+            records, moved = _rekeyed(store.load().records, moves)
+            store.write_records(records)
+    except (OSError, BadRecord, orjson.JSONDecodeError):
+        return None  # (the file is as it was: replaced whole or not at all)
     olds = ", ".join(map(shown, sorted(moves)))
     news = ", ".join(shown(moves[old]) for old in sorted(moves))
     return Notice(
@@ -86,49 +98,126 @@ def _places(store: Store, roots: Iterable[str]) -> dict[str, str]:
     """Old root -> where it is now, for each of ``roots`` inside the folder that moved with
     the store (its path when written and now, less the names they end in alike)."""
     was = _written_at(store)
-    folders = None if was is None else _moved_folder(PurePosixPath(was), PurePosixPath(store.out))
+    now = PurePosixPath(store.out)
+    # (compared as the summary writes names, escaped: a name that is not UTF-8 too)
+    folders = None if was is None else _moved_folder(was, escaped(str(now)))
     if folders is None:
         return {}
-    old, new = folders
+    old, kept = folders
     places: dict[str, str] = {}
     for root in sorted(roots):
-        path = PurePosixPath(root)
-        if path != old and old not in path.parents:
+        if PurePosixPath(escaped(root)).parts[: len(old)] != old:
             continue
-        there = str(new / path.relative_to(old))
+        inside = PurePosixPath(root).parts[len(old) :]
+        there = str(PurePosixPath(*now.parts[:kept], *inside))
         if there != root:
             places[root] = there
     return places
 
 
-def _moved_folder(
-    was: PurePosixPath, now: PurePosixPath
-) -> tuple[PurePosixPath, PurePosixPath] | None:
-    """The folder that moved, where it was and where it is: ``/home/alice/docs/.quarry`` now
-    ``/srv/in/docs/.quarry`` is ``/home/alice`` now ``/srv/in``. None when the store's own
-    name differs (renamed: nothing says where its folder went; and a summary naming ``/``
-    or any folder would otherwise move every record it holds into the store itself)."""
-    a, b = was.parts, now.parts
+def _moved_folder(was: str, now: str) -> tuple[tuple[str, ...], int] | None:
+    """The folder that moved, as the parts of where it was and how many of ``now``'s first
+    parts it is now: ``/home/alice/docs/.quarry`` now ``/srv/in/docs/.quarry`` is
+    ``/home/alice`` now ``/srv/in``. None when the store's own name differs (renamed: nothing
+    says where its folder went; and a summary naming ``/`` or any folder would otherwise move
+    every record it holds into the store itself)."""
+    a, b = PurePosixPath(was).parts, PurePosixPath(now).parts
     same = 0
     while same < min(len(a), len(b)) - 1 and a[-1 - same] == b[-1 - same]:
         same += 1
     if not same:
         return None
-    return PurePosixPath(*a[: len(a) - same]), PurePosixPath(*b[: len(b) - same])
+    return a[: len(a) - same], len(b) - same
 
 
-def _holds_one(records: list[Record], root: str, folder: str) -> bool:
-    """Whether ``folder`` holds one of the first :data:`PROBES` files recorded in ``root``."""
-    probed = 0
-    for record in records:
-        if record.root != root or not record.path:
-            continue
-        if os.path.lexists(os.path.join(folder, record.path)):
-            return True
-        probed += 1
-        if probed == PROBES:
-            break
-    return False
+def _holds_one(paths: list[str], folder: str) -> bool:
+    """Whether ``folder`` holds one of ``paths`` (a root's first recorded files)."""
+    return any(path and os.path.lexists(os.path.join(folder, path)) for path in paths)
+
+
+def _lines(store: Store) -> Iterator[bytes]:
+    """The lines of ``extract.jsonl``, each with its newline, a block of the file at a time
+    (ten million records are gigabytes of lines: never held at once)."""
+    fd = store.open_jsonl()
+    try:
+        rest = b""
+        for block in iter(partial(os.read, fd, BLOCK), b""):
+            *whole, rest = (rest + block).split(b"\n")
+            yield from (line + b"\n" for line in whole)
+        if rest:
+            yield rest + b"\n"
+    finally:
+        os.close(fd)
+
+
+def _root_of(line: bytes) -> str:
+    """The root of a record's line: read from its start when this quarry wrote it (the root
+    first, UTF-8), else from the whole record (BadRecord: no record)."""
+    if line.startswith(b'{"root":"') and b"root_b64" not in line:
+        end = line.find(b'","path":', 8)
+        if end > 0:
+            root = orjson.loads(line[8 : end + 1])
+            if isinstance(root, str):
+                return root
+    return Record.from_json(line).root
+
+
+def _scan(store: Store) -> dict[str, list[str]] | None:
+    """Each root of ``extract.jsonl`` -> the paths of its first :data:`PROBES` records (the
+    file is sorted: a root's lines come together); None when the file cannot be read or a
+    line is no record (the sweep repairs the file first)."""
+    firsts: dict[str, list[str]] = {}
+    try:
+        for line in _lines(store):
+            if not line.strip():
+                continue
+            paths = firsts.setdefault(_root_of(line), [])
+            if len(paths) < PROBES:
+                paths.append(Record.from_json(line).path)
+    except (OSError, BadRecord, orjson.JSONDecodeError):
+        return None
+    return firsts
+
+
+def _keeps_order(roots: Iterable[str], moves: dict[str, str]) -> bool:
+    """Whether the roots re-keyed by ``moves`` keep their order among the others and meet
+    none of them (then the file is rewritten a line at a time, as it is)."""
+    mapped = [moves.get(root, root) for root in sorted(roots)]
+    return len(set(mapped)) == len(mapped) and mapped == sorted(mapped)
+
+
+def _rewrite(store: Store, moves: dict[str, str]) -> int:
+    """Rewrite ``extract.jsonl`` with the roots of ``moves`` re-keyed, a line at a time;
+    how many records were. A line as this quarry writes it has its start replaced; any
+    other is written again from its record."""
+    starts = {
+        _start(old): _start(new)
+        for old, new in moves.items()
+        if is_utf8(old) and is_utf8(new)  # (else the exact bytes follow, in root_b64)
+    }
+    moved = 0
+
+    def lines() -> Iterator[bytes]:
+        nonlocal moved
+        for line in _lines(store):
+            cut = line.find(b',"path":') if line.startswith(b'{"root":') else -1
+            start = line[: cut + 8] if cut > 0 else b""  # (a quote in the root is escaped)
+            if start in starts:
+                moved += 1
+                yield starts[start] + line[len(start) :]
+            elif line.strip() and (root := _root_of(line)) in moves:
+                moved += 1
+                yield line_of(replace(Record.from_json(line), root=moves[root]))
+            else:
+                yield line
+
+    store.write_lines(lines())
+    return moved
+
+
+def _start(root: str) -> bytes:
+    """How a line this quarry writes begins for ``root``, to its path's key."""
+    return b'{"root":' + bytes(orjson.dumps(root)) + b',"path":'
 
 
 def _rekeyed(records: list[Record], moves: dict[str, str]) -> tuple[list[Record], int]:

@@ -16,6 +16,7 @@ import pytest
 
 from engine.console import how_decided, others_line
 from engine.events import Event, Notice, NoticeKind
+from engine.jsonl import line_of
 from engine.moved import _rekeyed
 from engine.records import Record
 from engine.store import Store
@@ -63,6 +64,7 @@ def test_a_copied_folder_holds_its_own_records_only(tmp_path: Path) -> None:
     assert {r.root for r in _records(docs / ".quarry")} == {str(docs)}  # (the original's own)
     for r in records:
         assert Store(tmp_path / "copy" / ".quarry").has_text(r.sha256)
+    _is_sorted_and_canonical(tmp_path / "copy" / ".quarry")
 
 
 def test_a_moved_folder_keeps_no_records_of_where_it_was(tmp_path: Path) -> None:
@@ -82,7 +84,8 @@ def test_a_moved_folder_keeps_no_records_of_where_it_was(tmp_path: Path) -> None
     assert len(said) == 1 and not said_again
 
 
-def test_a_store_beside_its_roots_moves_with_the_folder_above_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("to", ["moved", "zmoved"])  # (after "share": the file sorted anew)
+def test_a_store_beside_its_roots_moves_with_the_folder_above_them(tmp_path: Path, to: str) -> None:
     """``--out`` a store beside two roots, and the folder holding all three moved: both roots'
     records follow it; a root outside that folder stays as it was."""
     top = tmp_path / "project"
@@ -90,7 +93,7 @@ def test_a_store_beside_its_roots_moves_with_the_folder_above_them(tmp_path: Pat
     share = _folder(tmp_path / "share", 2)
     out = SweepOptions(tools=ToolSet(()), out=top / "out")
     sweep([a, b, share], out)
-    moved = tmp_path / "moved"
+    moved = tmp_path / to
     os.rename(top, moved)
 
     _result, said = _swept(
@@ -100,6 +103,15 @@ def test_a_store_beside_its_roots_moves_with_the_folder_above_them(tmp_path: Pat
     roots = {r.root for r in _records(moved / "out")}
     assert roots == {str(moved / "a"), str(moved / "b"), str(share)}
     assert len(said) == 1
+    _is_sorted_and_canonical(moved / "out")
+
+
+def _is_sorted_and_canonical(store: Path) -> None:
+    """``extract.jsonl`` sorted by key, each line as this quarry writes its record."""
+    lines = (store / "extract.jsonl").read_bytes().splitlines(keepends=True)
+    records = [Record.from_json(line) for line in lines]
+    assert [r.key for r in records] == sorted(r.key for r in records)
+    assert lines == [line_of(r) for r in records]
 
 
 def test_a_store_copied_away_on_its_own_is_left_as_it_is(tmp_path: Path) -> None:
@@ -216,3 +228,53 @@ def test_show_finds_a_file_of_a_copied_folder_before_its_first_sweep(tmp_path: P
         assert proc.returncode == 0, proc.stderr
         shown = orjson.loads(proc.stdout)
         assert (shown["root"], shown["path"]) == (str(docs), "d1/note3.txt")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ['quote " and \\ backslash', 'a,"path":"x"', os.fsdecode(b"caf\xe9 not utf-8")],
+)
+def test_a_folder_of_any_name_is_rekeyed_line_for_line(tmp_path: Path, name: str) -> None:
+    """The lines are rewritten from their start where this quarry wrote them: a root whose
+    name holds what a line's start is made of, or no UTF-8, is re-keyed all the same."""
+    docs = _folder(tmp_path / "from" / name, 3)
+    sweep([docs], NO_TOOLS)
+    copy = tmp_path / "to" / name
+    shutil.copytree(docs, copy)
+
+    result, said = _swept([copy])
+
+    assert {r.root for r in _records(copy / ".quarry")} == {str(copy)}
+    assert (result.summary.files, result.reused, len(said)) == (3, 3, 1)
+    _is_sorted_and_canonical(copy / ".quarry")
+
+
+@pytest.mark.parametrize("how", ["copied", "replaced"])
+def test_an_index_that_does_not_agree_is_rebuilt_without_loading_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A store copied (its ``extract.jsonl`` another inode) or whose file was replaced: the
+    sweep rebuilt the index from every record loaded at once (a gigabyte at 200,000); it
+    reads the file a block at a time and is then served by the index."""
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    root = docs
+    if how == "copied":
+        root = tmp_path / "copy"
+        shutil.copytree(docs, root)
+    else:
+        jsonl = docs / ".quarry" / "extract.jsonl"
+        shutil.copy2(jsonl, jsonl.with_suffix(".tmp"))
+        os.replace(jsonl.with_suffix(".tmp"), jsonl)
+
+    def refuse(self: Store) -> object:
+        raise AssertionError("the sweep loaded every record")
+
+    monkeypatch.setattr(Store, "load", refuse)
+    said: list[str] = []
+    result = sweep([root], NO_TOOLS, lambda e: said.append(getattr(e, "message", "")))
+
+    assert (result.summary.files, result.extracted, result.reused) == (6, 0, 6)
+    assert "the index did not match extract.jsonl: rebuilt from it" in said
+    monkeypatch.undo()
+    assert {r.root for r in _records(root / ".quarry")} == {str(root)}
