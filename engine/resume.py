@@ -243,8 +243,10 @@ class Ledger:
             if db.unfinished():
                 db.close()
                 return False
-            stale = existed and len(db) > 0
-            db.replace_all(records, source)
+            # (in step but for its text index: caught up below, the records kept as they are)
+            stale = existed and len(db) > 0 and db.source() != source
+            if db.source() != source:
+                db.replace_all(records, source)
             if bad():
                 db.close()
                 self._remove()  # (it agrees with the file's good lines: the load says the rest)
