@@ -68,12 +68,14 @@ class Board:
 
     @property
     def folder(self) -> str:
-        """The folder(s) swept, or the store's own folder."""
-        if self.session is not None:
-            return ", ".join(map(str, self.session.roots))
+        """The folder(s) swept, then those the store holds beside them; or the store's own
+        folder."""
         summary = self.link.summary
+        others = [r for r in (summary.others if summary is not None else ()) if r]
+        if self.session is not None:
+            return ", ".join([*map(str, self.session.roots), *others])
         if summary is not None and summary.roots:
-            return ", ".join(summary.roots)
+            return ", ".join([*summary.roots, *others])
         return str(self.store.out)
 
     @property

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from itertools import compress
+from pathlib import PurePosixPath
 from typing import Any
 
 from engine.query import Query, TextTerm, and_masks
@@ -94,6 +95,25 @@ class Rows(Sequence[Row | None]):
         return map(_if_alive, rows, self._m.alive)
 
 
+def folder_labels(roots: Iterable[str]) -> dict[str, str]:
+    """Each of several ``roots`` -> the fewest of its last names that tell it from the others
+    (``/srv/a/docs`` and ``/home/b/docs``: ``a/docs`` and ``b/docs``), ending in ``/``; none
+    for one root or none."""
+    roots = sorted(set(roots))
+    if len(roots) < 2:
+        return {}
+    parts = {root: PurePosixPath(root).parts for root in roots}
+    taken = dict.fromkeys(roots, 1)
+    while True:
+        labels = {root: "/".join(parts[root][-taken[root] :]).lstrip("/") for root in roots}
+        seen = Counter(labels.values())
+        clash = [r for r in roots if seen[labels[r]] > 1 and taken[r] < len(parts[r])]
+        if not clash:
+            return {root: f"{label}/" if label else "/" for root, label in labels.items()}
+        for root in clash:
+            taken[root] += 1
+
+
 class RecordModel(Ordering):
     """Every record of a store, with counts and the one view the records screen shows."""
 
@@ -118,6 +138,9 @@ class RecordModel(Ordering):
         """Live rows whose verdict was reused."""
         self.chars = 0
         """Characters of text over the live rows."""
+        self.root_labels: dict[str, str] = {}
+        """Root -> the name its rows' paths are shown under, when the store holds several
+        folders (two ``1.txt`` rows were otherwise the same to the eye); empty for one."""
         self.tab = "all"
         """The status tab (``all`` or a status)."""
         self.query = Query.parse("")
@@ -320,7 +343,10 @@ class RecordModel(Ordering):
         return len(keys), map(self.record_of, keys)
 
     def take_summary(self, summary: Summary | None) -> None:
-        """The store's summary, as read (a held store counts its own totals)."""
+        """The store's summary, as read (a held store counts its own totals): the folders it
+        names, and those it says the store holds beside them, get their labels."""
+        if summary is not None:
+            self.root_labels = folder_labels({*summary.roots, *summary.others})
 
     def totals(self) -> tuple[int | None, int | None]:
         """(reused, characters) over the records; None where not known."""

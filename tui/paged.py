@@ -186,6 +186,7 @@ class PagedModel(RecordModel):
 
     def take_summary(self, summary: Summary | None) -> None:
         """The store's totals the summary bar shows (the index keeps no sum of them)."""
+        super().take_summary(summary)
         if summary is not None:
             self.reused, self.chars = summary.reused, summary.chars
             self._summed = True

@@ -421,6 +421,11 @@ class RecordTable(ScrollView, can_focus=True):
             return Style()
         return self.get_component_rich_style(name, partial=True)
 
+    def _label(self, root: object) -> str:
+        """The folder a row's path is shown under, when the store holds several."""
+        labels = self.model.root_labels
+        return shown(labels.get(root, "")) if labels and isinstance(root, str) else ""
+
     def _row(self, pos: int) -> Strip:
         rid = self.model.rid_at(pos)
         row = self.model.rows[rid]
@@ -436,7 +441,7 @@ class RecordTable(ScrollView, can_focus=True):
         for column, width in self._layout():
             text = cell_text(column, row)
             if column == "path":
-                text = fit_path(text, width)
+                text = fit_path(self._label(row[0]) + text, width)
             text = fit_cell(text, width, column in RIGHT)
             style: Style = status_style if column == "status" else base
             segs.append(Segment(text + " ", style))
