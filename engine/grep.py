@@ -180,6 +180,7 @@ def _open_ready(store: Store) -> RecordDB | None:
 
 def _build(store: Store) -> None:
     """Build (or catch up) the text index as a sweep would, holding the store's lock."""
+    from engine.readindex import rebuild_with
     from engine.resume import Ledger
 
     with store.writer():
@@ -192,7 +193,10 @@ def _build(store: Store) -> None:
                 RecordDB.open_reader(store.out / DB) as db,
             ):
                 in_step = db.source() == identity_of(store.jsonl_path)
-            ledger.attach([] if in_step else store.load().records)
+            # (a copied store's index is rebuilt from its file a block at a time; the whole
+            # file loaded is the way left for one whose lines are not all records)
+            if in_step or not rebuild_with(store, ledger.rebuild):
+                ledger.attach([] if in_step else store.load().records)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
 

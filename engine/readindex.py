@@ -21,11 +21,12 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import TextIO
 
-from engine.db import DB, Agreement, IndexUnusable, RecordDB, identity_of, standing
+from engine.db import DB, Agreement, Identity, IndexUnusable, RecordDB, identity_of, standing
 from engine.errors import QuarryError
 from engine.names import shown
 from engine.records import Record
@@ -73,6 +74,28 @@ def records_in(blocks: Iterable[bytes], left: LeftOut) -> Iterator[Record]:
         left.first.extend(BadLine(b.line + lines_before, b.why) for b in loaded.bad[:room])
         lines_before += part.count(b"\n") + (0 if part.endswith(b"\n") else 1)
         yield from loaded.records
+
+
+def rebuild_with(
+    store: Store, rebuild: Callable[[Iterable[Record], Identity, Callable[[], int]], bool]
+) -> bool:
+    """``rebuild(records, source, bad)`` given the records of ``store``'s ``extract.jsonl`` a
+    block at a time (:func:`records_in`), the file's identity and how many of its lines were
+    no records so far (:meth:`engine.resume.Ledger.rebuild`, for a writer holding the store);
+    its answer, or False when there is no file to read."""
+    source = identity_of(store.jsonl_path)
+    if source is None:
+        return False
+    left = LeftOut()
+    try:
+        fd = store.open_jsonl()
+    except OSError:
+        return False
+    try:
+        blocks = iter(partial(os.read, fd, BUILD_BLOCK), b"")
+        return rebuild(records_in(blocks, left), source, lambda: left.count)
+    finally:
+        os.close(fd)
 
 
 Progress = Callable[[int, int], None]

@@ -33,13 +33,12 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from engine import ahead, merge, quick
-from engine.db import DB, IndexUnusable, RecordDB, identity_of, key_bytes
+from engine.db import DB, IndexUnusable, RecordDB, key_bytes
 from engine.dbindex import IndexedRecords, IndexGone, WrittenPast, roots_of, rows_of
 from engine.errors import StoreCorrupt, StoreLost, UsageError
 from engine.events import (
@@ -58,7 +57,7 @@ from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.moved import rehome
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
-from engine.readindex import BUILD_BLOCK, LeftOut, records_in
+from engine.readindex import rebuild_with
 from engine.records import Key, Record, Summary
 from engine.resume import BackgroundWrite, Ledger
 from engine.store import JSONL, Store, default_out, holds_others, sync_fs
@@ -873,19 +872,7 @@ class Sweeper:
         """The index built again from ``extract.jsonl`` a block at a time, when it does not
         agree with the file and no sweep was killed (:meth:`engine.resume.Ledger.rebuild`):
         the sweep its index then serves holds no record. Whether it was."""
-        source = identity_of(self.store.jsonl_path)
-        if source is None or self.store.is_dirty():
-            return False
-        left = LeftOut()
-        try:
-            fd = self.store.open_jsonl()
-        except OSError:
-            return False
-        try:
-            blocks = iter(partial(os.read, fd, BUILD_BLOCK), b"")
-            return self.ledger.rebuild(records_in(blocks, left), source, lambda: left.count)
-        finally:
-            os.close(fd)
+        return not self.store.is_dirty() and rebuild_with(self.store, self.ledger.rebuild)
 
     def _quick_input(self) -> quick.QuickInput:
         o = self.options

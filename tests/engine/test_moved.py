@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from engine.cli import main
 from engine.console import how_decided, others_line
 from engine.events import Event, Notice, NoticeKind
 from engine.jsonl import line_of
@@ -278,3 +279,21 @@ def test_an_index_that_does_not_agree_is_rebuilt_without_loading_the_records(
     assert "the index did not match extract.jsonl: rebuilt from it" in said
     monkeypatch.undo()
     assert {r.root for r in _records(root / ".quarry")} == {str(root)}
+
+
+def test_grep_in_a_copied_store_rebuilds_its_index_without_loading_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    copy = tmp_path / "copy"
+    shutil.copytree(docs, copy)
+
+    def refuse(self: Store) -> object:
+        raise AssertionError("grep loaded every record")
+
+    monkeypatch.setattr(Store, "load", refuse)
+    assert main(["grep", "number 3 of", str(copy)]) == 0
+    out = capsys.readouterr()
+    assert "note3.txt" in out.out
+    assert "the index did not match extract.jsonl: rebuilt from it" in out.err
