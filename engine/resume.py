@@ -182,14 +182,19 @@ class Ledger:
             with contextlib.suppress(sqlite3.Error):
                 db.close()
             return None
+        return judged if self._adopt(db) else None
+
+    def _adopt(self, db: RecordDB) -> bool:
+        """Make ``db`` this ledger's index, with its text index kept; False when that
+        failed (the index then dropped)."""
         self.db = db
         self._ino = _inode(self._path())
         try:
             self._attach_text(db)
         except (OSError, sqlite3.Error, IndexUnusable) as exc:
             self._fail(exc)
-            return None
-        return judged
+            return False
+        return True
 
     def _resumable(self, db: RecordDB) -> Resuming | None:
         """What :meth:`attach_resumed` finds in ``db``, when it may resume from it."""
@@ -258,14 +263,7 @@ class Ledger:
             return False
         if stale:
             self._notice("the index did not match extract.jsonl: rebuilt from it", Level.INFO)
-        self.db = db
-        self._ino = _inode(self._path())
-        try:
-            self._attach_text(db)
-        except (OSError, sqlite3.Error, IndexUnusable) as exc:
-            self._fail(exc)
-            return False
-        return True
+        return self._adopt(db)
 
     def in_step(self) -> bool:
         """Whether the index is usable as it is and agrees with ``extract.jsonl``, with no
