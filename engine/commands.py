@@ -235,24 +235,23 @@ def cmd_retry(args: argparse.Namespace) -> int:
         store = reading_store(options.out)
     else:
         store = find_store(paths[0])
-    loaded = _load(store)
-    targets = [_target(p, loaded.records, store) for p in paths]
+    targets, force = _retry_targets(paths, store)
     roots = sorted({Path(root) for root, _rel, _dir in targets})
     options = replace(options, out=store.out)
     only: dict[str, list[str]] = {}
-    force: list[Key] = []
     for root, rel, _is_dir in targets:
         only.setdefault(root, []).append(rel)
-        force.extend(k for k in _under(loaded.records, root, rel))
     errors = 0
     with (
-        Sweeper(roots, options, SweepReporter(quiet=True), once=True) as sweeper,
+        # (quick: nothing loaded as it opens; the first run loads the records if it must)
+        Sweeper(roots, options, SweepReporter(quiet=True), quick=True, once=True) as sweeper,
         stop_on_signals(sweeper),
     ):
+        sweeper.serve_targeted()  # (no record loaded but those retried, when it can)
         result = run_writing(sweeper, only=only, force=force, full=False, passwords=passwords)
         after = sweeper.records
         for root, rel, is_dir in targets:
-            keys = sorted(_under(after.values(), root, rel))
+            keys = sweeper.keys_under(root, rel)
             for key in keys:
                 print(record_line(after[key]))
             errors += sum(1 for key in keys if after[key].status == Status.ERROR)
@@ -690,13 +689,42 @@ def _under(records: Iterable[Record], root: str, rel: str) -> Iterable[Key]:
     )
 
 
-def _target(path: Path, records: list[Record], store: Store) -> tuple[str, str, bool]:
-    """(root, rel, is a folder) for a path to retry; a path that is nowhere is an error."""
-    root, rel = key_for(path, records, store)
-    is_dir = path.is_dir() and not path.is_symlink()
-    if not os.path.lexists(path) and not any(_under(records, root, rel)):
-        raise UsageError(f"no such file, and no record of it: {shown(str(path))}")
-    return root, rel, is_dir
+def _retry_targets(
+    paths: Sequence[Path], store: Store
+) -> tuple[list[tuple[str, str, bool]], list[Key]]:
+    """(root, rel, is a folder) of each path to retry, and the keys of the records at or
+    under them: from the store's index when it agrees with ``extract.jsonl`` (a range of
+    keys each), else from the records loaded. A path that is nowhere is an error."""
+    from engine.db import DB, open_agreeing
+
+    db = open_agreeing(store.out / DB, store.jsonl_path)
+    if db is None:
+        records = _load(store).records
+        return _targets(paths, store, _roots(store, records), partial(_under, records))
+    try:
+        return _targets(paths, store, _roots(store, ()) | db.roots(), db.keys_under)
+    except sqlite3.Error as exc:
+        raise QuarryError(f"the store's index could not be read: {exc}") from exc
+    finally:
+        db.close()
+
+
+def _targets(
+    paths: Sequence[Path],
+    store: Store,
+    roots: set[str],
+    under: Callable[[str, str], Iterable[Key]],
+) -> tuple[list[tuple[str, str, bool]], list[Key]]:
+    targets: list[tuple[str, str, bool]] = []
+    keys: list[Key] = []
+    for path in paths:
+        root, rel = _deepest(path, roots, store)
+        found = list(under(root, rel))
+        if not os.path.lexists(path) and not found:
+            raise UsageError(f"no such file, and no record of it: {shown(str(path))}")
+        targets.append((root, rel, path.is_dir() and not path.is_symlink()))
+        keys.extend(found)
+    return targets, keys
 
 
 def _no_record(path: Path, root: str, rel: str, store: Store, under: Callable[[], int]) -> str:

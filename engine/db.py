@@ -867,6 +867,21 @@ class RecordDB:
         """Records per root of the roots not in ``swept`` (a seek and a range count each)."""
         return {root: self.count_under(root, "") for root in sorted(self.roots() - set(swept))}
 
+    def keys_under(self, root: str, rel: str) -> list[Key]:
+        """The keys of ``root`` at ``rel`` or under it (``rel`` "": the whole root), in key
+        order: a range of the key index."""
+        top = key_bytes(root)
+        if not rel:
+            rows = self.con.execute("SELECT path FROM records WHERE root = ? ORDER BY path", (top,))
+            return [(root, name_of(path)) for (path,) in rows]
+        low, high = key_bytes(rel + "/"), key_bytes(rel + "0")  # (see count_under)
+        rows = self.con.execute(
+            "SELECT path FROM records WHERE root = ? AND path >= ? AND path < ? ORDER BY path",
+            (top, low, high),
+        )
+        under = [(root, name_of(path)) for (path,) in rows]
+        return [(root, rel), *under] if self.line(root, rel) is not None else under
+
     def count_under(self, root: str, rel: str) -> int:
         """Records of ``root`` at ``rel`` or under it (``rel`` "": the whole root), counted in
         the key index's range of them."""

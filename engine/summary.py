@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -78,6 +79,23 @@ def build_summary(
         left_out=dict(left_out or {}),
         others=dict(others or {}),
     )
+
+
+def summary_tally(summary: Summary, tools: ToolSet) -> Tally | None:
+    """The tally ``summary`` was written from, as far as it keeps it: what a run counts on
+    from (records in and out) when it holds no record. None when it does not keep enough
+    for ``tools``: the files waiting on a tool missing now that it found."""
+    missing = set(KNOWN_TOOLS) - set(tools.names)
+    if not missing <= summary.tools_missing.keys():
+        return None
+    tally = Tally()
+    tally.files, tally.reused, tally.chars = summary.files, summary.reused, summary.chars
+    tally.counts = Counter({k: n for k, n in summary.counts.items() if n})
+    tally.reasons = Counter(summary.reasons)
+    tally.quality = Counter({k: n for k, n in summary.quality.items() if n})
+    tally.waiting = Counter(summary.tools_missing)
+    tally.without = Counter(summary.read_without)
+    return tally
 
 
 def with_cluster(

@@ -23,6 +23,7 @@ import signal
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import (
     Callable,
     Collection,
@@ -61,7 +62,7 @@ from engine.readindex import rebuild_with
 from engine.records import Key, Record, Summary
 from engine.resume import BackgroundWrite, Ledger
 from engine.store import JSONL, Store, default_out, holds_others, sync_fs
-from engine.summary import build_summary, iso, started_ns, with_cluster
+from engine.summary import build_summary, iso, started_ns, summary_tally, with_cluster
 from engine.tools import ToolSet, discover
 from engine.walk import Entry, Listing, WalkRules, is_store_folder, walk, walk_paths
 from engine.words import count
@@ -407,6 +408,55 @@ class Sweeper:
         when a run asks (a watching session's batches touch a few files of many)."""
         self.from_index = True
         self._lighten()
+
+    def serve_targeted(self) -> bool:
+        """Serve this sweeper's runs from the index from the start, no record loaded, when
+        the index agrees with ``extract.jsonl`` and with the summary's counts: the store's
+        tally is then the summary's (``quarry retry`` of one file loaded every record, twice:
+        680 MB at 200,000 records). Whether it does; else the first run loads them."""
+        if self._loaded or self.store.is_dirty() or not self.ledger.in_step():
+            return False
+        try:
+            summary = self.store.load_summary()
+        except StoreCorrupt:
+            return False
+        tally = None if summary is None else summary_tally(summary, self.tools)
+        if summary is None or tally is None or not self._counts_agree(tally):
+            return False
+        self._unloaded = _Unloaded(tally, started_ns(summary))
+        self._attach_served()
+        return self._loaded
+
+    def _counts_agree(self, tally: Tally) -> bool:
+        """Whether the index's counts per status, reason and quality are ``tally``'s."""
+        try:
+            db = RecordDB.open_reader(self.store.out / DB)
+        except IndexUnusable:
+            return False
+        try:
+            counts = db.counts()
+        except sqlite3.Error:
+            return False
+        finally:
+            db.close()
+        statuses: Counter[str] = Counter()
+        reasons: Counter[str] = Counter()
+        quality: Counter[str] = Counter()
+        for (status, reason, verdict), n in counts.items():
+            statuses[status] += n
+            reasons[f"{status}/{reason}"] += n if reason else 0
+            quality[verdict] += n if verdict else 0
+        verdicts = {v: n for v, n in tally.quality.items() if n}
+        return (
+            +statuses == +tally.counts
+            and +reasons == +tally.reasons
+            and {v: quality[v] for v in verdicts} == verdicts
+            and sum(statuses.values()) == tally.files
+        )
+
+    def keys_under(self, root: str, rel: str) -> list[Key]:
+        """The keys of the store's records of ``root`` at ``rel`` or under it ("": all)."""
+        return self.index.keys_under(root, [rel])
 
     def _lighten(self) -> None:
         """Let the records in memory go, the index answering for them, when it can."""
