@@ -74,6 +74,8 @@ class QuarryApp(GlobalKeys):
         # one that has no index yet has one built, its first lines browsed meanwhile
         head = head_index(self.store) if session is None and index is None else None
         self.model = PagedModel(index or head, head=head) if index or head else RecordModel()
+        if session is not None:  # (labelled from the first row of a sweep of several folders)
+            self.model.take_roots(map(str, session.roots))
         self.triage = TriageState(engine=None if read_only else session, read_only=read_only)
         self.link = Link(self.model, self.triage, sweeping=session is not None)
         """The engine side's doings to the model, the log and the live state."""

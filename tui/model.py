@@ -141,6 +141,8 @@ class RecordModel(Ordering):
         self.root_labels: dict[str, str] = {}
         """Root -> the name its rows' paths are shown under, when the store holds several
         folders (two ``1.txt`` rows were otherwise the same to the eye); empty for one."""
+        self._roots: set[str] = set()
+        """The folders the store was told to hold (:meth:`take_roots`)."""
         self.tab = "all"
         """The status tab (``all`` or a status)."""
         self.query = Query.parse("")
@@ -346,7 +348,13 @@ class RecordModel(Ordering):
         """The store's summary, as read (a held store counts its own totals): the folders it
         names, and those it says the store holds beside them, get their labels."""
         if summary is not None:
-            self.root_labels = folder_labels({*summary.roots, *summary.others})
+            self.take_roots({*summary.roots, *summary.others})
+
+    def take_roots(self, roots: Iterable[str]) -> None:
+        """Folders the store holds (a session's as it begins to sweep them, a summary's):
+        the labels of their rows' paths."""
+        self._roots.update(roots)
+        self.root_labels = folder_labels(self._roots)
 
     def totals(self) -> tuple[int | None, int | None]:
         """(reused, characters) over the records; None where not known."""

@@ -68,3 +68,15 @@ def test_every_folder_gets_a_label_of_its_own_that_ends_its_path(
     for root, label in labels.items():
         assert label.endswith("/")
         assert root == "/" or root.endswith("/" + label[:-1]) or root == "/" + label[:-1]
+
+
+def test_a_session_of_two_folders_labels_its_rows_before_any_summary(tmp_path: Path) -> None:
+    """The first sweep of two folders (hours on a share) showed its rows without their folder
+    until it ended and its summary came."""
+    from tui.model import RecordModel
+
+    model = RecordModel()
+    model.take_roots(["/srv/mail", "/srv/docs"])
+    assert model.root_labels == {"/srv/mail": "mail/", "/srv/docs": "docs/"}
+    model.take_summary(Summary(roots=("/srv/docs",), files=0))  # (an older summary: kept)
+    assert model.root_labels == {"/srv/mail": "mail/", "/srv/docs": "docs/"}
