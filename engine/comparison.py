@@ -19,9 +19,8 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, BinaryIO
-
-import orjson
 
 from engine import history
 from engine.chunks import store_chunks, store_roots
@@ -39,7 +38,8 @@ from engine.diff import (
     judge,
 )
 from engine.errors import QuarryError, UsageError
-from engine.names import escaped, is_utf8, shown
+from engine.jsonl import line_start
+from engine.names import is_utf8, shown
 from engine.records import Record
 from engine.store import Store, read_jsonl
 
@@ -151,24 +151,20 @@ class Comparison:
         self._readers: dict[str, _Tally] = {}
         self._lowest: list[tuple[float, str, str]] = []
         self._done = False
-        self._pair: tuple[str, str] | None = None
-        """(before's folder, after's), when files pair by path (:attr:`pair`)."""
-        self._paired = False
-        """Whether :attr:`pair` was worked out."""
 
-    @property
+    @cached_property
     def pair(self) -> tuple[str, str] | None:
         """The one folder each store holds, when they differ: files then pair by their path
         in it (a folder swept on two machines, or copied: ``/home/alice/docs`` and
         ``/srv/in/docs``, where pairing by folder and path found "no file in both"). None:
         they pair by folder and path (either store holds several folders, or the same one)."""
-        if not self._paired and self._lines is None:
-            roots = store_roots(self.a), store_roots(self.b)
-            if all(len(r) == 1 for r in roots) and roots[0] != roots[1]:
-                (ra,), (rb,) = roots
-                self._pair = (ra, rb)
-        self._paired = True
-        return self._pair
+        if self._lines is not None:
+            return None  # (one store at two times: one folder)
+        roots = store_roots(self.a), store_roots(self.b)
+        if all(len(r) == 1 for r in roots) and roots[0] != roots[1]:
+            (ra,), (rb,) = roots
+            return (ra, rb)
+        return None
 
     def changes(self) -> Iterator[FileChange]:
         """Every file that differs, in (root, path) order."""
@@ -242,7 +238,7 @@ class Comparison:
 def _rooted(entries: Iterator[_Entry], old: str, new: str) -> Iterator[_Entry]:
     """``entries`` of folder ``old`` as if of ``new``: a line as this quarry writes it (the
     root first) stays a line, and equal to the other side's when nothing else differs."""
-    was, now = _root_prefix(old), _root_prefix(new)
+    was, now = line_start(old), line_start(new)
     lines = is_utf8(old) and is_utf8(new)  # (else the exact bytes follow, in root_b64)
     for entry in entries:
         if lines and entry.line.startswith(was):
@@ -252,11 +248,6 @@ def _rooted(entries: Iterator[_Entry], old: str, new: str) -> Iterator[_Entry]:
             if record is not None and record.root == old:
                 entry.record = replace(record, root=new)
         yield entry
-
-
-def _root_prefix(root: str) -> bytes:
-    """How a line this quarry writes begins for ``root``."""
-    return b'{"root":' + bytes(orjson.dumps(escaped(root))) + b","
 
 
 def _alone(rec: Record, kind: Kind) -> FileChange:

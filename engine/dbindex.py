@@ -30,10 +30,6 @@ from engine.words import count
 
 T = TypeVar("T")
 
-ACROSS = "path >= ? AND path < ?"
-"""A folder's keys: the paths between its prefix and the prefix followed by a byte no UTF-8
-name holds (``key_bytes`` never writes 0xFF)."""
-
 
 REFERENCED_SQL = "SELECT DISTINCT sha256 FROM records WHERE status = 'ok' AND sha256 IS NOT NULL"
 """The content hashes whose text some record names: walked in the order of an index on the
@@ -272,20 +268,13 @@ class IndexedRecords:
     def keys_under(self, root: str, rels: Iterable[str]) -> list[Key]:
         """The keys of ``root`` whose path is one of ``rels`` or lies under one of them (""
         is the whole root), in key order: a range of the key index each."""
-        con = self._db().con
-        raw_root = key_bytes(root)
+        db = self._db()
         found: set[Key] = set()
         for rel in rels:
-            if rel and (root, rel) in self.records:
-                found.add((root, rel))
-            prefix = key_bytes(rel.rstrip("/") + "/" if rel else "")
-            rows = self._ask(
-                lambda p=prefix: con.execute(  # type: ignore[misc]
-                    f"SELECT path FROM records WHERE root = ? AND {ACROSS}",
-                    (raw_root, p, p + b"\xff"),
-                ).fetchall()
-            )
-            found.update((root, name_of(path)) for (path,) in rows)
+            folder = rel.rstrip("/")
+            if rel and not folder:
+                continue  # ("/": under it are paths that begin with one, and none does)
+            found.update(self._ask(functools.partial(db.keys_under, root, folder)))
         return sorted(found)
 
     def counted(self, tally: Tally) -> None:

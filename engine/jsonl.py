@@ -27,6 +27,12 @@ RESORT_ABOVE = 1000
 _ENCODER = msgspec.json.Encoder()
 
 
+def line_start(root: str) -> bytes:
+    """How a line :func:`line_of` writes begins for a record of ``root`` (a UTF-8 name),
+    up to its path's key: a line of one folder is made one of another by replacing it."""
+    return b'{"root":' + _ENCODER.encode(root) + b',"path":'
+
+
 def line_of(record: Record) -> bytes:
     """One ``extract.jsonl`` line with its newline, the record as stored.
 

@@ -29,7 +29,7 @@ import orjson
 
 from engine.errors import StoreCorrupt
 from engine.events import Level, Notice, NoticeKind
-from engine.jsonl import line_of
+from engine.jsonl import line_of, line_start
 from engine.names import escaped, is_utf8, shown
 from engine.records import BadRecord, Record, Summary
 from engine.store import Store
@@ -52,7 +52,7 @@ def rehome(store: Store) -> Notice | None:
     firsts = _scan(store)
     if firsts is None:
         return None  # (the sweep repairs the file first; its next one moves the records)
-    places = _places(store, firsts)
+    places = _places(store, was, firsts)
     moves = {old: new for old, new in places.items() if _holds_one(firsts[old], new)}
     if not moves:
         return None
@@ -79,7 +79,8 @@ def aliases(store: Store, roots: Iterable[str]) -> dict[str, str]:
     """Where each of ``roots`` would be now -> the root, for a store found where it was not
     written and not yet swept there: how ``quarry show`` finds a file of the copied folder
     under the record of the folder it was copied from (no file probed: nothing is moved)."""
-    return {new: old for old, new in _places(store, roots).items()}
+    was = _written_at(store)
+    return {} if was is None else {new: old for old, new in _places(store, was, roots).items()}
 
 
 def _written_at(store: Store) -> str | None:
@@ -94,13 +95,12 @@ def _written_at(store: Store) -> str | None:
     return None if summary.store == escaped(str(store.out)) else summary.store
 
 
-def _places(store: Store, roots: Iterable[str]) -> dict[str, str]:
+def _places(store: Store, was: str, roots: Iterable[str]) -> dict[str, str]:
     """Old root -> where it is now, for each of ``roots`` inside the folder that moved with
-    the store (its path when written and now, less the names they end in alike)."""
-    was = _written_at(store)
+    the store (``was``: its path when written, and now, less the names they end in alike)."""
     now = PurePosixPath(store.out)
     # (compared as the summary writes names, escaped: a name that is not UTF-8 too)
-    folders = None if was is None else _moved_folder(was, escaped(str(now)))
+    folders = _moved_folder(was, escaped(str(now)))
     if folders is None:
         return {}
     old, kept = folders
@@ -191,7 +191,7 @@ def _rewrite(store: Store, moves: dict[str, str]) -> int:
     how many records were. A line as this quarry writes it has its start replaced; any
     other is written again from its record."""
     starts = {
-        _start(old): _start(new)
+        line_start(old): line_start(new)
         for old, new in moves.items()
         if is_utf8(old) and is_utf8(new)  # (else the exact bytes follow, in root_b64)
     }
@@ -213,11 +213,6 @@ def _rewrite(store: Store, moves: dict[str, str]) -> int:
 
     store.write_lines(lines())
     return moved
-
-
-def _start(root: str) -> bytes:
-    """How a line this quarry writes begins for ``root``, to its path's key."""
-    return b'{"root":' + bytes(orjson.dumps(root)) + b',"path":'
 
 
 def _rekeyed(records: list[Record], moves: dict[str, str]) -> tuple[list[Record], int]:

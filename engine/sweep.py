@@ -420,8 +420,10 @@ class Sweeper:
             summary = self.store.load_summary()
         except StoreCorrupt:
             return False
-        tally = None if summary is None else summary_tally(summary, self.tools)
-        if summary is None or tally is None or not self._counts_agree(tally):
+        if summary is None:
+            return False
+        tally = summary_tally(summary, self.tools)
+        if tally is None or not self._counts_agree(tally):
             return False
         self._unloaded = _Unloaded(tally, started_ns(summary))
         self._attach_served()
