@@ -43,7 +43,6 @@ from engine.commands import (
     default_dirs,
     dump_json,
     options_from,
-    tool_rows,
     watch_options_from,
 )  # fmt: skip
 from engine.errors import MachineFailure, QuarryError, StoreLocked, UsageError
@@ -51,6 +50,7 @@ from engine.flags import SWEEP_VERB, SWEEPING, Flag
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES
 from engine.names import shown
 from engine.tools import KNOWN_TOOLS
+from engine.toolsview import tool_rows
 
 VERBS = ("sweep", "watch", "ui", "retry", "show", "tools", "export", "grep", "diff", "open")
 

@@ -23,6 +23,7 @@ from engine.errors import MachineFailure, QuarryError, UsageError
 from engine.moved import aliases
 from engine.names import shown
 from engine.store import STORE_DIRNAME, Loaded, Store, read_jsonl
+from engine.toolsview import print_tools, tool_rows
 from engine.verbkit import (
     EXIT_ERRORS,
     EXIT_INTERRUPTED,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from engine.passwords import Passwords
     from engine.records import Key, Record
     from engine.sweep import Sweeper, SweepOptions, SweepResult
-    from engine.tools import ToolSet
     from engine.watch import WatchOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -490,7 +490,6 @@ def cmd_tools(args: argparse.Namespace) -> int:
     the records; with a folder that has no store, they are guessed from detection alone (the
     walk and each file's kind, nothing read): the same table, saying it is a guess.
     """
-    from engine.index import Tally
     from engine.tools import discover
 
     tools = discover()  # once: the table's rows and what the summary's counts say
@@ -499,7 +498,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     cluster: list[str] = []
     if args.store is not None:
         swept = reading_store(args.store)
-        waiting = dict(Tally.of(_load(swept).records).waiting)
+        waiting = _waiting(swept)
         cluster = _cluster_lines(swept, tools.names)
     elif args.dir is not None:
         folder = user_path(args.dir)
@@ -509,7 +508,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
         store = Store(store_dir(folder))
         store.check()
         if store.exists():
-            waiting = dict(Tally.of(_load(store).records).waiting)
+            waiting = _waiting(store)
             cluster = _cluster_lines(store, tools.names)
         else:
             waiting, guessed = detected_needs(folder), True
@@ -517,14 +516,32 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if args.json:
         print(dump_json(rows))
         return EXIT_OK
-    _print(_tools_table(rows, counted=waiting is not None, guessed=guessed))
-    if cluster:
-        from rich.text import Text
+    from rich.console import Console
+    from rich.text import Text
 
-        for line in cluster:
-            _print(Text(line))
+    console = Console()
+    print_tools(console, rows, counted=waiting is not None, guessed=guessed)
+    for line in cluster:
+        console.print(Text(line))
     _print_unloaded()
     return EXIT_OK
+
+
+def _waiting(store: Store) -> dict[str, int]:
+    """Records per tool they wait on: from the store's index when it agrees with
+    ``extract.jsonl`` (its rows that wait on any), else from the records loaded."""
+    from engine.db import DB, open_agreeing
+    from engine.index import Tally
+
+    db = open_agreeing(store.out / DB, store.jsonl_path)
+    if db is not None:
+        try:
+            return db.waiting()
+        except sqlite3.Error:
+            pass  # (the file says it as well)
+        finally:
+            db.close()
+    return dict(Tally.of(_load(store).records).waiting)
 
 
 def _cluster_lines(store: Store, found: Collection[str]) -> list[str]:
@@ -742,78 +759,6 @@ def _no_record(path: Path, root: str, rel: str, store: Store, under: Callable[[]
         f"no record of {shown(str(path))} in the store {where} "
         "(not swept yet, or left out: run 'quarry retry' on it)"
     )
-
-
-# -- tools ----------------------------------------------------------------------------------
-
-
-def tool_rows(
-    store_missing: dict[str, int] | None, tools: ToolSet, *, guessed: bool = False
-) -> list[dict[str, object]]:
-    """One row per known tool of ``tools`` (those found): found or missing, version, path,
-    unlocks, install hints, the files waiting on it and whether that count is ``guessed``
-    from detection (no store)."""
-    from engine.tools import KNOWN_TOOLS
-
-    found = {t.name: t for t in tools.found}
-    rows: list[dict[str, object]] = []
-    for name, spec in KNOWN_TOOLS.items():
-        tool = found.get(name)
-        rows.append(
-            {
-                "tool": name,
-                "found": tool is not None,
-                "version": tool.version if tool else None,
-                "path": tool.path if tool else None,
-                "gives": spec.unlocks,
-                "install": spec.install,
-                # Found or not: records swept before it came (or --without it) still wait
-                # for it until a sweep reads them again.
-                "files_waiting": (store_missing or {}).get(name, 0),
-                "guessed": guessed,
-            }
-        )
-    return rows
-
-
-def _tools_table(rows: list[dict[str, object]], *, counted: bool, guessed: bool) -> object:
-    from rich.table import Table
-
-    table = Table(title="external tools")
-    # the tool's name and its state stay whole on a narrow terminal (at 60 columns
-    # "pdftotext" was "pdftot…"); what it gives and how to install it wrap
-    table.add_column("tool", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("version")
-    table.add_column("gives", ratio=2, overflow="fold")
-    table.add_column("files waiting", justify="right")
-    missing = any(not r["found"] for r in rows)
-    if missing:  # (the column only when a tool is missing)
-        table.add_column("install (Debian)", ratio=1, overflow="fold")
-    for r in rows:
-        status = "[green]found[/]" if r["found"] else "[red]missing[/]"
-        hint = r["install"]["debian"] if isinstance(r["install"], dict) else ""
-        cells = [
-            str(r["tool"]),
-            status,
-            str(r["version"] or "-"),
-            str(r["gives"]),
-            str(r["files_waiting"]) if counted else "-",
-        ]
-        table.add_row(*cells, *(["" if r["found"] else hint] if missing else []))
-    ready = [f"{r['tool']} {r['files_waiting']}" for r in rows if r["found"] and r["files_waiting"]]
-    if guessed:
-        table.caption = (
-            "guessed from detection alone (this folder was never swept): the files of a kind "
-            "each tool reads, none of them read; a PDF may need no tool, or OCR, and archives "
-            "are not looked into. A sweep counts the files that really wait"
-        )
-    elif counted and ready:
-        table.caption = (
-            f"files waiting on a tool that is found ({', '.join(ready)}): swept before it came "
-            "or --without it; the next sweep reads them"
-        )
-    return table
 
 
 __all__ = [

@@ -947,6 +947,19 @@ class RecordDB:
                 return True
         return False
 
+    def waiting(self) -> dict[str, int]:
+        """Records per tool they wait on (``needs``): the rows of :data:`TRIAGE_TREE` that
+        wait on any, one count per set of tools (``quarry tools`` loaded every record)."""
+        found: dict[str, int] = {}
+        rows = self.con.execute(
+            f"SELECT needs, count(*) FROM records WHERE ({TRIAGE_WHERE}) AND needs IS NOT NULL"
+            " GROUP BY needs"
+        )
+        for raw, n in rows:
+            for tool in needs_from_text(raw):
+                found[tool] = found.get(tool, 0) + n
+        return found
+
     def counts(self) -> dict[tuple[str, str, str], int]:
         """(status, reason, quality) -> records ('' for none), from the counts kept."""
         rows = self.con.execute("SELECT status, reason, quality, n FROM counts WHERE n > 0")

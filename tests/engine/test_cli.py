@@ -415,20 +415,36 @@ def test_show_takes_a_record_s_path_in_a_store_whose_folders_are_elsewhere(
     _one_line(read([*QUARRY, "show", "--store", str(store), "nope.txt"]), "no record nope.txt")
 
 
-@pytest.mark.parametrize("width", [60, 80, 160])
-def test_the_tools_table_keeps_each_tool_s_name_whole_at_any_width(width: int) -> None:
-    """At 60 columns the table said "pdftot…" for the one word it is about; the install
-    column is there only when a tool is missing."""
+@pytest.mark.parametrize("width", [40, 60, 80, 160])
+def test_the_tools_table_keeps_each_tool_s_name_and_package_whole_at_any_width(width: int) -> None:
+    """At 60 columns the table said "pdftot…" for the one word it is about; at 40 each
+    "gives" came three letters a line, and at 80 the install hint broke "poppler-util" /
+    "s". Below 72 columns the tools are a list; every line fits the width but the one
+    command that installs every missing tool, printed whole for the terminal to wrap."""
     from rich.console import Console
 
-    from engine.commands import _tools_table, tool_rows
     from engine.tools import KNOWN_TOOLS, Tool, ToolSet
+    from engine.toolsview import print_tools, tool_rows
 
     every = ToolSet(tuple(Tool(n, f"/usr/bin/{n}", "1.2.3") for n in sorted(KNOWN_TOOLS)))
-    for tools in (ToolSet.empty(), every):
-        rows = tool_rows({}, tools)
+    some = ToolSet(tuple(t for t in every.found if t.name != "tesseract"))
+    for tools in (ToolSet.empty(), some, every):
+        rows = tool_rows({"tesseract": 3}, tools)
         console = Console(width=width, record=True, file=io.StringIO())
-        console.print(_tools_table(rows, counted=True, guessed=False))
-        text = console.export_text()
-        assert all(name in text for name in KNOWN_TOOLS), text
-        assert ("sudo" in text) == any(not r["found"] for r in rows)
+        print_tools(console, rows, counted=True, guessed=False)
+        lines = console.export_text().splitlines()
+        words = {w.strip("│┃ ") for line in lines for w in line.split()}
+        assert set(KNOWN_TOOLS) <= words, lines
+        install = [line for line in lines if "sudo apt install" in line]
+        hints = [r["install"] for r in rows if not r["found"]]
+        packages = sorted({h["debian"].split()[-1] for h in hints if isinstance(h, dict)})
+        if hints:
+            assert (
+                len(install) == 1
+                and sorted(install[0].partition("sudo apt install ")[2].split()) == packages
+            ), lines
+            assert set(packages) <= words  # each in its row too, whole
+        else:
+            assert install == []
+        assert all(len(line.rstrip()) <= width for line in lines if line not in install), lines
+        assert any("3" in line for line in lines if "tesseract" in line), lines

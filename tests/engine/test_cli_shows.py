@@ -216,6 +216,35 @@ def test_tools_dir_never_swept_guesses_from_detection(unswept: Path) -> None:
     assert "guessed" not in " ".join(run("tools", str(unswept)).stdout.decode().split())
 
 
+def test_tools_dir_counts_from_the_index_without_loading_a_record(
+    unswept: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``quarry tools DIR`` on a swept store counts the files waiting from its index (it
+    loaded every record: 1.4 s and 416 MB at 200,000); without an index in step with
+    ``extract.jsonl`` (a store written by others) it loads them, and says the same."""
+    from engine.cli import main
+
+    assert run("sweep", "-q", "--no-external", str(unswept)).returncode in (0, 2)
+
+    def counted() -> dict[str, int]:
+        assert main(["tools", str(unswept), "--json"]) == 0
+        return {r["tool"]: r["files_waiting"] for r in orjson.loads(capsys.readouterr().out)}
+
+    real = Store.load
+    loads: list[Path] = []
+
+    def noted(self: Store) -> object:
+        loads.append(self.out)
+        return real(self)
+
+    monkeypatch.setattr(Store, "load", noted)
+    served = counted()
+    assert loads == [] and served["tesseract"] == 3 and served["antiword"] == 1
+    for db in (unswept / ".quarry").glob("extract.db*"):
+        db.unlink()
+    assert counted() == served and loads == [unswept / ".quarry"]
+
+
 def test_tools_dir_with_an_unusable_store_still_says_so(unswept: Path) -> None:
     (unswept / ".quarry").mkdir()
     (unswept / ".quarry" / "quarry-store.json").write_text('{"format": 7}')

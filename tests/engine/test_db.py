@@ -561,3 +561,34 @@ def test_an_index_with_the_old_counting_trigger_has_it_replaced_by_its_next_writ
         db.commit()
         assert db.counts() == {("ok", "", ""): 1, ("error", "corrupt", ""): 1}
     assert "WHEN" in trigger()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["ok", "empty", "unsupported", "error"]),
+            st.lists(st.sampled_from(["tesseract", "antiword", "catdoc", "wpd2text"]), max_size=3),
+        ),
+        max_size=25,
+    ),
+    st.booleans(),
+)
+def test_the_files_waiting_on_each_tool_are_counted_as_the_records_say(
+    drawn: list[tuple[str, list[str]]], sorted_trees: bool
+) -> None:
+    """``waiting`` (``quarry tools`` on a store: the index's rows that wait on a tool, with
+    the triage tree built or not) counts what :class:`engine.index.Tally` counts of the very
+    records, a tool named twice in one record counted twice as there."""
+    from engine.index import Tally
+
+    recs = [
+        Record("/r", f"f{i}", 1, 1, status, needs=tuple(needs))
+        for i, (status, needs) in enumerate(drawn)
+    ]
+    with RecordDB.open_memory() as db:
+        db.put(recs)
+        db.commit()
+        if sorted_trees:
+            db.make_sorted()
+        assert db.waiting() == {t: n for t, n in Tally.of(recs).waiting.items() if n}
