@@ -244,16 +244,19 @@ def _ole_kind(path: Path) -> str:
         # Opened here, not by name: olefile records the caller's stack (with its source
         # lines) for every file it opens itself, a millisecond or more a file in a worker.
         with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
-            streams = {"/".join(s) for s in ole.listdir(streams=True, storages=True)}
+            listed = ole.listdir(streams=True, storages=True)
     except Exception:  # olefile raises bare OSError/IndexError/etc. on junk: any is "unknown"
         return _by_extension(path) or M.OLE
-    if "WordDocument" in streams:
+    # The format compares names without case, and some writers name Word's main stream
+    # WORDDOCUMENT: upper case here.
+    streams = {"/".join(s).upper() for s in listed}
+    if "WORDDOCUMENT" in streams:
         return M.DOC
-    if "Workbook" in streams or "Book" in streams:
+    if "WORKBOOK" in streams or "BOOK" in streams:
         return M.XLS
-    if "PowerPoint Document" in streams:
+    if "POWERPOINT DOCUMENT" in streams:
         return M.PPT
-    if any(s.startswith("__substg1.0_") or s.startswith("__properties") for s in streams):
+    if any(s.startswith(("__SUBSTG1.0_", "__PROPERTIES")) for s in streams):
         return M.MSG
     return _by_extension(path) or M.OLE
 

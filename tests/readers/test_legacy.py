@@ -9,17 +9,20 @@ generated files in test_xls_ppt.py.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from engine.detect import detect
 from engine.errors import CorruptFile, EncryptedFile, NeedsTool, ToolFailed
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.legacy import OLE_MAGIC, DocReader
+from engine.readers.legacy import OLE_MAGIC, DocReader, canonical_copy
 from engine.readers.ppt import PptReader
 from engine.readers.xls import XlsReader
 from engine.tools import Tool, ToolSet, discover
+from fixtures.gen._cfb import compound_file
 
 OLE_JUNK = OLE_MAGIC + bytes(range(256)) * 8
 CORPUS = Path("/work/shared/corpus")
@@ -95,6 +98,75 @@ def test_catdoc_is_not_trusted_with_non_ole_files(tmp_path: Path) -> None:
     assert str(caught.value) == "antiword could not read it: FILE is not a Word Document."
 
 
+def _like_antiword(tmp_path: Path, name: str) -> Tool:
+    """A ``name`` that reads a file as antiword and catdoc do: only with a stream named
+    ``WordDocument`` as Word names it (olefile lists names as they are written)."""
+    script = (
+        "import olefile, sys\n"
+        "said = sys.argv[-1] + ' is not a Word Document.'\n"
+        "try:\n"
+        "    streams = olefile.OleFileIO(sys.argv[-1]).listdir()\n"
+        "except OSError:\n"
+        "    sys.exit(said)\n"
+        "if ['WordDocument'] not in streams:\n"
+        "    sys.exit(said)\n"
+        "print('Read from', '/'.join(sorted(s[0] for s in streams)))\n"
+    )
+    (tmp_path / f"{name}.py").write_text(script)
+    return fake_tool(tmp_path, name, f'exec "{sys.executable}" "{tmp_path}/{name}.py" "$@"')
+
+
+@pytest.mark.parametrize("tool", ["antiword", "catdoc"])
+def test_a_doc_whose_streams_are_named_in_upper_case_is_read_as_word_names_them(
+    tmp_path: Path, tool: str
+) -> None:
+    """The format compares stream names without case and some writers write WORDDOCUMENT;
+    antiword and catdoc look for WordDocument (Tika's casing/simple_upper_case.doc was
+    error/corrupt). A copy with Word's names is read; the file itself is left as it was."""
+    streams = {"WORDDOCUMENT": b"\0" * 4096, "1TABLE": b"\1" * 600, "DATA": b"", "Other": b"x"}
+    path = tmp_path / "upper.doc"
+    path.write_bytes(compound_file(streams))
+    before = path.read_bytes()
+    text, info = read(DocReader(), path, ToolSet((_like_antiword(tmp_path, tool),)))
+    assert (text, info.extractor) == ("Read from 1Table/Data/Other/WordDocument\n", tool)
+    assert path.read_bytes() == before
+    proper = tmp_path / "proper.doc"
+    proper.write_bytes(compound_file({"WordDocument": b"\0" * 4096}))
+    assert not canonical_copy(proper, tmp_path / "copy.doc")  # nothing to rename: no copy
+    assert not (tmp_path / "copy.doc").exists()
+
+
+def test_a_word_file_that_names_its_streams_in_upper_case_is_detected_as_word(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "upper.bin"
+    path.write_bytes(compound_file({"WORDDOCUMENT": b"\0" * 4096}))
+    assert detect(path) == "application/msword"
+
+
+@pytest.mark.parametrize("tools", [("antiword",), ("catdoc",), ("antiword", "catdoc")])
+def test_a_wordperfect_file_named_doc_is_read_by_wpd2text_when_word_s_tools_cannot(
+    tmp_path: Path, tools: tuple[str, ...]
+) -> None:
+    """WordPerfect 4.2 has no signature (5.x and later are told apart by theirs): named
+    ``.doc`` it went to antiword, and came out error/corrupt ("not a Word Document"), or
+    empty with catdoc alone. wpd2text, when found, reads it; without it the verdict says
+    why, whichever of Word's tools there is."""
+    path = tmp_path / "wp42.doc"
+    path.write_bytes(b"\xcb\n\x01\xf6\x01\xcb" + b"\0" * 64 + b"Sluwe Sjaantje")
+    word = [_like_antiword(tmp_path, name) for name in tools]
+    wpd = fake_tool(tmp_path, "wpd2text", "printf 'Sluwe Sjaantje\\n'")
+    text, info = read(DocReader(), path, ToolSet((*word, wpd)))
+    assert (text, info.extractor) == ("Sluwe Sjaantje\n", "wpd2text")
+    with pytest.raises(CorruptFile) as caught:
+        read(DocReader(), path, ToolSet(tuple(word)))
+    assert "not a Word" in str(caught.value)
+    refusing = fake_tool(tmp_path, "wpd2text", "echo 'ERROR: Unsupported file format!' >&2; exit 1")
+    with pytest.raises(CorruptFile) as caught:
+        read(DocReader(), path, ToolSet((*word, refusing)))
+    assert "wpd2text" not in str(caught.value)  # Word's tools' verdict, not libwpd's
+
+
 def test_encrypted_doc(tmp_path: Path, ole: Path) -> None:
     anti = fake_tool(
         tmp_path, "antiword", "echo 'Encrypted documents are not supported' >&2; exit 1"
@@ -166,3 +238,28 @@ def test_real_tools_on_corpus_files(rel: str) -> None:
     text, info = read(reader, path, discover())
     assert expected in text
     assert info.extractor == {"doc": "antiword", "xls": "xlrd", "ppt": "ppt"}[reader.name]
+
+
+_TIKA = "tika/tika-parsers/tika-parsers-standard/tika-parsers-standard-modules"
+REAL_ODD_DOCS = {
+    "format-corpus/office/wordprocessing/WordPerfect42/testWordPerfect_42.doc": (
+        "wpd2text",
+        "Sluwe Sjaantje sloeg de slome slager",
+    ),
+    f"{_TIKA}/tika-parser-microsoft-module/src/test/resources/test-documents/casing/"
+    "simple_upper_case.doc": ("antiword", "This is a sample Word document"),
+}
+
+
+@pytest.mark.parametrize("rel", sorted(REAL_ODD_DOCS))
+def test_real_tools_on_the_corpus_s_odd_docs(rel: str) -> None:
+    """A WordPerfect 4.2 file named ``.doc`` and a Word file with upper-case stream names:
+    error/corrupt before, read now by the real tools."""
+    tool, expected = REAL_ODD_DOCS[rel]
+    path = CORPUS / rel
+    if not path.exists():
+        pytest.skip("shared corpus not present")
+    if not (shutil.which(tool) and shutil.which("antiword")):
+        pytest.skip(f"{tool} or antiword not on PATH")
+    text, info = read(DocReader(), path, discover())
+    assert expected in text and info.extractor == tool
