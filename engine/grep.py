@@ -18,12 +18,13 @@ import os
 import sqlite3
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from engine.chunks import store_chunks
 from engine.db import DB, IndexUnusable, RecordDB, identity_of, open_agreeing
 from engine.errors import QuarryError, StoreLocked, StoreUnusable, UsageError
+from engine.moved import moved_roots
 from engine.names import escaped, name_b64, shown
 from engine.records import Key
 from engine.store import Store
@@ -42,9 +43,13 @@ def cmd_grep(args: argparse.Namespace) -> int:
         store, under = _store_of(args)
         write = _json_line if args.json else _TextLines()
         use = not args.no_text_index
+        # A copied or moved folder not yet swept there: its records are still keyed by the
+        # folder it was copied from, its files are here.
+        moved = moved_roots(store)
+        under = _as_recorded(under, moved)
         for key, sha, match in search(store, query, index=use, build=use, under=under):
             found = True
-            write(key, sha, match)
+            write((moved.get(key[0], key[0]), key[1]), sha, match)
     except BrokenPipeError:  # the reader went (``| head``): its choice, nothing more to say
         with contextlib.suppress(OSError, ValueError):  # (what is buffered goes nowhere)
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -112,6 +117,16 @@ def matching_keys(store: Store, query: Query) -> frozenset[Key]:
             db.close()
     found = _scan(store, query, None, first=True, warn=lambda _said: None)  # (a dashboard's)
     return frozenset(key for key, _sha, _m in found)
+
+
+def _as_recorded(under: str | None, moved: Mapping[str, str]) -> str | None:
+    """``under`` as the records name it: under the root a moved folder was recorded as."""
+    if under is None:
+        return None
+    for old, now in sorted(moved.items(), key=lambda item: len(item[1]), reverse=True):
+        if under == now or under.startswith(now.rstrip("/") + "/"):
+            return old + under[len(now) :]
+    return under
 
 
 def _name(raw: bytes) -> str:

@@ -83,13 +83,31 @@ def aliases(store: Store, roots: Iterable[str]) -> dict[str, str]:
     return {} if was is None else {new: old for old, new in _places(store, was, roots).items()}
 
 
+def moved_roots(store: Store) -> dict[str, str]:
+    """Each root the summary names (swept last or not) -> where it is now, for a store found
+    where it was not written and not yet swept there (else empty; no file probed): how
+    ``quarry grep`` names the files of a copied folder, and keeps to a folder of it."""
+    summary = _summary(store)
+    was = _where_written(store, summary)
+    if summary is None or was is None:
+        return {}
+    return _places(store, was, {*summary.roots, *summary.others})
+
+
+def _summary(store: Store) -> Summary | None:
+    try:
+        return store.load_summary()
+    except (StoreCorrupt, BadRecord):
+        return None
+
+
 def _written_at(store: Store) -> str | None:
     """Where the store was when its summary was written, if the summary says, and it is
     elsewhere now."""
-    try:
-        summary: Summary | None = store.load_summary()
-    except (StoreCorrupt, BadRecord):
-        return None
+    return _where_written(store, _summary(store))
+
+
+def _where_written(store: Store, summary: Summary | None) -> str | None:
     if summary is None or not summary.store.startswith("/"):
         return None
     return None if summary.store == escaped(str(store.out)) else summary.store

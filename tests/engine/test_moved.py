@@ -297,3 +297,37 @@ def test_grep_in_a_copied_store_rebuilds_its_index_without_loading_the_records(
     out = capsys.readouterr()
     assert "note3.txt" in out.out
     assert "the index did not match extract.jsonl: rebuilt from it" in out.err
+
+
+@pytest.mark.parametrize("moved", ["copied", "moved"])
+def test_grep_in_a_copied_or_moved_folder_names_its_files_where_they_are_now(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    moved: str,
+) -> None:
+    """Before its first sweep there, ``quarry grep`` in a copied folder named the files of
+    the folder it was copied from, and ``quarry grep PATTERN SUBFOLDER`` found nothing (the
+    records are keyed by the old folder until a sweep re-keys them): both as they are now."""
+    docs = _folder(tmp_path / "docs")
+    sweep([docs], NO_TOOLS)
+    copy = tmp_path / "elsewhere" / "docs"
+    copy.parent.mkdir()
+    (shutil.copytree if moved == "copied" else shutil.move)(docs, copy)
+    monkeypatch.chdir(tmp_path)
+
+    def grep(*args: str) -> tuple[int, list[str]]:
+        code = main(["grep", "of a folder", *args])
+        return code, capsys.readouterr().out.splitlines()
+
+    code, lines = grep(str(copy))
+    assert code == 0 and len(lines) == 6
+    assert all(line.startswith("elsewhere/docs/d") for line in lines), lines
+    monkeypatch.chdir(copy)
+    for under in ("d1", str(copy / "d1"), "d1/note3.txt"):
+        code, lines = grep(under)
+        want = {"d1/note3.txt"} if under.endswith("txt") else {f"d1/note{i}.txt" for i in (1, 3, 5)}
+        assert code == 0 and {line.split(":")[0] for line in lines} == want, (under, lines)
+    code, lines = grep("d1", "--json")
+    assert {orjson.loads(line)["root"] for line in lines} == {str(copy)}
+    assert {r.root for r in _records(copy / ".quarry")} == {str(docs)}  # (grep moves none)
