@@ -22,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import queue
 import stat
+import threading
 import time
 from array import array
 from collections import Counter, deque
@@ -35,8 +37,8 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -77,6 +79,12 @@ HASH_THREADS = 4
 HASH_AHEAD = 64
 """Chunks hashed ahead of the planning that takes them (64 x HASH_CHUNK = 4,096 files, about
 what the local pool draws at once): the threads hash while reads run, and stop there."""
+HASH_PATIENCE = 30.0
+"""Seconds the planning waits on a chunk of hashes in which no file has been hashed: then its
+files not hashed yet are read unhashed (:class:`_Hashes`). A file the engine hashes is at most
+``--max-bytes`` (512 MiB by default), seconds of reading on any disk."""
+_HASH_POLL = 0.25
+"""Seconds between looks at the run's stop while the planning waits for a hash."""
 DEDUP_BYTES = 64 * 1024
 """New files this big that share their size are hashed first, so that copies are read once;
 smaller ones are read unhashed (a copy costs a second small read, not a hash of every file)."""
@@ -162,7 +170,16 @@ class _Stopped(Exception):
     leave its loop when the run is asked to stop."""
 
 
-_Hashed = tuple[str, Ident] | OSError | None
+class _Unhashed(Enum):
+    """A file of a chunk of hashes the planning gave up waiting for."""
+
+    STALLED = "stalled"
+
+
+STALLED = _Unhashed.STALLED
+_HashResult = tuple[str, Ident] | OSError | None
+"""A file's hash and Ident, why it has none, or None when it kept changing."""
+_Hashed = _HashResult | _Unhashed
 """A file's hash and the stat it kept throughout, the error that stopped it, or None: it
 kept changing."""
 
@@ -415,7 +432,7 @@ class Run:
                 for chunk in hashes.ready():  # the hashes done meanwhile, without waiting
                     yield from self._plan_hashed(chunk)
             todo.unknown, todo.priors = array("q"), []  # sent: the executor holds the rest
-            for chunk in hashes.rest():
+            for chunk in hashes.rest(self._check_stop):
                 yield from self._plan_hashed(chunk)
         finally:
             hashes.close()
@@ -423,8 +440,12 @@ class Run:
     def _plan_hashed(self, chunk: list[tuple[Entry, _Hashed]]) -> Iterator[ReadTask]:
         self._check_stop()
         for e, hashed in chunk:
-            if (key := self._hashed(e, hashed)) is not None:
-                yield self._launch(key)
+            if isinstance(hashed, _Unhashed):  # its hash hung: a worker's read is bounded
+                read: _ReadKey | None = self._read_unhashed(e, self.records.get((e.root, e.path)))
+            else:
+                read = self._hashed(e, hashed)
+            if read is not None:
+                yield self._launch(read)
 
     def _check_stop(self) -> None:
         if self._stopping():
@@ -457,7 +478,7 @@ class Run:
         self._reads[read] = [(e, why, prior)]
         return read
 
-    def _hashed(self, e: Entry, hashed: _Hashed) -> _ReadKey | None:
+    def _hashed(self, e: Entry, hashed: _HashResult) -> _ReadKey | None:
         """File ``e``'s hash (or why it has none); the key of the read it starts, if any."""
         if isinstance(hashed, FileNotFoundError):
             return None  # gone since the walk: its record (if any) is dropped
@@ -956,55 +977,103 @@ def _abspath(e: Entry) -> str:
 
 
 class _Hashes:
-    """Hashes files in threads, in chunks (a future per file costs more in its locks than
-    hashing a small file does), at most :data:`HASH_AHEAD` chunks ahead of the planning that
-    takes them in order."""
+    """Hashes files in daemon threads, in chunks (a future per file costs more in its locks
+    than hashing a small file does), at most :data:`HASH_AHEAD` chunks ahead of the planning
+    that takes them in order.
+
+    A hash is read in the engine's process, where no time bound stops it: a read that hangs
+    (a file of a stalled network share, one a hierarchical store keeps offline until it is
+    recalled) held the sweep for ever, and an interrupt with it (the pool's shutdown and the
+    interpreter's exit both waited for the hung thread). So the planning never waits without
+    looking at the run's stop, and a chunk none of whose files got hashed for
+    :data:`HASH_PATIENCE` seconds is given up: its files not hashed yet are read unhashed by
+    workers, whose reads are bounded and can be killed. A thread that hangs stays hung, a
+    daemon that holds nothing up."""
 
     def __init__(self, entries: Sequence[Entry], order: Sequence[int]) -> None:
         self._entries = entries
         self._order = order
         self._next = 0
-        self._ahead: deque[tuple[list[Entry], Future[list[_Hashed]]]] = deque()
-        chunks = -(-len(order) // HASH_CHUNK)
-        self._pool = ThreadPoolExecutor(min(HASH_THREADS, chunks)) if chunks else None
+        self._ahead: deque[_HashJob] = deque()
+        self._jobs: queue.SimpleQueue[_HashJob | None] = queue.SimpleQueue()
+        self._threads = min(HASH_THREADS, -(-len(order) // HASH_CHUNK))
+        for i in range(self._threads):
+            threading.Thread(target=self._serve, name=f"quarry-hash-{i}", daemon=True).start()
         self._top_up()
 
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                for e in job.entries:
+                    if job.dropped:
+                        break
+                    job.last = time.monotonic()
+                    job.results.append(_hash_file(e))
+            except BaseException as exc:  # (said where the planning takes the chunk)
+                job.error = exc
+            finally:
+                job.done.set()
+
     def _top_up(self) -> None:
-        order, pool = self._order, self._pool
-        while pool is not None and len(self._ahead) < HASH_AHEAD and self._next < len(order):
-            chunk = [self._entries[n] for n in order[self._next : self._next + HASH_CHUNK]]
-            self._next += len(chunk)
-            self._ahead.append((chunk, pool.submit(_hash_chunk, chunk)))
+        order = self._order
+        while len(self._ahead) < HASH_AHEAD and self._next < len(order):
+            job = _HashJob([self._entries[n] for n in order[self._next : self._next + HASH_CHUNK]])
+            self._next += len(job.entries)
+            self._ahead.append(job)
+            self._jobs.put(job)
 
     def ready(self) -> Iterator[list[tuple[Entry, _Hashed]]]:
         """The chunks hashed so far, in order, without waiting for the next."""
-        while self._ahead and self._ahead[0][1].done():
-            yield self._take()
+        while self._ahead and self._ahead[0].done.is_set():
+            yield self._take(lambda: None)
 
-    def rest(self) -> Iterator[list[tuple[Entry, _Hashed]]]:
-        """Every chunk left, in order, each as soon as it is hashed."""
+    def rest(self, check: Callable[[], None]) -> Iterator[list[tuple[Entry, _Hashed]]]:
+        """Every chunk left, in order, each as soon as it is hashed or given up; ``check``
+        is called while waiting (it raises to stop)."""
         while self._ahead:
-            yield self._take()
+            yield self._take(check)
 
-    def _take(self) -> list[tuple[Entry, _Hashed]]:
-        chunk, hashing = self._ahead.popleft()
-        results = hashing.result()
+    def _take(self, check: Callable[[], None]) -> list[tuple[Entry, _Hashed]]:
+        job = self._ahead[0]
+        since = time.monotonic()
+        while not job.done.wait(_HASH_POLL):
+            check()
+            if time.monotonic() - max(since, job.last or since) > HASH_PATIENCE:
+                job.dropped = True  # (its thread stops after the file it is in, if ever)
+                break
+        self._ahead.popleft()
         self._top_up()
-        return list(zip(chunk, results, strict=True))
+        if job.error is not None:
+            raise job.error
+        got = job.results[: len(job.entries)]
+        return [(e, got[i] if i < len(got) else STALLED) for i, e in enumerate(job.entries)]
 
     def close(self) -> None:
-        """Stop hashing: what is not begun is dropped; the run waits for what is."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stop hashing: what is not begun is dropped, what is ends with its file."""
+        for job in self._ahead:
+            job.dropped = True
         self._ahead.clear()
+        for _ in range(self._threads):
+            self._jobs.put(None)
+        self._threads = 0
 
 
-def _hash_chunk(entries: list[Entry]) -> list[_Hashed]:
-    return [_hash_file(e) for e in entries]
+class _HashJob:
+    """A chunk of files to hash, and how far its thread got."""
+
+    __slots__ = ("done", "dropped", "entries", "error", "last", "results")
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        self.results: list[_Hashed] = []
+        self.last: float | None = None
+        """When its thread began its latest file (None: not begun)."""
+        self.done = threading.Event()
+        self.dropped = False
+        self.error: BaseException | None = None
 
 
-def _hash_file(e: Entry) -> _Hashed:
+def _hash_file(e: Entry) -> _HashResult:
     """The file's hash and the Ident it had throughout; None when it kept changing."""
     for _attempt in range(READ_ATTEMPTS):
         try:
