@@ -170,6 +170,28 @@ def by_name(path: str) -> str | None:
     return _by_extension(Path(path))
 
 
+LOTUS_CLASSIC = b"\x00\x00\x02\x00"
+"""A BOF record of 2 bytes: Lotus 1-2-3 release 1-2, Quattro (:mod:`engine.readers.lotus`)."""
+RELEASE3 = b"\x00\x00\x1a\x00"
+"""A BOF record of 26 bytes: Lotus 1-2-3 release 3 and later."""
+_CLASSIC_VERSIONS = frozenset({0x0404, 0x0405, 0x0406, 0x5120, 0x5121, *range(0x1001, 0x1008)})
+"""WKS, WK1 (and Symphony's), WQ1, WQ2, Quattro Pro for Windows."""
+_RELEASE3_VERSIONS = frozenset(range(0x1000, 0x1006))
+"""WK3, WK4, 123."""
+
+
+def lotus_kind(head: bytes) -> str | None:
+    """The MIME type of the Lotus or Quattro file ``head`` opens, else None."""
+    if len(head) < 6:
+        return None
+    version = int.from_bytes(head[4:6], "little")
+    if head[:4] == LOTUS_CLASSIC and version in _CLASSIC_VERSIONS:
+        return M.LOTUS if version < 0x1000 else M.QUATTRO
+    if head[:4] == RELEASE3 and version in _RELEASE3_VERSIONS:
+        return M.LOTUS
+    return None
+
+
 def _by_magic(path: Path, head: bytes) -> str | None:
     # A tar's first bytes are a member's name, which may be anything (even "{\rtf"): its
     # magic at offset 257 goes first.
@@ -181,6 +203,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
                 return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
+    if head[:2] == b"\x00\x00" and (lotus := lotus_kind(head)) is not None:
+        return lotus
     if head[:2] in (b"\x31\xbe", b"\x32\xbe") and head[4:6] == b"\x00\xab":
         return M.WRI  # Windows Write: wIdent, then wTool 0xAB00
     if head.startswith(b"BM") and len(head) > 14 and head[6:10] == b"\x00\x00\x00\x00":
