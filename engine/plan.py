@@ -96,11 +96,14 @@ def keeps(
     tools_fingerprint: str,
     tool_names: AbstractSet[str] | None = None,
     full: bool = True,
+    unknown_again: bool = False,
 ) -> bool:
     """Whether a full sweep that trusts ``prior``'s hash (same size and mtime) keeps its
     verdict without reading the file: :func:`decide` with the content unchanged (``full``
     False: for the sweep that decided it, which reads no ``error`` again)."""
-    stale = _stale(prior, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names)
+    stale = _stale(
+        prior, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names, unknown_again
+    )
     return stale is None
 
 
@@ -115,13 +118,15 @@ def decide(
     full: bool,
     forced: bool,
     tool_names: AbstractSet[str] | None = None,
+    unknown_again: bool = False,
 ) -> Decision:
     """Reuse or read a file with content ``sha256``.
 
     ``prior`` is the file's own earlier record (same path); ``same_content`` any earlier record
     with the same hash (a move or a copy). ``reader_for_mime`` maps MIME -> current reader name.
     ``tool_names``: the tools found now (those of ``tools_fingerprint``), when known: a verdict
-    read without one of them is read again.
+    read without one of them is read again. ``unknown_again``: readers came since the store's
+    last sweep; a file no reader took is read again (its kind may be theirs now).
     """
     if forced:
         return Decision(True, Why.FORCED, prior)
@@ -132,7 +137,9 @@ def decide(
     else:
         why = Why.CHANGED if prior is not None and prior.sha256 is not None else Why.NEW
         return Decision(True, why, prior)
-    stale = _stale(base, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names)
+    stale = _stale(
+        base, reader_versions, reader_for_mime, tools_fingerprint, full, tool_names, unknown_again
+    )
     if stale is not None:
         return Decision(True, stale, base)
     return Decision(False, None, base)
@@ -145,15 +152,18 @@ def _stale(
     tools_fingerprint: str,
     full: bool,
     tool_names: AbstractSet[str] | None = None,
+    unknown_again: bool = False,
 ) -> str | None:
-    """Why ``base``'s verdict can no longer be kept, or None when it can."""
+    """Why ``base``'s verdict can no longer be kept, or None when it can (``unknown_again``:
+    readers came since the store's last sweep, and a file no reader took may be one of
+    theirs now: its kind is detected again)."""
     current = reader_for_mime.get(base.mime)
     if base.status not in STATUSES:
         return Why.CHANGED  # from a newer writer, or damaged: this engine cannot keep it
     if base.status == Status.SKIPPED:
         return Why.CHANGED
     if base.reason == Reason.NO_READER:
-        return Why.READER_CHANGED if current is not None else None
+        return Why.READER_CHANGED if current is not None or unknown_again else None
     if base.reader is not None and (
         current != base.reader or reader_versions.get(base.reader) != base.v
     ):
@@ -236,6 +246,7 @@ class Keeper:
         *,
         tool_names: Iterable[str],
         its_own: bool = False,
+        unknown_again: bool = False,
     ) -> None:
         from engine.quality import QUALITY_VERSION
         from engine.quality import enabled as scoring
@@ -246,6 +257,8 @@ class Keeper:
         again."""
         self.trusted_before = trusted_before
         self.its_own = its_own
+        self.unknown_again = unknown_again
+        """Readers came since the store's last sweep: a record no reader took is not kept."""
         """The records are the decisions of the sweep this one goes on with (a killed one,
         begun after ``trusted_before`` plus the racy margin): an ``error`` it read is kept."""
         self.quality_version = QUALITY_VERSION
@@ -275,7 +288,7 @@ class Keeper:
         if kept is None:
             kept = self._kept[verdict] = keeps(
                 r, self.versions, self.readers, self.fingerprint, self.tool_names,
-                full=not self.its_own,
+                full=not self.its_own, unknown_again=self.unknown_again,
             )  # fmt: skip
         return _FILE if kept else None
 

@@ -129,6 +129,9 @@ class RunOptions:
     """Files decided by a sweep that was killed before it ended (their records committed to
     the index): this run keeps their verdicts as that sweep's, so its errors are not read
     again as a new full sweep's would be."""
+    unknown_again: bool = False
+    """Readers came since the store's last sweep: a file no reader took is read again (its
+    kind may be one of theirs now: an upgrade that learns a format reads the files of it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -512,6 +515,7 @@ class Run:
             full=self.full and key not in self.ctx.options.resumed,
             forced=key in self.force,
             tool_names=self.tool_names,
+            unknown_again=self.full and self.ctx.options.unknown_again,
         )
         if not d.read and d.base is not None:
             base = d.base

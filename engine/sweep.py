@@ -347,6 +347,8 @@ class Sweeper:
         self._jsonl_written = ""
         """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
         self._summary: Summary | None = None
+        self._came: bool | None = None
+        """Whether readers came since the store's last sweep (:meth:`_readers_came`)."""
         """The last summary written."""
         self.lost_behind = False
         """A failed write took the store back to ``extract.jsonl``, which was behind: what the
@@ -587,6 +589,7 @@ class Sweeper:
         try:
             if moved := rehome(self.store):
                 self._notices.append(moved)
+            self._readers_came()  # (as the store's last sweep left it: before this one writes)
             if not self.quick:
                 self._load()
         except BaseException:
@@ -870,6 +873,7 @@ class Sweeper:
             o.verify,
             passwords=passwords,
             resumed=self._resumed,
+            unknown_again=self._readers_came(),
         )
         return RunContext(
             self.index,
@@ -1279,6 +1283,21 @@ class Sweeper:
 
         return texts, _Journaled(self.ledger.journal, self.on_event, begun)
 
+    def _readers_came(self) -> bool:
+        """Whether this quarry has readers the store's last sweep did not (its summary names
+        them): the files no reader took are then read again, once (the summary this sweep
+        writes names them all). Looked at once, before this sweeper writes a summary."""
+        if self._came is None:
+            from engine.readers.registry import reader_versions
+
+            try:
+                summary = self.store.load_summary()
+            except StoreCorrupt:
+                summary = None
+            had = set(summary.readers) if summary is not None else set()
+            self._came = bool(had) and not set(reader_versions()) <= had
+        return self._came
+
     def _keeper(self, began: int, its_own: bool = False) -> Keeper:
         """The judge of a merge: which records of a sweep that began at ``began`` (ns) stand
         as they are (``its_own``: the decisions of the sweep it goes on with, or of a rescan:
@@ -1293,6 +1312,7 @@ class Sweeper:
             began - RACY_NS,
             tool_names=self.tools.names,
             its_own=its_own,
+            unknown_again=not its_own and self._readers_came(),
         )
 
     def _recount(self) -> None:

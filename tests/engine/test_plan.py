@@ -104,6 +104,22 @@ def test_no_reader_retried_when_a_reader_appears() -> None:
     assert d(now_readable).why == Why.READER_CHANGED
 
 
+def test_no_reader_of_a_kind_nobody_knew_retried_when_readers_came() -> None:
+    """Its kind was the octet stream of a file nothing recognised; only reading it again
+    (detecting it with the readers that came) says whether one of them takes it."""
+    none = rec(status=Status.UNSUPPORTED, reason=Reason.NO_READER, mime="x/none", reader=None)
+    came = decide(
+        SHA, none, None, reader_versions=VERSIONS, reader_for_mime=READERS,
+        tools_fingerprint="tools1", full=True, forced=False, unknown_again=True,
+    )  # fmt: skip
+    assert came.why == Why.READER_CHANGED
+    ok = decide(
+        SHA, rec(), None, reader_versions=VERSIONS, reader_for_mime=READERS,
+        tools_fingerprint="tools1", full=True, forced=False, unknown_again=True,
+    )  # fmt: skip
+    assert not ok.read  # (a record a reader took is kept)
+
+
 def test_errors_retried_on_full_sweeps_only() -> None:
     err = rec(status=Status.ERROR, reason=Reason.CORRUPT)
     assert d(err).why == Why.RETRY_ERROR

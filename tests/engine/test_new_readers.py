@@ -1,0 +1,79 @@
+"""A quarry that learns a format reads the files of it that a store holds as no reader's: an
+upgrade that added the Lotus reader left every ``.wk1`` swept before it
+``unsupported/no_reader`` for good (the record's kind, ``application/octet-stream``, still
+has no reader; only reading the file again tells it is Lotus's now). The readers the store's
+last sweep had are in its summary; a sweep with more reads the files no reader took, once."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from engine import mimes as M
+from engine.records import Reason, Status, Why
+from engine.store import Store
+from engine.sweep import SweepOptions, sweep
+from engine.tools import ToolSet
+from tests.readers.test_lotus import classic, lotus_cell
+
+NO_TOOLS = SweepOptions(tools=ToolSet(()))
+
+
+def _as_an_older_quarry_left_it(root: Path) -> None:
+    """The store as a quarry without the Lotus reader left it: the sheet no reader's, no
+    Lotus reader in the summary, and no index or stat index of this quarry's."""
+    store = Store(root / ".quarry")
+    records = [
+        dataclasses.replace(
+            r, status=Status.UNSUPPORTED, reason=Reason.NO_READER, mime=M.OCTET, extractor=None,
+            chars=0, sha256=r.sha256, quality=None, error="no reader for application/octet-stream",
+        ) if r.path == "sheet.wk1" else r
+        for r in store.load_records()
+    ]  # fmt: skip
+    store.write_records(records)
+    for name in ("extract.db", "extract.db-wal", "extract.db-shm", "extract.stat"):
+        (store.out / name).unlink(missing_ok=True)
+    summary = store.out / "extract.summary.json"
+    held = json.loads(summary.read_text())
+    del held["readers"]["lotus"]
+    summary.write_text(json.dumps(held))
+
+
+def test_files_no_reader_took_are_read_again_once_when_readers_came(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "sheet.wk1").write_bytes(
+        classic(0x0406, lotus_cell(0x0F, 0, 0, b"'Budget\x00"), lotus_cell(0x0D, 1, 0, b"\x07\x00"))
+    )
+    (root / "sound.xyz").write_bytes(bytes(range(256)) * 4)  # (no reader knows it)
+    sweep([root], NO_TOOLS)
+    _as_an_older_quarry_left_it(root)
+    store = Store(root / ".quarry")
+
+    sweep([root], NO_TOOLS)
+    got = {r.path: r for r in store.load_records()}
+    assert (got["sheet.wk1"].status, got["sheet.wk1"].extractor) == ("ok", "lotus")
+    assert got["sheet.wk1"].why == Why.READER_CHANGED
+    assert got["sound.xyz"].reason == Reason.NO_READER  # looked at again: still no one's
+    assert got["sound.xyz"].why == Why.READER_CHANGED
+    assert store.read_text(got["sheet.wk1"].sha256 or "") == "# sheet1\nBudget\t7\n"
+
+    (store.out / "extract.stat").unlink(missing_ok=True)  # (the full way, not the quick one)
+    sweep([root], NO_TOOLS)
+    again = {r.path: r for r in store.load_records()}
+    assert again["sound.xyz"].reused  # once: this sweep's summary names every reader
+    assert again["sheet.wk1"].reused
+
+
+def test_a_store_whose_last_sweep_had_every_reader_reads_no_such_file_again(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "sound.xyz").write_bytes(bytes(range(256)) * 4)  # (no reader knows it)
+    sweep([root], NO_TOOLS)
+    store = Store(root / ".quarry")
+    (store.out / "extract.stat").unlink(missing_ok=True)
+    sweep([root], NO_TOOLS)
+    assert [r.reused for r in store.load_records()] == [True]
