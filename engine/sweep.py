@@ -347,6 +347,8 @@ class Sweeper:
         self._jsonl_written = ""
         """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
         self._summary: Summary | None = None
+        self._had: frozenset[str] = frozenset()
+        """The readers of the store's last sweep (:meth:`_readers_had`)."""
         self._came: bool | None = None
         """Whether readers came since the store's last sweep (:meth:`_readers_came`)."""
         """The last summary written."""
@@ -589,7 +591,7 @@ class Sweeper:
         try:
             if moved := rehome(self.store):
                 self._notices.append(moved)
-            self._readers_came()  # (as the store's last sweep left it: before this one writes)
+            self._had = self._readers_had()  # (as the last sweep left it: before this one writes)
             if not self.quick:
                 self._load()
         except BaseException:
@@ -1283,18 +1285,23 @@ class Sweeper:
 
         return texts, _Journaled(self.ledger.journal, self.on_event, begun)
 
+    def _readers_had(self) -> frozenset[str]:
+        """The readers the store's last sweep had, as its summary names them (none: no
+        summary, or one that does not say)."""
+        try:
+            summary = self.store.load_summary()
+        except StoreCorrupt:
+            return frozenset()
+        return frozenset(summary.readers) if summary is not None else frozenset()
+
     def _readers_came(self) -> bool:
-        """Whether this quarry has readers the store's last sweep did not (its summary names
-        them): the files no reader took are then read again, once (the summary this sweep
-        writes names them all). Looked at once, before this sweeper writes a summary."""
+        """Whether this quarry has readers the store's last sweep did not: the files no
+        reader took are then read again, once (the summary this sweep writes names them all).
+        Asked only by runs that decide files (a quick sweep imports no reader)."""
         if self._came is None:
             from engine.readers.registry import reader_versions
 
-            try:
-                summary = self.store.load_summary()
-            except StoreCorrupt:
-                summary = None
-            had = set(summary.readers) if summary is not None else set()
+            had = self._had
             self._came = bool(had) and not set(reader_versions()) <= had
         return self._came
 
