@@ -181,10 +181,11 @@ class _Unhashed(Enum):
 
 STALLED = _Unhashed.STALLED
 _HashResult = tuple[str, Ident] | OSError | None
-"""A file's hash and Ident, why it has none, or None when it kept changing."""
-_Hashed = _HashResult | _Unhashed
 """A file's hash and the stat it kept throughout, the error that stopped it, or None: it
 kept changing."""
+_Hashed = _HashResult | _Unhashed
+"""What the engine's hashing gave a file: its result, or :data:`STALLED` when the planning
+gave up waiting for it (it is then read unhashed)."""
 
 
 @dataclass(slots=True)
