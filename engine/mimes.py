@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+DETECTION = 2
+"""How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
+apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
+case). A store's summary keeps the version its last sweep had; a sweep with a later one reads
+the files no reader took again, once (their recorded kind may be another now)."""
+
 PLAIN = "text/plain"
 HTML = "text/html"
 XHTML = "application/xhtml+xml"

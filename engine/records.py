@@ -588,6 +588,8 @@ class Summary:
     ``quarry tools``, the dashboard) are read again by the next sweep; none once they are."""
     readers: dict[str, int] = field(default_factory=dict)
     """Reader name -> version."""
+    detection: int = 0
+    """How files' kinds were told apart (:data:`engine.mimes.DETECTION`; 0: not said)."""
     started: str = ""
     """ISO-8601 UTC start of the sweep."""
     finished: str = ""

@@ -188,12 +188,14 @@ class StatIndex(msgspec.Struct, frozen=True):
 def environment(tools: ToolSet, rules: str) -> str:
     """Everything besides a file's record and stat and the readers that decides whether a
     sweep keeps the record: the tools' names and versions, the quality rules (and whether texts
-    are scored), the engine's own and the keeper's ``rules`` (:data:`engine.plan.KEEP_RULES`)."""
+    are scored), the engine's own and the keeper's ``rules`` (:data:`engine.plan.KEEP_RULES`),
+    and how kinds are told apart (:data:`engine.mimes.DETECTION`)."""
     from engine import __version__
+    from engine.mimes import DETECTION
     from engine.quality import QUALITY_VERSION
     from engine.quality import enabled as scoring
 
-    env = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{rules}"
+    env = f"{VERSION}:{__version__}:{QUALITY_VERSION}:{scoring()}:{rules}:{DETECTION}"
     return f"{env}\n{tools.named}"  # (what the fingerprint digests: no hashlib to import)
 
 

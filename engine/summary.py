@@ -10,6 +10,7 @@ from pathlib import Path
 
 from engine.console import read_without_line
 from engine.index import Tally
+from engine.mimes import DETECTION
 from engine.quality import VERDICTS
 from engine.records import Record, Status, Summary
 from engine.tools import KNOWN_TOOLS, ToolSet
@@ -72,6 +73,7 @@ def build_summary(
         tools_missing=_missing(tally, tools),
         read_without=_read_without(tally),
         readers=dict(sorted(readers.items())),
+        detection=DETECTION,
         started=iso(started),
         finished=iso(finished),
         seconds=round(finished - started, 3),

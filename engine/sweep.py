@@ -55,6 +55,7 @@ from engine.events import (
 from engine.gcpause import fewer_collections, let_go, long_lived, no_collections
 from engine.index import RecordIndex, Tally
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
+from engine.mimes import DETECTION
 from engine.moved import rehome
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
@@ -347,7 +348,7 @@ class Sweeper:
         self._jsonl_written = ""
         """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
         self._summary: Summary | None = None
-        self._had: frozenset[str] = frozenset()
+        self._had: tuple[frozenset[str], int] = (frozenset(), DETECTION)
         """The readers of the store's last sweep (:meth:`_readers_had`)."""
         self._came: bool | None = None
         """Whether readers came since the store's last sweep (:meth:`_readers_came`)."""
@@ -1285,24 +1286,28 @@ class Sweeper:
 
         return texts, _Journaled(self.ledger.journal, self.on_event, begun)
 
-    def _readers_had(self) -> frozenset[str]:
+    def _readers_had(self) -> tuple[frozenset[str], int]:
         """The readers the store's last sweep had, as its summary names them (none: no
-        summary, or one that does not say)."""
+        summary, or one that does not say), and how it told kinds apart."""
         try:
             summary = self.store.load_summary()
         except StoreCorrupt:
-            return frozenset()
-        return frozenset(summary.readers) if summary is not None else frozenset()
+            return frozenset(), DETECTION
+        if summary is None:
+            return frozenset(), DETECTION
+        return frozenset(summary.readers), summary.detection
 
     def _readers_came(self) -> bool:
-        """Whether this quarry has readers the store's last sweep did not: the files no
-        reader took are then read again, once (the summary this sweep writes names them all).
-        Asked only by runs that decide files (a quick sweep imports no reader)."""
+        """Whether this quarry has readers the store's last sweep did not, or tells kinds
+        apart it did not: the files no reader took are then read again, once (the summary
+        this sweep writes says it all). Asked only by runs that decide files (a quick sweep
+        imports no reader)."""
         if self._came is None:
             from engine.readers.registry import reader_versions
 
-            had = self._had
-            self._came = bool(had) and not set(reader_versions()) <= had
+            had, detection = self._had
+            came = not set(reader_versions()) <= had or detection < DETECTION
+            self._came = bool(had) and came
         return self._came
 
     def _keeper(self, began: int, its_own: bool = False) -> Keeper:

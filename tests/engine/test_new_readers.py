@@ -9,8 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from unittest import mock
 
 from engine import mimes as M
+from engine import mimes as mimes_mod
+from engine.mimes import DETECTION
 from engine.records import Reason, Status, Why
 from engine.store import Store
 from engine.sweep import SweepOptions, sweep
@@ -77,3 +80,41 @@ def test_a_store_whose_last_sweep_had_every_reader_reads_no_such_file_again(
     (store.out / "extract.stat").unlink(missing_ok=True)
     sweep([root], NO_TOOLS)
     assert [r.reused for r in store.load_records()] == [True]
+
+
+def test_files_no_reader_took_are_read_again_once_when_kinds_are_told_apart_anew(
+    tmp_path: Path,
+) -> None:
+    """No reader came, but detection learned a kind (a Word file whose streams are named in
+    upper case was an OLE2 file of no reader's): the summary's ``detection`` is older than
+    this quarry's, and the stat index (whose environment says it) no longer answers."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "sound.xyz").write_bytes(bytes(range(256)) * 4)  # (no reader knows it)
+    sweep([root], NO_TOOLS)
+    store = Store(root / ".quarry")
+    summary = store.out / "extract.summary.json"
+    held = json.loads(summary.read_text())
+    assert held["detection"] == DETECTION
+    held["detection"] = DETECTION - 1
+    summary.write_text(json.dumps(held))
+    (store.out / "extract.stat").unlink(missing_ok=True)  # (an older environment's: unused)
+
+    sweep([root], NO_TOOLS)
+    (record,) = store.load_records()
+    assert record.why == Why.READER_CHANGED and not record.reused
+    assert json.loads(summary.read_text())["detection"] == DETECTION
+
+    sweep([root], NO_TOOLS)  # (the quick way, when its stat index is this quarry's)
+    assert [r.reused for r in store.load_records()] == [True]
+    (store.out / "extract.stat").unlink(missing_ok=True)
+    sweep([root], NO_TOOLS)  # (and the full way)
+    assert [r.reused for r in store.load_records()] == [True]
+
+
+def test_the_stat_index_of_an_older_detection_is_not_used() -> None:
+    from engine import statindex
+
+    now = statindex.environment(ToolSet(()), "rules")
+    with mock.patch.object(mimes_mod, "DETECTION", DETECTION + 1):
+        assert statindex.environment(ToolSet(()), "rules") != now
