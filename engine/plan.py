@@ -125,8 +125,9 @@ def decide(
     ``prior`` is the file's own earlier record (same path); ``same_content`` any earlier record
     with the same hash (a move or a copy). ``reader_for_mime`` maps MIME -> current reader name.
     ``tool_names``: the tools found now (those of ``tools_fingerprint``), when known: a verdict
-    read without one of them is read again. ``unknown_again``: readers came since the store's
-    last sweep; a file no reader took is read again (its kind may be theirs now).
+    read without one of them is read again. ``unknown_again``: readers came, or kinds are told
+    apart anew, since the store's last sweep; a file no reader took is read again (its kind
+    may be a reader's now).
     """
     if forced:
         return Decision(True, Why.FORCED, prior)
@@ -155,8 +156,8 @@ def _stale(
     unknown_again: bool = False,
 ) -> str | None:
     """Why ``base``'s verdict can no longer be kept, or None when it can (``unknown_again``:
-    readers came since the store's last sweep, and a file no reader took may be one of
-    theirs now: its kind is detected again)."""
+    readers came, or kinds are told apart anew, since the store's last sweep, and a file no
+    reader took may be a reader's now: its kind is detected again)."""
     current = reader_for_mime.get(base.mime)
     if base.status not in STATUSES:
         return Why.CHANGED  # from a newer writer, or damaged: this engine cannot keep it
@@ -257,10 +258,11 @@ class Keeper:
         again."""
         self.trusted_before = trusted_before
         self.its_own = its_own
-        self.unknown_again = unknown_again
-        """Readers came since the store's last sweep: a record no reader took is not kept."""
         """The records are the decisions of the sweep this one goes on with (a killed one,
         begun after ``trusted_before`` plus the racy margin): an ``error`` it read is kept."""
+        self.unknown_again = unknown_again
+        """Readers came, or kinds are told apart anew, since the store's last sweep: a record
+        no reader took is not kept."""
         self.quality_version = QUALITY_VERSION
         self.scoring = scoring()
         """Texts are scored (else a text's old score stands: the environment says which)."""

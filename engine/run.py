@@ -130,8 +130,8 @@ class RunOptions:
     the index): this run keeps their verdicts as that sweep's, so its errors are not read
     again as a new full sweep's would be."""
     unknown_again: bool = False
-    """Readers came since the store's last sweep: a file no reader took is read again (its
-    kind may be one of theirs now: an upgrade that learns a format reads the files of it)."""
+    """Readers came, or kinds are told apart anew, since the store's last sweep: a file no
+    reader took is read again (an upgrade that learns a format reads the files of it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -348,11 +348,11 @@ class Sweeper:
         self._jsonl_written = ""
         """When this sweeper last wrote ``extract.jsonl`` (ISO-8601), for the summary."""
         self._summary: Summary | None = None
-        self._had: tuple[frozenset[str], int] = (frozenset(), DETECTION)
-        """The readers of the store's last sweep (:meth:`_readers_had`)."""
-        self._came: bool | None = None
-        """Whether readers came since the store's last sweep (:meth:`_readers_came`)."""
         """The last summary written."""
+        self._had: tuple[frozenset[str], int] = (frozenset(), DETECTION)
+        """The readers of the store's last sweep, and how it told kinds apart."""
+        self._came: bool | None = None
+        """Whether readers came, or kinds are told apart anew, since then."""
         self.lost_behind = False
         """A failed write took the store back to ``extract.jsonl``, which was behind: what the
         runs since its last write decided must be found again (a rescan)."""

@@ -6,9 +6,9 @@ reads it: an OLE2 file whose streams are named in upper case (``WORDDOCUMENT``, 
 format allows and both tools miss) is read again from a copy with Word's names, and a file
 that is no OLE2 container is offered to wpd2text when it is found (WordPerfect 4.2, which has
 no signature, named ``.doc``). The extractor is the tool's name; with neither antiword nor
-catdoc the verdict is ``unsupported/needs_tool``. Excel and
-PowerPoint 97-2003 files are read without tools (:mod:`engine.readers.xls`,
-:mod:`engine.readers.ppt`); xls2csv stays the workbook reader's fallback.
+catdoc the verdict is ``unsupported/needs_tool``. Excel and PowerPoint 97-2003 files are read
+without tools (:mod:`engine.readers.xls`, :mod:`engine.readers.ppt`); xls2csv stays the
+workbook reader's fallback.
 """
 
 from __future__ import annotations
