@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,6 +201,16 @@ class TextSink:
     def line(self, text: str) -> None:
         """Append ``text`` and a newline."""
         self.write(text + "\n")
+
+    def rows(self, header: str, rows: Iterable[Sequence[str]]) -> None:
+        """A spreadsheet's block: ``header`` (``# sheetN``) and each row that has any text,
+        its cells tab-separated; nothing at all when none has (a blank sheet has no line)."""
+        for cells in rows:
+            if any(cells):
+                if header:
+                    self.line(header)
+                    header = ""
+                self.line("\t".join(cells))
 
     def __len__(self) -> int:
         return self._n

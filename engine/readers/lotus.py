@@ -185,18 +185,17 @@ def _label(raw: bytes, encoding: str, *, prefixed: bool) -> str:
 
 
 def _write_sheet(rows: dict[int, dict[int, str]], sheet: int, limit: int, sink: TextSink) -> None:
-    header = f"# sheet{sheet + 1}"
+    sink.rows(f"# sheet{sheet + 1}", _lines(rows, limit))
+
+
+def _lines(rows: dict[int, dict[int, str]], limit: int) -> Iterator[list[str]]:
+    """Each row's cells in order, the columns between them empty."""
     for row in sorted(rows):
         by_col = rows[row]
         width = max(by_col) + 1
         if width > limit:
             raise LimitExceeded("parts_per_block", f"a row of more than {limit} cells")
-        cells = [by_col.get(col, "") for col in range(width)]
-        if any(cells):
-            if header:
-                sink.line(header)
-                header = ""
-            sink.line("\t".join(cells))
+        yield [by_col.get(col, "") for col in range(width)]
 
 
 READERS = (LotusReader(),)

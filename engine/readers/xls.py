@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,19 +129,19 @@ def _write_sheet(book: Any, index: int, ctx: ReadContext, sink: TextSink) -> Non
     limit = ctx.limits.parts_per_block
     if sheet.ncols > limit:
         raise LimitExceeded("parts_per_block", f"a row of more than {limit} cells")
-    header = f"# sheet{index + 1}"  # written before the first row: a blank sheet has none
+    sink.rows(f"# sheet{index + 1}", _rows(sheet, book.datemode))
+
+
+def _rows(sheet: Any, datemode: int) -> Iterator[list[str]]:
+    """Each row's cells as text, without the empty ones it ends in."""
     for row in range(sheet.nrows):
         cells = [
-            cell_text(ctype, value, book.datemode)
+            cell_text(ctype, value, datemode)
             for ctype, value in zip(sheet.row_types(row), sheet.row_values(row), strict=False)
         ]
         while cells and not cells[-1]:
             cells.pop()
-        if any(cells):
-            if header:
-                sink.line(header)
-                header = ""
-            sink.line("\t".join(cells))
+        yield cells
 
 
 READERS = (XlsReader(),)
