@@ -804,10 +804,25 @@ class Run:
 
     def _hash_after_loss(self, e: Entry) -> str | None:
         """The hash of a file whose read lost its worker; None when it cannot be had (its
-        record, if any, is emitted: skipped/unreadable or changing; a gone file has none)."""
-        hashed = _hash_file(e)
+        record, if any, is emitted: skipped/unreadable or changing; a gone file has none).
+
+        Hashed as the planning hashes, in a daemon thread and no longer than
+        :data:`HASH_PATIENCE` without an answer: the worker may have been lost to a read that
+        hung (its time ran out), and a hash of that file here hung the engine for ever."""
+        hashes = _Hashes([e], [0])
+        try:
+            ((_e, hashed),) = next(hashes.rest(self._check_stop))
+        finally:
+            hashes.close()
         if isinstance(hashed, tuple):
             return hashed[0]
+        if isinstance(hashed, _Unhashed):
+            why = (
+                "reading it hung: its read ran out of time, and hashing it gave nothing in"
+                f" {HASH_PATIENCE:g} s; read again next sweep"
+            )
+            self.emit(skipped_record(replace(e, kind="unreadable", detail=why)))
+            return None
         self._hashed(e, hashed)
         return None
 

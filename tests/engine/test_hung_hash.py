@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 import engine.run as run_mod
+from engine.extract import Outcome, ReadTask, read_one
+from engine.records import Reason, Status
 from engine.store import Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult, sweep
 from engine.tools import ToolSet
@@ -96,3 +98,53 @@ def test_a_sweep_asked_to_stop_while_a_hash_hangs_stops(
         running.join(120)
         assert not running.is_alive(), "the sweep did not stop"
     assert results and results[0].interrupted
+
+
+class _LostOnHung:
+    """Reads in this process, but the read of ``copy1.txt`` comes back as a worker lost to its
+    time running out: no hash of what it read (the engine then hashes the file itself)."""
+
+    def __init__(self) -> None:
+        self.tasks: list[ReadTask] = []
+
+    def submit(self, tasks: Iterable[ReadTask]) -> None:
+        self.tasks.extend(tasks)
+
+    def finished(
+        self, tick: Callable[[], None] | None = None
+    ) -> Iterator[tuple[ReadTask, Outcome]]:
+        while self.tasks:
+            task = self.tasks.pop(0)
+            if task.path.endswith("copy1.txt"):
+                yield task, Outcome(Status.ERROR, "text/plain", Reason.TIMEOUT, error="timed out")
+            else:
+                yield task, read_one(task)
+
+    def cancel(self) -> None:
+        self.tasks.clear()
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_file_whose_read_and_hash_both_hang_is_unreadable_and_the_sweep_ends(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hanging: tuple[list[str], threading.Event],
+) -> None:
+    """A worker lost to a read that hung sends no hash; the engine hashed the file itself,
+    in its own thread, and hung for ever on the very read that had hung the worker."""
+    monkeypatch.setattr(run_mod, "HASH_PATIENCE", 0.2)
+    monkeypatch.setattr(run_mod, "DEDUP_BYTES", 10**9)  # (read unhashed: the worker hashes)
+    root = tmp_path / "docs"
+    shas = _docs(root)
+    lost = _LostOnHung()
+    options = SweepOptions(tools=ToolSet(()), executor=lambda _limits, _workers: lost)
+
+    sweep([root], options)
+
+    assert hanging[0] == ["copy1.txt"]
+    got = {r.path: r for r in Store(root / ".quarry").load_records()}
+    assert (got["copy1.txt"].status, got["copy1.txt"].reason) == ("skipped", "unreadable")
+    assert "hung" in (got["copy1.txt"].error or "")
+    assert got["copy0.txt"].sha256 == shas["copy0.txt"] and got["copy0.txt"].status == "ok"
