@@ -14,14 +14,17 @@ Two families, told apart by the first record (BOF):
   WK3, WK4, 123): cells name their sheet; numbers are 80-bit extended floats, or 16-bit
   packed ones, or doubles.
 
-Numbers are written as the spreadsheet stored them (a date stays its serial number, as in
-the ``.xlsb`` reader); formulas give their last value, never their text. Text is decoded as
+Numbers are written as the spreadsheet stored them, but for cells formatted as dates or times
+in the DOS formats (ISO, as the Excel readers write dates; release 3 keeps formats in records
+of their own, and its dates stay serial numbers); formulas give their last value, never their
+text. Text is decoded as
 code page 437 in the DOS formats (Lotus's own character set agrees with it on letters and
 digits) and 1252 in the later ones.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import struct
 from collections.abc import Iterator
@@ -37,6 +40,14 @@ _LABEL_PREFIXES = "'\"^\\|"
 _PACKED = ((5000, 1), (500, 1), (1, 20), (1, 200), (1, 2000), (1, 20000), (1, 16), (1, 64))
 """The multiplier and divisor of a 16-bit packed number of release 3 (chosen by its bits
 1-3): 3 packed over 20 is 0.15, where times 1/20 it would be 0.15000000000000002."""
+
+_DATE_CODES = frozenset({2, 3, 4, 9, 10})
+"""The special formats that show a date: D1-D3, and D4-D5 (international)."""
+_TIME_CODES = frozenset({7, 8, 11, 12})
+"""The special formats that show a time of day: D6-D7, and D8-D9 (international)."""
+_BOGUS_LEAP_DAY = 60
+_LAST_SERIAL = 2958466
+"""31 December 9999 and one: a serial past it is shown as a number."""
 
 Cells = dict[int, dict[int, dict[int, str]]]
 """Sheet -> row -> column -> the cell's text."""
@@ -87,26 +98,27 @@ def _classic(data: bytes, version: int) -> Cells:
     for kind, body in _records(data):
         if kind not in (0x0D, 0x0E, 0x0F, 0x10, 0x33) or len(body) < 5:
             continue
+        fmt: int | None = None
         if quattro:
             if len(body) < 6:
                 continue
             col, sheet, row = body[0], body[1], int.from_bytes(body[2:4], "little")
             value = body[6:]
         else:
-            sheet = 0
+            sheet, fmt = 0, body[0]
             col, row = struct.unpack_from("<HH", body, 1)
             value = body[5:]
-        text = _classic_value(kind, bytes(value), version, quattro)
+        text = _classic_value(kind, bytes(value), version, quattro, fmt)
         if text:
             cells.setdefault(sheet, {}).setdefault(row, {})[col] = text
     return cells
 
 
-def _classic_value(kind: int, value: bytes, version: int, quattro: bool) -> str:
+def _classic_value(kind: int, value: bytes, version: int, quattro: bool, fmt: int | None) -> str:
     if kind == 0x0D and len(value) >= 2:
-        return str(int.from_bytes(value[:2], "little", signed=True))
+        return _shown(float(int.from_bytes(value[:2], "little", signed=True)), fmt)
     if kind in (0x0E, 0x10) and len(value) >= 8:
-        return _number(struct.unpack_from("<d", value)[0])
+        return _shown(struct.unpack_from("<d", value)[0], fmt)
     if kind in (0x0F, 0x33):
         if version in (0x5120, 0x5121) and len(value) >= 2:  # prefix, length, text
             return _label(value[2 : 2 + value[1]], "cp437", prefixed=False)
@@ -165,6 +177,22 @@ def _packed(n: int) -> float:
         return float(n >> 1)
     times, over = _PACKED[(n >> 1) & 7]
     return (n >> 4) * times / over
+
+
+def _shown(value: float, fmt: int | None) -> str:
+    """A number as its cell's format shows it when that is a date or a time (ISO, as the
+    Excel readers write them: a serial number of days from 1900), else as stored. The format
+    byte: the kind in bits 4-6 (7: special), and a special kind's code in bits 0-3."""
+    if fmt is not None and fmt & 0x70 == 0x70 and math.isfinite(value):
+        code = fmt & 0x0F
+        if code in _DATE_CODES and 1 <= value < _LAST_SERIAL and int(value) != _BOGUS_LEAP_DAY:
+            # (Lotus counts a 29 February 1900 that never was: serials after it are a day on)
+            day = int(value) - (1 if value > _BOGUS_LEAP_DAY else 0)
+            return (dt.date(1899, 12, 31) + dt.timedelta(days=day)).isoformat()
+        if code in _TIME_CODES:
+            seconds = round((value % 1) * 86400) % 86400
+            return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return _number(value)
 
 
 def _number(value: float) -> str:

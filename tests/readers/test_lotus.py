@@ -29,8 +29,8 @@ def classic(version: int, *cells: bytes) -> bytes:
     return rec(0x00, struct.pack("<H", version)) + b"".join(cells) + rec(0x01, b"")
 
 
-def lotus_cell(kind: int, col: int, row: int, value: bytes) -> bytes:
-    return rec(kind, b"\xff" + struct.pack("<HH", col, row) + value)
+def lotus_cell(kind: int, col: int, row: int, value: bytes, fmt: int = 0xFF) -> bytes:
+    return rec(kind, bytes([fmt]) + struct.pack("<HH", col, row) + value)
 
 
 def quattro_cell(kind: int, col: int, row: int, value: bytes, sheet: int = 0) -> bytes:
@@ -84,6 +84,24 @@ def test_a_wk1_sheet_by_rows_whatever_order_its_cells_come_in(tmp_path: Path) ->
     text, info = read(tmp_path, data)
     assert text == "# sheet1\nName\tScore\nAda Lovelace\t-42\t2.5\t7\tmade\ncafé\n"
     assert info == ReadInfo("lotus", pages=1)
+
+
+def test_cells_formatted_as_dates_or_times_are_shown_as_such(tmp_path: Path) -> None:
+    """A DOS Lotus file keeps a date as a serial number of days and shows it by the cell's
+    format (special, code 9: D4): ISO, as the Excel readers write dates. Lotus counts a 29
+    February 1900 that never was (serial 60), so the days after it are one on."""
+    number = lambda v: struct.pack("<d", v)  # noqa: E731
+    data = classic(
+        0x0406,
+        lotus_cell(0x0E, 0, 0, number(35249.0), fmt=0xF9),  # D4
+        lotus_cell(0x0D, 1, 0, struct.pack("<h", 59), fmt=0x72),  # D1, an integer cell
+        lotus_cell(0x0E, 2, 0, number(61.0), fmt=0x72),
+        lotus_cell(0x0E, 3, 0, number(60.0), fmt=0x72),  # the day that never was: a number
+        lotus_cell(0x0E, 4, 0, number(0.75), fmt=0x77),  # D6, a time
+        lotus_cell(0x0E, 5, 0, number(35249.0), fmt=0x82),  # fixed, two decimals: as stored
+    )
+    row = read(tmp_path, data)[0].splitlines()[1].split("\t")
+    assert row == ["1996-07-03", "1900-02-28", "1900-03-01", "60", "18:00:00", "35249"]
 
 
 def test_quattro_files_by_their_own_layouts(tmp_path: Path) -> None:
