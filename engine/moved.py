@@ -42,11 +42,12 @@ PROBES = 64
 is enough (a folder copied whole holds them all; an unrelated one, likely none)."""
 
 
-def rehome(store: Store) -> Notice | None:
-    """Re-key the records of the folder ``store`` moved with to the folder it is in now;
-    the notice that says so, or None when the store is where it was written (or it cannot
-    tell: a store written before summaries said where, a foreign one)."""
-    was = _written_at(store)
+def rehome(store: Store, summary: Summary | None) -> Notice | None:
+    """Re-key the records of the folder ``store`` moved with to the folder it is in now
+    (``summary``: its summary as :func:`last_summary` reads it); the notice that says so, or
+    None when the store is where it was written (or it cannot tell: a store written before
+    summaries said where, a foreign one)."""
+    was = _where_written(store, summary)
     if was is None:
         return None
     firsts = _scan(store)
@@ -79,7 +80,7 @@ def aliases(store: Store, roots: Iterable[str]) -> dict[str, str]:
     """Where each of ``roots`` would be now -> the root, for a store found where it was not
     written and not yet swept there: how ``quarry show`` finds a file of the copied folder
     under the record of the folder it was copied from (no file probed: nothing is moved)."""
-    was = _written_at(store)
+    was = _where_written(store, last_summary(store))
     return {} if was is None else {new: old for old, new in _places(store, was, roots).items()}
 
 
@@ -87,27 +88,24 @@ def moved_roots(store: Store) -> dict[str, str]:
     """Each root the summary names (swept last or not) -> where it is now, for a store found
     where it was not written and not yet swept there (else empty; no file probed): how
     ``quarry grep`` names the files of a copied folder, and keeps to a folder of it."""
-    summary = _summary(store)
+    summary = last_summary(store)
     was = _where_written(store, summary)
     if summary is None or was is None:
         return {}
     return _places(store, was, {*summary.roots, *summary.others})
 
 
-def _summary(store: Store) -> Summary | None:
+def last_summary(store: Store) -> Summary | None:
+    """The store's summary as its last sweep wrote it; None when there is none, or none that
+    can be read (a summary only informs)."""
     try:
         return store.load_summary()
     except (StoreCorrupt, BadRecord):
         return None
 
 
-def _written_at(store: Store) -> str | None:
-    """Where the store was when its summary was written, if the summary says, and it is
-    elsewhere now."""
-    return _where_written(store, _summary(store))
-
-
 def _where_written(store: Store, summary: Summary | None) -> str | None:
+    """Where the store was when ``summary`` was written, if it says, and it is elsewhere now."""
     if summary is None or not summary.store.startswith("/"):
         return None
     return None if summary.store == escaped(str(store.out)) else summary.store

@@ -56,7 +56,7 @@ from engine.gcpause import fewer_collections, let_go, long_lived, no_collections
 from engine.index import RecordIndex, Tally
 from engine.limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, Limits
 from engine.mimes import DETECTION
-from engine.moved import rehome
+from engine.moved import last_summary, rehome
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.readindex import rebuild_with
@@ -350,7 +350,8 @@ class Sweeper:
         self._summary: Summary | None = None
         """The last summary written."""
         self._had: tuple[frozenset[str], int] = (frozenset(), DETECTION)
-        """The readers of the store's last sweep, and how it told kinds apart."""
+        """The readers of the store's last sweep (none: no summary, or one that does not say),
+        and how it told kinds apart."""
         self._came: bool | None = None
         """Whether readers came, or kinds are told apart anew, since then."""
         self.lost_behind = False
@@ -590,9 +591,12 @@ class Sweeper:
             self._warm_pool()  # before the lock: it overlaps the store's folders being made
         self._stack.enter_context(self.store.writer())
         try:
-            if moved := rehome(self.store):
+            # (the summary as the last sweep left it, read once: before this one writes)
+            summary = last_summary(self.store)
+            if moved := rehome(self.store, summary):
                 self._notices.append(moved)
-            self._had = self._readers_had()  # (as the last sweep left it: before this one writes)
+            if summary is not None:
+                self._had = (frozenset(summary.readers), summary.detection)
             if not self.quick:
                 self._load()
         except BaseException:
@@ -1286,17 +1290,6 @@ class Sweeper:
 
         return texts, _Journaled(self.ledger.journal, self.on_event, begun)
 
-    def _readers_had(self) -> tuple[frozenset[str], int]:
-        """The readers the store's last sweep had, as its summary names them (none: no
-        summary, or one that does not say), and how it told kinds apart."""
-        try:
-            summary = self.store.load_summary()
-        except StoreCorrupt:
-            return frozenset(), DETECTION
-        if summary is None:
-            return frozenset(), DETECTION
-        return frozenset(summary.readers), summary.detection
-
     def _readers_came(self) -> bool:
         """Whether this quarry has readers the store's last sweep did not, or tells kinds
         apart it did not: the files no reader took are then read again, once (the summary
@@ -1305,9 +1298,8 @@ class Sweeper:
         if self._came is None:
             from engine.readers.registry import reader_versions
 
-            had, detection = self._had
-            came = not set(reader_versions()) <= had or detection < DETECTION
-            self._came = bool(had) and came
+            had, detection = self._had  # (no readers named: no summary to compare with)
+            self._came = bool(had) and (detection < DETECTION or not set(reader_versions()) <= had)
         return self._came
 
     def _keeper(self, began: int, its_own: bool = False) -> Keeper:
