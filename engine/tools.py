@@ -72,6 +72,12 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             _hints("libwpd-tools", "libwpd-tools", "libwpd", "not packaged; use WSL"),
         ),
         ToolSpec(
+            "bsdtar",
+            ("--version",),
+            "RAR archives",
+            _hints("libarchive-tools", "bsdtar", "libarchive", "not packaged; use WSL"),
+        ),
+        ToolSpec(
             "xls2csv",
             ("-V",),
             "legacy Excel .xls that xlrd cannot parse",

@@ -1,4 +1,5 @@
-"""Archives: zip, tar (plain; compressed ones arrive through the compressed-file reader) and 7z.
+"""Archives: zip, tar (plain; compressed ones arrive through the compressed-file reader), 7z
+and RAR.
 
 Every member goes through :class:`engine.readers.members.MemberReader`: its own verdict, its
 text under a ``# member PATH`` line, the same readers and bounds as a walked file, one level
@@ -10,11 +11,15 @@ streams (stored and deflate only). 7z archives are read with py7zr, pure Python:
 made from the header before anything is inflated (py7zr inflates exactly what a member
 declares, and every member before it in its solid block), so a member declaring more than the
 member cap is refused unread, with those behind it; each member is written to a counting sink
-that stops py7zr at once when a bound is reached.
+that stops py7zr at once when a bound is reached. RAR archives need ``bsdtar`` (libarchive;
+no Python library reads RAR 5 without the non-free ``unrar``): it writes their members out as
+a tar stream (:mod:`engine.readers.toolpipe`), read as a tar archive is; a member passed over
+(past its cap) is still inflated by the tool, and counts against the archive's byte budget.
 """
 
 from __future__ import annotations
 
+import re
 import stat
 import zipfile
 import zlib
@@ -27,6 +32,7 @@ from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
 from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.members import CHUNK, MemberReader, safe_name
+from engine.readers.toolpipe import Piped, ToolEnd, piped
 from engine.readers.zipsafe import SafeZip
 from engine.records import Reason, Status
 
@@ -118,6 +124,88 @@ def _tar_member(tf: tarfile.TarFile, entry: tarfile.TarInfo, members: MemberRead
         return
     with stream:
         members.read(name, _file_chunks(stream), None)
+
+
+class RarReader:
+    """RAR archives (RAR 4 and 5) through ``bsdtar`` (libarchive), which writes their members
+    out as a tar stream; that stream is read as a tar archive is, member by member, the tool
+    stopped the moment a bound stops the read."""
+
+    name = "rar"
+    version = 1
+    mimes = frozenset({M.RAR, "application/x-rar-compressed", "application/x-rar"})
+    tools: tuple[str, ...] = ("bsdtar",)
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Write each regular member's text; links and special files get verdicts."""
+        import tarfile
+
+        # "@-": bsdtar copies the entries of the archive on its standard input into the tar it
+        # writes; a pipe, which it cannot seek in: given the file, it looks at its end first,
+        # and a RAR whose last member is a stored zip (a .docx) is then read as that zip.
+        # "-b 1": written out a 512-byte record at a time; in blocks (10 KiB by default) the
+        # members before a damaged one were lost with the block the tool never wrote.
+        argv = ["-cf", "-", "-b", "1", "--format", "pax", "@-"]
+        with (
+            MemberReader(ctx, sink) as members,
+            piped(ctx, "bsdtar", argv, feed=path) as tool,
+        ):
+            broke: Exception | None = None
+            reading = "(rest of the archive)"  # what a stream breaking off leaves unread
+            try:
+                with tarfile.open(fileobj=tool.stdout, mode="r|") as tf:
+                    for entry in tf:
+                        reading = entry.name
+                        _tar_member(tf, entry, members)
+                        reading = "(rest of the archive)"
+                        _charge_unread(tf, entry, ctx)
+            except _tar_errors() as exc:
+                broke = exc
+            _tool_verdict(tool, tool.end(), broke, members, reading)
+            return members.finish("bsdtar")
+
+
+def _charge_unread(tf: tarfile.TarFile, entry: tarfile.TarInfo, ctx: ReadContext) -> None:
+    """Count what is left of a member the reading stopped short of (a member past its cap)
+    against the archive's byte budget: a stream is only passed over by the tool inflating
+    it, and a bomb's one member must not cost more than a whole archive may."""
+    if not entry.isreg():
+        return
+    unread = entry.offset_data + entry.size - tf.fileobj.tell()
+    if unread > 0:
+        ctx.budget.spend(unread, ctx.limits)
+
+
+_ENCRYPTED = re.compile(r"encrypt|passphrase|password", re.IGNORECASE)
+
+
+def _tool_verdict(
+    tool: Piped, end: ToolEnd, broke: Exception | None, members: MemberReader, where: str
+) -> None:
+    """Say what stopped an archive tool's stream early: the whole archive's verdict when no
+    member came (``error/encrypted`` for an archive that needs a password, ``error/corrupt``
+    with the tool's own words, or the tool's own failure: its time ran out, it crashed), else
+    a verdict for ``where`` (the member it broke off in, or the rest of the archive) beside
+    the members read."""
+    failure = tool.failure(end)
+    if failure is None and broke is None:
+        return
+    if end.error:
+        said = end.error.removeprefix("Error reading archive -: ")  # (-: its standard input)
+    elif failure is not None:  # (the stream then broke off too: that says nothing more)
+        said = f"stopped (exit {end.code}) without a reason: a damaged or cut-short archive"
+    else:
+        said = f"what it wrote did not read as tar: {broke}"
+    verdict: ReadFailure
+    if failure is not None and (end.timed_out or (end.code is not None and end.code < 0)):
+        verdict = failure
+    elif _ENCRYPTED.search(said):
+        verdict = EncryptedFile(f"{tool.tool}: {said}"[:300])
+    else:
+        verdict = CorruptFile(f"{tool.tool}: {said}"[:300])
+    if not members.count:
+        raise verdict
+    members.note(where, verdict.status, verdict.reason, str(verdict)[:300])
 
 
 def _file_chunks(stream: IO[bytes]) -> Iterator[bytes]:
@@ -350,4 +438,4 @@ class _Product:
             factory.current = None
 
 
-READERS = (ZipReader(), TarReader(), SevenZipReader())
+READERS = (ZipReader(), TarReader(), SevenZipReader(), RarReader())
