@@ -4,7 +4,8 @@ XPS documents (.xps, .oxps).
 - ``.xlsb``: through pyxlsb, after the engine's own zip checks (member count, declared sizes
   and ratios: pyxlsb inflates members itself); a ``# sheetN`` block of tab-separated rows per
   sheet with rows, numbers without a spurious ``.0`` (dates stay serial numbers: pyxlsb
-  does not read the styles that mark them).
+  does not read the styles that mark them); a sheet record's names found where they end the
+  record (:func:`_sheet_record`), as not every writer lays them out as the format says.
 - ``.vsdx``: each page's shapes' ``Text``, in page order, a ``# pageN`` line before a page
   that has any.
 - ``.xps``: each fixed page's ``Glyphs`` runs (``UnicodeString``), one per line, in document
@@ -13,6 +14,7 @@ XPS documents (.xps, .oxps).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +52,7 @@ class XlsbReader:
     """Excel binary workbooks through pyxlsb."""
 
     name = "xlsb"
-    version = 1
+    version = 2  # 2: sheet records with 4 more bytes read (they were error/corrupt)
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 
@@ -69,9 +71,73 @@ class XlsbReader:
         return ReadInfo("xlsb", pages=sheets)
 
 
+_SHEET_STRINGS_AT = (8, 12, 4, 16)
+"""Where a sheet record's (BrtBundleSh) two strings may start: after ``hsState`` and
+``iTabID`` (8 bytes, the format's own layout, first); some writers put 4 more bytes before
+them (Tika's ``testEXCEL.xlsb``), where pyxlsb, reading at 8, took the ``r`` of ``rId1`` for a
+length and failed every such workbook with a KeyError."""
+
+
+def _sheet_record(data: bytes) -> tuple[int, str | None, str] | None:
+    """A BrtBundleSh's sheet id, relationship id and name: found where its two strings (a
+    32-bit count of UTF-16 units each, the first nullable) end the record exactly, without a
+    control character (the 6th sheet of a padded record also fits the format's layout, with
+    the count of ``rId6`` read as its first two characters); None when they fit nowhere."""
+    fits = [found for at in _SHEET_STRINGS_AT if (found := _strings_at(data, at)) is not None]
+    clean = [f for f in fits if not any(_CONTROL.search(t) for t in f[1:] if t is not None)]
+    best = clean or fits
+    return best[0] if best else None
+
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def _strings_at(data: bytes, at: int) -> tuple[int, str | None, str] | None:
+    """The sheet record's fields when its strings start at ``at`` and end it exactly."""
+    rel, pos = _string_at(data, at, nullable=True)
+    if pos is None:
+        return None
+    name, pos = _string_at(data, pos, nullable=False)
+    if pos != len(data) or name is None:
+        return None
+    return int.from_bytes(data[at - 4 : at], "little"), rel, name
+
+
+def _string_at(data: bytes, pos: int, nullable: bool) -> tuple[str | None, int | None]:
+    """The string counted at ``pos`` and the position after it (None: it does not fit)."""
+    if pos + 4 > len(data):
+        return None, None
+    n = int.from_bytes(data[pos : pos + 4], "little")
+    pos += 4
+    if nullable and n == 0xFFFFFFFF:
+        return None, pos
+    if pos + 2 * n > len(data):
+        return None, None
+    return data[pos : pos + 2 * n].decode("utf-16-le", "replace"), pos + 2 * n
+
+
+@functools.cache
+def _fitted_sheets() -> None:
+    """Have pyxlsb read sheet records with :func:`_sheet_record` (its handler table is a
+    class attribute, shared by its readers: set once per process)."""
+    from pyxlsb import biff12
+    from pyxlsb.handlers import SheetHandler
+    from pyxlsb.reader import BIFF12Reader
+
+    class FittedSheet(SheetHandler):  # type: ignore[misc]  # (pyxlsb has no annotations)
+        def read(self, reader: Any, recid: int, reclen: int) -> Any:
+            found = _sheet_record(reader.read(reclen))
+            if found is None:
+                raise CorruptFile("a sheet record whose names do not fit it")
+            return self.cls._make(found)
+
+    BIFF12Reader.handlers[biff12.SHEET] = FittedSheet()
+
+
 def _workbook(path: Path) -> Any:
     from pyxlsb import open_workbook
 
+    _fitted_sheets()
     try:
         return open_workbook(str(path))
     except (ReadFailure, MemoryError):

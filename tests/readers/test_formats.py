@@ -6,9 +6,12 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.extract import Outcome, ReadTask, read_one
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.readers.fixedzip import _sheet_record
 from engine.tools import Tool, ToolSet
 from fixtures.gen import formats as F
 from fixtures.gen.common import write, write_zip
@@ -56,6 +59,49 @@ def test_xlsb_declaring_a_huge_sheet_is_a_named_limit(tmp_path: Path) -> None:
     members["xl/worksheets/sheet1.bin"] = F._sheet([], 5000)
     outcome, _ = _read(write_zip(tmp_path, "w.xlsb", members), limits=Limits(parts_per_block=100))
     assert (outcome.status, outcome.reason) == ("error", "limit")
+
+
+def test_xlsb_whose_sheet_records_carry_four_bytes_more_reads_the_same(tmp_path: Path) -> None:
+    """Excel 2007 beta wrote 4 bytes more before a sheet record's names (Tika's
+    testEXCEL.xlsb): pyxlsb took a letter of ``rId1`` for a length and the workbook was
+    error/corrupt."""
+    outcome, got = _read(write_zip(tmp_path, "beta.xlsb", F.xlsb_members(sheet_pad=b"\0" * 4)))
+    assert (outcome.status, outcome.pages, got) == ("ok", 3, F.XLSB_TEXT)
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode("utf-16-le", "surrogatepass")
+    return struct.pack("<I", len(raw) // 2) + raw
+
+
+@settings(max_examples=300)
+@given(rel=st.text(max_size=20), name=st.text(min_size=1, max_size=40), sheet_id=st.integers(0))
+def test_a_sheet_record_s_names_as_the_format_lays_them_out(
+    rel: str, name: str, sheet_id: int
+) -> None:
+    record = struct.pack("<II", 0, sheet_id % 2**32) + _string(rel) + _string(name)
+    # (lone surrogates come back replaced, as in any damaged name)
+    back = [
+        t.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace") for t in (rel, name)
+    ]
+    assert _sheet_record(record) == (sheet_id % 2**32, *back)
+
+
+_SHEET_NAME = st.text(st.characters(codec="ascii", categories=["L", "N", "Zs"]), min_size=1)
+
+
+@settings(max_examples=300)
+@given(n=st.integers(1, 10_000), name=_SHEET_NAME)
+def test_a_sheet_record_with_four_bytes_more_as_excel_2007_beta_wrote_it(n: int, name: str) -> None:
+    record = struct.pack("<III", 0, 0, n) + _string(f"rId{n}") + _string(name)
+    assert _sheet_record(record) == (n, f"rId{n}", name)
+
+
+@given(st.binary(max_size=80))
+def test_any_sheet_record_gives_names_that_fit_it_or_none(data: bytes) -> None:
+    found = _sheet_record(data)
+    if found is not None:
+        assert isinstance(found[2], str)
 
 
 def test_xlsb_damaged_is_corrupt(tmp_path: Path) -> None:
