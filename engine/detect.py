@@ -58,7 +58,7 @@ _EXT: dict[str, str] = {
     ".tar": "application/x-tar", ".tgz": "application/gzip", ".tbz2": "application/x-bzip2",
     ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
     ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
-    ".heic": "image/heic", ".jp2": "image/jp2",
+    ".heic": "image/heic", ".jp2": "image/jp2", ".mdb": M.ACCESS, ".accdb": M.ACCESS,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -92,6 +92,8 @@ _FTYP: dict[bytes, str] = {
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ACCESS_MAGIC = frozenset({b"Standard Jet DB", b"Standard ACE DB"})
+"""What follows ``00 01 00 00`` in an Access database's first page: Jet (.mdb), ACE (.accdb)."""
 _IWORK_FILES = frozenset(
     {"Index.zip", "index.apxl", "index.xml.gz", "buildVersionHistory.plist",
      "BuildVersionHistory.plist"}
@@ -203,6 +205,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
                 return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
+    if head[:4] == b"\x00\x01\x00\x00" and head[4:19] in _ACCESS_MAGIC:
+        return M.ACCESS
     if head[:2] == b"\x00\x00" and (lotus := lotus_kind(head)) is not None:
         return lotus
     if head[:2] in (b"\x31\xbe", b"\x32\xbe") and head[4:6] == b"\x00\xab":

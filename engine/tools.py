@@ -45,6 +45,7 @@ def _hints(debian: str, fedora: str, brew: str, windows: str) -> dict[str, str]:
 
 
 _POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
+_MDB = _hints("mdbtools", "mdbtools", "mdbtools", "not packaged; use WSL")
 _TESS = _hints("tesseract-ocr", "tesseract", "tesseract", "choco install tesseract")
 
 KNOWN_TOOLS: dict[str, ToolSpec] = {
@@ -76,6 +77,18 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             ("--version",),
             "RAR archives",
             _hints("libarchive-tools", "bsdtar", "libarchive", "not packaged; use WSL"),
+        ),
+        ToolSpec(
+            "mdb-tables",
+            ("--version",),
+            "Access databases: their tables",
+            _MDB,
+        ),
+        ToolSpec(
+            "mdb-export",
+            ("--version",),
+            "Access databases (.mdb, .accdb)",
+            _MDB,
         ),
         ToolSpec(
             "xls2csv",
