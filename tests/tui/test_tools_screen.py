@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -46,14 +47,14 @@ async def test_every_tool_with_state_files_and_install_hints(store: Store) -> No
         assert (
             f"1 found · {len(KNOWN_TOOLS) - 1} missing · 2 files waiting on a missing tool" in text
         )
-        assert "pdftotext  found    0      24.02.0" in text
+        assert re.search(r"pdftotext +found +0 +24\.02\.0", text)  # (columns as wide as names)
         # the tool waited on most comes first, its files and install hints beside it
         assert screen.rows[0].name == "antiword"
         assert "legacy/memo.doc" in text and "sudo apt install antiword" in text
         assert "brew install antiword" in text and "Fedora" in text
         await pilot.press("down", "down")
         text = screen_text(app)
-        assert "tesseract  missing" in text and "images/photo.png" in text
+        assert re.search(r"tesseract +missing", text) and "images/photo.png" in text
         assert "choco install tesseract" in text
         # home and end: the first and last tool (not a sideways scroll of the table)
         table = screen.query_one("#tool-table", DataTable)
@@ -111,7 +112,7 @@ async def test_shown_after_first_sweep_then_check_again_unlocks_images(
             assert tess.path == str(bin_dir / "tesseract")
             assert not {"images/hello.png", "images/sign.png"} & {p for _r, p in tess.files}
             text = screen_text(app)
-            row = next(line for line in text.splitlines() if line.startswith(" tesseract  found"))
+            row = next(line for line in text.splitlines() if re.match(r" tesseract +found", line))
             assert "5.9.9" in row and "checked at" in text
             await wait_until(pilot, lambda: any("tesseract" in n for n in notes(app)))
             assert not screen.query_one("#check", Button).disabled
@@ -196,7 +197,8 @@ async def test_ok_containers_waiting_on_a_tool_are_listed_under_it(tmp_path: Pat
         assert "4 files waiting on a missing tool" in text
         assert screen.rows[0].name == "antiword" and "zips/memos.zip" in text
         await pilot.press("down", "down")
-        assert "tesseract  missing" in screen_text(app) and "mail/scan.eml" in screen_text(app)
+        assert re.search(r"tesseract +missing", screen_text(app))
+        assert "mail/scan.eml" in screen_text(app)
 
 
 async def test_a_reader_that_cannot_load_is_said_with_why(
