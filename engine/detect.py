@@ -8,6 +8,7 @@ nothing specific does the extension decide. A ``.pdf`` that is really HTML is HT
 
 from __future__ import annotations
 
+import base64
 import re
 import zipfile
 from pathlib import Path
@@ -59,6 +60,7 @@ _EXT: dict[str, str] = {
     ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
     ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
     ".heic": "image/heic", ".jp2": "image/jp2", ".mdb": M.ACCESS, ".accdb": M.ACCESS,
+    ".p7m": M.PKCS7,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -92,6 +94,9 @@ _FTYP: dict[bytes, str] = {
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+PKCS7_SIGNED = bytes.fromhex("2a864886f70d010702")
+"""1.2.840.113549.1.7.2 (PKCS#7 SignedData), as a DER object identifier's content: a signed
+file (``.p7m``) names it in its first bytes."""
 _ACCESS_MAGIC = frozenset({b"Standard Jet DB", b"Standard ACE DB"})
 """What follows ``00 01 00 00`` in an Access database's first page: Jet (.mdb), ACE (.accdb)."""
 _IWORK_FILES = frozenset(
@@ -205,6 +210,10 @@ def _by_magic(path: Path, head: bytes) -> str | None:
                 return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
+    if head[:1] == b"\x30" and PKCS7_SIGNED in head[2:24]:
+        return M.PKCS7
+    if (head[:2] == b"MI" or head.startswith(b"-----BEGIN ")) and _base64_signed(head):
+        return M.PKCS7
     if head[:4] == b"\x00\x01\x00\x00" and head[4:19] in _ACCESS_MAGIC:
         return M.ACCESS
     if head[:2] == b"\x00\x00" and (lotus := lotus_kind(head)) is not None:
@@ -226,6 +235,21 @@ def _by_magic(path: Path, head: bytes) -> str | None:
     if head.startswith(_OLE_MAGIC):
         return _ole_kind(path)
     return None
+
+
+def _base64_signed(head: bytes) -> bool:
+    """Whether ``head`` is a PKCS#7 signed file in base64 (bare, or PEM's ``-----BEGIN``
+    line first): its first 24 bytes decoded name SignedData (``MII...`` or ``MIA...``)."""
+    if head.startswith(b"-----BEGIN "):
+        line, _, head = head.partition(b"\n")
+        if b"PKCS7" not in line and b"CMS" not in line:
+            return False
+    text = b"".join(head[:200].split())[:32]
+    try:
+        decoded = base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return decoded[:1] == b"\x30" and PKCS7_SIGNED in decoded[2:24]
 
 
 def _zip_kind(path: Path) -> str:

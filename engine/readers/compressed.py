@@ -1,4 +1,5 @@
-"""Single compressed files (``.gz``, ``.bz2``, ``.xz``/``.lzma``, ``.zst``): the document inside.
+"""One document in a wrapper: compressed files (``.gz``, ``.bz2``, ``.xz``/``.lzma``, ``.zst``)
+and signed envelopes (``.p7m``, PKCS#7/CMS SignedData): the document inside.
 
 The payload is decompressed a chunk at a time into a private scratch file, counted against
 the same caps as a zip member (``zip_member_bytes``, and ``zip_ratio`` against the
@@ -9,6 +10,13 @@ by the archive reader, a ``notes.txt.gz`` text. The record is the inner document
 failure of the inner document is the file's verdict. The inner name is the file's own name
 without the compression suffix (``.tgz`` gives ``.tar``), which helps detection.
 
+A ``.p7m`` (the signed files of Italian e-invoicing, S/MIME's ``smime.p7m``) holds its
+document in the SignedData's ``eContent``, found by walking the DER or BER encoding
+(:func:`signed_content`: definite or indefinite lengths, a content in one OCTET STRING or in
+chunks), in binary or base64 (PEM or bare) form; nothing is verified (the signature says who
+signed, not what the text is). An EnvelopedData (encrypted for its recipients) is
+``error/encrypted``; a detached signature (no content) is ``empty/no_text``.
+
 zstd comes from ``backports.zstd`` (the standard library's ``compression.zstd`` of Python
 3.14, for 3.11-3.13; py7zr depends on it); without it, ``.zst`` files are
 ``unsupported/no_reader``.
@@ -16,6 +24,7 @@ zstd comes from ``backports.zstd`` (the standard library's ``compression.zstd`` 
 
 from __future__ import annotations
 
+import base64
 import bz2
 import gzip
 import importlib
@@ -27,7 +36,8 @@ from pathlib import Path
 from typing import cast
 
 from engine import mimes as M
-from engine.errors import CorruptFile, LimitExceeded
+from engine.detect import PKCS7_SIGNED
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.members import CHUNK, copy_bounded, enter, read_file, scratch_dir
 
@@ -92,7 +102,7 @@ class CompressedReader:
             try:
                 with self._open(path) as stream:
                     copy_bounded(_chunks(stream), inner_path, ctx, name, packed)
-            except LimitExceeded:
+            except (LimitExceeded, EncryptedFile, Unwrapped):
                 raise
             except _ERRORS as exc:
                 raise CorruptFile(f"{self.name} stream is damaged: {exc}"[:300]) from exc
@@ -130,12 +140,143 @@ def _xz(path: Path) -> io.BufferedIOBase:
     return lzma.open(path, "rb")
 
 
+# --- PKCS#7 / CMS ------------------------------------------------------------------------
+
+_ENVELOPED_DATA = bytes.fromhex("2a864886f70d010703")
+_BER_DEPTH = 64
+"""Nesting past which an encoding is refused (a real envelope nests a few levels)."""
+_BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n \t")
+
+
+class _Ber:
+    """A BER/DER encoding's values, read in place: tag, where the content starts and ends."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def header(self, pos: int) -> tuple[int, int, int | None]:
+        """The tag at ``pos``, where its content starts, and its length (None: indefinite)."""
+        data = self.data
+        if pos + 2 > len(data):
+            raise ValueError("an encoding cut short")
+        tag = data[pos]
+        if tag & 0x1F == 0x1F:
+            raise ValueError("a tag number past 30")  # none in PKCS#7's own structure
+        first = data[pos + 1]
+        pos += 2
+        if first < 0x80:
+            return tag, pos, first
+        if first == 0x80:
+            return tag, pos, None
+        size = first & 0x7F
+        if size > 8 or pos + size > len(data):
+            raise ValueError("a length that cannot be")
+        return tag, pos + size, int.from_bytes(data[pos : pos + size], "big")
+
+    def end(self, pos: int, depth: int = 0) -> int:
+        """Where the value at ``pos`` ends (its end-of-contents octets included)."""
+        if depth > _BER_DEPTH:
+            raise ValueError("values nested too deep")
+        tag, start, length = self.header(pos)
+        if length is not None:
+            if start + length > len(self.data):
+                raise ValueError("a value runs past the end")
+            return start + length
+        if not tag & 0x20:
+            raise ValueError("an indefinite length on a primitive value")
+        pos = start
+        while self.data[pos : pos + 2] != b"\x00\x00":
+            pos = self.end(pos, depth + 1)
+        return pos + 2
+
+    def children(self, pos: int, depth: int = 0) -> list[int]:
+        """Where each value inside the constructed value at ``pos`` starts."""
+        tag, start, length = self.header(pos)
+        if not tag & 0x20:
+            raise ValueError("a primitive value where a constructed one belongs")
+        stop = start + length if length is not None else None
+        out: list[int] = []
+        pos = start
+        while (pos < stop) if stop is not None else self.data[pos : pos + 2] != b"\x00\x00":
+            out.append(pos)
+            pos = self.end(pos, depth + 1)
+        return out
+
+    def octets(self, pos: int, depth: int = 0) -> Iterator[bytes]:
+        """An OCTET STRING's bytes, its chunks in order when it is constructed."""
+        if depth > _BER_DEPTH:
+            raise ValueError("values nested too deep")
+        tag, start, length = self.header(pos)
+        if tag == 0x04 and length is not None:
+            yield self.data[start : start + length]
+        elif tag == 0x24:
+            for child in self.children(pos):
+                yield from self.octets(child, depth + 1)
+        else:
+            raise ValueError("no OCTET STRING where the content belongs")
+
+
+def signed_content(data: bytes) -> bytes | None:
+    """The document a PKCS#7/CMS SignedData ``data`` holds (None: a detached signature).
+
+    Raises ValueError when ``data`` is no such structure, EncryptedFile for EnvelopedData.
+    """
+    ber = _Ber(_binary(data))
+    info = ber.children(0)  # ContentInfo: contentType, [0] content
+    oid = _oid(ber, info[0]) if info else b""
+    if oid == _ENVELOPED_DATA:
+        raise EncryptedFile("a PKCS#7 envelope encrypted for its recipients")
+    if oid != PKCS7_SIGNED or len(info) < 2:
+        raise ValueError("not PKCS#7 signed data")
+    signed = ber.children(ber.children(info[1])[0])  # [0] EXPLICIT SignedData
+    encap = ber.children(signed[2])  # version, digestAlgorithms, encapContentInfo
+    if len(encap) < 2:
+        return None
+    wrapper = ber.children(encap[1])  # eContent [0] EXPLICIT OCTET STRING
+    return b"".join(ber.octets(wrapper[0])) if wrapper else None
+
+
+def _oid(ber: _Ber, pos: int) -> bytes:
+    tag, start, length = ber.header(pos)
+    if tag != 0x06 or length is None:
+        raise ValueError("no object identifier where one belongs")
+    return ber.data[start : start + length]
+
+
+def _binary(data: bytes) -> bytes:
+    """``data`` itself when it is binary; the bytes a base64 form (PEM or bare) stands for."""
+    if data[:1] == b"\x30":
+        return data
+    text = data.strip()
+    if text.startswith(b"-----BEGIN"):
+        lines = text.splitlines()
+        text = b"".join(line for line in lines if not line.startswith(b"-----"))
+    if not text or not set(text[:4096]) <= _BASE64:
+        raise ValueError("not PKCS#7 data, binary or base64")
+    return base64.b64decode(b"".join(text.split()), validate=False)
+
+
+class Unwrapped(ReadFailure):
+    """A wrapper that holds no document (a detached signature)."""
+
+    status = "empty"
+    reason = "no_text"
+
+
+def _p7m(path: Path) -> io.BufferedIOBase:
+    content = signed_content(path.read_bytes())
+    if content is None:
+        raise Unwrapped("a detached signature: the signed document is not in it")
+    return io.BytesIO(content)
+
+
 def _readers() -> tuple[CompressedReader, ...]:
     gz = frozenset({"application/gzip", "application/x-gzip"})
     readers = [
         CompressedReader("gzip", gz, (".gz",), _gzip),
         CompressedReader("bzip2", frozenset({"application/x-bzip2"}), (".bz2", ".bz"), _bzip2),
         CompressedReader("xz", frozenset({M.XZ, "application/x-lzma"}), (".xz", ".lzma"), _xz),
+        CompressedReader("p7m", frozenset({M.PKCS7, "application/x-pkcs7-mime"}), (".p7m",), _p7m),
     ]
     zstd = _zstd_open()
     if zstd is not None:
