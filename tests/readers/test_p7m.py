@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,36 @@ def test_the_corpus_s_signed_xml(tmp_path: Path) -> None:
         pytest.skip("no .p7m in the corpus")
     outcome, text = read(tmp_path, found[0].read_bytes(), found[0].name)
     assert outcome.status == "ok" and text.startswith('<?xml version="1.0"')
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not on PATH")
+def test_what_openssl_signs_and_encrypts(tmp_path: Path) -> None:
+    """Envelopes as a real signer writes them: DER, streamed BER, detached, encrypted."""
+    key, cert, body = tmp_path / "k.pem", tmp_path / "c.pem", tmp_path / "body.txt"
+    body.write_bytes(b"The quarterly figures are in this signed note.\n")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-subj", "/CN=quarry test", "-days", "2"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    sign = ["openssl", "cms", "-sign", "-in", str(body), "-signer", str(cert), "-inkey", str(key)]
+    made = {
+        "der.p7m": [*sign, "-nodetach", "-outform", "DER"],
+        "streamed.p7m": [*sign, "-nodetach", "-stream", "-outform", "DER"],
+        "pem.p7m": [*sign, "-nodetach", "-outform", "PEM"],
+        "detached.p7m": [*sign, "-outform", "DER"],
+        "sealed.p7m": ["openssl", "cms", "-encrypt", "-in", str(body), "-aes256", "-outform",
+                       "DER", str(cert)],
+    }  # fmt: skip
+    verdicts = {}
+    for name, cmd in made.items():
+        data = subprocess.run(cmd, check=True, capture_output=True).stdout
+        outcome, text = read(tmp_path, data, name)
+        verdicts[name] = (outcome.status, outcome.reason, "quarterly figures" in text)
+    assert verdicts == {
+        "der.p7m": ("ok", None, True),
+        "streamed.p7m": ("ok", None, True),
+        "pem.p7m": ("ok", None, True),
+        "detached.p7m": ("empty", "no_text", False),
+        "sealed.p7m": ("error", "encrypted", False),
+    }
