@@ -60,7 +60,8 @@ _EXT: dict[str, str] = {
     ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
     ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
     ".heic": "image/heic", ".jp2": "image/jp2", ".mdb": M.ACCESS, ".accdb": M.ACCESS,
-    ".p7m": M.PKCS7,
+    ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
+    ".xar": M.XAR, ".cpio": M.CPIO,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -216,6 +217,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return M.PKCS7
     if head[:4] == b"\x00\x01\x00\x00" and head[4:19] in _ACCESS_MAGIC:
         return M.ACCESS
+    if (archive := _archive_kind(head)) is not None:
+        return archive
     if head[:2] == b"\x00\x00" and (lotus := lotus_kind(head)) is not None:
         return lotus
     if head[:2] in (b"\x31\xbe", b"\x32\xbe") and head[4:6] == b"\x00\xab":
@@ -234,6 +237,27 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return _zip_kind(path)
     if head.startswith(_OLE_MAGIC):
         return _ole_kind(path)
+    return None
+
+
+_OCTAL = frozenset(b"01234567")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _archive_kind(head: bytes) -> str | None:
+    """Cabinets, LHA, xar and cpio archives by their headers (bsdtar reads them)."""
+    if head[:8] == b"MSCF\x00\x00\x00\x00":
+        return M.CAB
+    if head[:4] == b"xar!" and head[4:6] == b"\x00\x1c":
+        return M.XAR
+    if head[2:5] in (b"-lh", b"-lz") and head[6:7] == b"-" and head[5:6] in b"01234567sd":
+        return M.LHA
+    if head[:6] == b"070707" and set(head[6:76]) <= _OCTAL and len(head) >= 76:
+        return M.CPIO  # the portable ASCII form: 76 octal digits of header
+    if head[:6] in (b"070701", b"070702") and set(head[6:110]) <= _HEX and len(head) >= 110:
+        return M.CPIO  # the "new" ASCII forms: 110 hex digits
+    if head[:2] in (b"\xc7\x71", b"\x71\xc7") and len(head) >= 26:
+        return M.CPIO  # the old binary form, either byte order
     return None
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 DETECTION = 3
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
-case; 3: Access databases, PKCS#7 signed files). A store's summary keeps the version its last
-sweep had; a sweep with a later one reads the files no reader took again, once (their
-recorded kind may be another now)."""
+case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives). A
+store's summary keeps the version its last sweep had; a sweep with a later one reads the
+files no reader took again, once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
@@ -63,6 +63,11 @@ PPT = "application/vnd.ms-powerpoint"
 OLE = "application/x-ole-storage"
 ZIP = "application/zip"
 RAR = "application/vnd.rar"
+ISO = "application/x-iso9660-image"
+CAB = "application/vnd.ms-cab-compressed"
+LHA = "application/x-lzh-compressed"
+XAR = "application/x-xar"
+CPIO = "application/x-cpio"
 ACCESS = "application/x-msaccess"
 PKCS7 = "application/pkcs7-mime"
 XLSB = "application/vnd.ms-excel.sheet.binary.macroenabled.12"

@@ -75,7 +75,7 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "bsdtar",
             ("--version",),
-            "RAR archives",
+            "RAR, ISO, cabinet and LHA archives",
             _hints("libarchive-tools", "bsdtar", "libarchive", "not packaged; use WSL"),
         ),
         ToolSpec(

@@ -126,15 +126,18 @@ def _tar_member(tf: tarfile.TarFile, entry: tarfile.TarInfo, members: MemberRead
         members.read(name, _file_chunks(stream), None)
 
 
-class RarReader:
-    """RAR archives (RAR 4 and 5) through ``bsdtar`` (libarchive), which writes their members
-    out as a tar stream; that stream is read as a tar archive is, member by member, the tool
-    stopped the moment a bound stops the read."""
+class LibarchiveReader:
+    """Archives Python has no reader for (RAR 4 and 5, ISO 9660 images, cabinets, LHA, xar,
+    cpio) through ``bsdtar`` (libarchive), which writes their members out as a tar stream;
+    that stream is read as a tar archive is, member by member, the tool stopped the moment a
+    bound stops the read. One reader a format, so that each has its name in the records."""
 
-    name = "rar"
     version = 1
-    mimes = frozenset({M.RAR, "application/x-rar-compressed", "application/x-rar"})
     tools: tuple[str, ...] = ("bsdtar",)
+
+    def __init__(self, name: str, mimes: frozenset[str]) -> None:
+        self.name = name
+        self.mimes = mimes
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each regular member's text; links and special files get verdicts."""
@@ -438,4 +441,23 @@ class _Product:
             factory.current = None
 
 
-READERS = (ZipReader(), TarReader(), SevenZipReader(), RarReader())
+class RarReader(LibarchiveReader):
+    """RAR archives, RAR 4 and 5 (no Python library reads RAR 5 without the non-free unrar)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "rar", frozenset({M.RAR, "application/x-rar-compressed", "application/x-rar"})
+        )
+
+
+READERS = (
+    ZipReader(),
+    TarReader(),
+    SevenZipReader(),
+    RarReader(),
+    LibarchiveReader("iso", frozenset({M.ISO, "application/x-cd-image"})),
+    LibarchiveReader("cab", frozenset({M.CAB})),
+    LibarchiveReader("lha", frozenset({M.LHA, "application/x-lha"})),
+    LibarchiveReader("xar", frozenset({M.XAR})),
+    LibarchiveReader("cpio", frozenset({M.CPIO})),
+)

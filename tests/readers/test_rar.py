@@ -23,12 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine import mimes as M
 from engine.detect import detect
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NeedsTool, ToolFailed
 from engine.extract import Outcome, ReadTask, read_one
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.archive import RarReader
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.registry import reader_for
 from engine.readers.toolpipe import piped
 from engine.records import Member
 from engine.tools import Tool, ToolSet, discover
@@ -119,9 +121,11 @@ def read(path: Path, tools: ToolSet, limits: Limits = DEFAULT_LIMITS) -> tuple[s
     return sink.getvalue(), info
 
 
-def read_task(tmp_path: Path, data: bytes, tools: ToolSet, **limits: int) -> tuple[Outcome, str]:
-    """The whole read of a ``.rar`` holding ``data``, as a worker makes it."""
-    path = tmp_path / "a.rar"
+def read_task(
+    tmp_path: Path, data: bytes, tools: ToolSet, name: str = "a.rar", **limits: int
+) -> tuple[Outcome, str]:
+    """The whole read of a file ``name`` holding ``data``, as a worker makes it."""
+    path = tmp_path / name
     path.write_bytes(data)
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
@@ -355,3 +359,45 @@ def test_a_rar_waits_on_bsdtar_and_is_read_once_it_is_there(tmp_path: Path) -> N
         "bsdtar",
         "tools-changed",
     )
+
+
+# -- the other formats bsdtar reads ----------------------------------------------------------
+
+HEADS = {
+    M.CAB: b"MSCF\0\0\0\0" + bytes(60),
+    M.XAR: b"xar!\x00\x1c\x00\x01" + bytes(60),
+    M.LHA: b"\x25\x7a-lh5-" + bytes(60),
+    M.CPIO: b"070701" + b"0" * 104 + bytes(20),
+}
+
+
+@pytest.mark.parametrize("mime", sorted(HEADS))
+def test_libarchive_formats_are_told_apart_and_wait_on_bsdtar(tmp_path: Path, mime: str) -> None:
+    path = tmp_path / "archive.bin"
+    path.write_bytes(HEADS[mime])
+    assert detect(path) == mime
+    reader = reader_for(mime)
+    assert reader is not None and reader.tools == ("bsdtar",)
+    with pytest.raises(NeedsTool):
+        reader.read(path, ReadContext(mime, tools=ToolSet.empty()), TextSink(1000))
+
+
+def test_text_that_begins_as_a_cpio_header_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "numbers.csv"
+    path.write_text("070707,070701,12\n" * 20)
+    assert detect(path) == M.CSV
+
+
+@real
+@pytest.mark.parametrize("fmt", ["iso9660", "xar", "cpio"])
+def test_what_bsdtar_writes_it_reads(tmp_path: Path, fmt: str) -> None:
+    src = tmp_path / "src"
+    (src / "docs").mkdir(parents=True)
+    (src / "docs" / "readme.txt").write_text("hello from the image\n")
+    (src / "page.html").write_text("<html><body><p>A page on a disc</p></body></html>")
+    made = tmp_path / f"made.{'iso' if fmt == 'iso9660' else fmt}"
+    assert BSDTAR is not None
+    subprocess.run([BSDTAR, "--format", fmt, "-cf", str(made), "-C", str(src), "."], check=True)
+    outcome, text = read_task(tmp_path, made.read_bytes(), discover(), name=made.name)
+    assert (outcome.status, outcome.extractor) == ("ok", "bsdtar"), outcome.error
+    assert "hello from the image" in text and "A page on a disc" in text
