@@ -1,5 +1,5 @@
-"""Archives: zip, tar (plain; compressed ones arrive through the compressed-file reader), 7z
-and RAR.
+"""Archives: zip, tar (plain; compressed ones arrive through the compressed-file reader), 7z,
+and through bsdtar RAR, ISO 9660 images, cabinets, LHA, xar and cpio.
 
 Every member goes through :class:`engine.readers.members.MemberReader`: its own verdict, its
 text under a ``# member PATH`` line, the same readers and bounds as a walked file, one level
@@ -11,9 +11,9 @@ streams (stored and deflate only). 7z archives are read with py7zr, pure Python:
 made from the header before anything is inflated (py7zr inflates exactly what a member
 declares, and every member before it in its solid block), so a member declaring more than the
 member cap is refused unread, with those behind it; each member is written to a counting sink
-that stops py7zr at once when a bound is reached. RAR archives need ``bsdtar`` (libarchive;
-no Python library reads RAR 5 without the non-free ``unrar``): it writes their members out as
-a tar stream (:mod:`engine.readers.toolpipe`), read as a tar archive is; a member passed over
+that stops py7zr at once when a bound is reached. The others need ``bsdtar`` (libarchive; no
+Python library reads RAR 5 without the non-free ``unrar``): it writes their members out as a
+tar stream (:mod:`engine.readers.toolpipe`), read as a tar archive is; a member passed over
 (past its cap) is still inflated by the tool, and counts against the archive's byte budget.
 """
 

@@ -221,7 +221,13 @@ def signed_content(data: bytes) -> bytes | None:
 
     Raises ValueError when ``data`` is no such structure, EncryptedFile for EnvelopedData.
     """
-    ber = _Ber(_binary(data))
+    try:
+        return _content(_Ber(_binary(data)))
+    except IndexError as exc:  # a structure with fewer values than PKCS#7's
+        raise ValueError("not PKCS#7 signed data: values missing") from exc
+
+
+def _content(ber: _Ber) -> bytes | None:
     info = ber.children(0)  # ContentInfo: contentType, [0] content
     oid = _oid(ber, info[0]) if info else b""
     if oid == _ENVELOPED_DATA:

@@ -29,7 +29,8 @@ DRAIN_BYTES = 1 << 20
 """Output a tool may still write once the reader has all it wanted (a tar stream's padding is
 at most 10 KiB): past this the tool is stopped rather than read to its end."""
 FEED_WAIT_S = 1.0
-"""How long a stopped tool's feeding thread is waited for (it ends with the tool's pipe)."""
+"""How long an ended tool's threads (its standard error's reader, its feeder) are waited for:
+each ends with the tool's pipes."""
 ERROR_BYTES = 4096
 """Bytes of the tool's standard error kept (its first ones: the cause comes before the
 "exited with errors" lines that end it)."""
@@ -119,8 +120,10 @@ class Piped:
             self._kill()
         self._proc.wait()  # the timer kills it at the latest
         self._timer.cancel()
-        self._drain.join()
-        if self._feed is not None:  # (a read of the file that hangs is the pool's to stop)
+        # Bounded: a child the tool left holding its standard error (or a read of the file
+        # that hangs) keeps a thread alive, not the read; the pool stops what outlives it.
+        self._drain.join(FEED_WAIT_S)
+        if self._feed is not None:
             self._feed.join(FEED_WAIT_S)
         for stream in (self.stdout, self._proc.stderr):
             with contextlib.suppress(OSError):
