@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import random
 import struct
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from engine import mimes as M
 from engine.detect import detect
+from fixtures.gen.common import zip_bytes
 
 ODS = M.ODS.encode()
 FREE, END, FATSECT, NOSTREAM = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD, 0xFFFFFFFF
@@ -44,14 +43,6 @@ def _dir_entry(name: str, kind: int, child: int = NOSTREAM, right: int = NOSTREA
     struct.pack_into("<III", entry, 68, NOSTREAM, right, child)
     struct.pack_into("<IQ", entry, 116, END, 0)
     return bytes(entry)
-
-
-def zipped(members: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
 
 
 def check(tmp_path: Path, name: str, data: bytes) -> str:
@@ -101,13 +92,13 @@ def test_magic_bytes_win_over_the_extension(tmp_path: Path, data: bytes, mime: s
     ids=["docx", "xlsx", "pptx", "odt", "ods", "odp", "epub", "epub-no-mimetype", "zip"],
 )
 def test_zip_containers_by_members(tmp_path: Path, members: dict[str, str], mime: str) -> None:
-    assert check(tmp_path, "container.bin", zipped(members)) == mime
+    assert check(tmp_path, "container.bin", zip_bytes(members)) == mime
 
 
 def test_odf_without_mimetype_member_goes_by_extension(tmp_path: Path) -> None:
     members = {"content.xml": "<c/>", "META-INF/manifest.xml": "<m/>"}
-    assert check(tmp_path, "sheet.ods", zipped(members)) == M.ODS
-    assert check(tmp_path, "noext", zipped(members)) == M.ODT
+    assert check(tmp_path, "sheet.ods", zip_bytes(members)) == M.ODS
+    assert check(tmp_path, "noext", zip_bytes(members)) == M.ODT
 
 
 def test_broken_zip_goes_by_extension(tmp_path: Path) -> None:

@@ -10,12 +10,10 @@ ones and any bytes after a RAR signature, and the shared corpus's RAR when it is
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import orjson
@@ -34,6 +32,7 @@ from engine.readers.registry import reader_for
 from engine.readers.toolpipe import piped
 from engine.records import Member
 from engine.tools import Tool, ToolSet, discover
+from fixtures.gen.common import zip_bytes
 from tests.readers.rarkit import MARKER, rar4
 
 BSDTAR = shutil.which("bsdtar")
@@ -143,14 +142,6 @@ def rar(tmp_path: Path) -> Path:
     return path
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
-
-
 # -- the stand-in: the stream and the tool's end ---------------------------------------------
 
 
@@ -167,7 +158,7 @@ def test_each_member_is_read_from_the_stream(tmp_path: Path, rar: Path) -> None:
         [
             ("notes/a.txt", b"alpha\n"),
             ("b.html", b"<p>beta</p>"),
-            ("inner.zip", _zip({"c.txt": b"gamma\n"})),
+            ("inner.zip", zip_bytes({"c.txt": b"gamma\n"})),
         ],
     )
     text, info = read(rar, ToolSet((fake.tool,)))
@@ -269,7 +260,7 @@ def test_a_rar_s_members_with_the_real_tool(tmp_path: Path) -> None:
     data = rar4([
         ("docs/a.txt", b"alpha beta\n"),
         ("docs/page.html", b"<html><body><h1>Title</h1><p>Body text</p></body></html>"),
-        ("inner.zip", _zip({"deep/c.txt": b"gamma\n"})),
+        ("inner.zip", zip_bytes({"deep/c.txt": b"gamma\n"})),
     ])  # fmt: skip
     outcome, text = read_task(tmp_path, data, discover())
     assert (outcome.status, outcome.extractor, outcome.mime) == (
