@@ -19,7 +19,7 @@ from pathlib import Path
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.names import shown
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, csv_fields
 from engine.readers.toolpipe import piped
 
 _FIELD_BREAKS = re.compile(r"[\t\r\n]+")
@@ -77,31 +77,20 @@ def _words(error: str) -> str:
 def _export(path: Path, table: str, ctx: ReadContext, sink: TextSink) -> None:
     """One table's block, its CSV read as mdb-export writes it; the tool's failure raised
     once what it wrote is taken (a table cut short keeps its first rows)."""
-    before = csv.field_size_limit(ctx.limits.csv_field_chars)  # (one setting per process)
-    try:
-        with piped(ctx, "mdb-export", [*_EXPORT, "--", str(path), table]) as tool:
-            text = io.TextIOWrapper(tool.stdout, encoding="utf-8", errors="replace", newline="")
-            try:
+    with piped(ctx, "mdb-export", [*_EXPORT, "--", str(path), table]) as tool:
+        text = io.TextIOWrapper(tool.stdout, encoding="utf-8", errors="replace", newline="")
+        try:
+            with csv_fields(ctx.limits.csv_field_chars, "mdb-export wrote malformed CSV"):
                 rows = (_cells(row) for row in csv.reader(text, strict=False))
                 sink.rows(f"# table {shown(table)}", rows)
-            except csv.Error as exc:
-                raise _csv_failure(exc, ctx.limits.csv_field_chars) from exc
-            finally:
-                text.detach()  # the pipe is the tool's to close
-            end = tool.end()
-            failure = tool.failure(end)
-            if failure is not None and end.code is not None and end.code > 0:
-                raise CorruptFile(f"mdb-export: {end.error or f'exited {end.code}'}"[:300])
-            if failure is not None:  # its time ran out, or it died of a signal
-                raise failure
-    finally:
-        csv.field_size_limit(before)
-
-
-def _csv_failure(exc: csv.Error, field_limit: int) -> ReadFailure:
-    if "field larger than field limit" in str(exc):
-        return LimitExceeded("csv_field_chars", f"a field is longer than {field_limit} characters")
-    return CorruptFile(f"mdb-export wrote malformed CSV: {exc}")
+        finally:
+            text.detach()  # the pipe is the tool's to close
+        end = tool.end()
+        failure = tool.failure(end)
+        if failure is not None and end.code is not None and end.code > 0:
+            raise CorruptFile(f"mdb-export: {end.error or f'exited {end.code}'}"[:300])
+        if failure is not None:  # its time ran out, or it died of a signal
+            raise failure
 
 
 def _cells(row: list[str]) -> list[str]:

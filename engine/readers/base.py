@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadTimeout, ToolFailed
+from engine.errors import (
+    CorruptFile,
+    LimitExceeded,
+    NeedsTool,
+    ReadFailure,
+    ReadTimeout,
+    ToolFailed,
+)
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.records import Member
 from engine.tools import ToolSet
@@ -258,6 +265,33 @@ class ArchiveBudget:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool about to run for a read: its command line, and the time it has."""
+
+    tool: str
+    argv: list[str]
+    preexec: Callable[[], None] | None
+    """What runs between fork and exec (see :func:`tool_argv`)."""
+    timeout: float
+    """Seconds it may run: its own ``tool_timeout_s``, or what is left of the read's."""
+    short: bool
+    """The read's time left, shorter than the tool's own, bounds it."""
+    budget: float
+    """The read's whole time (``timeout_s``), for the verdict."""
+
+    def ran_out(self) -> ReadFailure:
+        """The verdict on a tool stopped at its time: the read's timeout when the read's
+        time ran out, the tool's failure when its own did."""
+        if self.short:
+            return ReadTimeout(f"{self.tool} stopped: the read's {self.budget:g} s ran out")
+        return ToolFailed(f"{self.tool} timed out after {self.timeout:.0f} s")
+
+    def could_not_start(self, exc: OSError) -> ToolFailed:
+        """The verdict on a tool that could not be started."""
+        return ToolFailed(f"{self.tool} could not start: {exc.strerror or exc}")
+
+
+@dataclass(frozen=True, slots=True)
 class ReadContext:
     """Everything a reader may use besides the file: bounds, tools and the deadline."""
 
@@ -283,6 +317,24 @@ class ReadContext:
         """Seconds left of this read's budget."""
         return self.deadline - time.monotonic()
 
+    def tool_call(self, tool: str, args: Sequence[str]) -> ToolCall:
+        """``tool`` with ``args``, about to run for this read (:meth:`run_tool`, and
+        :func:`engine.readers.toolpipe.piped` for a tool read as it writes).
+
+        Raises NeedsTool when the tool is not in the tool set, ReadTimeout when the read's
+        time is spent before it could start.
+        """
+        exe = self.tools.path(tool)
+        if exe is None:
+            raise NeedsTool(tool)
+        left = self.remaining()
+        budget = self.limits.timeout_s
+        if left <= 0:
+            raise ReadTimeout(f"the read's {budget:g} s were spent before {tool} could run")
+        argv, preexec = tool_argv(exe, args)
+        short = left < self.limits.tool_timeout_s
+        return ToolCall(tool, argv, preexec, min(self.limits.tool_timeout_s, left), short, budget)
+
     def run_tool(self, tool: str, args: Sequence[str], *, stdin: bytes | None = None) -> bytes:
         """Run ``tool`` with ``args``; return stdout. Timeout clipped to the read's budget.
 
@@ -293,23 +345,13 @@ class ReadContext:
         kills whole when a read times out or its worker dies, and which the worker's guard
         (:func:`guard_group`) kills whatever kills the worker, so no tool outlives its read.
         """
-        exe = self.tools.path(tool)
-        if exe is None:
-            raise NeedsTool(tool)
-        left = self.remaining()
-        budget = self.limits.timeout_s
-        if left <= 0:
-            raise ReadTimeout(f"the read's {budget:g} s were spent before {tool} could run")
-        timeout = min(self.limits.tool_timeout_s, left)
-        argv, preexec = tool_argv(exe, args)
+        call = self.tool_call(tool, args)
         try:
-            proc = run_bounded(argv, stdin, timeout, preexec)
+            proc = run_bounded(call.argv, stdin, call.timeout, call.preexec)
         except subprocess.TimeoutExpired as exc:
-            if left < self.limits.tool_timeout_s:
-                raise ReadTimeout(f"{tool} stopped: the read's {budget:g} s ran out") from exc
-            raise ToolFailed(f"{tool} timed out after {timeout:.0f} s") from exc
+            raise call.ran_out() from exc
         except OSError as exc:
-            raise ToolFailed(f"{tool} could not start: {exc.strerror or exc}") from exc
+            raise call.could_not_start(exc) from exc
         if proc.returncode != 0:
             tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
             raise ToolFailed(f"{tool} exited {proc.returncode}: {tail[0][:200]}")
@@ -350,6 +392,31 @@ def quiet_library(logger_name: str, level: int = logging.ERROR) -> Iterator[None
             yield
     finally:
         logger.setLevel(before)
+
+
+@contextmanager
+def csv_fields(limit: int, malformed: str = "malformed CSV") -> Iterator[None]:
+    """Read CSV in the block with fields of at most ``limit`` characters; the csv module's
+    error becomes a verdict: LimitExceeded for a field past it, else CorruptFile
+    (``malformed``: what to call the table).
+
+    The csv module's field limit is one setting for the whole process: the block sets its
+    own and gives the process back the one it had, so nothing else that reads CSV in this
+    process (an export read back, another reader) inherits the cap.
+    """
+    import csv
+
+    before = csv.field_size_limit(limit)
+    try:
+        yield
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise LimitExceeded(
+                "csv_field_chars", f"a field is longer than {limit} characters"
+            ) from exc
+        raise CorruptFile(f"{malformed}: {exc}") from exc
+    finally:
+        csv.field_size_limit(before)
 
 
 def read_all(path: Path) -> bytes:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
-from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.base import ReadContext, ReadInfo, TextSink, csv_fields
 from engine.readers.text import decode_file
 
 _FIELD_BREAKS = re.compile(r"[\t\r\n]+")
@@ -83,30 +83,17 @@ class CsvReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each row of the table at ``path`` as a tab-separated line."""
-        # The csv module's field limit is one setting for the whole process: the read sets
-        # its own and gives the process back the one it had, so nothing else that reads CSV
-        # in this process (an export read back, another reader) inherits the cap.
-        before = csv.field_size_limit(ctx.limits.csv_field_chars)
-        try:
-            with open(path, "rb") as fh:
-                _encoding, pieces = decode_file(fh, path.stat().st_size)
-                lines = _lines(pieces, max(ctx.limits.max_chars, ctx.limits.csv_field_chars))
-                first, lines = _peek(lines)
-                reader = csv.reader(lines, delimiter=_delimiter(ctx.mime, first), strict=False)
-                write_rows(reader, sink)
-        except OSError as exc:
-            raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
-        except csv.Error as exc:
-            raise _csv_failure(exc, ctx.limits.csv_field_chars) from exc
-        finally:
-            csv.field_size_limit(before)
+        with csv_fields(ctx.limits.csv_field_chars):
+            try:
+                with open(path, "rb") as fh:
+                    _encoding, pieces = decode_file(fh, path.stat().st_size)
+                    lines = _lines(pieces, max(ctx.limits.max_chars, ctx.limits.csv_field_chars))
+                    first, lines = _peek(lines)
+                    delimiter = _delimiter(ctx.mime, first)
+                    write_rows(csv.reader(lines, delimiter=delimiter, strict=False), sink)
+            except OSError as exc:
+                raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
         return ReadInfo(extractor="tsv" if ctx.mime == M.TSV else "csv")
-
-
-def _csv_failure(exc: csv.Error, field_limit: int) -> Exception:
-    if "field larger than field limit" in str(exc):
-        return LimitExceeded("csv_field_chars", f"a field is longer than {field_limit} characters")
-    return CorruptFile(f"malformed CSV: {exc}")
 
 
 READERS = (CsvReader(),)

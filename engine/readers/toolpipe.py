@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from engine.errors import CorruptFile, NeedsTool, ReadFailure, ReadTimeout, ToolFailed
-from engine.readers.base import ReadContext, tool_argv
+from engine.errors import CorruptFile, ReadFailure, ToolFailed
+from engine.readers.base import ReadContext, ToolCall
 
 DRAIN_BYTES = 1 << 20
 """Output a tool may still write once the reader has all it wanted (a tar stream's padding is
@@ -56,16 +56,10 @@ class Piped:
     """A running tool whose standard output the reader reads (:attr:`stdout`)."""
 
     def __init__(
-        self,
-        proc: subprocess.Popen[bytes],
-        tool: str,
-        timeout: float,
-        short: bool,
-        feed: IO[bytes] | None = None,
+        self, proc: subprocess.Popen[bytes], call: ToolCall, feed: IO[bytes] | None = None
     ) -> None:
-        self.tool = tool
-        self.timeout = timeout
-        self._short = short  # the read's time, not the tool's, bounds it
+        self.tool = call.tool
+        self._call = call
         self._proc = proc
         assert proc.stdout is not None and proc.stderr is not None
         self.stdout: IO[bytes] = proc.stdout
@@ -78,7 +72,7 @@ class Piped:
         if feed is not None and proc.stdin is not None:
             self._feed = threading.Thread(target=_copy, args=(feed, proc.stdin), daemon=True)
             self._feed.start()
-        self._timer = threading.Timer(timeout, self._expire)
+        self._timer = threading.Timer(call.timeout, self._expire)
         self._timer.daemon = True
         self._timer.start()
 
@@ -136,9 +130,7 @@ class Piped:
         """What a tool that ended as ``end`` says about the read: None when it did its work
         (or was stopped because the reader had all it wanted)."""
         if end.timed_out:
-            if self._short:
-                return ReadTimeout(f"{self.tool} stopped: the read's time ran out")
-            return ToolFailed(f"{self.tool} timed out after {self.timeout:.0f} s")
+            return self._call.ran_out()
         if end.code is None or end.code == 0:
             return None
         return ToolFailed(f"{self.tool} exited {end.code}: {end.error[:200]}")
@@ -178,33 +170,24 @@ def piped(
     time is spent before it starts and ToolFailed when it cannot start; how it ended is
     :meth:`Piped.end`'s answer, asked in the block.
     """
-    exe = ctx.tools.path(tool)
-    if exe is None:
-        raise NeedsTool(tool)
-    left = ctx.remaining()
-    if left <= 0:
-        raise ReadTimeout(
-            f"the read's {ctx.limits.timeout_s:g} s were spent before {tool} could run"
-        )
-    timeout = min(ctx.limits.tool_timeout_s, left)
-    argv, preexec = tool_argv(exe, args)
+    call = ctx.tool_call(tool, args)
     try:
         source = None if feed is None else open(feed, "rb")  # noqa: SIM115 (the feeder's)
     except OSError as exc:
         raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
     try:
         proc = subprocess.Popen(
-            argv,
+            call.argv,
             stdin=subprocess.DEVNULL if source is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=preexec,
+            preexec_fn=call.preexec,
         )
     except OSError as exc:
         if source is not None:
             source.close()
-        raise ToolFailed(f"{tool} could not start: {exc.strerror or exc}") from exc
-    pipe = Piped(proc, tool, timeout, left < ctx.limits.tool_timeout_s, source)
+        raise call.could_not_start(exc) from exc
+    pipe = Piped(proc, call, source)
     try:
         yield pipe
     finally:
