@@ -59,7 +59,8 @@ _EXT: dict[str, str] = {
     ".tar": "application/x-tar", ".tgz": "application/gzip", ".tbz2": "application/x-bzip2",
     ".txz": M.XZ, ".xz": M.XZ, ".lzma": "application/x-lzma", ".zst": "application/zstd",
     ".tzst": "application/zstd", ".mp3": "audio/mpeg", ".wav": "audio/wav",
-    ".heic": "image/heic", ".jp2": "image/jp2", ".mdb": M.ACCESS, ".accdb": M.ACCESS,
+    ".heic": M.HEIC, ".heif": M.HEIF, ".hif": M.HEIF, ".avif": M.AVIF, ".jp2": M.JP2,
+    ".j2k": M.J2K, ".j2c": M.J2K, ".jpc": M.J2K, ".mdb": M.ACCESS, ".accdb": M.ACCESS,
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO,
 }  # fmt: skip
@@ -77,7 +78,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
     (b"Rar!\x1a\x07", "application/vnd.rar"),
     (b"ID3", "audio/mpeg"),
-    (b"\x00\x00\x00\x0cjP  ", "image/jp2"),
+    (b"\x00\x00\x00\x0cjP  ", M.JP2),
+    (b"\xff\x4f\xff\x51", M.J2K),  # a bare codestream: SOC, then SIZ
     (b"\x7fELF", "application/x-executable"),
     (b"SQLite format 3\x00", "application/vnd.sqlite3"),
     (b"\xfd7zXZ\x00", "application/x-xz"),
@@ -89,7 +91,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 _MAGIC_FIRST = frozenset(magic[0] for magic, _mime in _MAGIC)
 """First bytes of the magics above: a head that starts with none of them matches none."""
 _FTYP: dict[bytes, str] = {
-    b"heic": "image/heic", b"heix": "image/heic", b"mif1": "image/heif", b"avif": "image/avif",
+    b"heic": M.HEIC, b"heix": M.HEIC, b"heim": M.HEIC, b"heis": M.HEIC, b"hevc": M.HEIC,
+    b"hevx": M.HEIC, b"mif1": M.HEIF, b"msf1": M.HEIF, b"avif": M.AVIF, b"avis": M.AVIF,
     b"qt  ": "video/quicktime", b"M4A ": "audio/mp4",
 }  # fmt: skip
 _RIFF: dict[bytes, str] = {b"WEBP": M.WEBP, b"WAVE": "audio/wav", b"AVI ": "video/x-msvideo"}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-DETECTION = 3
+DETECTION = 4
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
-case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives). A
+case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
+JPEG 2000 codestreams, HEIF files of every brand). A
 store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 
@@ -89,6 +90,13 @@ OCTET = "application/octet-stream"
 EMPTY = "application/x-empty"
 
 IMAGES = frozenset({PNG, JPEG, TIFF, BMP, GIF, WEBP})
+HEIC = "image/heic"
+HEIF = "image/heif"
+AVIF = "image/avif"
+JP2 = "image/jp2"
+J2K = "image/x-jp2-codestream"
+DECODED_IMAGES = frozenset({HEIC, HEIF, AVIF, JP2, J2K})
+"""Pictures tesseract cannot open itself: a decoder writes them out for it first."""
 
 # Types whose bytes are text and are read as such (beyond text/*).
 TEXTUAL_APPLICATION = frozenset(

@@ -225,7 +225,16 @@ _DATA_TYPES = frozenset(
 )
 # Paged types whose pages should carry text (a spreadsheet's sheet may rightly hold a number).
 _PAGED_PROSE = frozenset(
-    {mimes.PDF, mimes.PPTX, mimes.ODP, mimes.FODP, mimes.PPT, *mimes.IMAGES, mimes.TIFF}
+    {
+        mimes.PDF,
+        mimes.PPTX,
+        mimes.ODP,
+        mimes.FODP,
+        mimes.PPT,
+        *mimes.IMAGES,
+        mimes.TIFF,
+        *mimes.DECODED_IMAGES,
+    }
 )
 _MARKER = re.compile(r"^(?:# (?:slide|sheet|message ?)\d+|\[quarry: .*\])$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")

@@ -91,6 +91,18 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             _MDB,
         ),
         ToolSpec(
+            "heif-convert",
+            ("-h",),
+            "HEIC/HEIF and AVIF photos (phones' scans), with tesseract",
+            _hints("libheif-examples", "libheif-tools", "libheif", "not packaged; use WSL"),
+        ),
+        ToolSpec(
+            "opj_decompress",
+            ("-h",),
+            "JPEG 2000 images (.jp2, .j2k), with tesseract",
+            _hints("libopenjp2-tools", "openjpeg2-tools", "openjpeg", "not packaged; use WSL"),
+        ),
+        ToolSpec(
             "xls2csv",
             ("-V",),
             "legacy Excel .xls that xlrd cannot parse",

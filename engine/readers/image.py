@@ -1,8 +1,16 @@
-"""Images (PNG, JPEG, TIFF, BMP, GIF, WebP): text by OCR with tesseract.
+"""Images (PNG, JPEG, TIFF, BMP, GIF, WebP; HEIC/HEIF, AVIF, JPEG 2000): text by OCR with
+tesseract.
 
 Without tesseract an image is ``unsupported/needs_tool``. A multi-page TIFF comes back with
 its pages separated by form feeds, as tesseract prints them. :func:`ocr_image` is shared with
 the PDF reader, which OCRs scanned pages through it.
+
+Tesseract (its Leptonica) reads neither HEIF, the format a phone's camera saves a photographed
+page in, nor JPEG 2000, the one of many archives' scans: those are decoded into PNG first by
+the decoder their library ships (``heif-convert``, libheif's; ``opj_decompress``, OpenJPEG's),
+in a folder of the read's own that goes with it, and each picture read as one page. A HEIF
+file holding several pictures (a burst, a multi-page scan) gives a page each, in the order
+the file lists them.
 
 Languages: every language installed for tesseract (``--list-langs``, less ``osd`` and
 ``equ``) that the page's script needs. With one language that one is used; with several,
@@ -16,11 +24,12 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from functools import cache
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile, ToolFailed
+from engine.errors import CorruptFile, NeedsTool, ToolFailed
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 
 _EXITED = re.compile(r"^\S+ exited (\d+)")
@@ -138,4 +147,90 @@ class ImageReader:
         return ReadInfo("tesseract", pages=pages)
 
 
-READERS = (ImageReader(),)
+class DecodedImageReader:
+    """OCR of pictures tesseract cannot open: a decoder writes each one out as a PNG first."""
+
+    name = "decoded"
+    version = 1
+    mimes: frozenset[str] = frozenset()
+    decoder = ""
+    """The tool that writes the file's pictures as PNG files."""
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The decoder, then tesseract: both are needed."""
+        return (self.decoder, "tesseract")
+
+    def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
+        """Decode ``path``'s pictures and write their OCR text, a form feed between two."""
+        missing = [tool for tool in self.tools if not ctx.tools.has(tool)]
+        if missing:
+            raise NeedsTool(*missing, message=f"needs {' and '.join(missing)} on this machine")
+        with tempfile.TemporaryDirectory(prefix="quarry-img-") as tmp:
+            pictures = self.decode(path, ctx, Path(tmp))
+            if not pictures:
+                raise CorruptFile(f"{self.decoder} found no picture in it")
+            texts = [ocr_image(ctx, picture).rstrip("\n") for picture in pictures]
+        text = "\f".join(texts).strip("\f\n ")
+        if text:
+            sink.write(text + "\n")
+        return ReadInfo(f"{self.decoder}+tesseract", pages=len(pictures))
+
+    def decode(self, path: Path, ctx: ReadContext, tmp: Path) -> list[Path]:
+        """Write ``path``'s pictures into ``tmp`` as PNG files; their paths, in order."""
+        raise NotImplementedError
+
+    def run_decoder(self, ctx: ReadContext, args: list[str]) -> None:
+        """Run the decoder; its failure to read the file is the file's (``error/corrupt``
+        in the decoder's words), its timeout or failure to start stays the tool's."""
+        try:
+            ctx.run_tool(self.decoder, args)
+        except ToolFailed as exc:
+            if tool_exit_code(exc) is None:
+                raise
+            said = str(exc).partition(": ")[2].strip()
+            said = said.removeprefix(f"ERROR -> {self.decoder}: ")  # (OpenJPEG's manner)
+            reason = f": {said}" if said else ""
+            raise CorruptFile(f"{self.decoder} could not read the image{reason}") from exc
+
+
+_NUMBERED = re.compile(r"-(\d+)\.png$")
+
+
+class HeifReader(DecodedImageReader):
+    """HEIF pictures (HEIC, a phone camera's photos; AVIF) through libheif's heif-convert."""
+
+    name = "heif"
+    mimes = frozenset({M.HEIC, M.HEIF, M.AVIF})  # (of M.DECODED_IMAGES)
+    decoder = "heif-convert"
+
+    def decode(self, path: Path, ctx: ReadContext, tmp: Path) -> list[Path]:
+        """heif-convert writes ``page.png`` for a file of one picture, ``page-1.png``,
+        ``page-2.png``... for a file of several."""
+        self.run_decoder(ctx, ["--quiet", os.fspath(path.absolute()), os.fspath(tmp / "page.png")])
+        one = tmp / "page.png"
+        if one.is_file():
+            return [one]
+        numbered = [(_NUMBERED.search(p.name), p) for p in tmp.glob("page-*.png")]
+        return [p for _m, p in sorted((int(m.group(1)), p) for m, p in numbered if m)]
+
+
+class Jpeg2000Reader(DecodedImageReader):
+    """JPEG 2000 pictures (``.jp2`` files and bare ``.j2k`` codestreams) through OpenJPEG's
+    opj_decompress."""
+
+    name = "jpeg2000"
+    mimes = frozenset({M.JP2, M.J2K})
+    decoder = "opj_decompress"
+
+    def decode(self, path: Path, ctx: ReadContext, tmp: Path) -> list[Path]:
+        """opj_decompress tells its input's format by the name's extension: the file is
+        given to it under a link named as its kind is."""
+        link = tmp / ("in.jp2" if ctx.mime == M.JP2 else "in.j2k")
+        link.symlink_to(path.absolute())
+        out = tmp / "page.png"
+        self.run_decoder(ctx, ["-quiet", "-i", os.fspath(link), "-o", os.fspath(out)])
+        return [out] if out.is_file() else []
+
+
+READERS = (ImageReader(), HeifReader(), Jpeg2000Reader())
