@@ -108,11 +108,7 @@ _IWORK_FILES = frozenset(
      "BuildVersionHistory.plist"}
 )  # fmt: skip
 """Apple iWork's own files, at the root or in a ``Name.key/`` folder (any ``*.iwa`` too)."""
-_IWORK_KINDS = {
-    ".key": "application/vnd.apple.keynote",
-    ".pages": "application/vnd.apple.pages",
-    ".numbers": "application/vnd.apple.numbers",
-}
+_IWORK_KINDS = {".key": M.KEYNOTE, ".pages": M.PAGES, ".numbers": M.NUMBERS}
 _HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,75}):[ \t]?")
 _KNOWN_HEADERS = frozenset({
     "from", "to", "cc", "subject", "date", "received", "return-path", "message-id",
@@ -309,7 +305,7 @@ def _zip_kind(path: Path) -> str:
         return "application/oxps" if path.suffix.lower() == ".oxps" else M.XPS
     if any(n.rsplit("/", 1)[-1] in _IWORK_FILES or n.endswith(".iwa") for n in names[:200]):
         # Apple iWork: protobuf streams, not zip members anyone can read as text.
-        return _IWORK_KINDS.get(path.suffix.lower(), "application/vnd.apple.iwork")
+        return _IWORK_KINDS.get(path.suffix.lower(), M.IWORK)
     if "content.xml" in nameset and "META-INF/manifest.xml" in nameset:
         return _by_extension(path) or M.ODT
     return M.ZIP
@@ -337,7 +333,22 @@ def _ole_kind(path: Path) -> str:
         return M.PPT
     if any(s.startswith(("__SUBSTG1.0_", "__PROPERTIES")) for s in streams):
         return M.MSG
+    if (kind := _OLE_STREAMS.keys() & streams) and len(kind) == 1:
+        return _OLE_STREAMS[kind.pop()]
+    if "CONTENTS" in streams and "QUILL/QUILLSUB" in streams:
+        return M.PUBLISHER
     return _by_extension(path) or M.OLE
+
+
+_OLE_STREAMS = {
+    "MN0": M.WORKS,
+    "NATIVECONTENT_MAIN": M.QUATTRO_OLE,
+    "PERFECTOFFICE_MAIN": M.QUATTRO_OLE,
+    "STARWRITERDOCUMENT": M.STAR_WRITER,
+    "PP40": M.PPT4,
+}
+"""The stream that tells an OLE2 file of these kinds apart (the Document Liberation Project's
+tools read them: :mod:`engine.readers.liberation`); a file with two of them is neither."""
 
 
 def _looks_binary(head: bytes) -> bool:

@@ -6,7 +6,8 @@ DETECTION = 4
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
-JPEG 2000 codestreams, HEIF files of every brand). A
+JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
+Writer, Publisher and PowerPoint 4 files among OLE2 ones). A
 store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 
@@ -78,6 +79,18 @@ WRI = "application/x-mswrite"
 WPD = "application/vnd.wordperfect"
 LOTUS = "application/vnd.lotus-1-2-3"
 QUATTRO = "application/x-quattro-pro"
+QUATTRO_OLE = "application/x-quattro-pro-notebook"
+"""Quattro Pro 7 and later (``.wb3``, ``.qpw``): OLE2 files, not Lotus records."""
+WORKS = "application/vnd.ms-works"
+PUBLISHER = "application/x-mspublisher"
+STAR_WRITER = "application/vnd.stardivision.writer"
+PPT4 = "application/x-mspowerpoint-4"
+"""PowerPoint 4 presentations: OLE2 files with a ``PP40`` stream, not PowerPoint 97's."""
+PAGES = "application/vnd.apple.pages"
+NUMBERS = "application/vnd.apple.numbers"
+KEYNOTE = "application/vnd.apple.keynote"
+IWORK = "application/vnd.apple.iwork"
+"""An iWork document whose name does not say which application's it is."""
 XZ = "application/x-xz"
 SVG = "image/svg+xml"
 PNG = "image/png"

@@ -44,6 +44,14 @@ def _hints(debian: str, fedora: str, brew: str, windows: str) -> dict[str, str]:
     }
 
 
+def _dlp(package: str) -> dict[str, str]:
+    """A Document Liberation Project library's tools: packaged under one name by Debian and
+    Fedora, built from source elsewhere."""
+    hints = _hints(package, package, package, "not packaged; use WSL")
+    hints["macos"] = f"not in Homebrew; build {package.removesuffix('-tools')} from source"
+    return hints
+
+
 _POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
 _MDB = _hints("mdbtools", "mdbtools", "mdbtools", "not packaged; use WSL")
 _TESS = _hints("tesseract-ocr", "tesseract", "tesseract", "choco install tesseract")
@@ -101,6 +109,20 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             ("-h",),
             "JPEG 2000 images (.jp2, .j2k), with tesseract",
             _hints("libopenjp2-tools", "openjpeg2-tools", "openjpeg", "not packaged; use WSL"),
+        ),
+        ToolSpec("wps2text", ("-v",), "Microsoft Works documents (.wps)", _dlp("libwps-tools")),
+        ToolSpec("wks2text", ("-v",), "Quattro Pro notebooks (.wb3, .qpw)", _dlp("libwps-tools")),
+        ToolSpec(
+            "sd2text", ("-v",), "StarOffice Writer documents (.sdw)", _dlp("libstaroffice-tools")
+        ),
+        ToolSpec("mwaw2text", ("-v",), "PowerPoint 4 presentations", _dlp("libmwaw-tools")),
+        ToolSpec("pub2xhtml", ("--version",), "Microsoft Publisher (.pub)", _dlp("libmspub-tools")),
+        ToolSpec("pages2text", ("--version",), "Apple Pages documents", _dlp("libetonyek-tools")),
+        ToolSpec(
+            "numbers2text", ("--version",), "Apple Numbers spreadsheets", _dlp("libetonyek-tools")
+        ),
+        ToolSpec(
+            "key2text", ("--version",), "Apple Keynote presentations", _dlp("libetonyek-tools")
         ),
         ToolSpec(
             "xls2csv",

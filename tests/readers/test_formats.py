@@ -167,6 +167,9 @@ def test_wordperfect_needs_wpd2text_and_reads_its_output(tmp_path: Path) -> None
 def test_iwork_is_recognised_not_read_as_a_zip(
     tmp_path: Path, name: str, marker: str, mime: str
 ) -> None:
+    """Its kind's libetonyek tool reads it (tests/readers/test_liberation.py): without the
+    tools it waits on them, never read as a zip of members."""
     path = write_zip(tmp_path, name, {marker: b"\x00protobuf", "Metadata/Properties.plist": "x"})
     outcome, _ = _read(path)
-    assert (outcome.status, outcome.reason, outcome.mime) == ("unsupported", "no_reader", mime)
+    assert (outcome.status, outcome.reason, outcome.mime) == ("unsupported", "needs_tool", mime)
+    assert outcome.members == ()
