@@ -43,7 +43,7 @@ from engine.detect import HEAD_BYTES, detect
 from engine.errors import EncryptedFile, LimitExceeded, NeedsTool, ReadFailure, ToolFailed
 from engine.limits import Limits
 from engine.passwords import NO_PASSWORDS, Passwords, unlock
-from engine.quality import Quality, score
+from engine.quality import Quality, repaired, score
 from engine.quality import enabled as quality_enabled
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextCapReached, TextSink
 from engine.readers.registry import reader_for
@@ -477,21 +477,28 @@ def _keep(
     read: dict[str, Any],
     error: str | None,
 ) -> Outcome:
-    """Write the text to a temporary file; the ok Outcome that names it."""
+    """Write the text to a temporary file; the ok Outcome that names it. A text whose
+    quality names mojibake is stored repaired when the repair clears it (its extractor then
+    ends in ``+ftfy``: :func:`engine.quality.repaired`)."""
     pages = read["pages"]
+    extractor = read["extractor"]
+    quality = score_quietly(text, base.mime, pages)
+    mended = _mended(text, base.mime, quality, pages)
+    if mended is not None:
+        text, quality = mended
+        extractor = f"{extractor}+ftfy"
     small = len(text) <= BODY_SENT_MAX
     try:
         tmp, ident = _write_text(task.tmp_dir, text, small)
     except OSError as exc:
         return machine_failure(base.mime, f"cannot write the text: {exc.strerror or exc}")
-    quality = score_quietly(text, base.mime, pages)
     # One constructor call (no _replace): this is every ok read's Outcome.
     return Outcome(
         base.status,
         base.mime,
         reader=base.reader,
         v=base.v,
-        extractor=read["extractor"],
+        extractor=extractor,
         chars=len(text),
         pages=pages,
         error=error,
@@ -502,6 +509,16 @@ def _keep(
         body=text if ident is not None else None,
         body_ident=ident,
     )
+
+
+def _mended(
+    text: str, mime: str, quality: Quality | None, pages: int | None
+) -> tuple[str, Quality] | None:
+    """:func:`engine.quality.repaired`, whose failure keeps the text as read."""
+    try:
+        return repaired(text, mime, quality, pages)
+    except Exception:
+        return None
 
 
 def score_quietly(text: str, mime: str, pages: int | None) -> Quality | None:

@@ -651,6 +651,47 @@ _CAMEL = re.compile(r"[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,}(?![a-z]))+")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
+REPAIR_MAX_CHARS = 2_000_000
+"""Texts past this many characters are kept as read: ftfy repairs ~3 MB a second, and a read
+must not spend its time on it."""
+
+
+def repaired(
+    text: str, mime: str, quality: Quality | None, pages: int | None = None
+) -> tuple[str, Quality] | None:
+    """``text`` with the sequences wrong-charset decoding left undone (ftfy: UTF-8 read as
+    Latin-1 or cp1252, once or twice over), and its quality, when ``quality`` names mojibake
+    and the repaired text's verdict no longer does and is no worse; else None (the text is
+    kept as read). Only the encoding is mended: quotes, ligatures, widths, entities, line
+    breaks and control characters stay as the document has them."""
+    if quality is None or Signal.MOJIBAKE not in quality.signals or len(text) > REPAIR_MAX_CHARS:
+        return None
+    from ftfy import TextFixerConfig, fix_text
+
+    only_encoding = TextFixerConfig(
+        unescape_html=False,
+        remove_terminal_escapes=False,
+        fix_latin_ligatures=False,
+        fix_character_width=False,
+        uncurl_quotes=False,
+        fix_line_breaks=False,
+        fix_surrogates=False,
+        remove_control_chars=False,
+        normalization=None,
+        explain=False,
+    )
+    fixed = fix_text(text, only_encoding)
+    if fixed == text:
+        return None
+    again = score(fixed, mime, pages=pages)
+    if (
+        Signal.MOJIBAKE in again.signals
+        or _RANK[Verdict(again.verdict)] > _RANK[Verdict(quality.verdict)]
+    ):
+        return None
+    return fixed, again
+
+
 def _badness(body: str) -> int:
     """ftfy's count of mojibake sequences, run on the lines that hold a non-ASCII character
     (no mojibake is made of ASCII alone, and the check is the scorer's dearest part)."""
