@@ -287,7 +287,11 @@ def test_records_and_summary_carry_the_verdicts(tmp_path: Path) -> None:
     )
     summary = Store(root / ".quarry").load_summary()
     assert summary is not None
-    assert summary.quality == {"good": len(fx.CLEAN), "suspect": 1, "garbled": 4}
+    # (the mojibake sample is stored mended: good, its extractor saying so)
+    assert summary.quality == {"good": len(fx.CLEAN) + 1, "suspect": 1, "garbled": 3}
+    mended = records["quality/mojibake_utf8_via_cp1252.txt"]
+    assert mended.quality is not None and mended.quality.verdict == "good"
+    assert mended.extractor == "text:utf-8+ftfy"
 
 
 @pytest.mark.parametrize("junk", [None, 3, "good", {"verdict": 7}, {"verdict": "good", "v": "x"}])
@@ -307,7 +311,7 @@ def test_quarry_sweep_prints_the_counts_by_verdict(tmp_path: Path) -> None:
         env={**os.environ, "COLUMNS": "200"},
     )
     assert run.returncode == 0, run.stderr
-    assert f"good {len(fx.CLEAN)}, suspect 1, garbled 4" in run.stdout
+    assert f"good {len(fx.CLEAN) + 1}, suspect 1, garbled 3" in run.stdout
     lines = (run.stderr + run.stdout).splitlines()
     random_line = next(line for line in lines if "random_bytes_as_text.txt" in line)
     assert "[garbled: 6.3% common words in any of 43 languages, expected > 30%; 71% " in random_line

@@ -137,4 +137,4 @@ async def test_the_errors_screen_groups_the_suspect_texts_by_signal(
         assert ("garbled", "few common words of any language", 3) in groups
         assert ("suspect", "almost no text per page", 1) in groups
         title = static_text(screen.query_one("#errors-title"))
-        assert "suspect texts 5" in title
+        assert "suspect texts 4" in title
