@@ -21,6 +21,7 @@ from pathlib import Path
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, NeedsTool, ToolFailed
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.embedded import ole_embedded, with_embedded
 from engine.readers.image import tool_exit_code
 from engine.readers.members import scratch_dir
 from engine.readers.pdf import MIN_PRINTABLE, printable_share
@@ -91,7 +92,8 @@ class DocReader:
     ``.doc`` by wpd2text."""
 
     name = "doc"
-    version = 1
+    version = 2
+    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
     mimes = frozenset({M.DOC})
     tools = ("antiword", "catdoc")
 
@@ -109,7 +111,8 @@ class DocReader:
             return ReadInfo("antiword")
         text, tool = read
         sink.write(text)
-        return ReadInfo(tool)
+        found = ole_embedded(path) if ole else iter(())
+        return with_embedded(ReadInfo(tool), ctx, sink, found)
 
 
 def _by_tools(ctx: ReadContext, have: list[str], src: str, ole: bool) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -151,7 +152,8 @@ class DocxReader:
     """Reads Word documents (DOCX, DOCM, DOTX)."""
 
     name = "docx"
-    version = 1
+    version = 2
+    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
@@ -169,7 +171,7 @@ class DocxReader:
             for part in _docx_parts(zf, main):
                 with zf.open(part) as stream:
                     parse(stream, rules, budget)
-        return ReadInfo(extractor=self.name)
+            return with_embedded(ReadInfo(extractor=self.name), ctx, sink, ooxml_embedded(zf))
 
 
 # ---- XLSX -------------------------------------------------------------------------------
@@ -266,7 +268,8 @@ class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
     name = "xlsx"
-    version = 1
+    version = 2
+    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 
@@ -288,7 +291,8 @@ class XlsxReader:
                 sink.line(f"# sheet{number}")
                 with zf.open(sheet) as stream:
                     parse(stream, rules, budget)
-        return ReadInfo(extractor=self.name, pages=len(sheets))
+            info = ReadInfo(extractor=self.name, pages=len(sheets))
+            return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 
 
 READERS = (DocxReader(), XlsxReader())

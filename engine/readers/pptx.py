@@ -27,6 +27,7 @@ from typing import Any
 from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
+from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
@@ -218,9 +219,10 @@ class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
     name = "pptx"
-    version = 2
+    version = 3
     """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
-    refuses the deck); every readable deck's text is as in 1."""
+    refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
+    are read as its members (:mod:`engine.readers.embedded`)."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
@@ -234,7 +236,9 @@ class PptxReader:
             raise
         except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...
             raise CorruptFile(f"python-pptx cannot read it: {type(exc).__name__}") from exc
-        return ReadInfo(extractor=self.name, pages=slides)
+        info = ReadInfo(extractor=self.name, pages=slides)
+        with SafeZip(path, ctx.limits) as zf:
+            return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 
 
 READERS = (PptxReader(),)

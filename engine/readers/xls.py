@@ -22,6 +22,7 @@ from typing import Any
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
+from engine.readers.embedded import ole_embedded, with_embedded
 from engine.readers.legacy import run_text_tool, split_pages, write_parts
 
 
@@ -66,7 +67,8 @@ class XlsReader:
     """Excel 97-2003 workbooks: a ``# sheetN`` block of tab-separated rows per sheet."""
 
     name = "xls"
-    version = 2
+    version = 3
+    """3: the documents embedded in it are read as its members (:mod:`embedded`)."""
     mimes = frozenset({M.XLS})
     tools = ("xls2csv",)
 
@@ -88,7 +90,7 @@ class XlsReader:
                 book.unload_sheet(index)
         finally:
             book.release_resources()
-        return ReadInfo("xlrd", pages=book.nsheets)
+        return with_embedded(ReadInfo("xlrd", pages=book.nsheets), ctx, sink, ole_embedded(path))
 
     def _xls2csv(
         self, path: Path, ctx: ReadContext, sink: TextSink, failure: CorruptFile

@@ -1,0 +1,185 @@
+"""Documents embedded in Office documents, read as the document's members.
+
+A Word report holding a workbook or a PDF, a deck holding a spreadsheet: the embedded
+document's text is part of what the file says, and no other reader would find it. OOXML keeps
+each embedded object as a part under ``word/``, ``xl/`` or ``ppt/embeddings/``: a document in
+its own format (``Microsoft_Excel_Worksheet.xlsx``, a ``.pdf``...) or an OLE2 file
+(``oleObject1.bin``) holding one. Word 97 and Excel 97 files keep each as a storage of their
+own OLE2 file (``ObjectPool/_NNN`` in a ``.doc``, ``MBDxxxxxxxx`` in a ``.xls``). Inside an
+OLE object the document is the ``CONTENTS`` stream (a PDF, as Acrobat embeds it), the
+``Package`` stream (an OOXML document) or the ``\\x01Ole10Native`` stream (a file dropped into
+the document, with its name). An object that is a storage of Office 97 streams, a picture or
+a chart is left alone.
+
+Every document found goes through :class:`engine.readers.members.MemberReader`: a verdict of
+its own, its text after a ``# member NAME`` line, the container bounds (nesting, count,
+bytes, time) as for an archive's members.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Iterator
+from itertools import chain
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engine.errors import LimitExceeded, ReadFailure
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.members import MemberReader
+from engine.readers.zipsafe import SafeZip
+
+Embedded = tuple[str, "bytes | ReadFailure"]
+"""An embedded document's name and its bytes, or why they could not be had."""
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_EMBEDDINGS = ("word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
+_NATIVE = "\x01Ole10Native"
+_PAYLOADS = ("CONTENTS", "Package")
+_OBJECT_ROOTS = ("ObjectPool",)
+"""Storages of a ``.doc`` that hold one storage per embedded object."""
+
+
+def with_embedded(
+    info: ReadInfo, ctx: ReadContext, sink: TextSink, found: Iterator[Embedded]
+) -> ReadInfo:
+    """``info`` with the documents ``found`` read as members after the text written so far
+    (their verdicts in ``members``, what they wait on in ``needs``); ``info`` itself when
+    there are none. A document that is itself as deeply nested as containers may be keeps
+    its own text and says its embedded documents were not read."""
+    first = next(found, None)
+    if first is None:
+        return info
+    if ctx.depth >= ctx.limits.archive_depth:
+        deep = f"embedded documents not read: nested more than {ctx.limits.archive_depth} deep"
+        return ReadInfo(
+            info.extractor,
+            pages=info.pages,
+            members=info.members,
+            note=f"{info.note}; {deep}" if info.note else deep,
+            needs=info.needs,
+            scanned=info.scanned,
+        )
+    with MemberReader(ctx, sink) as members:
+        for name, got in chain((first,), found):
+            if isinstance(got, ReadFailure):
+                members.skip(name, got.status, got.reason, str(got)[:300])
+            else:
+                members.read(name, [got], len(got))
+        verdicts = tuple(members.verdicts)
+        needs = tuple(sorted(set(info.needs) | members.needs))
+        note = info.note
+        if members.failed:
+            gone = f"{members.failed} of {members.noted} embedded documents not read"
+            note = f"{note}; {gone}" if note else gone
+    return ReadInfo(
+        info.extractor,
+        pages=info.pages,
+        members=info.members + verdicts,
+        note=note,
+        needs=needs,
+        scanned=info.scanned,
+    )
+
+
+def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:
+    """The documents embedded in an OOXML package: each ``embeddings/`` part, or what the
+    OLE object in it holds; by the part's name (and the dropped file's own). A part past
+    the zip bounds is named with its verdict."""
+    for name in zf.names():
+        if not name.startswith(_EMBEDDINGS) or name.endswith("/"):
+            continue
+        short = name.split("/embeddings/", 1)[1]
+        try:
+            data = zf.read(name)
+        except LimitExceeded as exc:
+            if exc.limit == "archive_bytes":
+                raise
+            yield f"embedded/{short}", exc
+            continue
+        except ReadFailure as exc:
+            yield f"embedded/{short}", exc
+            continue
+        if data.startswith(OLE_MAGIC):
+            payload = _ole_payload_of(data)
+            if payload is None:
+                continue
+            inner, data = payload
+            short = f"{short}/{inner}"
+        yield f"embedded/{short}", data
+
+
+def ole_embedded(path: Path) -> Iterator[Embedded]:
+    """The documents embedded in a Word 97 or Excel 97 file's OLE objects."""
+    import olefile
+
+    try:
+        with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
+            listed = ole.listdir(streams=False, storages=True)
+            objects = [
+                entry
+                for entry in listed
+                if (len(entry) == 1 and entry[0].upper().startswith("MBD"))
+                or (len(entry) == 2 and entry[0] in _OBJECT_ROOTS)
+            ]
+            for storage in objects:
+                payload = _payload(ole, storage)
+                if payload is not None:
+                    inner, data = payload
+                    yield f"embedded/{'/'.join(storage)}/{inner}", data
+    except (MemoryError, RecursionError):
+        raise
+    except Exception:  # olefile's own errors on a damaged file: its main text stands
+        return
+
+
+def _ole_payload_of(data: bytes) -> tuple[str, bytes] | None:
+    """What an OLE object file (an OOXML ``oleObjectN.bin``) holds."""
+    import olefile
+
+    try:
+        with olefile.OleFileIO(io.BytesIO(data)) as ole:
+            return _payload(ole, [])
+    except (MemoryError, RecursionError):
+        raise
+    except Exception:
+        return None
+
+
+def _payload(ole: Any, storage: list[str]) -> tuple[str, bytes] | None:
+    """The document an OLE object's storage holds: (its name, its bytes), or None."""
+    for stream in _PAYLOADS:
+        if ole.exists("/".join([*storage, stream])):
+            return stream, ole.openstream([*storage, stream]).read()
+    if ole.exists("/".join([*storage, _NATIVE])):
+        native = ole_native(ole.openstream([*storage, _NATIVE]).read())
+        if native is not None:
+            return native
+    return None
+
+
+def ole_native(raw: bytes) -> tuple[str, bytes] | None:
+    """The file an ``\\x01Ole10Native`` stream (the Packager's) holds: its base name and its
+    bytes; None for any other layout (a link, a command) or a damaged one."""
+    try:
+        at = 4 + 2  # the stream's size, then a word of flags
+        label, at = _zstring(raw, at)
+        source, at = _zstring(raw, at)
+        at += 4 + 4  # two words of flags
+        _temp, at = _zstring(raw, at)
+        (size,) = struct.unpack_from("<I", raw, at)
+        at += 4
+    except (ValueError, struct.error):
+        return None
+    data = raw[at : at + size]
+    if len(data) != size or size == 0:
+        return None
+    name = PurePosixPath(source.replace("\\", "/")).name or label or "native"
+    return name, data
+
+
+def _zstring(raw: bytes, at: int) -> tuple[str, int]:
+    """A NUL-terminated ANSI string at ``at`` (at most 1 KiB) and where it ends."""
+    end = raw.index(b"\x00", at, at + 1024)
+    return raw[at:end].decode("latin-1"), end + 1

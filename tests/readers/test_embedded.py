@@ -1,0 +1,221 @@
+"""Documents embedded in Office documents are read as the document's members.
+
+OOXML packages are written here (an ``embeddings/`` part in its own format, OLE object files
+holding a PDF in ``CONTENTS`` or a dropped file in ``\\x01Ole10Native``); the Office 97 layouts
+(an ``MBD`` storage in a workbook, ``ObjectPool`` in a Word file) are real files from Tika
+(``data/embedded``, see its SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.extract import Outcome, ReadTask, read_one
+from engine.limits import DEFAULT_LIMITS, Limits
+from engine.readers.embedded import ole_native
+from engine.tools import ToolSet, discover
+from fixtures.gen import _pdfwriter as W
+from fixtures.gen._cfb import compound_file
+from fixtures.gen.common import zip_bytes
+from fixtures.gen.office import docx_members, pptx_bytes, xlsx_members
+
+DATA = Path(__file__).parent / "data" / "embedded"
+
+
+def native(name: str, data: bytes) -> bytes:
+    """An ``\\x01Ole10Native`` stream as the Packager writes it for a dropped file."""
+    body = (
+        b"\x02\x00"
+        + name.encode("latin-1") + b"\x00"
+        + f"C:\\Users\\me\\{name}".encode("latin-1") + b"\x00"
+        + b"\x00\x00\x03\x00" + struct.pack("<I", 0)
+        + f"C:\\Temp\\{name}".encode("latin-1") + b"\x00"
+        + struct.pack("<I", len(data)) + data
+    )  # fmt: skip
+    return struct.pack("<I", len(body)) + body
+
+
+def ole_object(streams: dict[str, bytes]) -> bytes:
+    return compound_file({"\x01CompObj": bytes(64), **streams})
+
+
+def read(
+    tmp_path: Path, name: str, data: bytes, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Outcome, str]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    outcome = read_one(ReadTask(str(path), "0" * 64, limits, ToolSet.empty(), str(out)))
+    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
+    return outcome, text
+
+
+def with_parts(members: dict[str, bytes | str], prefix: str, parts: dict[str, bytes]) -> bytes:
+    return zip_bytes({**members, **{f"{prefix}embeddings/{n}": d for n, d in parts.items()}})
+
+
+PDF = W.text_pdf(["Quarterly figures in the embedded PDF"])
+XLSX = zip_bytes(xlsx_members())
+
+
+def test_a_word_report_s_embedded_workbook_pdf_and_dropped_file_are_its_members(
+    tmp_path: Path,
+) -> None:
+    docx = with_parts(
+        docx_members(),
+        "word/",
+        {
+            "Microsoft_Excel_Worksheet.xlsx": XLSX,
+            "oleObject1.bin": ole_object({"CONTENTS": PDF}),
+            "oleObject2.bin": ole_object(
+                {"\x01Ole10Native": native("notes.txt", b"Dropped notes\n")}
+            ),
+            "oleObject3.bin": ole_object({"Chart": b"no document in here"}),
+        },
+    )
+    outcome, text = read(tmp_path, "report.docx", docx)
+    assert outcome.status == "ok", outcome.error
+    assert text.startswith("Hello world\n")  # the document's own text first
+    assert "# member embedded/Microsoft_Excel_Worksheet.xlsx\n# sheet1\nName\tScore" in text
+    assert "# member embedded/oleObject1.bin/CONTENTS\n" in text
+    assert "Quarterly figures in the embedded PDF" in text
+    assert "# member embedded/oleObject2.bin/notes.txt\nDropped notes\n" in text
+    assert "oleObject3" not in text  # an object holding no document is no member
+    assert [(m.path, m.status) for m in outcome.members] == [
+        ("embedded/Microsoft_Excel_Worksheet.xlsx", "ok"),
+        ("embedded/oleObject1.bin/CONTENTS", "ok"),
+        ("embedded/oleObject2.bin/notes.txt", "ok"),
+    ]
+    assert outcome.error is None
+
+
+def test_a_workbook_and_a_deck_carry_theirs_too(tmp_path: Path) -> None:
+    xlsx = with_parts(xlsx_members(), "xl/", {"oleObject1.bin": ole_object({"CONTENTS": PDF})})
+    outcome, text = read(tmp_path, "book.xlsx", xlsx)
+    assert outcome.pages == 2 and "Quarterly figures" in text
+    deck = zip_bytes({**_unzipped(pptx_bytes()), "ppt/embeddings/sheet.xlsx": XLSX})
+    outcome, text = read(tmp_path, "deck.pptx", deck)
+    assert outcome.status == "ok" and "# member embedded/sheet.xlsx\n# sheet1" in text
+
+
+def _unzipped(data: bytes) -> dict[str, bytes | str]:
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def test_a_damaged_embedded_document_costs_only_itself(tmp_path: Path) -> None:
+    docx = with_parts(docx_members(), "word/", {"broken.xlsx": b"PK\x03\x04 not a zip"})
+    outcome, text = read(tmp_path, "report.docx", docx)
+    assert outcome.status == "ok" and text.startswith("Hello world\n")
+    (member,) = outcome.members
+    assert (member.path, member.status) == ("embedded/broken.xlsx", "error")
+    assert outcome.error == "1 of 1 embedded documents not read"
+
+
+def test_an_embedded_part_past_the_member_bound_is_named_with_its_verdict(
+    tmp_path: Path,
+) -> None:
+    big = b"x" * 300_000
+    docx = with_parts(docx_members(), "word/", {"big.txt": big, "small.txt": b"small one\n"})
+    limits = Limits(zip_member_bytes=100_000)
+    outcome, text = read(tmp_path, "report.docx", docx, limits)
+    assert outcome.status == "ok" and "small one" in text
+    verdicts = {m.path: (m.status, m.reason) for m in outcome.members}
+    assert verdicts["embedded/big.txt"] == ("error", "limit")
+    assert verdicts["embedded/small.txt"] == ("ok", None)
+
+
+def test_documents_embedded_past_the_nesting_bound_are_not_read_and_it_says_so(
+    tmp_path: Path,
+) -> None:
+    inner = with_parts(docx_members(), "word/", {"deepest.txt": b"too deep\n"})
+    outer = with_parts(docx_members(), "word/", {"inner.docx": inner})
+    outcome, text = read(tmp_path, "report.docx", outer, Limits(archive_depth=1))
+    assert outcome.status == "ok" and "too deep" not in text
+    (member,) = outcome.members
+    assert (member.path, member.status) == ("embedded/inner.docx", "ok")
+    assert member.error == "embedded documents not read: nested more than 1 deep"
+
+
+def test_an_excel_97_workbook_s_embedded_pdf() -> None:
+    outcome, text = _read_data("testExcel_embeddedPDF.xls")
+    assert outcome.status == "ok"
+    assert [m.path for m in outcome.members] == ["embedded/MBD0063FA15/CONTENTS"]
+    assert "# member embedded/MBD0063FA15/CONTENTS\n" in text
+
+
+def test_a_word_97_document_s_embedded_rtf() -> None:
+    if shutil.which("antiword") is None and shutil.which("catdoc") is None:
+        return  # (the document's own text needs one: tests/readers/test_legacy.py)
+    outcome, text = _read_data("testWORD_embedded_rtf.doc", discover())
+    assert outcome.status == "ok"
+    (member,) = outcome.members
+    assert member.path.startswith("embedded/ObjectPool/") and member.status == "ok"
+    assert f"# member {member.path}\n" in text
+
+
+def _read_data(name: str, tools: ToolSet | None = None) -> tuple[Outcome, str]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        task = ReadTask(str(DATA / name), "0" * 64, DEFAULT_LIMITS, tools or ToolSet.empty(), tmp)
+        outcome = read_one(task)
+        text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
+    return outcome, text
+
+
+def test_a_packaged_file_s_name_and_bytes() -> None:
+    assert ole_native(native("a.pdf", b"%PDF-1.4")) == ("a.pdf", b"%PDF-1.4")
+    assert ole_native(native("x.txt", b"")) is None  # nothing dropped
+    assert ole_native(native("x.txt", b"abc")[:-1]) is None  # cut short
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_native_stream_gives_a_file_inside_it_or_none(raw: bytes) -> None:
+    found = ole_native(raw)
+    if found is not None:
+        name, data = found
+        assert data and data in raw and "/" not in name
+
+
+def test_as_a_user_meets_it(tmp_path: Path) -> None:
+    """``quarry sweep`` then ``quarry show``: the report's record lists its embedded
+    documents, and its text holds theirs."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    docx = with_parts(docx_members(), "word/", {"oleObject1.bin": ole_object({"CONTENTS": PDF})})
+    (root / "report.docx").write_bytes(docx)
+    store = tmp_path / "s"
+    run = [sys.executable, "-m", "engine"]
+    proc = subprocess.run(
+        [*run, "sweep", "-q", "--workers", "1", str(root), "--out", str(store)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(
+        [*run, "show", str(root / "report.docx"), "--store", str(store), "--json"],
+        capture_output=True,
+        timeout=60,
+    )
+    record = orjson.loads(proc.stdout)
+    assert [m["path"] for m in record["members"]] == ["embedded/oleObject1.bin/CONTENTS"]
+    proc = subprocess.run(
+        [*run, "show", str(root / "report.docx"), "--store", str(store)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert b"Quarterly figures in the embedded PDF" in proc.stdout
