@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from abc import ABC, abstractmethod
 from functools import cache
 from pathlib import Path
 
@@ -147,8 +148,9 @@ class ImageReader:
         return ReadInfo("tesseract", pages=pages)
 
 
-class DecodedImageReader:
-    """OCR of pictures tesseract cannot open: a decoder writes each one out as a PNG first."""
+class DecodedImageReader(ABC):
+    """OCR of pictures tesseract cannot open: a decoder writes each one out as a PNG first
+    (a subclass a format, its :meth:`decode` the decoder's way)."""
 
     name = "decoded"
     version = 1
@@ -176,9 +178,9 @@ class DecodedImageReader:
             sink.write(text + "\n")
         return ReadInfo(f"{self.decoder}+tesseract", pages=len(pictures))
 
+    @abstractmethod
     def decode(self, path: Path, ctx: ReadContext, tmp: Path) -> list[Path]:
         """Write ``path``'s pictures into ``tmp`` as PNG files; their paths, in order."""
-        raise NotImplementedError
 
     def run_decoder(self, ctx: ReadContext, args: list[str]) -> None:
         """Run the decoder; its failure to read the file is the file's (``error/corrupt``
