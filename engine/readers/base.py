@@ -209,6 +209,11 @@ class TextSink:
         """Append ``text`` and a newline."""
         self.write(text + "\n")
 
+    def end_line(self) -> None:
+        """End the line in progress (nothing when there is none: no text, or a newline last)."""
+        if self._parts and not self._parts[-1].endswith("\n"):
+            self.write("\n")
+
     def rows(self, header: str, rows: Iterable[Sequence[str]]) -> None:
         """A spreadsheet's block: ``header`` (``# sheetN``) and each row that has any text,
         its cells tab-separated; nothing at all when none has (a blank sheet has no line)."""

@@ -8,8 +8,12 @@ its own format (``Microsoft_Excel_Worksheet.xlsx``, a ``.pdf``...) or an OLE2 fi
 own OLE2 file (``ObjectPool/_NNN`` in a ``.doc``, ``MBDxxxxxxxx`` in a ``.xls``). Inside an
 OLE object the document is the ``CONTENTS`` stream (a PDF, as Acrobat embeds it), the
 ``Package`` stream (an OOXML document) or the ``\\x01Ole10Native`` stream (a file dropped into
-the document, with its name). An object that is a storage of Office 97 streams, a picture or
-a chart is left alone.
+the document, with its name); an object's OLE2 file that is an Office 97 document itself (an
+``oleObjectN.bin`` holding a ``Workbook`` stream) is read as that document. An RTF file keeps
+each object as an OLE 1 object in an ``\\objdata`` group: a ``Package`` (a dropped file) or
+an OLE2 file as above. A picture, a chart, a link, and an object that is a storage of Office
+97 streams inside a ``.doc`` or ``.xls`` (it would have to be written out as a file of its
+own first) are left alone.
 
 Every document found goes through :class:`engine.readers.members.MemberReader`: a verdict of
 its own, its text after a ``# member NAME`` line, the container bounds (nesting, count,
@@ -61,6 +65,7 @@ def with_embedded(
             needs=info.needs,
             scanned=info.scanned,
         )
+    sink.end_line()  # (a document's text may end mid-line: its members' lines start anew)
     with MemberReader(ctx, sink) as members:
         for name, got in chain((first,), found):
             if isinstance(got, ReadFailure):
@@ -134,13 +139,67 @@ def ole_embedded(path: Path) -> Iterator[Embedded]:
         return
 
 
+def ole1_embedded(objects: list[bytes]) -> Iterator[Embedded]:
+    """The documents an RTF file's OLE 1 objects (its ``\\objdata``) hold: a file dropped
+    into it (class ``Package``), or an OLE2 file (a Word or Excel 97 document itself, or an
+    object holding one as above); by the object's class and number."""
+    for number, raw in enumerate(objects, start=1):
+        found = ole1_native(raw)
+        if found is None:
+            continue
+        klass, data = found
+        name = f"embedded/object{number}"
+        if klass == "Package":
+            dropped = ole_native(len(data).to_bytes(4, "little") + data)
+            if dropped is not None:
+                yield f"{name}/{dropped[0]}", dropped[1]
+        elif data.startswith(OLE_MAGIC):
+            payload = _ole_payload_of(data)
+            if payload is not None:
+                yield f"{name}/{payload[0]}", payload[1]
+        # (a picture's class, a link: no document)
+
+
+def ole1_native(raw: bytes) -> tuple[str, bytes] | None:
+    """An embedded OLE 1 object's class name and native data; None for a link, a static
+    picture or a damaged one."""
+    try:
+        (kind,) = struct.unpack_from("<I", raw, 4)  # after the OLE version
+        if kind != 2:  # 2: embedded; 1 is a link, 5 a static picture
+            return None
+        klass, at = _lpstring(raw, 8)
+        _topic, at = _lpstring(raw, at)
+        _item, at = _lpstring(raw, at)
+        (size,) = struct.unpack_from("<I", raw, at)
+    except (ValueError, struct.error):
+        return None
+    data = raw[at + 4 : at + 4 + size]
+    return (klass, data) if len(data) == size and size else None
+
+
+def _lpstring(raw: bytes, at: int) -> tuple[str, int]:
+    """A length-prefixed ANSI string (its NUL included in the length) and where it ends."""
+    (size,) = struct.unpack_from("<I", raw, at)
+    if size > 1024 or at + 4 + size > len(raw):
+        raise ValueError("not a string")
+    return raw[at + 4 : at + 4 + size].rstrip(b"\x00").decode("latin-1"), at + 4 + size
+
+
+_DOCUMENTS = ("WordDocument", "Workbook", "Book", "PowerPoint Document")
+"""Streams of an OLE2 file that is an Office 97 document itself."""
+
+
 def _ole_payload_of(data: bytes) -> tuple[str, bytes] | None:
-    """What an OLE object file (an OOXML ``oleObjectN.bin``) holds."""
+    """What an OLE object file (an OOXML ``oleObjectN.bin``, an RTF's object) holds: the
+    document in one of its streams, or itself when it is an Office 97 document."""
     import olefile
 
     try:
         with olefile.OleFileIO(io.BytesIO(data)) as ole:
-            return _payload(ole, [])
+            found = _payload(ole, [])
+            if found is None and any(ole.exists(stream) for stream in _DOCUMENTS):
+                return "document", data
+            return found
     except (MemoryError, RecursionError):
         raise
     except Exception:

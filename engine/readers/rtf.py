@@ -20,8 +20,11 @@ from pathlib import Path
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.embedded import ole1_embedded, with_embedded
 
 MAX_DEPTH = 1000
+MAX_OBJECTS = 1000
+"""Embedded objects kept of one document (past them, ``\\objdata`` is skipped as before)."""
 """Deepest group nesting read; deeper is refused as a limit."""
 FLUSH_CHARS = 65536
 """Text is handed to the sink in pieces of about this many characters."""
@@ -76,6 +79,8 @@ class _Group:
     """What a group inherits from its parent and may change for its children."""
 
     skip: bool = False
+    objdata: bool = False
+    """In an object's ``\\objdata``: its hex digits are the embedded object, kept."""
     uc: int = 1
     codec: str = "cp1252"
     dest: str = ""
@@ -99,6 +104,8 @@ class _Parser:
         self.font = -1  # font being defined in the font table
         self.deff = 0  # the document's default font
         self.default = "cp1252"
+        self.objects: list[bytearray] = []
+        """Each ``\\objdata``'s hex digits, as they came."""
 
     def run(self) -> None:
         pos, end = 0, len(self.data)
@@ -143,6 +150,9 @@ class _Parser:
         ignorable, self.ignorable = self.ignorable, False
         if word in SKIP_DESTINATIONS or ignorable:
             self.state = replace(self.state, skip=True, dest=self.state.dest or word)
+        if word == "objdata" and len(self.objects) < MAX_OBJECTS:
+            self.state = replace(self.state, objdata=True)
+            self.objects.append(bytearray())
         if self.state.skip:
             self._table_word(word, arg)
             return pos
@@ -206,6 +216,8 @@ class _Parser:
     def _text(self, raw: bytes) -> None:
         self.ignorable = False
         if self.state.skip:
+            if self.state.objdata:
+                self.objects[-1] += raw
             return
         if self.fallback:
             cut = min(self.fallback, len(raw))
@@ -236,26 +248,39 @@ class _Parser:
         self.sink.write(text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
 
 
-def rtf_to_text(data: bytes, sink: TextSink) -> None:
-    """Write the body text of the RTF document ``data``; CorruptFile when it is not RTF."""
+def rtf_to_text(data: bytes, sink: TextSink) -> list[bytes]:
+    """Write the body text of the RTF document ``data``; CorruptFile when it is not RTF.
+    Returns the objects embedded in it (each ``\\objdata``'s bytes: an OLE 1 object)."""
     data = data.lstrip()
     if not data.startswith(b"{\\rtf"):
         raise CorruptFile("does not start with {\\rtf")
-    _Parser(data, sink).run()
+    parser = _Parser(data, sink)
+    parser.run()
+    return [_unhex(hexed) for hexed in parser.objects]
+
+
+def _unhex(hexed: bytearray) -> bytes:
+    """The bytes an ``\\objdata``'s hex digits spell (anything else in it left out)."""
+    digits = _NOT_HEX.sub(b"", bytes(hexed))
+    return bytes.fromhex(digits[: len(digits) // 2 * 2].decode("ascii"))
+
+
+_NOT_HEX = re.compile(rb"[^0-9a-fA-F]+")
 
 
 class RtfReader:
     """Rich Text Format by a built-in tokenizer."""
 
     name = "rtf"
-    version = 1
+    version = 2
+    """2: the documents embedded in it as OLE objects are read as its members."""
     mimes = frozenset({M.RTF, "text/rtf"})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write the body text of the RTF document at ``path``."""
-        rtf_to_text(path.read_bytes(), sink)
-        return ReadInfo("rtf")
+        """Write the body text of the RTF document at ``path``, then its embedded ones."""
+        objects = rtf_to_text(path.read_bytes(), sink)
+        return with_embedded(ReadInfo("rtf"), ctx, sink, ole1_embedded(objects))
 
 
 READERS = (RtfReader(),)

@@ -176,6 +176,63 @@ def _read_data(name: str, tools: ToolSet | None = None) -> tuple[Outcome, str]:
     return outcome, text
 
 
+def ole1(klass: str, native_data: bytes, kind: int = 2) -> bytes:
+    """An OLE 1 object as RTF's ``\\objdata`` holds it (before its hex)."""
+
+    def lp(text: str) -> bytes:
+        raw = text.encode("latin-1") + b"\x00"
+        return struct.pack("<I", len(raw)) + raw
+
+    head = struct.pack("<II", 0x0501, kind) + lp(klass) + lp("") + lp("")
+    return head + struct.pack("<I", len(native_data)) + native_data
+
+
+def rtf(*objects: bytes) -> bytes:
+    parts = [
+        b"{\\object\\objemb{\\*\\objclass X}{\\*\\objdata\r\n"
+        + b"\r\n".join(obj.hex().encode()[i : i + 128] for i in range(0, 2 * len(obj), 128))
+        + b"\r\n}{\\result {\\pict picture}}}"
+        for obj in objects
+    ]
+    return b"{\\rtf1\\ansi Body text before.\\par " + b"".join(parts) + b"\\par After.}"
+
+
+def test_an_rtf_document_s_embedded_objects_are_its_members(tmp_path: Path) -> None:
+    """A dropped file (class Package), a PDF in an object's CONTENTS and an Excel 97 workbook
+    that is the object's OLE2 file itself; a static picture and a link are no members."""
+    from fixtures.gen.legacy import xls_bytes
+
+    package = native("notes.txt", b"Dropped notes\n")[4:]  # (OLE 1 has no size before it)
+    data = rtf(
+        ole1("Package", package),
+        ole1("AcroExch.Document.DC", ole_object({"CONTENTS": PDF})),
+        ole1("Excel.Sheet.8", xls_bytes()),
+        ole1("StaticDib", b"\x00" * 40, kind=5),
+        ole1("Word.Document.8", b"link", kind=1),
+    )
+    outcome, text = read(tmp_path, "letter.rtf", data)
+    assert outcome.status == "ok" and text.startswith(
+        "Body text before.\n\nAfter.\n# member embedded/object1/notes.txt\n"
+    )
+    assert [(m.path, m.status) for m in outcome.members] == [
+        ("embedded/object1/notes.txt", "ok"),
+        ("embedded/object2/CONTENTS", "ok"),
+        ("embedded/object3/document", "ok"),
+    ]
+    assert "Dropped notes" in text and "Quarterly figures" in text and "Widget" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_objdata_gives_members_or_none_and_the_body_stays(raw: bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        outcome, text = read(Path(tmp), "a.rtf", rtf(raw))
+    assert outcome.status == "ok" and text.startswith("Body text before.")
+    assert outcome.reason is None
+
+
 def test_a_packaged_file_s_name_and_bytes() -> None:
     assert ole_native(native("a.pdf", b"%PDF-1.4")) == ("a.pdf", b"%PDF-1.4")
     assert ole_native(native("x.txt", b"")) is None  # nothing dropped
