@@ -5,7 +5,8 @@ document's text is part of what the file says, and no other reader would find it
 each embedded object as a part under ``word/``, ``xl/`` or ``ppt/embeddings/``: a document in
 its own format (``Microsoft_Excel_Worksheet.xlsx``, a ``.pdf``...) or an OLE2 file
 (``oleObject1.bin``) holding one. Word 97 and Excel 97 files keep each as a storage of their
-own OLE2 file (``ObjectPool/_NNN`` in a ``.doc``, ``MBDxxxxxxxx`` in a ``.xls``). Inside an
+own OLE2 file (``ObjectPool/_NNN`` in a ``.doc``, ``MBDxxxxxxxx`` in a ``.xls``); PowerPoint
+97 keeps each as an OLE2 file inside a record of its stream (:mod:`engine.readers.ppt`). Inside an
 OLE object the document is the ``CONTENTS`` stream (a PDF, as Acrobat embeds it), the
 ``Package`` stream (an OOXML document) or the ``\\x01Ole10Native`` stream (a file dropped into
 the document, with its name); an object's OLE2 file that is an Office 97 document itself (an
@@ -107,7 +108,7 @@ def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:
             yield f"embedded/{short}", exc
             continue
         if data.startswith(OLE_MAGIC):
-            payload = _ole_payload_of(data)
+            payload = ole_object_payload(data)
             if payload is None:
                 continue
             inner, data = payload
@@ -154,7 +155,7 @@ def ole1_embedded(objects: list[bytes]) -> Iterator[Embedded]:
             if dropped is not None:
                 yield f"{name}/{dropped[0]}", dropped[1]
         elif data.startswith(OLE_MAGIC):
-            payload = _ole_payload_of(data)
+            payload = ole_object_payload(data)
             if payload is not None:
                 yield f"{name}/{payload[0]}", payload[1]
         # (a picture's class, a link: no document)
@@ -189,7 +190,7 @@ _DOCUMENTS = ("WordDocument", "Workbook", "Book", "PowerPoint Document")
 """Streams of an OLE2 file that is an Office 97 document itself."""
 
 
-def _ole_payload_of(data: bytes) -> tuple[str, bytes] | None:
+def ole_object_payload(data: bytes) -> tuple[str, bytes] | None:
     """What an OLE object file (an OOXML ``oleObjectN.bin``, an RTF's object) holds: the
     document in one of its streams, or itself when it is an Office 97 document."""
     import olefile

@@ -16,13 +16,16 @@ names an encryption session is :class:`EncryptedFile`.
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
+from engine.limits import Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
+from engine.readers.embedded import Embedded, ole_object_payload, with_embedded
 
 _HEADER = struct.Struct("<HHI")
 TEXT_CHARS = 0x0FA0
@@ -38,6 +41,9 @@ SLIDE_PERSIST = 0x03F3
 USER_EDIT = 0x0FF5
 PERSIST_DIRECTORY = 0x1772
 HANDOUT = 0x0FC9
+OLE_STORAGE = 0x1011
+"""ExOleObjStg: an embedded OLE object's storage as an OLE2 file of its own, compressed with
+zlib when the record's instance is 1 (then its first 4 bytes are the size uncompressed)."""
 _SKIPPED = frozenset({MAIN_MASTER, NOTES, HANDOUT})
 """Containers whose text is not the slides' (masters, notes, handouts)."""
 MAX_DEPTH = 64
@@ -185,7 +191,8 @@ class PptReader:
     """PowerPoint 97-2003 presentations, read from their OLE2 streams with olefile."""
 
     name = "ppt"
-    version = 2
+    version = 3
+    """3: the documents embedded in it are read as its members (:mod:`embedded`)."""
     mimes = frozenset({M.PPT})
     tools: tuple[str, ...] = ()
 
@@ -206,7 +213,38 @@ class PptReader:
             if body:  # a slide without text has no block: an all-picture deck is no_text
                 sink.line(f"# slide{number}")
                 sink.line(body)
-        return ReadInfo("ppt", pages=len(found))
+        info = ReadInfo("ppt", pages=len(found))
+        return with_embedded(info, ctx, sink, embedded_objects(data, ctx.limits))
+
+
+def embedded_objects(data: bytes, limits: Limits) -> Iterator[Embedded]:
+    """The documents the presentation's OLE objects hold (its top-level ``ExOleObjStg``
+    records: :func:`engine.readers.embedded.ole_object_payload`), in stream order; one
+    whose storage will not inflate, or inflates past ``zip_member_bytes``, by its verdict."""
+    objects = (rec for rec in records(data, 0, len(data)) if rec.type == OLE_STORAGE)
+    for number, rec in enumerate(objects, start=1):
+        name = f"embedded/object{number}"
+        body = data[rec.start : rec.end]
+        if rec.instance == 1:
+            try:
+                body = _inflated(body[4:], limits.zip_member_bytes)
+            except (LimitExceeded, CorruptFile) as exc:
+                yield name, exc
+                continue
+        payload = ole_object_payload(body)
+        if payload is not None:
+            yield f"{name}/{payload[0]}", payload[1]
+
+
+def _inflated(raw: bytes, most: int) -> bytes:
+    """``raw`` inflated (zlib), at most ``most`` bytes of it (LimitExceeded past them)."""
+    try:
+        out = zlib.decompressobj().decompress(raw, most + 1)
+    except zlib.error as exc:
+        raise CorruptFile(f"an embedded object will not inflate: {exc}") from exc
+    if len(out) > most:
+        raise LimitExceeded("zip_member_bytes", f"an embedded object inflates past {most} bytes")
+    return out
 
 
 def _streams(path: Path) -> tuple[bytes, bytes]:

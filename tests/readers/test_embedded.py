@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from engine.extract import Outcome, ReadTask, read_one
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.embedded import ole_native
+from engine.readers.ppt import records as ppt_records
 from engine.tools import ToolSet, discover
 from fixtures.gen import _pdfwriter as W
 from fixtures.gen._cfb import compound_file
@@ -231,6 +232,54 @@ def test_any_objdata_gives_members_or_none_and_the_body_stays(raw: bytes) -> Non
         outcome, text = read(Path(tmp), "a.rtf", rtf(raw))
     assert outcome.status == "ok" and text.startswith("Body text before.")
     assert outcome.reason is None
+
+
+def deck_with_objects(*records: bytes) -> bytes:
+    """The fixtures' two-slide deck with ``records`` after its last edit (ExOleObjStg
+    records live at the stream's top level; nothing in the edit chain points past them)."""
+    import io
+
+    import olefile
+
+    from fixtures.gen.legacy import ppt_bytes
+
+    with olefile.OleFileIO(io.BytesIO(ppt_bytes())) as ole:
+        stream = ole.openstream("PowerPoint Document").read()
+        user = ole.openstream("Current User").read()
+    # (the CFB writer pads each stream with zeros: the records end at the first "record" of
+    # type 0, and the new ones go right after them)
+    end = next(r.start - 8 for r in ppt_records(stream, 0, len(stream)) if r.type == 0)
+    stream = stream[:end] + b"".join(records)
+    return compound_file({"PowerPoint Document": stream, "Current User": user})
+
+
+def test_a_powerpoint_97_deck_s_embedded_objects_are_its_members(tmp_path: Path) -> None:
+    """Compressed and stored objects are read; one that will not inflate, or inflates past
+    the member bound, is named with its verdict and the deck's slides stay."""
+    import zlib
+
+    from fixtures.gen.legacy import rec, xls_bytes
+
+    pdf_object = ole_object({"CONTENTS": PDF})
+    deck = deck_with_objects(
+        rec(0x1011, struct.pack("<I", len(pdf_object)) + zlib.compress(pdf_object), inst=1),
+        rec(0x1011, xls_bytes()),
+        rec(0x1011, struct.pack("<I", 99) + b"not zlib at all", inst=1),
+        rec(0x1011, struct.pack("<I", 1) + zlib.compress(b"\0" * 300_000), inst=1),
+    )
+    limits = Limits(zip_member_bytes=200_000)
+    outcome, text = read(tmp_path, "deck.ppt", deck, limits)
+    assert outcome.status == "ok"
+    assert text.startswith("# slide1\nTitle one\n")
+    verdicts = [(m.path, m.status, m.reason) for m in outcome.members]
+    assert verdicts == [
+        ("embedded/object1/CONTENTS", "ok", None),
+        ("embedded/object2/document", "ok", None),
+        ("embedded/object3", "error", "corrupt"),
+        ("embedded/object4", "error", "limit"),
+    ]
+    assert "Quarterly figures" in text and "Widget" in text
+    assert outcome.error == "2 of 4 embedded documents not read"
 
 
 def test_a_packaged_file_s_name_and_bytes() -> None:
