@@ -274,7 +274,10 @@ class IndexedRecords:
             folder = rel.rstrip("/")
             if rel and not folder:
                 continue  # ("/": under it are paths that begin with one, and none does)
-            found.update(self._ask(functools.partial(db.keys_under, root, folder)))
+            keys = self._ask(functools.partial(db.keys_under, root, folder))
+            if rel != folder:  # ("a/" is the folder a: what is under it, not a file named a)
+                keys = [key for key in keys if key[1] != folder]
+            found.update(keys)
         return sorted(found)
 
     def counted(self, tally: Tally) -> None:

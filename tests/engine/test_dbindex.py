@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.db import RecordDB
@@ -82,6 +82,7 @@ def test_the_index_gives_its_roots_and_each_roots_records_in_order(
 
 @settings(max_examples=60, deadline=None)
 @given(names=_names, rels=st.lists(st.text(alphabet="ab é/\udcffz", max_size=4), max_size=4))
+@example(names=[" "], rels=[" /"])  # a file " ", asked for what is under the folder " /"
 def test_the_index_answers_as_the_records_in_memory_do(names: list[str], rels: list[str]) -> None:
     import tempfile
 
