@@ -9,11 +9,8 @@ text is stored exactly as read.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +19,7 @@ from engine.extract import ReadTask, read_one
 from engine.limits import DEFAULT_LIMITS
 from engine.quality import REPAIR_MAX_CHARS, Signal, repaired, score
 from engine.tools import ToolSet
+from tests.quarrycli import shown, sweep
 
 PORTUGUESE = (
     "Então talvez resolva fazendo uma imagem da partição lógica após bootar o sistema do HD. "
@@ -129,19 +127,9 @@ def test_as_a_user_meets_it(tmp_path: Path) -> None:
     data = mojibake(PORTUGUESE).encode("utf-8")
     (root / "note.txt").write_bytes(data)
     store = tmp_path / "s"
-    run = [sys.executable, "-m", "engine"]
-    proc = subprocess.run(
-        [*run, "sweep", "-q", "--workers", "1", str(root), "--out", str(store)],
-        capture_output=True,
-        timeout=120,
-    )
+    proc = sweep(root, store)
     assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run(
-        [*run, "show", str(root / "note.txt"), "--store", str(store), "--json"],
-        capture_output=True,
-        timeout=60,
-    )
-    record = orjson.loads(proc.stdout)
+    record = shown(root / "note.txt", store)
     assert record["extractor"] == "text:utf-8+ftfy"
     assert record["quality"]["verdict"] == "good"
     sha = record["sha256"]

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
-import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +24,7 @@ from fixtures.gen import _pdfwriter as W
 from fixtures.gen._cfb import compound_file
 from fixtures.gen.common import zip_bytes
 from fixtures.gen.office import docx_members, pptx_bytes, xlsx_members
+from tests.quarrycli import shown, sweep, text_shown
 
 DATA = Path(__file__).parent / "data" / "embedded"
 
@@ -305,23 +303,8 @@ def test_as_a_user_meets_it(tmp_path: Path) -> None:
     docx = with_parts(docx_members(), "word/", {"oleObject1.bin": ole_object({"CONTENTS": PDF})})
     (root / "report.docx").write_bytes(docx)
     store = tmp_path / "s"
-    run = [sys.executable, "-m", "engine"]
-    proc = subprocess.run(
-        [*run, "sweep", "-q", "--workers", "1", str(root), "--out", str(store)],
-        capture_output=True,
-        timeout=120,
-    )
+    proc = sweep(root, store)
     assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run(
-        [*run, "show", str(root / "report.docx"), "--store", str(store), "--json"],
-        capture_output=True,
-        timeout=60,
-    )
-    record = orjson.loads(proc.stdout)
+    record = shown(root / "report.docx", store)
     assert [m["path"] for m in record["members"]] == ["embedded/oleObject1.bin/CONTENTS"]
-    proc = subprocess.run(
-        [*run, "show", str(root / "report.docx"), "--store", str(store)],
-        capture_output=True,
-        timeout=60,
-    )
-    assert b"Quarterly figures in the embedded PDF" in proc.stdout
+    assert "Quarterly figures in the embedded PDF" in text_shown(root / "report.docx", store)

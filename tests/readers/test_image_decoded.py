@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from engine.readers.image import HeifReader, Jpeg2000Reader
 from engine.readers.registry import reader_for
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen import _raster as R
+from tests.quarrycli import quarry, shown, sweep, text_shown
 
 HEIF_TOOLS = ("heif-enc", "heif-convert", "tesseract")
 JP2_TOOLS = ("opj_compress", "opj_decompress", "tesseract")
@@ -283,20 +283,6 @@ def test_what_opj_compress_writes_is_read(tmp_path: Path, suffix: str) -> None:
         read(Jpeg2000Reader(), cut, mime, discover())
 
 
-def _quarry(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine", *args], capture_output=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-def _show(path: Path, store: Path) -> dict[str, object]:
-    proc = _quarry("show", str(path), "--store", str(store), "--json")
-    assert proc.returncode == 0, proc.stderr
-    record: dict[str, object] = orjson.loads(proc.stdout)
-    return record
-
-
 def test_a_phone_s_photo_waits_on_heif_convert_and_is_read_once_it_is_there(
     tmp_path: Path,
 ) -> None:
@@ -312,30 +298,27 @@ def test_a_phone_s_photo_waits_on_heif_convert_and_is_read_once_it_is_there(
     else:
         photo.write_bytes(HEIC_HEAD + bytes(100))
     store = tmp_path / "s"
-    proc = _quarry(
-        "sweep", "-q", "--workers", "1", "--without", "heif-convert", str(root), "--out", str(store)
-    )
+    proc = sweep(root, store, "--without", "heif-convert")
     assert proc.returncode == 0, proc.stderr
-    record = _show(photo, store)
+    record = shown(photo, store)
     assert (record["status"], record["reason"], record["mime"]) == (
         "unsupported",
         "needs_tool",
         M.HEIC,
     ), record
     assert "heif-convert" in record["needs"]  # type: ignore[operator]
-    proc = _quarry("tools", str(store), "--json")
+    proc = quarry("tools", store, "--json")
     rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
     assert rows["heif-convert"]["files_waiting"] == 1
     assert "libheif-examples" in rows["heif-convert"]["install"]["debian"]
     if not heif_there:
         return
-    proc = _quarry("sweep", "-q", "--workers", "1", str(root), "--out", str(store))
+    proc = sweep(root, store)
     assert proc.returncode == 0, proc.stderr
-    record = _show(photo, store)
+    record = shown(photo, store)
     assert (record["status"], record["extractor"], record["why"]) == (
         "ok",
         "heif-convert+tesseract",
         "tools-changed",
     ), record
-    proc = _quarry("show", str(photo), "--store", str(store))
-    assert b"HELLO WORLD" in proc.stdout
+    assert "HELLO WORLD" in text_shown(photo, store)

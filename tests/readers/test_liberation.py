@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from engine.readers.base import ReadContext, Reader, ReadInfo, TextSink
 from engine.readers.registry import reader_for
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen._cfb import compound_file
+from tests.quarrycli import quarry, sweep
 
 DATA = Path(__file__).parent / "data" / "liberation"
 FILES = {
@@ -213,13 +212,6 @@ def test_a_pages_file_protected_by_a_password_is_encrypted() -> None:
         read(path, M.PAGES, discover())
 
 
-def _quarry(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine", *args], capture_output=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
 def test_a_folder_of_them_as_a_user_meets_it(tmp_path: Path) -> None:
     """Swept without the tools, each file waits on its own and ``quarry tools`` counts them
     with the package to install; swept again with the tools (where installed), each is read
@@ -229,15 +221,15 @@ def test_a_folder_of_them_as_a_user_meets_it(tmp_path: Path) -> None:
     store = tmp_path / "s"
     hidden = sorted({tool for _mime, tool, _text in FILES.values()} | {"pages2text"})
     without = [arg for tool in hidden for arg in ("--without", tool)]
-    proc = _quarry("sweep", "-q", "--workers", "1", *without, str(root), "--out", str(store))
+    proc = sweep(root, store, *without)
     assert proc.returncode == 0, proc.stderr
-    proc = _quarry("tools", str(store), "--json")
+    proc = quarry("tools", store, "--json")
     rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
     assert rows["wps2text"]["files_waiting"] == 1
     assert rows["key2text"]["files_waiting"] == 1
     assert rows["pages2text"]["files_waiting"] == 1
     assert "libwps-tools" in rows["wks2text"]["install"]["debian"]
-    proc = _quarry("sweep", "-q", "--workers", "1", str(root), "--out", str(store))
+    proc = sweep(root, store)
     # (2: the store holds an error: the Pages file protected by a password, where it is read)
     assert proc.returncode == (0 if shutil.which("pages2text") is None else 2), proc.stderr
     records = {
