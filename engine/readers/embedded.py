@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from itertools import chain
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -58,14 +59,7 @@ def with_embedded(
         return info
     if ctx.depth >= ctx.limits.archive_depth:
         deep = f"embedded documents not read: nested more than {ctx.limits.archive_depth} deep"
-        return ReadInfo(
-            info.extractor,
-            pages=info.pages,
-            members=info.members,
-            note=f"{info.note}; {deep}" if info.note else deep,
-            needs=info.needs,
-            scanned=info.scanned,
-        )
+        return replace(info, note=f"{info.note}; {deep}" if info.note else deep)
     sink.end_line()  # (a document's text may end mid-line: its members' lines start anew)
     with MemberReader(ctx, sink) as members:
         for name, got in chain((first,), found):
@@ -79,14 +73,7 @@ def with_embedded(
         if members.failed:
             gone = f"{members.failed} of {members.noted} embedded documents not read"
             note = f"{note}; {gone}" if note else gone
-    return ReadInfo(
-        info.extractor,
-        pages=info.pages,
-        members=info.members + verdicts,
-        note=note,
-        needs=needs,
-        scanned=info.scanned,
-    )
+    return replace(info, members=info.members + verdicts, note=note, needs=needs)
 
 
 def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:

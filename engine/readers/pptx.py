@@ -230,14 +230,13 @@ class PptxReader:
         """Write each slide's paragraphs and notes into ``sink``."""
         with SafeZip(path, ctx.limits) as zf:
             data = skeleton(zf, XmlBudget(ctx.limits))
-        try:
-            slides = _write_slides(_open(data), sink)
-        except (ReadFailure, TextCapReached):
-            raise
-        except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...
-            raise CorruptFile(f"python-pptx cannot read it: {type(exc).__name__}") from exc
-        info = ReadInfo(extractor=self.name, pages=slides)
-        with SafeZip(path, ctx.limits) as zf:
+            try:
+                slides = _write_slides(_open(data), sink)
+            except (ReadFailure, TextCapReached):
+                raise
+            except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...
+                raise CorruptFile(f"python-pptx cannot read it: {type(exc).__name__}") from exc
+            info = ReadInfo(extractor=self.name, pages=slides)
             return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 
 
