@@ -15,11 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import mimes as M
-from engine.extract import ReadTask, read_one
-from engine.limits import DEFAULT_LIMITS
 from engine.quality import REPAIR_MAX_CHARS, Signal, repaired, score
-from engine.tools import ToolSet
 from tests.quarrycli import shown, sweep
+from tests.readkit import read_bytes
 
 PORTUGUESE = (
     "Então talvez resolva fazendo uma imagem da partição lógica após bootar o sistema do HD. "
@@ -36,12 +34,7 @@ def mojibake(text: str, times: int = 1, charset: str = "latin-1") -> str:
 
 
 def read(tmp_path: Path, name: str, data: bytes) -> tuple[dict[str, object], str]:
-    path = tmp_path / name
-    path.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    outcome = read_one(ReadTask(str(path), "0" * 64, DEFAULT_LIMITS, ToolSet.empty(), str(out)))
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
+    outcome, text = read_bytes(tmp_path, name, data)
     assert outcome.quality is not None
     return {"extractor": outcome.extractor, "quality": outcome.quality.verdict}, text
 

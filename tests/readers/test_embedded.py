@@ -15,7 +15,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.extract import Outcome, ReadTask, read_one
+from engine.extract import Outcome
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.embedded import ole_native
 from engine.readers.ppt import records as ppt_records
@@ -25,6 +25,7 @@ from fixtures.gen._cfb import compound_file
 from fixtures.gen.common import zip_bytes
 from fixtures.gen.office import docx_members, pptx_bytes, xlsx_members
 from tests.quarrycli import shown, sweep, text_shown
+from tests.readkit import read_bytes
 
 DATA = Path(__file__).parent / "data" / "embedded"
 
@@ -49,13 +50,7 @@ def ole_object(streams: dict[str, bytes]) -> bytes:
 def read(
     tmp_path: Path, name: str, data: bytes, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[Outcome, str]:
-    path = tmp_path / name
-    path.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    outcome = read_one(ReadTask(str(path), "0" * 64, limits, ToolSet.empty(), str(out)))
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+    return read_bytes(tmp_path, name, data, limits=limits)
 
 
 def with_parts(members: dict[str, bytes | str], prefix: str, parts: dict[str, bytes]) -> bytes:
@@ -148,31 +143,25 @@ def test_documents_embedded_past_the_nesting_bound_are_not_read_and_it_says_so(
     assert member.error == "embedded documents not read: nested more than 1 deep"
 
 
-def test_an_excel_97_workbook_s_embedded_pdf() -> None:
-    outcome, text = _read_data("testExcel_embeddedPDF.xls")
+def test_an_excel_97_workbook_s_embedded_pdf(tmp_path: Path) -> None:
+    outcome, text = _read_data(tmp_path, "testExcel_embeddedPDF.xls")
     assert outcome.status == "ok"
     assert [m.path for m in outcome.members] == ["embedded/MBD0063FA15/CONTENTS"]
     assert "# member embedded/MBD0063FA15/CONTENTS\n" in text
 
 
-def test_a_word_97_document_s_embedded_rtf() -> None:
+def test_a_word_97_document_s_embedded_rtf(tmp_path: Path) -> None:
     if shutil.which("antiword") is None and shutil.which("catdoc") is None:
         return  # (the document's own text needs one: tests/readers/test_legacy.py)
-    outcome, text = _read_data("testWORD_embedded_rtf.doc", discover())
+    outcome, text = _read_data(tmp_path, "testWORD_embedded_rtf.doc", discover())
     assert outcome.status == "ok"
     (member,) = outcome.members
     assert member.path.startswith("embedded/ObjectPool/") and member.status == "ok"
     assert f"# member {member.path}\n" in text
 
 
-def _read_data(name: str, tools: ToolSet | None = None) -> tuple[Outcome, str]:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        task = ReadTask(str(DATA / name), "0" * 64, DEFAULT_LIMITS, tools or ToolSet.empty(), tmp)
-        outcome = read_one(task)
-        text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+def _read_data(tmp_path: Path, name: str, tools: ToolSet | None = None) -> tuple[Outcome, str]:
+    return read_bytes(tmp_path, name, (DATA / name).read_bytes(), tools)
 
 
 def ole1(klass: str, native_data: bytes, kind: int = 2) -> bytes:

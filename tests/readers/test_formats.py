@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.extract import Outcome, ReadTask, read_one
+from engine.extract import Outcome
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.fixedzip import _sheet_record
 from engine.tools import Tool, ToolSet
 from fixtures.gen import formats as F
 from fixtures.gen.common import write, write_zip
+from tests.readkit import read_file
 
 NO_TOOLS = ToolSet.empty()
 
@@ -22,11 +23,7 @@ NO_TOOLS = ToolSet.empty()
 def _read(
     path: Path, tools: ToolSet = NO_TOOLS, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[Outcome, str]:
-    out = path.parent / "out"
-    out.mkdir(exist_ok=True)
-    outcome = read_one(ReadTask(str(path), "0" * 64, limits, tools, str(out)))
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+    return read_file(path, tools, limits)
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from engine.readers.registry import reader_for
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen import _raster as R
 from tests.quarrycli import quarry, shown, sweep, text_shown
+from tests.readkit import stand_in
 
 HEIF_TOOLS = ("heif-enc", "heif-convert", "tesseract")
 JP2_TOOLS = ("opj_compress", "opj_decompress", "tesseract")
@@ -41,19 +42,11 @@ JP2_HEAD = b"\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00\x00\x14ftypjp2 "
 J2K_HEAD = b"\xff\x4f\xff\x51\x00\x29\x00\x00"
 
 # A stand-in tesseract: the text of a "picture" is the picture file's own content.
-FAKE_TESSERACT = '#!/bin/sh\ncase "$1" in --list-langs) echo eng; exit 0;; esac\ncat "$1"\n'
-
-
-def tool(tmp_path: Path, name: str, script: str) -> Tool:
-    exe = tmp_path / "bin" / name
-    exe.parent.mkdir(exist_ok=True)
-    exe.write_text(script)
-    exe.chmod(0o755)
-    return Tool(name, str(exe), "1.0")
+FAKE_TESSERACT = 'case "$1" in --list-langs) echo eng; exit 0;; esac\ncat "$1"\n'
 
 
 def with_tesseract(tmp_path: Path, *tools: Tool) -> ToolSet:
-    found = (*tools, tool(tmp_path, "tesseract", FAKE_TESSERACT))
+    found = (*tools, stand_in(tmp_path, "tesseract", FAKE_TESSERACT))
     return ToolSet(tuple(sorted(found, key=lambda t: t.name)))
 
 
@@ -104,10 +97,10 @@ def test_each_picture_of_a_heif_file_is_a_page_in_the_file_s_order(
 ) -> None:
     """heif-convert names a file's pictures page-1.png ... page-N.png: page 10 comes after 9,
     not after 1; the pages go in the text a form feed apart."""
-    decoder = tool(
+    decoder = stand_in(
         tmp_path,
         "heif-convert",
-        '#!/bin/sh\n[ "$1" = --quiet ] || exit 9\n[ -f "$2" ] || exit 8\n'
+        '[ "$1" = --quiet ] || exit 9\n[ -f "$2" ] || exit 8\n'
         'out="${3%.png}"\nfor i in 1 2 3 4 5 6 7 8 9 10 11; do\n'
         '  echo "PAGE $i" > "$out-$i.png"\ndone\n',
     )
@@ -118,15 +111,13 @@ def test_each_picture_of_a_heif_file_is_a_page_in_the_file_s_order(
 
 
 def test_a_heif_file_of_one_picture(tmp_path: Path, heic: Path) -> None:
-    decoder = tool(tmp_path, "heif-convert", '#!/bin/sh\necho "ONE PICTURE" > "$3"\n')
+    decoder = stand_in(tmp_path, "heif-convert", 'echo "ONE PICTURE" > "$3"\n')
     text, info = read(HeifReader(), heic, M.HEIC, with_tesseract(tmp_path, decoder))
     assert (text, info.pages) == ("ONE PICTURE\n", 1)
 
 
 def test_pictures_without_text_give_no_text(tmp_path: Path, heic: Path) -> None:
-    decoder = tool(
-        tmp_path, "heif-convert", '#!/bin/sh\n: > "${3%.png}-1.png"\n: > "${3%.png}-2.png"\n'
-    )
+    decoder = stand_in(tmp_path, "heif-convert", ': > "${3%.png}-1.png"\n: > "${3%.png}-2.png"\n')
     text, info = read(HeifReader(), heic, M.HEIC, with_tesseract(tmp_path, decoder))
     assert (text, info.pages) == ("", 2)
 
@@ -134,10 +125,10 @@ def test_pictures_without_text_give_no_text(tmp_path: Path, heic: Path) -> None:
 def test_a_file_the_decoder_cannot_read_is_corrupt_in_its_words(
     tmp_path: Path, heic: Path, own_tmp: Path
 ) -> None:
-    decoder = tool(
+    decoder = stand_in(
         tmp_path,
         "heif-convert",
-        "#!/bin/sh\necho 'Could not read HEIF/AVIF file: Invalid input: No ftyp box' >&2\nexit 1\n",
+        "echo 'Could not read HEIF/AVIF file: Invalid input: No ftyp box' >&2\nexit 1\n",
     )
     with pytest.raises(CorruptFile) as caught:
         read(HeifReader(), heic, M.HEIC, with_tesseract(tmp_path, decoder))
@@ -149,13 +140,13 @@ def test_a_file_the_decoder_cannot_read_is_corrupt_in_its_words(
 
 
 def test_a_decoder_that_writes_nothing_found_no_picture(tmp_path: Path, heic: Path) -> None:
-    decoder = tool(tmp_path, "heif-convert", "#!/bin/sh\nexit 0\n")
+    decoder = stand_in(tmp_path, "heif-convert", "exit 0\n")
     with pytest.raises(CorruptFile, match="heif-convert found no picture in it"):
         read(HeifReader(), heic, M.HEIC, with_tesseract(tmp_path, decoder))
 
 
 def test_a_decoder_that_hangs_is_stopped_at_its_time(tmp_path: Path, heic: Path) -> None:
-    decoder = tool(tmp_path, "heif-convert", "#!/bin/sh\nexec sleep 30\n")
+    decoder = stand_in(tmp_path, "heif-convert", "exec sleep 30\n")
     with pytest.raises(ToolFailed, match="heif-convert timed out"):
         read(
             HeifReader(),
@@ -175,10 +166,10 @@ def test_jpeg_2000_is_given_to_the_decoder_under_its_kind_s_name(
     in.j2k, the very file behind that name."""
     path = tmp_path / "-scan.bin"
     path.write_bytes((JP2_HEAD if mime == M.JP2 else J2K_HEAD) + b"payload")
-    decoder = tool(
+    decoder = stand_in(
         tmp_path,
         "opj_decompress",
-        '#!/bin/sh\n[ "$1 $2 $4" = "-quiet -i -o" ] || exit 9\n'
+        '[ "$1 $2 $4" = "-quiet -i -o" ] || exit 9\n'
         f'[ "$(basename "$3")" = {name} ] || exit 8\n'
         f'cmp -s "$3" {os.fspath(path)!r} || exit 7\n'
         'echo "SCANNED LETTER" > "$5"\n',
@@ -190,10 +181,10 @@ def test_jpeg_2000_is_given_to_the_decoder_under_its_kind_s_name(
 def test_a_jpeg_2000_file_opj_cannot_decode_is_corrupt_in_its_words(tmp_path: Path) -> None:
     path = tmp_path / "a.jp2"
     path.write_bytes(JP2_HEAD)
-    decoder = tool(
+    decoder = stand_in(
         tmp_path,
         "opj_decompress",
-        "#!/bin/sh\necho 'ERROR -> opj_decompress: failed to read the header' >&2\nexit 1\n",
+        "echo 'ERROR -> opj_decompress: failed to read the header' >&2\nexit 1\n",
     )
     with pytest.raises(CorruptFile) as caught:
         read(Jpeg2000Reader(), path, M.JP2, with_tesseract(tmp_path, decoder))

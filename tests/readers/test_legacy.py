@@ -23,6 +23,7 @@ from engine.readers.ppt import PptReader
 from engine.readers.xls import XlsReader
 from engine.tools import Tool, ToolSet, discover
 from fixtures.gen._cfb import compound_file
+from tests.readkit import stand_in
 
 OLE_JUNK = OLE_MAGIC + bytes(range(256)) * 8
 CORPUS = Path("/work/shared/corpus")
@@ -30,11 +31,7 @@ CORPUS = Path("/work/shared/corpus")
 
 def fake_tool(tmp_path: Path, name: str, script: str) -> Tool:
     """An executable called ``name`` that runs ``script`` (sh)."""
-    exe = tmp_path / "bin" / name
-    exe.parent.mkdir(exist_ok=True)
-    exe.write_text("#!/bin/sh\n" + script + "\n")
-    exe.chmod(0o755)
-    return Tool(name, str(exe), "0")
+    return stand_in(tmp_path, name, script, version="0")
 
 
 def read(

@@ -21,9 +21,10 @@ from engine.detect import detect
 from engine.errors import CorruptFile, EncryptedFile, NeedsTool
 from engine.readers.base import ReadContext, Reader, ReadInfo, TextSink
 from engine.readers.registry import reader_for
-from engine.tools import Tool, ToolSet, discover
+from engine.tools import ToolSet, discover
 from fixtures.gen._cfb import compound_file
 from tests.quarrycli import quarry, sweep
+from tests.readkit import stand_in
 
 DATA = Path(__file__).parent / "data" / "liberation"
 FILES = {
@@ -48,12 +49,9 @@ def read(path: Path, mime: str, tools: ToolSet) -> tuple[str, ReadInfo]:
     return sink.getvalue(), info
 
 
-def stand_in(tmp_path: Path, name: str, script: str) -> ToolSet:
-    exe = tmp_path / "bin" / name
-    exe.parent.mkdir(exist_ok=True)
-    exe.write_text("#!/bin/sh\n" + script)
-    exe.chmod(0o755)
-    return ToolSet((Tool(name, str(exe), "1.0"),))
+def only(tmp_path: Path, name: str, script: str) -> ToolSet:
+    """A tool set of one stand-in."""
+    return ToolSet((stand_in(tmp_path, name, script),))
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -99,7 +97,7 @@ def test_powerpoint_97_stays_powerpoint_97_beside_a_pp40_stream(tmp_path: Path) 
 def test_the_tool_is_given_the_file_and_its_text_kept(tmp_path: Path) -> None:
     path = tmp_path / "-letter.wps"  # (a name a tool would take for an option)
     path.write_bytes(b"works")
-    tools = stand_in(
+    tools = only(
         tmp_path, "wps2text", f'[ "$1" = {os.fspath(path)!r} ] || exit 9\necho "Dear reader,"\n'
     )
     assert read(path, M.WORKS, tools) == ("Dear reader,\n", ReadInfo("wps2text"))
@@ -108,7 +106,7 @@ def test_the_tool_is_given_the_file_and_its_text_kept(tmp_path: Path) -> None:
 def test_a_file_the_tool_cannot_read_is_corrupt_in_its_words(tmp_path: Path) -> None:
     path = tmp_path / "a.sdw"
     path.write_bytes(b"x")
-    tools = stand_in(tmp_path, "sd2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
+    tools = only(tmp_path, "sd2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
     with pytest.raises(CorruptFile, match=r"^sd2text could not read it: ERROR: Unsupported file"):
         read(path, M.STAR_WRITER, tools)
 
@@ -116,7 +114,7 @@ def test_a_file_the_tool_cannot_read_is_corrupt_in_its_words(tmp_path: Path) -> 
 def test_powerpoint_4_slides_are_blocks_as_powerpoint_97_s_are(tmp_path: Path) -> None:
     path = tmp_path / "deck.ppt"
     path.write_bytes(b"pp4")
-    tools = stand_in(
+    tools = only(
         tmp_path,
         "mwaw2text",
         "printf 'Title one\\n\\n\\n\\t##### Page 1 #####\\n\\nSecond\\n\\tpoint\\n"
@@ -135,7 +133,7 @@ def test_each_publisher_text_frame_is_a_line(tmp_path: Path) -> None:
         "<svg:svg><svg:text><svg:tspan>Spring</svg:tspan><svg:tspan>fair</svg:tspan></svg:text>"
         "<svg:text><svg:tspan>Saturday 10am</svg:tspan></svg:text></svg:svg></body></html>"
     )
-    tools = stand_in(tmp_path, "pub2xhtml", f"cat <<'END'\n{page}\nEND\n")
+    tools = only(tmp_path, "pub2xhtml", f"cat <<'END'\n{page}\nEND\n")
     text, info = read(path, M.PUBLISHER, tools)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     assert lines == ["Spring fair", "Saturday 10am"] or lines == ["Springfair", "Saturday 10am"]
@@ -152,9 +150,9 @@ def test_an_iwork_file_of_no_known_kind_is_tried_with_each_tool(tmp_path: Path) 
     path = iwork_zip(tmp_path / "renamed.zip")
     tools = ToolSet(
         (
-            *stand_in(tmp_path, "key2text", 'echo "key" >&2\nexit 1\n').found,
-            *stand_in(tmp_path, "numbers2text", 'echo "Category\tAmount"\n').found,
-            *stand_in(tmp_path, "pages2text", 'echo "not pages" >&2\nexit 1\n').found,
+            stand_in(tmp_path, "key2text", 'echo "key" >&2\nexit 1\n'),
+            stand_in(tmp_path, "numbers2text", 'echo "Category\tAmount"\n'),
+            stand_in(tmp_path, "pages2text", 'echo "not pages" >&2\nexit 1\n'),
         )
     )
     text, info = read(path, M.IWORK, tools)
@@ -165,7 +163,7 @@ def test_an_iwork_file_no_tool_reads_is_corrupt_in_the_first_tool_s_words(
     tmp_path: Path,
 ) -> None:
     path = iwork_zip(tmp_path / "renamed.zip")
-    tools = stand_in(tmp_path, "pages2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
+    tools = only(tmp_path, "pages2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
     with pytest.raises(CorruptFile, match=r"^pages2text could not read it"):
         read(path, M.IWORK, tools)
 
@@ -186,7 +184,7 @@ def test_an_iwork_file_with_enciphered_members_is_encrypted(tmp_path: Path) -> N
         offset = at + (8 if raw[at + 2] == 3 else 10)
         raw[offset : offset + 2] = (25452).to_bytes(2, "little")
     path.write_bytes(bytes(raw))
-    tools = stand_in(tmp_path, "pages2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
+    tools = only(tmp_path, "pages2text", 'echo "ERROR: Unsupported file format!" >&2\nexit 1\n')
     with pytest.raises(EncryptedFile, match="protected by a password"):
         read(path, M.PAGES, tools)
 

@@ -20,10 +20,9 @@ from hypothesis import strategies as st
 from engine import mimes as M
 from engine.detect import PKCS7_SIGNED, detect
 from engine.errors import EncryptedFile
-from engine.extract import Outcome, ReadTask, read_one
-from engine.limits import DEFAULT_LIMITS
+from engine.extract import Outcome
 from engine.readers.compressed import signed_content
-from engine.tools import ToolSet
+from tests.readkit import read_bytes
 
 ID_DATA = bytes.fromhex("2a864886f70d010701")
 ENVELOPED = bytes.fromhex("2a864886f70d010703")
@@ -68,13 +67,7 @@ INVOICE = (
 
 
 def read(tmp_path: Path, data: bytes, name: str = "fattura.xml.p7m") -> tuple[Outcome, str]:
-    path = tmp_path / name
-    path.write_bytes(data)
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    outcome = read_one(ReadTask(str(path), "0" * 64, DEFAULT_LIMITS, ToolSet.empty(), str(out)))
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
+    return read_bytes(tmp_path, name, data)
 
 
 @pytest.mark.parametrize(

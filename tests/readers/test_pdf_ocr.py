@@ -8,38 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from engine.extract import Outcome, ReadTask, read_one
-from engine.limits import DEFAULT_LIMITS
+from engine.extract import Outcome
 from engine.readers import image as image_mod
 from engine.readers import pdf as pdf_mod
-from engine.tools import Tool, ToolSet, discover
+from engine.tools import ToolSet, discover
 from fixtures.gen import pdf as P
 from fixtures.gen.common import write
+from tests.readkit import read_file, stand_in
 
 
 def _read(path: Path, tools: ToolSet) -> tuple[Outcome, str]:
-    out = path.parent / "out"
-    out.mkdir(exist_ok=True)
-    outcome = read_one(ReadTask(str(path), "0" * 64, DEFAULT_LIMITS, tools, str(out)))
-    text = Path(outcome.text_file).read_text(encoding="utf-8") if outcome.text_file else ""
-    return outcome, text
-
-
-def _tool(tmp_path: Path, name: str, script: str) -> Tool:
-    exe = tmp_path / "bin" / name
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    exe.write_text("#!/bin/sh\n" + script + "\n")
-    exe.chmod(0o755)
-    return Tool(name, str(exe), "1.0")
+    return read_file(path, tools)
 
 
 def _ocr_tools(tmp_path: Path, langs: str = "eng") -> ToolSet:
     """Stand-ins: pdftoppm logs the page it renders; tesseract prints its arguments."""
     log = tmp_path / "pages.log"
     tmp_path.mkdir(parents=True, exist_ok=True)
-    pdftoppm = _tool(tmp_path, "pdftoppm", f'echo "$5" >> {log}; : > "${{10}}.png"')
+    pdftoppm = stand_in(tmp_path, "pdftoppm", f'echo "$5" >> {log}; : > "${{10}}.png"')
     listing = "\\n".join(["List of available languages (n):", *langs.split()])
-    tesseract = _tool(
+    tesseract = stand_in(
         tmp_path,
         "tesseract",
         f'case "$1" in --list-langs) printf "{listing}\\n"; exit 0;; esac\n'
@@ -51,7 +39,7 @@ def _ocr_tools(tmp_path: Path, langs: str = "eng") -> ToolSet:
 
 def test_pypdf_is_tried_when_pdftotext_fails(tmp_path: Path) -> None:
     path = write(tmp_path, "t.pdf", P.W.text_pdf(["Hello pypdf"], ["Page two"]))
-    broken = _tool(tmp_path, "pdftotext", "echo 'Syntax Error: broken' >&2; exit 1")
+    broken = stand_in(tmp_path, "pdftotext", "echo 'Syntax Error: broken' >&2; exit 1")
     outcome, text = _read(path, ToolSet((broken,)))
     assert (outcome.status, outcome.extractor, outcome.pages) == ("ok", "pypdf", 2)
     assert text == "Hello pypdf\n\fPage two\n"
@@ -59,7 +47,7 @@ def test_pypdf_is_tried_when_pdftotext_fails(tmp_path: Path) -> None:
 
 def test_pdftotexts_verdict_stands_when_pypdf_fails_too(tmp_path: Path) -> None:
     path = write(tmp_path, "b.pdf", b"%PDF-1.4\n1 0 obj garbage\n%%EOF\n")
-    broken = _tool(tmp_path, "pdftotext", "echo 'Syntax Error: broken' >&2; exit 1")
+    broken = stand_in(tmp_path, "pdftotext", "echo 'Syntax Error: broken' >&2; exit 1")
     outcome, _ = _read(path, ToolSet((broken,)))
     assert (outcome.status, outcome.reason) == ("error", "corrupt")
     assert outcome.error is not None and "pdftotext could not open it" in outcome.error
@@ -156,7 +144,7 @@ def test_ocr_that_the_budget_stops_mid_page_keeps_its_verdict_named(
 
     monkeypatch.setattr(pdf_mod, "OCR_PAGE_SECONDS", 0.5)
     pdftoppm = _ocr_tools(tmp_path).found[0]
-    slow = _tool(
+    slow = stand_in(
         tmp_path / "slow", "tesseract", 'case "$1" in --list-langs) exit 0;; esac; sleep 5'
     )
     tools = ToolSet((pdftoppm, slow))
