@@ -62,7 +62,7 @@ _EXT: dict[str, str] = {
     ".heic": M.HEIC, ".heif": M.HEIF, ".hif": M.HEIF, ".avif": M.AVIF, ".jp2": M.JP2,
     ".j2k": M.J2K, ".j2c": M.J2K, ".jpc": M.J2K, ".mdb": M.ACCESS, ".accdb": M.ACCESS,
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
-    ".xar": M.XAR, ".cpio": M.CPIO,
+    ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -210,6 +210,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
                 return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
+    if (metafile := _metafile_kind(head)) is not None:
+        return metafile
     if head[:1] == b"\x30" and PKCS7_SIGNED in head[2:24]:
         return M.PKCS7
     if (head[:2] == b"MI" or head.startswith(b"-----BEGIN ")) and _base64_signed(head):
@@ -241,6 +243,22 @@ def _by_magic(path: Path, head: bytes) -> str | None:
 
 _OCTAL = frozenset(b"01234567")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+_WMF_HEADERS = frozenset(
+    bytes([kind, 0, 9, 0, 0, version]) for kind in (1, 2) for version in (1, 3)
+)
+"""A WMF's first six bytes without the placeable header: in memory or on disk, a header of
+nine words, version 1 or 3."""
+
+
+def _metafile_kind(head: bytes) -> str | None:
+    """EMF (its header record, then " EMF" at byte 40) and WMF (placeable, or bare)."""
+    if head[:4] == b"\x01\x00\x00\x00" and head[40:44] == b" EMF":
+        return M.EMF
+    if head[:4] == b"\xd7\xcd\xc6\x9a" or head[:6] in _WMF_HEADERS:
+        return M.WMF
+    return None
 
 
 def _archive_kind(head: bytes) -> str | None:
