@@ -63,6 +63,7 @@ _EXT: dict[str, str] = {
     ".j2k": M.J2K, ".j2c": M.J2K, ".jpc": M.J2K, ".mdb": M.ACCESS, ".accdb": M.ACCESS,
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
+    ".chm": M.CHM,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -87,6 +88,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"OggS", "audio/ogg"),
     (b"fLaC", "audio/flac"),
     (b"\x00asm", "application/wasm"),
+    (b"ITSF\x03\x00\x00\x00", M.CHM),  # Compiled HTML Help, version 3
 )
 _MAGIC_FIRST = frozenset(magic[0] for magic, _mime in _MAGIC)
 """First bytes of the magics above: a head that starts with none of them matches none."""

@@ -7,9 +7,9 @@ DETECTION = 5
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
-Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles). A
-store's summary keeps the version its last sweep had; a sweep with a later one reads the
-files no reader took again, once (their recorded kind may be another now)."""
+Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
+HTML Help). A store's summary keeps the version its last sweep had; a sweep with a later one
+reads the files no reader took again, once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
@@ -110,6 +110,7 @@ JP2 = "image/jp2"
 J2K = "image/x-jp2-codestream"
 DECODED_IMAGES = frozenset({HEIC, HEIF, AVIF, JP2, J2K})
 EMF = "image/emf"
+CHM = "application/vnd.ms-htmlhelp"
 WMF = "image/wmf"
 """Pictures tesseract cannot open itself: a decoder writes them out for it first."""
 

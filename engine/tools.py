@@ -54,6 +54,13 @@ def _dlp(package: str) -> dict[str, str]:
 
 _POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
 _MDB = _hints("mdbtools", "mdbtools", "mdbtools", "not packaged; use WSL")
+_CHM = {
+    "debian": "sudo apt install libchm-bin",
+    "fedora": "not packaged; build chmlib with ./configure --enable-examples",
+    "macos": "brew install chmlib",
+    "windows": "not packaged; use WSL",
+}
+"""chmlib's example programs: Debian packages them apart, Homebrew builds them."""
 _TESS = _hints("tesseract-ocr", "tesseract", "tesseract", "choco install tesseract")
 
 KNOWN_TOOLS: dict[str, ToolSpec] = {
@@ -124,6 +131,8 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "key2text", ("--version",), "Apple Keynote presentations", _dlp("libetonyek-tools")
         ),
+        ToolSpec("enum_chmLib", (), "Compiled HTML Help (.chm): its pages", _CHM),
+        ToolSpec("test_chmLib", (), "Compiled HTML Help (.chm): their text", _CHM),
         ToolSpec(
             "xls2csv",
             ("-V",),
