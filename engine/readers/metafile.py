@@ -26,6 +26,7 @@ its records before the cut, and says so, unless there was none.
 
 from __future__ import annotations
 
+import heapq
 import mmap
 import struct
 from collections.abc import Iterator
@@ -310,7 +311,7 @@ def _wmf_runs(data: _Data) -> list[_Run]:
         raise CorruptFile("no WMF header")
     runs: list[_Run] = []
     fonts = _Fonts({})
-    table: list[bool] = []  # the object table's slots: taken or free
+    table = _Slots()
     off = start + 18
     n = len(data)
     while off < n:
@@ -328,8 +329,7 @@ def _wmf_runs(data: _Data) -> list[_Run]:
         elif function == _META_EXTTEXTOUT:
             runs.extend(_wmf_exttextout(record, fonts))
         elif function in _META_CREATES_OBJECT:
-            slot = table.index(False) if False in table else len(table)
-            table[slot : slot + 1] = [True]
+            slot = table.take()
             if function == _META_CREATEFONTINDIRECT and size >= 6 + 14:
                 fonts.slots[slot] = record[6 + 13]  # Font.CharSet
             else:
@@ -338,11 +338,33 @@ def _wmf_runs(data: _Data) -> list[_Run]:
             fonts.select(struct.unpack_from("<H", record, 6)[0])
         elif function == _META_DELETEOBJECT and size >= 8:
             (slot,) = struct.unpack_from("<H", record, 6)
-            if slot < len(table):
-                table[slot] = False
+            table.free(slot)
             fonts.slots.pop(slot, None)
         off += size
     return runs
+
+
+class _Slots:
+    """A WMF's object table: a new object takes the lowest free slot (freed slots kept in a
+    heap: a file of many objects costs a logarithm each, not a scan of the table)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._free: list[int] = []
+        self._freed: set[int] = set()
+
+    def take(self) -> int:
+        if self._free:
+            slot = heapq.heappop(self._free)
+            self._freed.discard(slot)
+            return slot
+        self.size += 1
+        return self.size - 1
+
+    def free(self, slot: int) -> None:
+        if slot < self.size and slot not in self._freed:
+            self._freed.add(slot)
+            heapq.heappush(self._free, slot)
 
 
 def _wmf_textout(record: bytes, fonts: _Fonts) -> Iterator[_Run]:

@@ -231,6 +231,16 @@ def test_wmf_text_in_the_character_set_of_its_font(placeable: bool) -> None:
     assert read(bytes(wmf), M.WMF) == ("Plain ANSI\nОтчёт\nCafé au lait\n", None)
 
 
+def test_wmf_objects_take_the_lowest_free_slot() -> None:
+    wmf = Wmf().pen().pen().font(0).delete(1).delete(0).delete(0)  # (freed twice: once)
+    wmf.font(204).font(128).pen()  # slots 0, 1, then 3
+    wmf.select(1).textout("日本".encode("cp932"), 0, 0).select(0).textout(
+        "Да".encode("cp1251"), 0, 9
+    )
+    wmf.select(2).textout(b"Caf\xe9", 0, 18).select(3).textout(b"pen kept it", 0, 27)
+    assert read(bytes(wmf), M.WMF)[0] == "日本\nДа\nCafé\npen kept it\n"
+
+
 def test_a_metafile_cut_short_keeps_its_text_up_to_the_cut_and_says_so() -> None:
     data = bytes(Emf().text("before the cut", 0, 0).text("lost", 0, 10))
     text, note = read(data[:-40])
