@@ -63,7 +63,7 @@ _EXT: dict[str, str] = {
     ".j2k": M.J2K, ".j2c": M.J2K, ".jpc": M.J2K, ".mdb": M.ACCESS, ".accdb": M.ACCESS,
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
-    ".chm": M.CHM,
+    ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO, ".wps": M.WORKS,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -340,6 +340,7 @@ def _ole_kind(path: Path) -> str:
         # lines) for every file it opens itself, a millisecond or more a file in a worker.
         with open(path, "rb") as fh, olefile.OleFileIO(fh) as ole:
             listed = ole.listdir(streams=True, storages=True)
+            clsid = ole.root.clsid if ole.root is not None else ""
     except Exception:  # olefile raises bare OSError/IndexError/etc. on junk: any is "unknown"
         return _by_extension(path) or M.OLE
     # The format compares names without case, and some writers name Word's main stream
@@ -357,6 +358,8 @@ def _ole_kind(path: Path) -> str:
         return _OLE_STREAMS[kind.pop()]
     if "CONTENTS" in streams and "QUILL/QUILLSUB" in streams:
         return M.PUBLISHER
+    if "CONTENTS" in streams and clsid == _WORKS_CLSID:
+        return M.WORKS
     return _by_extension(path) or M.OLE
 
 
@@ -366,9 +369,15 @@ _OLE_STREAMS = {
     "PERFECTOFFICE_MAIN": M.QUATTRO_OLE,
     "STARWRITERDOCUMENT": M.STAR_WRITER,
     "PP40": M.PPT4,
+    "VISIODOCUMENT": M.VISIO,
 }
 """The stream that tells an OLE2 file of these kinds apart (the Document Liberation Project's
 tools read them: :mod:`engine.readers.liberation`); a file with two of them is neither."""
+
+
+_WORKS_CLSID = "0EA45AB2-9E0A-11D1-A407-00C04FB932BA"
+"""The root's class of a Works 5-9 word processor file: its text is in a ``CONTENTS`` stream,
+as a Publisher file's is (which has ``Quill`` beside it)."""
 
 
 def _looks_binary(head: bytes) -> bool:

@@ -8,8 +8,9 @@ apart it did not (2: Lotus and Quattro files; Word files that name their streams
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
-HTML Help). A store's summary keeps the version its last sweep had; a sweep with a later one
-reads the files no reader took again, once (their recorded kind may be another now)."""
+HTML Help, Visio 2003-2010 drawings, Works 5-9 documents). A store's summary keeps the
+version its last sweep had; a sweep with a later one reads the files no reader took again,
+once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
@@ -83,6 +84,8 @@ QUATTRO_OLE = "application/x-quattro-pro-notebook"
 """Quattro Pro 7 and later (``.wb3``, ``.qpw``): OLE2 files, not Lotus records."""
 WORKS = "application/vnd.ms-works"
 PUBLISHER = "application/x-mspublisher"
+VISIO = "application/vnd.visio"
+"""Visio 2003-2010 drawings (``.vsd``, ``.vst``): OLE2 files with a ``VisioDocument`` stream."""
 STAR_WRITER = "application/vnd.stardivision.writer"
 PPT4 = "application/x-mspowerpoint-4"
 """PowerPoint 4 presentations: OLE2 files with a ``PP40`` stream, not PowerPoint 97's."""

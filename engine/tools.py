@@ -122,6 +122,9 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "sd2text", ("-v",), "StarOffice Writer documents (.sdw)", _dlp("libstaroffice-tools")
         ),
+        ToolSpec(
+            "vsd2text", ("--version",), "Visio 2003-2010 drawings (.vsd)", _dlp("libvisio-tools")
+        ),
         ToolSpec("mwaw2text", ("-v",), "PowerPoint 4 presentations", _dlp("libmwaw-tools")),
         ToolSpec("pub2xhtml", ("--version",), "Microsoft Publisher (.pub)", _dlp("libmspub-tools")),
         ToolSpec("pages2text", ("--version",), "Apple Pages documents", _dlp("libetonyek-tools")),

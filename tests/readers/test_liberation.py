@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 import zipfile
 from pathlib import Path
 
@@ -34,6 +35,8 @@ FILES = {
     "testPUBLISHER.pub": (M.PUBLISHER, "pub2xhtml", "0123456789abcdef"),
     "testKeynote2018.key": (M.KEYNOTE, "key2text", "Libreoffice 6.2"),
     "ecdl_paris.ppt": (M.PPT4, "mwaw2text", "JISC Digital Library initiatives"),
+    "testWORKS.wps": (M.WORKS, "wps2text", "made with Microsoft Works Word Processor 7.0"),
+    "testVISIO.vsd": (M.VISIO, "vsd2text", "I am a test view"),
 }
 
 
@@ -72,6 +75,7 @@ def test_each_real_file_is_told_apart_and_waits_on_its_tool(name: str) -> None:
         ("PerfectOffice_MAIN", M.QUATTRO_OLE),
         ("StarWriterDocument", M.STAR_WRITER),
         ("PP40", M.PPT4),
+        ("VisioDocument", M.VISIO),
     ],
 )
 def test_an_ole2_file_is_told_apart_by_its_stream_whatever_its_name(
@@ -80,6 +84,15 @@ def test_an_ole2_file_is_told_apart_by_its_stream_whatever_its_name(
     path = tmp_path / "document.bin"
     path.write_bytes(compound_file({"\x05SummaryInformation": bytes(64), stream: bytes(64)}))
     assert detect(path) == mime
+
+
+def test_works_5_to_9_is_told_from_publisher_by_its_class(tmp_path: Path) -> None:
+    works = uuid.UUID("0EA45AB2-9E0A-11D1-A407-00C04FB932BA").bytes_le
+    path = tmp_path / "letter.bin"
+    path.write_bytes(compound_file({"CONTENTS": bytes(64), "SPELLING": bytes(64)}, works))
+    assert detect(path) == M.WORKS
+    path.write_bytes(compound_file({"CONTENTS": bytes(64)}))  # (no class: not said)
+    assert detect(path) == M.OLE
 
 
 def test_an_ole2_file_with_two_kinds_streams_is_neither(tmp_path: Path) -> None:
@@ -223,7 +236,8 @@ def test_a_folder_of_them_as_a_user_meets_it(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     proc = quarry("tools", store, "--json")
     rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
-    assert rows["wps2text"]["files_waiting"] == 1
+    assert rows["wps2text"]["files_waiting"] == 2  # (Works 3 and Works 7)
+    assert rows["vsd2text"]["files_waiting"] == 1
     assert rows["key2text"]["files_waiting"] == 1
     assert rows["pages2text"]["files_waiting"] == 1
     assert "libwps-tools" in rows["wks2text"]["install"]["debian"]
