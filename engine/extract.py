@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import operator
 import os
+import re
 import stat
 import time
 import unicodedata
@@ -200,12 +201,22 @@ from its file as before, so a worker's message stays small."""
 
 
 def normalise(text: str) -> str:
-    """CRLF and lone CR become LF, NUL is removed, then NFC."""
+    """CRLF and lone CR become LF, NUL is removed, surrogates are made whole, then NFC.
+
+    A reader can hand back UTF-16 halves (pypdf maps a font's glyph to half of a surrogate
+    pair, and a Gothic or emoji text comes out split): a high half followed by a low one is the
+    character they encode, a lone half is U+FFFD. A text holding one could not be written as
+    UTF-8 at all (the worker died on it, and the file was said to have crashed it)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
         text = text.replace("\x00", "")
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return unicodedata.normalize("NFC", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def cap_line(limit: str, detail: str) -> str:

@@ -20,6 +20,7 @@ reader claims) followed by an action word and an optional argument::
     \\x00QUARRY-FAULT tool <pidfile>  start a tool (``sleep``) as run_tool does, then hang
     \\x00QUARRY-FAULT vanish <exe>    delete the tool ``quarry-fault-tool``, then run it
     \\x00QUARRY-FAULT ok              a clean read
+    \\x00QUARRY-FAULT halves          a text with UTF-16 halves in it (a pair, and a lone one)
     \\x00QUARRY-FAULT edit <path>     overwrite <path> mid-read (once: while it holds these bytes)
     \\x00QUARRY-FAULT churn           append to itself on every read (a file never still)
     \\x00QUARRY-FAULT delete          delete itself mid-read
@@ -160,6 +161,14 @@ def _ok(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     sink.line("fault reader: a clean read")
 
 
+HALVES = "Gothic \ud800\udf30\ud800\udf31 and a lone \ud800 half\n"
+"""What the ``halves`` fault writes: what pypdf made of a Gothic text."""
+
+
+def _halves(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
+    sink.write(HALVES)
+
+
 def _slow(_arg: str, _ctx: ReadContext, sink: TextSink) -> None:
     time.sleep(0.2)  # longer than the worker's SEND_AFTER_S: what was read before is sent
     sink.line("fault reader: a slow read")
@@ -219,6 +228,7 @@ _ACTIONS = {
     "tool": _tool,
     "vanish": _vanish,
     "ok": _ok,
+    "halves": _halves,
     "slow": _slow,
     "where": _hang,
 }

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from engine.detect import HEAD_BYTES
-from engine.extract import HASH_CHUNK, ReadTask, hash_file, read_one
+from engine.extract import HASH_CHUNK, ReadTask, hash_file, normalise, read_one
 from engine.limits import Limits
 from engine.records import Status
 from engine.tools import ToolSet
@@ -107,3 +110,18 @@ def test_hash_file_hashes_every_byte(tmp_path: Path, size: int) -> None:
     assert got is not None
     assert got[0] == hashlib.sha256(data).hexdigest()
     assert got[1][2] == size
+
+
+@given(st.text(alphabet=st.characters(codec=None), max_size=60))
+@example("\ud800\udf30 joined, \udf30\ud800 reversed, \ud800 alone")
+@settings(max_examples=300, deadline=None)
+def test_any_text_a_reader_hands_back_normalises_to_valid_utf8(text: str) -> None:
+    """Whatever a reader writes (UTF-16 halves among it), the stored text encodes as UTF-8;
+    a pair in order becomes its character, and a text without halves, CR or NUL is only NFC."""
+    out = normalise(text)
+    out.encode("utf-8")  # (strict)
+    plain = not any("\ud800" <= c <= "\udfff" or c in "\r\x00" for c in text)
+    if plain:
+        assert out == unicodedata.normalize("NFC", text)
+    if "\ud800\udf30" in text.replace("\r", "").replace("\x00", ""):
+        assert "\U00010330" in out

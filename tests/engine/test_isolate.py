@@ -88,6 +88,16 @@ def test_fault_gets_its_name_and_the_next_file_is_read(
     assert out["b-clean"].text_file is not None
 
 
+def test_a_text_with_utf16_halves_is_stored_whole_not_a_dead_worker(
+    pool: ReadPool, tmp_path: Path
+) -> None:
+    (_, outcome), *_ = pool.read([make(tmp_path, "halves", "halves")])
+    assert (outcome.status, outcome.lost_worker) == (Status.OK, False)
+    assert outcome.text_file is not None
+    stored = Path(outcome.text_file).read_bytes().decode("utf-8")  # (strict: valid UTF-8)
+    assert stored == "Gothic \U00010330\U00010331 and a lone \ufffd half\n"
+
+
 def test_flood_is_capped_and_never_reaches_the_engine(pool: ReadPool, tmp_path: Path) -> None:
     (_, outcome), *_ = pool.read([make(tmp_path, "flood", "flood")])
     assert outcome.text_file is not None
