@@ -63,7 +63,8 @@ _EXT: dict[str, str] = {
     ".j2k": M.J2K, ".j2c": M.J2K, ".jpc": M.J2K, ".mdb": M.ACCESS, ".accdb": M.ACCESS,
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
-    ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO, ".wps": M.WORKS,
+    ".djvu": M.DJVU, ".djv": M.DJVU, ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO,
+    ".wps": M.WORKS,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -214,6 +215,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return M.WPD
     if (metafile := _metafile_kind(head)) is not None:
         return metafile
+    if head[:8] == b"AT&TFORM" and head[12:16] in (b"DJVU", b"DJVM"):
+        return M.DJVU
     if head[:1] == b"\x30" and PKCS7_SIGNED in head[2:24]:
         return M.PKCS7
     if (head[:2] == b"MI" or head.startswith(b"-----BEGIN ")) and _base64_signed(head):

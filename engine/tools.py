@@ -54,6 +54,7 @@ def _dlp(package: str) -> dict[str, str]:
 
 _POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
 _MDB = _hints("mdbtools", "mdbtools", "mdbtools", "not packaged; use WSL")
+_DJVU = _hints("djvulibre-bin", "djvulibre", "djvulibre", "choco install djvulibre")
 _CHM = {
     "debian": "sudo apt install libchm-bin",
     "fedora": "not packaged; build chmlib with ./configure --enable-examples",
@@ -134,6 +135,8 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "key2text", ("--version",), "Apple Keynote presentations", _dlp("libetonyek-tools")
         ),
+        ToolSpec("djvused", (), "DjVu documents (.djvu): their text layer", _DJVU),
+        ToolSpec("ddjvu", (), "DjVu scans without a text layer, with tesseract", _DJVU),
         ToolSpec("enum_chmLib", (), "Compiled HTML Help (.chm): its pages", _CHM),
         ToolSpec("test_chmLib", (), "Compiled HTML Help (.chm): their text", _CHM),
         ToolSpec(
