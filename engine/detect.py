@@ -9,7 +9,9 @@ nothing specific does the extension decide. A ``.pdf`` that is really HTML is HT
 from __future__ import annotations
 
 import base64
+import os
 import re
+import struct
 import zipfile
 from pathlib import Path
 
@@ -64,7 +66,7 @@ _EXT: dict[str, str] = {
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
     ".djvu": M.DJVU, ".djv": M.DJVU, ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO,
-    ".wps": M.WORKS,
+    ".wps": M.WORKS, ".dbf": M.DBF,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -217,6 +219,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return metafile
     if head[:8] == b"AT&TFORM" and head[12:16] in (b"DJVU", b"DJVM"):
         return M.DJVU
+    if head[0] in _DBF_VERSIONS and _is_dbf(path, head):
+        return M.DBF
     if head[:1] == b"\x30" and PKCS7_SIGNED in head[2:24]:
         return M.PKCS7
     if (head[:2] == b"MI" or head.startswith(b"-----BEGIN ")) and _base64_signed(head):
@@ -264,6 +268,30 @@ def _metafile_kind(head: bytes) -> str | None:
     if head[:4] == b"\xd7\xcd\xc6\x9a" or head[:6] in _WMF_HEADERS:
         return M.WMF
     return None
+
+
+_DBF_VERSIONS = frozenset(
+    {0x02, 0x03, 0x04, 0x05, 0x30, 0x31, 0x32, 0x43, 0x63, 0x83, 0x8B, 0x8E, 0xCB, 0xF5, 0xFB}
+)
+"""First bytes of the dBase family's tables (dBase III-5, FoxPro, Visual FoxPro)."""
+
+
+def _is_dbf(path: Path, head: bytes) -> bool:
+    """Whether ``head`` begins a dBase table: a date, a field list of 32-byte entries ended
+    by 0x0D where the header's length says (Visual FoxPro's 263-byte backlink after it), and
+    a file of exactly the header and its records (and an end mark, or not). dBase has no
+    signature; a table cut short is known by its ``.dbf`` name alone."""
+    if len(head) < 65 or not (1 <= head[2] <= 12 and 1 <= head[3] <= 31):
+        return False
+    records, start, size = struct.unpack_from("<IHH", head, 4)
+    end = start - 1 - (263 if head[0] in (0x30, 0x31, 0x32) else 0)
+    if size < 2 or end < 64 or (end - 32) % 32 or end >= len(head) or head[end] != 0x0D:
+        return False
+    try:
+        actual = os.stat(path).st_size
+    except OSError:
+        return False
+    return actual - start - records * size in (0, 1)
 
 
 def _archive_kind(head: bytes) -> str | None:

@@ -8,9 +8,9 @@ apart it did not (2: Lotus and Quattro files; Word files that name their streams
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
-HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu). A store's summary keeps
-the version its last sweep had; a sweep with a later one reads the files no reader took again,
-once (their recorded kind may be another now)."""
+HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables). A store's
+summary keeps the version its last sweep had; a sweep with a later one reads the files no
+reader took again, once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
@@ -115,6 +115,7 @@ DECODED_IMAGES = frozenset({HEIC, HEIF, AVIF, JP2, J2K})
 EMF = "image/emf"
 CHM = "application/vnd.ms-htmlhelp"
 DJVU = "image/vnd.djvu"
+DBF = "application/x-dbf"
 WMF = "image/wmf"
 """Pictures tesseract cannot open itself: a decoder writes them out for it first."""
 
