@@ -9,7 +9,8 @@ rendered by ``ddjvu`` (the same package) and read by ``tesseract``, as a scanned
 one page at a time while the read's time can cover another (the pages read before are kept,
 and the record says how far OCR got). A document with no text layer at all and no way to
 OCR it is ``unsupported/needs_tool`` naming what is missing. A file DjVuLibre cannot decode is
-``error/corrupt`` in its words.
+``error/corrupt`` in its words. An indirect document is an index of pages kept in files of
+their own beside it (each read as the DjVu file it is): it has no text of its own.
 
 Told apart by its header: ``AT&TFORM``, then ``DJVU`` (one page) or ``DJVM`` (a bundle).
 """
@@ -39,6 +40,8 @@ class DjvuReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each page's text, a form feed between two pages."""
+        if _indirect(ctx.data if ctx.data is not None else _head(path)):
+            return ReadInfo(_TEXT)  # (no text of its own: its pages are other files)
         if not ctx.tools.has(_TEXT):
             raise NeedsTool(_TEXT, message=f"needs {_TEXT} on this machine")
         source = os.fspath(path.absolute())
@@ -61,6 +64,20 @@ class DjvuReader:
         if note is not None and not text:
             raise LimitExceeded("ocr_time", note.removeprefix("ocr_time: "))
         return ReadInfo(extractor, pages=len(pages), note=note)
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(32)
+    except OSError as exc:
+        raise CorruptFile(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+
+
+def _indirect(head: bytes) -> bool:
+    """Whether ``head`` begins an indirect multi-page document: a ``DJVM`` form whose
+    directory (``DIRM``) says its pages are not bundled in it (the flag's top bit clear)."""
+    return head[12:20] == b"DJVMDIRM" and len(head) > 24 and not head[24] & 0x80
 
 
 def _layers(ctx: ReadContext, source: str) -> list[str]:

@@ -77,9 +77,17 @@ def test_scans_with_no_way_to_ocr_them_wait_on_the_tools(tmp_path: Path) -> None
     assert (text, info.extractor) == ("kept\n", "djvused")  # (some text: the rest unread)
 
 
-def test_without_djvused_it_waits_on_djvused() -> None:
+def test_an_indirect_document_is_an_index_of_other_files_with_no_text(tmp_path: Path) -> None:
+    path = tmp_path / "index.djvu"  # (Tika's testDJVU.djvu: eight pages named, none inside)
+    path.write_bytes(b"AT&TFORM\x00\x00\x00\x4dDJVMDIRM\x00\x00\x00\x41\x01\x00\x08" + bytes(60))
+    never = ToolSet((stand_in(tmp_path, "djvused", "exit 9"),))
+    assert read(path, never) == ("", ReadInfo("djvused"))
+    assert read(path, ToolSet.empty()) == ("", ReadInfo("djvused"))
+
+
+def test_without_djvused_it_waits_on_djvused(tmp_path: Path) -> None:
     with pytest.raises(NeedsTool) as caught:
-        read(Path("/nonexistent.djvu"), ToolSet.empty())
+        read(document(tmp_path), ToolSet.empty())
     assert caught.value.tools == ("djvused",)
 
 
