@@ -136,7 +136,7 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
             "key2text", ("--version",), "Apple Keynote presentations", _dlp("libetonyek-tools")
         ),
         ToolSpec("djvused", (), "DjVu documents (.djvu): their text layer", _DJVU),
-        ToolSpec("ddjvu", (), "DjVu scans without a text layer, with tesseract", _DJVU),
+        ToolSpec("ddjvu", ("--help",), "DjVu scans without a text layer, with tesseract", _DJVU),
         ToolSpec("enum_chmLib", (), "Compiled HTML Help (.chm): its pages", _CHM),
         ToolSpec("test_chmLib", (), "Compiled HTML Help (.chm): their text", _CHM),
         ToolSpec(
