@@ -54,7 +54,9 @@ def _dlp(package: str) -> dict[str, str]:
 
 _POPPLER = _hints("poppler-utils", "poppler-utils", "poppler", "choco install poppler")
 _MDB = _hints("mdbtools", "mdbtools", "mdbtools", "not packaged; use WSL")
-_DJVU = _hints("djvulibre-bin", "djvulibre", "djvulibre", "choco install djvulibre")
+_DJVU = _hints(
+    "djvulibre-bin", "djvulibre", "djvulibre", "DjVuLibre's installer (djvu.sourceforge.net)"
+)
 _CHM = {
     "debian": "sudo apt install libchm-bin",
     "fedora": "not packaged; build chmlib with ./configure --enable-examples",
