@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import EncryptedFile, UsageError
@@ -158,12 +159,14 @@ def test_any_password_opens_the_pdf_it_locked(tmp_path: Path, password: str) -> 
 
 
 @given(st.lists(st.text(min_size=1, max_size=20), max_size=5))
+@example(["1 "])  # (CI, session 51)
+@example(["hunter2", "correct horse"])
 def test_passwords_never_show_in_repr_or_str(values: list[str]) -> None:
     passwords = Passwords.of(values)
-    shown = repr(passwords) + str(passwords) + repr(Passwords) + f"{passwords}"
-    for value in values:
-        assume(value not in "Passwords(<0123456789 hidden>)<class 'engine.passwords.Passwords'>")
-        assert value not in shown
+    # Exactly the count and nothing else (a password "1 " is in "<1 hidden>" by chance: the
+    # test once looked for each value in what is shown, and Hypothesis found that one).
+    assert re.fullmatch(r"Passwords\(<\d+ hidden>\)", repr(passwords))
+    assert str(passwords) == f"{passwords}" == repr(passwords)
 
 
 line = st.text(min_size=1, max_size=20).filter(lambda s: "\n" not in s and "\r" not in s)

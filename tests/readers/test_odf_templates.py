@@ -9,7 +9,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.records import Record
@@ -129,6 +129,8 @@ _WORDS = st.text(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(title=_WORDS, header=_WORDS, footer=_WORDS)
+@example(title="Î¡0¹ØßÜ", header="0", footer="0")  # (CI, session 51: mended, set aside)
+@example(title="Brief an Frau Müller", header="Kopfzeile", footer="Seite 1")
 def test_any_style_template_gives_its_title_header_and_footer(
     tmp_path_factory: pytest.TempPathFactory, title: str, header: str, footer: str
 ) -> None:
@@ -138,6 +140,9 @@ def test_any_style_template_gives_its_title_header_and_footer(
             "meta.xml": _meta(f"<dc:title>{escape(title)}</dc:title>")})  # fmt: skip
     record, text = _swept(root)["t.ott"]
     assert record.status == "ok", record.error
+    # Letters that spell UTF-8 read as Latin-1 ("Î¡" is "Ρ") are stored mended, as any
+    # text's are (engine.quality.repaired, tested on its own): not this test's subject.
+    assume(not (record.extractor or "").endswith("+ftfy"))
     lines = text.splitlines()
     nfc = lambda s: unicodedata.normalize("NFC", s)  # noqa: E731  (the store's texts are NFC)
     assert lines[0] == nfc(" ".join(title.split()))
