@@ -322,6 +322,12 @@ class ReadContext:
         """Seconds left of this read's budget."""
         return self.deadline - time.monotonic()
 
+    def require(self, *tools: str) -> None:
+        """Raise NeedsTool naming every one of ``tools`` (all needed) that this read lacks."""
+        missing = [tool for tool in tools if not self.tools.has(tool)]
+        if missing:
+            raise NeedsTool(*missing, message=f"needs {' and '.join(missing)} on this machine")
+
     def tool_call(self, tool: str, args: Sequence[str]) -> ToolCall:
         """``tool`` with ``args``, about to run for this read (:meth:`run_tool`, and
         :func:`engine.readers.toolpipe.piped` for a tool read as it writes).

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from engine import mimes as M
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool
+from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.html import decode_html, html_to_text
 from engine.readers.members import scratch_dir
@@ -78,9 +78,7 @@ class ChmReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the text of every page of ``path``, contents first."""
-        missing = [tool for tool in self.tools if not ctx.tools.has(tool)]
-        if missing:
-            raise NeedsTool(*missing, message=f"needs {' and '.join(missing)} on this machine")
+        ctx.require(*self.tools)
         source = os.fspath(path.absolute())
         files = _listing(ctx.run_tool(_LIST, [source]))
         if not files:

@@ -22,9 +22,10 @@ import tempfile
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadTimeout, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadTimeout
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.image import ocr_image, tool_exit_code
+from engine.readers.image import ocr_image
+from engine.readers.legacy import run_text_tool
 from engine.readers.pdf import OCR_PAGE_SECONDS
 
 _TEXT, _RENDER, _OCR = "djvused", "ddjvu", "tesseract"
@@ -42,8 +43,7 @@ class DjvuReader:
         """Write each page's text, a form feed between two pages."""
         if _indirect(ctx.data if ctx.data is not None else _head(path)):
             return ReadInfo(_TEXT)  # (no text of its own: its pages are other files)
-        if not ctx.tools.has(_TEXT):
-            raise NeedsTool(_TEXT, message=f"needs {_TEXT} on this machine")
+        ctx.require(_TEXT)
         source = os.fspath(path.absolute())
         pages = _layers(ctx, source)
         blank = [i for i, page in enumerate(pages) if not page.strip()]
@@ -83,28 +83,16 @@ def _indirect(head: bytes) -> bool:
 def _layers(ctx: ReadContext, source: str) -> list[str]:
     """Each page's text layer ("" for a page without one), through two runs of djvused: the
     count, then a script that prints every page's text (a form feed after each)."""
-    count = _run(ctx, _TEXT, ["-e", "n", source]).decode("ascii", "replace").strip()
+    count = run_text_tool(ctx, _TEXT, ["-e", "n", source]).strip()
     if not count.isdigit() or int(count) == 0:
         raise CorruptFile(f"{_TEXT} found no page in it")
     n = int(count)
     with tempfile.TemporaryDirectory(prefix="quarry-djvu-") as tmp:
         script = Path(tmp) / "pages.djvused"
         script.write_text("".join(f"select {i}; print-pure-txt\n" for i in range(1, n + 1)))
-        out = _run(ctx, _TEXT, ["-f", str(script), source]).decode("utf-8", "replace")
+        out = run_text_tool(ctx, _TEXT, ["-f", str(script), source])
     pages = out.split("\f")[:n]
     return pages + [""] * (n - len(pages))
-
-
-def _run(ctx: ReadContext, tool: str, args: list[str]) -> bytes:
-    """A DjVuLibre tool's output; its failure to decode the file is the file's
-    (``error/corrupt`` in its words), its timeout or failure to start stays the tool's."""
-    try:
-        return ctx.run_tool(tool, args)
-    except ToolFailed as exc:
-        if tool_exit_code(exc) is None:
-            raise
-        said = str(exc).partition(": ")[2].strip()
-        raise CorruptFile(f"{tool} could not read it" + (f": {said}" if said else "")) from exc
 
 
 def _ocr(ctx: ReadContext, source: str, pages: list[str], blank: list[int]) -> int:
@@ -116,7 +104,9 @@ def _ocr(ctx: ReadContext, source: str, pages: list[str], blank: list[int]) -> i
             if ctx.remaining() < OCR_PAGE_SECONDS:
                 return done
             try:
-                _run(ctx, _RENDER, ["-format=tiff", f"-page={index + 1}", source, str(picture)])
+                run_text_tool(
+                    ctx, _RENDER, ["-format=tiff", f"-page={index + 1}", source, str(picture)]
+                )
                 pages[index] = ocr_image(ctx, picture)
             except ReadTimeout:  # the budget ran out inside this page: keep the ones done
                 return done

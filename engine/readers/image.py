@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile, NeedsTool, ToolFailed
+from engine.errors import CorruptFile, ToolFailed
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 
 _EXITED = re.compile(r"^\S+ exited (\d+)")
@@ -165,9 +165,7 @@ class DecodedImageReader(ABC):
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Decode ``path``'s pictures and write their OCR text, a form feed between two."""
-        missing = [tool for tool in self.tools if not ctx.tools.has(tool)]
-        if missing:
-            raise NeedsTool(*missing, message=f"needs {' and '.join(missing)} on this machine")
+        ctx.require(*self.tools)
         with tempfile.TemporaryDirectory(prefix="quarry-img-") as tmp:
             pictures = self.decode(path, ctx, Path(tmp))
             if not pictures:
