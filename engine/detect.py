@@ -78,6 +78,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"GIF89a", M.GIF),
     (b"{\\rtf", M.RTF),
     (b"\x1f\x8b", "application/gzip"),
+    (b"\x1f\x9d", M.COMPRESS),  # Unix compress (.Z)
     (b"BZh", "application/x-bzip2"),
     (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
     (b"Rar!\x1a\x07", "application/vnd.rar"),
@@ -124,7 +125,7 @@ _HTML_HEAD_TAGS = frozenset({"meta", "title", "link", "style", "script", "base"}
 _XML_ROOT = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s>/]")
 
 
-COMPRESSED_SUFFIXES = frozenset({".gz", ".bz2", ".bz", ".xz", ".lzma", ".zst", ".zstd"})
+COMPRESSED_SUFFIXES = frozenset({".gz", ".bz2", ".bz", ".xz", ".lzma", ".zst", ".zstd", ".z"})
 """Suffixes whose reader names the payload after the rest of the file's name."""
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-DETECTION = 5
+DETECTION = 6
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
-HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables). A store's
+HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6: Unix
+compress files). A store's
 summary keeps the version its last sweep had; a sweep with a later one reads the files no
 reader took again, once (their recorded kind may be another now)."""
 
@@ -116,6 +117,7 @@ EMF = "image/emf"
 CHM = "application/vnd.ms-htmlhelp"
 DJVU = "image/vnd.djvu"
 DBF = "application/x-dbf"
+COMPRESS = "application/x-compress"
 WMF = "image/wmf"
 """Pictures tesseract cannot open itself: a decoder writes them out for it first."""
 

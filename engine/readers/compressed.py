@@ -1,5 +1,5 @@
-"""One document in a wrapper: compressed files (``.gz``, ``.bz2``, ``.xz``/``.lzma``, ``.zst``)
-and signed envelopes (``.p7m``, PKCS#7/CMS SignedData): the document inside.
+"""One document in a wrapper: compressed files (``.gz``, ``.bz2``, ``.xz``/``.lzma``, ``.zst``,
+Unix compress's ``.Z``) and signed envelopes (``.p7m``, PKCS#7/CMS SignedData): the document inside.
 
 The payload is decompressed a chunk at a time into a private scratch file, counted against
 the same caps as a zip member (``zip_member_bytes``, and ``zip_ratio`` against the
@@ -17,9 +17,10 @@ chunks), in binary or base64 (PEM or bare) form; nothing is verified (the signat
 signed, not what the text is). An EnvelopedData (encrypted for its recipients) is
 ``error/encrypted``; a detached signature (no content) is ``empty/no_text``.
 
-zstd comes from ``backports.zstd`` (the standard library's ``compression.zstd`` of Python
-3.14, for 3.11-3.13; py7zr depends on it); without it, ``.zst`` files are
-``unsupported/no_reader``.
+Unix compress's LZW is decoded in Python (:mod:`engine.readers.lzw`): the standard library
+has no reader of it. zstd comes from ``backports.zstd`` (the standard library's
+``compression.zstd`` of Python 3.14, for 3.11-3.13; py7zr depends on it); without it,
+``.zst`` files are ``unsupported/no_reader``.
 """
 
 from __future__ import annotations
@@ -39,11 +40,14 @@ from engine import mimes as M
 from engine.detect import PKCS7_SIGNED
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.members import CHUNK, copy_bounded, enter, read_file, scratch_dir
+from engine.readers.lzw import unlzw
+from engine.readers.members import CHUNK, copy_bounded, enter, read_file, scratch_dir, stream_chunks
 
 Opener = Callable[[Path], io.BufferedIOBase]
 _ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
-_INNER_SUFFIX = {".tgz": ".tar", ".tbz2": ".tar", ".tbz": ".tar", ".txz": ".tar", ".tzst": ".tar"}
+_INNER_SUFFIX = {
+    ".tgz": ".tar", ".tbz2": ".tar", ".tbz": ".tar", ".txz": ".tar", ".tzst": ".tar", ".taz": ".tar"
+}  # fmt: skip
 
 
 def _zstd_open() -> Opener | None:
@@ -138,6 +142,31 @@ def _bzip2(path: Path) -> io.BufferedIOBase:
 
 def _xz(path: Path) -> io.BufferedIOBase:
     return lzma.open(path, "rb")
+
+
+class _Unlzw(io.BufferedIOBase):
+    """A compress (``.Z``) file's decoded bytes, read as a file is."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._raw = path.open("rb")
+        self._chunks = unlzw(stream_chunks(self._raw.read))
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return self._left + b"".join(self._chunks)
+        if not self._left:
+            self._left = next(self._chunks, b"")
+        out, self._left = self._left[:size], self._left[size:]
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 # --- PKCS#7 / CMS ------------------------------------------------------------------------
@@ -282,6 +311,7 @@ def _readers() -> tuple[CompressedReader, ...]:
         CompressedReader("gzip", gz, (".gz",), _gzip),
         CompressedReader("bzip2", frozenset({"application/x-bzip2"}), (".bz2", ".bz"), _bzip2),
         CompressedReader("xz", frozenset({M.XZ, "application/x-lzma"}), (".xz", ".lzma"), _xz),
+        CompressedReader("compress", frozenset({M.COMPRESS}), (".z", ".taz"), _Unlzw),
         CompressedReader("p7m", frozenset({M.PKCS7, "application/x-pkcs7-mime"}), (".p7m",), _p7m),
     ]
     zstd = _zstd_open()
