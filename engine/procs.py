@@ -7,9 +7,8 @@ module, which multiprocessing would run again in every child (see :func:`start_p
 
 A worker leads its own process group; the tools it runs (``ReadContext.run_tool``) start in
 sessions of their own, so killing the worker's group alone would leave a ``pdftotext`` or a
-``tesseract`` running. :func:`kill_tree` finds the worker's descendants through ``/proc``
-first (this kernel may lack ``/proc/<pid>/task/<tid>/children``, so it reads every
-``stat``), kills each one's process group, then the worker's.
+``tesseract`` running. :func:`kill_tree` finds the worker's descendants first
+(:mod:`engine.ptree`), kills each one's process group, then the worker's.
 """
 
 from __future__ import annotations
@@ -27,13 +26,13 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from engine.ptree import descendants
 
 if TYPE_CHECKING:  # the worker (and every reader it imports) only where a worker starts
     from engine import worker
 
-_PROC = Path("/proc")
 LAZY_READER_DEPS = (
     "email.policy", "email.parser", "email.utils", "engine.readers._htmltext", "tarfile",
 )  # fmt: skip
@@ -44,38 +43,6 @@ Not python-pptx: its 60 ms were on the path of every cold sweep's first read (th
 forks no worker before its imports are done; 20,000 small files on tmpfs, 5 runs each: the
 first text at 0.25 s against 0.31 s). A worker that meets a presentation imports it then,
 while the other reads on."""
-
-
-def parents() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, process group) of every process this user can see."""
-    out: dict[int, tuple[int, int]] = {}
-    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_bytes()
-        except OSError:  # it exited while we looked
-            continue
-        # The name in parentheses may hold spaces or ')': the fields follow its last ')'.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        with contextlib.suppress(IndexError, ValueError):
-            out[int(entry.name)] = (int(fields[1]), int(fields[2]))
-    return out
-
-
-def descendants(pid: int) -> list[tuple[int, int]]:
-    """(pid, process group) of every living descendant of ``pid``."""
-    table = parents()
-    children: dict[int, list[int]] = {}
-    for child, (ppid, _pgid) in table.items():
-        children.setdefault(ppid, []).append(child)
-    found: list[tuple[int, int]] = []
-    todo = list(children.get(pid, ()))
-    while todo:
-        child = todo.pop()
-        found.append((child, table[child][1]))
-        todo.extend(children.get(child, ()))
-    return found
 
 
 def kill_tree(pid: int | None) -> None:

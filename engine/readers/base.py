@@ -33,6 +33,7 @@ from engine.errors import (
     ToolFailed,
 )
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.ptree import kill_with_children
 from engine.records import Member
 from engine.tools import ToolSet
 
@@ -125,7 +126,7 @@ def run_bounded(
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            kill_with_children(proc.pid)  # what it started holds its output open too
             proc.communicate()
             raise
         except BaseException:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from engine.errors import CorruptFile, ReadFailure, ToolFailed
+from engine.ptree import kill_with_children
 from engine.readers.base import ReadContext, ToolCall
 
 DRAIN_BYTES = 1 << 20
@@ -89,8 +90,8 @@ class Piped:
             self._kill()
 
     def _kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self._proc.kill()
+        if self._proc.returncode is None:  # not reaped: the pid is still the tool's
+            kill_with_children(self._proc.pid)
 
     def end(self) -> ToolEnd:
         """Read what the tool still writes (at most :data:`DRAIN_BYTES`), wait for its exit

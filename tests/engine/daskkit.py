@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from engine.procs import parents
+from engine.ptree import parents
 
 dask = pytest.importorskip("dask", reason="the Dask executor's tests need textquarry[dask]")
 distributed = pytest.importorskip("distributed")

@@ -156,6 +156,28 @@ def test_the_exit_is_awaited_within_the_bound(tmp_path: Path) -> None:
     until(lambda: not alive(int(pidfile.read_text())), "the stuck tool to be killed")
 
 
+@pytest.mark.parametrize("holds_output", [True, False], ids=["holds-output", "detached"])
+def test_a_tool_out_of_time_goes_with_what_it_started(
+    way: str, tmp_path: Path, holds_output: bool
+) -> None:
+    """A tool that is a script (a wrapper, a shell) and runs out of time: what it started goes
+    with it. A child holding the tool's output kept the read waiting for it (for as long as
+    it ran, past the tool's bound: here five minutes, past the suite's own timeout); one that
+    let go of it was left running."""
+    pidfile = tmp_path / "child.pid"
+    tool = tmp_path / "wrapper"
+    redirect = "" if holds_output else " >/dev/null 2>&1"
+    tool.write_text(f'#!/bin/sh\nsleep 300{redirect} &\necho $! > "{pidfile}"\nwait\n')
+    tool.chmod(0o755)
+    ctx = ReadContext(
+        "x", Limits(timeout_s=600, tool_timeout_s=1), ToolSet((Tool("w", str(tool), "1"),))
+    )
+    with pytest.raises(ToolFailed, match="timed out"):
+        ctx.run_tool("w", [])
+    child = int(pidfile.read_text())
+    until(lambda: not alive(child), "the tool's child to be killed with it")
+
+
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd on this platform")
 def test_the_exit_is_awaited_on_a_pidfd_not_in_sleeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

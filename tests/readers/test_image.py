@@ -69,7 +69,8 @@ def test_unreadable_image_is_corrupt(tmp_path: Path, data: bytes) -> None:
 
 def test_tesseract_timeout_is_tool_failed(tmp_path: Path) -> None:
     exe = tmp_path / "tesseract"
-    exe.write_text("#!/bin/sh\nsleep 5\n")
+    # its languages at once (the reader asks before it reads), then a page that takes too long
+    exe.write_text('#!/bin/sh\ncase "$1" in --list-langs) exit 0;; esac\nsleep 5\n')
     exe.chmod(0o755)
     tools = ToolSet((Tool("tesseract", str(exe), "0"),))
     path = tmp_path / "a.png"
