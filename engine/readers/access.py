@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ReadFailure, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, ReadFailure, ToolFailed
 from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextSink, csv_fields
 from engine.readers.toolpipe import piped
@@ -37,9 +37,7 @@ class AccessReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each table's rows under its ``# table`` line."""
-        missing = [tool for tool in self.tools if not ctx.tools.has(tool)]
-        if missing:
-            raise NeedsTool(*missing)
+        ctx.require(*self.tools)  # both: mdb-tables names the tables, mdb-export reads them
         tables = _tables(path, ctx)
         sink.describe("mdb-export", pages=len(tables))
         failed: list[tuple[str, ReadFailure]] = []

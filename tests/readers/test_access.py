@@ -107,6 +107,10 @@ def test_without_mdbtools_an_access_file_waits_for_them(tmp_path: Path) -> None:
     with pytest.raises(NeedsTool) as caught:
         read(tmp_path, ToolSet.empty())
     assert caught.value.tools == ("mdb-tables", "mdb-export")
+    assert str(caught.value) == "needs mdb-tables and mdb-export on this machine"  # both
+    half = ToolSet((Tool("mdb-tables", "/bin/true", "1"),))
+    with pytest.raises(NeedsTool, match="^needs mdb-export on this machine$"):
+        read(tmp_path, half)
 
 
 def test_each_table_s_rows_tab_separated_under_its_name(tmp_path: Path) -> None:
