@@ -109,7 +109,7 @@ def test_without_mdbtools_an_access_file_waits_for_them(tmp_path: Path) -> None:
     assert caught.value.tools == ("mdb-tables", "mdb-export")
     assert str(caught.value) == "needs mdb-tables and mdb-export on this machine"  # both
     half = ToolSet((Tool("mdb-tables", "/bin/true", "1"),))
-    with pytest.raises(NeedsTool, match="^needs mdb-export on this machine$"):
+    with pytest.raises(NeedsTool, match=r"^needs mdb-export on this machine$"):
         read(tmp_path, half)
 
 
