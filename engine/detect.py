@@ -66,7 +66,7 @@ _EXT: dict[str, str] = {
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
     ".djvu": M.DJVU, ".djv": M.DJVU, ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO,
-    ".wps": M.WORKS, ".dbf": M.DBF,
+    ".wps": M.WORKS, ".dbf": M.DBF, ".shw": M.COREL_SHOW,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -386,6 +386,8 @@ def _ole_kind(path: Path) -> str:
         return M.PPT
     if any(s.startswith(("__SUBSTG1.0_", "__PROPERTIES")) for s in streams):
         return M.MSG
+    if "SLIDESHOW/MAIN" in streams:  # its PerfectOffice_MAIN is no Quattro Pro notebook's
+        return M.COREL_SHOW
     if (kind := _OLE_STREAMS.keys() & streams) and len(kind) == 1:
         return _OLE_STREAMS[kind.pop()]
     if "CONTENTS" in streams and "QUILL/QUILLSUB" in streams:

@@ -9,7 +9,7 @@ case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio arch
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
 HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6: Unix
-compress files). A store's
+compress files, Corel Presentations). A store's
 summary keeps the version its last sweep had; a sweep with a later one reads the files no
 reader took again, once (their recorded kind may be another now)."""
 
@@ -82,6 +82,11 @@ WPD = "application/vnd.wordperfect"
 LOTUS = "application/vnd.lotus-1-2-3"
 QUATTRO = "application/x-quattro-pro"
 QUATTRO_OLE = "application/x-quattro-pro-notebook"
+COREL_SHOW = "application/x-corel-presentations"
+"""Corel Presentations (``.shw``): an OLE2 file whose ``PerfectOffice_MAIN`` stream, the one
+Quattro Pro's notebooks have, is a WordPerfect-family document, beside a ``SlideShow``
+storage. No reader: told apart so that it is ``unsupported/no_reader``, not a notebook
+that the Quattro Pro reader finds corrupt."""
 """Quattro Pro 7 and later (``.wb3``, ``.qpw``): OLE2 files, not Lotus records."""
 WORKS = "application/vnd.ms-works"
 PUBLISHER = "application/x-mspublisher"

@@ -25,7 +25,7 @@ from engine.readers.registry import reader_for
 from engine.tools import ToolSet, discover
 from fixtures.gen._cfb import compound_file
 from tests.quarrycli import quarry, sweep
-from tests.readkit import stand_in
+from tests.readkit import read_file, stand_in
 
 DATA = Path(__file__).parent / "data" / "liberation"
 FILES = {
@@ -84,6 +84,22 @@ def test_an_ole2_file_is_told_apart_by_its_stream_whatever_its_name(
     path = tmp_path / "document.bin"
     path.write_bytes(compound_file({"\x05SummaryInformation": bytes(64), stream: bytes(64)}))
     assert detect(path) == mime
+
+
+@pytest.mark.parametrize("name", ["slides.shw", "slides.qpw", "slides"])
+def test_corel_presentations_is_no_quattro_notebook_whatever_its_name(
+    tmp_path: Path, name: str
+) -> None:
+    """Its ``PerfectOffice_MAIN`` stream (a WordPerfect-family document: ``\\xffWPC``) is the
+    one Quattro Pro notebooks have; a ``SlideShow`` storage beside it says what it is (Tika's
+    testCOREL.shw was a notebook the Quattro Pro reader found corrupt)."""
+    path = tmp_path / name
+    show = b"\xffWPC\x1a\x00\x00\x00\x0f\x0f\x02\x00" + bytes(52)
+    streams = {"PerfectOffice_MAIN": show, "SlideShow/Main": bytes(64)}
+    path.write_bytes(compound_file({"\x05SummaryInformation": bytes(64), **streams}))
+    assert detect(path) == M.COREL_SHOW
+    outcome, _ = read_file(path, discover())
+    assert (outcome.status, outcome.reason) == ("unsupported", "no_reader")
 
 
 def test_works_5_to_9_is_told_from_publisher_by_its_class(tmp_path: Path) -> None:
