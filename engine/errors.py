@@ -17,7 +17,8 @@
         │   └── TimeSpent         a container's time ran out between its members (error/timeout)
         ├── ToolFailed            an external tool exited badly or timed out (error/tool_failed)
         ├── ReadTimeout           the read's own time budget ran out, in a tool (error/timeout)
-        └── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
+        ├── NeedsTool             a reader exists but its tool is missing (unsupported/needs_tool)
+        └── NoDecoder             a known format's variant no reader decodes (unsupported/no_reader)
 
 A :class:`ReadFailure` never escapes a sweep: the sweep turns it into a record. Library
 exceptions are wrapped at the reader boundary (``raise CorruptFile(...) from exc``).
@@ -135,6 +136,15 @@ class ReadTimeout(ReadFailure):
     a tool stopped because the budget left to it ran out (not the tool's own 300 s bound)."""
 
     reason = "timeout"
+
+
+class NoDecoder(ReadFailure):
+    """Raised for a variant of a known format that no reader here decodes: a zip member
+    compressed by a method of PKZIP 1.x (shrink, reduce, implode) or one the reader leaves
+    alone. Not damage: ``unsupported/no_reader``, as a file of an unknown kind is."""
+
+    status = "unsupported"
+    reason = "no_reader"
 
 
 class NeedsTool(ReadFailure):

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
 from engine import mimes as M
-from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder, ReadFailure
 from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.members import CHUNK, MemberReader, safe_name
@@ -60,6 +60,7 @@ class ZipReader:
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each member's text after its ``# member`` line."""
+        undecoded: list[NoDecoder] = []
         with SafeZip(path, ctx.limits) as zf, MemberReader(ctx, sink) as members:
             for name in zf.names():
                 info = zf.info(name)
@@ -72,8 +73,13 @@ class ZipReader:
                     zf.check(info)
                 except ReadFailure as exc:
                     members.skip(name, exc.status, exc.reason, str(exc)[:300])
+                    if isinstance(exc, NoDecoder):
+                        undecoded.append(exc)
                     continue
                 members.read(name, _zip_chunks(zf, name), info.compress_size)
+            if undecoded and not len(sink) and len(undecoded) == members.failed:
+                # nothing damaged, nothing read: the archive's kind is what is unsupported
+                raise NoDecoder(f"{len(undecoded)} members not read; {undecoded[0]}"[:500])
             return members.finish("zip")
 
 

@@ -7,7 +7,8 @@ never trusted): past ``limits.zip_member_bytes`` the read stops, and past 1 MiB 
 output exceeds ``limits.zip_ratio`` times its compressed size is refused. Encrypted members
 raise :class:`EncryptedFile`, as does a password-protected OOXML file (an OLE2 container
 holding an ``EncryptedPackage`` stream); compression other than stored or deflate (bzip2 and
-LZMA inflate a whole chunk in one call, unbounded) and any damage raise :class:`CorruptFile`.
+LZMA inflate a whole chunk in one call, unbounded: :class:`NoDecoder`, ``unsupported``) and
+any damage raise :class:`CorruptFile`.
 Every limit error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
 """
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder
 from engine.limits import Limits, MiB
 
 CHUNK = 64 * 1024
@@ -29,6 +30,14 @@ CHUNK = 64 * 1024
 RATIO_FLOOR = 1 * MiB
 """Members smaller than this are never refused for their ratio (tiny XML compresses well)."""
 _METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+_METHOD_NAMES = {
+    1: "shrink, PKZIP 1.x", 2: "reduce, PKZIP 1.x", 3: "reduce, PKZIP 1.x",
+    4: "reduce, PKZIP 1.x", 5: "reduce, PKZIP 1.x", 6: "implode, PKZIP 1.x",
+    9: "Deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "xz", 96: "JPEG",
+    97: "WavPack", 98: "PPMd",
+}  # fmt: skip
+"""The zip methods of PKWARE's APPNOTE that a member may use, by name (zipfile decodes
+bzip2 and LZMA, but a whole chunk at a time, unbounded: refused here)."""
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
@@ -191,8 +200,11 @@ class SafeZip:
         if info.flag_bits & 0x1:
             raise EncryptedFile(f"zip member {info.filename!r} is encrypted")
         if info.compress_type not in _METHODS:
-            raise CorruptFile(
+            method = _METHOD_NAMES.get(info.compress_type, "")
+            raise NoDecoder(
                 f"zip member {info.filename!r} uses compression method {info.compress_type}"
+                + (f" ({method})" if method else "")
+                + ", which no reader here decompresses"
             )
         limits = self.limits
         if info.file_size > limits.zip_member_bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import tarfile
+import zipfile
 from pathlib import Path
 
 import orjson
@@ -168,6 +169,42 @@ def test_an_archive_of_only_an_encrypted_member_is_encrypted(tmp_path: Path) -> 
     data = A.encrypt_member(A.zip_bytes({"s.txt": b"x\n"}), "s.txt")
     outcome, _ = _read(tmp_path, "e.zip", data)
     assert (outcome.status, outcome.reason) == ("error", "encrypted")
+
+
+def _with_method(data: bytes, method: int, names: tuple[str, ...]) -> bytes:
+    """A stored zip whose members ``names`` say they use compression ``method`` (in their
+    local headers and the central directory), as a PKZIP 1.x archive's do."""
+    out = bytearray(data)
+    for info in zipfile.ZipFile(io.BytesIO(data)).infolist():
+        if info.filename in names:
+            out[info.header_offset + 8 : info.header_offset + 10] = method.to_bytes(2, "little")
+    at = 0
+    while (at := out.find(b"PK\x01\x02", at)) >= 0:
+        name_len = int.from_bytes(out[at + 28 : at + 30], "little")
+        if out[at + 46 : at + 46 + name_len].decode() in names:
+            out[at + 10 : at + 12] = method.to_bytes(2, "little")
+        at += 4
+    return bytes(out)
+
+
+def test_a_pkzip_1_archive_is_unsupported_not_corrupt(tmp_path: Path) -> None:
+    """Members imploded (method 6) or shrunk (1) by PKZIP 1.x, as Tika's moby.zip (1985):
+    no reader here decompresses them; the archive is not damaged."""
+    plain = io.BytesIO()
+    with zipfile.ZipFile(plain, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("README", "read me\n")
+        zf.writestr("moby.0", "Call me Ishmael.\n")
+    old = _with_method(plain.getvalue(), 6, ("README", "moby.0"))
+    outcome, text = _read(tmp_path, "moby.zip", old)
+    assert (outcome.status, outcome.reason, text) == ("unsupported", "no_reader", "")
+    assert outcome.error == (
+        "2 members not read; zip member 'README' uses compression method 6 (implode, PKZIP 1.x),"
+        " which no reader here decompresses"
+    )
+    mixed = _with_method(plain.getvalue(), 1, ("README",))  # one shrunk, one stored
+    outcome, text = _read(tmp_path, "mixed.zip", mixed)
+    assert (outcome.status, text) == ("ok", "# member moby.0\nCall me Ishmael.\n")
+    assert _verdicts(outcome) == [("README", "unsupported", "no_reader"), ("moby.0", "ok", None)]
 
 
 def test_damaged_and_unreadable_payloads(tmp_path: Path) -> None:
