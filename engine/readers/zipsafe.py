@@ -6,15 +6,20 @@ than ``limits.zip_members`` members, and again after parsing. Each member is rea
 never trusted): past ``limits.zip_member_bytes`` the read stops, and past 1 MiB a member whose
 output exceeds ``limits.zip_ratio`` times its compressed size is refused. Encrypted members
 raise :class:`EncryptedFile`, as does a password-protected OOXML file (an OLE2 container
-holding an ``EncryptedPackage`` stream); compression other than stored or deflate (bzip2 and
-LZMA inflate a whole chunk in one call, unbounded: :class:`NoDecoder`, ``unsupported``) and
-any damage raise :class:`CorruptFile`.
+holding an ``EncryptedPackage`` stream). Stored and deflated members are read through
+zipfile; bzip2 and LZMA ones (7-Zip's, Info-ZIP's ``zip -Z bzip2``) from their raw bytes by
+:class:`Unpacked`, at most a chunk of output a call (zipfile inflates a whole 4 KiB of input
+at once, which a bomb turns into gigabytes before any count sees them), their CRC checked.
+Other methods (PKZIP 1.x's shrink and implode, Deflate64, PPMd...) raise :class:`NoDecoder`
+(``unsupported/no_reader``); any damage raises :class:`CorruptFile`.
 Every limit error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
 """
 
 from __future__ import annotations
 
+import bz2
 import io
+import lzma
 import struct
 import zipfile
 import zlib
@@ -30,20 +35,26 @@ CHUNK = 64 * 1024
 RATIO_FLOOR = 1 * MiB
 """Members smaller than this are never refused for their ratio (tiny XML compresses well)."""
 _METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+_UNPACKED = frozenset({zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
+"""Methods read by :class:`Unpacked` rather than zipfile."""
 _METHOD_NAMES = {
     1: "shrink, PKZIP 1.x", 2: "reduce, PKZIP 1.x", 3: "reduce, PKZIP 1.x",
     4: "reduce, PKZIP 1.x", 5: "reduce, PKZIP 1.x", 6: "implode, PKZIP 1.x",
     9: "Deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "xz", 96: "JPEG",
     97: "WavPack", 98: "PPMd",
 }  # fmt: skip
-"""The zip methods of PKWARE's APPNOTE that a member may use, by name (zipfile decodes
-bzip2 and LZMA, but a whole chunk at a time, unbounded: refused here)."""
+"""The zip methods of PKWARE's APPNOTE that a member may use, by name."""
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error)
+_ZIP_ERRORS = (
+    zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError, struct.error
+)  # fmt: skip
+_LOCAL_HEADER = struct.Struct("<4s22xHH")
+"""A member's local header: its signature, then (after 22 bytes) its name's and extra
+field's lengths."""
 
 
 def declared_members(path: Path) -> int | None:
@@ -91,7 +102,7 @@ def is_encrypted_ole(path: Path) -> bool:
 class MemberStream(io.RawIOBase):
     """One member's decompressed bytes, counted against the member and ratio caps."""
 
-    def __init__(self, raw: IO[bytes], info: zipfile.ZipInfo, limits: Limits) -> None:
+    def __init__(self, raw: IO[bytes] | Unpacked, info: zipfile.ZipInfo, limits: Limits) -> None:
         super().__init__()
         self._raw = raw
         self._name = info.filename
@@ -139,11 +150,85 @@ class MemberStream(io.RawIOBase):
         super().close()
 
 
+class Unpacked:
+    """A bzip2 or LZMA member's bytes, inflated from its raw bytes at most ``size`` a read.
+
+    The raw bytes are found from the member's local header, as zipfile finds them; an LZMA
+    member's own header (a version, then its properties) comes first. The output's CRC is
+    checked at its end, and a stream that stops short is damaged.
+    """
+
+    def __init__(self, path: Path, info: zipfile.ZipInfo) -> None:
+        self._name = info.filename
+        self._crc = 0
+        self._expected = info.CRC
+        self._size = info.file_size
+        self._out = 0
+        self._left = info.compress_size
+        self._fh = open(path, "rb")  # noqa: SIM115 (closed by close())
+        try:
+            self._fh.seek(info.header_offset)
+            head = self._fh.read(_LOCAL_HEADER.size)
+            if len(head) < _LOCAL_HEADER.size:
+                raise CorruptFile(f"zip member {self._name!r}: its local header is cut short")
+            magic, name_len, extra_len = _LOCAL_HEADER.unpack(head)
+            if magic != b"PK\x03\x04":
+                raise CorruptFile(f"zip member {self._name!r}: no local header where it says")
+            self._fh.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+            self._dec = self._decompressor(info.compress_type)
+        except BaseException:
+            self._fh.close()
+            raise
+
+    def _decompressor(self, method: int) -> bz2.BZ2Decompressor | lzma.LZMADecompressor:
+        if method == zipfile.ZIP_BZIP2:
+            return bz2.BZ2Decompressor()
+        head = self._take(4)  # LZMA SDK version, then the properties' size
+        size = int.from_bytes(head[2:4], "little") if len(head) == 4 else -1
+        props = self._take(size) if 0 <= size <= 64 else b""
+        if len(props) != size:
+            raise CorruptFile(f"zip member {self._name!r}: its LZMA header is damaged")
+        raw_filter = lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)  # type: ignore[attr-defined]
+        return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[raw_filter])
+
+    def _take(self, size: int) -> bytes:
+        data = self._fh.read(min(size, self._left))
+        self._left -= len(data)
+        return data
+
+    def read(self, size: int) -> bytes:
+        """The next at most ``size`` bytes of the member (b"" at its end)."""
+        dec = self._dec
+        while not dec.eof:
+            data = b""
+            if dec.needs_input:
+                data = self._take(CHUNK)
+                if not data:
+                    if self._out == self._size:  # LZMA without an end marker: its size ends it
+                        break
+                    raise CorruptFile(f"zip member {self._name!r} is cut short")
+            out = dec.decompress(data, size)
+            if out:
+                self._out += len(out)
+                self._crc = zlib.crc32(out, self._crc)
+                return out
+            if not data and not dec.eof:  # neither input taken nor output given: never ends
+                raise CorruptFile(f"zip member {self._name!r} is damaged: its stream stalls")
+        if self._crc != self._expected or self._out != self._size:
+            raise CorruptFile(f"zip member {self._name!r} is damaged: its CRC or size is wrong")
+        return b""
+
+    def close(self) -> None:
+        """Close the archive's file."""
+        self._fh.close()
+
+
 class SafeZip:
     """A zip container whose member count was checked; members are read under the caps."""
 
     def __init__(self, path: Path, limits: Limits) -> None:
         self.limits = limits
+        self._path = path
         try:
             declared = declared_members(path)
             if declared is not None:
@@ -199,7 +284,7 @@ class SafeZip:
         """Refuse a member before reading it: encrypted, odd method, declared too big."""
         if info.flag_bits & 0x1:
             raise EncryptedFile(f"zip member {info.filename!r} is encrypted")
-        if info.compress_type not in _METHODS:
+        if info.compress_type not in _METHODS | _UNPACKED:
             method = _METHOD_NAMES.get(info.compress_type, "")
             raise NoDecoder(
                 f"zip member {info.filename!r} uses compression method {info.compress_type}"
@@ -223,7 +308,11 @@ class SafeZip:
         info = self.info(name)
         self.check(info)
         try:
-            raw = self._zf.open(info)
+            raw: IO[bytes] | Unpacked
+            if info.compress_type in _UNPACKED:
+                raw = Unpacked(self._path, info)
+            else:
+                raw = self._zf.open(info)
         except NotImplementedError as exc:
             raise CorruptFile(f"zip member {name!r}: {exc}") from exc
         except _ZIP_ERRORS as exc:

@@ -171,6 +171,22 @@ def test_an_archive_of_only_an_encrypted_member_is_encrypted(tmp_path: Path) -> 
     assert (outcome.status, outcome.reason) == ("error", "encrypted")
 
 
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_zip_of_bzip2_or_lzma_members_reads_as_a_deflated_one(
+    tmp_path: Path, method: int
+) -> None:
+    """7-Zip's zips (LZMA, bzip2) and ``zip -Z bzip2``'s: their members read as any."""
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", method) as zf:
+        zf.writestr("docs/notes.txt", A.NOTES)
+        zf.writestr("docs/report.docx", O._zip_bytes(O.docx_members()))
+    outcome, text = _read(tmp_path, "seven.zip", packed.getvalue())
+    assert (outcome.status, outcome.error) == ("ok", None)
+    assert (
+        text == "# member docs/notes.txt\n" + A.NOTES + "# member docs/report.docx\n" + O.DOCX_TEXT
+    )
+
+
 def _with_method(data: bytes, method: int, names: tuple[str, ...]) -> bytes:
     """A stored zip whose members ``names`` say they use compression ``method`` (in their
     local headers and the central directory), as a PKZIP 1.x archive's do."""
