@@ -188,8 +188,8 @@ class Unpacked:
         props = self._take(size) if 0 <= size <= 64 else b""
         if len(props) != size:
             raise CorruptFile(f"zip member {self._name!r}: its LZMA header is damaged")
-        raw_filter = lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)  # type: ignore[attr-defined]
-        return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[raw_filter])
+        decode = lzma._decode_filter_properties  # type: ignore[attr-defined]  # as zipfile does
+        return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[decode(lzma.FILTER_LZMA1, props)])
 
     def _take(self, size: int) -> bytes:
         data = self._fh.read(min(size, self._left))
