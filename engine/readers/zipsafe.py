@@ -234,6 +234,8 @@ class SafeZip:
             if declared is not None:
                 self._check_count(declared)
             self._zf = zipfile.ZipFile(path)
+        except NotImplementedError as exc:  # a member needing a version of zip past 6.3
+            raise NoDecoder(f"a zip this reader does not know: {exc}") from exc
         except _ZIP_ERRORS as exc:
             if is_encrypted_ole(path):
                 raise EncryptedFile("a password-protected Office document") from exc
@@ -314,7 +316,7 @@ class SafeZip:
             else:
                 raw = self._zf.open(info)
         except NotImplementedError as exc:
-            raise CorruptFile(f"zip member {name!r}: {exc}") from exc
+            raise NoDecoder(f"zip member {name!r}: {exc}") from exc
         except _ZIP_ERRORS as exc:
             raise CorruptFile(f"zip member {name!r} is damaged: {exc}") from exc
         return MemberStream(raw, info, self.limits)
