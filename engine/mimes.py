@@ -82,12 +82,12 @@ WPD = "application/vnd.wordperfect"
 LOTUS = "application/vnd.lotus-1-2-3"
 QUATTRO = "application/x-quattro-pro"
 QUATTRO_OLE = "application/x-quattro-pro-notebook"
+"""Quattro Pro 7 and later (``.wb3``, ``.qpw``): OLE2 files, not Lotus records."""
 COREL_SHOW = "application/x-corel-presentations"
 """Corel Presentations (``.shw``): an OLE2 file whose ``PerfectOffice_MAIN`` stream, the one
 Quattro Pro's notebooks have, is a WordPerfect-family document, beside a ``SlideShow``
 storage. No reader: told apart so that it is ``unsupported/no_reader``, not a notebook
 that the Quattro Pro reader finds corrupt."""
-"""Quattro Pro 7 and later (``.wb3``, ``.qpw``): OLE2 files, not Lotus records."""
 WORKS = "application/vnd.ms-works"
 PUBLISHER = "application/x-mspublisher"
 VISIO = "application/vnd.visio"

@@ -34,16 +34,16 @@ CHUNK = 64 * 1024
 """Decompressed bytes asked of zipfile per read."""
 RATIO_FLOOR = 1 * MiB
 """Members smaller than this are never refused for their ratio (tiny XML compresses well)."""
-_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 _UNPACKED = frozenset({zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
 """Methods read by :class:`Unpacked` rather than zipfile."""
+_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}) | _UNPACKED
+"""Every method a member may be read in."""
 _METHOD_NAMES = {
     1: "shrink, PKZIP 1.x", 2: "reduce, PKZIP 1.x", 3: "reduce, PKZIP 1.x",
     4: "reduce, PKZIP 1.x", 5: "reduce, PKZIP 1.x", 6: "implode, PKZIP 1.x",
-    9: "Deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "xz", 96: "JPEG",
-    97: "WavPack", 98: "PPMd",
+    9: "Deflate64", 93: "Zstandard", 95: "xz", 96: "JPEG", 97: "WavPack", 98: "PPMd",
 }  # fmt: skip
-"""The zip methods of PKWARE's APPNOTE that a member may use, by name."""
+"""The methods of PKWARE's APPNOTE no member is read in, by name."""
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
@@ -286,7 +286,7 @@ class SafeZip:
         """Refuse a member before reading it: encrypted, odd method, declared too big."""
         if info.flag_bits & 0x1:
             raise EncryptedFile(f"zip member {info.filename!r} is encrypted")
-        if info.compress_type not in _METHODS | _UNPACKED:
+        if info.compress_type not in _METHODS:
             method = _METHOD_NAMES.get(info.compress_type, "")
             raise NoDecoder(
                 f"zip member {info.filename!r} uses compression method {info.compress_type}"
