@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,40 @@ settings.load_profile("quarry")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+RAM_TMP = Path("/dev/shm")
+RAM_TMP_FREE = 4 << 30
+"""Room a RAM file system must have for the tests' temporary folders to go there."""
+
+
+def _temporary_folders_in_ram() -> str:
+    """Put the tests' temporary folders (``tmp_path``, ``tempfile``, and those of every
+    process a test starts, by ``TMPDIR``) on the machine's RAM file system when it has one
+    with room, and say where they are.
+
+    What the product does is the same there; what the suite waits on is not: its thousands of
+    stores each sync their files and folders, and a virtual disk made those syncs and the
+    deletion of the trees most of the time of the tests that sweep often (five of the
+    heaviest files: 115 s on the disk against 70 s). A ``TMPDIR`` the user set is kept, and a
+    machine without the room (a container's 64 MB ``/dev/shm``) keeps its usual folder.
+    """
+    if "TMPDIR" in os.environ:
+        return os.environ["TMPDIR"]
+    try:
+        room = os.statvfs(RAM_TMP)
+        if room.f_bavail * room.f_frsize < RAM_TMP_FREE:
+            return tempfile.gettempdir()
+        here = RAM_TMP / f"textquarry-tests-{os.getuid()}"
+        here.mkdir(mode=0o700, exist_ok=True)
+        if here.stat().st_uid != os.getuid() or not os.access(here, os.W_OK):
+            return tempfile.gettempdir()  # another user's folder of that name: not ours
+    except OSError:
+        return tempfile.gettempdir()
+    os.environ["TMPDIR"] = str(here)  # the xdist workers and every process a test starts
+    tempfile.tempdir = str(here)
+    return str(here)
+
+
+TEMPORARY = _temporary_folders_in_ram()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -103,4 +138,7 @@ def pytest_report_header() -> str:
     tools = [
         t for t in ("pdftotext", "pdftoppm", "tesseract", "antiword", "catdoc") if shutil.which(t)
     ]
-    return f"external tools on PATH: {', '.join(tools) or 'none'}; cores: {os.cpu_count()}"
+    return (
+        f"external tools on PATH: {', '.join(tools) or 'none'}; cores: {os.cpu_count()}; "
+        f"temporary folders in {TEMPORARY}"
+    )

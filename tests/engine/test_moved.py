@@ -161,8 +161,10 @@ def test_a_sweep_says_what_the_store_holds_of_folders_it_did_not_sweep(tmp_path:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert "not read" not in proc.stdout
-        said = " ".join(proc.stdout.split())  # (as wrapped to the terminal's width)
-        assert f"the store also holds 3 records of {a}, not swept now" in said
+        # As wrapped to the terminal's width: between words, and inside a path longer than a
+        # line (a deep temporary folder's).
+        said = "".join(proc.stdout.split())
+        assert "".join(f"the store also holds 3 records of {a}, not swept now".split()) in said
         summary = Store(out).load_summary()
         assert summary is not None and summary.others == {str(a): 3}
         assert summary.files == 7
