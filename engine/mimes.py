@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-DETECTION = 6
+DETECTION = 7
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
 JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, StarOffice
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
 HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6: Unix
-compress files, Corel Presentations). A store's
+compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
+an Office or OpenDocument file's reader found no decoder for). A store's
 summary keeps the version its last sweep had; a sweep with a later one reads the files no
 reader took again, once (their recorded kind may be another now)."""
 

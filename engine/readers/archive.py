@@ -54,7 +54,7 @@ class ZipReader:
     """Zip archives (a zip that is not an Office, OpenDocument or EPUB file)."""
 
     name = "zip"
-    version = 1
+    version = 2  # 2: members in Deflate64, Zstandard, xz and PPMd are read
     mimes = frozenset({M.ZIP, "application/x-zip-compressed"})
     tools: tuple[str, ...] = ()
 

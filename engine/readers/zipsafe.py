@@ -9,15 +9,18 @@ raise :class:`EncryptedFile`, as does a password-protected OOXML file (an OLE2 c
 holding an ``EncryptedPackage`` stream). Stored and deflated members are read through
 zipfile; bzip2 and LZMA ones (7-Zip's, Info-ZIP's ``zip -Z bzip2``) from their raw bytes by
 :class:`Unpacked`, at most a chunk of output a call (zipfile inflates a whole 4 KiB of input
-at once, which a bomb turns into gigabytes before any count sees them), their CRC checked.
-Other methods (PKZIP 1.x's shrink and implode, Deflate64, PPMd...) raise :class:`NoDecoder`
-(``unsupported/no_reader``); any damage raises :class:`CorruptFile`.
+at once, which a bomb turns into gigabytes before any count sees them), their CRC checked, as
+are those zipfile does not read: Deflate64 (7-Zip's, Windows Explorer's for big files),
+Zstandard, xz and PPMd (7-Zip's and WinZip's), with the decoders py7zr brings (inflate64,
+backports.zstd, pyppmd). Other methods (PKZIP 1.x's shrink and implode, IBM's TERSE...)
+raise :class:`NoDecoder` (``unsupported/no_reader``); any damage raises :class:`CorruptFile`.
 Every limit error names its limit: ``zip_members``, ``zip_member_bytes``, ``zip_ratio``.
 """
 
 from __future__ import annotations
 
 import bz2
+import importlib
 import io
 import lzma
 import struct
@@ -25,7 +28,7 @@ import zipfile
 import zlib
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder
 from engine.limits import Limits, MiB
@@ -34,14 +37,22 @@ CHUNK = 64 * 1024
 """Decompressed bytes asked of zipfile per read."""
 RATIO_FLOOR = 1 * MiB
 """Members smaller than this are never refused for their ratio (tiny XML compresses well)."""
-_UNPACKED = frozenset({zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
+DEFLATE64, ZSTANDARD, XZ, PPMD = 9, 93, 95, 98
+"""Methods of PKWARE's APPNOTE that zipfile does not read and :class:`Unpacked` does."""
+_UNPACKED = frozenset({zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA, DEFLATE64, ZSTANDARD, XZ, PPMD})
 """Methods read by :class:`Unpacked` rather than zipfile."""
+DEFLATE64_SLICE = 256
+"""Compressed bytes handed to the Deflate64 inflater at a time: its output for them has no
+bound of its own (a match runs to 64 KiB, ~30,000:1), so at most ~8 MB comes of one."""
+XZ_MEMORY = 256 * MiB
+"""Most memory an xz member's header may ask of its decoder (xz -9 asks 65 MiB)."""
 _METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}) | _UNPACKED
 """Every method a member may be read in."""
 _METHOD_NAMES = {
     1: "shrink, PKZIP 1.x", 2: "reduce, PKZIP 1.x", 3: "reduce, PKZIP 1.x",
     4: "reduce, PKZIP 1.x", 5: "reduce, PKZIP 1.x", 6: "implode, PKZIP 1.x",
-    9: "Deflate64", 93: "Zstandard", 95: "xz", 96: "JPEG", 97: "WavPack", 98: "PPMd",
+    10: "PKWARE's old IBM TERSE", 18: "IBM TERSE", 19: "IBM LZ77", 96: "JPEG",
+    97: "WavPack",
 }  # fmt: skip
 """The methods of PKWARE's APPNOTE no member is read in, by name."""
 _EOCD = struct.Struct("<4s4H2LH")
@@ -150,12 +161,91 @@ class MemberStream(io.RawIOBase):
         super().close()
 
 
+class _Deflate64:
+    """inflate64's inflater (a library py7zr brings, 7-Zip's Deflate64) with the face of
+    bz2's decompressors: ``decompress(data, max_length)``, ``needs_input``, ``eof``.
+
+    Its ``inflate`` returns all that a piece of input makes, so the input goes in
+    :data:`DEFLATE64_SLICE` bytes at a time, and only while less than ``max_length`` of
+    output waits.
+    """
+
+    def __init__(self) -> None:
+        import inflate64
+
+        self._inflater = inflate64.Inflater()
+        self._in = b""
+        self._at = 0
+        self._out = bytearray()
+
+    @property
+    def eof(self) -> bool:
+        """The stream ended and all its output was taken."""
+        return bool(self._inflater.eof) and not self._out
+
+    @property
+    def needs_input(self) -> bool:
+        """Nothing waits: the next call needs more of the stream."""
+        return self._at >= len(self._in) and not self._out and not self._inflater.eof
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        """At most ``max_length`` bytes of output, taking ``data`` in."""
+        if data:
+            self._in, self._at = self._in[self._at :] + data, 0
+        while len(self._out) < max_length and self._at < len(self._in):
+            if self._inflater.eof:
+                break
+            piece = self._in[self._at : self._at + DEFLATE64_SLICE]
+            self._at += len(piece)
+            self._out += self._inflater.inflate(piece)
+        out = bytes(self._out[:max_length])
+        del self._out[:max_length]
+        return out
+
+
+class _Ppmd:
+    """A PPMd member (version I, revision 1, as 7-Zip and WinZip write it) decoded by
+    pyppmd (a library py7zr brings), with the face of bz2's decompressors. Its stream may
+    have no end mark: the member's size ends it."""
+
+    def __init__(self, head: bytes, size: int, name: str) -> None:
+        import pyppmd
+
+        props = int.from_bytes(head, "little") if len(head) == 2 else -1
+        order, megabytes, restore = (props & 0xF) + 1, ((props >> 4) & 0xFF) + 1, props >> 12
+        if props < 0 or order < 2 or restore > 1:
+            raise CorruptFile(f"zip member {name!r}: its PPMd header is damaged")
+        try:
+            self._decoder = pyppmd.Ppmd8Decoder(order, megabytes * MiB, restore)
+        except MemoryError as exc:
+            raise CorruptFile(f"zip member {name!r}: its PPMd model of {megabytes} MiB") from exc
+        self._left = size
+
+    @property
+    def eof(self) -> bool:
+        """The member's size was given out (or the stream's end mark met)."""
+        return self._left <= 0 or bool(self._decoder.eof)
+
+    @property
+    def needs_input(self) -> bool:
+        """The decoder has used all it was given."""
+        return bool(self._decoder.needs_input)
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        """At most ``max_length`` bytes of output (never past the member's size)."""
+        out: bytes = self._decoder.decode(data, min(max_length, self._left))
+        self._left -= len(out)
+        return out
+
+
 class Unpacked:
-    """A bzip2 or LZMA member's bytes, inflated from its raw bytes at most ``size`` a read.
+    """A member zipfile does not read, or reads a bomb of (bzip2, LZMA, Deflate64,
+    Zstandard, xz, PPMd), inflated from its raw bytes at most ``size`` a read.
 
     The raw bytes are found from the member's local header, as zipfile finds them; an LZMA
-    member's own header (a version, then its properties) comes first. The output's CRC is
-    checked at its end, and a stream that stops short is damaged.
+    member's own header (a version, then its properties) comes first, as a PPMd member's
+    (its order, memory and restore method). The output's CRC is checked at its end, and a
+    stream that stops short is damaged.
     """
 
     def __init__(self, path: Path, info: zipfile.ZipInfo) -> None:
@@ -180,9 +270,26 @@ class Unpacked:
             self._fh.close()
             raise
 
-    def _decompressor(self, method: int) -> bz2.BZ2Decompressor | lzma.LZMADecompressor:
+    def _decompressor(self, method: int) -> _Decompressor:
+        try:
+            return self._decompressor_of(method)
+        except ImportError as exc:  # py7zr's decoders, installed with it
+            raise NoDecoder(
+                f"zip member {self._name!r} uses compression method {method}, whose decoder "
+                f"({exc.name}) is not installed"
+            ) from exc
+
+    def _decompressor_of(self, method: int) -> _Decompressor:
         if method == zipfile.ZIP_BZIP2:
             return bz2.BZ2Decompressor()
+        if method == DEFLATE64:
+            return _Deflate64()
+        if method == ZSTANDARD:
+            return _zstd().ZstdDecompressor()
+        if method == XZ:
+            return lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=XZ_MEMORY)
+        if method == PPMD:
+            return _Ppmd(self._take(2), self._size, self._name)
         head = self._take(4)  # LZMA SDK version, then the properties' size
         size = int.from_bytes(head[2:4], "little") if len(head) == 4 else -1
         props = self._take(size) if 0 <= size <= 64 else b""
@@ -207,7 +314,10 @@ class Unpacked:
                     if self._out == self._size:  # LZMA without an end marker: its size ends it
                         break
                     raise CorruptFile(f"zip member {self._name!r} is cut short")
-            out = dec.decompress(data, size)
+            try:
+                out = dec.decompress(data, size)
+            except Exception as exc:  # each library says damage its own way (zstd's ZstdError)
+                raise CorruptFile(f"zip member {self._name!r} is damaged: {exc}") from exc
             if out:
                 self._out += len(out)
                 self._crc = zlib.crc32(out, self._crc)
@@ -221,6 +331,21 @@ class Unpacked:
     def close(self) -> None:
         """Close the archive's file."""
         self._fh.close()
+
+
+_Decompressor = (
+    bz2.BZ2Decompressor | lzma.LZMADecompressor | _Deflate64 | _Ppmd | Any
+)  # Any: Zstandard's, from the standard library (3.14) or its backport
+"""What :class:`Unpacked` inflates a member with."""
+
+
+def _zstd() -> Any:
+    """Zstandard's module: the standard library's (Python 3.14), else its backport (which
+    py7zr brings)."""
+    try:
+        return importlib.import_module("compression.zstd")
+    except ImportError:  # by name: mypy's view of the backport's stubs varies by release
+        return importlib.import_module("backports.zstd")
 
 
 class SafeZip:

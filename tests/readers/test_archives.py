@@ -187,6 +187,23 @@ def test_a_zip_of_bzip2_or_lzma_members_reads_as_a_deflated_one(
     )
 
 
+@pytest.mark.parametrize("method", [A.DEFLATE64, A.ZSTANDARD, A.XZ, A.PPMD])
+def test_a_zip_of_members_zipfile_cannot_read_reads_as_a_deflated_one(
+    tmp_path: Path, method: int
+) -> None:
+    """Deflate64 (7-Zip's, Windows Explorer's for big files), Zstandard, xz and PPMd (7-Zip's
+    and WinZip's) members: they were unsupported/no_reader ("no reader here decompresses")."""
+    members = {
+        "docs/notes.txt": A.NOTES.encode(),
+        "docs/report.docx": O._zip_bytes(O.docx_members()),
+    }
+    outcome, text = _read(tmp_path, "packed.zip", A.zip_packed(members, method))
+    assert (outcome.status, outcome.error) == ("ok", None)
+    assert (
+        text == "# member docs/notes.txt\n" + A.NOTES + "# member docs/report.docx\n" + O.DOCX_TEXT
+    )
+
+
 def _with_method(data: bytes, method: int, names: tuple[str, ...]) -> bytes:
     """A stored zip whose members ``names`` say they use compression ``method`` (in their
     local headers and the central directory), as a PKZIP 1.x archive's do."""

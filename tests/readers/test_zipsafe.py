@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import sys
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -15,7 +17,10 @@ from hypothesis import strategies as st
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder
 from engine.limits import Limits, MiB
 from engine.readers.zipsafe import SafeZip, declared_members
+from fixtures.gen import archives as A
 from tests.readers.zipkit import set_encrypted_flag
+
+DATA = Path(__file__).parent / "data"
 
 
 def make_zip(path: Path, members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> Path:
@@ -144,11 +149,12 @@ def test_methods_no_reader_decompresses_are_refused(tmp_path: Path) -> None:
     path = make_zip(tmp_path / "m.zip", {"a": b"data"}, zipfile.ZIP_STORED)
     raw = bytearray(path.read_bytes())
     info = zipfile.ZipFile(path).getinfo("a")
-    raw[info.header_offset + 8 : info.header_offset + 10] = (9).to_bytes(2, "little")
+    raw[info.header_offset + 8 : info.header_offset + 10] = (6).to_bytes(2, "little")
     central = raw.find(b"PK\x01\x02")
-    raw[central + 10 : central + 12] = (9).to_bytes(2, "little")
+    raw[central + 10 : central + 12] = (6).to_bytes(2, "little")
     path.write_bytes(bytes(raw))
-    with SafeZip(path, Limits()) as zf, pytest.raises(NoDecoder, match=re.escape("9 (Deflate64)")):
+    refused = pytest.raises(NoDecoder, match=re.escape("6 (implode, PKZIP 1.x)"))
+    with SafeZip(path, Limits()) as zf, refused:
         zf.read("a")
 
 
@@ -173,6 +179,108 @@ def test_damaged_member_data_is_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "damaged.zip"
     path.write_bytes(bytes(data))
     with SafeZip(path, Limits()) as zf, pytest.raises(CorruptFile):
+        zf.read("a")
+
+
+NOT_ZIPFILES = [A.DEFLATE64, A.ZSTANDARD, A.XZ, A.PPMD]
+"""Methods zipfile neither reads nor writes: the test writer's zips (fixtures.gen.archives)."""
+SEVEN_ZIP_NOTES = "".join(
+    f"Line {i}: the quick brown fox jumps over the lazy dog, café crème, naïve résumé.\n"
+    for i in range(60)
+).encode()
+"""The file in tests/readers/data/zip7/'s zips (SOURCES.md there)."""
+
+
+@pytest.mark.parametrize("method", NOT_ZIPFILES)
+def test_deflate64_zstandard_xz_and_ppmd_members_are_read_whole(
+    tmp_path: Path, method: int
+) -> None:
+    data = b"".join(b"line %d of a long text\n" % i for i in range(20000)) + bytes(range(256))
+    path = tmp_path / "m.zip"
+    path.write_bytes(A.zip_packed({"a.txt": data, "empty": b"", "b": b"x"}, method))
+    with SafeZip(path, Limits()) as zf:
+        assert zf.read("a.txt") == data
+        assert zf.read("empty") == b"" and zf.read("b") == b"x"
+        with zf.open("a.txt") as stream:
+            assert len(stream.read_chunk(1000)) <= 1000
+
+
+@pytest.mark.parametrize("name", ["deflate64.zip", "ppmd.zip", "xz.zip"])
+def test_7_zip_s_own_zips_are_read(name: str) -> None:
+    with SafeZip(DATA / "zip7" / name, Limits()) as zf:
+        assert zf.names() == ["notes.txt"]
+        assert zf.read("notes.txt") == SEVEN_ZIP_NOTES
+
+
+@pytest.mark.parametrize("method", [A.DEFLATE64, A.ZSTANDARD, A.XZ])
+def test_a_deflate64_zstandard_or_xz_bomb_is_stopped_by_its_ratio_a_chunk_in(
+    tmp_path: Path, method: int
+) -> None:
+    # 64 MiB of zeros that say they are 1,000 bytes (a Deflate64 match alone runs to 64 KiB)
+    path = _says_1000_bytes(tmp_path / "bomb.zip", A.zip_packed({"zeros": bytes(64 * MiB)}, method))
+    tracemalloc.start()
+    try:
+        with SafeZip(path, Limits()) as zf, zf.open("zeros") as stream:
+            with pytest.raises(LimitExceeded, match="zip_ratio"):
+                while stream.read_chunk():
+                    pass
+            assert stream.count <= 2 * MiB  # stopped within a chunk or two of the floor
+        held = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert held < 24 * MiB  # nor inflated far past it out of sight (one call's output)
+
+
+def test_a_ppmd_member_gives_no_more_than_its_size(tmp_path: Path) -> None:
+    # PPMd's stream need not end itself: the member's size does, so that is all it gives
+    path = _says_1000_bytes(tmp_path / "bomb.zip", A.zip_packed({"zeros": bytes(8 * MiB)}, A.PPMD))
+    with SafeZip(path, Limits()) as zf, zf.open("zeros") as stream:
+        with pytest.raises(CorruptFile, match="its CRC or size is wrong"):
+            while stream.read_chunk():
+                pass
+        assert stream.count == 1000
+
+
+def _says_1000_bytes(path: Path, data: bytes) -> Path:
+    raw = bytearray(data)
+    central = raw.find(b"PK\x01\x02")
+    raw[central + 24 : central + 28] = (1000).to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("method", NOT_ZIPFILES)
+def test_damaged_deflate64_zstandard_xz_and_ppmd_members_are_corrupt(
+    tmp_path: Path, method: int
+) -> None:
+    data = b"".join(b"%d fox\n" % i for i in range(5000))
+    whole = A.zip_packed({"a": data}, method)
+    info = zipfile.ZipFile(io.BytesIO(whole)).getinfo("a")
+    flipped = bytearray(whole)
+    flipped[info.header_offset + 30 + len("a") + info.compress_size // 2] ^= 0xFF
+    path = tmp_path / "m.zip"
+    path.write_bytes(bytes(flipped))
+    with SafeZip(path, Limits()) as zf, pytest.raises(CorruptFile):
+        zf.read("a")
+
+
+def test_a_decoder_not_installed_is_unsupported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "m.zip"
+    path.write_bytes(A.zip_packed({"a": b"some text\n" * 50}, A.DEFLATE64))
+    monkeypatch.setitem(sys.modules, "inflate64", None)  # (an import of it raises ImportError)
+    with SafeZip(path, Limits()) as zf, pytest.raises(NoDecoder, match="inflate64"):
+        zf.read("a")
+
+
+def test_a_ppmd_header_out_of_range_is_corrupt(tmp_path: Path) -> None:
+    whole = bytearray(A.zip_packed({"a": b"some text\n" * 50}, A.PPMD))
+    at = zipfile.ZipFile(io.BytesIO(bytes(whole))).getinfo("a").header_offset + 30 + len("a")
+    whole[at : at + 2] = (2 << 12 | 5).to_bytes(2, "little")  # restore method 2: none such
+    path = tmp_path / "m.zip"
+    path.write_bytes(bytes(whole))
+    with SafeZip(path, Limits()) as zf, pytest.raises(CorruptFile, match="PPMd header"):
         zf.read("a")
 
 
@@ -225,14 +333,18 @@ def test_damaged_bzip2_and_lzma_members_are_corrupt(tmp_path: Path, method: int)
 # a central directory entry that needs version 6.4 of zip to extract: zipfile raised
 # NotImplementedError from its constructor, and the reader crashed (a fresh clone's run)
 @example(method=zipfile.ZIP_LZMA, at=12933, value=64)
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(method=st.sampled_from([zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]), at=st.integers(0, 10**6),
-       value=st.integers(0, 255))  # fmt: skip
-def test_any_byte_of_a_bzip2_or_lzma_member_changed_is_its_text_or_corrupt(
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from([zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA, *NOT_ZIPFILES]),
+       at=st.integers(0, 10**6), value=st.integers(0, 255))  # fmt: skip
+def test_any_byte_of_a_member_changed_in_any_method_read_is_its_text_or_a_verdict(
     tmp_path: Path, method: int, at: int, value: int
 ) -> None:
     data = b"".join(b"%d fox\n" % i for i in range(300))
-    path = make_zip(tmp_path / f"h{method}.zip", {"a": data}, method)
+    path = tmp_path / f"h{method}.zip"
+    if method in NOT_ZIPFILES:
+        path.write_bytes(A.zip_packed({"a": data}, method))
+    else:
+        make_zip(path, {"a": data}, method)
     raw = bytearray(path.read_bytes())
     raw[at % len(raw)] = value
     path.write_bytes(bytes(raw))
