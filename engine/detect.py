@@ -86,7 +86,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x00\x00\x00\x0cjP  ", M.JP2),
     (b"\xff\x4f\xff\x51", M.J2K),  # a bare codestream: SOC, then SIZ
     (b"\x7fELF", "application/x-executable"),
-    (b"SQLite format 3\x00", "application/vnd.sqlite3"),
+    (b"SQLite format 3\x00", M.SQLITE),
     (b"\xfd7zXZ\x00", "application/x-xz"),
     (b"\x28\xb5\x2f\xfd", "application/zstd"),
     (b"OggS", "audio/ogg"),

@@ -1,0 +1,182 @@
+"""SQLite databases read as sheets, one a table, without a tool and without touching the file.
+
+The databases are written here with the standard library's ``sqlite3``, as an application
+writes them: tables of every storage class, a view, an index, a full-text index (whose shadow
+tables are SQLite's, not the application's), a database in write-ahead-log mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import mimes as M
+from engine.detect import detect
+from engine.errors import CorruptFile
+from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.sqlitedb import SqliteReader
+from tests.quarrycli import shown, sweep, text_shown
+
+PEOPLE = (
+    "# table people\nid\tname\tborn\theight\tphoto\tnote\n"
+    "1\tAda Lovelace\t1815\t1.65\t\tmathematician, wrote the first program\n"
+    "2\tÉmilie du Châtelet\t1706\t\t\ttranslated Newton: a tab and a line\n"
+)
+
+
+def app_db(path: Path) -> Path:
+    """An application's database: two tables, a view, an index and a full-text index."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.executescript(
+            '''
+            CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, born INTEGER,
+                                 height REAL, photo BLOB, note TEXT);
+            CREATE INDEX people_by_name ON people (name);
+            CREATE TABLE "odd ""name""" (k TEXT);
+            CREATE VIEW tall AS SELECT name FROM people WHERE height > 1.6;
+            CREATE VIRTUAL TABLE notes USING fts5(body);
+            '''
+        )
+        db.execute(
+            "INSERT INTO people VALUES (1, 'Ada Lovelace', 1815, 1.65, x'89504e47',"
+            " 'mathematician, wrote the first program')"
+        )
+        db.execute(
+            "INSERT INTO people VALUES (2, 'Émilie du Châtelet', 1706, NULL, NULL,"
+            " 'translated Newton:' || char(9) || 'a tab and' || char(10) || 'a line')"
+        )
+        db.execute('''INSERT INTO "odd ""name""" VALUES ('kept')''')
+        db.execute("INSERT INTO notes VALUES ('full-text body of a note')")
+    return path
+
+
+def read(path: Path, max_chars: int = 1 << 20) -> tuple[str, ReadInfo]:
+    sink = TextSink(max_chars)
+    info = SqliteReader().read(path, ReadContext(M.SQLITE), sink)
+    return "".join(sink._parts), info
+
+
+def test_every_table_is_a_sheet_views_and_sqlite_s_own_tables_left_out(tmp_path: Path) -> None:
+    path = app_db(tmp_path / "app.db")
+    assert detect(path) == M.SQLITE
+    text, info = read(path)
+    assert text == (
+        '# table notes\nbody\nfull-text body of a note\n# table odd "name"\nk\nkept\n' + PEOPLE
+    )
+    assert (info.extractor, info.pages, info.note) == ("sqlite", 3, None)
+
+
+def test_the_file_is_read_as_it_is_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
+    """A database in write-ahead-log mode with its log beside it: a read-write open would
+    take locks and make a ``-shm`` file in the user's folder; the log's rows (not yet in the
+    database file) are another file's and are not read."""
+    folder = tmp_path / "profile"
+    folder.mkdir()
+    path = app_db(folder / "history.sqlite")
+    writer = sqlite3.connect(path)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        with writer:
+            writer.execute("INSERT INTO people (id, name) VALUES (3, 'only in the log')")
+        before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
+        assert "history.sqlite-wal" in before
+        text, _ = read(path)
+        after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
+    finally:
+        writer.close()
+    assert after == before
+    assert "Ada Lovelace" in text and "only in the log" not in text
+
+
+def test_any_name_a_database_has_is_opened(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9 #1?x=%41&mode=rw.db")  # not UTF-8, and what a URI means
+    path = app_db(tmp_path / name)
+    text, _ = read(path)
+    assert text.endswith(PEOPLE)
+
+
+def test_text_that_is_not_utf8_is_read_with_replacement_characters(tmp_path: Path) -> None:
+    path = tmp_path / "latin.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE t (v TEXT)")
+        db.execute("INSERT INTO t VALUES (CAST(x'636166e9' AS TEXT))")  # "caf\xe9"
+    assert read(path)[0] == "# table t\nv\ncaf\ufffd\n"
+
+
+def test_a_big_table_stops_at_the_cap(tmp_path: Path) -> None:
+    from engine.readers.base import TextCapReached
+
+    path = tmp_path / "big.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE t (v TEXT)")
+        db.executemany("INSERT INTO t VALUES (?)", ((f"row {i}",) for i in range(50_000)))
+    sink = TextSink(1000)
+    with pytest.raises(TextCapReached):
+        SqliteReader().read(path, ReadContext(M.SQLITE), sink)
+    assert sink.info is not None and sink.info.extractor == "sqlite"
+
+
+def test_a_damaged_table_keeps_the_rows_before_the_damage_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("PRAGMA page_size=1024")
+        db.execute("CREATE TABLE a (v TEXT)")
+        db.execute("CREATE TABLE b (v TEXT)")
+        db.execute("INSERT INTO a VALUES ('whole')")
+        db.executemany("INSERT INTO b VALUES (?)", ((f"line {i:04} " * 8,) for i in range(400)))
+    raw = bytearray(path.read_bytes())
+    page = len(raw) // 1024 - 2  # a leaf page of b's, near its end
+    raw[page * 1024 : page * 1024 + 1024] = b"\xa5" * 1024
+    path.write_bytes(bytes(raw))
+    text, info = read(path)
+    assert text.startswith("# table a\nv\nwhole\n# table b\nv\nline 0000 ")
+    assert info.note is not None and info.note.startswith("1 of 2 tables not read whole: b (")
+
+
+@pytest.mark.parametrize(
+    "data", [b"SQLite format 3\x00", b"SQLite format 3\x00" + b"\xff" * 200, b"SQLite format 3"]
+)
+def test_what_is_no_database_is_corrupt(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "x.db"
+    path.write_bytes(data + bytes(4096 - len(data)) if len(data) > 16 else data)
+    with pytest.raises(CorruptFile):
+        read(path)
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(at=st.integers(0, 1 << 20), value=st.integers(0, 255), run=st.integers(1, 64))
+def test_any_bytes_of_a_database_changed_give_rows_or_a_verdict_never_a_crash(
+    tmp_path: Path, at: int, value: int, run: int
+) -> None:
+    with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
+        path = app_db(Path(scratch) / "h.db")
+        raw = bytearray(path.read_bytes())
+        start = at % len(raw)
+        raw[start : start + run] = bytes([value]) * len(raw[start : start + run])
+        path.write_bytes(bytes(raw))
+        with contextlib.suppress(CorruptFile):  # any other exception fails the test
+            read(path)
+
+
+def test_the_real_quarry_reads_a_folder_of_databases(tmp_path: Path) -> None:
+    root = tmp_path / "share"
+    root.mkdir()
+    app_db(root / "app.sqlite")
+    app_db(root / "places.bin")  # told apart by its first bytes, whatever its name
+    (root / "broken.db").write_bytes(b"SQLite format 3\x00" + b"\xff" * 4080)
+    store = tmp_path / "store"
+    proc = sweep(root, store)
+    assert proc.returncode in (0, 2), proc.stderr
+    assert "Ada Lovelace" in text_shown(root / "app.sqlite", store)
+    record = shown(root / "places.bin", store)
+    assert (record["status"], record["reader"], record["mime"]) == ("ok", "sqlite", M.SQLITE)
+    broken = shown(root / "broken.db", store)
+    assert (broken["status"], broken["reason"]) == ("error", "corrupt")
