@@ -322,7 +322,10 @@ class Unpacked:
                 self._out += len(out)
                 self._crc = zlib.crc32(out, self._crc)
                 return out
-            if not data and not dec.eof:  # neither input taken nor output given: never ends
+            # Neither input taken nor output given, and still none wanted: it never ends. (A
+            # decoder whose output filled the last call may find nothing more and only then
+            # want input: zstd's does at a block's end.)
+            if not data and not dec.eof and not dec.needs_input:
                 raise CorruptFile(f"zip member {self._name!r} is damaged: its stream stalls")
         if self._crc != self._expected or self._out != self._size:
             raise CorruptFile(f"zip member {self._name!r} is damaged: its CRC or size is wrong")
