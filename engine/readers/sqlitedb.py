@@ -7,6 +7,13 @@ as SQLite gives them, NULLs and BLOBs empty. Views are left out (their rows are 
 as are SQLite's own tables and the shadow tables behind a full-text index (the index's
 table itself is read). Text that is not UTF-8 is read with U+FFFD where it fails.
 
+A BLOB that is a document (a PDF, an Office 97 file, a zip such as an OOXML or OpenDocument
+file, an RTF: an application's attachments) is read after the tables as the database's
+member ``TABLE/COLUMN/ROWID``, as an Office document's embedded documents are
+(:func:`engine.readers.embedded.with_embedded`): a verdict of its own, under the container
+bounds. Pictures and other bytes are left alone (a thumbnail is no document, and would cost
+an OCR each); so are the BLOBs of a table without rowids, which no rowid finds again.
+
 The file is opened read-only and immutable (``?mode=ro&immutable=1``): SQLite then takes no
 lock and writes nothing beside it, no ``-journal``, ``-wal`` or ``-shm`` file, as a reader of
 someone's folder must; a write-ahead log beside a database is another file, and the rows only
@@ -19,6 +26,7 @@ whose schema cannot be read at all is ``error/corrupt``.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from urllib.parse import quote
@@ -26,9 +34,16 @@ from urllib.parse import quote
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.embedded import OLE_MAGIC, Embedded, with_embedded
 
 _SKIPPED_TYPES = frozenset({"view", "shadow", "virtual-shadow"})
 _CELL = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
+DOCUMENT_MAGICS = (b"%PDF-", OLE_MAGIC, b"PK\x03\x04", b"{\\rtf")
+"""How a BLOB that is a document starts."""
+_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+"""What a damaged database raises (a name in its schema that is not UTF-8: the second)."""
+_Blob = tuple[str, str, int]
+"""A BLOB that is a document: its table, its column and its row's rowid."""
 
 
 class SqliteReader:
@@ -43,21 +58,25 @@ class SqliteReader:
         """Write every table's column names and rows."""
         try:
             conn = sqlite3.connect(_uri(path), uri=True)
-        except sqlite3.Error as exc:
+        except _ERRORS as exc:
             raise CorruptFile(f"not a readable SQLite database: {exc}") from exc
         with closing(conn):
             conn.text_factory = _text
             try:
                 conn.execute("PRAGMA trusted_schema=OFF")
                 names = _tables(conn)
-            except sqlite3.Error as exc:
+            except _ERRORS as exc:
                 raise CorruptFile(f"not a readable SQLite database: {exc}") from exc
             sink.describe("sqlite", pages=len(names))
-            damaged = [f"{name} ({why})" for name in names if (why := _table(conn, name, sink))]
-        note = None
-        if damaged:
-            note = f"{len(damaged)} of {len(names)} tables not read whole: {'; '.join(damaged)}"
-        return ReadInfo("sqlite", pages=len(names), note=note[:500] if note else None)
+            blobs: list[_Blob] = []
+            damaged = [
+                f"{name} ({why})" for name in names if (why := _table(conn, name, sink, blobs))
+            ]
+            note = None
+            if damaged:
+                note = f"{len(damaged)} of {len(names)} tables not read whole: {'; '.join(damaged)}"
+            info = ReadInfo("sqlite", pages=len(names), note=note[:500] if note else None)
+            return with_embedded(info, ctx, sink, _documents(conn, blobs))
 
 
 def _uri(path: Path) -> str:
@@ -87,18 +106,58 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
     return sorted(names)
 
 
-def _table(conn: sqlite3.Connection, name: str, sink: TextSink) -> str | None:
-    """Write one table; what stopped it short, or None when it was read whole."""
+def _table(conn: sqlite3.Connection, name: str, sink: TextSink, blobs: list[_Blob]) -> str | None:
+    """Write one table, and list its BLOBs that are documents; what stopped it short, or
+    None when it was read whole."""
     sink.line(f"# table {name}".translate(_CELL))
-    quoted = '"' + name.replace('"', '""') + '"'
     try:
-        cursor = conn.execute(f"SELECT * FROM main.{quoted}")
-        sink.line("\t".join(str(col[0]).translate(_CELL) for col in cursor.description or ()))
+        cursor, with_rowid = _select(conn, name)
+        columns = [str(col[0]) for col in cursor.description or ()][with_rowid:]
+        sink.line("\t".join(col.translate(_CELL) for col in columns))
         for row in cursor:  # a row a step: the rows before a damaged page are written
-            sink.line("\t".join(_cell(value) for value in row))
-    except sqlite3.Error as exc:
+            values = row[with_rowid:]
+            sink.line("\t".join(_cell(value) for value in values))
+            if with_rowid:
+                blobs.extend(
+                    (name, column, row[0])
+                    for column, value in zip(columns, values, strict=True)
+                    if isinstance(value, bytes) and value.startswith(DOCUMENT_MAGICS)
+                )
+    except _ERRORS as exc:
         return str(exc)[:120]
     return None
+
+
+def _select(conn: sqlite3.Connection, name: str) -> tuple[sqlite3.Cursor, int]:
+    """Every row of a table, with its rowid first (1) when it has one (0: WITHOUT ROWID)."""
+    try:
+        return conn.execute(f"SELECT rowid, * FROM main.{_quoted(name)}"), 1
+    except sqlite3.OperationalError:
+        return conn.execute(f"SELECT * FROM main.{_quoted(name)}"), 0
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _documents(conn: sqlite3.Connection, blobs: list[_Blob]) -> Iterator[Embedded]:
+    """Each BLOB that is a document, fetched again by its rowid (one at a time: a table of
+    attachments is never held whole), named ``TABLE/COLUMN/ROWID``."""
+    for table, column, rowid in blobs:
+        try:
+            row = conn.execute(
+                f"SELECT {_quoted(column)} FROM main.{_quoted(table)} WHERE rowid = ?", (rowid,)
+            ).fetchone()
+        except _ERRORS:
+            continue  # (the table's damage is said already)
+        if row is not None and isinstance(row[0], bytes):
+            yield f"{_part(table)}/{_part(column)}/{rowid}", row[0]
+
+
+def _part(name: str) -> str:
+    """A table's or column's name as one part of a member's name."""
+    part = name.replace("/", "_").translate(_CELL)
+    return part if part not in ("", ".", "..") else f"[{part}]"
 
 
 def _cell(value: object) -> str:

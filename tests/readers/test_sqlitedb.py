@@ -22,6 +22,7 @@ from engine.detect import detect
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.sqlitedb import SqliteReader
+from fixtures.gen import office as O
 from tests.quarrycli import shown, sweep, text_shown
 
 PEOPLE = (
@@ -71,6 +72,37 @@ def test_every_table_is_a_sheet_views_and_sqlite_s_own_tables_left_out(tmp_path:
         '# table notes\nbody\nfull-text body of a note\n# table odd "name"\nk\nkept\n' + PEOPLE
     )
     assert (info.extractor, info.pages, info.note) == ("sqlite", 3, None)
+
+
+def test_a_blob_that_is_a_document_is_read_as_a_member_pictures_left_alone(
+    tmp_path: Path,
+) -> None:
+    """An application's attachments: a DOCX and an RTF in BLOBs are the database's members
+    (Tika reads them so); a PNG thumbnail and other bytes are not, nor a document in a table
+    without rowids (no rowid finds it again)."""
+    docx = O._zip_bytes(O.docx_members())
+    path = tmp_path / "mail.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE attachment (name TEXT, data BLOB)")
+        db.execute("CREATE TABLE keyed (k TEXT PRIMARY KEY, data BLOB) WITHOUT ROWID")
+        db.executemany(
+            "INSERT INTO attachment VALUES (?, ?)",
+            [("report.docx", docx), ("thumb.png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
+             ("memo.rtf", rb"{\rtf1\ansi A memo in RTF.}"), ("noise", bytes(range(256)))],
+        )  # fmt: skip
+        db.execute("INSERT INTO keyed VALUES ('x', ?)", (docx,))
+    text, info = read(path)
+    tables, _, members = text.partition("# member ")
+    assert tables == (
+        "# table attachment\nname\tdata\nreport.docx\t\nthumb.png\t\nmemo.rtf\t\nnoise\t\n"
+        "# table keyed\nk\tdata\nx\t\n"
+    )
+    assert "# member " + members == (
+        f"# member attachment/data/1\n{O.DOCX_TEXT}# member attachment/data/3\nA memo in RTF.\n"
+    )
+    assert [(m.path, m.status) for m in info.members] == [
+        ("attachment/data/1", "ok"), ("attachment/data/3", "ok"),
+    ]  # fmt: skip
 
 
 def test_the_file_is_read_as_it_is_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
