@@ -68,15 +68,40 @@ class SqliteReader:
             except _ERRORS as exc:
                 raise CorruptFile(f"not a readable SQLite database: {exc}") from exc
             sink.describe("sqlite", pages=len(names))
-            blobs: list[_Blob] = []
+            blobs = _Blobs(ctx.limits.archive_members)
             damaged = [
                 f"{name} ({why})" for name in names if (why := _table(conn, name, sink, blobs))
             ]
-            note = None
+            notes = []
             if damaged:
-                note = f"{len(damaged)} of {len(names)} tables not read whole: {'; '.join(damaged)}"
-            info = ReadInfo("sqlite", pages=len(names), note=note[:500] if note else None)
-            return with_embedded(info, ctx, sink, _documents(conn, blobs))
+                notes.append(
+                    f"{len(damaged)} of {len(names)} tables not read whole: {'; '.join(damaged)}"
+                )
+            if blobs.more:
+                notes.append(
+                    f"{blobs.more} documents in BLOBs not read: past archive_members "
+                    f"({ctx.limits.archive_members})"
+                )
+            note = "; ".join(notes)[:500] or None
+            info = ReadInfo("sqlite", pages=len(names), note=note)
+            return with_embedded(info, ctx, sink, _documents(conn, blobs.found))
+
+
+class _Blobs:
+    """The BLOBs that are documents, as the tables are read: at most ``most`` of them (the
+    members a container may have), and how many more there were."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.found: list[_Blob] = []
+        self.more = 0
+
+    def add(self, blob: _Blob) -> None:
+        """Take one, or count it past the most."""
+        if len(self.found) < self.most:
+            self.found.append(blob)
+        else:
+            self.more += 1
 
 
 def _uri(path: Path) -> str:
@@ -106,7 +131,7 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
     return sorted(names)
 
 
-def _table(conn: sqlite3.Connection, name: str, sink: TextSink, blobs: list[_Blob]) -> str | None:
+def _table(conn: sqlite3.Connection, name: str, sink: TextSink, blobs: _Blobs) -> str | None:
     """Write one table, and list its BLOBs that are documents; what stopped it short, or
     None when it was read whole."""
     sink.line(f"# table {name}".translate(_CELL))
@@ -118,11 +143,9 @@ def _table(conn: sqlite3.Connection, name: str, sink: TextSink, blobs: list[_Blo
             values = row[with_rowid:]
             sink.line("\t".join(_cell(value) for value in values))
             if with_rowid:
-                blobs.extend(
-                    (name, column, row[0])
-                    for column, value in zip(columns, values, strict=True)
-                    if isinstance(value, bytes) and value.startswith(DOCUMENT_MAGICS)
-                )
+                for column, value in zip(columns, values, strict=True):
+                    if isinstance(value, bytes) and value.startswith(DOCUMENT_MAGICS):
+                        blobs.add((name, column, row[0]))
     except _ERRORS as exc:
         return str(exc)[:120]
     return None

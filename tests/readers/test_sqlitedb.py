@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from engine import mimes as M
 from engine.detect import detect
 from engine.errors import CorruptFile
+from engine.limits import Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.sqlitedb import SqliteReader
 from fixtures.gen import office as O
@@ -103,6 +104,19 @@ def test_a_blob_that_is_a_document_is_read_as_a_member_pictures_left_alone(
     assert [(m.path, m.status) for m in info.members] == [
         ("attachment/data/1", "ok"), ("attachment/data/3", "ok"),
     ]  # fmt: skip
+
+
+def test_documents_in_blobs_past_the_member_count_are_counted_not_held(tmp_path: Path) -> None:
+    path = tmp_path / "many.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE a (data BLOB)")
+        db.executemany("INSERT INTO a VALUES (?)", [(rb"{\rtf1 memo %d}" % i,) for i in range(5)])
+    sink = TextSink(1 << 20)
+    ctx = ReadContext(M.SQLITE, limits=Limits(archive_members=2))
+    info = SqliteReader().read(path, ctx, sink)
+    assert [m.path for m in info.members] == ["a/data/1", "a/data/2"]
+    assert info.note == "3 documents in BLOBs not read: past archive_members (2)"
+    assert "".join(sink._parts).endswith("# member a/data/1\nmemo 0\n# member a/data/2\nmemo 1\n")
 
 
 def test_the_file_is_read_as_it_is_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
