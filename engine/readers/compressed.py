@@ -18,9 +18,10 @@ signed, not what the text is). An EnvelopedData (encrypted for its recipients) i
 ``error/encrypted``; a detached signature (no content) is ``empty/no_text``.
 
 Unix compress's LZW is decoded in Python (:mod:`engine.readers.lzw`): the standard library
-has no reader of it. zstd comes from ``backports.zstd`` (the standard library's
-``compression.zstd`` of Python 3.14, for 3.11-3.13; py7zr depends on it); without it,
-``.zst`` files are ``unsupported/no_reader``.
+has no reader of it. zstd comes from the standard library's ``compression.zstd`` (Python
+3.14) or, before it, ``backports.zstd`` (py7zr depends on it), as zip members in Zstandard
+do (:func:`engine.readers.zipsafe.zstd_module`); without it, ``.zst`` files are
+``unsupported/no_reader``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from __future__ import annotations
 import base64
 import bz2
 import gzip
-import importlib
 import io
 import lzma
 import zlib
@@ -42,6 +42,7 @@ from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.lzw import unlzw
 from engine.readers.members import CHUNK, copy_bounded, enter, read_file, scratch_dir, stream_chunks
+from engine.readers.zipsafe import zstd_module
 
 Opener = Callable[[Path], io.BufferedIOBase]
 _ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
@@ -52,8 +53,7 @@ _INNER_SUFFIX = {
 
 def _zstd_open() -> Opener | None:
     try:
-        # by name: whether mypy sees this namespace package's stubs depends on the release
-        zstd = importlib.import_module("backports.zstd")
+        zstd = zstd_module()
     except ImportError:
         return None
 

@@ -117,12 +117,10 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
     """The tables to read, by name: not views, SQLite's own tables, or shadow tables."""
     try:
         rows = conn.execute("PRAGMA main.table_list").fetchall()  # SQLite 3.37: says shadow
-    except sqlite3.OperationalError:
-        rows = [
-            ("main", name, kind, 0, 0, 0)
-            for name, kind in conn.execute("SELECT name, type FROM sqlite_master")
-            if kind in ("table", "view")
-        ]
+    except sqlite3.OperationalError:  # (shadow tables then read as any)
+        rows = conn.execute(
+            "SELECT 'main', name, type FROM sqlite_master WHERE type = 'table'"
+        ).fetchall()
     names = [
         str(row[1])
         for row in rows

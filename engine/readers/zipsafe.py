@@ -192,9 +192,7 @@ class _Deflate64:
         """At most ``max_length`` bytes of output, taking ``data`` in."""
         if data:
             self._in, self._at = self._in[self._at :] + data, 0
-        while len(self._out) < max_length and self._at < len(self._in):
-            if self._inflater.eof:
-                break
+        while len(self._out) < max_length and self._at < len(self._in) and not self._inflater.eof:
             piece = self._in[self._at : self._at + DEFLATE64_SLICE]
             self._at += len(piece)
             self._out += self._inflater.inflate(piece)
@@ -285,7 +283,7 @@ class Unpacked:
         if method == DEFLATE64:
             return _Deflate64()
         if method == ZSTANDARD:
-            return _zstd().ZstdDecompressor()
+            return zstd_module().ZstdDecompressor()
         if method == XZ:
             return lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=XZ_MEMORY)
         if method == PPMD:
@@ -342,9 +340,9 @@ _Decompressor = (
 """What :class:`Unpacked` inflates a member with."""
 
 
-def _zstd() -> Any:
+def zstd_module() -> Any:
     """Zstandard's module: the standard library's (Python 3.14), else its backport (which
-    py7zr brings)."""
+    py7zr brings); ImportError when neither is there."""
     try:
         return importlib.import_module("compression.zstd")
     except ImportError:  # by name: mypy's view of the backport's stubs varies by release
