@@ -16,8 +16,14 @@ an OCR each); so are the BLOBs of a table without rowids, which no rowid finds a
 
 The file is opened read-only and immutable (``?mode=ro&immutable=1``): SQLite then takes no
 lock and writes nothing beside it, no ``-journal``, ``-wal`` or ``-shm`` file, as a reader of
-someone's folder must; a write-ahead log beside a database is another file, and the rows only
-it holds are not read. The schema is not trusted (``PRAGMA trusted_schema=OFF``): a hostile
+someone's folder must. A database in write-ahead-log mode whose application has it open (a
+browser's history) holds its newest rows in the ``-wal`` file beside it, which SQLite would
+read only by writing beside it: so the database and its log are copied into the read's
+private scratch folder and the copy is opened there, its log applied as the application
+would apply it (SQLite checks the log's header and each frame's checksum: bytes that are no
+log add nothing; a link where the log belongs is not followed). A database
+and log past ``archive_bytes`` together are read without the log, and the read says so. The
+schema is not trusted (``PRAGMA trusted_schema=OFF``): a hostile
 schema's functions run only if they are harmless ones. A table the database cannot give
 whole (a damaged page) keeps the rows read before the damage, and the read says so; a file
 whose schema cannot be read at all is ``error/corrupt``.
@@ -25,9 +31,11 @@ whose schema cannot be read at all is ``error/corrupt``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import ExitStack, closing
 from pathlib import Path
 from urllib.parse import quote
 
@@ -35,6 +43,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.embedded import OLE_MAGIC, Embedded, with_embedded
+from engine.readers.members import scratch_dir
 
 _SKIPPED_TYPES = frozenset({"view", "shadow", "virtual-shadow"})
 _CELL = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
@@ -50,17 +59,19 @@ class SqliteReader:
     """Reads an SQLite database's tables as sheets."""
 
     name = "sqlite"
-    version = 1
+    version = 2
     mimes = frozenset({M.SQLITE})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write every table's column names and rows."""
-        try:
-            conn = sqlite3.connect(_uri(path), uri=True)
-        except _ERRORS as exc:
-            raise CorruptFile(f"not a readable SQLite database: {exc}") from exc
-        with closing(conn):
+        """Write every table's column names and rows (the write-ahead log's too)."""
+        with ExitStack() as stack:
+            uri, skipped = _opened_where(path, ctx, stack)
+            try:
+                conn = sqlite3.connect(uri, uri=True)
+            except _ERRORS as exc:
+                raise CorruptFile(f"not a readable SQLite database: {exc}") from exc
+            stack.enter_context(closing(conn))
             conn.text_factory = _text
             try:
                 conn.execute("PRAGMA trusted_schema=OFF")
@@ -72,7 +83,7 @@ class SqliteReader:
             damaged = [
                 f"{name} ({why})" for name in names if (why := _table(conn, name, sink, blobs))
             ]
-            notes = []
+            notes = [skipped] if skipped else []
             if damaged:
                 notes.append(
                     f"{len(damaged)} of {len(names)} tables not read whole: {'; '.join(damaged)}"
@@ -104,9 +115,50 @@ class _Blobs:
             self.more += 1
 
 
-def _uri(path: Path) -> str:
-    """``path`` as a read-only, immutable SQLite URI (any bytes of its name escaped)."""
-    return f"file:{quote(bytes(path.resolve()), safe='/')}?mode=ro&immutable=1"
+def _opened_where(path: Path, ctx: ReadContext, stack: ExitStack) -> tuple[str, str | None]:
+    """The URI to open ``path`` by, and what of it that leaves unread: the database itself
+    (immutable) when no write-ahead log is beside it, else a copy of both in a scratch
+    folder that ``stack`` removes, unless they are too big to copy."""
+    log_path = path.with_name(path.name + "-wal")
+    log = _regular_size(log_path)
+    if not log:
+        return _uri(path, immutable=True), None
+    size = path.stat().st_size
+    if size + log > ctx.limits.archive_bytes:
+        return _uri(path, immutable=True), (
+            f"the write-ahead log beside it not read ({log:,} bytes): the database and its "
+            f"log pass archive_bytes ({ctx.limits.archive_bytes:,}) together"
+        )
+    copy = Path(stack.enter_context(scratch_dir())) / "db"
+    _copy(path, copy, size)
+    _copy(log_path, copy.with_name("db-wal"), log)
+    return _uri(copy, immutable=False), None
+
+
+def _regular_size(path: Path) -> int:
+    """The size of a regular file at ``path`` (0 for none, and for a link: not followed)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+def _copy(source: Path, target: Path, size: int) -> None:
+    """The first ``size`` bytes of ``source`` (a log still being written grows: frames past
+    them SQLite ignores as incomplete), never following a link."""
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with open(fd, "rb") as src, open(target, "xb") as out:
+        while size > 0 and (chunk := src.read(min(size, 1 << 20))):
+            out.write(chunk)
+            size -= len(chunk)
+
+
+def _uri(path: Path, *, immutable: bool) -> str:
+    """``path`` as a read-only SQLite URI (any bytes of its name escaped): immutable for the
+    user's file; a private copy is opened so that its log is applied."""
+    flags = "?mode=ro&immutable=1" if immutable else "?mode=ro"
+    return f"file:{quote(bytes(path.resolve()), safe='/')}{flags}"
 
 
 def _text(raw: bytes) -> str:

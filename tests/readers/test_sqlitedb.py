@@ -11,6 +11,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from engine import mimes as M
 from engine.detect import detect
 from engine.errors import CorruptFile
-from engine.limits import Limits
+from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.sqlitedb import SqliteReader
 from fixtures.gen import office as O
@@ -59,9 +60,11 @@ def app_db(path: Path) -> Path:
     return path
 
 
-def read(path: Path, max_chars: int = 1 << 20) -> tuple[str, ReadInfo]:
+def read(
+    path: Path, max_chars: int = 1 << 20, limits: Limits = DEFAULT_LIMITS
+) -> tuple[str, ReadInfo]:
     sink = TextSink(max_chars)
-    info = SqliteReader().read(path, ReadContext(M.SQLITE), sink)
+    info = SqliteReader().read(path, ReadContext(M.SQLITE, limits), sink)
     return "".join(sink._parts), info
 
 
@@ -119,27 +122,66 @@ def test_documents_in_blobs_past_the_member_count_are_counted_not_held(tmp_path:
     assert "".join(sink._parts).endswith("# member a/data/1\nmemo 0\n# member a/data/2\nmemo 1\n")
 
 
-def test_the_file_is_read_as_it_is_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
-    """A database in write-ahead-log mode with its log beside it: a read-write open would
-    take locks and make a ``-shm`` file in the user's folder; the log's rows (not yet in the
-    database file) are another file's and are not read."""
-    folder = tmp_path / "profile"
-    folder.mkdir()
-    path = app_db(folder / "history.sqlite")
+@contextlib.contextmanager
+def open_in_wal_mode(path: Path) -> Iterator[sqlite3.Connection]:
+    """An application holding ``path`` open in write-ahead-log mode, its log never folded
+    into the database (``-wal`` and ``-shm`` beside it while it runs)."""
     writer = sqlite3.connect(path)
     try:
         writer.execute("PRAGMA journal_mode=WAL")
         writer.execute("PRAGMA wal_autocheckpoint=0")
+        yield writer
+    finally:
+        writer.close()
+
+
+def test_the_rows_in_the_log_are_read_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
+    """A database in write-ahead-log mode with its log beside it: a read-write or plain
+    read-only open would take locks and make or change files in the user's folder; the rows
+    only the log holds are read all the same (from a private copy)."""
+    folder = tmp_path / "profile"
+    folder.mkdir()
+    path = app_db(folder / "history.sqlite")
+    with open_in_wal_mode(path) as writer:
         with writer:
             writer.execute("INSERT INTO people (id, name) VALUES (3, 'only in the log')")
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
         assert "history.sqlite-wal" in before
-        text, _ = read(path)
+        text, info = read(path)
         after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
-    finally:
-        writer.close()
     assert after == before
-    assert "Ada Lovelace" in text and "only in the log" not in text
+    assert text.endswith(PEOPLE + "3\tonly in the log\t\t\t\t\n")
+    assert info.note is None
+
+
+def test_a_log_too_big_to_copy_is_left_and_the_read_says_so(tmp_path: Path) -> None:
+    path = app_db(tmp_path / "history.sqlite")
+    with open_in_wal_mode(path) as writer:
+        with writer:
+            writer.execute("INSERT INTO people (id, name) VALUES (3, 'only in the log')")
+        room = path.stat().st_size  # the database fits; with its log it does not
+        text, info = read(path, limits=Limits(archive_bytes=room))
+    assert text.endswith(PEOPLE) and "only in the log" not in text
+    assert info.note is not None
+    assert info.note.startswith("the write-ahead log beside it not read (")
+    assert "pass archive_bytes" in info.note
+
+
+def test_a_log_that_is_a_link_or_no_log_adds_nothing(tmp_path: Path) -> None:
+    """A received folder chooses what lies beside a database: a link named as its log is not
+    followed, and bytes that are no log SQLite leaves (as the application would)."""
+    other = app_db(tmp_path / "other.sqlite")
+    with open_in_wal_mode(other) as writer:
+        with writer:
+            writer.execute("INSERT INTO people (id, name) VALUES (3, 'the other one')")
+        linked = app_db(tmp_path / "linked.sqlite")
+        (tmp_path / "linked.sqlite-wal").symlink_to(tmp_path / "other.sqlite-wal")
+        garbage = app_db(tmp_path / "garbage.sqlite")
+        (tmp_path / "garbage.sqlite-wal").write_bytes(b"not a write-ahead log\n" * 400)
+        for path in (linked, garbage):
+            text, info = read(path)
+            assert text.endswith(PEOPLE) and "the other one" not in text, path
+            assert info.note is None
 
 
 def test_any_name_a_database_has_is_opened(tmp_path: Path) -> None:
