@@ -30,8 +30,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder, ReadFailure
 from engine.limits import Limits, MiB
+from engine.records import Reason
 
 CHUNK = 64 * 1024
 """Decompressed bytes asked of zipfile per read."""
@@ -215,8 +216,12 @@ class _Ppmd:
             raise CorruptFile(f"zip member {name!r}: its PPMd header is damaged")
         try:
             self._decoder = pyppmd.Ppmd8Decoder(order, megabytes * MiB, restore)
-        except MemoryError as exc:
-            raise CorruptFile(f"zip member {name!r}: its PPMd model of {megabytes} MiB") from exc
+        except MemoryError as exc:  # (up to 256 MiB, allocated whole: past a small --memory)
+            raise ReadFailure(
+                f"zip member {name!r}: its PPMd model of {megabytes} MiB is more than this "
+                "read's memory (--memory) allows",
+                reason=Reason.MEMORY,
+            ) from exc
         self._left = size
 
     @property

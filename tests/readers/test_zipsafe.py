@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder
+from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder, ReadFailure
 from engine.limits import Limits, MiB
 from engine.readers.zipsafe import SafeZip, declared_members
+from engine.records import Reason, Status
 from fixtures.gen import archives as A
 from tests.readers.zipkit import set_encrypted_flag
 
@@ -285,6 +286,24 @@ def test_a_ppmd_header_out_of_range_is_corrupt(tmp_path: Path) -> None:
     path.write_bytes(bytes(whole))
     with SafeZip(path, Limits()) as zf, pytest.raises(CorruptFile, match="PPMd header"):
         zf.read("a")
+
+
+def test_a_ppmd_model_past_the_memory_bound_is_a_memory_error_not_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PPMd member's model (up to 256 MiB, its header says how big) is allocated whole: in
+    a read under a small --memory that fails, and the file is not damaged."""
+    import pyppmd
+
+    def no_room(order: int, size: int, restore: int) -> object:
+        raise MemoryError
+
+    path = tmp_path / "m.zip"
+    path.write_bytes(A.zip_packed({"a": b"some text\n" * 50}, A.PPMD))
+    monkeypatch.setattr(pyppmd, "Ppmd8Decoder", no_room)
+    with SafeZip(path, Limits()) as zf, pytest.raises(ReadFailure, match="PPMd model") as failed:
+        zf.read("a")
+    assert (failed.value.status, failed.value.reason) == (Status.ERROR, Reason.MEMORY)
 
 
 @pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
