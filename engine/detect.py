@@ -87,6 +87,9 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\xff\x4f\xff\x51", M.J2K),  # a bare codestream: SOC, then SIZ
     (b"\x7fELF", "application/x-executable"),
     (b"SQLite format 3\x00", M.SQLITE),
+    (b"\x37\x7f\x06\x82", M.SQLITE_WAL),  # (its checksums little-endian)
+    (b"\x37\x7f\x06\x83", M.SQLITE_WAL),  # (big-endian)
+    (b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7", M.SQLITE_JOURNAL),
     (b"\xfd7zXZ\x00", "application/x-xz"),
     (b"\x28\xb5\x2f\xfd", "application/zstd"),
     (b"OggS", "audio/ogg"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 7
+DETECTION = 8
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -10,7 +10,8 @@ JPEG 2000 codestreams, HEIF files of every brand; Works, Quattro Pro notebooks, 
 Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafiles, Compiled
 HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6: Unix
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
-an Office or OpenDocument file's reader found no decoder for). A store's
+an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs
+and rollback journals, which were unknown bytes). A store's
 summary keeps the version its last sweep had; a sweep with a later one reads the files no
 reader took again, once (their recorded kind may be another now)."""
 
@@ -124,6 +125,10 @@ CHM = "application/vnd.ms-htmlhelp"
 DJVU = "image/vnd.djvu"
 DBF = "application/x-dbf"
 SQLITE = "application/vnd.sqlite3"
+SQLITE_WAL = "application/x-sqlite3-wal"
+"""A database's write-ahead log (``NAME-wal``): read with the database beside it, not alone."""
+SQLITE_JOURNAL = "application/x-sqlite3-journal"
+"""A database's rollback journal (``NAME-journal``): the pages a write will overwrite."""
 COMPRESS = "application/x-compress"
 WMF = "image/wmf"
 """Pictures tesseract cannot open itself: a decoder writes them out for it first."""

@@ -147,11 +147,29 @@ def test_the_rows_in_the_log_are_read_and_nothing_is_written_beside_it(tmp_path:
             writer.execute("INSERT INTO people (id, name) VALUES (3, 'only in the log')")
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
         assert "history.sqlite-wal" in before
+        assert detect(folder / "history.sqlite-wal") == M.SQLITE_WAL  # a record of its own
         text, info = read(path)
         after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
     assert after == before
     assert text.endswith(PEOPLE + "3\tonly in the log\t\t\t\t\n")
     assert info.note is None
+
+
+def test_a_rollback_journal_is_told_apart(tmp_path: Path) -> None:
+    """What an application killed mid-write leaves beside its database (a "hot" journal):
+    once a write spills past SQLite's cache, the journal has its header."""
+    path = tmp_path / "a.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("CREATE TABLE t (x)")
+        writer.executemany("INSERT INTO t VALUES (?)", [("x" * 200,)] * 2000)
+        writer.execute("PRAGMA cache_size=2")
+        writer.execute("BEGIN")
+        writer.execute("UPDATE t SET x = upper(x)")
+        assert detect(tmp_path / "a.db-journal") == M.SQLITE_JOURNAL
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
 
 
 def test_a_log_too_big_to_copy_is_left_and_the_read_says_so(tmp_path: Path) -> None:
