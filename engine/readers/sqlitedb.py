@@ -21,12 +21,12 @@ browser's history) holds its newest rows in the ``-wal`` file beside it, which S
 read only by writing beside it: so the database and its log are copied into the read's
 private scratch folder and the copy is opened there, its log applied as the application
 would apply it (SQLite checks the log's header and each frame's checksum: bytes that are no
-log add nothing; a link where the log belongs is not followed). A database
-and log past ``archive_bytes`` together are read without the log, and the read says so. The
-schema is not trusted (``PRAGMA trusted_schema=OFF``): a hostile
-schema's functions run only if they are harmless ones. A table the database cannot give
-whole (a damaged page) keeps the rows read before the damage, and the read says so; a file
-whose schema cannot be read at all is ``error/corrupt``.
+log add nothing; a link where the log belongs is not followed). A database and log past
+``archive_bytes`` together are read without the log, and the read says so. The schema is not
+trusted (``PRAGMA trusted_schema=OFF``): a hostile schema's functions run only if they are
+harmless ones. A table the database cannot give whole (a damaged page) keeps the rows read
+before the damage, and the read says so; a file whose schema cannot be read at all is
+``error/corrupt``.
 """
 
 from __future__ import annotations
