@@ -392,7 +392,8 @@ def _ole_kind(path: Path) -> str:
     if "SLIDESHOW/MAIN" in streams:  # its PerfectOffice_MAIN is no Quattro Pro notebook's
         return M.COREL_SHOW
     if (kind := _OLE_STREAMS.keys() & streams) and len(kind) == 1:
-        return _OLE_STREAMS[kind.pop()]
+        mime = _OLE_STREAMS[kind.pop()]
+        return M.STAR_IMPRESS if mime == M.STAR_DRAW and clsid == _STAR_IMPRESS_CLSID else mime
     if "CONTENTS" in streams and "QUILL/QUILLSUB" in streams:
         return M.PUBLISHER
     if "CONTENTS" in streams and clsid == _WORKS_CLSID:
@@ -405,6 +406,8 @@ _OLE_STREAMS = {
     "NATIVECONTENT_MAIN": M.QUATTRO_OLE,
     "PERFECTOFFICE_MAIN": M.QUATTRO_OLE,
     "STARWRITERDOCUMENT": M.STAR_WRITER,
+    "STARCALCDOCUMENT": M.STAR_CALC,
+    "STARDRAWDOCUMENT3": M.STAR_DRAW,
     "PP40": M.PPT4,
     "VISIODOCUMENT": M.VISIO,
 }
@@ -412,6 +415,9 @@ _OLE_STREAMS = {
 tools read them: :mod:`engine.readers.liberation`); a file with two of them is neither."""
 
 
+_STAR_IMPRESS_CLSID = "565C7221-85BC-11D1-89D0-008029E4B0B1"
+"""The root's class of a StarOffice 5 Impress presentation (or template): its slides are in a
+``StarDrawDocument3`` stream, as a StarOffice Draw drawing's are."""
 _WORKS_CLSID = "0EA45AB2-9E0A-11D1-A407-00C04FB932BA"
 """The root's class of a Works 5-9 word processor file: its text is in a ``CONTENTS`` stream,
 as a Publisher file's is (which has ``Quill`` beside it)."""

@@ -11,7 +11,8 @@ Writer, Publisher and PowerPoint 4 files among OLE2 ones; 5: EMF and WMF metafil
 HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6: Unix
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
 an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs
-and rollback journals, which were unknown bytes). A store's
+and rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files,
+which were OLE2 files of no kind). A store's
 summary keeps the version its last sweep had; a sweep with a later one reads the files no
 reader took again, once (their recorded kind may be another now)."""
 
@@ -95,6 +96,11 @@ PUBLISHER = "application/x-mspublisher"
 VISIO = "application/vnd.visio"
 """Visio 2003-2010 drawings (``.vsd``, ``.vst``): OLE2 files with a ``VisioDocument`` stream."""
 STAR_WRITER = "application/vnd.stardivision.writer"
+STAR_CALC = "application/vnd.stardivision.calc"
+STAR_DRAW = "application/vnd.stardivision.draw"
+STAR_IMPRESS = "application/vnd.stardivision.impress"
+STAR_OFFICE = frozenset({STAR_WRITER, STAR_CALC, STAR_DRAW, STAR_IMPRESS})
+"""StarOffice 3-5's OLE2 documents (and their ``.vor`` templates), which ``sd2text`` reads."""
 PPT4 = "application/x-mspowerpoint-4"
 """PowerPoint 4 presentations: OLE2 files with a ``PP40`` stream, not PowerPoint 97's."""
 PAGES = "application/vnd.apple.pages"

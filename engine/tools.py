@@ -123,7 +123,10 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec("wps2text", ("-v",), "Microsoft Works documents (.wps)", _dlp("libwps-tools")),
         ToolSpec("wks2text", ("-v",), "Quattro Pro notebooks (.wb3, .qpw)", _dlp("libwps-tools")),
         ToolSpec(
-            "sd2text", ("-v",), "StarOffice Writer documents (.sdw)", _dlp("libstaroffice-tools")
+            "sd2text",
+            ("-v",),
+            "StarOffice 3-5 documents (.sdw, .sdc, .sda, .sdd, .vor)",
+            _dlp("libstaroffice-tools"),
         ),
         ToolSpec(
             "vsd2text", ("--version",), "Visio 2003-2010 drawings (.vsd)", _dlp("libvisio-tools")

@@ -4,7 +4,8 @@ The project behind LibreOffice's import filters ships, for each library, a comma
 document's text: ``wps2text`` (libwps: Microsoft Works word processor files, the DOS and
 Works 3-4 ones with an ``MN0`` stream, Works 5-9's a ``CONTENTS`` stream), ``wks2text``
 (libwps: Quattro Pro's OLE2 notebooks, ``.wb3`` and ``.qpw``), ``sd2text`` (libstaroffice:
-StarOffice 5 Writer documents, ``.sdw``), ``mwaw2text`` (libmwaw: PowerPoint 4 presentations,
+StarOffice 3-5 Writer, Calc, Draw and Impress documents, ``.sdw .sdc .sda .sdd`` and their
+``.vor`` templates), ``mwaw2text`` (libmwaw: PowerPoint 4 presentations,
 whose OLE2 file holds a ``PP40`` stream the PowerPoint 97 reader cannot read),
 ``pages2text``, ``numbers2text`` and ``key2text`` (libetonyek: Apple iWork, the zipped XML of
 iWork '09 and the protobuf streams of 2013 and later), and ``pub2xhtml`` (libmspub: Microsoft
@@ -129,7 +130,7 @@ def _enciphered(path: Path) -> bool:
 READERS = (
     LiberationReader("works", "wps2text", frozenset({M.WORKS})),
     LiberationReader("quattro-pro", "wks2text", frozenset({M.QUATTRO_OLE})),
-    LiberationReader("staroffice", "sd2text", frozenset({M.STAR_WRITER})),
+    LiberationReader("staroffice", "sd2text", M.STAR_OFFICE),
     LiberationReader("visio", "vsd2text", frozenset({M.VISIO})),
     PowerPoint4Reader(),
     PublisherReader(),

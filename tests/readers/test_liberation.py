@@ -32,6 +32,18 @@ FILES = {
     "testWORKSWordProcessor3.0.wps": (M.WORKS, "wps2text", "made with Microsoft Works"),
     "testQUATTRO.qpw": (M.QUATTRO_OLE, "wks2text", "example spreadsheet made with Quattro Pro"),
     "testStarOffice-5.2-writer.sdw": (M.STAR_WRITER, "sd2text", "example StarOffice 5.2 document"),
+    "testStarOffice-5.2-calc.sdc": (M.STAR_CALC, "sd2text", "example StarOffice 5.2 spreadsheet"),
+    "testStarOffice-5.2-draw.sda": (M.STAR_DRAW, "sd2text", "example StarOffice 5.2 drawing"),
+    "testStarOffice-5.2-impress.sdd": (
+        M.STAR_IMPRESS,
+        "sd2text",
+        "example StarOffice 5.2 presentation",
+    ),
+    "testVORImpressTemplate.vor": (
+        M.STAR_IMPRESS,
+        "sd2text",
+        "example StarOffice 5.2 presentation",
+    ),
     "testPUBLISHER.pub": (M.PUBLISHER, "pub2xhtml", "0123456789abcdef"),
     "testKeynote2018.key": (M.KEYNOTE, "key2text", "Libreoffice 6.2"),
     "ecdl_paris.ppt": (M.PPT4, "mwaw2text", "JISC Digital Library initiatives"),
@@ -74,6 +86,8 @@ def test_each_real_file_is_told_apart_and_waits_on_its_tool(name: str) -> None:
         ("NativeContent_MAIN", M.QUATTRO_OLE),
         ("PerfectOffice_MAIN", M.QUATTRO_OLE),
         ("StarWriterDocument", M.STAR_WRITER),
+        ("StarCalcDocument", M.STAR_CALC),
+        ("StarDrawDocument3", M.STAR_DRAW),
         ("PP40", M.PPT4),
         ("VisioDocument", M.VISIO),
     ],
@@ -109,6 +123,15 @@ def test_works_5_to_9_is_told_from_publisher_by_its_class(tmp_path: Path) -> Non
     assert detect(path) == M.WORKS
     path.write_bytes(compound_file({"CONTENTS": bytes(64)}))  # (no class: not said)
     assert detect(path) == M.OLE
+
+
+def test_star_impress_is_told_from_star_draw_by_its_class(tmp_path: Path) -> None:
+    impress = uuid.UUID("565C7221-85BC-11D1-89D0-008029E4B0B1").bytes_le
+    path = tmp_path / "slides.vor"  # (a template's name says neither)
+    path.write_bytes(compound_file({"StarDrawDocument3": bytes(64)}, impress))
+    assert detect(path) == M.STAR_IMPRESS
+    path.write_bytes(compound_file({"StarDrawDocument3": bytes(64)}))
+    assert detect(path) == M.STAR_DRAW
 
 
 def test_an_ole2_file_with_two_kinds_streams_is_neither(tmp_path: Path) -> None:
@@ -253,6 +276,7 @@ def test_a_folder_of_them_as_a_user_meets_it(tmp_path: Path) -> None:
     proc = quarry("tools", store, "--json")
     rows = {r["tool"]: r for r in orjson.loads(proc.stdout)}
     assert rows["wps2text"]["files_waiting"] == 2  # (Works 3 and Works 7)
+    assert rows["sd2text"]["files_waiting"] == 5  # (Writer, Calc, Draw, Impress, a template)
     assert rows["vsd2text"]["files_waiting"] == 1
     assert rows["key2text"]["files_waiting"] == 1
     assert rows["pages2text"]["files_waiting"] == 1
