@@ -5,15 +5,15 @@ document's text: ``wps2text`` (libwps: Microsoft Works word processor files, the
 Works 3-4 ones with an ``MN0`` stream, Works 5-9's a ``CONTENTS`` stream), ``wks2text``
 (libwps: Quattro Pro's OLE2 notebooks, ``.wb3`` and ``.qpw``), ``sd2text`` (libstaroffice:
 StarOffice 3-5 Writer, Calc, Draw and Impress documents, ``.sdw .sdc .sda .sdd`` and their
-``.vor`` templates), ``mwaw2text`` (libmwaw: PowerPoint 4 presentations,
-whose OLE2 file holds a ``PP40`` stream the PowerPoint 97 reader cannot read),
-``pages2text``, ``numbers2text`` and ``key2text`` (libetonyek: Apple iWork, the zipped XML of
-iWork '09 and the protobuf streams of 2013 and later), and ``pub2xhtml`` (libmspub: Microsoft
-Publisher; its XHTML's text is taken as an HTML page's is), ``vsd2text`` (libvisio: Visio
-2003-2010 drawings, the shapes' text). Each reader waits on its tool
-(``unsupported/needs_tool``, so installing the package reads exactly those files again) and
-its failures are verdicts as :func:`engine.readers.legacy.run_text_tool` gives them; an iWork
-document whose members are enciphered (a password) is ``error/encrypted``.
+``.vor`` templates), ``mwaw2text`` (libmwaw: PowerPoint 4 presentations, whose OLE2 file
+holds a ``PP40`` stream the PowerPoint 97 reader cannot read), ``pages2text``,
+``numbers2text`` and ``key2text`` (libetonyek: Apple iWork, the zipped XML of iWork '09 and
+the protobuf streams of 2013 and later), and ``pub2xhtml`` (libmspub: Microsoft Publisher;
+its XHTML's text is taken as an HTML page's is), ``vsd2text`` (libvisio: Visio 2003-2010
+drawings, the shapes' text). Each reader waits on its tool (``unsupported/needs_tool``, so
+installing the package reads exactly those files again) and its failures are verdicts as
+:func:`engine.readers.legacy.run_text_tool` gives them; an iWork document whose members are
+enciphered (a password) is ``error/encrypted``.
 """
 
 from __future__ import annotations
