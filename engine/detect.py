@@ -66,7 +66,7 @@ _EXT: dict[str, str] = {
     ".p7m": M.PKCS7, ".iso": M.ISO, ".cab": M.CAB, ".lzh": M.LHA, ".lha": M.LHA,
     ".xar": M.XAR, ".cpio": M.CPIO, ".emf": M.EMF, ".wmf": M.WMF,
     ".djvu": M.DJVU, ".djv": M.DJVU, ".chm": M.CHM, ".vsd": M.VISIO, ".vst": M.VISIO,
-    ".wps": M.WORKS, ".dbf": M.DBF, ".shw": M.COREL_SHOW,
+    ".wps": M.WORKS, ".dbf": M.DBF, ".shw": M.COREL_SHOW, ".pst": M.PST, ".ost": M.OST,
 }  # fmt: skip
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -97,6 +97,9 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x00asm", "application/wasm"),
     (b"ITSF\x03\x00\x00\x00", M.CHM),  # Compiled HTML Help, version 3
 )
+_PFF_CLIENTS = {b"SM": M.PST, b"SO": M.OST}
+"""An Outlook data file's kind by the client magic after its ``!BDN``: Personal Folders, or
+offline folders (the address books', ``AB``, hold no mail: left unknown)."""
 _MAGIC_FIRST = frozenset(magic[0] for magic, _mime in _MAGIC)
 """First bytes of the magics above: a head that starts with none of them matches none."""
 _FTYP: dict[bytes, str] = {
@@ -219,6 +222,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
                 return mime
     if head[:4] == b"\xffWPC":
         return M.WPD
+    if head[:4] == b"!BDN" and head[8:10] in _PFF_CLIENTS:
+        return _PFF_CLIENTS[head[8:10]]
     if (metafile := _metafile_kind(head)) is not None:
         return metafile
     if head[:8] == b"AT&TFORM" and head[12:16] in (b"DJVU", b"DJVM"):

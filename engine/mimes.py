@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 8
+DETECTION = 9
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -12,9 +12,9 @@ HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6:
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
 an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs and
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
-were OLE2 files of no kind). A store's summary keeps the version its last sweep had; a sweep
-with a later one reads the files no reader took again, once (their recorded kind may be
-another now)."""
+were OLE2 files of no kind; 9: Outlook data files, .pst and .ost). A store's summary keeps
+the version its last sweep had; a sweep with a later one reads the files no reader took
+again, once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
@@ -135,6 +135,10 @@ SQLITE_WAL = "application/x-sqlite3-wal"
 """A database's write-ahead log (``NAME-wal``): read with the database beside it, not alone."""
 SQLITE_JOURNAL = "application/x-sqlite3-journal"
 """A database's rollback journal (``NAME-journal``): the pages a write will overwrite."""
+PST = "application/vnd.ms-outlook-pst"
+"""An Outlook data file (Personal Folders): a mailbox's folders, mail, contacts, calendar."""
+OST = "application/vnd.ms-outlook-ost"
+"""An Outlook offline folders file: the same format, a server mailbox's local copy."""
 COMPRESS = "application/x-compress"
 WMF = "image/wmf"
 """Pictures tesseract cannot open itself: a decoder writes them out for it first."""
