@@ -140,6 +140,12 @@ KNOWN_TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "key2text", ("--version",), "Apple Keynote presentations", _dlp("libetonyek-tools")
         ),
+        ToolSpec(
+            "readpst",
+            ("-V",),
+            "Outlook mailboxes (.pst, .ost)",
+            _hints("pst-utils", "libpst", "libpst", "not packaged; use WSL"),
+        ),
         ToolSpec("djvused", (), "DjVu documents (.djvu): their text layer", _DJVU),
         ToolSpec("ddjvu", ("--help",), "DjVu scans without a text layer, with tesseract", _DJVU),
         ToolSpec("enum_chmLib", (), "Compiled HTML Help (.chm): its pages", _CHM),
