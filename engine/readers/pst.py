@@ -55,7 +55,7 @@ class PstReader:
             # the RTF is an attachment of the same text).
             call = ctx.tool_call("readpst", ["-q", "-8", "-o", out, "--", str(path)])
             left = ctx.limits.archive_bytes - ctx.budget.used
-            code, err = _run_counted(call, scratch, left)
+            code, err = _run_counted(call, scratch, left, ctx.limits.archive_members)
             names = _written(out)
             if code != 0 and not names:
                 raise _failure(code, err)
@@ -94,12 +94,13 @@ def _written(out: str) -> list[str]:
         return sorted(entry.name for entry in entries)
 
 
-def _run_counted(call: ToolCall, scratch: str, budget: int) -> tuple[int, bytes]:
+def _run_counted(call: ToolCall, scratch: str, budget: int, files: int) -> tuple[int, bytes]:
     """Run ``call`` in ``scratch`` until it exits; its exit code and its messages.
 
-    Raises LimitExceeded (``archive_bytes``) when what it wrote passes ``budget`` bytes, and
-    the tool's time verdict (:meth:`ToolCall.ran_out`) when its time runs out; it is killed
-    with whatever it started either way."""
+    Raises LimitExceeded when what it wrote passes ``budget`` bytes (``archive_bytes``) or
+    ``files`` files (``archive_members``: a file of a million folders must not fill the
+    disk's inodes), and the tool's time verdict (:meth:`ToolCall.ran_out`) when its time runs
+    out; it is killed with whatever it started either way."""
     err_path = os.path.join(scratch, "messages")
     with open(err_path, "w+b") as err:
         proc = subprocess.Popen(
@@ -119,27 +120,32 @@ def _run_counted(call: ToolCall, scratch: str, budget: int) -> tuple[int, bytes]
                     pass
                 else:
                     break
-                if _bytes_under(scratch) > budget:
-                    raise LimitExceeded(
-                        "archive_bytes", f"readpst wrote more than the {budget:,} bytes left"
-                    )
+                _check_written(scratch, budget, files)
                 if time.monotonic() >= deadline:
                     raise call.ran_out()
         except BaseException:
             kill_with_children(proc.pid)
             proc.wait()
             raise
-        if _bytes_under(scratch) > budget:  # what it wrote since the last count
-            raise LimitExceeded(
-                "archive_bytes", f"readpst wrote more than the {budget:,} bytes left"
-            )
+        _check_written(scratch, budget, files)  # what it wrote since the last count
         err.seek(max(os.fstat(err.fileno()).st_size - _ERR_KEPT, 0))
         return proc.returncode, err.read()
 
 
-def _bytes_under(folder: str) -> int:
-    """The bytes of the files under ``folder`` (no link followed; one gone meanwhile is 0)."""
-    total = 0
+def _check_written(scratch: str, budget: int, files: int) -> None:
+    """LimitExceeded when the files under ``scratch`` pass ``budget`` bytes or ``files``
+    files (readpst's messages file is one of them)."""
+    size, count = _written_under(scratch)
+    if size > budget:
+        raise LimitExceeded("archive_bytes", f"readpst wrote more than the {budget:,} bytes left")
+    if count > files + 1:
+        raise LimitExceeded("archive_members", f"readpst wrote more than {files:,} files")
+
+
+def _written_under(folder: str) -> tuple[int, int]:
+    """The bytes and the number of the files under ``folder`` (no link followed; one gone
+    meanwhile is 0 bytes)."""
+    total = count = 0
     stack = [folder]
     while stack:
         try:
@@ -153,9 +159,10 @@ def _bytes_under(folder: str) -> int:
                         stack.append(entry.path)
                     else:
                         total += st.st_size
+                        count += 1
         except OSError:
             continue
-    return total
+    return total, count
 
 
 def _tail(err: bytes, code: int) -> str:

@@ -116,6 +116,14 @@ def test_output_past_the_byte_budget_stops_readpst_and_is_a_limit(tmp_path: Path
         os.kill(pid, 0)  # stopped, and reaped: nothing left running
 
 
+def test_more_files_than_members_stops_readpst_and_is_a_limit(tmp_path: Path) -> None:
+    tools = readpst(tmp_path, 'i=0; while :; do i=$((i+1)); : > "$out/F$i.mbox" || exit 3; done')
+    limits = replace(DEFAULT_LIMITS, archive_members=50)
+    with pytest.raises(LimitExceeded) as caught:
+        read(pst(tmp_path), tools, limits)
+    assert caught.value.limit == "archive_members"
+
+
 def test_a_file_readpst_cannot_read_is_corrupt_in_its_words(tmp_path: Path) -> None:
     tools = readpst(tmp_path, 'echo "Error opening File"; exit 1')
     with pytest.raises(CorruptFile, match="readpst could not read it: Error opening File"):
