@@ -11,10 +11,14 @@ then read as a member (a mailbox by the mbox reader, its messages' attachments m
 it), under its name as readpst gave it.
 
 What readpst writes has no bound of its own (a whole mailbox's mail, its attachments
-base64-encoded): the scratch folder's bytes are counted while it runs, and past what is left
-of ``archive_bytes`` it is stopped, the read ``error/limit``; its time is the tool's, as for
-any tool. A file readpst cannot read (not a PST, a damaged index) is ``error/corrupt`` with
-its words; what it wrote before it failed is read, and the read says it stopped.
+base64-encoded): the scratch folder's bytes and files are counted while it runs, and past
+what is left of ``archive_bytes`` or past ``archive_members`` files it is stopped. It may take
+three quarters of the read's time left (and its own ``tool_timeout_s`` at most): the rest
+reads what it wrote. Stopped either way, the folders it wrote by then are read and the bound
+is named as any container's is (the text so far kept, with a line naming it; nothing read:
+``error/limit`` or ``error/timeout``). A file readpst cannot read (not a PST, a damaged
+index) is ``error/corrupt`` in its words; what it wrote before it failed is read, and the
+read says it stopped.
 """
 
 from __future__ import annotations
@@ -23,16 +27,23 @@ import os
 import stat
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine import mimes as M
-from engine.errors import CorruptFile, LimitExceeded, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, TimeSpent, ToolFailed
 from engine.ptree import kill_with_children
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink, ToolCall
 from engine.readers.members import MemberReader, check_time, scratch_dir
 
 POLL_S = 0.02
 """How often the bytes readpst has written are counted while it runs."""
+TOOL_SHARE = 0.75
+"""The share of the read's time left that readpst may take: the rest reads what it wrote
+(a mailbox too big for the read's time gives the text of the folders written by then)."""
+_LEFT = "the rest of the read's time left to read the folders it had written"
+Stop = LimitExceeded | None
+"""The bound that stopped readpst (a :class:`TimeSpent` for its time), if one did."""
 _ERR_KEPT = 64 * 1024
 """Bytes of readpst's messages kept (the last line names the failure)."""
 
@@ -54,23 +65,29 @@ class PstReader:
             # message whose only body is RTF would lose it (where a plain body is there too,
             # the RTF is an attachment of the same text).
             call = ctx.tool_call("readpst", ["-q", "-8", "-o", out, "--", str(path)])
-            left = ctx.limits.archive_bytes - ctx.budget.used
-            code, err = _run_counted(call, scratch, left, ctx.limits.archive_members)
+            bounds = _Bounds(
+                ctx.limits.archive_bytes - ctx.budget.used,
+                ctx.limits.archive_members,
+                time.monotonic() + min(call.timeout, TOOL_SHARE * ctx.remaining()),
+            )
+            code, err, stopped = _run_counted(call, scratch, bounds)
             names = _written(out)
-            if code != 0 and not names:
+            if stopped is None and code != 0 and not names:
                 raise _failure(code, err)
             with MemberReader(ctx, sink) as members:
                 try:
                     for name in names:
                         check_time(ctx, f"{members.count} folders")
                         _read_one(members, ctx, out, name)
+                    if stopped is not None:  # the folders it wrote are read, the bound named
+                        raise stopped
                 except (LimitExceeded, TextCapReached):
                     sink.info = members.finish("readpst")
                     raise
                 info = members.finish("readpst")
         if code != 0:
-            stopped = f"readpst stopped before the end ({_tail(err, code)})"
-            note = f"{info.note}; {stopped}" if info.note else stopped
+            why = f"readpst stopped before the end ({_tail(err, code)})"
+            note = f"{info.note}; {why}" if info.note else why
             return ReadInfo(info.extractor, members=info.members, note=note, needs=info.needs)
         return info
 
@@ -94,13 +111,22 @@ def _written(out: str) -> list[str]:
         return sorted(entry.name for entry in entries)
 
 
-def _run_counted(call: ToolCall, scratch: str, budget: int, files: int) -> tuple[int, bytes]:
-    """Run ``call`` in ``scratch`` until it exits; its exit code and its messages.
+@dataclass(frozen=True, slots=True)
+class _Bounds:
+    """What readpst may write and until when."""
 
-    Raises LimitExceeded when what it wrote passes ``budget`` bytes (``archive_bytes``) or
-    ``files`` files (``archive_members``: a file of a million folders must not fill the
-    disk's inodes), and the tool's time verdict (:meth:`ToolCall.ran_out`) when its time runs
-    out; it is killed with whatever it started either way."""
+    bytes: int
+    """What is left of ``archive_bytes``."""
+    files: int
+    """``archive_members``: a file of a million folders must not fill the disk's inodes."""
+    deadline: float
+    """``time.monotonic()`` past which it is stopped."""
+
+
+def _run_counted(call: ToolCall, scratch: str, bounds: _Bounds) -> tuple[int, bytes, Stop]:
+    """Run ``call`` in ``scratch`` until it exits or passes a bound: its exit code, its
+    messages, and the bound that stopped it (None: it ended by itself). Stopped, it is killed
+    with whatever it started, and what it wrote stays to be read."""
     err_path = os.path.join(scratch, "messages")
     with open(err_path, "w+b") as err:
         proc = subprocess.Popen(
@@ -111,35 +137,40 @@ def _run_counted(call: ToolCall, scratch: str, budget: int, files: int) -> tuple
             cwd=scratch,
             preexec_fn=call.preexec,
         )
-        deadline = time.monotonic() + call.timeout
+        begun = time.monotonic()
+        stopped: Stop = None
         try:
-            while proc.poll() is None:
+            while stopped is None and proc.poll() is None:
                 try:
-                    proc.wait(timeout=min(POLL_S, max(deadline - time.monotonic(), 0.0)))
+                    proc.wait(timeout=min(POLL_S, max(bounds.deadline - time.monotonic(), 0.0)))
                 except subprocess.TimeoutExpired:
                     pass
                 else:
                     break
-                _check_written(scratch, budget, files)
-                if time.monotonic() >= deadline:
-                    raise call.ran_out()
-        except BaseException:
-            kill_with_children(proc.pid)
-            proc.wait()
-            raise
-        _check_written(scratch, budget, files)  # what it wrote since the last count
+                stopped = _past(scratch, bounds)
+                if stopped is None and time.monotonic() >= bounds.deadline:
+                    took = time.monotonic() - begun
+                    stopped = TimeSpent(f"readpst stopped after {took:.0f} s, {_LEFT}")
+        finally:
+            if proc.returncode is None:
+                kill_with_children(proc.pid)
+                proc.wait()
+        if stopped is None:
+            stopped = _past(scratch, bounds)  # what it wrote since the last count
         err.seek(max(os.fstat(err.fileno()).st_size - _ERR_KEPT, 0))
-        return proc.returncode, err.read()
+        return proc.returncode, err.read(), stopped
 
 
-def _check_written(scratch: str, budget: int, files: int) -> None:
-    """LimitExceeded when the files under ``scratch`` pass ``budget`` bytes or ``files``
-    files (readpst's messages file is one of them)."""
+def _past(scratch: str, bounds: _Bounds) -> Stop:
+    """The bound the files under ``scratch`` have passed (readpst's messages file is one of
+    them), if any."""
     size, count = _written_under(scratch)
-    if size > budget:
-        raise LimitExceeded("archive_bytes", f"readpst wrote more than the {budget:,} bytes left")
-    if count > files + 1:
-        raise LimitExceeded("archive_members", f"readpst wrote more than {files:,} files")
+    if size > bounds.bytes:
+        left = bounds.bytes
+        return LimitExceeded("archive_bytes", f"readpst wrote more than the {left:,} bytes left")
+    if count > bounds.files + 1:
+        return LimitExceeded("archive_members", f"readpst wrote more than {bounds.files:,} files")
+    return None
 
 
 def _written_under(folder: str) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 
 from engine import mimes as M
 from engine.detect import detect
-from engine.errors import CorruptFile, LimitExceeded, NeedsTool, ToolFailed
+from engine.errors import CorruptFile, LimitExceeded, NeedsTool, TimeSpent, ToolFailed
 from engine.limits import DEFAULT_LIMITS, Limits
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.pst import PstReader
@@ -114,6 +115,37 @@ def test_output_past_the_byte_budget_stops_readpst_and_is_a_limit(tmp_path: Path
     pid = int(pidfile.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # stopped, and reaped: nothing left running
+
+
+def test_the_folders_written_before_a_bound_stopped_readpst_are_kept(tmp_path: Path) -> None:
+    """Stopped at the byte budget while it writes its second folder, the first is read and
+    the bound named after it (as a container's text is kept at a cap)."""
+    mbox = MBOX.decode()
+    tools = readpst(
+        tmp_path,
+        f"printf '%s' '{mbox}' > \"$out/Inbox.mbox\"\n"
+        'while :; do head -c 65536 /dev/zero >> "$out/Junk.mbox" || exit 3; done\n',
+    )
+    sink = TextSink(1_000_000)
+    limits = replace(DEFAULT_LIMITS, archive_bytes=1 << 20)
+    with pytest.raises(LimitExceeded) as caught:
+        PstReader().read(pst(tmp_path), ReadContext(M.PST, limits=limits, tools=tools), sink)
+    assert caught.value.limit == "archive_bytes"
+    assert "The invoice number 4711 is attached." in sink.getvalue()
+    assert sink.info is not None and [m.path for m in sink.info.members] == ["Inbox.mbox"]
+
+
+def test_a_mailbox_too_big_for_the_read_s_time_gives_the_folders_written(tmp_path: Path) -> None:
+    """readpst still writing when three quarters of the read's time are spent is stopped;
+    the folders it wrote are read in the time left, and the time is named."""
+    mbox = MBOX.decode()
+    tools = readpst(tmp_path, f"printf '%s' '{mbox}' > \"$out/Inbox.mbox\"\nexec sleep 600")
+    sink = TextSink(1_000_000)
+    limits = replace(DEFAULT_LIMITS, timeout_s=4.0)
+    ctx = ReadContext(M.PST, limits=limits, tools=tools, deadline=time.monotonic() + 4.0)
+    with pytest.raises(TimeSpent, match="readpst stopped after"):
+        PstReader().read(pst(tmp_path), ctx, sink)
+    assert "The invoice number 4711 is attached." in sink.getvalue()
 
 
 def test_more_files_than_members_stops_readpst_and_is_a_limit(tmp_path: Path) -> None:
