@@ -100,6 +100,9 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 _PFF_CLIENTS = {b"SM": M.PST, b"SO": M.OST}
 """An Outlook data file's kind by the client magic after its ``!BDN``: Personal Folders, or
 offline folders (the address books', ``AB``, hold no mail: left unknown)."""
+_SHM_VERSION = frozenset({(3007000).to_bytes(4, "little"), (3007000).to_bytes(4, "big")})
+"""The first field of a SQLite log index (``-shm``), in the writing machine's byte order; its
+header is written twice, the copy 48 bytes on."""
 _MAGIC_FIRST = frozenset(magic[0] for magic, _mime in _MAGIC)
 """First bytes of the magics above: a head that starts with none of them matches none."""
 _FTYP: dict[bytes, str] = {
@@ -224,6 +227,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return M.WPD
     if head[:4] == b"!BDN" and head[8:10] in _PFF_CLIENTS:
         return _PFF_CLIENTS[head[8:10]]
+    if head[:4] in _SHM_VERSION and head[48:52] == head[:4]:  # (both copies of its header)
+        return M.SQLITE_SHM
     if (metafile := _metafile_kind(head)) is not None:
         return metafile
     if head[:8] == b"AT&TFORM" and head[12:16] in (b"DJVU", b"DJVM"):

@@ -12,7 +12,8 @@ HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6:
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
 an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs and
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
-were OLE2 files of no kind; 9: Outlook data files, .pst and .ost). A store's summary keeps
+were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes,
+-shm). A store's summary keeps
 the version its last sweep had; a sweep with a later one reads the files no reader took
 again, once (their recorded kind may be another now)."""
 
@@ -135,6 +136,9 @@ SQLITE_WAL = "application/x-sqlite3-wal"
 """A database's write-ahead log (``NAME-wal``): read with the database beside it, not alone."""
 SQLITE_JOURNAL = "application/x-sqlite3-journal"
 """A database's rollback journal (``NAME-journal``): the pages a write will overwrite."""
+SQLITE_SHM = "application/x-sqlite3-shm"
+"""A write-ahead log's index (``NAME-shm``), left beside a database an application held open:
+where the log's pages are, no rows."""
 PST = "application/vnd.ms-outlook-pst"
 """An Outlook data file (Personal Folders): a mailbox's folders, mail, contacts, calendar."""
 OST = "application/vnd.ms-outlook-ost"

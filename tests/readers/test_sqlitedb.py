@@ -148,6 +148,7 @@ def test_the_rows_in_the_log_are_read_and_nothing_is_written_beside_it(tmp_path:
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
         assert "history.sqlite-wal" in before
         assert detect(folder / "history.sqlite-wal") == M.SQLITE_WAL  # a record of its own
+        assert detect(folder / "history.sqlite-shm") == M.SQLITE_SHM  # and its index
         text, info = read(path)
         after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
     assert after == before
