@@ -37,7 +37,8 @@ from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink,
 from engine.readers.members import MemberReader, check_time, scratch_dir
 
 POLL_S = 0.02
-"""How often the bytes readpst has written are counted while it runs."""
+"""How often the bytes readpst has written are counted while it runs (less often when a
+count takes more than a fifth of that)."""
 TOOL_SHARE = 0.75
 """The share of the read's time left that readpst may take: the rest reads what it wrote
 (a mailbox too big for the read's time gives the text of the folders written by then)."""
@@ -139,15 +140,19 @@ def _run_counted(call: ToolCall, scratch: str, bounds: _Bounds) -> tuple[int, by
         )
         begun = time.monotonic()
         stopped: Stop = None
+        pause = POLL_S
         try:
             while stopped is None and proc.poll() is None:
                 try:
-                    proc.wait(timeout=min(POLL_S, max(bounds.deadline - time.monotonic(), 0.0)))
+                    proc.wait(timeout=min(pause, max(bounds.deadline - time.monotonic(), 0.0)))
                 except subprocess.TimeoutExpired:
                     pass
                 else:
                     break
+                counted = time.monotonic()
                 stopped = _past(scratch, bounds)
+                # Thousands of folders make a count cost: it takes a fifth of the time at most.
+                pause = max(POLL_S, 4 * (time.monotonic() - counted))
                 if stopped is None and time.monotonic() >= bounds.deadline:
                     took = time.monotonic() - begun
                     stopped = TimeSpent(f"readpst stopped after {took:.0f} s, {_LEFT}")
