@@ -12,10 +12,9 @@ HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6:
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
 an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs and
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
-were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes,
--shm). A store's summary keeps
-the version its last sweep had; a sweep with a later one reads the files no reader took
-again, once (their recorded kind may be another now)."""
+were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm).
+A store's summary keeps the version its last sweep had; a sweep with a later one reads the
+files no reader took again, once (their recorded kind may be another now)."""
 
 PLAIN = "text/plain"
 HTML = "text/html"
