@@ -27,7 +27,7 @@ import os
 import stat
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine import mimes as M
@@ -89,7 +89,7 @@ class PstReader:
         if code != 0:
             why = f"readpst stopped before the end ({_tail(err, code)})"
             note = f"{info.note}; {why}" if info.note else why
-            return ReadInfo(info.extractor, members=info.members, note=note, needs=info.needs)
+            return replace(info, note=note)
         return info
 
 
