@@ -22,6 +22,8 @@ from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass
 
 from engine.index import Tally
+from engine.mimes import SQLITE
+from engine.plan import logged_database
 from engine.records import Record
 from engine.statindex import Kept
 from engine.walk import Listing
@@ -171,6 +173,7 @@ def _merge_root(
     look: list[str] = []
     tally, looked = counts
     kept = 0
+    databases: dict[str, tuple[Record, int]] = {}  # kept, with whether counted as kept
     w = 0  # the next of ``order``
     last = None
     for n, (path, size, mtime_ns, record, resumed) in enumerate(rows):
@@ -190,18 +193,42 @@ def _merge_root(
             if sizes[i] == size and mtimes[i] == mtime_ns:
                 if _keeps(record, found, keeper, texts):
                     tally.add(record)
-                    kept += size > 0 and found == _PLAIN  # (as a run counts reuse: files it reads)
+                    # (as a run counts reuse: files it reads)
+                    counted = size > 0 and found == _PLAIN
+                    kept += counted
+                    if record.mime == SQLITE:
+                        databases[path] = (record, counted)
                     continue
                 marked = marks.take(record, found, keeper, texts)
                 if marked is not None:
                     tally.add(marked)
                     kept += size > 0  # (an empty file's record is flagged too, not counted)
+                    if marked.mime == SQLITE:
+                        databases[path] = (marked, size > 0)
                     continue
         tally.add(record)
         looked.add(record)
         look.append(path)  # changed, gone, or for the plan to judge
     look.extend(paths[i] for i in order[w:])
+    if databases:
+        kept -= _relogged(look, databases, looked)
     return look, kept
+
+
+def _relogged(look: list[str], databases: dict[str, tuple[Record, int]], looked: Tally) -> int:
+    """Look at the SQLite databases kept whose write-ahead log is looked at (new, or
+    changed: the run reads such a database again, its newest rows in the log); ``look``
+    stays in key order. How many of them had counted as kept."""
+    wanted = {db for path in look if (db := logged_database(path)) in databases}
+    uncounted = 0
+    for db in wanted:
+        record, counted = databases[db]
+        looked.add(record)
+        look.append(db)
+        uncounted += counted
+    if wanted:
+        look.sort()
+    return uncounted
 
 
 def _keeps(record: Record, found: tuple[str, str], keeper: Judge, texts: Container[str]) -> bool:

@@ -33,6 +33,22 @@ KEEP_RULES = f"{RACY_NS}:{CRASH_QUARANTINE}"
 """The rules above as the stat index records them (it is void when they change)."""
 EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 """The sha256 of no bytes (a test holds it to hashlib's)."""
+WAL_SUFFIX = "-wal"
+"""What a SQLite database's write-ahead log adds to its name. An application that holds a
+database open in WAL mode (a browser's history, a chat client's messages) writes its newest
+rows there: the database file's size and mtime stay as they were until a checkpoint, so a
+changed log is what says the database changed (its reader applies the log)."""
+
+
+def logged_database(path: str) -> str | None:
+    """The database whose write-ahead log ``path`` would be (``a/app.db`` for
+    ``a/app.db-wal``), or None when ``path`` is no such name."""
+    if not path.endswith(WAL_SUFFIX):
+        return None
+    name = path[: -len(WAL_SUFFIX)]
+    return name if name and not name.endswith("/") else None
+
+
 _SKIP_REASON = {
     "link": Reason.LINK, "special": Reason.SPECIAL, "unreadable": Reason.UNREADABLE,
     "too_large": Reason.TOO_LARGE,

@@ -50,14 +50,17 @@ from engine.executor import Executor, on_this_machine
 from engine.extract import READ_ATTEMPTS, Ident, Outcome, ReadTask, hash_file
 from engine.index import Tally
 from engine.limits import DEFAULT_LIMITS, Limits
+from engine.mimes import SQLITE
 from engine.passwords import NO_PASSWORDS, Passwords
 from engine.plan import (
     CRASH_QUARANTINE,
+    WAL_SUFFIX,
     Decision,
     LazyReaders,
     ReadWith,
     decide,
     empty_record,
+    logged_database,
     needs_hash,
     skipped_record,
     still_current,
@@ -245,6 +248,9 @@ class Run:
         self.store = ctx.store
         self.entries = entries
         self.force = force
+        self._relogged: set[Key] = set()
+        """Databases whose write-ahead log is new or changed since its record
+        (:meth:`_logs_changed`): read again though their own bytes are unchanged."""
         self.full = full
         self.total = len(entries)
         self.bytes_total = sum(e.size for e in entries)
@@ -332,6 +338,7 @@ class Run:
         todo = _Todo()
         records = self.records
         stat_of = records.stat_of if self.lean and isinstance(records, ServedRecords) else None
+        relogged = self._relogged = self._logs_changed(stat_of)
         for n, e in enumerate(self.entries):
             if n % 256 == 0 and self._stopping():
                 self.interrupted = True
@@ -345,8 +352,12 @@ class Run:
                 self.emit(_same(skipped_record(e), prior))
             elif e.size == 0:
                 self.emit(_same(empty_record(e, prior), prior))
-            elif key not in self.force and not needs_hash(
-                prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
+            elif (
+                key not in self.force
+                and key not in relogged
+                and not needs_hash(
+                    prior, e.size, e.mtime_ns, opts.prev_started_ns, opts.rehash or opts.verify
+                )
             ):
                 assert prior is not None and prior.sha256 is not None
                 if still_current(prior, self.versions, self._readers, self.tool_names) and (
@@ -372,6 +383,26 @@ class Run:
                 todo.priors.append(prior)
         self._sort_unknown(todo)
         return todo
+
+    def _logs_changed(self, stat_of: Callable[[Key], tuple[int, int] | None] | None) -> set[Key]:
+        """The databases of this run whose write-ahead log (``NAME-wal`` beside ``NAME``) the
+        walk finds new or with another size or mtime than its record has: an application
+        holding its database open has its newest rows there, the database file as it was
+        (same size, mtime and hash), so its record would otherwise be kept without them."""
+        changed: set[Key] = set()
+        for e in [e for e in self.entries if e.path.endswith(WAL_SUFFIX)]:
+            db = logged_database(e.path)
+            if db is None or e.kind != "file":
+                continue
+            key = (e.root, e.path)
+            if stat_of is not None:
+                was = stat_of(key)
+            else:
+                prior = self.records.get(key)
+                was = None if prior is None else (prior.size, prior.mtime_ns)
+            if was != (e.size, e.mtime_ns):
+                changed.add((e.root, db))
+        return changed
 
     def _stat_changed(
         self, e: Entry, key: Key, stat_of: Callable[[Key], tuple[int, int] | None]
@@ -518,6 +549,8 @@ class Run:
             tool_names=self.tool_names,
             unknown_again=self.full and self.ctx.options.unknown_again,
         )
+        if not d.read and key in self._relogged and d.base is not None and d.base.mime == SQLITE:
+            d = Decision(True, Why.CHANGED, d.base)  # its rows changed in its log
         if not d.read and d.base is not None:
             base = d.base
             if base.has_text and self.ctx.options.verify:

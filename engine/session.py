@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import signal
 import threading
 import time
@@ -37,6 +38,7 @@ from engine.events import (
 )
 from engine.names import shown
 from engine.passwords import NO_PASSWORDS, Passwords
+from engine.plan import logged_database
 from engine.records import Record, lacked
 from engine.store import JSONL, Store
 from engine.sweep import Sweeper, SweepOptions, SweepResult
@@ -246,7 +248,10 @@ class Session:
     # -- the watcher's target (engine.watch.WatchTarget) ----------------------------------
 
     def apply(self, batch: Batch) -> None:
-        """Bring the batch's paths up to date; every file in it is hashed (an event named it)."""
+        """Bring the batch's paths up to date; every file in it is hashed (an event named it).
+        A database whose write-ahead log is in the batch comes too (the run reads it again if
+        the log changed: its newest rows are there, its own file unchanged)."""
+        batch = with_logged(batch)
         self._guarded(lambda: self._open().run(only=batch, full=False, rehash=True))
 
     def rescan(self) -> None:
@@ -524,3 +529,19 @@ def _farewell(session: Session, swept: SweepResult, on_event: Listener) -> int:
         message, level, code = "stopped; the store is up to date", Level.INFO, 0
     on_event(Notice(time.time(), NoticeKind.STOPPED, message, level))
     return code
+
+
+def with_logged(batch: Batch) -> Batch:
+    """``batch`` with the database beside each write-ahead log in it (``app.db`` beside
+    ``app.db-wal``) that is a file and not in it already."""
+    added: dict[str, list[str]] = {}
+    for root, rels in batch.items():
+        have = set(rels)
+        for rel in rels:
+            db = logged_database(rel)
+            if db is not None and db not in have and os.path.isfile(os.path.join(root, db)):
+                added.setdefault(root, []).append(db)
+                have.add(db)
+    if not added:
+        return batch
+    return {root: sorted([*rels, *added.get(root, ())]) for root, rels in batch.items()}
