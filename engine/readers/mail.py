@@ -7,7 +7,8 @@ there is none, the HTML body through
 then each attachment's own text after a ``# member NAME`` line: attachments are read as
 members of a container (:mod:`engine.readers.members`: their own verdicts in the record, the
 same readers and bounds, one level deeper; past ``archive_depth`` they are only named).
-An attached message (``message/rfc822``) is written after them, the same way.
+An attached message (``message/rfc822``) is written after them, the same way (one its sender
+encoded in base64 or quoted-printable, as GroupWise does, decoded first).
 
 Mail is often broken, so nothing here trusts it: a charset Python does not know, or bytes
 that do not fit the declared one, go through the text reader's fallbacks (strict declared
@@ -239,16 +240,47 @@ def _inner_messages(part: Message) -> list[Message]:
     from email.message import Message
 
     payload = part.get_payload()
-    if isinstance(payload, list):
-        return [p for p in payload if isinstance(p, Message)]
-    return []
+    if not isinstance(payload, list):
+        return []
+    inner = [p for p in payload if isinstance(p, Message)]
+    encoded = _transfer_encoded(part, inner)
+    return inner if encoded is None else [encoded]
+
+
+def _transfer_encoded(part: Message, inner: list[Message]) -> Message | None:
+    """The attached message of ``part`` when its sender encoded it in base64 or
+    quoted-printable (RFC 2046 allows neither for ``message/rfc822``; GroupWise sends base64),
+    decoded and parsed; None for one sent as the RFC has it. The parser took the encoded
+    lines for a message: base64's for one of no headers whose body they are, quoted-printable's
+    for one whose headers are as written (an ASCII header needs no escape) and whose body keeps
+    its ``=XX`` escapes. Decoded here as any part's body is (bad base64 as far as it goes)."""
+    from email.message import Message
+
+    cte = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    if cte not in ("base64", "quoted-printable") or len(inner) != 1:
+        return None
+    parsed = inner[0]
+    if cte == "quoted-printable":
+        try:  # (as str: the carrier decodes a str payload only)
+            encoded = parsed.as_bytes().decode("ascii", "surrogateescape")
+        except (ValueError, LookupError, TypeError):
+            return None
+    elif parsed.keys() or not isinstance(body := parsed.get_payload(), str):
+        return None  # (a colon is no base64: lines with headers were never encoded)
+    else:
+        encoded = body
+    carrier = Message()
+    carrier["Content-Transfer-Encoding"] = cte
+    carrier.set_payload(encoded)
+    raw = carrier.get_payload(decode=True)
+    return parse_message(raw) if isinstance(raw, bytes) and raw.strip() else None
 
 
 class EmailReader:
     """Reads single e-mail messages (RFC 822 / MIME)."""
 
     name = "email"
-    version = 4
+    version = 5
     mimes = frozenset({M.EML})
     tools: tuple[str, ...] = ()
 

@@ -58,7 +58,7 @@ class MboxReader:
     """Reads every message of an mbox mailbox."""
 
     name = "mbox"
-    version = 4
+    version = 5
     mimes = frozenset({M.MBOX})
     tools: tuple[str, ...] = ()
 

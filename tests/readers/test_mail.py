@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import quopri
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,47 @@ def test_mbox_crlf_and_empty(tmp_path: Path) -> None:
     assert info.pages == 3
     assert "Second body\n" in text
     assert read_mbox(tmp_path, b"")[1].pages == 0
+
+
+INNER = b"From: x@example.org\nSubject: Inner\n\nInner body, caf\xc3\xa9 = 2.\n"
+
+
+def _attached(cte: bytes, body: bytes) -> bytes:
+    return HEAD + (
+        b'Content-Type: multipart/mixed; boundary="b"\n\n'
+        b"--b\nContent-Type: text/plain\n\nOuter body.\n"
+        b"--b\nContent-Type: message/rfc822\nContent-Transfer-Encoding: " + cte + b"\n"
+        b'Content-Disposition: attachment; filename="fwd.eml"\n\n' + body + b"\n--b--\n"
+    )
+
+
+LONG = INNER.replace(b"\n\n", b"\n\n" + b"x" * 90 + b" ")  # (a soft line break in it)
+
+
+@pytest.mark.parametrize(
+    ("cte", "body", "inner"),
+    [
+        (b"base64", base64.encodebytes(INNER), INNER),
+        (b"base64", base64.encodebytes(INNER).replace(b"\n", b"\n!!"), INNER),  # bad bytes
+        (b"quoted-printable", quopri.encodestring(INNER), INNER),
+        (b"Quoted-Printable", quopri.encodestring(LONG), LONG),
+    ],
+    ids=["base64", "bad-base64", "quoted-printable", "qp-soft-break"],
+)
+def test_an_attached_message_its_sender_encoded_is_decoded(
+    tmp_path: Path, cte: bytes, body: bytes, inner: bytes
+) -> None:
+    """RFC 2046 allows only 7bit, 8bit or binary for message/rfc822; GroupWise sends base64
+    (Tika's testGroupWiseEml.eml): the encoded lines were the text, in no message."""
+    text, _ = read_eml(tmp_path, _attached(cte, body))
+    head, _, attached = text.partition("[attachment: fwd.eml]\n\n")
+    assert head == HEAD_TEXT + "Outer body.\n"
+    assert attached == inner.decode()
+
+
+def test_an_attached_message_sent_as_the_rfc_has_it_is_not_decoded_again(
+    tmp_path: Path,
+) -> None:
+    inner = b"From: x@example.org\nSubject: Inner\n\nA body that looks like base64 QUJD\n"
+    text, _ = read_eml(tmp_path, _attached(b"base64", inner))  # (labelled, never encoded)
+    assert text.endswith("Subject: Inner\n\nA body that looks like base64 QUJD\n")
