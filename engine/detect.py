@@ -95,6 +95,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"OggS", "audio/ogg"),
     (b"fLaC", "audio/flac"),
     (b"\x00asm", "application/wasm"),
+    (b"bplist00", M.BPLIST),
     (b"ITSF\x03\x00\x00\x00", M.CHM),  # Compiled HTML Help, version 3
 )
 _PFF_CLIENTS = {b"SM": M.PST, b"SO": M.OST}
@@ -214,6 +215,12 @@ def lotus_kind(head: bytes) -> str | None:
     return None
 
 
+def _plist_kind(path: Path) -> str:
+    """A binary property list is a web archive by its name (what it holds says so too, but
+    only once parsed whole)."""
+    return M.WEBARCHIVE if path.suffix.lower() == ".webarchive" else M.BPLIST
+
+
 def _by_magic(path: Path, head: bytes) -> str | None:
     # A tar's first bytes are a member's name, which may be anything (even "{\rtf"): its
     # magic at offset 257 goes first.
@@ -222,7 +229,7 @@ def _by_magic(path: Path, head: bytes) -> str | None:
     if head[0] in _MAGIC_FIRST:
         for magic, mime in _MAGIC:
             if head.startswith(magic):
-                return mime
+                return _plist_kind(path) if mime == M.BPLIST else mime
     if head[:4] == b"\xffWPC":
         return M.WPD
     if head[:4] == b"!BDN" and head[8:10] in _PFF_CLIENTS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 9
+DETECTION = 10
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -12,7 +12,9 @@ HTML Help, Visio 2003-2010 drawings, Works 5-9 documents, DjVu, dBase tables; 6:
 compress files, Corel Presentations; 7: zip members in Deflate64, Zstandard, xz and PPMd, which
 an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-ahead logs and
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
-were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm).
+were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm;
+10: Apple's binary property lists, Safari's web archives among them, which were text or
+unknown bytes).
 A store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 
@@ -28,6 +30,10 @@ MBOX = "application/mbox"
 MSG = "application/vnd.ms-outlook"
 RTF = "application/rtf"
 PDF = "application/pdf"
+BPLIST = "application/x-bplist"
+"""An Apple binary property list (``bplist00``): preferences, an application's state."""
+WEBARCHIVE = "application/x-webarchive"
+"""Safari's saved page (``.webarchive``): a binary property list of the page and its parts."""
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
