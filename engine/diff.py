@@ -343,6 +343,12 @@ def _text_change(a: Record, b: Record, store_a: Store, store_b: Store) -> FileCh
         way = _text_direction(before, after, None)
         note = "; ".join(n for n in (why_a, why_b) if n)
         return FileChange(b.root, b.path, Kind.TEXT, way, before, after, note=note)
+    if text_a == text_b and a.chars != b.chars and _one_file(a, b, store_a, store_b):
+        # one text file for two lengths: the one before was replaced in place (a database
+        # read again for its write-ahead log keeps no copy aside)
+        way = _text_direction(before, after, None)
+        note = "the text before was not kept (replaced in place)"
+        return FileChange(b.root, b.path, Kind.TEXT, way, before, after, note=note)
     if text_a == text_b and before.verdict == after.verdict:
         return None  # another extractor's name, the same text: no change
     wa, wb = words(text_a), words(text_b)
@@ -352,6 +358,12 @@ def _text_change(a: Record, b: Record, store_a: Store, store_b: Store) -> FileCh
         b.root, b.path, Kind.TEXT, way, before, after,
         similarity, only_in(wa, wb), only_in(wb, wa),
     )  # fmt: skip
+
+
+def _one_file(a: Record, b: Record, store_a: Store, store_b: Store) -> bool:
+    """Whether both sides' texts are read from one file (a store against itself as it was,
+    one content hash): what the side before said of its text is not what the file holds."""
+    return a.sha256 == b.sha256 and store_a.out == store_b.out
 
 
 def _text_direction(before: Side, after: Side, similarity: float | None) -> Direction:

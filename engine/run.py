@@ -642,8 +642,12 @@ class Run:
         ident = self._ident.get((e.root, e.path))
         sha = key.sha256
         # A text to compare with the stored one (verify), or one that may replace a stored
-        # text (whose old one is then kept aside), stays in tmp/ for the engine.
-        out = "" if sha in self._verifying or self._may_replace(sha) else self._out
+        # text (whose old one is then kept aside), stays in tmp/ for the engine. A database
+        # read again for its log replaces its text in place: one its application writes all
+        # day would otherwise keep a copy of its whole text aside at each read.
+        relogged = (e.root, e.path) in self._relogged
+        aside = self._may_replace(sha) and not relogged
+        out = "" if sha in self._verifying or aside else self._out
         passwords = self.ctx.options.passwords
         return ReadTask(
             _abspath(e), sha, limits, tools, tmp, e.size, ident, out, passwords=passwords

@@ -93,6 +93,8 @@ class Session:
         self._held_roots: tuple[str, ...] = ()
         """Roots the last walk of them all found gone or empty, their records kept (an
         unmounted share's mount point is an empty folder)."""
+        self._relogged_at: dict[tuple[str, str], float] = {}
+        """When a watch batch last read each database again for its log (monotonic)."""
         self._sweeper.__enter__()  # last: what it says goes through _emit, which needs the above
 
     def not_current(self) -> str | None:
@@ -250,9 +252,11 @@ class Session:
     def apply(self, batch: Batch) -> None:
         """Bring the batch's paths up to date; every file in it is hashed (an event named it).
         A database whose write-ahead log is in the batch comes too (the run reads it again if
-        the log changed: its newest rows are there, its own file unchanged)."""
-        batch = with_logged(batch)
-        self._guarded(lambda: self._open().run(only=batch, full=False, rehash=True))
+        the log changed: its newest rows are there, its own file unchanged), at most once in
+        :data:`RELOG_S` (see :func:`with_logged`)."""
+        batch = with_logged(batch, self._relogged_at, time.monotonic())
+        if any(batch.values()):
+            self._guarded(lambda: self._open().run(only=batch, full=False, rehash=True))
 
     def rescan(self) -> None:
         """Walk every root; the stat cache applies (no event named these files)."""
@@ -531,17 +535,36 @@ def _farewell(session: Session, swept: SweepResult, on_event: Listener) -> int:
     return code
 
 
-def with_logged(batch: Batch) -> Batch:
+RELOG_S = 60.0
+"""Least time between two reads of a database a watch batch makes for its log. An application
+writes its log all day (a browser's history every few seconds, a mail client's index), and
+each read is of the whole database; a log that changes sooner waits for the next batch after
+this (or the periodic rescan, which reads it then: its record still has the log's old size)."""
+
+
+def with_logged(batch: Batch, last: dict[tuple[str, str], float], now: float) -> Batch:
     """``batch`` with the database beside each write-ahead log in it (``app.db`` beside
-    ``app.db-wal``) that is a file and not in it already."""
+    ``app.db-wal``) that is a file and not in it already; ``last``: when each was last added
+    (updated). A database added less than :data:`RELOG_S` ago is not added again, and its log
+    leaves the batch: its record keeps the log's old size, so that a later batch or the rescan
+    reads the database for it."""
     added: dict[str, list[str]] = {}
+    held: dict[str, set[str]] = {}
     for root, rels in batch.items():
         have = set(rels)
         for rel in rels:
             db = logged_database(rel)
-            if db is not None and db not in have and os.path.isfile(os.path.join(root, db)):
-                added.setdefault(root, []).append(db)
-                have.add(db)
-    if not added:
+            if db is None or db in have or not os.path.isfile(os.path.join(root, db)):
+                continue
+            if now - last.get((root, db), -RELOG_S) < RELOG_S:
+                held.setdefault(root, set()).add(rel)
+                continue
+            last[(root, db)] = now
+            added.setdefault(root, []).append(db)
+            have.add(db)
+    if not added and not held:
         return batch
-    return {root: sorted([*rels, *added.get(root, ())]) for root, rels in batch.items()}
+    return {
+        root: sorted({*rels, *added.get(root, ())} - held.get(root, set()))
+        for root, rels in batch.items()
+    }

@@ -12,18 +12,22 @@ sweep its index serves, one holding every record, a watch batch, a watching sess
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from engine.plan import logged_database
 from engine.records import Record, Status, Why
-from engine.session import with_logged
+from engine.session import RELOG_S, with_logged
 from engine.store import Store, text_dest
 from engine.sweep import Sweeper, SweepOptions, SweepResult
 from engine.tools import ToolSet
@@ -87,6 +91,7 @@ def test_rows_added_to_an_open_databases_log_reach_its_text_in_the_next_sweep(
         before = _records(out)["app.db"]
         assert before.status == Status.OK and "first note alpha" in _text(out, before)
         db_stat = os.stat(root / "app.db")
+        between = time.time()
 
         con.execute("INSERT INTO notes VALUES ('second note bravo')")
         assert os.stat(root / "app.db").st_mtime_ns == db_stat.st_mtime_ns  # (all in the log)
@@ -95,6 +100,19 @@ def test_rows_added_to_an_open_databases_log_reach_its_text_in_the_next_sweep(
         assert after.sha256 == before.sha256  # the database file's bytes are the same
         assert "second note bravo" in _text(out, after)
         assert after.why == Why.CHANGED and not after.reused
+        # its text replaced in place, not a copy of the old one kept aside at each read
+        assert not any((out / "history").rglob("*.txt"))
+        # which quarry diff --since says, not "unchanged" (both sides read the new text)
+        since = datetime.fromtimestamp(between).astimezone().isoformat()
+        diff = subprocess.run(
+            [sys.executable, "-m", "engine", "diff", str(out), "--since", since, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        (change,) = json.loads(diff.stdout)["files"]
+        assert (change["path"], change["kind"]) == ("app.db", "text")
+        assert "not kept" in change["note"]
         _read_again(again, out)
 
         settled = _sweep(root, out, served=served, monkeypatch=monkeypatch)
@@ -179,8 +197,29 @@ def test_a_watch_batch_takes_the_database_beside_each_log(tmp_path: Path) -> Non
     (tmp_path / "gone.db-wal").write_bytes(b"x")  # its database is not there
     root = str(tmp_path)
     batch = {root: ["a/app.db-shm", "a/app.db-wal", "gone.db-wal", "z.txt"]}
-    assert with_logged(batch) == {
+    last: dict[tuple[str, str], float] = {}
+    assert with_logged(batch, last, 1000.0) == {
         root: ["a/app.db", "a/app.db-shm", "a/app.db-wal", "gone.db-wal", "z.txt"]
     }
-    same = {root: ["a/app.db", "a/app.db-wal"]}
-    assert with_logged(same) is same
+    assert last == {(root, "a/app.db"): 1000.0}
+    same = {root: ["a/app.db", "a/app.db-wal"]}  # (read anyway: its own file changed)
+    assert with_logged(same, {}, 1000.0) is same
+
+
+def test_a_database_whose_log_keeps_changing_is_read_at_most_once_a_minute(
+    tmp_path: Path,
+) -> None:
+    """Its log leaves the batches between (its record keeps the log's old size, so the batch
+    after the minute, or the rescan, reads the database for what came meanwhile)."""
+    (tmp_path / "app.db").write_bytes(b"x")
+    root = str(tmp_path)
+    last: dict[tuple[str, str], float] = {}
+    logged = {root: ["app.db-shm", "app.db-wal"]}
+    assert with_logged(logged, last, 1000.0)[root] == ["app.db", "app.db-shm", "app.db-wal"]
+    assert with_logged(logged, last, 1000.0 + RELOG_S - 1)[root] == ["app.db-shm"]
+    assert with_logged({root: ["app.db-wal"]}, last, 1000.0 + RELOG_S - 1)[root] == []
+    assert with_logged(logged, last, 1000.0 + RELOG_S)[root] == [
+        "app.db",
+        "app.db-shm",
+        "app.db-wal",
+    ]
