@@ -645,8 +645,7 @@ class Run:
         # text (whose old one is then kept aside), stays in tmp/ for the engine. A database
         # read again for its log replaces its text in place: one its application writes all
         # day would otherwise keep a copy of its whole text aside at each read.
-        relogged = (e.root, e.path) in self._relogged
-        aside = self._may_replace(sha) and not relogged
+        aside = self._may_replace(sha) and (e.root, e.path) not in self._relogged
         out = "" if sha in self._verifying or aside else self._out
         passwords = self.ctx.options.passwords
         return ReadTask(

@@ -556,7 +556,7 @@ def with_logged(batch: Batch, last: dict[tuple[str, str], float], now: float) ->
             db = logged_database(rel)
             if db is None or db in have or not os.path.isfile(os.path.join(root, db)):
                 continue
-            if now - last.get((root, db), -RELOG_S) < RELOG_S:
+            if (root, db) in last and now - last[(root, db)] < RELOG_S:
                 held.setdefault(root, set()).add(rel)
                 continue
             last[(root, db)] = now

@@ -37,7 +37,7 @@ MAX_FRAMES = 8
 """How deep frames inside frames are read."""
 MAX_KEYS = 64
 """How deep a property list's keys are followed (each level is a line's prefix)."""
-_HTML = frozenset({M.HTML, M.XHTML, "application/xhtml+xml"})
+_HTML = frozenset({M.HTML, M.XHTML})
 _ERRORS = (
     plistlib.InvalidFileException, ValueError, TypeError, KeyError, IndexError, OverflowError,
     struct.error, RecursionError,
