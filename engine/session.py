@@ -76,6 +76,8 @@ class Session:
         self._watcher: Watcher | None = None
         self._watch_options = watch_options
         self._closed = False
+        self._released = False
+        """The store is released (close() ended, or is ending): no run may start."""
         self._machine = "the machine failed"
         self._deferred = False
         """The last batch or rescan was kept out of the store: the next one is a quiet try."""
@@ -167,7 +169,7 @@ class Session:
 
     def _open(self) -> Sweeper:
         """The sweeper, for a run under the lock; SessionClosed once the store is released."""
-        if self._closed:
+        if self._released:
             raise SessionClosed("the session is closed: its store is no longer held")
         return self._sweeper
 
@@ -440,9 +442,10 @@ class Session:
                 self._sweeper.stop.set()
             try:
                 if watcher is not None:
-                    watcher.stop()
+                    watcher.stop()  # (its last batch applies what was queued: store held)
             finally:
                 with self._lock:
+                    self._released = True
                     self._sweeper.close()
 
 

@@ -760,6 +760,20 @@ class Sweeper:
         if write is not None:
             write.abandon()
 
+    def _take_freed(self) -> None:
+        """The texts kept records named until the history let them go join those the next
+        write of ``extract.jsonl`` lets go: a watch never garbage-collects the whole store,
+        so without this every text a file changing all day had (a log: a new text each
+        batch) stayed until a full sweep. Marked dirty first: they are out of the index's
+        list now, and a watch killed before the write leaves them to the next sweep's
+        collection."""
+        freed = self.ledger.freed_texts()
+        if not freed:
+            return
+        self.store.mark_dirty()
+        self._drop_later.update(freed)
+        self.ledger.forget_freed(freed)
+
     def _drop_unnamed(self, shas: Iterable[str]) -> None:
         """Remove the texts of ``shas`` that no record and no kept record names."""
         for sha in shas:
@@ -1706,6 +1720,7 @@ class Sweeper:
                 wait()
             # extract.jsonl still names these texts: they go once it is written without them
             self._drop_later.update(sha for sha in old_shas if sha)
+            self._take_freed()
             self._prev_started_ns = int(started * 1e9)
             return
         self._discard_background()  # (this write has every record: it comes last)
