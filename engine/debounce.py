@@ -16,6 +16,10 @@ log) is read at least that often, even while events keep naming it, and is hande
 busy folder to go quiet,
 so a burst of 1,000 new files becomes a few batches, not 1,000 and not one that never comes.
 A path that has vanished is ready at once: its record goes.
+
+A path the watcher told to :meth:`Debouncer.rest` (its last read was costly) is not ready
+before then, whatever its events: a big log appended every second is read when its rest ends,
+not at each append. A stop's :meth:`Debouncer.drain` hands it over all the same.
 """
 
 from __future__ import annotations
@@ -95,6 +99,8 @@ class Debouncer:
         self._pending: dict[Key, _Pending] = {}
         self._last_event = 0.0
         self._overflowed = False
+        self._rest: dict[Key, float] = {}
+        """Paths not ready before a time (monotonic), whatever their events."""
 
     def __len__(self) -> int:
         with self._cond:
@@ -123,6 +129,19 @@ class Debouncer:
             self._last_event = now
             self._cond.notify()
 
+    def rest(self, key: Key, until: float) -> None:
+        """Hold ``key`` back until ``until`` (the clock's time): a change to it meanwhile is
+        read then, not before (see the module docstring)."""
+        with self._cond:
+            self._rest[key] = until
+            self._cond.notify()
+
+    def resting(self) -> frozenset[Key]:
+        """The paths :meth:`rest` holds back now."""
+        with self._cond:
+            now = self._clock()
+            return frozenset(k for k, until in self._rest.items() if until > now)
+
     def wake(self) -> None:
         """Make a waiting :meth:`wait` return (to stop, or to rescan)."""
         with self._cond:
@@ -149,8 +168,14 @@ class Debouncer:
             now = self._clock()
             t = self.timing
             soonest = min(
-                min(p.last + (t.open_quiet_s if p.writing else t.quiet_s), p.first + t.settle_max_s)
-                for p in self._pending.values()
+                max(
+                    self._rest.get(k, 0.0),
+                    min(
+                        p.last + (t.open_quiet_s if p.writing else t.quiet_s),
+                        p.first + t.settle_max_s,
+                    ),
+                )
+                for k, p in self._pending.items()
             )
             return max(0.01, soonest - now)
 
@@ -158,11 +183,11 @@ class Debouncer:
         """Remove and return the paths ready now (empty while nothing is, or the folder is busy)."""
         with self._cond:
             now = self._clock()
-            candidates = [(k, p) for k, p in self._pending.items() if self._due(p, now)]
+            candidates = [(k, p) for k, p in self._pending.items() if self._due(k, p, now)]
         ready = [(k, p) for k, p in candidates if self._settled(k, p, now)]
         with self._cond:
             # A path that had an event while we looked is not ready after all.
-            ready = [(k, p) for k, p in ready if self._pending.get(k) is p and self._due(p, now)]
+            ready = [(k, p) for k, p in ready if self._pending.get(k) is p and self._due(k, p, now)]
             if not ready:
                 return Ready({})
             busy = now - self._last_event < self.timing.quiet_s
@@ -171,7 +196,14 @@ class Debouncer:
                 return Ready({})
             for k, _ in ready:
                 del self._pending[k]
-        changing = tuple(k for k, p in ready if self._overdue(p, now) and self._still_moving(k, p))
+            # (a path that rested waited for its rest, not for its writer: not "changing")
+            rested = {k for k, _ in ready if self._rest.pop(k, None) is not None}
+            self._rest = {k: until for k, until in self._rest.items() if until > now}
+        changing = tuple(
+            k
+            for k, p in ready
+            if k not in rested and self._overdue(p, now) and self._still_moving(k, p)
+        )
         return Ready(_collapse(k for k, _ in ready), changing)
 
     def drain(self) -> Ready:
@@ -184,8 +216,11 @@ class Debouncer:
     def _overdue(self, p: _Pending, now: float) -> bool:
         return now - p.first >= self.timing.settle_max_s
 
-    def _due(self, p: _Pending, now: float) -> bool:
-        """Quiet for ``quiet_s``, or held back ``settle_max_s`` already (written without pause)."""
+    def _due(self, key: Key, p: _Pending, now: float) -> bool:
+        """Quiet for ``quiet_s``, or held back ``settle_max_s`` already (written without
+        pause); not resting."""
+        if now < self._rest.get(key, 0.0):
+            return False
         return now - p.last >= self.timing.quiet_s or self._overdue(p, now)
 
     def _still_moving(self, key: Key, p: _Pending) -> bool:

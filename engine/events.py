@@ -99,6 +99,8 @@ class NoticeKind(StrEnum):
     """An observer failed, stopped or could not start."""
     STILL_CHANGING = "still-changing"
     """A file still being written was read anyway; read again when it settles."""
+    RESTING = "resting"
+    """A file whose read was costly keeps changing: it is read less often."""
     RESCAN = "rescan"
     """The watcher rescans the roots."""
     STORE_INDEX = "store-index"

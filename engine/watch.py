@@ -20,6 +20,12 @@ snapshot of the index (:meth:`WatchTarget.start_write_behind`: seconds at millio
 records, which a change made meanwhile must not wait for); the consumer concludes it between
 batches (:meth:`WatchTarget.finish_write_behind`), woken by its end.
 
+A file whose last read was costly and that keeps changing (a log of megabytes appended every
+second, a spreadsheet saved every minute by its application) rests between reads: it is read
+again no sooner than ``rest_ratio`` times what its last read cost (its text indexed included,
+:data:`Costs`), at most ``rest_max_s``, so that one such file takes at most a tenth of the
+machine; the change made meanwhile is read when the rest ends, a notice says so once a file.
+
 Safety nets, all on the consumer: a periodic rescan (``rescan_s``), an immediate one when
 events were lost (inotify queue overflow, too many pending paths, an observer that died, a
 ``.quarryignore`` at the top changed), a restart of a dead observer, and the periodic tools
@@ -39,7 +45,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -88,11 +94,26 @@ class WatchOptions:
     """``extract.jsonl`` is written from the index once no batch came for this long..."""
     records_max_s: float = 10.0
     """...and at least this often while batches keep coming (a folder that never settles)."""
+    rest_ratio: float = 10.0
+    """A file read again waits this many times what its last read cost (0: never waits)..."""
+    rest_max_s: float = 300.0
+    """...at most this long: a file that changes all day is read at least this often."""
 
     def timing(self, polling: bool) -> Timing:
         """Debounce timing; polling sees a change only once per interval, so waits longer."""
         quiet = max(self.debounce_s, 3 * self.poll_s) if polling else self.debounce_s
         return Timing(quiet, max(self.batch_max_s, quiet), max(self.settle_max_s, quiet))
+
+
+Costs = Mapping[tuple[str, str], float]
+"""(root, path) -> seconds of work the batch's read of that file cost (see
+:meth:`WatchTarget.apply`)."""
+
+REST_MIN_S = 1.0
+"""A rest shorter than this is none: a file that reads in a tenth of a second is always read at
+once (the quiet period already gathers a burst of writes)."""
+TOLD_MOST = 10_000
+"""Files whose rest was said, remembered so that each is said once (past this: said again)."""
 
 
 class Deferred(Exception):
@@ -117,8 +138,9 @@ class WatchTarget(Protocol):
         """The walk's ignore rules (the store's folder among them)."""
         ...
 
-    def apply(self, batch: Batch) -> None:
-        """Bring the records of these paths up to date, hashing every file they name.
+    def apply(self, batch: Batch) -> Costs | None:
+        """Bring the records of these paths up to date, hashing every file they name; what
+        each file read cost (none for a file whose record was kept), or None.
 
         A folder in the batch is walked whole. Raises :class:`Deferred` when the machine kept
         the change out, :class:`engine.errors.StoreLost` when the store went away.
@@ -206,6 +228,7 @@ class Watcher:
         self._next_tools = now + self.options.tools_recheck_s
         self._hook = _OverflowHook(self)
         self._thread: threading.Thread | None = None
+        self._told_rest: set[tuple[str, str]] = set()
 
     @property
     def started(self) -> bool:
@@ -526,13 +549,36 @@ class Watcher:
                 f"{self.debouncer.timing.settle_max_s:g} s anyway; read again when it settles",
             )
         try:
-            self.target.apply(ready.batch)
+            costs = self.target.apply(ready.batch)
         except Deferred as exc:
             self._hold(ready)
             self._troubled(str(exc))
             self._held_at = time.monotonic() + retry_after(self.tries)
             return
         self._cleared()
+        if costs:
+            self._rest(costs)
+
+    def _rest(self, costs: Costs) -> None:
+        """Hold back the files whose read was costly (see the module docstring)."""
+        now = time.monotonic()
+        o = self.options
+        for key, cost in costs.items():
+            wait = min(o.rest_max_s, o.rest_ratio * cost)
+            if wait < REST_MIN_S:
+                continue
+            self.debouncer.rest(key, now + wait)
+            if key in self._told_rest:
+                continue
+            if len(self._told_rest) >= TOLD_MOST:
+                self._told_rest.clear()
+            self._told_rest.add(key)
+            root, rel = key
+            self._notice(
+                NoticeKind.RESTING,
+                f"{shown(rel)} in {shown(root)} costs about {cost:.1f} s a read: while it "
+                f"keeps changing, it is read at most every {wait:.0f} s",
+            )
 
     def _followed(self, ready: Ready) -> Ready:
         """``ready`` without the paths of roots that are gone: they came from the folder
