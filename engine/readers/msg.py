@@ -159,7 +159,8 @@ class MsgReader:
     """Outlook messages (and other .msg items) by extract-msg."""
 
     name = "msg"
-    version = 2
+    version = 3
+    """3: a body only in RTF read as the RTF reader's version 3 reads it."""
     mimes = frozenset({M.MSG})
     tools: tuple[str, ...] = ()
 

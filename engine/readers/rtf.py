@@ -6,8 +6,16 @@ Text comes from plain characters, ``\\'hh`` bytes (decoded in the document's cod
 ``\\ucN`` fallback characters skipped) and the control words that stand for characters
 (``\\par``, ``\\line``, ``\\tab``, ``\\cell``, quotes, dashes). Groups that hold no body text
 (font and colour tables, style sheets, document info, pictures, objects, headers, footers,
-field instructions and every ``\\*`` destination) are discarded. Group depth is bounded and
-``\\binN`` data is skipped without being looked at.
+field instructions, list definitions and every ``\\*`` destination) are discarded. Group depth
+is bounded and ``\\binN`` data is skipped without being looked at. The document ends where its
+outermost group does, as in Word, when binary bytes follow (a transfer's padding, a tool's
+trailer: not text; a document written after them, ``{\\rtf`` again, is read too); seven-bit
+text after it is read on, as before (a writer's stray brace).
+
+A list item's marker (``\\listtext``, ``\\pntext``) drawn in a symbol font (Symbol, OpenSymbol,
+Wingdings...: a glyph's code is no character of any code page; LibreOffice even declares
+OpenSymbol Shift-JIS) is written as a bullet, ``\u2022``, not as the code page's character for
+the glyph's byte (a U+FFFD, or a stray letter).
 """
 
 from __future__ import annotations
@@ -45,7 +53,8 @@ _SKIP_WORDS = (
     "rsidtbl generator xmlnstbl themedata colorschememapping datastore latentstyles "
     "filetbl pgdsctbl fldinst bkmkstart bkmkend sp nonshppict pn xe tc txe ftnsep "
     "ftnsepc aftnsep aftnsepc ftncn aftncn docvar userprops protusertbl passwordhash "
-    "wgrffmtfilter mmathPr listpicture panose falt fname private"
+    "wgrffmtfilter mmathPr listpicture panose falt fname private list listlevel leveltext "
+    "levelnumbers listname listoverride lfolevel"
 )
 SKIP_DESTINATIONS = frozenset(_SKIP_WORDS.split())
 """Destinations whose groups hold no body text."""
@@ -67,6 +76,15 @@ CHARSET_CODECS = {
 }  # fmt: skip
 
 
+SYMBOL_CHARSET = 2
+"""``\\fcharset2``: the font's glyphs are symbols, its bytes no code page's characters."""
+SYMBOL_FONTS = ("symbol", "opensymbol", "wingdings", "webdings", "zapf", "marlett", "mt extra")
+"""Font names (their start, any case) that are symbol fonts whatever their character set says."""
+MARKER_WORDS = frozenset({"listtext", "pntext"})
+"""Destinations that hold a list item's marker (its number or bullet) as the writer drew it."""
+BULLET = "\u2022"
+
+
 def _codec(name: str) -> str | None:
     try:
         return codecs.lookup(name).name
@@ -85,6 +103,10 @@ class _Group:
     codec: str = "cp1252"
     dest: str = ""
     """The destination this group belongs to (``fonttbl`` inside the font table...)."""
+    symbol: bool = False
+    """The current font is a symbol font."""
+    marker: bool = False
+    """In a list item's marker."""
 
 
 class _Parser:
@@ -101,11 +123,17 @@ class _Parser:
         self.fallback = 0  # \uN fallback characters still to skip
         self.ignorable = False  # the last token was \*
         self.fonts: dict[int, str] = {}
+        self.symbols: set[int] = set()
+        """The fonts that are symbol fonts."""
         self.font = -1  # font being defined in the font table
+        self.font_name = bytearray()  # the start of its name, as the table spells it
+        self.font_depth = 0  # the depth of its group (the name is not in a nested one)
         self.deff = 0  # the document's default font
         self.default = "cp1252"
         self.objects: list[bytearray] = []
         """Each ``\\objdata``'s hex digits, as they came."""
+        self.binary_at: int | None = None
+        """Where the first byte no RTF holds is (-1: none to the end), once looked for."""
 
     def run(self) -> None:
         pos, end = 0, len(self.data)
@@ -113,6 +141,16 @@ class _Parser:
             m = _TOKEN.match(self.data, pos)
             if m is None:  # a lone backslash at the very end
                 break
+            if m.group(5) == b"}" and len(self.stack) == 1 and not self._goes_on(pos):
+                # the document's own group ends and binary follows: no part of it, but for
+                # another document a tool wrote after it
+                self._decode_pending()
+                self._brace(b"}")
+                pos = self.data.find(b"{\\rtf", pos)
+                if pos < 0:
+                    break
+                self._emit("\n")
+                continue
             pos = m.end()
             if m.group(3) is None:
                 self._decode_pending()
@@ -128,6 +166,16 @@ class _Parser:
                 self._text(m.group(6))
         self._decode_pending()
         self._flush(final=True)
+
+    def _goes_on(self, pos: int) -> bool:
+        """Whether the bytes after ``pos`` could be more of the document, read on after its
+        group closed (a writer's stray brace): seven-bit text to the end, as RTF is. The
+        first byte that cannot be is looked for once (a stray brace each line costs no
+        search of the rest each)."""
+        if self.binary_at is None or (self.binary_at >= 0 and self.binary_at < pos):
+            found = _NOT_RTF.search(self.data, pos)
+            self.binary_at = found.start() if found is not None else -1
+        return self.binary_at < 0
 
     # --- tokens ----------------------------------------------------------------------------
 
@@ -150,6 +198,8 @@ class _Parser:
         ignorable, self.ignorable = self.ignorable, False
         if word in SKIP_DESTINATIONS or ignorable:
             self.state = replace(self.state, skip=True, dest=self.state.dest or word)
+        elif word in MARKER_WORDS:
+            self.state = replace(self.state, marker=True)
         if word == "objdata" and len(self.objects) < MAX_OBJECTS:
             self.state = replace(self.state, objdata=True)
             self.objects.append(bytearray())
@@ -178,11 +228,13 @@ class _Parser:
             self.default = {"mac": "mac_roman", "pc": "cp437", "pca": "cp850"}[word]
             self.state = replace(self.state, codec=self.default)
         elif word == "f" and arg is not None:
-            self.state = replace(self.state, codec=self.fonts.get(arg, self.default))
+            codec = self.fonts.get(arg, self.default)
+            self.state = replace(self.state, codec=codec, symbol=arg in self.symbols)
         elif word == "deff" and arg is not None:
             self.deff = arg
         elif word == "plain":
-            self.state = replace(self.state, codec=self.fonts.get(self.deff, self.default))
+            codec = self.fonts.get(self.deff, self.default)
+            self.state = replace(self.state, codec=codec, symbol=self.deff in self.symbols)
 
     def _table_word(self, word: str, arg: int | None) -> None:
         """Inside the font table, remember each font's character set."""
@@ -190,6 +242,10 @@ class _Parser:
             return
         if word == "f":
             self.font = arg
+            self.font_name.clear()
+            self.font_depth = len(self.stack)
+        elif word == "fcharset" and arg == SYMBOL_CHARSET:
+            self.symbols.add(self.font)
         elif word == "fcharset" and arg in CHARSET_CODECS:
             self.fonts[self.font] = CHARSET_CODECS[arg]
         elif word == "cpg":
@@ -218,12 +274,22 @@ class _Parser:
         if self.state.skip:
             if self.state.objdata:
                 self.objects[-1] += raw
+            elif self.state.dest == "fonttbl" and len(self.stack) == self.font_depth:
+                self._font_name(raw)
             return
         if self.fallback:
             cut = min(self.fallback, len(raw))
             raw, self.fallback = raw[cut:], self.fallback - cut
         if raw:
             self._emit(raw.decode(self.state.codec, "replace"))
+
+    def _font_name(self, raw: bytes) -> None:
+        """Text in the font table: the font's name, up to its ``;`` (a symbol font's?)."""
+        if len(self.font_name) < 64:
+            self.font_name += raw[:64]
+        name = bytes(self.font_name).decode("latin-1").strip().lower()
+        if name.startswith(SYMBOL_FONTS):
+            self.symbols.add(self.font)
 
     # --- output ----------------------------------------------------------------------------
 
@@ -233,6 +299,8 @@ class _Parser:
             self.pending.clear()
 
     def _emit(self, text: str) -> None:
+        if self.state.marker and self.state.symbol and not text.isspace():
+            text = BULLET * sum(1 for c in text if not c.isspace())  # (a glyph, drawn)
         self.out.append(text)
         self.size += len(text)
         if self.size >= FLUSH_CHARS:
@@ -266,14 +334,18 @@ def _unhex(hexed: bytearray) -> bytes:
 
 
 _NOT_HEX = re.compile(rb"[^0-9a-fA-F]+")
+_NOT_RTF = re.compile(rb"[^\t\n\r\x20-\x7e]")
+"""A byte no RTF document holds (it is seven-bit text; ``\\bin`` data is inside a group)."""
 
 
 class RtfReader:
     """Rich Text Format by a built-in tokenizer."""
 
     name = "rtf"
-    version = 2
-    """2: the documents embedded in it as OLE objects are read as its members."""
+    version = 3
+    """2: the documents embedded in it as OLE objects are read as its members. 3: list
+    definitions (a ``\\list`` outside its table) left out, a symbol font's list marker a
+    bullet, nothing after the document's outermost group."""
     mimes = frozenset({M.RTF, "text/rtf"})
     tools: tuple[str, ...] = ()
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
-from engine.readers.rtf import MAX_DEPTH, RtfReader
+from engine.readers.rtf import MAX_DEPTH, RtfReader, rtf_to_text
 from fixtures.gen.misc import RTF_SAMPLE, RTF_TEXT
 
 HEADER = rb"{\rtf1\ansi\deff0{\fonttbl{\f0\fswiss Helvetica;}}{\colortbl;\red255\green0\blue0;}"
@@ -107,3 +109,80 @@ def test_surrogate_pair_split_across_flushes(tmp_path: Path) -> None:
 
 def test_generated_sample_exact_text(tmp_path: Path) -> None:
     assert read(tmp_path, RTF_SAMPLE) == RTF_TEXT
+
+
+def test_list_definitions_outside_their_table_are_dropped(tmp_path: Path) -> None:
+    """A ``\\list`` group where no ``\\listtable`` holds it (Tika's test_list_override.rtf):
+    its level texts are bytes of numbering, its name no body text."""
+    data = (
+        HEADER
+        + rb"{\list\listtemplateid6{\listlevel\levelnfc0{\leveltext \'02\'00.}{\levelnumbers"
+        + rb" \'01}}{\listname List1382206859_1;}\listid1}"
+        + rb"{\*\listoverridetable{\listoverride\listid1{\lfolevel{\listlevel{\leveltext"
+        + rb" \'01\'b7}}}}}Body\par}"
+    )
+    assert read(tmp_path, data) == "Body\n"
+
+
+SYMBOL_FONTS = (
+    rb"{\rtf1\ansi\deff0{\fonttbl{\f0\froman\fcharset0 Times New Roman;}"
+    rb"{\f1\froman\fcharset2 Symbol;}"
+    rb"{\f3\fnil\fprq0\fcharset128 OpenSymbol{\*\falt Arial Unicode MS};}"
+    rb"{\f4\fnil\fcharset0{\*\panose 05010000000000000000}Wingdings;}"
+    rb"{\f5\fnil\fcharset0{\*\panose 05010000000000000000}Arial;}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("marker", "expected"),
+    [
+        (rb"{\listtext\pard\plain\f1 \'b7\tab}", "\u2022\titem"),  # Word: Symbol's bullet
+        (rb"{\listtext\pard\plain \loch\f3 \'96\tab}", "\u2022\titem"),  # LibreOffice
+        (rb"{\listtext\pard\plain\f4 \u-3844\'fc\tab}", "\u2022\titem"),  # Wingdings
+        (rb"{\pntext\f1 \'b7\tab}", "\u2022\titem"),  # Word 6's list text
+        (rb"{\listtext\pard\plain\f0 2.\tab}", "2.\titem"),  # a number: as it is
+        (rb"{\listtext\pard\plain\f5 -\tab}", "-\titem"),  # a text font's dash: as it is
+    ],
+)
+def test_a_symbol_font_s_list_marker_is_a_bullet(
+    tmp_path: Path, marker: bytes, expected: str
+) -> None:
+    assert read(tmp_path, SYMBOL_FONTS + marker + rb"item\par}") == expected + "\n"
+
+
+def test_a_symbol_font_outside_a_marker_is_read_as_before(tmp_path: Path) -> None:
+    assert read(tmp_path, SYMBOL_FONTS + rb"{\f1 a}\'b7\par}") == "a\u00b7\n"
+
+
+def test_binary_after_the_document_s_group_is_not_text(tmp_path: Path) -> None:
+    """Bytes after the closing brace (a transfer's padding, a tool's trailer: Tika's
+    testRTFListOverride.rtf ends in binary) are not read; a document after them is."""
+    junk = b"\xef\xbf\xbd8\x11$DM\xef\xbf\xbd\x17q\x00\x00"
+    assert read(tmp_path, HEADER + rb"Body\par}" + junk) == "Body\n"
+    assert read(tmp_path, HEADER + rb"Body\par}" + b"more}" + junk) == "Body\n"
+    second = HEADER + rb"Second\par}"
+    assert read(tmp_path, HEADER + rb"One\par}" + junk + second) == "One\n\nSecond\n"
+    many = HEADER + rb"a\par}" + b"}x" * 20_000 + b"\x00"  # stray braces: one look each
+    assert read(tmp_path, many) == "a\n"
+
+
+_PIECES = st.sampled_from(
+    [
+        b"{", b"}", b"\\par ", b"\\'b7", b"\\'96", b"\\u-3844?", b"\\listtext ", b"\\pntext ",
+        b"\\f1 ", b"\\f3 ", b"\\plain ", b"\\list ", b"\\leveltext ", b"\\*", b"\\bin3 ",
+        b"{\\rtf1 ", b"text ", b"\x00\xff", b"\\uc0 ", b"\\ud83d ", b";",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_document_of_these_pieces_reads_to_text(pieces: list[bytes]) -> None:
+    """Symbol fonts, markers, list definitions, stray braces and binary in any order: text
+    or a limit, never another exception, never a lone surrogate."""
+    sink = TextSink(1_000_000)
+    try:
+        rtf_to_text(SYMBOL_FONTS + b"".join(pieces), sink)
+    except LimitExceeded:
+        return
+    sink.getvalue().encode("utf-8")
