@@ -84,13 +84,19 @@ def _chunks(stream: io.BufferedIOBase) -> Iterator[bytes]:
 class CompressedReader:
     """One compression format: the document it holds, read through the registry."""
 
-    version = 1
     tools: tuple[str, ...] = ()
 
     def __init__(
-        self, name: str, mimes: frozenset[str], suffixes: tuple[str, ...], opener: Opener
+        self,
+        name: str,
+        mimes: frozenset[str],
+        suffixes: tuple[str, ...],
+        opener: Opener,
+        version: int = 1,
     ) -> None:
         self.name = name
+        self.version = version
+        """Each format's own: a new version of one reads only its own files again."""
         self.mimes = mimes
         self.suffixes = suffixes
         """File name endings the format uses, longest first."""
@@ -312,7 +318,10 @@ def _readers() -> tuple[CompressedReader, ...]:
         CompressedReader("bzip2", frozenset({"application/x-bzip2"}), (".bz2", ".bz"), _bzip2),
         CompressedReader("xz", frozenset({M.XZ, "application/x-lzma"}), (".xz", ".lzma"), _xz),
         CompressedReader("compress", frozenset({M.COMPRESS}), (".z", ".taz"), _Unlzw),
-        CompressedReader("p7m", frozenset({M.PKCS7, "application/x-pkcs7-mime"}), (".p7m",), _p7m),
+        # p7m 2: an XML inside (an e-invoice) read without its base64, its attachments members
+        CompressedReader(
+            "p7m", frozenset({M.PKCS7, "application/x-pkcs7-mime"}), (".p7m",), _p7m, version=2
+        ),
     ]
     zstd = _zstd_open()
     if zstd is not None:

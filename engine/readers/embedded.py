@@ -40,6 +40,9 @@ Embedded = tuple[str, "bytes | ReadFailure"]
 """An embedded document's name and its bytes, or why they could not be had."""
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+DOCUMENT_MAGICS = (b"%PDF-", OLE_MAGIC, b"PK\x03\x04", b"{\\rtf")
+"""How a document's bytes start, where a container holds bytes of any kind (a database's
+BLOBs, an XML file's base64): a PDF, an Office 97 file, a zip (OOXML, OpenDocument), an RTF."""
 _EMBEDDINGS = ("word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
 _NATIVE = "\x01Ole10Native"
 _PAYLOADS = ("CONTENTS", "Package")

@@ -42,13 +42,11 @@ from urllib.parse import quote
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.embedded import OLE_MAGIC, Embedded, with_embedded
+from engine.readers.embedded import DOCUMENT_MAGICS, Embedded, with_embedded
 from engine.readers.members import scratch_dir
 
 _SKIPPED_TYPES = frozenset({"view", "shadow", "virtual-shadow"})
 _CELL = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
-DOCUMENT_MAGICS = (b"%PDF-", OLE_MAGIC, b"PK\x03\x04", b"{\\rtf")
-"""How a BLOB that is a document starts."""
 _ERRORS = (sqlite3.Error, UnicodeDecodeError)
 """What a damaged database raises (a name in its schema that is not UTF-8: the second)."""
 _Blob = tuple[str, str, int]

@@ -197,7 +197,8 @@ class TextReader:
 
     name = "text"
     version = 2
-    mimes = frozenset({"text/*", M.PLAIN, *M.TEXTUAL_APPLICATION})
+    mimes = frozenset({"text/*", M.PLAIN, *(M.TEXTUAL_APPLICATION - {M.XML})})
+    """(XML files are :mod:`engine.readers.xmldoc`'s: the documents they carry in base64.)"""
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:

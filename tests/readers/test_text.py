@@ -114,12 +114,18 @@ def test_charset_names() -> None:
 
 @pytest.mark.parametrize(
     "mime",
-    [M.PLAIN, "text/markdown", "text/x-python", M.JSON, M.XML, M.SVG, "application/x-yaml"],
+    [M.PLAIN, "text/markdown", "text/x-python", M.JSON, M.SVG, "application/x-yaml"],
 )
 def test_registry_maps_textual_types_here(mime: str) -> None:
     reader = registry.reader_for(mime)
     assert reader is not None
     assert reader.name == "text"
+
+
+@pytest.mark.parametrize("mime", [M.XML, "text/xml"])
+def test_xml_is_read_by_the_reader_that_takes_its_base64_out(mime: str) -> None:
+    reader = registry.reader_for(mime)
+    assert reader is not None and reader.name == "xml"
 
 
 def test_reader_identity() -> None:
