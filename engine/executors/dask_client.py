@@ -691,16 +691,28 @@ class DaskExecutor:
             self._overhead = max(0.0, (result.seconds - total) / len(jobs))
 
     def _settle(self, fut: Any, jobs: list[_Job]) -> Iterator[tuple[ReadTask, Outcome]]:
-        """Turn one finished future into its files' outcomes (or into work to do again)."""
-        if fut.status == "finished":
-            result: BatchResult = fut.result()
-            yield from self._results(jobs, result)
-        elif fut.status == "cancelled":
+        """Turn one finished future into its files' outcomes (or into work to do again).
+
+        Its result or error is fetched over the network: a connection that fails meanwhile
+        (the scheduler killed, its worker gone) is the cluster's, never the store's (an
+        OSError from here once read as "cannot write the store", exit 3): ClusterLost when
+        the client has lost its scheduler, else its files are sent again."""
+        if fut.status == "cancelled":
             raise self._lost()
+        try:
+            done = fut.result() if fut.status == "finished" else fut.exception()
+        except OSError:
+            self._alive()
+            fut.release()
+            for job in jobs:
+                self._queue(job)
+            return
+        if fut.status == "finished":
+            yield from self._results(jobs, done)
         else:
             from distributed import KilledWorker  # (imported by the connection)
 
-            exc = fut.exception()
+            exc = done
             if isinstance(exc, KilledWorker):
                 if len(jobs) > 1:
                     self._singles.extend(jobs)  # again one by one: only the culprit is blamed

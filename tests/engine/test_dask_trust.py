@@ -1063,3 +1063,49 @@ def test_a_local_worker_s_text_that_is_not_there_is_a_machine_failure_too(tmp_pa
     assert result.machine_failures == 1 and (str(root), "new.txt") not in records
     (said,) = notices(events, "machine-failure")
     assert "the text its worker wrote is not in the store" in said
+
+
+class _Gone:
+    """A finished future whose result cannot be fetched: the connection was reset."""
+
+    status = "finished"
+
+    def __init__(self) -> None:
+        self.released = False
+
+    def result(self) -> Any:
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    def release(self) -> None:
+        self.released = True
+
+
+class _Connection:
+    """A client of a given status, and nothing else."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+
+def test_a_result_lost_with_the_scheduler_is_the_cluster_lost_not_the_store() -> None:
+    """The scheduler killed as a result was fetched: the OSError is the cluster's (it once
+    ended the sweep as "cannot write the store", exit 3, not as a lost scheduler, exit 1)."""
+    from engine.executors.dask_client import _Job
+    from engine.executors.spec import ClusterLost
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._client = _Connection("closed")
+    task = ReadTask("/x/a.txt", "", LIMITS, ToolSet.empty(), "/s/tmp", 10)
+    with pytest.raises(ClusterLost, match="lost the Dask scheduler"):
+        list(ex._settle(_Gone(), [_Job(task, frozenset())]))
+
+
+def test_a_result_lost_with_its_worker_is_read_again() -> None:
+    from engine.executors.dask_client import _Job
+
+    ex = _executor_with({"tcp://a": ()})
+    ex._client = _Connection("running")
+    task = ReadTask("/x/a.txt", "", LIMITS, ToolSet.empty(), "/s/tmp", 10)
+    fut = _Gone()
+    assert list(ex._settle(fut, [_Job(task, frozenset())])) == []
+    assert [j.task for q in ex._todo.values() for j in q] == [task] and fut.released
