@@ -96,6 +96,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"fLaC", "audio/flac"),
     (b"\x00asm", "application/wasm"),
     (b"bplist00", M.BPLIST),
+    (b"\x10" * 7 + b"\x11" * 6, M.FOXMAIL),  # the separator before each message
+    (b"SIMPLE  =", M.FITS),  # its first card, the keyword padded to 8
     (b"ITSF\x03\x00\x00\x00", M.CHM),  # Compiled HTML Help, version 3
 )
 _PFF_CLIENTS = {b"SM": M.PST, b"SO": M.OST}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 10
+DETECTION = 11
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -14,7 +14,7 @@ an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
 were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm;
 10: Apple's binary property lists, Safari's web archives among them, which were text or
-unknown bytes).
+unknown bytes; 11: Foxmail mailboxes and FITS files, which were text).
 A store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 
@@ -27,6 +27,10 @@ CSV = "text/csv"
 TSV = "text/tab-separated-values"
 EML = "message/rfc822"
 MBOX = "application/mbox"
+FITS = "application/fits"
+"""A FITS file (astronomy's images and tables), told by its first card, ``SIMPLE  =``."""
+FOXMAIL = "application/x-foxmail"
+"""A Foxmail mailbox (``.box``, Tencent's mail client): messages after a binary separator."""
 MSG = "application/vnd.ms-outlook"
 RTF = "application/rtf"
 PDF = "application/pdf"
