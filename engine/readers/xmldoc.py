@@ -80,8 +80,8 @@ def _base64(node: str) -> bytes | None:
     """The bytes ``node`` spells in base64, or None when it is not base64: one line, or
     lines of one width but the last (as every encoder wraps), each of the alphabet alone."""
     lines = [line.strip() for line in node.strip().splitlines()]
-    if not all(_LINE.fullmatch(line) for line in lines):
-        return None
+    if not lines or not all(_LINE.fullmatch(line) for line in lines):
+        return None  # (none: white space alone, as an XMP packet's padding is)
     width = len(lines[0])
     if len(lines) > 1 and (width < 16 or any(len(x) != width for x in lines[1:-1])):
         return None

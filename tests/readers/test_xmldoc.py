@@ -72,8 +72,9 @@ def test_base64_of_no_document_leaves_the_text_and_adds_no_member(tmp_path: Path
         "a long paragraph of words " * 60,  # prose: spaces
         "\n".join(["apple", "banana", "cherry", "dates"] * 80),  # a word a line: ragged
         "Zm9v" * 60,  # too short to be taken for base64 content (240 characters)
+        (" " * 99 + "\n") * 20,  # an XMP packet's padding: white space alone
     ],
-    ids=["prose", "word-list", "short"],
+    ids=["prose", "word-list", "short", "padding"],
 )
 def test_text_that_is_no_base64_stays(tmp_path: Path, node: str) -> None:
     _outcome, text = read_bytes(tmp_path, "words.xml", f"<w>{node}</w>".encode())
@@ -92,7 +93,7 @@ def test_a_file_past_the_whole_size_is_read_as_text(
 _OLE = base64.b64encode(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" * 200).decode()
 _PIECES = st.sampled_from(
     ["<a>", "</a>", "<NomeAttachment>x.pdf</NomeAttachment>", _wrapped(PDF), _wrapped(PDF)[:300],
-     "text ", "\n", "=", "<", ">", _OLE]
+     "text ", "\n", "=", "<", ">", _OLE, " " * 300]
 )  # fmt: skip
 
 
