@@ -180,7 +180,10 @@ def detect(path: Path, head: bytes | None = None) -> str:
     if by_content:
         return by_content
     if _looks_binary(head):
-        return _by_extension(path) or M.OCTET
+        ext = _by_extension(path)
+        if ext is not None and _is_textual(ext) and head.count(0) * NUL_SHARE > len(head):
+            return M.OCTET  # its name says text, its bytes are none (Android's binary XML)
+        return ext or M.OCTET
     return _sniff_text(path, head)
 
 
@@ -440,6 +443,12 @@ _STAR_IMPRESS_CLSID = "565C7221-85BC-11D1-89D0-008029E4B0B1"
 _WORKS_CLSID = "0EA45AB2-9E0A-11D1-A407-00C04FB932BA"
 """The root's class of a Works 5-9 word processor file: its text is in a ``CONTENTS`` stream,
 as a Publisher file's is (which has ``Quill`` beside it)."""
+
+
+NUL_SHARE = 20
+"""A file named as text whose first bytes are more than one in this many NULs (and no UTF-16)
+is no text: an ``AndroidManifest.xml`` inside an ``.apk`` is Android's binary XML, which read
+as text was garbage. A few NULs in a log (a crash's padding) keep it text."""
 
 
 def _looks_binary(head: bytes) -> bool:

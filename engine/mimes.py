@@ -14,7 +14,8 @@ an Office or OpenDocument file's reader found no decoder for; 8: SQLite's write-
 rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress files, which
 were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm;
 10: Apple's binary property lists, Safari's web archives among them, which were text or
-unknown bytes; 11: Foxmail mailboxes and FITS files, which were text).
+unknown bytes; 11: Foxmail mailboxes and FITS files, which were text, and files named as text
+whose bytes are binary, NULs more than one in twenty: Android's binary XML).
 A store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 

@@ -220,6 +220,21 @@ def test_binary_and_empty(tmp_path: Path) -> None:
     assert check(tmp_path, "controls", bytes(range(1, 9)) * 100) == M.OCTET
 
 
+def test_a_name_that_says_text_over_bytes_of_nuls_is_not_believed(tmp_path: Path) -> None:
+    """Android's binary XML (``AndroidManifest.xml`` in an ``.apk``: a chunk header, then a
+    string pool in UTF-16 among 32-bit fields) was read as text by its name, garbage."""
+    axml = struct.pack("<HHI", 3, 8, 1540) + struct.pack("<HHIIIII", 1, 28, 600, 3, 0, 0, 40)
+    axml += struct.pack("<3I", 0, 20, 36) + bytes(16)  # the strings' offsets, padding
+    for word in ("manifest", "package", "versionCode"):
+        axml += struct.pack("<H", len(word)) + word.encode("utf-16-le") + bytes(2)
+    axml += bytes(400)  # the element chunks' 32-bit fields, mostly zero
+    assert check(tmp_path, "AndroidManifest.xml", axml) == M.OCTET
+    assert check(tmp_path, "table.csv", b"a,b\x00\x00\x00\x00\n" * 200) == M.OCTET
+    # a few NULs (a log's crash padding in its first bytes) leave a text file text
+    log = b"2026-12-07 12:00:00 INFO started\n" * 120 + bytes(64)
+    assert check(tmp_path, "app.log", log) == M.PLAIN
+
+
 def test_unreadable_path_goes_by_extension(tmp_path: Path) -> None:
     assert detect(tmp_path / "missing.docx") == M.DOCX
     assert detect(tmp_path / "missing") == M.OCTET
