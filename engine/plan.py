@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from engine.quality import Verdict
 from engine.records import STATUSES, Reason, Record, Status, Why, lacks_found
 from engine.tools import ToolSet, read_with
 from engine.walk import Entry
@@ -87,11 +88,14 @@ def still_current(
     reader_versions: Mapping[str, int],
     reader_for_mime: Mapping[str, str | None],
     tool_names: AbstractSet[str],
+    unknown_again: bool = False,
 ) -> bool:
     """A cheap yes for the warm sweep's common case: an ok or no-text verdict whose reader is
     unchanged, read with every tool of ``tool_names`` (the tools found now) it uses, for
     unchanged content, is kept by :func:`decide` too (a test holds them to it). False means
-    "ask decide()", not "read"."""
+    "ask decide()", not "read" (``unknown_again`` as :func:`decide` takes it)."""
+    if unknown_again and prior.reader == TEXT_READER and _garbled(prior):
+        return False
     if (
         (prior.status == Status.OK and not prior.needs)
         or (prior.status == Status.EMPTY and prior.reason == Reason.NO_TEXT)
@@ -162,6 +166,16 @@ def decide(
     return Decision(False, None, base)
 
 
+TEXT_READER = "text"
+"""The reader of the files no other kind claims: one whose text came out garbled may be a kind
+a newer detection tells apart (a FITS file, a Foxmail mailbox, a Safari web archive, all read
+as text before), so such records are read again with the files no reader took."""
+
+
+def _garbled(record: Record) -> bool:
+    return record.quality is not None and record.quality.verdict == Verdict.GARBLED
+
+
 def _stale(
     base: Record,
     reader_versions: Mapping[str, int],
@@ -173,7 +187,8 @@ def _stale(
 ) -> str | None:
     """Why ``base``'s verdict can no longer be kept, or None when it can (``unknown_again``:
     readers came, or kinds are told apart anew, since the store's last sweep, and a file no
-    reader took may be a reader's now: its kind is detected again)."""
+    reader took, or one the text reader read to a garbled text, may be a reader's now: its
+    kind is detected again)."""
     current = reader_for_mime.get(base.mime)
     if base.status not in STATUSES:
         return Why.CHANGED  # from a newer writer, or damaged: this engine cannot keep it
@@ -185,6 +200,8 @@ def _stale(
         current != base.reader or reader_versions.get(base.reader) != base.v
     ):
         return Why.READER_CHANGED
+    if unknown_again and base.reader == TEXT_READER and _garbled(base):
+        return Why.READER_CHANGED  # its bytes may be a kind told apart since (a FITS file)
     if base.status == Status.UNSUPPORTED:
         return Why.TOOLS_CHANGED if base.tools != tools_fingerprint else None
     # Read without a tool found now: the read may give another text. Only a tool that came
@@ -245,7 +262,8 @@ _RETRY: Kept = ("file", "(read again)", True)
 _VERDICT = attrgetter(
     "status", "reason", "reader", "v", "mime", "tools", "needs", "crashes", "read_with"
 )
-"""The fields :func:`keeps` reads: records alike in them are judged once."""
+"""The fields :func:`keeps` reads: records alike in them (and in whether their text is
+garbled, :func:`_garbled`) are judged once."""
 
 
 class Keeper:
@@ -283,6 +301,7 @@ class Keeper:
         self.scoring = scoring()
         """Texts are scored (else a text's old score stands: the environment says which)."""
         self._kept: dict[tuple[object, ...], bool] = {}
+        """What :func:`keeps` said, by the fields it reads (see :data:`_VERDICT`)."""
 
     def __call__(self, r: Record) -> Kept | None:
         if r.status == Status.SKIPPED:
@@ -301,7 +320,7 @@ class Keeper:
             and (r.quality is None or r.quality.v != self.quality_version)
         ):
             return None  # its text is scored again
-        verdict = _VERDICT(r)
+        verdict = (*_VERDICT(r), _garbled(r))
         kept = self._kept.get(verdict)
         if kept is None:
             kept = self._kept[verdict] = keeps(

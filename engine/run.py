@@ -360,7 +360,8 @@ class Run:
                 )
             ):
                 assert prior is not None and prior.sha256 is not None
-                if still_current(prior, self.versions, self._readers, self.tool_names) and (
+                again = self.full and opts.unknown_again
+                if still_current(prior, self.versions, self._readers, self.tool_names, again) and (
                     not prior.has_text or self._has_text(prior.sha256)
                 ):
                     # The warm sweep's common case: what plan() would decide, without a plan.

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -118,3 +120,45 @@ def test_the_stat_index_of_an_older_detection_is_not_used() -> None:
     now = statindex.environment(ToolSet(()), "rules")
     with mock.patch.object(mimes_mod, "DETECTION", DETECTION + 1):
         assert statindex.environment(ToolSet(()), "rules") != now
+
+
+def test_text_records_that_came_out_garbled_are_read_again_when_kinds_are_told_apart_anew(
+    tmp_path: Path,
+) -> None:
+    """A FITS file read as text by a quarry that did not tell FITS apart (its pixels made the
+    text garbled) is read again by one that does, once; a good text is not."""
+    from tests.readers.test_fits import FILE
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "nebula.fits").write_bytes(FILE)
+    (root / "notes.txt").write_text("plain words of a note that reads well enough\n")
+    for name in ("nebula.fits", "notes.txt"):  # long unchanged: the warm sweep's fast path
+        os.utime(root / name, (time.time() - 3600, time.time() - 3600))
+    sweep([root], NO_TOOLS)
+    store = Store(root / ".quarry")
+    # as the older quarry left it: the FITS file read as text, garbled
+    lines = []
+    for line in store.jsonl_path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["path"] == "nebula.fits":
+            assert rec["reader"] == "fits"
+            rec.update(mime=M.PLAIN, reader="text", v=2, extractor="text:cp1252")
+            rec["quality"]["verdict"] = "garbled"
+        lines.append(json.dumps(rec))
+    store.jsonl_path.write_text("\n".join(lines) + "\n")
+    summary = store.out / "extract.summary.json"
+    held = json.loads(summary.read_text())
+    held["detection"] = DETECTION - 1
+    summary.write_text(json.dumps(held))
+    for name in ("extract.stat", "extract.db", "extract.db-wal", "extract.db-shm"):
+        (store.out / name).unlink(missing_ok=True)  # (built again from the older file)
+
+    sweep([root], NO_TOOLS)
+    got = {r.path: r for r in store.load_records()}
+    assert (got["nebula.fits"].reader, got["nebula.fits"].why) == ("fits", Why.READER_CHANGED)
+    assert got["notes.txt"].reused
+
+    (store.out / "extract.stat").unlink(missing_ok=True)
+    sweep([root], NO_TOOLS)  # once: this sweep's summary says this quarry's detection
+    assert all(r.reused for r in store.load_records())

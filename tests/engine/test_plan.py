@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.plan import RACY_NS, decide, keeps, needs_hash, still_current
+from engine.plan import RACY_NS, Decision, decide, keeps, needs_hash, still_current
+from engine.quality import Quality, Verdict
 from engine.records import Reason, Record, Status, Why
 from engine.tools import read_with
 
@@ -168,6 +169,29 @@ def test_the_warm_fast_path_only_keeps_what_decide_keeps() -> None:
             assert not d(r, full=full).read, r
 
 
+def test_a_garbled_text_is_read_again_when_kinds_are_told_apart_anew() -> None:
+    """Its bytes may be of a kind a newer detection knows (a FITS file read as text); a good
+    text, or a garbled one of another reader, is kept; the fast path agrees."""
+    garbled = rec(quality=Quality(Verdict.GARBLED))
+    good = rec(quality=Quality(Verdict.GOOD))
+    other = rec(reader="pdf", v=2, mime="application/pdf", quality=Quality(Verdict.GARBLED))
+    assert (again(garbled).read, again(garbled).why) == (True, Why.READER_CHANGED)
+    assert not again(good).read and not again(other).read and not d(garbled).read
+    assert not still_current(garbled, VERSIONS, READERS, frozenset(), True)
+    assert still_current(garbled, VERSIONS, READERS, frozenset(), False)
+    assert still_current(good, VERSIONS, READERS, frozenset(), True)
+    assert not keeps(garbled, VERSIONS, READERS, "tools1", frozenset(), unknown_again=True)
+    assert keeps(good, VERSIONS, READERS, "tools1", frozenset(), unknown_again=True)
+
+
+def again(prior: Record) -> Decision:
+    return decide(
+        SHA, prior, None, reader_versions=VERSIONS, reader_for_mime=READERS,
+        tools_fingerprint="tools1", full=True, forced=False, tool_names=frozenset(),
+        unknown_again=True,
+    )  # fmt: skip
+
+
 def test_the_empty_sha_is_the_hash_of_no_bytes() -> None:
     import hashlib
 
@@ -274,3 +298,16 @@ def test_an_unsupported_verdict_keeps_its_fingerprint_rule() -> None:
     assert not d(r, fp="tools1", names=frozenset()).read
     assert d(r, fp="tools2", names=frozenset({"tesseract"})).why == Why.TOOLS_CHANGED
     assert d(r, fp="tools2", names=frozenset()).why == Why.TOOLS_CHANGED  # a tool went
+
+
+def test_the_keeper_judges_a_garbled_text_apart_from_a_good_one() -> None:
+    """The merge's judge caches its answer by the fields it reads: a good text record judged
+    first must not decide for a garbled one when kinds are told apart anew."""
+    from engine.plan import Keeper
+    from engine.quality import QUALITY_VERSION
+
+    keeper = Keeper(VERSIONS, READERS, "tools1", 10**12, tool_names=(), unknown_again=True)
+    good = rec(reused=True, quality=Quality(Verdict.GOOD, v=QUALITY_VERSION))
+    garbled = rec(reused=True, quality=Quality(Verdict.GARBLED, v=QUALITY_VERSION))
+    assert keeper(good) is not None
+    assert keeper(garbled) is None
