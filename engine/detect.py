@@ -181,7 +181,8 @@ def detect(path: Path, head: bytes | None = None) -> str:
         return by_content
     if _looks_binary(head):
         ext = _by_extension(path)
-        if ext is not None and _is_textual(ext) and head.count(0) * NUL_SHARE > len(head):
+        nul = head.count(0)
+        if ext is not None and _is_textual(ext) and nul > NUL_MIN and nul * NUL_SHARE > len(head):
             return M.OCTET  # its name says text, its bytes are none (Android's binary XML)
         return ext or M.OCTET
     return _sniff_text(path, head)
@@ -448,7 +449,9 @@ as a Publisher file's is (which has ``Quill`` beside it)."""
 NUL_SHARE = 20
 """A file named as text whose first bytes are more than one in this many NULs (and no UTF-16)
 is no text: an ``AndroidManifest.xml`` inside an ``.apk`` is Android's binary XML, which read
-as text was garbage. A few NULs in a log (a crash's padding) keep it text."""
+as text was garbage. A few NULs in a log (a crash's padding) keep it text..."""
+NUL_MIN = 16
+"""...and so do a few in a short file (``before\x00after``), whatever their share."""
 
 
 def _looks_binary(head: bytes) -> bool:

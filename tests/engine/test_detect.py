@@ -233,6 +233,7 @@ def test_a_name_that_says_text_over_bytes_of_nuls_is_not_believed(tmp_path: Path
     # a few NULs (a log's crash padding in its first bytes) leave a text file text
     log = b"2026-12-07 12:00:00 INFO started\n" * 120 + bytes(64)
     assert check(tmp_path, "app.log", log) == M.PLAIN
+    assert check(tmp_path, "short.txt", b"before\x00after NUL\n") == M.PLAIN
 
 
 def test_unreadable_path_goes_by_extension(tmp_path: Path) -> None:
