@@ -181,8 +181,7 @@ def detect(path: Path, head: bytes | None = None) -> str:
         return by_content
     if _looks_binary(head):
         ext = _by_extension(path)
-        nul = head.count(0)
-        if ext is not None and _is_textual(ext) and nul > NUL_MIN and nul * NUL_SHARE > len(head):
+        if ext is not None and _is_textual(ext) and _mostly_nul(head):
             return M.OCTET  # its name says text, its bytes are none (Android's binary XML)
         return ext or M.OCTET
     return _sniff_text(path, head)
@@ -452,6 +451,12 @@ is no text: an ``AndroidManifest.xml`` inside an ``.apk`` is Android's binary XM
 as text was garbage. A few NULs in a log (a crash's padding) keep it text..."""
 NUL_MIN = 16
 """...and so do a few in a short file (``before\x00after``), whatever their share."""
+
+
+def _mostly_nul(head: bytes) -> bool:
+    """Whether ``head`` holds NULs past :data:`NUL_SHARE` and :data:`NUL_MIN` both."""
+    nul = head.count(0)
+    return nul > NUL_MIN and nul * NUL_SHARE > len(head)
 
 
 def _looks_binary(head: bytes) -> bool:

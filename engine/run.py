@@ -339,6 +339,7 @@ class Run:
         records = self.records
         stat_of = records.stat_of if self.lean and isinstance(records, ServedRecords) else None
         relogged = self._relogged = self._logs_changed(stat_of)
+        again = self.full and opts.unknown_again  # (as plan() hands it to decide())
         for n, e in enumerate(self.entries):
             if n % 256 == 0 and self._stopping():
                 self.interrupted = True
@@ -360,7 +361,6 @@ class Run:
                 )
             ):
                 assert prior is not None and prior.sha256 is not None
-                again = self.full and opts.unknown_again
                 if still_current(prior, self.versions, self._readers, self.tool_names, again) and (
                     not prior.has_text or self._has_text(prior.sha256)
                 ):

@@ -141,16 +141,6 @@ class _Parser:
             m = _TOKEN.match(self.data, pos)
             if m is None:  # a lone backslash at the very end
                 break
-            if m.group(5) == b"}" and len(self.stack) == 1 and not self._goes_on(pos):
-                # the document's own group ends and binary follows: no part of it, but for
-                # another document a tool wrote after it
-                self._decode_pending()
-                self._brace(b"}")
-                pos = self.data.find(b"{\\rtf", pos)
-                if pos < 0:
-                    break
-                self._emit("\n")
-                continue
             pos = m.end()
             if m.group(3) is None:
                 self._decode_pending()
@@ -162,6 +152,13 @@ class _Parser:
                 self._symbol(m.group(4).decode("latin-1"))
             elif m.group(5) is not None:
                 self._brace(m.group(5))
+                if not self.stack and m.group(5) == b"}" and not self._goes_on(pos):
+                    # the document's own group ended and binary follows: no part of it, but
+                    # for another document a tool wrote after it
+                    pos = self.data.find(b"{\\rtf", pos)
+                    if pos < 0:
+                        break
+                    self._emit("\n")
             elif m.group(6) is not None:
                 self._text(m.group(6))
         self._decode_pending()
