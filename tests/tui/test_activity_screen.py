@@ -127,3 +127,53 @@ async def test_a_line_wider_than_the_screen_wraps_under_its_text(store: Store) -
         await settle(pilot)
         assert len(log.lines) < narrow and all(len(row) <= 160 for row in log.lines)
         assert " ".join(next(x for x in _lines(screen) if "tool0 " in x).split()).endswith(words)
+
+
+async def test_following_holds_through_a_resize_and_pauses_while_scrolled_up(store: Store) -> None:
+    """A resize of the terminal left the log short of its end: every line after it stayed
+    below the screen while the title said "following". Anchored, it follows through resizes;
+    scrolled up, it holds still and says so; back at the end, it follows again."""
+    from engine.events import Notice, NoticeKind
+    from tui.messages import EngineEvents
+
+    def say(*words: str) -> None:
+        app.post_message(EngineEvents([Notice(9.0, NoticeKind.POLLING, w) for w in words]))
+
+    app = TriageApp(store.out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        say(*(f"early {i}" for i in range(100)))
+        await settle(pilot)
+        await pilot.press("at")
+        await settle(pilot)
+        log = app.screen.query_one(Log)
+        assert "early 99" in screen_text(app)
+        for size in ((160, 30), (100, 45), (160, 40)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            say(f"after {size}")
+            await settle(pilot)
+            assert f"after {size}" in screen_text(app)
+            assert "following" in screen_text(app) and "paused" not in screen_text(app)
+
+        await pilot.press("pageup")
+        await settle(pilot)
+        top = log.scroll_y
+        say("while scrolled up")
+        await settle(pilot)
+        assert log.scroll_y == top and "while scrolled up" not in screen_text(app)
+        assert "paused: scrolled up" in screen_text(app)
+        await pilot.press("end")
+        await settle(pilot)
+        say("back at the end")
+        await settle(pilot)
+        assert "back at the end" in screen_text(app) and "paused" not in screen_text(app)
+
+        await pilot.press("f")
+        await settle(pilot)
+        say("not followed")
+        await settle(pilot)
+        assert "not followed" not in screen_text(app) and "not following" in screen_text(app)
+        await pilot.press("f")
+        await settle(pilot)
+        assert "not followed" in screen_text(app) and "following" in screen_text(app)

@@ -2,9 +2,12 @@
 
 Lines come from the app's :class:`~tui.eventlog.ActivityLog` ring buffer; ``/`` filters them
 (text, regular expression, ``!`` to invert, as the records filter); ``f`` stops or resumes
-following the newest line. A line wider than the screen wraps under its text, the time and
-kind standing alone to its left (at 80 columns a tools or sweep line lost its end past the
-edge).
+following the newest line. Following, the log is anchored to its end (Textual's
+``Widget.anchor``): it stays there through new lines and resizes alike (a resize of the terminal
+left it short of its end, and no line after it was shown while the title said "following"),
+scrolling up pauses it and scrolling back to the end resumes it. A line wider than the screen
+wraps under its text, the time and kind standing alone to its left (at 80 columns a tools or
+sweep line lost its end past the edge).
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class ActivityScreen(TriageScreen):
         """The log's :attr:`~tui.eventlog.ActivityLog.total` when its lines were last written."""
         self._width = 0
         """The width the log's lines were wrapped at."""
+        self.paused = False
+        """Following, but scrolled up from the end: new lines do not move the view."""
 
     def compose(self) -> ComposeResult:
         """Title, the log, the (hidden) filter box, footer."""
@@ -81,8 +86,11 @@ class ActivityScreen(TriageScreen):
     def on_mount(self) -> None:
         """Show what the log holds."""
         self.ready = True
+        log = self.log_widget
+        log.anchor(self.following)
+        self.watch(log, "scroll_y", self._scrolled, init=False)
         self._rewrite()
-        self.query_one(Log).focus()
+        log.focus()
 
     def start_over(self) -> None:
         """No filter, following the newest line, the keys on the log."""
@@ -92,7 +100,7 @@ class ActivityScreen(TriageScreen):
         box.remove_class("-shown")
         self.query_text = Query.parse("")
         self.following = True
-        self.log_widget.auto_scroll = True
+        self.log_widget.anchor()
         self._rewrite()
         self.log_widget.focus()
 
@@ -115,7 +123,7 @@ class ActivityScreen(TriageScreen):
             width = self._width = self._room()
             console = self.app.console
             rows = [row for t in texts for row in wrapped(t, width, console)]
-            self.log_widget.write_lines(rows, scroll_end=self.following)
+            self.log_widget.write_lines(rows, scroll_end=self.following and not self.paused)
             self.shown += len(texts)
         self._title()
 
@@ -137,8 +145,21 @@ class ActivityScreen(TriageScreen):
             parts.append(f"{count(activity.dropped, 'older routine line')} let go")
         if self.query_text.text:
             parts.append(f"{self.shown:,} match {escape(self.query_text.text)!s}")
-        parts.append("following" if self.following else "[$warning]not following (f)[/]")
+        if not self.following:
+            parts.append("[$warning]not following (f)[/]")
+        else:
+            parts.append(
+                "[$warning]paused: scrolled up (End follows)[/]" if self.paused else "following"
+            )
         self.query_one("#activity-title", Static).update(" · ".join(parts))
+
+    def _scrolled(self) -> None:
+        """The log moved: by its anchor, or by the user away from its end or back."""
+        log = self.log_widget
+        paused = self.following and log.scroll_y < log.max_scroll_y
+        if paused != self.paused:
+            self.paused = paused
+            self._title()
 
     def on_model_changed(self, message: ModelChanged) -> None:
         """New events arrived: show the lines added since the last write at once (the log
@@ -179,9 +200,8 @@ class ActivityScreen(TriageScreen):
     def action_follow(self) -> None:
         """Stop or resume following the newest event."""
         self.following = not self.following
-        self.log_widget.auto_scroll = self.following
-        if self.following:
-            self.log_widget.scroll_end(animate=False)
+        self.paused = False
+        self.log_widget.anchor(self.following)  # (anchoring scrolls to the end)
         self._title()
 
     def action_back(self) -> None:
