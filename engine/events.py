@@ -22,6 +22,21 @@ class Event:
     """``time.time()`` when the event happened."""
 
 
+class RunKind(StrEnum):
+    """Why a sweep runs: what its start and end say (the activity log's words)."""
+
+    SWEEP = "sweep"
+    """A full sweep: every root walked, every record decided."""
+    RESCAN = "rescan"
+    """The watcher's walk of every root (what events were missed), the stat cache trusted."""
+    CHANGES = "changes"
+    """The files the watcher saw change."""
+    RETRY = "retry"
+    """The files an operator asked to be read again."""
+    TOOLS = "tools"
+    """The files a tool that appeared unlocks."""
+
+
 @dataclass(frozen=True, slots=True)
 class SweepStarted(Event):
     """A sweep (full, or a watch batch) began."""
@@ -34,6 +49,8 @@ class SweepStarted(Event):
     """Their total size."""
     full: bool = True
     """False for an incremental watch batch."""
+    kind: RunKind = RunKind.SWEEP
+    """Why it runs (a run that is not full is a rescan, changes, a retry or a tool's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +91,8 @@ class SweepFinished(Event):
     """Files whose verdict was kept."""
     full: bool = True
     """False for an incremental watch batch."""
+    kind: RunKind = RunKind.SWEEP
+    """Why it runs (a run that is not full is a rescan, changes, a retry or a tool's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from engine.events import (
     Notice,
     NoticeKind,
     RecordsChanged,
+    RunKind,
     StoreHealth,
     StoreState,
     ToolsChanged,
@@ -251,7 +252,7 @@ class Session:
                 )
                 only = unlocked_by(self._sweeper.records.values(), appeared)
                 if only:
-                    self._sweeper.run(only=only, full=False)
+                    self._sweeper.run(only=only, full=False, kind=RunKind.TOOLS)
             return tools
 
     # -- the watcher's target (engine.watch.WatchTarget) ----------------------------------

@@ -48,6 +48,7 @@ from engine.events import (
     Notice,
     NoticeKind,
     RecordsChanged,
+    RunKind,
     SweepFinished,
     SweepStarted,
     ignore,
@@ -217,6 +218,17 @@ class _Journaled:
             self.held = []
 
 
+def _kind_of(
+    only: Mapping[str, Collection[str]] | None, force: Collection[Key], full: bool | None
+) -> RunKind:
+    """Why a run runs, told from :meth:`Sweeper.run`'s arguments."""
+    if full or (full is None and only is None):
+        return RunKind.SWEEP
+    if only is None:
+        return RunKind.RESCAN
+    return RunKind.RETRY if force else RunKind.CHANGES
+
+
 def resolve_roots(roots: Sequence[Path]) -> list[Path]:
     """Absolute roots, each once (a folder named twice, or by a link and by its own name, is
     one root: two of them read each file twice at once); a missing or non-folder root is a
@@ -323,6 +335,8 @@ class Sweeper:
 
             registry.use_extra(options.readers)
         self.on_event = on_event
+        self.kind = RunKind.SWEEP
+        """Why the run in flight runs (what its start and end events say)."""
         self.store = store_for(self.roots, options)
         self.rules = WalkRules(
             options.excludes, (str(self.store.out),), options.max_bytes, options.default_excludes
@@ -919,13 +933,17 @@ class Sweeper:
         full: bool | None = None,
         rehash: bool = False,
         passwords: Passwords = NO_PASSWORDS,
+        kind: RunKind | None = None,
     ) -> SweepResult:
         """Sweep everything, or just the paths in ``only`` (root -> relative paths).
 
         ``rehash``: hash every file of this run whatever the stat cache says (the watcher's
         batches: an event named these paths, so their size and mtime prove nothing).
         ``passwords``: tried on the encrypted files this run reads (an operator's retry).
+        ``kind``: why it runs, as its events say; None: told from the rest (a full sweep, a
+        rescan of every root, a retry of the ``force`` keys, else the watcher's changes).
         """
+        self.kind = kind or _kind_of(only, force, full)
         self._hold_if_unserved()
         with fewer_collections():
             if not self._loaded:
@@ -968,7 +986,7 @@ class Sweeper:
             return None
         started = min(started, self.walk_started)  # a walk made ahead began before this sweep
         roots = tuple(map(str, self.roots))
-        self.on_event(SweepStarted(started, roots, judged.files, judged.total, True))
+        self.on_event(SweepStarted(started, roots, judged.files, judged.total, True, self.kind))
         extracted = 0
         if judged.retry:
             run, new = self._read_again(judged.retry, listings, ready.prev_started_ns)
@@ -984,7 +1002,9 @@ class Sweeper:
         done = ready.finish(started, self.left_out, self._others())
         self._unloaded = _Unloaded(ready.index.tally(), int(started * 1e9))
         self.on_event(quick.progress(listings))
-        self.on_event(SweepFinished(time.time(), done.summary, extracted, judged.reused, True))
+        self.on_event(
+            SweepFinished(time.time(), done.summary, extracted, judged.reused, True, self.kind)
+        )
         self._walked = None
         return SweepResult(done.summary, extracted, judged.reused, errors=done.errors, quick=True)
 
@@ -1220,6 +1240,7 @@ class Sweeper:
                 len(entries),
                 sum(e.size for e in entries),
                 full,
+                self.kind,
             )
         )
         self._say_notices()
@@ -1300,7 +1321,7 @@ class Sweeper:
         files, total = sum(map(len, listings)), sum(sum(ls.sizes) for ls in listings)
 
         def begun() -> None:
-            self.on_event(SweepStarted(started, roots, files, total, full))
+            self.on_event(SweepStarted(started, roots, files, total, full, self.kind))
 
         return texts, _Journaled(self.ledger.journal, self.on_event, begun)
 
@@ -1515,7 +1536,7 @@ class Sweeper:
                 self.on_event(said)
         self._tell(run, run.decided if run.lean else len(new))
         self._lighten()
-        self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full))
+        self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full, self.kind))
         return SweepResult(
             summary,
             run.extracted,

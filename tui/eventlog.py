@@ -21,6 +21,7 @@ from engine.events import (
     Level,
     Notice,
     RecordsChanged,
+    RunKind,
     StoreHealth,
     SweepFinished,
     SweepStarted,
@@ -84,6 +85,21 @@ def _record_line(at: float, record: Record) -> LogLine:
     return LogLine(at, kind, text, kept=kind == "error")
 
 
+_RUN_WORDS = {
+    RunKind.SWEEP: ("full sweep started", "full sweep finished"),
+    RunKind.RESCAN: ("rescan started", "rescan finished"),
+    RunKind.CHANGES: ("changes seen", "changes applied"),
+    RunKind.RETRY: ("retry started", "retry finished"),
+    RunKind.TOOLS: ("reading again for new tools", "read again for new tools"),
+}
+"""How a run's start and end are said, by why it ran (a watch batch was said "rescan")."""
+
+
+def _kind(event: SweepStarted | SweepFinished) -> RunKind:
+    """Why the run ran (a run not full that says no more: a rescan, as it was said before)."""
+    return RunKind.RESCAN if not event.full and event.kind == RunKind.SWEEP else event.kind
+
+
 def describe(event: Event) -> list[LogLine]:
     """The log lines of one engine event (none for progress)."""
     at = event.at
@@ -92,12 +108,14 @@ def describe(event: Event) -> list[LogLine]:
         lines += [LogLine(at, "removed", shown(path)) for _root, path in event.removed]
         return lines
     if isinstance(event, SweepStarted):
-        what = "full sweep" if event.full else "rescan"
-        return [LogLine(at, "sweep", f"{what} started: {count(event.files, 'file')}")]
+        if _kind(event) == RunKind.CHANGES and not event.files:
+            return []  # (files removed: a line each says so)
+        started, _ = _RUN_WORDS[_kind(event)]
+        return [LogLine(at, "sweep", f"{started}: {count(event.files, 'file')}")]
     if isinstance(event, SweepFinished):
-        what = "full sweep" if event.full else "rescan"
+        _, finished = _RUN_WORDS[_kind(event)]
         counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
-        text = f"{what} finished: {event.extracted:,} read, {event.reused:,} reused ({counts})"
+        text = f"{finished}: {event.extracted:,} read, {event.reused:,} reused ({counts})"
         left = _left_out(at, event.summary) if event.full else []  # a batch walks no folder
         return [LogLine(at, "sweep", text), *left]
     if isinstance(event, ToolsChanged):
@@ -117,7 +135,8 @@ def describe(event: Event) -> list[LogLine]:
 def _notice_line(at: float, word: str, message: str, level: Level) -> LogLine:
     """``kind: message``; a warning or an error is kept."""
     kept = level in (Level.WARNING, Level.ERROR)
-    return LogLine(at, "notice", shown(f"{word}: {message}"), kept=kept)
+    text = message if message.startswith(f"{word} ") else f"{word}: {message}"
+    return LogLine(at, "notice", shown(text), kept=kept)  # (not "watching: watching 1 folder")
 
 
 def store_lines(

@@ -184,13 +184,15 @@ def test_a_tool_that_appears_in_a_session_reads_again_the_records_read_without_i
 ) -> None:
     """The dashboard's "check again" (and a watch's minute re-check): a tool that appeared
     reads again the records read without it, and no other, at once."""
+    from engine.events import Event, RunKind, SweepStarted
     from engine.session import Session
     from engine.sweep import SweepOptions
 
     docs, tools = _docs(tmp_path), tmp_path / "bin"
     tools.mkdir()
     monkeypatch.setenv("PATH", str(tools))  # no tool at all
-    session = Session([docs], SweepOptions(out=tmp_path / "store"))
+    events: list[Event] = []
+    session = Session([docs], SweepOptions(out=tmp_path / "store"), events.append)
     try:
         session.sweep()
         before = {r.path: r for r in session.sweeper.records.values()}
@@ -205,6 +207,9 @@ def test_a_tool_that_appears_in_a_session_reads_again_the_records_read_without_i
     assert {p for p, r in after.items() if r is not before[p]} == pdfs
     assert {after[p].why for p in pdfs} == {"tools-changed"}
     assert not [p for p in pdfs if "pdftotext" in lacked(after[p].read_with)]
+    said = [e.kind for e in events if isinstance(e, SweepStarted)]
+    assert said == [RunKind.SWEEP, RunKind.TOOLS]  # (the activity log: "reading again for
+    # new tools", where every run that was not full was said "rescan")
 
 
 def test_the_stat_index_keeps_the_count_for_the_quick_sweep_s_summary() -> None:

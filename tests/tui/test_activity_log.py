@@ -5,7 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.events import Level, Notice, NoticeKind, RecordsChanged, SweepFinished, SweepStarted
+from engine.events import (
+    Level,
+    Notice,
+    NoticeKind,
+    RecordsChanged,
+    RunKind,
+    SweepFinished,
+    SweepStarted,
+)
 from engine.records import Record, Summary
 from engine.store import Store
 from tests.tui.conftest import settle, wait_for
@@ -86,3 +94,43 @@ async def test_the_activity_screen_still_shows_the_first_errors_after_many_lines
         assert "disk full" in text and "fine0-0.txt" not in text
         shown = app.screen.log_widget.lines  # type: ignore[attr-defined]
         assert len(shown) == len(app.triage.activity.lines) == len(set(shown))  # no line twice
+
+
+def test_a_run_is_said_by_why_it_ran() -> None:
+    """Every watch batch, retry and tool's run was said "rescan started" / "rescan
+    finished"; a batch that only removed files said "rescan started: 0 files"."""
+    summary = Summary(("/r",), 3, {"ok": 3})
+
+    def said(kind: RunKind, files: int = 2) -> list[str]:
+        full = kind == RunKind.SWEEP
+        events = [
+            SweepStarted(1.0, ("/r",), files, 9, full, kind),
+            SweepFinished(2.0, summary, files, 0, full, kind),
+        ]
+        return [line.text for line in ActivityLog().add(events)]  # type: ignore[arg-type]
+
+    assert said(RunKind.SWEEP) == [
+        "full sweep started: 2 files",
+        "full sweep finished: 2 read, 0 reused (ok 3)",
+    ]
+    assert said(RunKind.RESCAN)[0] == "rescan started: 2 files"
+    assert said(RunKind.CHANGES) == [
+        "changes seen: 2 files",
+        "changes applied: 2 read, 0 reused (ok 3)",
+    ]
+    assert said(RunKind.CHANGES, 0) == ["changes applied: 0 read, 0 reused (ok 3)"]
+    assert said(RunKind.RETRY)[0] == "retry started: 2 files"
+    assert said(RunKind.TOOLS)[1].startswith("read again for new tools: 2 read")
+    # an event of before (not full, no kind) is a rescan's, as it was
+    old = SweepStarted(1.0, ("/r",), 2, 9, full=False)
+    assert ActivityLog().add([old])[0].text == "rescan started: 2 files"
+
+
+def test_a_notice_that_begins_with_its_kind_does_not_say_it_twice() -> None:
+    watching = Notice(1.0, NoticeKind.WATCHING, "watching 1 folder natively")
+    polling = Notice(1.0, NoticeKind.POLLING, "native watching failed; polling every 2 s")
+    lines = ActivityLog().add([watching, polling])
+    assert [line.text for line in lines] == [
+        "watching 1 folder natively",
+        "polling: native watching failed; polling every 2 s",
+    ]
