@@ -5,7 +5,9 @@ XPS documents (.xps, .oxps).
   and ratios: pyxlsb inflates members itself); a ``# sheetN`` block of tab-separated rows per
   sheet with rows, numbers without a spurious ``.0`` (dates stay serial numbers: pyxlsb
   does not read the styles that mark them); a sheet record's names found where they end the
-  record (:func:`_sheet_record`), as not every writer lays them out as the format says.
+  record (:func:`_sheet_record`), as not every writer lays them out as the format says;
+  after a sheet's rows, the text of its drawings (their parts are XML, as in ``.xlsx``:
+  :func:`engine.readers.ooxml.sheet_drawing_lines`).
 - ``.vsdx``: each page's shapes' ``Text``, in page order, a ``# pageN`` line before a page
   that has any.
 - ``.xps``: each fixed page's ``Glyphs`` runs (``UnicodeString``), one per line, in document
@@ -15,6 +17,7 @@ XPS documents (.xps, .oxps).
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +27,7 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
+from engine.readers.ooxml import sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -52,22 +56,33 @@ class XlsbReader:
     """Excel binary workbooks through pyxlsb."""
 
     name = "xlsb"
-    version = 2  # 2: sheet records with 4 more bytes read (they were error/corrupt)
+    version = 3
+    """2: sheet records with 4 more bytes read (they were error/corrupt). 3: the text of the
+    sheets' drawings (text boxes, shapes, SmartArt diagrams: ``xl/drawings`` are XML here
+    too)."""
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each sheet's non-empty rows."""
+        sheets = 0
         with SafeZip(path, ctx.limits) as zf:
             for name in zf.names():
                 zf.check(zf.info(name))  # pyxlsb inflates members itself: bound them first
-        sheets = 0
-        with quiet_library("pyxlsb"), _workbook(path) as book:
-            names = list(book.sheets)
-            sink.describe("xlsb", pages=len(names))
-            for index, sheet_name in enumerate(names, start=1):
-                sheets = index
-                _write_sheet(book, sheet_name, index, ctx, sink)
+            budget = XmlBudget(ctx.limits)
+            with quiet_library("pyxlsb"), _workbook(path) as book:
+                names = list(book.sheets)
+                parts = _sheet_parts(book)
+                sink.describe("xlsb", pages=len(names))
+                for index, sheet_name in enumerate(names, start=1):
+                    sheets = index
+                    said = _write_sheet(book, sheet_name, index, ctx, sink)
+                    part = parts.get(sheet_name, "")
+                    drawn = sheet_drawing_lines(zf, part, budget) if zf.has(part) else []
+                    if drawn and not said:
+                        sink.line(f"# sheet{index}")
+                    for line in drawn:
+                        sink.line(line)
         return ReadInfo("xlsb", pages=sheets)
 
 
@@ -146,7 +161,18 @@ def _workbook(path: Path) -> Any:
         raise CorruptFile(f"pyxlsb could not read it ({type(exc).__name__})") from exc
 
 
-def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink: TextSink) -> None:
+def _sheet_parts(book: Any) -> dict[str, str]:
+    """Each sheet's part in the package by its name (pyxlsb keeps them as (name, target under
+    ``xl/``) pairs, privately: none when that changes, and no drawing is read)."""
+    try:
+        pairs = [(str(name), str(target).lstrip("/")) for name, target in book._sheets]
+    except (AttributeError, TypeError, ValueError):
+        return {}
+    return {n: t if t.startswith("xl/") else posixpath.join("xl", t) for n, t in pairs}
+
+
+def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink: TextSink) -> bool:
+    """Write a sheet's rows; whether it had any (its ``# sheetN`` line written)."""
     limit = ctx.limits.parts_per_block
     header = f"# sheet{index}"
     try:
@@ -173,6 +199,7 @@ def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink:
         raise
     except Exception as exc:  # as above: a damaged sheet stream
         raise CorruptFile(f"sheet {index} is damaged ({type(exc).__name__})") from exc
+    return not header
 
 
 # --- vsdx ------------------------------------------------------------------------------------

@@ -1,13 +1,19 @@
 """Word (DOCX) and Excel (XLSX) documents, streamed out of their zip with bounded parts.
 
 DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks; text
-boxes after the paragraph that holds them), then headers, footers, footnotes and endnotes;
-deleted and moved-from text, field codes and the fallback copy of alternate content are left
-out. Blank paragraphs are dropped.
+boxes and SmartArt diagrams after the paragraph that holds them), then headers, footers,
+footnotes and endnotes; deleted and moved-from text, field codes and the fallback copy of
+alternate content are left out. Blank paragraphs are dropped.
 
 XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
 tab-separated at their column (shared strings, inline strings, values as stored; booleans as
-TRUE/FALSE); rows without a value are dropped. ``pages`` is the number of sheets.
+TRUE/FALSE); rows without a value are dropped; then the text of the sheet's drawings (text
+boxes and shapes, SmartArt diagrams). ``pages`` is the number of sheets.
+
+SmartArt (an org chart, a process, a cycle: in all three Office formats) keeps its text in a
+part of its own, the diagram's data model (``diagrams/dataN.xml``), that the document names
+by a relationship: each point's paragraphs are read there (:func:`diagram_lines`). Read
+without it, every word of a diagram was missing from the text.
 
 Both formats are transitional or strict OOXML; every part goes through :mod:`zipsafe` and
 :mod:`xmlsafe`.
@@ -15,8 +21,10 @@ Both formats are transitional or strict OOXML; every part goes through :mod:`zip
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
+from collections.abc import Callable
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
@@ -35,9 +43,16 @@ _W_STRICT = "http://purl.oclc.org/ooxml/wordprocessingml/main"
 _X = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _X_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
 _MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_A_STRICT = "http://purl.oclc.org/ooxml/drawingml/main"
+_DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_DGM_STRICT = "http://purl.oclc.org/ooxml/drawingml/diagram"
+_XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+_XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
 
 _NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _W: "w", _W_STRICT: "w"}
-_NS |= {_X: "x", _X_STRICT: "x", _MC: "mc"}
+_NS |= {_X: "x", _X_STRICT: "x", _MC: "mc", _A: "a", _A_STRICT: "a"}
+_NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr"}
 
 _W_SKIP = frozenset(
     {
@@ -83,13 +98,90 @@ def main_part(zf: SafeZip, budget: XmlBudget, default: str) -> str:
     return default
 
 
+# ---- DrawingML: SmartArt diagrams, shapes' text ------------------------------------------
+
+_TEXTLESS_POINTS = frozenset({"pres", "parTrans", "sibTrans"})
+"""A diagram's points that are no node of it (its layout's shapes, the connections between
+nodes): their text bodies are empty, or a layout's own."""
+
+
+def drawing_paragraphs(body: Element) -> list[str]:
+    """The non-blank paragraphs of a DrawingML text body (``a:p``: its ``a:t`` runs, a line
+    break as ``\\n``, a tab as ``\\t``)."""
+    lines: list[str] = []
+    for paragraph in body.iter("a:p"):
+        parts: list[str] = []
+        for el in paragraph.iter():
+            if el.tag == "a:t":
+                parts.append(el.text or "")
+            elif el.tag == "a:br":
+                parts.append("\n")
+            elif el.tag == "a:tab":
+                parts.append("\t")
+        text = "".join(parts)
+        if text.strip():
+            lines.append(text)
+    return lines
+
+
+def diagram_lines(zf: SafeZip, member: str, budget: XmlBudget) -> list[str]:
+    """A SmartArt diagram's text, from its data model part ``member``: each node's paragraphs
+    in the order the model lists them (the order they were entered); none when the part is
+    missing."""
+    lines: list[str] = []
+    if not member or not zf.has(member):
+        return lines
+
+    def on_point(point: Element) -> None:
+        body = _child(point, "dgm:t")
+        if body is not None and point.get("type", "node") not in _TEXTLESS_POINTS:
+            lines.extend(drawing_paragraphs(body))
+
+    with zf.open(member) as stream:
+        parse(stream, Rules(_NS, blocks=frozenset({"dgm:pt"}), on_block=on_point), budget)
+    return lines
+
+
+_ANCHORS = frozenset({"xdr:twoCellAnchor", "xdr:oneCellAnchor", "xdr:absoluteAnchor"})
+
+
+def sheet_drawing_lines(zf: SafeZip, sheet: str, budget: XmlBudget) -> list[str]:
+    """The text of the drawings on the sheet whose part is ``sheet``: each anchored shape's
+    paragraphs (text boxes, shapes with text, groups opened) and diagram, in drawing order.
+    A chart or a picture has none; the fallback copy of alternate content is left out."""
+    lines: list[str] = []
+    for rel_type, drawing in relationships(zf, sheet, budget).values():
+        if not rel_type.endswith("/drawing") or not zf.has(drawing):
+            continue
+        diagram = _diagrams_of(zf, drawing, budget)
+
+        def on_anchor(anchor: Element, diagram: Callable[[str], list[str]] = diagram) -> None:
+            for el in anchor.iter():
+                if el.tag == "xdr:txBody":
+                    lines.extend(drawing_paragraphs(el))
+                elif el.tag == "dgm:relIds":
+                    lines.extend(diagram(el.get("r:dm", "")))
+
+        rules = Rules(_NS, blocks=_ANCHORS, on_block=on_anchor, skip=frozenset({"mc:Fallback"}))
+        with zf.open(drawing) as stream:
+            parse(stream, rules, budget)
+    return lines
+
+
+def _related(rels: dict[str, tuple[str, str]], rid: str) -> str:
+    """The member a relationship id names ("" when the part names no such relationship)."""
+    return rels[rid][1] if rid in rels else ""
+
+
 # ---- DOCX -------------------------------------------------------------------------------
 
 
-def _runs(paragraph: Element) -> tuple[str, list[Element]]:
-    """A paragraph's own text and the text boxes it holds, in order."""
+def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
+    """A paragraph's own text, the text boxes it holds, in order, and the relationship ids of
+    the SmartArt diagrams it holds."""
     parts: list[str] = []
     boxes: list[Element] = []
+    diagrams: list[str] = []
     stack = list(reversed(paragraph))
     while stack:
         el = stack.pop()
@@ -104,9 +196,11 @@ def _runs(paragraph: Element) -> tuple[str, list[Element]]:
             parts.append("-")
         elif tag == "w:txbxContent":
             boxes.append(el)
+        elif tag == "dgm:relIds":
+            diagrams.append(el.get("r:dm", ""))
         else:
             stack.extend(reversed(el))
-    return "".join(parts), boxes
+    return "".join(parts), boxes, diagrams
 
 
 def _paragraphs_in(box: Element) -> list[Element]:
@@ -122,15 +216,34 @@ def _paragraphs_in(box: Element) -> list[Element]:
     return found
 
 
-def _docx_paragraph(sink: TextSink, paragraph: Element) -> None:
-    """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion)."""
+def _docx_paragraph(
+    sink: TextSink, paragraph: Element, diagram: Callable[[str], list[str]]
+) -> None:
+    """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion),
+    then the text of its diagrams (``diagram``: a relationship id's lines)."""
     pending = [paragraph]
     while pending:
-        text, boxes = _runs(pending.pop())
+        text, boxes, diagrams = _runs(pending.pop())
         if text.strip():
             sink.line(text)
+        for rid in diagrams:
+            for line in diagram(rid):
+                sink.line(line)
         inner = [p for box in boxes for p in _paragraphs_in(box)]
         pending.extend(reversed(inner))
+
+
+def _diagrams_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], list[str]]:
+    """A diagram's lines by its relationship id in ``part`` (the part's relationships read at
+    the first diagram it holds: most documents have none)."""
+    rels: list[dict[str, tuple[str, str]]] = []
+
+    def lines(rid: str) -> list[str]:
+        if not rels:
+            rels.append(relationships(zf, part, budget))
+        return diagram_lines(zf, _related(rels[0], rid), budget)
+
+    return lines
 
 
 def _docx_parts(zf: SafeZip, main: str) -> list[str]:
@@ -152,23 +265,26 @@ class DocxReader:
     """Reads Word documents (DOCX, DOCM, DOTX)."""
 
     name = "docx"
-    version = 2
-    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
+    version = 3
+    """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
+    of its SmartArt diagrams."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the document's paragraphs into ``sink``."""
         budget = XmlBudget(ctx.limits)
-        rules = Rules(
-            _NS,
-            blocks=frozenset({"w:p"}),
-            on_block=lambda p: _docx_paragraph(sink, p),
-            skip=_W_SKIP,
-        )
         with SafeZip(path, ctx.limits) as zf:
             main = main_part(zf, budget, "word/document.xml")
             for part in _docx_parts(zf, main):
+                rules = Rules(
+                    _NS,
+                    blocks=frozenset({"w:p"}),
+                    on_block=functools.partial(
+                        _docx_paragraph, sink, diagram=_diagrams_of(zf, part, budget)
+                    ),
+                    skip=_W_SKIP,
+                )
                 with zf.open(part) as stream:
                     parse(stream, rules, budget)
             return with_embedded(ReadInfo(extractor=self.name), ctx, sink, ooxml_embedded(zf))
@@ -268,8 +384,9 @@ class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
     name = "xlsx"
-    version = 2
-    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
+    version = 3
+    """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
+    of its sheets' drawings (text boxes, shapes, SmartArt diagrams)."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 
@@ -291,6 +408,8 @@ class XlsxReader:
                 sink.line(f"# sheet{number}")
                 with zf.open(sheet) as stream:
                     parse(stream, rules, budget)
+                for line in sheet_drawing_lines(zf, sheet, budget):
+                    sink.line(line)
             info = ReadInfo(extractor=self.name, pages=len(sheets))
             return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 

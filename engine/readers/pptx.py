@@ -11,8 +11,10 @@ their relationships left out. Slideshow, template and macro-enabled packages are
 it as ordinary presentations.
 
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
-of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``), then the
-paragraphs of its notes. ``pages`` is the number of slides.
+of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``; a SmartArt
+diagram's text read from its data model part, :func:`engine.readers.ooxml.diagram_lines`,
+which the skeleton never holds), then the paragraphs of its notes. ``pages`` is the number of
+slides.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.embedded import ooxml_embedded, with_embedded
+from engine.readers.ooxml import diagram_lines, relationships
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
@@ -176,7 +179,15 @@ def _shapes(shapes: Any) -> Iterator[Any]:
         yield shape
 
 
-def _shape_lines(shape: Any) -> Iterator[str]:
+_DIAGRAM_IDS = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
+_DATA_MODEL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
+Diagram = Callable[[Any, str], list[str]]
+"""A diagram's lines by the slide that shows it and its relationship id there."""
+
+
+def _shape_lines(shape: Any, slide: Any, diagram: Diagram) -> Iterator[str]:
+    for ids in shape.element.iter(_DIAGRAM_IDS):  # (a graphic frame holding SmartArt)
+        yield from diagram(slide, ids.get(_DATA_MODEL, ""))
     if getattr(shape, "has_text_frame", False):
         for paragraph in shape.text_frame.paragraphs:
             yield paragraph.text.replace("\v", "\n")
@@ -189,9 +200,9 @@ def _cell_text(cell: Any) -> str:
     return " ".join(str(cell.text).split("\n")).replace("\v", " ").replace("\t", " ")
 
 
-def _slide_lines(slide: Any) -> Iterator[str]:
+def _slide_lines(slide: Any, diagram: Diagram) -> Iterator[str]:
     for shape in _shapes(slide.shapes):
-        yield from _shape_lines(shape)
+        yield from _shape_lines(shape, slide, diagram)
     if slide.has_notes_slide:
         frame = slide.notes_slide.notes_text_frame
         if frame is not None:
@@ -205,11 +216,22 @@ def _open(data: bytes) -> Any:
     return Presentation(io.BytesIO(data))
 
 
-def _write_slides(prs: Any, sink: TextSink) -> int:
+def _diagrams(zf: SafeZip, budget: XmlBudget) -> Diagram:
+    """A diagram's lines by its slide and relationship id, read from the package itself."""
+
+    def lines(slide: Any, rid: str) -> list[str]:
+        part = str(slide.part.partname).lstrip("/")
+        target = relationships(zf, part, budget).get(rid)
+        return diagram_lines(zf, target[1], budget) if target is not None else []
+
+    return lines
+
+
+def _write_slides(prs: Any, sink: TextSink, diagram: Diagram) -> int:
     count = 0
     for count, slide in enumerate(prs.slides, start=1):
         sink.line(f"# slide{count}")
-        for line in _slide_lines(slide):
+        for line in _slide_lines(slide, diagram):
             if line.strip():
                 sink.line(line)
     return count
@@ -219,19 +241,21 @@ class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
     name = "pptx"
-    version = 3
+    version = 4
     """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
     refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
-    are read as its members (:mod:`engine.readers.embedded`)."""
+    are read as its members (:mod:`engine.readers.embedded`). 4: the text of its SmartArt
+    diagrams."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write each slide's paragraphs and notes into ``sink``."""
         with SafeZip(path, ctx.limits) as zf:
-            data = skeleton(zf, XmlBudget(ctx.limits))
+            budget = XmlBudget(ctx.limits)
+            data = skeleton(zf, budget)
             try:
-                slides = _write_slides(_open(data), sink)
+                slides = _write_slides(_open(data), sink, _diagrams(zf, budget))
             except (ReadFailure, TextCapReached):
                 raise
             except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...
