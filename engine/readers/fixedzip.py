@@ -7,7 +7,7 @@ XPS documents (.xps, .oxps).
   does not read the styles that mark them); a sheet record's names found where they end the
   record (:func:`_sheet_record`), as not every writer lays them out as the format says;
   after a sheet's rows, the text of its drawings (their parts are XML, as in ``.xlsx``:
-  :func:`engine.readers.ooxml.sheet_drawing_lines`).
+  :func:`engine.readers.drawingml.sheet_drawing_lines`).
 - ``.vsdx``: each page's shapes' ``Text``, in page order, a ``# pageN`` line before a page
   that has any.
 - ``.xps``: each fixed page's ``Glyphs`` runs (``UnicodeString``), one per line, in document
@@ -27,7 +27,7 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
-from engine.readers.ooxml import sheet_drawing_lines
+from engine.readers.drawingml import sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 

@@ -10,10 +10,7 @@ tab-separated at their column (shared strings, inline strings, values as stored;
 TRUE/FALSE); rows without a value are dropped; then the text of the sheet's drawings (text
 boxes and shapes, SmartArt diagrams). ``pages`` is the number of sheets.
 
-SmartArt (an org chart, a process, a cycle: in all three Office formats) keeps its text in a
-part of its own, the diagram's data model (``diagrams/dataN.xml``), that the document names
-by a relationship: each point's paragraphs are read there (:func:`diagram_lines`). Read
-without it, every word of a diagram was missing from the text.
+SmartArt diagrams and sheet drawings: :mod:`engine.readers.drawingml`.
 
 Both formats are transitional or strict OOXML; every part goes through :mod:`zipsafe` and
 :mod:`xmlsafe`.
@@ -31,28 +28,18 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.drawingml import NS as _DRAWING_NS
+from engine.readers.drawingml import child, diagrams_of, relationships, sheet_drawing_lines
 from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
-_PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
-_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_R_STRICT = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _W_STRICT = "http://purl.oclc.org/ooxml/wordprocessingml/main"
 _X = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _X_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
-_MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
-_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
-_A_STRICT = "http://purl.oclc.org/ooxml/drawingml/main"
-_DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
-_DGM_STRICT = "http://purl.oclc.org/ooxml/drawingml/diagram"
-_XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
-_XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
 
-_NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _W: "w", _W_STRICT: "w"}
-_NS |= {_X: "x", _X_STRICT: "x", _MC: "mc", _A: "a", _A_STRICT: "a"}
-_NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr"}
+_NS = {**_DRAWING_NS, _W: "w", _W_STRICT: "w", _X: "x", _X_STRICT: "x"}
 
 _W_SKIP = frozenset(
     {
@@ -65,112 +52,12 @@ _CELL_ROOM = 16_384
 """Columns a sheet can have; a cell reference past it is placed after the previous cell."""
 
 
-def relationships(zf: SafeZip, part: str, budget: XmlBudget) -> dict[str, tuple[str, str]]:
-    """Id -> (type, member name) of ``part``'s internal relationships ({} if it has none)."""
-    folder, name = posixpath.split(part)
-    rels_name = posixpath.join(folder, "_rels", name + ".rels")
-    found: dict[str, tuple[str, str]] = {}
-    if not zf.has(rels_name):
-        return found
-
-    def on_start(_tag: str, attrs: dict[str, str]) -> None:
-        target = attrs.get("Target", "")
-        if attrs.get("TargetMode") != "External" and target:
-            found[attrs.get("Id", "")] = (attrs.get("Type", ""), resolve(folder, target))
-
-    with zf.open(rels_name) as stream:
-        parse(stream, Rules(_NS, starts=frozenset({"pr:Relationship"}), on_start=on_start), budget)
-    return found
-
-
-def resolve(folder: str, target: str) -> str:
-    """A relationship target as a member name."""
-    if target.startswith("/"):
-        return posixpath.normpath(target.lstrip("/"))
-    return posixpath.normpath(posixpath.join(folder, target))
-
-
 def main_part(zf: SafeZip, budget: XmlBudget, default: str) -> str:
     """The package's office document part (``_rels/.rels``), or ``default``."""
     for rel_type, target in relationships(zf, "", budget).values():
         if rel_type.endswith("/officeDocument") and zf.has(target):
             return target
     return default
-
-
-# ---- DrawingML: SmartArt diagrams, shapes' text ------------------------------------------
-
-_TEXTLESS_POINTS = frozenset({"pres", "parTrans", "sibTrans"})
-"""A diagram's points that are no node of it (its layout's shapes, the connections between
-nodes): their text bodies are empty, or a layout's own."""
-
-
-def drawing_paragraphs(body: Element) -> list[str]:
-    """The non-blank paragraphs of a DrawingML text body (``a:p``: its ``a:t`` runs, a line
-    break as ``\\n``, a tab as ``\\t``)."""
-    lines: list[str] = []
-    for paragraph in body.iter("a:p"):
-        parts: list[str] = []
-        for el in paragraph.iter():
-            if el.tag == "a:t":
-                parts.append(el.text or "")
-            elif el.tag == "a:br":
-                parts.append("\n")
-            elif el.tag == "a:tab":
-                parts.append("\t")
-        text = "".join(parts)
-        if text.strip():
-            lines.append(text)
-    return lines
-
-
-def diagram_lines(zf: SafeZip, member: str, budget: XmlBudget) -> list[str]:
-    """A SmartArt diagram's text, from its data model part ``member``: each node's paragraphs
-    in the order the model lists them (the order they were entered); none when the part is
-    missing."""
-    lines: list[str] = []
-    if not member or not zf.has(member):
-        return lines
-
-    def on_point(point: Element) -> None:
-        body = _child(point, "dgm:t")
-        if body is not None and point.get("type", "node") not in _TEXTLESS_POINTS:
-            lines.extend(drawing_paragraphs(body))
-
-    with zf.open(member) as stream:
-        parse(stream, Rules(_NS, blocks=frozenset({"dgm:pt"}), on_block=on_point), budget)
-    return lines
-
-
-_ANCHORS = frozenset({"xdr:twoCellAnchor", "xdr:oneCellAnchor", "xdr:absoluteAnchor"})
-
-
-def sheet_drawing_lines(zf: SafeZip, sheet: str, budget: XmlBudget) -> list[str]:
-    """The text of the drawings on the sheet whose part is ``sheet``: each anchored shape's
-    paragraphs (text boxes, shapes with text, groups opened) and diagram, in drawing order.
-    A chart or a picture has none; the fallback copy of alternate content is left out."""
-    lines: list[str] = []
-    for rel_type, drawing in relationships(zf, sheet, budget).values():
-        if not rel_type.endswith("/drawing") or not zf.has(drawing):
-            continue
-        diagram = _diagrams_of(zf, drawing, budget)
-
-        def on_anchor(anchor: Element, diagram: Callable[[str], list[str]] = diagram) -> None:
-            for el in anchor.iter():
-                if el.tag == "xdr:txBody":
-                    lines.extend(drawing_paragraphs(el))
-                elif el.tag == "dgm:relIds":
-                    lines.extend(diagram(el.get("r:dm", "")))
-
-        rules = Rules(_NS, blocks=_ANCHORS, on_block=on_anchor, skip=frozenset({"mc:Fallback"}))
-        with zf.open(drawing) as stream:
-            parse(stream, rules, budget)
-    return lines
-
-
-def _related(rels: dict[str, tuple[str, str]], rid: str) -> str:
-    """The member a relationship id names ("" when the part names no such relationship)."""
-    return rels[rid][1] if rid in rels else ""
 
 
 # ---- DOCX -------------------------------------------------------------------------------
@@ -233,19 +120,6 @@ def _docx_paragraph(
         pending.extend(reversed(inner))
 
 
-def _diagrams_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], list[str]]:
-    """A diagram's lines by its relationship id in ``part`` (the part's relationships read at
-    the first diagram it holds: most documents have none)."""
-    rels: list[dict[str, tuple[str, str]]] = []
-
-    def lines(rid: str) -> list[str]:
-        if not rels:
-            rels.append(relationships(zf, part, budget))
-        return diagram_lines(zf, _related(rels[0], rid), budget)
-
-    return lines
-
-
 def _docx_parts(zf: SafeZip, main: str) -> list[str]:
     """The main part, then headers, footers, footnotes and endnotes beside it."""
     folder = posixpath.dirname(main)
@@ -281,7 +155,7 @@ class DocxReader:
                     _NS,
                     blocks=frozenset({"w:p"}),
                     on_block=functools.partial(
-                        _docx_paragraph, sink, diagram=_diagrams_of(zf, part, budget)
+                        _docx_paragraph, sink, diagram=diagrams_of(zf, part, budget)
                     ),
                     skip=_W_SKIP,
                 )
@@ -323,17 +197,12 @@ def _column(ref: str | None) -> int | None:
     return col - 1 if col else None
 
 
-def _child(elem: Element, tag: str) -> Element | None:
-    """The first child called ``tag`` (ElementPath would read the prefix as a namespace)."""
-    return next((child for child in elem if child.tag == tag), None)
-
-
 def _cell_value(cell: Element, strings: list[str]) -> str:
     kind = cell.get("t", "n")
     if kind == "inlineStr":
-        inline = _child(cell, "x:is")
+        inline = child(cell, "x:is")
         return element_text(inline, frozenset({"x:rPh"})) if inline is not None else ""
-    value = _child(cell, "x:v")
+    value = child(cell, "x:v")
     raw = (value.text or "") if value is not None else ""
     if kind == "s":
         index = int(raw) if raw.strip().isdigit() else -1

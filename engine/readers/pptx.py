@@ -12,7 +12,7 @@ it as ordinary presentations.
 
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``; a SmartArt
-diagram's text read from its data model part, :func:`engine.readers.ooxml.diagram_lines`,
+diagram's text read from its data model part, :func:`engine.readers.drawingml.diagram_lines`,
 which the skeleton never holds), then the paragraphs of its notes. ``pages`` is the number of
 slides.
 """
@@ -29,8 +29,8 @@ from typing import Any
 from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
+from engine.readers.drawingml import diagram_lines, relationships
 from engine.readers.embedded import ooxml_embedded, with_embedded
-from engine.readers.ooxml import diagram_lines, relationships
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
