@@ -135,20 +135,26 @@ def ole1_embedded(objects: list[bytes]) -> Iterator[Embedded]:
     into it (class ``Package``), or an OLE2 file (a Word or Excel 97 document itself, or an
     object holding one as above); by the object's class and number."""
     for number, raw in enumerate(objects, start=1):
-        found = ole1_native(raw)
-        if found is None:
-            continue
-        klass, data = found
-        name = f"embedded/object{number}"
-        if klass == "Package":
-            dropped = ole_native(len(data).to_bytes(4, "little") + data)
-            if dropped is not None:
-                yield f"{name}/{dropped[0]}", dropped[1]
-        elif data.startswith(OLE_MAGIC):
-            payload = ole_object_payload(data)
-            if payload is not None:
-                yield f"{name}/{payload[0]}", payload[1]
-        # (a picture's class, a link: no document)
+        found = ole1_document(number, raw)
+        if found is not None:
+            yield found
+
+
+def ole1_document(number: int, raw: bytes) -> tuple[str, bytes] | None:
+    """The document the RTF file's ``number``-th OLE 1 object ``raw`` holds, by name (see
+    :func:`ole1_embedded`); None for a picture's class, a link, or data that is none."""
+    found = ole1_native(raw)
+    if found is None:
+        return None
+    klass, data = found
+    name = f"embedded/object{number}"
+    if klass == "Package":
+        dropped = ole_native(len(data).to_bytes(4, "little") + data)
+        return (f"{name}/{dropped[0]}", dropped[1]) if dropped is not None else None
+    if data.startswith(OLE_MAGIC):
+        payload = ole_object_payload(data)
+        return (f"{name}/{payload[0]}", payload[1]) if payload is not None else None
+    return None
 
 
 def ole1_native(raw: bytes) -> tuple[str, bytes] | None:

@@ -12,6 +12,14 @@ outermost group does, as in Word, when binary bytes follow (a transfer's padding
 trailer: not text; a document written after them, ``{\\rtf`` again, is read too); seven-bit
 text after it is read on, as before (a writer's stray brace).
 
+An embedded object (``\\object``) is read as a member from its data (``\\objdata``) when that
+holds a document; when it holds none (a link to a file elsewhere, an object of a class no
+reader knows: an equation, a drawing), the picture of it the writer left in its
+``\\result`` is read instead, when that is a Windows metafile (``\\emfblip``,
+``\\wmetafileN``): Word draws the object's text into it (Tika's ``testRTFEmbeddedLink.rtf``, a
+linked Word document, read empty: its whole text is in that picture). Other pictures are
+never read.
+
 A list item's marker (``\\listtext``, ``\\pntext``) drawn in a symbol font (Symbol, OpenSymbol,
 Wingdings...: a glyph's code is no character of any code page; LibreOffice even declares
 OpenSymbol Shift-JIS) is written as a bullet, ``\u2022``, not as the code page's character for
@@ -22,13 +30,14 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.embedded import ole1_embedded, with_embedded
+from engine.readers.embedded import Embedded, ole1_document, with_embedded
 
 MAX_DEPTH = 1000
 MAX_OBJECTS = 1000
@@ -81,6 +90,8 @@ SYMBOL_CHARSET = 2
 SYMBOL_FONTS = ("symbol", "opensymbol", "wingdings", "webdings", "zapf", "marlett", "mt extra")
 """Font names (their start, any case) that are symbol fonts whatever their character set says."""
 MARKER_WORDS = frozenset({"listtext", "pntext"})
+METAFILES = {"emfblip": "emf", "wmetafile": "wmf"}
+"""The control words naming a picture a Windows metafile, and its kind."""
 """Destinations that hold a list item's marker (its number or bullet) as the writer drew it."""
 BULLET = "\u2022"
 
@@ -132,6 +143,15 @@ class _Parser:
         self.default = "cp1252"
         self.objects: list[bytearray] = []
         """Each ``\\objdata``'s hex digits, as they came."""
+        self.pictures: list[tuple[int, str, bytearray]] = []
+        """Each object's metafile picture: (its object's index in :attr:`objects`, ``emf`` or
+        ``wmf``, its hex digits as they came)."""
+        self.object_at = -1
+        """The depth of the ``\\object`` group being read (-1: none)."""
+        self.object = -1
+        """The index its ``\\objdata`` has (or would have) in :attr:`objects`."""
+        self.pict_at = -1
+        """The depth of the ``\\pict`` group whose data is being kept (-1: none)."""
         self.binary_at: int | None = None
         """Where the first byte no RTF holds is (-1: none to the end), once looked for."""
 
@@ -186,6 +206,10 @@ class _Parser:
             self.state = replace(self.state, dest="") if not self.state.skip else self.state
         elif self.stack:
             self.state = self.stack.pop()
+            if len(self.stack) < self.pict_at:
+                self.pict_at = -1
+            if len(self.stack) < self.object_at:
+                self.object_at = self.object = -1
 
     def _word(self, word: str, param: bytes | None, pos: int) -> int:
         """Handle one control word; returns where reading goes on (past \\bin data)."""
@@ -200,6 +224,11 @@ class _Parser:
         if word == "objdata" and len(self.objects) < MAX_OBJECTS:
             self.state = replace(self.state, objdata=True)
             self.objects.append(bytearray())
+        elif word == "object":
+            self.object_at, self.object = len(self.stack), len(self.objects)
+        elif word in METAFILES and self._object_picture():
+            self.pict_at = len(self.stack)
+            self.pictures.append((self.object, METAFILES[word], bytearray()))
         if self.state.skip:
             self._table_word(word, arg)
             return pos
@@ -213,6 +242,16 @@ class _Parser:
         else:
             self._format_word(word, arg)
         return pos
+
+    def _object_picture(self) -> bool:
+        """Whether the picture whose kind was just named is an object's own, to keep: in the
+        ``\\result`` of an object whose data came first, not its ``\\nonshppict`` copy."""
+        return (
+            0 <= self.object < len(self.objects)
+            and len(self.stack) > self.object_at
+            and self.state.dest != "nonshppict"
+            and not any(obj == self.object for obj, _kind, _hex in self.pictures)
+        )
 
     def _format_word(self, word: str, arg: int | None) -> None:
         """Control words that change how later bytes are read."""
@@ -271,6 +310,8 @@ class _Parser:
         if self.state.skip:
             if self.state.objdata:
                 self.objects[-1] += raw
+            elif len(self.stack) == self.pict_at:  # (not its \blipuid, a group inside)
+                self.pictures[-1][2].extend(raw)
             elif self.state.dest == "fonttbl" and len(self.stack) == self.font_depth:
                 self._font_name(raw)
             return
@@ -316,12 +357,30 @@ class _Parser:
 def rtf_to_text(data: bytes, sink: TextSink) -> list[bytes]:
     """Write the body text of the RTF document ``data``; CorruptFile when it is not RTF.
     Returns the objects embedded in it (each ``\\objdata``'s bytes: an OLE 1 object)."""
+    return rtf_document(data, sink)[0]
+
+
+def rtf_document(data: bytes, sink: TextSink) -> tuple[list[bytes], dict[int, tuple[str, bytes]]]:
+    """:func:`rtf_to_text`, and each object's metafile picture by the object's index (its
+    kind, ``emf`` or ``wmf``, and bytes)."""
     data = data.lstrip()
     if not data.startswith(b"{\\rtf"):
         raise CorruptFile("does not start with {\\rtf")
     parser = _Parser(data, sink)
     parser.run()
-    return [_unhex(hexed) for hexed in parser.objects]
+    pictures = {obj: (kind, _unhex(hexed)) for obj, kind, hexed in parser.pictures}
+    return [_unhex(hexed) for hexed in parser.objects], pictures
+
+
+def _embedded(objects: list[bytes], pictures: dict[int, tuple[str, bytes]]) -> Iterator[Embedded]:
+    """Each object's document, or its metafile picture when it holds none."""
+    for index, raw in enumerate(objects):
+        found = ole1_document(index + 1, raw)
+        if found is not None:
+            yield found
+        elif index in pictures and pictures[index][1]:
+            kind, picture = pictures[index]
+            yield f"embedded/object{index + 1}/picture.{kind}", picture
 
 
 def _unhex(hexed: bytearray) -> bytes:
@@ -339,17 +398,18 @@ class RtfReader:
     """Rich Text Format by a built-in tokenizer."""
 
     name = "rtf"
-    version = 3
+    version = 4
     """2: the documents embedded in it as OLE objects are read as its members. 3: list
     definitions (a ``\\list`` outside its table) left out, a symbol font's list marker a
-    bullet, nothing after the document's outermost group."""
+    bullet, nothing after the document's outermost group. 4: an object that holds no
+    document read by the metafile picture of it in its ``\\result``."""
     mimes = frozenset({M.RTF, "text/rtf"})
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the body text of the RTF document at ``path``, then its embedded ones."""
-        objects = rtf_to_text(path.read_bytes(), sink)
-        return with_embedded(ReadInfo("rtf"), ctx, sink, ole1_embedded(objects))
+        objects, pictures = rtf_document(path.read_bytes(), sink)
+        return with_embedded(ReadInfo("rtf"), ctx, sink, _embedded(objects, pictures))
 
 
 READERS = (RtfReader(),)

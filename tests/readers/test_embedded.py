@@ -25,6 +25,8 @@ from fixtures.gen._cfb import compound_file
 from fixtures.gen.common import zip_bytes
 from fixtures.gen.office import docx_members, pptx_bytes, xlsx_members
 from tests.quarrycli import shown, sweep, text_shown
+from tests.readers.test_metafile import Emf as EmfPicture
+from tests.readers.test_metafile import Wmf as WmfPicture
 from tests.readkit import read_bytes
 
 DATA = Path(__file__).parent / "data" / "embedded"
@@ -297,3 +299,63 @@ def test_as_a_user_meets_it(tmp_path: Path) -> None:
     record = shown(root / "report.docx", store)
     assert [m["path"] for m in record["members"]] == ["embedded/oleObject1.bin/CONTENTS"]
     assert "Quarterly figures in the embedded PDF" in text_shown(root / "report.docx", store)
+
+
+def _object_with_picture(obj: bytes, picture: bytes, kind: bytes = b"emfblip") -> bytes:
+    """An object as Word writes one: its data, then in its result the picture of it, a
+    metafile (in a ``\\shppict``, with a ``\\blipuid`` group of hex digits of its own), and
+    the ``\\nonshppict`` copy of that picture an old reader would show."""
+    return (
+        b"{\\object\\objautlink\\rsltpict{\\*\\objclass Word.Document.8}{\\*\\objdata "
+        + obj.hex().encode()
+        + b"}{\\result {\\*\\shppict{\\pict{\\*\\picprop\\shplid1025{\\sp{\\sn shapeType}"
+        + b"{\\sv 75}}}\\picw100\\pich100\\"
+        + kind
+        + b"\\bliptag-1{\\*\\blipuid ea04f8a5296af205c71b655ba1a0aa08}\r\n"
+        + b"\r\n".join(picture.hex().encode()[i : i + 128] for i in range(0, 2 * len(picture), 128))
+        + b"}}{\\nonshppict{\\pict\\wmetafile8\\picw100 "
+        + bytes(WmfPicture().textout(b"Old copy", 0, 0)).hex().encode()
+        + b"}}}}"
+    )
+
+
+def test_an_object_that_holds_no_document_is_read_by_its_metafile_picture(
+    tmp_path: Path,
+) -> None:
+    """A linked Word document (Tika's testRTFEmbeddedLink.rtf) holds no data but the link;
+    Word drew its whole text into the EMF picture in the object's result, and the file read
+    empty. That picture is read as the object's member; its old-style copy is not."""
+    picture = bytes(EmfPicture().text("Linked text", 0, 0).text("second line", 0, 40))
+    link = ole1("Word.Document.8", b"C:\\docs\\linked.doc", kind=1)
+    wmf = bytes(WmfPicture().textout(b"Equation text", 0, 0))
+    data = (
+        b"{\\rtf1\\ansi Before.\\par "
+        + _object_with_picture(link, picture)
+        + _object_with_picture(ole1("Equation.3", b"\x00" * 16), wmf, b"wmetafile8")
+        + b"{\\pict\\emfblip "  # a picture of no object: never read
+        + picture.hex().encode()
+        + b"}\\par After.}"
+    )
+    outcome, text = read(tmp_path, "linked.rtf", data)
+    assert [(m.path, m.status) for m in outcome.members] == [
+        ("embedded/object1/picture.emf", "ok"),
+        ("embedded/object2/picture.wmf", "ok"),
+    ]
+    assert "# member embedded/object1/picture.emf\nLinked text\nsecond line\n" in text
+    assert "Equation text" in text
+    assert "Old copy" not in text and text.count("Linked text") == 1
+
+
+def test_an_object_that_holds_a_document_is_not_read_twice_by_its_picture(
+    tmp_path: Path,
+) -> None:
+    package = native("notes.txt", b"Dropped notes\n")[4:]
+    picture = bytes(EmfPicture().text("Dropped notes", 0, 0))
+    data = (
+        b"{\\rtf1\\ansi Body.\\par "
+        + _object_with_picture(ole1("Package", package), picture)
+        + b"}"
+    )
+    outcome, text = read(tmp_path, "dropped.rtf", data)
+    assert [(m.path, m.status) for m in outcome.members] == [("embedded/object1/notes.txt", "ok")]
+    assert text.count("Dropped notes") == 1
