@@ -5,7 +5,8 @@ Every member goes through :class:`engine.readers.members.MemberReader`: its own 
 text under a ``# member PATH`` line, the same readers and bounds as a walked file, one level
 deeper. Directories are passed over; links (zip entries with a symlink mode, tar symlinks and
 hard links) are ``skipped/link`` and tar devices and FIFOs ``skipped/special``, never
-followed; encrypted members are ``error/encrypted``; names that climb out of the archive are
+followed; encrypted members are ``error/encrypted`` (a zip's own encryption, or an
+OpenDocument manifest's in a package no OpenDocument reader took); names that climb out of the archive are
 ``error/refused``. Zip members are inflated through :mod:`engine.readers.zipsafe`'s counted
 streams (stored and deflate only). 7z archives are read with py7zr, pure Python: the plan is
 made from the header before anything is inflated (py7zr inflates exactly what a member
@@ -32,7 +33,9 @@ from engine.errors import CorruptFile, EncryptedFile, LimitExceeded, NoDecoder, 
 from engine.names import shown
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.members import CHUNK, MemberReader, safe_name
+from engine.readers.odf import encrypted_parts
 from engine.readers.toolpipe import Piped, ToolEnd, piped
+from engine.readers.xmlsafe import XmlBudget
 from engine.readers.zipsafe import SafeZip
 from engine.records import Reason, Status
 
@@ -54,7 +57,9 @@ class ZipReader:
     """Zip archives (a zip that is not an Office, OpenDocument or EPUB file)."""
 
     name = "zip"
-    version = 2  # 2: members in Deflate64, Zstandard, xz and PPMd are read
+    version = 3
+    """2: members in Deflate64, Zstandard, xz and PPMd are read. 3: the members an
+    OpenDocument manifest says are encrypted are ``error/encrypted``, not read as text."""
     mimes = frozenset({M.ZIP, "application/x-zip-compressed"})
     tools: tuple[str, ...] = ()
 
@@ -62,12 +67,16 @@ class ZipReader:
         """Write each member's text after its ``# member`` line."""
         undecoded: list[NoDecoder] = []
         with SafeZip(path, ctx.limits) as zf, MemberReader(ctx, sink) as members:
+            encrypted = _encrypted_members(zf, ctx)
             for name in zf.names():
                 info = zf.info(name)
                 if info.is_dir():
                     continue
                 if _zip_link(info):
                     members.skip(name, Status.SKIPPED, Reason.LINK, "a symbolic link: not followed")
+                    continue
+                if name in encrypted:
+                    members.skip(name, Status.ERROR, Reason.ENCRYPTED, _SEALED)
                     continue
                 try:
                     zf.check(info)
@@ -81,6 +90,19 @@ class ZipReader:
                 # nothing damaged, nothing read: the archive's kind is what is unsupported
                 raise NoDecoder(f"{len(undecoded)} members not read; {undecoded[0]}"[:500])
             return members.finish("zip")
+
+
+_SEALED = "encrypted with the package's password (its manifest gives encryption data)"
+
+
+def _encrypted_members(zf: SafeZip, ctx: ReadContext) -> frozenset[str]:
+    """The members an OpenDocument-style manifest in the zip says are encrypted (an ODF
+    package of an unknown kind, or a zip of one's parts: their bytes read as text were
+    garbage); none when its manifest cannot be read (the members are read as before)."""
+    try:
+        return encrypted_parts(zf, XmlBudget(ctx.limits))
+    except ReadFailure:
+        return frozenset()
 
 
 def _tar_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:

@@ -30,14 +30,16 @@ text keeps its masters out, as before. A zipped document with neither ``content.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree.ElementTree import Element
+from xml.sax.saxutils import unescape
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.xmlsafe import Rules, XmlBudget, parse
+from engine.readers.xmlsafe import Rules, XmlBudget, parse, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
 _OASIS = "urn:oasis:names:tc:opendocument:xmlns:"
@@ -325,22 +327,50 @@ def _check_parts(zf: SafeZip, budget: XmlBudget) -> None:
 def _content_encrypted(zf: SafeZip, budget: XmlBudget) -> bool:
     """Whether the manifest gives ``content.xml`` or ``styles.xml`` encryption data (a
     password was set)."""
+    return not encrypted_parts(zf, budget).isdisjoint(("content.xml", "styles.xml"))
+
+
+def encrypted_parts(zf: SafeZip, budget: XmlBudget) -> frozenset[str]:
+    """The members a package's OpenDocument manifest (``META-INF/manifest.xml``) gives
+    encryption data: encrypted with the package's password, no text without it (none when
+    there is no manifest)."""
     if not zf.has(_MANIFEST):
-        return False
+        return frozenset()
     current = ""
-    encrypted = False
+    encrypted: set[str] = set()
 
     def on_start(tag: str, attrs: dict[str, str]) -> None:
-        nonlocal current, encrypted
+        nonlocal current
         if tag == "manifest:file-entry":
             current = attrs.get("manifest:full-path", "")
-        elif current in ("content.xml", "styles.xml"):
-            encrypted = True
+        elif current:
+            encrypted.add(current)
 
     starts = frozenset({"manifest:file-entry", "manifest:encryption-data"})
-    with zf.open(_MANIFEST) as stream:
-        parse(stream, Rules(_NS, starts=starts, on_start=on_start), budget)
-    return encrypted
+    data = zf.read(_MANIFEST)
+    try:
+        parse_bytes(data, Rules(_NS, starts=starts, on_start=on_start), budget)
+    except CorruptFile:  # (a manifest that never declares its prefix: OOo 1.x's, Tika's)
+        return _scanned(data)
+    return frozenset(encrypted)
+
+
+_ENTRY = re.compile(rb"<(?:[\w.-]+:)?file-entry\b")
+_FULL_PATH = re.compile(rb"""full-path\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_ENCRYPTION = re.compile(rb"<(?:[\w.-]+:)?encryption-data\b")
+
+
+def _scanned(data: bytes) -> frozenset[str]:
+    """:func:`encrypted_parts` of a manifest that is no namespace-well-formed XML, by its
+    text: each file entry's path, when encryption data follows before the next entry."""
+    found: set[str] = set()
+    for entry in _ENTRY.split(data)[1:]:
+        tag, _, rest = entry.partition(b">")
+        path = _FULL_PATH.search(tag)
+        if path is not None and _ENCRYPTION.search(rest):
+            raw = path.group(1) if path.group(1) is not None else path.group(2)
+            found.add(unescape(raw.decode("utf-8", "replace"), {"&quot;": '"', "&apos;": "'"}))
+    return frozenset(found)
 
 
 READERS = (

@@ -283,3 +283,70 @@ def test_any_member_names_give_a_verdict_each(tmp_path: Path, names: list[bytes]
     assert len(sections) == sum(1 for m in outcome.members if m.status == "ok")
     # one line each, nothing a terminal would interpret (engine.names.shown)
     assert not any(ch in "".join(sections) for ch in "\x1b\x85\u2028\u2029\x9b")
+
+
+def _sealed_package(manifest: bytes) -> bytes:
+    """A zip holding an OpenDocument-style package's parts (Tika's
+    testZip_with_DataDescriptor2.zip): a part its manifest says is encrypted, another not."""
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as zf:
+        zf.writestr("mimetype", b"")
+        zf.writestr("source.xml", bytes(range(256)) * 4)  # (Blowfish output: bytes, no text)
+        zf.writestr("notes.txt", b"Plain notes beside it\n")
+        zf.writestr("META-INF/manifest.xml", manifest)
+    return raw.getvalue()
+
+
+_MANIFEST = (
+    b'<?xml version="1.0" encoding="UTF-8"?>'
+    b'<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+    b'<manifest:file-entry manifest:media-type="text/xml" manifest:full-path="source.xml">'
+    b'<manifest:encryption-data manifest:checksum-type="SHA1/1K" manifest:checksum="x">'
+    b'<manifest:algorithm manifest:algorithm-name="Blowfish CFB"/></manifest:encryption-data>'
+    b"</manifest:file-entry>"
+    b'<manifest:file-entry manifest:media-type="" manifest:full-path="notes.txt"/>'
+    b"</manifest:manifest>"
+)
+
+
+_UNDECLARED = _MANIFEST.replace(
+    b' xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"', b""
+)
+"""The same manifest with its prefix never declared, as Tika's sample has it (no XML parser
+that knows namespaces reads it)."""
+
+
+@pytest.mark.parametrize("manifest", [_MANIFEST, _UNDECLARED], ids=["declared", "undeclared"])
+def test_a_member_its_package_manifest_says_is_encrypted_is_not_read_as_text(
+    tmp_path: Path, manifest: bytes
+) -> None:
+    """Its bytes, read as text, were the record's garbled text."""
+    assert manifest != _UNDECLARED or b"xmlns" not in manifest
+    outcome, text = _read(tmp_path, "sealed.zip", _sealed_package(manifest))
+    verdicts = {path: (status, reason) for path, status, reason in _verdicts(outcome)}
+    assert verdicts["source.xml"] == ("error", "encrypted")
+    assert verdicts["notes.txt"] == ("ok", None)
+    assert outcome.status == "ok" and outcome.quality is not None
+    assert outcome.quality.verdict == "good"
+    assert "# member source.xml" not in text and "Plain notes beside it" in text
+
+
+def test_a_manifest_that_cannot_be_read_leaves_every_member_read(tmp_path: Path) -> None:
+    outcome, _text = _read(tmp_path, "odd.zip", _sealed_package(b"<manifest:manifest"))
+    verdicts = {path: status for path, status, _reason in _verdicts(outcome)}
+    assert verdicts["source.xml"] == "ok" and verdicts["notes.txt"] == "ok"
+
+
+@given(st.lists(st.sampled_from([
+    b"<manifest:file-entry ", b'manifest:full-path="a.xml"', b"full-path='b&amp;c'", b">",
+    b"<manifest:encryption-data", b"</manifest:file-entry>", b"<x:file-entry>", b"\xff", b'"',
+]), max_size=30))  # fmt: skip
+def test_a_manifest_scanned_by_its_text_names_only_entries_with_encryption_data(
+    pieces: list[bytes],
+) -> None:
+    from engine.readers.odf import _scanned
+
+    found = _scanned(b"".join(pieces))
+    assert found <= {"a.xml", "b&c"}
+    if found:
+        assert b"encryption-data" in b"".join(pieces)
