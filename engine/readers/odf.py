@@ -30,11 +30,11 @@ text keeps its masters out, as before. A zipped document with neither ``content.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree.ElementTree import Element
-from xml.sax.saxutils import unescape
 
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
@@ -369,7 +369,8 @@ def _scanned(data: bytes) -> frozenset[str]:
         path = _FULL_PATH.search(tag)
         if path is not None and _ENCRYPTION.search(rest):
             raw = path.group(1) if path.group(1) is not None else path.group(2)
-            found.add(unescape(raw.decode("utf-8", "replace"), {"&quot;": '"', "&apos;": "'"}))
+            # (html's, not xml.sax's: that one imports urllib, http and email at the start)
+            found.add(html.unescape(raw.decode("utf-8", "replace")))
     return frozenset(found)
 
 
