@@ -359,3 +359,13 @@ def test_an_object_that_holds_a_document_is_not_read_twice_by_its_picture(
     outcome, text = read(tmp_path, "dropped.rtf", data)
     assert [(m.path, m.status) for m in outcome.members] == [("embedded/object1/notes.txt", "ok")]
     assert text.count("Dropped notes") == 1
+
+
+def test_embedded_parts_are_members_in_the_order_of_their_numbers(tmp_path: Path) -> None:
+    """Word wrote oleObject2 before oleObject1 in the zip (Tika's testWORD_embedded_pdf.docx);
+    the members came in that order, and oleObject10 before oleObject9."""
+    parts = {f"oleObject{n}.bin": ole_object({"CONTENTS": PDF}) for n in (2, 10, 1, 9)}
+    outcome, _text = read(tmp_path, "order.docx", with_parts(docx_members(), "word/", parts))
+    assert [m.path for m in outcome.members] == [
+        f"embedded/oleObject{n}.bin/CONTENTS" for n in (1, 2, 9, 10)
+    ]
