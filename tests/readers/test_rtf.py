@@ -186,3 +186,31 @@ def test_any_document_of_these_pieces_reads_to_text(pieces: list[bytes]) -> None
     except LimitExceeded:
         return
     sink.getvalue().encode("utf-8")
+
+
+_OBJECT_PIECES = st.sampled_from(
+    [
+        b"{", b"}", b"\\object ", b"{\\*\\objdata ", b"01050000020000000100", b"{\\result ",
+        b"{\\pict ", b"\\emfblip ", b"\\wmetafile8 ", b"{\\*\\blipuid 0102}", b"{\\nonshppict ",
+        b"{\\*\\shppict ", b"0100000020454d46", b"text ", b"\\par ", b"\\bin2 ", b"zz",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(_OBJECT_PIECES, max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_objects_and_their_pictures_in_any_order_read_to_text_and_bytes(
+    pieces: list[bytes],
+) -> None:
+    """Objects, their data and the pictures of them, nested and cut anywhere: the text and
+    a picture only for an object whose data came first, never an exception."""
+    from engine.readers.rtf import rtf_document
+
+    sink = TextSink(1_000_000)
+    try:
+        objects, pictures = rtf_document(b"{\\rtf1 " + b"".join(pieces), sink)
+    except LimitExceeded:
+        return
+    assert set(pictures) <= set(range(len(objects)))
+    assert all(kind in ("emf", "wmf") for kind, _data in pictures.values())
+    sink.getvalue().encode("utf-8")
