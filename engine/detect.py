@@ -265,6 +265,8 @@ def _by_magic(path: Path, head: bytes) -> str | None:
         return _RIFF[head[8:12]]
     if head[4:8] == b"ftyp":
         return _FTYP.get(head[8:12], "video/mp4")
+    if (binary := _binary_kind(head)) is not None:
+        return binary
     if head[:2] == b"MZ" and b"\x00" in head[2:64]:  # DOS/PE header, not a line of text
         return "application/x-msdownload"
     if b"%PDF-" in head[:1024]:
@@ -274,6 +276,58 @@ def _by_magic(path: Path, head: bytes) -> str | None:
     if head.startswith(_OLE_MAGIC):
         return _ole_kind(path)
     return None
+
+
+_ONENOTE = bytes.fromhex("e4525c7b8cd8a74daeb15378d02996d3")
+"""A OneNote section's file format GUID, {7B5C52E4-D88C-4DA7-AEB1-5378D02996D3}, as stored."""
+_LNK = bytes.fromhex("4c0000000114020000000000c000000000000046")
+"""A Windows shortcut's header size (76) and its class id, {00021401-0000-0000-C000-...46}."""
+_DWG = re.compile(rb"AC10[0-3][0-9]\x00\x00\x00\x00")
+"""An AutoCAD drawing's version (AC1012, R13, to AC1032, 2018), then zero bytes."""
+_SFNT = {b"\x00\x01\x00\x00": M.TTF, b"true": M.TTF, b"OTTO": M.OTF}
+"""A font file's first four bytes (TrueType, Apple's TrueType, CFF OpenType)."""
+_WEB_FONTS = {b"wOFF": M.WOFF, b"wOF2": M.WOFF2}
+
+
+def _binary_kind(head: bytes) -> str | None:
+    """Binary kinds no reader takes, named by their signatures so that they are not unknown
+    bytes: each is then a group of its own on the unsupported screen (a share's fonts,
+    drawings and shortcuts were one "application/octet-stream" group with its oddities)."""
+    if head[:4] == b"8BPS" and head[4:6] in (b"\x00\x01", b"\x00\x02"):
+        return M.PSD  # (2: a large document, .psb)
+    if head.startswith(_ONENOTE):
+        return M.ONENOTE
+    if head.startswith(_LNK):
+        return M.LNK
+    if _DWG.match(head):
+        return M.DWG
+    if head[:4] in _SFNT and _font_table_directory(head):
+        return _SFNT[head[:4]]
+    if head[:4] == b"ttcf" and head[4:8] in (b"\x00\x01\x00\x00", b"\x00\x02\x00\x00"):
+        return M.FONT_COLLECTION
+    if head[:4] in _WEB_FONTS and head[4:8] in _SFNT:  # (then the font's own flavour)
+        return _WEB_FONTS[head[:4]]
+    if head[:4] == b"\x1a\x45\xdf\xa3":  # an EBML document: its type names the kind
+        return (
+            M.WEBM if b"webm" in head[4:64] else M.MATROSKA if b"matroska" in head[4:64] else None
+        )
+    return None
+
+
+def _font_table_directory(head: bytes) -> bool:
+    """Whether a font's offset table follows its first four bytes: a table count, and the
+    three fields derived from it as the format has them (no other file says all four)."""
+    if len(head) < 12:
+        return False
+    tables, search, selector, shift = struct.unpack_from(">4H", head, 4)
+    if not 0 < tables < 256:
+        return False
+    power = 1 << (tables.bit_length() - 1)
+    return (search, selector, shift) == (
+        power * 16,
+        power.bit_length() - 1,
+        tables * 16 - power * 16,
+    )
 
 
 _OCTAL = frozenset(b"01234567")

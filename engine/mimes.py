@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 11
+DETECTION = 12
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -15,9 +15,24 @@ rollback journals, which were unknown bytes; StarOffice Calc, Draw and Impress f
 were OLE2 files of no kind; 9: Outlook data files, .pst and .ost; SQLite's log indexes, -shm;
 10: Apple's binary property lists, Safari's web archives among them, which were text or
 unknown bytes; 11: Foxmail mailboxes and FITS files, which were text, and files named as text
-whose bytes are binary, NULs more than one in twenty: Android's binary XML).
+whose bytes are binary, NULs more than one in twenty: Android's binary XML; 12: Photoshop
+images, AutoCAD drawings, OneNote sections, fonts, Windows shortcuts and Matroska/WebM
+videos, which were all unknown bytes: no reader takes them yet, but an operator sees what
+they are, each kind a group of its own on the unsupported screen).
 A store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
+
+PSD = "image/vnd.adobe.photoshop"
+DWG = "image/vnd.dwg"
+ONENOTE = "application/onenote"
+LNK = "application/x-ms-shortcut"
+TTF = "font/ttf"
+OTF = "font/otf"
+FONT_COLLECTION = "font/collection"
+WOFF = "font/woff"
+WOFF2 = "font/woff2"
+MATROSKA = "video/x-matroska"
+WEBM = "video/webm"
 
 PLAIN = "text/plain"
 HTML = "text/html"

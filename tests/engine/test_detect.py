@@ -245,3 +245,45 @@ def test_head_argument_is_used(tmp_path: Path) -> None:
     path = tmp_path / "x.txt"
     path.write_bytes(b"plain")
     assert detect(path, head=b"%PDF-1.4\n") == M.PDF
+
+
+def _sfnt(magic: bytes, tables: int = 11) -> bytes:
+    """A font's offset table: its version, then the table count and the fields derived."""
+    power = 1 << (tables.bit_length() - 1)
+    fields = struct.pack(
+        ">4H", tables, power * 16, power.bit_length() - 1, tables * 16 - power * 16
+    )
+    return magic + fields + bytes(64)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "mime"),
+    [
+        ("art.psd", b"8BPS\x00\x01" + bytes(20), M.PSD),
+        ("big.psb", b"8BPS\x00\x02" + bytes(20), M.PSD),
+        ("plan.dwg", b"AC1024\x00\x00\x00\x00\x00\x06" + bytes(20), M.DWG),
+        ("old.dwg", b"AC1012\x00\x00\x00\x00\x00\x00" + bytes(20), M.DWG),
+        ("notes.one", bytes.fromhex("e4525c7b8cd8a74daeb15378d02996d3") + bytes(40), M.ONENOTE),
+        ("go.lnk", bytes.fromhex("4c0000000114020000000000c000000000000046") + bytes(60), M.LNK),
+        ("a.ttf", _sfnt(b"\x00\x01\x00\x00"), M.TTF),
+        ("mac.ttf", _sfnt(b"true", 1), M.TTF),
+        ("b.otf", _sfnt(b"OTTO", 14), M.OTF),
+        ("c.ttc", b"ttcf\x00\x02\x00\x00" + bytes(20), M.FONT_COLLECTION),
+        ("d.woff", b"wOFF\x00\x01\x00\x00" + bytes(40), M.WOFF),
+        ("e.woff2", b"wOF2OTTO" + bytes(40), M.WOFF2),
+        ("clip.webm", b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm" + bytes(20), M.WEBM),
+        ("film.mkv", b"\x1a\x45\xdf\xa3\x93\x42\x82\x88matroska" + bytes(20), M.MATROSKA),
+        # what only looks like one stays what it is
+        ("code.txt", b"AC1024 is the part number of the drawing\n", M.PLAIN),
+        ("db.mdb", b"\x00\x01\x00\x00Standard Jet DB\x00" + bytes(64), M.ACCESS),
+        ("half.ttf", b"\x00\x01\x00\x00" + bytes(60), M.OCTET),
+        ("odd.psd", b"8BPS\x00\x07" + bytes(20), M.OCTET),
+        ("odd.mkv", b"\x1a\x45\xdf\xa3" + bytes(40), M.OCTET),
+    ],
+)
+def test_binary_kinds_no_reader_takes_are_named(
+    tmp_path: Path, name: str, data: bytes, mime: str
+) -> None:
+    """Fonts, drawings, shortcuts, OneNote sections and videos were all unknown bytes: one
+    "application/octet-stream" group on the unsupported screen (detection 12)."""
+    assert check(tmp_path, name, data) == mime
