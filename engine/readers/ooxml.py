@@ -47,7 +47,7 @@ _W_SKIP = frozenset(
         *("w:pPr", "w:rPr", "w:sectPr", "w:tblPr", "w:tcPr", "w:trPr", "w:tblGrid"),
     }
 )
-_W_EXTRA_PART = re.compile(r"(header|footer)(\d*)\.xml|footnotes\.xml|endnotes\.xml")
+_W_EXTRA_PART = re.compile(r"(header|footer)(\d*)\.xml|footnotes\.xml|endnotes\.xml|comments\.xml")
 _CELL_ROOM = 16_384
 """Columns a sheet can have; a cell reference past it is placed after the previous cell."""
 
@@ -103,8 +103,27 @@ def _paragraphs_in(box: Element) -> list[Element]:
     return found
 
 
+def _is_comments(part: str) -> bool:
+    return posixpath.basename(part) == "comments.xml"
+
+
+class _Headed:
+    """Lines into a sink, a heading line before the first of them (none if none come)."""
+
+    def __init__(self, sink: TextSink, heading: str) -> None:
+        self.sink = sink
+        self.heading: str | None = heading
+
+    def line(self, text: str) -> None:
+        """Write ``text`` as a line (the heading first, once)."""
+        if self.heading is not None:
+            self.sink.line(self.heading)
+            self.heading = None
+        self.sink.line(text)
+
+
 def _docx_paragraph(
-    sink: TextSink, paragraph: Element, diagram: Callable[[str], list[str]]
+    sink: TextSink | _Headed, paragraph: Element, diagram: Callable[[str], list[str]]
 ) -> None:
     """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion),
     then the text of its diagrams (``diagram``: a relationship id's lines)."""
@@ -121,7 +140,7 @@ def _docx_paragraph(
 
 
 def _docx_parts(zf: SafeZip, main: str) -> list[str]:
-    """The main part, then headers, footers, footnotes and endnotes beside it."""
+    """The main part, then headers, footers, footnotes, endnotes and comments beside it."""
     folder = posixpath.dirname(main)
     extra: list[tuple[str, int, str]] = []
     for name in zf.names():
@@ -130,7 +149,7 @@ def _docx_parts(zf: SafeZip, main: str) -> list[str]:
         if head == folder and match:
             kind = match.group(1) or base
             extra.append((kind, int(match.group(2) or 0), name))
-    order = {"header": 0, "footer": 1, "footnotes.xml": 2, "endnotes.xml": 3}
+    order = {"header": 0, "footer": 1, "footnotes.xml": 2, "endnotes.xml": 3, "comments.xml": 4}
     extra.sort(key=lambda item: (order[item[0]], item[1]))
     return [main, *(name for _, _, name in extra)]
 
@@ -141,7 +160,7 @@ class DocxReader:
     name = "docx"
     version = 3
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
-    of its SmartArt diagrams."""
+    of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
@@ -151,11 +170,13 @@ class DocxReader:
         with SafeZip(path, ctx.limits) as zf:
             main = main_part(zf, budget, "word/document.xml")
             for part in _docx_parts(zf, main):
+                # (a reviewer's comments are no body text: said so, after the rest)
+                into = _Headed(sink, "# comments") if _is_comments(part) else sink
                 rules = Rules(
                     _NS,
                     blocks=frozenset({"w:p"}),
                     on_block=functools.partial(
-                        _docx_paragraph, sink, diagram=diagrams_of(zf, part, budget)
+                        _docx_paragraph, into, diagram=diagrams_of(zf, part, budget)
                     ),
                     skip=_W_SKIP,
                 )
@@ -242,6 +263,27 @@ def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str]:
     return targets
 
 
+def _sheet_comments(zf: SafeZip, sheet: str, budget: XmlBudget, into: _Headed) -> None:
+    """The comments (notes) on the sheet whose part is ``sheet``: each one a line, its cell,
+    a tab and its text on one line (a threaded comment's legacy copy, which Excel writes
+    beside it, holds its text as well)."""
+    for rel_type, part in relationships(zf, sheet, budget).values():
+        if not rel_type.endswith("/comments") or not zf.has(part):
+            continue
+
+        def on_comment(comment: Element) -> None:
+            body = child(comment, "x:text")
+            text = element_text(body, _PHONETIC) if body is not None else ""
+            if text.strip():
+                into.line(f"{comment.get('ref', '')}\t{' '.join(text.split())}")
+
+        with zf.open(part) as stream:
+            parse(stream, Rules(_NS, blocks=frozenset({"x:comment"}), on_block=on_comment), budget)
+
+
+_PHONETIC = frozenset({"x:rPh", "x:phoneticPr"})
+
+
 def _shared_strings_part(zf: SafeZip, workbook: str, budget: XmlBudget) -> str | None:
     for rel_type, target in relationships(zf, workbook, budget).values():
         if rel_type.endswith("/sharedStrings"):
@@ -255,7 +297,8 @@ class XlsxReader:
     name = "xlsx"
     version = 3
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
-    of its sheets' drawings (text boxes, shapes, SmartArt diagrams)."""
+    of its sheets' drawings (text boxes, shapes, SmartArt diagrams) and its cells' comments
+    (``# comments``, then the cell, a tab, the comment)."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 
@@ -279,6 +322,7 @@ class XlsxReader:
                     parse(stream, rules, budget)
                 for line in sheet_drawing_lines(zf, sheet, budget):
                     sink.line(line)
+                _sheet_comments(zf, sheet, budget, _Headed(sink, "# comments"))
             info = ReadInfo(extractor=self.name, pages=len(sheets))
             return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 

@@ -1,0 +1,64 @@
+"""Reviewers' comments in Word documents and cells' comments in Excel workbooks.
+
+Neither was read: a contract's review comments, a figure's note on its cell, were nowhere in
+the text (markitdown's and python-docx's samples in ``../shared/corpus``). They come after the
+rest, under a ``# comments`` line: they are no body text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine import mimes as M
+from engine.limits import Limits
+from engine.readers.base import ReadContext, TextSink
+from engine.readers.ooxml import DocxReader, XlsxReader
+from fixtures.gen import office as O
+from fixtures.gen.common import write_zip
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+X = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PR = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def read(reader: DocxReader | XlsxReader, path: Path, mime: str) -> str:
+    sink = TextSink(1_000_000)
+    reader.read(path, ReadContext(mime=mime, limits=Limits()), sink)
+    return sink.getvalue()
+
+
+def test_a_word_document_s_comments_come_last_under_their_heading(tmp_path: Path) -> None:
+    members = O.docx_members()
+    members["word/comments.xml"] = (
+        f'<?xml version="1.0"?><w:comments xmlns:w="{W}">'
+        f'<w:comment w:id="0" w:author="Ann">{O.w_par("Check this clause.")}</w:comment>'
+        f'<w:comment w:id="1" w:author="Bo">{O.w_par("Agreed")}{O.w_par("<w:r/>")}'
+        f"{O.w_par('Second paragraph')}</w:comment></w:comments>"
+    )
+    text = read(DocxReader(), write_zip(tmp_path, "c.docx", members), M.DOCX)
+    assert text == O.DOCX_TEXT + "# comments\nCheck this clause.\nAgreed\nSecond paragraph\n"
+
+
+def test_a_comments_part_with_no_text_says_nothing(tmp_path: Path) -> None:
+    members = O.docx_members()
+    members["word/comments.xml"] = f'<?xml version="1.0"?><w:comments xmlns:w="{W}"/>'
+    members["word/commentsExtended.xml"] = f'<?xml version="1.0"?><w:x xmlns:w="{W}"/>'
+    assert read(DocxReader(), write_zip(tmp_path, "e.docx", members), M.DOCX) == O.DOCX_TEXT
+
+
+def test_a_sheet_s_cell_comments_come_after_its_rows(tmp_path: Path) -> None:
+    members = O.xlsx_members()
+    members["xl/worksheets/_rels/sheet2.xml.rels"] = (  # (the first sheet's part)
+        f'<?xml version="1.0"?><Relationships xmlns="{PR}"><Relationship Id="rId1" '
+        f'Type="{R}/comments" Target="../comments1.xml"/></Relationships>'
+    )
+    members["xl/comments1.xml"] = (
+        f'<?xml version="1.0"?><comments xmlns="{X}"><authors><author>Ann</author></authors>'
+        '<commentList><comment ref="B2" authorId="0"><text><r><t>Ann:</t></r>'
+        "<r><t>\nfrom the audit</t></r></text></comment>"
+        '<comment ref="C9" authorId="0"><text><t>  </t></text></comment>'
+        "</commentList></comments>"
+    )
+    text = read(XlsxReader(), write_zip(tmp_path, "n.xlsx", members), M.XLSX)
+    assert text == O.XLSX_TEXT.replace("# sheet2", "# comments\nB2\tAnn: from the audit\n# sheet2")
