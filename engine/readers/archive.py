@@ -4,18 +4,18 @@ and through bsdtar RAR, ISO 9660 images, cabinets, LHA, xar and cpio.
 Every member goes through :class:`engine.readers.members.MemberReader`: its own verdict, its
 text under a ``# member PATH`` line, the same readers and bounds as a walked file, one level
 deeper. Directories are passed over; links (zip entries with a symlink mode, tar symlinks and
-hard links) are ``skipped/link`` and tar devices and FIFOs ``skipped/special``, never
-followed; encrypted members are ``error/encrypted`` (a zip's own encryption, or an
-OpenDocument manifest's in a package no OpenDocument reader took); names that climb out of the archive are
+hard links) are ``skipped/link`` and tar devices and FIFOs ``skipped/special``, never followed;
+encrypted members are ``error/encrypted`` (a zip's own encryption, or an OpenDocument manifest's
+in a package no OpenDocument reader took); names that climb out of the archive are
 ``error/refused``. Zip members are inflated through :mod:`engine.readers.zipsafe`'s counted
 streams (stored and deflate only). 7z archives are read with py7zr, pure Python: the plan is
-made from the header before anything is inflated (py7zr inflates exactly what a member
-declares, and every member before it in its solid block), so a member declaring more than the
-member cap is refused unread, with those behind it; each member is written to a counting sink
-that stops py7zr at once when a bound is reached. The others need ``bsdtar`` (libarchive; no
-Python library reads RAR 5 without the non-free ``unrar``): it writes their members out as a
-tar stream (:mod:`engine.readers.toolpipe`), read as a tar archive is; a member passed over
-(past its cap) is still inflated by the tool, and counts against the archive's byte budget.
+made from the header before anything is inflated (py7zr inflates exactly what a member declares,
+and every member before it in its solid block), so a member declaring more than the member cap
+is refused unread, with those behind it; each member is written to a counting sink that stops
+py7zr at once when a bound is reached. The others need ``bsdtar`` (libarchive; no Python library
+reads RAR 5 without the non-free ``unrar``): it writes their members out as a tar stream
+(:mod:`engine.readers.toolpipe`), read as a tar archive is; a member passed over (past its cap)
+is still inflated by the tool, and counts against the archive's byte budget.
 """
 
 from __future__ import annotations
