@@ -28,9 +28,11 @@ _DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
 _DGM_STRICT = "http://purl.oclc.org/ooxml/drawingml/diagram"
 _XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
 _XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
+_P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_P2018 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
 
 NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _MC: "mc", _A: "a", _A_STRICT: "a"}
-NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr"}
+NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr", _P: "p", _P2018: "pc"}
 """The prefixes the tags and attributes of these parts come back with."""
 
 
@@ -147,4 +149,25 @@ def diagrams_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], li
             rels.append(relationships(zf, part, budget))
         return diagram_lines(zf, _related(rels[0], rid), budget)
 
+    return lines
+
+
+def slide_comment_lines(zf: SafeZip, slide: str, budget: XmlBudget) -> list[str]:
+    """The comments on the slide whose part is ``slide``, a line a paragraph: PowerPoint's
+    older comments (``p:cm``, its text one element) and its newer, threaded ones
+    (``ppt/comments/modernComment_*.xml``: a DrawingML text body each, and each reply's)."""
+    lines: list[str] = []
+
+    def on_comment(comment: Element) -> None:
+        for el in comment.iter():
+            if el.tag == "p:text" and el.text and el.text.strip():
+                lines.append(" ".join(el.text.split()))
+            elif el.tag == "pc:txBody":
+                lines.extend(drawing_paragraphs(el))
+
+    rules = Rules(NS, blocks=frozenset({"p:cm", "pc:cm"}), on_block=on_comment)
+    for rel_type, part in relationships(zf, slide, budget).values():
+        if rel_type.endswith("/comments") and zf.has(part):
+            with zf.open(part) as stream:
+                parse(stream, rules, budget)
     return lines

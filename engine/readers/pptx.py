@@ -13,8 +13,9 @@ it as ordinary presentations.
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``; a SmartArt
 diagram's text read from its data model part, :func:`engine.readers.drawingml.diagram_lines`,
-which the skeleton never holds), then the paragraphs of its notes. ``pages`` is the number of
-slides.
+which the skeleton never holds), then the paragraphs of its notes, then its comments (older
+and threaded ones, from the package itself) after a ``# comments`` line. ``pages`` is the
+number of slides.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
-from engine.readers.drawingml import diagram_lines, relationships
+from engine.readers.drawingml import diagram_lines, relationships, slide_comment_lines
 from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
@@ -183,6 +184,8 @@ _DIAGRAM_IDS = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds
 _DATA_MODEL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
 Diagram = Callable[[Any, str], list[str]]
 """A diagram's lines by the slide that shows it and its relationship id there."""
+Comments = Callable[[Any], list[str]]
+"""A slide's comments, a line a paragraph."""
 
 
 def _shape_lines(shape: Any, slide: Any, diagram: Diagram) -> Iterator[str]:
@@ -200,7 +203,7 @@ def _cell_text(cell: Any) -> str:
     return " ".join(str(cell.text).split("\n")).replace("\v", " ").replace("\t", " ")
 
 
-def _slide_lines(slide: Any, diagram: Diagram) -> Iterator[str]:
+def _slide_lines(slide: Any, diagram: Diagram, comments: Comments) -> Iterator[str]:
     for shape in _shapes(slide.shapes):
         yield from _shape_lines(shape, slide, diagram)
     if slide.has_notes_slide:
@@ -208,6 +211,10 @@ def _slide_lines(slide: Any, diagram: Diagram) -> Iterator[str]:
         if frame is not None:
             for paragraph in frame.paragraphs:
                 yield paragraph.text.replace("\v", "\n")
+    said = [line for line in comments(slide) if line.strip()]
+    if said:  # (a reviewer's comments are no slide text: said so, after the rest)
+        yield "# comments"
+        yield from said
 
 
 def _open(data: bytes) -> Any:
@@ -227,11 +234,20 @@ def _diagrams(zf: SafeZip, budget: XmlBudget) -> Diagram:
     return lines
 
 
-def _write_slides(prs: Any, sink: TextSink, diagram: Diagram) -> int:
+def _comments(zf: SafeZip, budget: XmlBudget) -> Comments:
+    """A slide's comments, read from the package itself (the skeleton holds none)."""
+
+    def lines(slide: Any) -> list[str]:
+        return slide_comment_lines(zf, str(slide.part.partname).lstrip("/"), budget)
+
+    return lines
+
+
+def _write_slides(prs: Any, sink: TextSink, diagram: Diagram, comments: Comments) -> int:
     count = 0
     for count, slide in enumerate(prs.slides, start=1):
         sink.line(f"# slide{count}")
-        for line in _slide_lines(slide, diagram):
+        for line in _slide_lines(slide, diagram, comments):
             if line.strip():
                 sink.line(line)
     return count
@@ -245,7 +261,7 @@ class PptxReader:
     """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
     refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
     are read as its members (:mod:`engine.readers.embedded`). 4: the text of its SmartArt
-    diagrams."""
+    diagrams; each slide's comments after its notes, under a ``# comments`` line."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
@@ -255,7 +271,9 @@ class PptxReader:
             budget = XmlBudget(ctx.limits)
             data = skeleton(zf, budget)
             try:
-                slides = _write_slides(_open(data), sink, _diagrams(zf, budget))
+                slides = _write_slides(
+                    _open(data), sink, _diagrams(zf, budget), _comments(zf, budget)
+                )
             except (ReadFailure, TextCapReached):
                 raise
             except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...

@@ -62,3 +62,42 @@ def test_a_sheet_s_cell_comments_come_after_its_rows(tmp_path: Path) -> None:
     )
     text = read(XlsxReader(), write_zip(tmp_path, "n.xlsx", members), M.XLSX)
     assert text == O.XLSX_TEXT.replace("# sheet2", "# comments\nB2\tAnn: from the audit\n# sheet2")
+
+
+def test_a_slide_s_comments_older_and_threaded_come_after_its_notes(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    from engine.readers.pptx import PptxReader
+
+    with zipfile.ZipFile(io.BytesIO(O.pptx_bytes())) as zf:
+        members: dict[str, bytes | str] = {n: zf.read(n) for n in zf.namelist()}
+    p = "http://schemas.openxmlformats.org/presentationml/2006/main"
+    p188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+    a = "http://schemas.openxmlformats.org/drawingml/2006/main"
+    members["ppt/comments/comment1.xml"] = (
+        f'<?xml version="1.0"?><p:cmLst xmlns:p="{p}"><p:cm authorId="0" idx="1">'
+        '<p:pos x="10" y="10"/><p:text>Older   comment</p:text></p:cm></p:cmLst>'
+    )
+    members["ppt/comments/modernComment_1.xml"] = (
+        f'<?xml version="1.0"?><p188:cmLst xmlns:p188="{p188}" xmlns:a="{a}">'
+        '<p188:cm id="{1}"><p188:txBody><a:bodyPr/><a:p><a:r><a:t>Threaded one</a:t></a:r>'
+        "</a:p></p188:txBody><p188:replyLst><p188:reply><p188:txBody><a:p><a:r>"
+        "<a:t>A reply</a:t></a:r></a:p></p188:txBody></p188:reply></p188:replyLst>"
+        "</p188:cm></p188:cmLst>"
+    )
+    rels = members["ppt/slides/_rels/slide1.xml.rels"]
+    assert isinstance(rels, bytes)
+    extra = (
+        f'<Relationship Id="rIdC1" Type="{R}/comments" Target="../comments/comment1.xml"/>'
+        '<Relationship Id="rIdC2" Type="http://schemas.microsoft.com/office/2018/10/'
+        'relationships/comments" Target="../comments/modernComment_1.xml"/>'
+    )
+    members["ppt/slides/_rels/slide1.xml.rels"] = rels.replace(
+        b"</Relationships>", extra.encode() + b"</Relationships>"
+    )
+    sink = TextSink(1_000_000)
+    path = write_zip(tmp_path, "c.pptx", members)
+    PptxReader().read(path, ReadContext(mime=M.PPTX, limits=Limits()), sink)
+    said = "# comments\nOlder comment\nThreaded one\nA reply\n"
+    assert sink.getvalue() == O.PPTX_TEXT.replace("# slide2", f"{said}# slide2")
