@@ -1,5 +1,6 @@
 """What the Office Open XML readers share: a part's relationships, DrawingML text bodies,
-SmartArt diagrams and the drawings on a spreadsheet's sheets (XLSX and XLSB alike).
+SmartArt diagrams, the drawings on a spreadsheet's sheets (XLSX and XLSB alike) and the
+comments on a presentation's slides.
 
 SmartArt (an org chart, a process, a cycle: in all three Office formats) keeps its text in a
 part of its own, the diagram's data model (``diagrams/dataN.xml``), that the document names
