@@ -13,7 +13,11 @@ table row with the cells tab-separated at their column (repeated cells and rows 
 blank lines and rows dropped. A spreadsheet adds a ``# sheetN`` line per table and a
 presentation a ``# slideN`` line per page, each only before a unit that has text (a drawing
 of shapes without text is ``empty/no_text``, not headers alone); ``pages`` counts them all.
-Annotations, tracked deletions and embedded binary data are ignored. A zipped document whose
+Annotations (comments on the text or on a cell: ``office:annotation``) are read apart, after
+their unit's text (the document's, a sheet's, a slide's) under a ``# comments`` line, their
+author and date left out; a presentation's page comments (LibreOffice's
+``officeooo:annotation``) are not read. Tracked deletions and embedded binary data are
+ignored. A zipped document whose
 manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
 :class:`EncryptedFile`.
 
@@ -69,9 +73,11 @@ _MANIFEST = "META-INF/manifest.xml"
 _PARA = frozenset({"text:p", "text:h"})
 _ROW = "table:table-row"
 _CELLS = frozenset({"table:table-cell", "table:covered-table-cell"})
+_ANNOTATION = "office:annotation"
+"""A comment on the text, or on a cell: its paragraphs are read apart (:func:`_annotations`)."""
 _SKIP = frozenset(
     {
-        *("office:annotation", "office:annotation-end", "text:tracked-changes"),
+        *("office:annotation-end", "text:tracked-changes", "dc:creator", "dc:date"),
         *("office:binary-data", "svg:title", "svg:desc", "office:meta", "office:settings"),
         *("office:scripts", "office:script", "office:font-face-decls", "office:styles"),
         *("office:automatic-styles", "office:master-styles"),
@@ -125,6 +131,8 @@ def _inline(paragraph: Element) -> tuple[str, list[Element]]:
         tag = item.tag
         if tag in _PARA or tag == "table:table":
             nested.append(item)
+        elif tag == _ANNOTATION:
+            pass  # (read apart; the text after it is its tail, already taken)
         elif tag == "text:s":
             count = item.get("text:c", "1")
             parts.append(" " * min(int(count) if count.isdigit() else 1, _MAX_SPACES))
@@ -146,9 +154,21 @@ def _outer(elem: Element, rows: bool) -> list[Element]:
         el = stack.pop()
         if el.tag in _PARA or (rows and el.tag == _ROW):
             found.append(el)
-        else:
+        elif el.tag != _ANNOTATION:
             stack.extend(reversed(el))
     return found
+
+
+def _annotations(block: Element, limit: int) -> list[str]:
+    """The lines of the annotations (comments) a block holds, in order (their author and
+    date left out)."""
+    return [
+        line
+        for note in block.iter(_ANNOTATION)
+        for paragraph in _outer(note, False)
+        for line in _lines(paragraph, False, limit)
+        if line.strip()
+    ]
 
 
 def _lines(block: Element, rows: bool, limit: int) -> Iterator[str]:
@@ -221,7 +241,8 @@ class OdfReader:
     and the data table) or ``formula`` (one line per formula).
     """
 
-    version = 4
+    version = 5
+    """5: annotations (comments) read, after their unit's text under ``# comments``."""
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
@@ -236,6 +257,7 @@ class OdfReader:
         pages = 0
 
         header = ""  # a unit's "# sheetN" line waits for its first line of text
+        comments: list[str] = []  # a unit's annotations, said after its text
 
         def emit(line: str) -> None:
             nonlocal header
@@ -244,18 +266,27 @@ class OdfReader:
                 header = ""
             sink.line(line)
 
+        def say_comments() -> None:
+            if comments:
+                emit("# comments")
+                for line in comments:
+                    emit(line)
+                comments.clear()
+
         def on_block(block: Element) -> None:
             if block.tag == "math:math":
                 line = formula_text(block)
                 if line:
                     emit(line)
                 return
+            comments.extend(_annotations(block, limit))
             for line in _lines(block, True, limit):
                 if line.strip():
                     emit(line)
 
         def on_start(_tag: str, _attrs: dict[str, str]) -> None:
             nonlocal pages, header
+            say_comments()  # (the unit before's)
             pages += 1
             header = f"# {self.kind}{pages}"
 
@@ -265,6 +296,7 @@ class OdfReader:
         rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
         budget = XmlBudget(ctx.limits)
         has_body = _parse_part(path, ctx, "content.xml", rules, budget)
+        say_comments()
         if not len(sink):
             # a template: its text is its title and what its master styles hold
             for line in _template_lines(path, ctx, budget, self.kind != "sheet"):

@@ -101,3 +101,25 @@ def test_a_slide_s_comments_older_and_threaded_come_after_its_notes(tmp_path: Pa
     PptxReader().read(path, ReadContext(mime=M.PPTX, limits=Limits()), sink)
     said = "# comments\nOlder comment\nThreaded one\nA reply\n"
     assert sink.getvalue() == O.PPTX_TEXT.replace("# slide2", f"{said}# slide2")
+
+
+def test_an_opendocument_s_annotations_come_after_their_unit_s_text(tmp_path: Path) -> None:
+    """A spreadsheet's cell comments after that sheet's rows, the author and date left out;
+    a text's after the text (the generated sample's: ``O.ODT_TEXT``)."""
+    from engine.readers.odf import READERS as ODF
+
+    note = (
+        "<office:annotation><dc:creator>Ann</dc:creator><dc:date>2024-01-02</dc:date>"
+        "<text:p>Check</text:p><text:p>this figure</text:p></office:annotation>"
+    )
+    body = (
+        '<office:spreadsheet><table:table table:name="One"><table:table-row>'
+        f'<table:table-cell office:value-type="string">{note}<text:p>12</text:p>'
+        '</table:table-cell></table:table-row></table:table><table:table table:name="Two">'
+        '<table:table-row><table:table-cell office:value-type="string"><text:p>Only</text:p>'
+        "</table:table-cell></table:table-row></table:table></office:spreadsheet>"
+    )
+    path = write_zip(tmp_path, "n.ods", O.odf_members(O.M_ODS, body))
+    sink = TextSink(1_000_000)
+    ODF[1].read(path, ReadContext(mime=M.ODS, limits=Limits()), sink)
+    assert sink.getvalue() == "# sheet1\n12\n# comments\nCheck\nthis figure\n# sheet2\nOnly\n"
