@@ -2,13 +2,15 @@
 
 DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks; text
 boxes and SmartArt diagrams after the paragraph that holds them), then headers, footers,
-footnotes and endnotes; deleted and moved-from text, field codes and the fallback copy of
-alternate content are left out. Blank paragraphs are dropped.
+footnotes and endnotes, then the reviewers' comments after a ``# comments`` line; deleted and
+moved-from text, field codes and the fallback copy of alternate content are left out. Blank
+paragraphs are dropped.
 
 XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
 tab-separated at their column (shared strings, inline strings, values as stored; booleans as
 TRUE/FALSE); rows without a value are dropped; then the text of the sheet's drawings (text
-boxes and shapes, SmartArt diagrams). ``pages`` is the number of sheets.
+boxes and shapes, SmartArt diagrams), then its cells' comments after a ``# comments`` line
+(the cell, a tab, the comment). ``pages`` is the number of sheets.
 
 SmartArt diagrams and sheet drawings: :mod:`engine.readers.drawingml`.
 
