@@ -9,16 +9,15 @@ The zipped forms are read from ``content.xml``; the flat forms (FODT/FODS/FODP) 
 itself, with styles, settings, scripts and metadata left out, so both give the same text.
 Output: one line per paragraph or heading (spaces, tabs and line breaks as written; paragraphs
 nested in frames, text boxes and notes come after the paragraph holding them); one line per
-table row with the cells tab-separated at their column (repeated cells and rows repeated);
-blank lines and rows dropped. A spreadsheet adds a ``# sheetN`` line per table and a
-presentation a ``# slideN`` line per page, each only before a unit that has text (a drawing
-of shapes without text is ``empty/no_text``, not headers alone); ``pages`` counts them all.
-Annotations (comments on the text or on a cell: ``office:annotation``) are read apart, after
-their unit's text (the document's, a sheet's, a slide's) under a ``# comments`` line, their
-author and date left out; a presentation's page comments (LibreOffice's
-``officeooo:annotation``) are not read. Tracked deletions and embedded binary data are
-ignored. A zipped document whose
-manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
+table row with the cells tab-separated at their column (repeated cells and rows repeated); blank
+lines and rows dropped. A spreadsheet adds a ``# sheetN`` line per table and a presentation a
+``# slideN`` line per page, each only before a unit that has text (a drawing of shapes without
+text is ``empty/no_text``, not headers alone); ``pages`` counts them all. Annotations (comments
+on the text or on a cell: ``office:annotation``) are read apart, after their unit's text (the
+document's, a sheet's, a slide's) under a ``# comments`` line, their author and date left out; a
+presentation's page comments (LibreOffice's ``officeooo:annotation``, whose paragraphs were read
+as the slide's text) the same way. Tracked deletions and embedded binary data are ignored. A
+zipped document whose manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
 :class:`EncryptedFile`.
 
 A document whose body gives no text is read for what its styles and metadata hold: a style
@@ -67,6 +66,7 @@ _NS = {
     _STAR + "presentation": "presentation",
     _STAR + "chart": "chart",
     "http://openoffice.org/2001/manifest": "manifest",
+    "http://openoffice.org/2009/office": "officeooo",
     "http://www.w3.org/1998/Math/MathML": "math",
 }
 _MANIFEST = "META-INF/manifest.xml"
@@ -75,6 +75,9 @@ _ROW = "table:table-row"
 _CELLS = frozenset({"table:table-cell", "table:covered-table-cell"})
 _ANNOTATION = "office:annotation"
 """A comment on the text, or on a cell: its paragraphs are read apart (:func:`_annotations`)."""
+_PAGE_ANNOTATION = "officeooo:annotation"
+"""A comment on a presentation's or a drawing's page (LibreOffice's own): read apart as well,
+where its paragraphs were read as the slide's text."""
 _SKIP = frozenset(
     {
         *("office:annotation-end", "text:tracked-changes", "dc:creator", "dc:date"),
@@ -159,12 +162,12 @@ def _outer(elem: Element, rows: bool) -> list[Element]:
     return found
 
 
-def _annotations(block: Element, limit: int) -> list[str]:
+def _annotations(block: Element, limit: int, page: bool = False) -> list[str]:
     """The lines of the annotations (comments) a block holds, in order (their author and
-    date left out)."""
+    date left out); ``page``: the block is a page's annotation itself."""
     return [
         line
-        for note in block.iter(_ANNOTATION)
+        for note in ([block] if page else block.iter(_ANNOTATION))
         for paragraph in _outer(note, False)
         for line in _lines(paragraph, False, limit)
         if line.strip()
@@ -279,6 +282,9 @@ class OdfReader:
                 if line:
                     emit(line)
                 return
+            if block.tag == _PAGE_ANNOTATION:
+                comments.extend(_annotations(block, limit, page=True))
+                return
             comments.extend(_annotations(block, limit))
             for line in _lines(block, True, limit):
                 if line.strip():
@@ -292,7 +298,7 @@ class OdfReader:
 
         mark = _MARKS.get(self.kind)
         starts = frozenset({mark}) if mark else frozenset()
-        blocks = _PARA | {_ROW, "math:math"}
+        blocks = _PARA | {_ROW, "math:math", _PAGE_ANNOTATION}
         rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
         budget = XmlBudget(ctx.limits)
         has_body = _parse_part(path, ctx, "content.xml", rules, budget)

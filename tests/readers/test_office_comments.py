@@ -123,3 +123,22 @@ def test_an_opendocument_s_annotations_come_after_their_unit_s_text(tmp_path: Pa
     sink = TextSink(1_000_000)
     ODF[1].read(path, ReadContext(mime=M.ODS, limits=Limits()), sink)
     assert sink.getvalue() == "# sheet1\n12\n# comments\nCheck\nthis figure\n# sheet2\nOnly\n"
+
+
+def test_a_presentation_page_s_comments_are_comments_not_slide_text(tmp_path: Path) -> None:
+    """LibreOffice's page comments (``officeooo:annotation``) were read as the slide's text."""
+    from engine.readers.odf import READERS as ODF
+
+    page = (
+        '<draw:page draw:name="p{n}"><draw:frame><draw:text-box><text:p>Slide {n}</text:p>'
+        '</draw:text-box></draw:frame><officeooo:annotation xmlns:officeooo="http://openoffice'
+        '.org/2009/office"><dc:creator>Ann</dc:creator><dc:date>2024-01-02</dc:date>'
+        "<text:p>Comment on {n}</text:p></officeooo:annotation></draw:page>"
+    )
+    body = f"<office:presentation>{page.format(n=1)}{page.format(n=2)}</office:presentation>"
+    path = write_zip(tmp_path, "p.odp", O.odf_members(O.M_ODP, body))
+    sink = TextSink(1_000_000)
+    ODF[2].read(path, ReadContext(mime=M.ODP, limits=Limits()), sink)
+    assert sink.getvalue() == (
+        "# slide1\nSlide 1\n# comments\nComment on 1\n# slide2\nSlide 2\n# comments\nComment on 2\n"
+    )
