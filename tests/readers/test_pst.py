@@ -135,14 +135,23 @@ def test_the_folders_written_before_a_bound_stopped_readpst_are_kept(tmp_path: P
     assert sink.info is not None and [m.path for m in sink.info.members] == ["Inbox.mbox"]
 
 
-def test_a_mailbox_too_big_for_the_read_s_time_gives_the_folders_written(tmp_path: Path) -> None:
-    """readpst still writing when three quarters of the read's time are spent is stopped;
-    the folders it wrote are read in the time left, and the time is named."""
+def test_a_mailbox_too_big_for_the_read_s_time_gives_the_folders_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """readpst still writing when its share of the read's time is spent is stopped; the
+    folders it wrote are read in the time left, and the time is named.
+
+    Its share is a tenth here, not three quarters: of a 4 s read, the second left after 3 s
+    ran out under CI's load before the folder's first message was read (the member read's
+    first imports)."""
+    import engine.readers.pst as pst_reader
+
+    monkeypatch.setattr(pst_reader, "TOOL_SHARE", 0.1)
     mbox = MBOX.decode()
     tools = readpst(tmp_path, f"printf '%s' '{mbox}' > \"$out/Inbox.mbox\"\nexec sleep 600")
     sink = TextSink(1_000_000)
-    limits = replace(DEFAULT_LIMITS, timeout_s=4.0)
-    ctx = ReadContext(M.PST, limits=limits, tools=tools, deadline=time.monotonic() + 4.0)
+    limits = replace(DEFAULT_LIMITS, timeout_s=30.0)
+    ctx = ReadContext(M.PST, limits=limits, tools=tools, deadline=time.monotonic() + 30.0)
     with pytest.raises(TimeSpent, match="readpst stopped after"):
         PstReader().read(pst(tmp_path), ctx, sink)
     assert "The invoice number 4711 is attached." in sink.getvalue()
