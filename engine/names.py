@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import unicodedata
 
 from engine.visible import BIDI as _BIDI  # shown as escapes: a name cannot reorder its line
@@ -123,3 +124,11 @@ def from_b64(data: str) -> str:
     except (UnicodeEncodeError, binascii.Error) as exc:
         raise ValueError(f"not base64: {exc}") from exc
     return os.fsdecode(raw)
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural(name: str) -> list[str | int]:
+    """A sort key putting ``page2`` before ``page10`` (its runs of digits as numbers)."""
+    return [int(p) if p.isdigit() else p for p in _DIGITS.split(name)]

@@ -24,7 +24,6 @@ bytes, time) as for an archive's members.
 from __future__ import annotations
 
 import io
-import re
 import struct
 from collections.abc import Iterator
 from dataclasses import replace
@@ -33,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from engine.errors import LimitExceeded, ReadFailure
+from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.members import MemberReader
 from engine.readers.zipsafe import SafeZip
@@ -85,7 +85,7 @@ def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:
     OLE object in it holds; by the part's name (and the dropped file's own), in the order of
     their numbers (``oleObject2`` before ``oleObject10``, whatever the zip's order: Word's
     was 2 before 1). A part past the zip bounds is named with its verdict."""
-    for name in sorted(zf.names(), key=_numbered):
+    for name in sorted(zf.names(), key=natural):
         if not name.startswith(_EMBEDDINGS) or name.endswith("/"):
             continue
         short = name.split("/embeddings/", 1)[1]
@@ -106,14 +106,6 @@ def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:
             inner, data = payload
             short = f"{short}/{inner}"
         yield f"embedded/{short}", data
-
-
-def _numbered(name: str) -> list[str | int]:
-    """A sort key putting ``part2`` before ``part10``."""
-    return [int(p) if p.isdigit() else p for p in _DIGITS.split(name)]
-
-
-_DIGITS = re.compile(r"(\d+)")
 
 
 def ole_embedded(path: Path) -> Iterator[Embedded]:

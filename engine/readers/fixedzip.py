@@ -26,18 +26,11 @@ from xml.etree.ElementTree import Element
 
 from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, ReadFailure
+from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.drawingml import sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
-
-_NUMBER = re.compile(r"(\d+)")
-
-
-def _natural(name: str) -> list[Any]:
-    """Sort key putting ``page10`` after ``page9``."""
-    return [int(p) if p.isdigit() else p for p in _NUMBER.split(name)]
-
 
 # --- xlsb ------------------------------------------------------------------------------------
 
@@ -220,7 +213,7 @@ class VsdxReader:
         """A ``# pageN`` line and the shapes' text of each page that has any."""
         budget = XmlBudget(ctx.limits)
         with SafeZip(path, ctx.limits) as zf:
-            pages = sorted((n for n in zf.names() if _VISIO_PAGE.match(n)), key=_natural)
+            pages = sorted((n for n in zf.names() if _VISIO_PAGE.match(n)), key=natural)
             if not pages:
                 raise CorruptFile("no visio/pages/pageN.xml part")
             for number, name in enumerate(pages, start=1):
@@ -260,7 +253,7 @@ class XpsReader:
         """Each page's runs, one per line; pages separated by form feeds."""
         budget = XmlBudget(ctx.limits)
         with SafeZip(path, ctx.limits) as zf:
-            pages = sorted((n for n in zf.names() if _XPS_PAGE.match(n)), key=_natural)
+            pages = sorted((n for n in zf.names() if _XPS_PAGE.match(n)), key=natural)
             if not pages:
                 raise CorruptFile("no fixed pages (Documents/N/Pages/*.fpage)")
             sink.describe("xps", pages=len(pages))
