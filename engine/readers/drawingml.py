@@ -32,16 +32,23 @@ _XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _P2018 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
 
+Rels = dict[str, tuple[str, str]]
+"""A part's internal relationships: id -> (type, member name)."""
+DIAGRAM_IDS = f"{{{_DGM}}}relIds"
+DATA_MODEL = f"{{{_R}}}dm"
+"""The element naming a diagram's parts, and its attribute naming the data model, as lxml
+(python-pptx's) names them."""
+
 NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _MC: "mc", _A: "a", _A_STRICT: "a"}
 NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr", _P: "p", _P2018: "pc"}
 """The prefixes the tags and attributes of these parts come back with."""
 
 
-def relationships(zf: SafeZip, part: str, budget: XmlBudget) -> dict[str, tuple[str, str]]:
+def relationships(zf: SafeZip, part: str, budget: XmlBudget) -> Rels:
     """Id -> (type, member name) of ``part``'s internal relationships ({} if it has none)."""
     folder, name = posixpath.split(part)
     rels_name = posixpath.join(folder, "_rels", name + ".rels")
-    found: dict[str, tuple[str, str]] = {}
+    found: Rels = {}
     if not zf.has(rels_name):
         return found
 
@@ -112,12 +119,13 @@ def diagram_lines(zf: SafeZip, member: str, budget: XmlBudget) -> list[str]:
 _ANCHORS = frozenset({"xdr:twoCellAnchor", "xdr:oneCellAnchor", "xdr:absoluteAnchor"})
 
 
-def sheet_drawing_lines(zf: SafeZip, sheet: str, budget: XmlBudget) -> list[str]:
-    """The text of the drawings on the sheet whose part is ``sheet``: each anchored shape's
-    paragraphs (text boxes, shapes with text, groups opened) and diagram, in drawing order.
-    A chart or a picture has none; the fallback copy of alternate content is left out."""
+def sheet_drawing_lines(zf: SafeZip, sheet: Rels, budget: XmlBudget) -> list[str]:
+    """The text of the drawings on the sheet whose relationships are ``sheet``: each anchored
+    shape's paragraphs (text boxes, shapes with text, groups opened) and diagram, in drawing
+    order. A chart or a picture has none; the fallback copy of alternate content is left
+    out."""
     lines: list[str] = []
-    for rel_type, drawing in relationships(zf, sheet, budget).values():
+    for rel_type, drawing in sheet.values():
         if not rel_type.endswith("/drawing") or not zf.has(drawing):
             continue
         diagram = diagrams_of(zf, drawing, budget)
@@ -135,7 +143,7 @@ def sheet_drawing_lines(zf: SafeZip, sheet: str, budget: XmlBudget) -> list[str]
     return lines
 
 
-def _related(rels: dict[str, tuple[str, str]], rid: str) -> str:
+def related(rels: Rels, rid: str) -> str:
     """The member a relationship id names ("" when the part names no such relationship)."""
     return rels[rid][1] if rid in rels else ""
 
@@ -143,18 +151,18 @@ def _related(rels: dict[str, tuple[str, str]], rid: str) -> str:
 def diagrams_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], list[str]]:
     """A diagram's lines by its relationship id in ``part`` (the part's relationships read at
     the first diagram it holds: most documents have none)."""
-    rels: list[dict[str, tuple[str, str]]] = []
+    rels: list[Rels] = []
 
     def lines(rid: str) -> list[str]:
         if not rels:
             rels.append(relationships(zf, part, budget))
-        return diagram_lines(zf, _related(rels[0], rid), budget)
+        return diagram_lines(zf, related(rels[0], rid), budget)
 
     return lines
 
 
-def slide_comment_lines(zf: SafeZip, slide: str, budget: XmlBudget) -> list[str]:
-    """The comments on the slide whose part is ``slide``, a line a paragraph: PowerPoint's
+def slide_comment_lines(zf: SafeZip, slide: Rels, budget: XmlBudget) -> list[str]:
+    """The comments on the slide whose relationships are ``slide``, a line a paragraph: PowerPoint's
     older comments (``p:cm``, its text one element) and its newer, threaded ones
     (``ppt/comments/modernComment_*.xml``: a DrawingML text body each, and each reply's)."""
     lines: list[str] = []
@@ -167,7 +175,7 @@ def slide_comment_lines(zf: SafeZip, slide: str, budget: XmlBudget) -> list[str]
                 lines.extend(drawing_paragraphs(el))
 
     rules = Rules(NS, blocks=frozenset({"p:cm", "pc:cm"}), on_block=on_comment)
-    for rel_type, part in relationships(zf, slide, budget).values():
+    for rel_type, part in slide.values():
         if rel_type.endswith("/comments") and zf.has(part):
             with zf.open(part) as stream:
                 parse(stream, rules, budget)

@@ -28,7 +28,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, ReadFailure
 from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
-from engine.readers.drawingml import sheet_drawing_lines
+from engine.readers.drawingml import relationships, sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -71,7 +71,11 @@ class XlsbReader:
                     sheets = index
                     said = _write_sheet(book, sheet_name, index, ctx, sink)
                     part = parts.get(sheet_name, "")
-                    drawn = sheet_drawing_lines(zf, part, budget) if zf.has(part) else []
+                    drawn = (
+                        sheet_drawing_lines(zf, relationships(zf, part, budget), budget)
+                        if zf.has(part)
+                        else []
+                    )
                     if drawn and not said:
                         sink.line(f"# sheet{index}")
                     for line in drawn:

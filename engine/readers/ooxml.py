@@ -31,7 +31,13 @@ from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.drawingml import NS as _DRAWING_NS
-from engine.readers.drawingml import child, diagrams_of, relationships, sheet_drawing_lines
+from engine.readers.drawingml import (
+    Rels,
+    child,
+    diagrams_of,
+    relationships,
+    sheet_drawing_lines,
+)
 from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
@@ -265,11 +271,11 @@ def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str]:
     return targets
 
 
-def _sheet_comments(zf: SafeZip, sheet: str, budget: XmlBudget, into: _Headed) -> None:
-    """The comments (notes) on the sheet whose part is ``sheet``: each one a line, its cell,
-    a tab and its text on one line (a threaded comment's legacy copy, which Excel writes
-    beside it, holds its text as well)."""
-    for rel_type, part in relationships(zf, sheet, budget).values():
+def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: _Headed) -> None:
+    """The comments (notes) on the sheet whose relationships are ``sheet``: each one a line,
+    its cell, a tab and its text on one line (a threaded comment's legacy copy, which Excel
+    writes beside it, holds its text as well)."""
+    for rel_type, part in sheet.values():
         if not rel_type.endswith("/comments") or not zf.has(part):
             continue
 
@@ -322,9 +328,10 @@ class XlsxReader:
                 sink.line(f"# sheet{number}")
                 with zf.open(sheet) as stream:
                     parse(stream, rules, budget)
-                for line in sheet_drawing_lines(zf, sheet, budget):
+                rels = relationships(zf, sheet, budget)  # (its drawings' and comments')
+                for line in sheet_drawing_lines(zf, rels, budget):
                     sink.line(line)
-                _sheet_comments(zf, sheet, budget, _Headed(sink, "# comments"))
+                _sheet_comments(zf, rels, budget, _Headed(sink, "# comments"))
             info = ReadInfo(extractor=self.name, pages=len(sheets))
             return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 

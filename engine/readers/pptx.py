@@ -30,7 +30,15 @@ from typing import Any
 from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
-from engine.readers.drawingml import diagram_lines, relationships, slide_comment_lines
+from engine.readers.drawingml import (
+    DATA_MODEL,
+    DIAGRAM_IDS,
+    Rels,
+    diagram_lines,
+    related,
+    relationships,
+    slide_comment_lines,
+)
 from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
@@ -180,17 +188,13 @@ def _shapes(shapes: Any) -> Iterator[Any]:
         yield shape
 
 
-_DIAGRAM_IDS = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
-_DATA_MODEL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
-Diagram = Callable[[Any, str], list[str]]
-"""A diagram's lines by the slide that shows it and its relationship id there."""
-Comments = Callable[[Any], list[str]]
-"""A slide's comments, a line a paragraph."""
+Diagram = Callable[[str], list[str]]
+"""A diagram's lines by its relationship id in the slide that shows it."""
 
 
-def _shape_lines(shape: Any, slide: Any, diagram: Diagram) -> Iterator[str]:
-    for ids in shape.element.iter(_DIAGRAM_IDS):  # (a graphic frame holding SmartArt)
-        yield from diagram(slide, ids.get(_DATA_MODEL, ""))
+def _shape_lines(shape: Any, diagram: Diagram) -> Iterator[str]:
+    for ids in shape.element.iter(DIAGRAM_IDS):  # (a graphic frame holding SmartArt)
+        yield from diagram(ids.get(DATA_MODEL, ""))
     if getattr(shape, "has_text_frame", False):
         for paragraph in shape.text_frame.paragraphs:
             yield paragraph.text.replace("\v", "\n")
@@ -203,15 +207,15 @@ def _cell_text(cell: Any) -> str:
     return " ".join(str(cell.text).split("\n")).replace("\v", " ").replace("\t", " ")
 
 
-def _slide_lines(slide: Any, diagram: Diagram, comments: Comments) -> Iterator[str]:
+def _slide_lines(slide: Any, diagram: Diagram, comments: list[str]) -> Iterator[str]:
     for shape in _shapes(slide.shapes):
-        yield from _shape_lines(shape, slide, diagram)
+        yield from _shape_lines(shape, diagram)
     if slide.has_notes_slide:
         frame = slide.notes_slide.notes_text_frame
         if frame is not None:
             for paragraph in frame.paragraphs:
                 yield paragraph.text.replace("\v", "\n")
-    said = [line for line in comments(slide) if line.strip()]
+    said = [line for line in comments if line.strip()]
     if said:  # (a reviewer's comments are no slide text: said so, after the rest)
         yield "# comments"
         yield from said
@@ -223,30 +227,18 @@ def _open(data: bytes) -> Any:
     return Presentation(io.BytesIO(data))
 
 
-def _diagrams(zf: SafeZip, budget: XmlBudget) -> Diagram:
-    """A diagram's lines by its slide and relationship id, read from the package itself."""
-
-    def lines(slide: Any, rid: str) -> list[str]:
-        part = str(slide.part.partname).lstrip("/")
-        target = relationships(zf, part, budget).get(rid)
-        return diagram_lines(zf, target[1], budget) if target is not None else []
-
-    return lines
-
-
-def _comments(zf: SafeZip, budget: XmlBudget) -> Comments:
-    """A slide's comments, read from the package itself (the skeleton holds none)."""
-
-    def lines(slide: Any) -> list[str]:
-        return slide_comment_lines(zf, str(slide.part.partname).lstrip("/"), budget)
-
-    return lines
-
-
-def _write_slides(prs: Any, sink: TextSink, diagram: Diagram, comments: Comments) -> int:
+def _write_slides(prs: Any, sink: TextSink, zf: SafeZip, budget: XmlBudget) -> int:
+    """Each slide's lines; its diagrams and comments read from the package itself (the
+    skeleton holds neither), its relationships read once for both."""
     count = 0
     for count, slide in enumerate(prs.slides, start=1):
         sink.line(f"# slide{count}")
+        rels = relationships(zf, str(slide.part.partname).lstrip("/"), budget)
+
+        def diagram(rid: str, rels: Rels = rels) -> list[str]:
+            return diagram_lines(zf, related(rels, rid), budget)
+
+        comments = slide_comment_lines(zf, rels, budget)
         for line in _slide_lines(slide, diagram, comments):
             if line.strip():
                 sink.line(line)
@@ -271,9 +263,7 @@ class PptxReader:
             budget = XmlBudget(ctx.limits)
             data = skeleton(zf, budget)
             try:
-                slides = _write_slides(
-                    _open(data), sink, _diagrams(zf, budget), _comments(zf, budget)
-                )
+                slides = _write_slides(_open(data), sink, zf, budget)
             except (ReadFailure, TextCapReached):
                 raise
             except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors...
