@@ -1,6 +1,6 @@
 """What the Office Open XML readers share: a part's relationships, DrawingML text bodies,
-SmartArt diagrams, the drawings on a spreadsheet's sheets (XLSX and XLSB alike) and the
-comments on a presentation's slides.
+SmartArt diagrams, charts, the drawings on a spreadsheet's sheets (XLSX and XLSB alike) and
+the comments on a presentation's slides.
 
 SmartArt (an org chart, a process, a cycle: in all three Office formats) keeps its text in a
 part of its own, the diagram's data model (``diagrams/dataN.xml``), that the document names
@@ -8,6 +8,10 @@ by a relationship (``dgm:relIds r:dm``): each node's paragraphs are read there
 (:func:`diagram_lines`). A sheet's text boxes and shapes are in its drawing part
 (:func:`sheet_drawing_lines`). Read without them, every word of a diagram or a text box was
 missing from the text.
+
+A chart (``charts/chartN.xml``, named by ``c:chart r:id``) is read the same way, where it
+stands (:func:`chart_lines`): its title, a table of what it plots as its caches hold it (the
+values as the chart shows them, whether or not its workbook came with it), its axes' titles.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ _DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
 _DGM_STRICT = "http://purl.oclc.org/ooxml/drawingml/diagram"
 _XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
 _XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
+_C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+_C_STRICT = "http://purl.oclc.org/ooxml/drawingml/chart"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _P2018 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
 
@@ -38,9 +44,13 @@ DIAGRAM_IDS = f"{{{_DGM}}}relIds"
 DATA_MODEL = f"{{{_R}}}dm"
 """The element naming a diagram's parts, and its attribute naming the data model, as lxml
 (python-pptx's) names them."""
+CHART = f"{{{_C}}}chart"
+CHART_ID = f"{{{_R}}}id"
+"""The element naming a chart's part, and its attribute naming it, as lxml names them."""
 
 NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _MC: "mc", _A: "a", _A_STRICT: "a"}
 NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr", _P: "p", _P2018: "pc"}
+NS |= {_C: "c", _C_STRICT: "c"}
 """The prefixes the tags and attributes of these parts come back with."""
 
 
@@ -121,21 +131,23 @@ _ANCHORS = frozenset({"xdr:twoCellAnchor", "xdr:oneCellAnchor", "xdr:absoluteAnc
 
 def sheet_drawing_lines(zf: SafeZip, sheet: Rels, budget: XmlBudget) -> list[str]:
     """The text of the drawings on the sheet whose relationships are ``sheet``: each anchored
-    shape's paragraphs (text boxes, shapes with text, groups opened) and diagram, in drawing
-    order. A chart or a picture has none; the fallback copy of alternate content is left
-    out."""
+    shape's paragraphs (text boxes, shapes with text, groups opened), diagram and chart, in
+    drawing order (a chart sheet's chart too). A picture has none; the fallback copy of
+    alternate content is left out."""
     lines: list[str] = []
     for rel_type, drawing in sheet.values():
         if not rel_type.endswith("/drawing") or not zf.has(drawing):
             continue
-        diagram = diagrams_of(zf, drawing, budget)
+        graphic = graphics_of(zf, drawing, budget)
 
-        def on_anchor(anchor: Element, diagram: Callable[[str], list[str]] = diagram) -> None:
+        def on_anchor(anchor: Element, graphic: Callable[[str], list[str]] = graphic) -> None:
             for el in anchor.iter():
                 if el.tag == "xdr:txBody":
                     lines.extend(drawing_paragraphs(el))
                 elif el.tag == "dgm:relIds":
-                    lines.extend(diagram(el.get("r:dm", "")))
+                    lines.extend(graphic(el.get("r:dm", "")))
+                elif el.tag == "c:chart":
+                    lines.extend(graphic(el.get("r:id", "")))
 
         rules = Rules(NS, blocks=_ANCHORS, on_block=on_anchor, skip=frozenset({"mc:Fallback"}))
         with zf.open(drawing) as stream:
@@ -148,17 +160,147 @@ def related(rels: Rels, rid: str) -> str:
     return rels[rid][1] if rid in rels else ""
 
 
-def diagrams_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], list[str]]:
-    """A diagram's lines by its relationship id in ``part`` (the part's relationships read at
-    the first diagram it holds: most documents have none)."""
+def graphic_lines(zf: SafeZip, rels: Rels, rid: str, budget: XmlBudget) -> list[str]:
+    """The text of the SmartArt diagram (its data model) or the chart that the relationship
+    ``rid`` of ``rels`` names; none for another kind of part or an unknown id."""
+    rel_type, member = rels.get(rid, ("", ""))
+    if rel_type.endswith("/diagramData"):
+        return diagram_lines(zf, member, budget)
+    if rel_type.endswith("/chart"):
+        return chart_lines(zf, member, budget)
+    return []
+
+
+def graphics_of(zf: SafeZip, part: str, budget: XmlBudget) -> Callable[[str], list[str]]:
+    """A diagram's or a chart's lines by its relationship id in ``part`` (the part's
+    relationships read at the first one it holds: most documents have none)."""
     rels: list[Rels] = []
 
     def lines(rid: str) -> list[str]:
         if not rels:
             rels.append(relationships(zf, part, budget))
-        return diagram_lines(zf, related(rels[0], rid), budget)
+        return graphic_lines(zf, rels[0], rid, budget)
 
     return lines
+
+
+Points = dict[int, str]
+"""A chart's categories or a series' values: a point's index -> its text."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cached(level: Element) -> Points:
+    """The points of a cache or a literal (``c:pt idx``, its ``c:v``)."""
+    points: Points = {}
+    for point in level:
+        index = point.get("idx", "")
+        value = child(point, "c:v") if point.tag == "c:pt" else None
+        if value is not None and index.isdigit() and (text := _one_line(value.text or "")):
+            points[int(index)] = text
+    return points
+
+
+_CACHES = frozenset({"c:strCache", "c:numCache", "c:strLit", "c:numLit", "c:lvl"})
+
+
+def _data(data: Element | None) -> Points:
+    """A series' categories or values, from a reference's cache or a literal; categories of
+    several levels (``c:multiLvlStrCache``, the innermost first) as one label, the outer
+    levels' first."""
+    if data is None:
+        return {}
+    levels = [_cached(el) for el in data.iter() if el.tag in _CACHES]
+    if len(levels) < 2:
+        return levels[0] if levels else {}
+    inner, outer = levels[0], levels[:0:-1]
+    return {i: " ".join([*(o[i] for o in outer if i in o), text]) for i, text in inner.items()}
+
+
+def _text_of(tx: Element | None) -> list[str]:
+    """A title's or a label's paragraphs (``c:rich``), or the text of its cell (``c:v``)."""
+    if tx is None:
+        return []
+    rich = child(tx, "c:rich")
+    if rich is not None:
+        return drawing_paragraphs(rich)
+    return [text for v in tx.iter("c:v") if (text := _one_line(v.text or ""))]
+
+
+def _first(elem: Element, *tags: str) -> Element | None:
+    """The first child called one of ``tags``, in their order."""
+    return next((found for tag in tags if (found := child(elem, tag)) is not None), None)
+
+
+class _Series:
+    """One series of a chart: its name, categories (x values) and values (y values), and
+    the text of its data labels that say something of their own."""
+
+    def __init__(self, ser: Element) -> None:
+        self.name = _one_line(" ".join(_text_of(child(ser, "c:tx"))))
+        self.categories = _data(_first(ser, "c:cat", "c:xVal"))
+        self.values = _data(_first(ser, "c:val", "c:yVal"))
+        self.labels = [
+            line for labels in ser.iter("c:dLbl") for line in _text_of(child(labels, "c:tx"))
+        ]
+
+
+def _table(group: list[_Series]) -> list[str]:
+    """The lines of series that share their categories: their names, then a row a point,
+    its category and each one's value."""
+    categories = group[0].categories
+    lead = [""] if categories else []
+    lines = []
+    if any(series.name for series in group):
+        lines.append("\t".join([*lead, *(series.name for series in group)]))
+    indexes = set(categories).union(*(series.values for series in group))
+    for i in sorted(indexes):
+        row = [categories.get(i, "")] if categories else []
+        row.extend(series.values.get(i, "") for series in group)
+        if any(row):
+            lines.append("\t".join(row))
+    return lines
+
+
+def chart_lines(zf: SafeZip, member: str, budget: XmlBudget) -> list[str]:
+    """A chart's text, from its part ``member``: its title; then what it plots, a table for
+    the series that share their categories (a row of their names, then a row a category:
+    it and each series' value, tab-separated, as the chart's caches hold them); then its
+    data labels' own text and its axes' titles. None when the part is missing. Series hidden
+    from the chart (in its extensions) are left out."""
+    if not member or not zf.has(member):
+        return []
+    head: list[str] = []
+    series: list[_Series] = []
+    tail: list[str] = []
+
+    def on_block(block: Element) -> None:
+        if block.tag == "c:ser":
+            series.append(_Series(block))
+        else:  # (the chart's title comes before its plot area, its axes' after the series)
+            (tail if series else head).extend(_text_of(child(block, "c:tx")))
+
+    rules = Rules(
+        NS,
+        blocks=frozenset({"c:title", "c:ser"}),
+        on_block=on_block,
+        skip=frozenset({"mc:Fallback", "c:extLst"}),
+    )
+    with zf.open(member) as stream:
+        parse(stream, rules, budget)
+    lines = head
+    groups: list[list[_Series]] = []
+    for one in series:
+        if groups and groups[-1][0].categories == one.categories:
+            groups[-1].append(one)
+        else:
+            groups.append([one])
+    for group in groups:
+        lines.extend(_table(group))
+    lines.extend(label for one in series for label in one.labels)
+    return lines + tail
 
 
 def slide_comment_lines(zf: SafeZip, slide: Rels, budget: XmlBudget) -> list[str]:

@@ -49,10 +49,10 @@ class XlsbReader:
     """Excel binary workbooks through pyxlsb."""
 
     name = "xlsb"
-    version = 3
+    version = 4
     """2: sheet records with 4 more bytes read (they were error/corrupt). 3: the text of the
     sheets' drawings (text boxes, shapes, SmartArt diagrams: ``xl/drawings`` are XML here
-    too)."""
+    too). 4: their charts' text (XML too)."""
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 

@@ -1,7 +1,7 @@
 """Word (DOCX) and Excel (XLSX) documents, streamed out of their zip with bounded parts.
 
 DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks; text
-boxes and SmartArt diagrams after the paragraph that holds them), then headers, footers,
+boxes, SmartArt diagrams and charts after the paragraph that holds them), then headers, footers,
 footnotes and endnotes, then the reviewers' comments after a ``# comments`` line; deleted and
 moved-from text, field codes and the fallback copy of alternate content are left out. Blank
 paragraphs are dropped.
@@ -9,10 +9,10 @@ paragraphs are dropped.
 XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
 tab-separated at their column (shared strings, inline strings, values as stored; booleans as
 TRUE/FALSE); rows without a value are dropped; then the text of the sheet's drawings (text
-boxes and shapes, SmartArt diagrams), then its cells' comments after a ``# comments`` line
+boxes and shapes, SmartArt diagrams, charts), then its cells' comments after a ``# comments`` line
 (the cell, a tab, the comment). ``pages`` is the number of sheets.
 
-SmartArt diagrams and sheet drawings: :mod:`engine.readers.drawingml`.
+SmartArt diagrams, charts and sheet drawings: :mod:`engine.readers.drawingml`.
 
 Both formats are transitional or strict OOXML; every part goes through :mod:`zipsafe` and
 :mod:`xmlsafe`.
@@ -34,7 +34,7 @@ from engine.readers.drawingml import NS as _DRAWING_NS
 from engine.readers.drawingml import (
     Rels,
     child,
-    diagrams_of,
+    graphics_of,
     relationships,
     sheet_drawing_lines,
 )
@@ -73,7 +73,7 @@ def main_part(zf: SafeZip, budget: XmlBudget, default: str) -> str:
 
 def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
     """A paragraph's own text, the text boxes it holds, in order, and the relationship ids of
-    the SmartArt diagrams it holds."""
+    the SmartArt diagrams and charts it holds."""
     parts: list[str] = []
     boxes: list[Element] = []
     diagrams: list[str] = []
@@ -93,6 +93,8 @@ def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
             boxes.append(el)
         elif tag == "dgm:relIds":
             diagrams.append(el.get("r:dm", ""))
+        elif tag == "c:chart":
+            diagrams.append(el.get("r:id", ""))
         else:
             stack.extend(reversed(el))
     return "".join(parts), boxes, diagrams
@@ -134,7 +136,7 @@ def _docx_paragraph(
     sink: TextSink | _Headed, paragraph: Element, diagram: Callable[[str], list[str]]
 ) -> None:
     """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion),
-    then the text of its diagrams (``diagram``: a relationship id's lines)."""
+    then the text of its diagrams and charts (``diagram``: a relationship id's lines)."""
     pending = [paragraph]
     while pending:
         text, boxes, diagrams = _runs(pending.pop())
@@ -166,9 +168,10 @@ class DocxReader:
     """Reads Word documents (DOCX, DOCM, DOTX)."""
 
     name = "docx"
-    version = 3
+    version = 4
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
-    of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line."""
+    of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line. 4: its
+    charts' text (:func:`engine.readers.drawingml.chart_lines`)."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
@@ -184,7 +187,7 @@ class DocxReader:
                     _NS,
                     blocks=frozenset({"w:p"}),
                     on_block=functools.partial(
-                        _docx_paragraph, into, diagram=diagrams_of(zf, part, budget)
+                        _docx_paragraph, into, diagram=graphics_of(zf, part, budget)
                     ),
                     skip=_W_SKIP,
                 )
@@ -303,10 +306,11 @@ class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
     name = "xlsx"
-    version = 3
+    version = 4
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its sheets' drawings (text boxes, shapes, SmartArt diagrams) and its cells' comments
-    (``# comments``, then the cell, a tab, the comment)."""
+    (``# comments``, then the cell, a tab, the comment). 4: its charts' text, a chart sheet's
+    too."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 

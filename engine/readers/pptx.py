@@ -12,10 +12,10 @@ it as ordinary presentations.
 
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``; a SmartArt
-diagram's text read from its data model part, :func:`engine.readers.drawingml.diagram_lines`,
-which the skeleton never holds), then the paragraphs of its notes, then its comments (older
-and threaded ones, from the package itself) after a ``# comments`` line. ``pages`` is the
-number of slides.
+diagram's text read from its data model part and a chart's from its part,
+:mod:`engine.readers.drawingml`, which the skeleton never holds), then the paragraphs of its
+notes, then its comments (older and threaded ones, from the package itself) after a
+``# comments`` line. ``pages`` is the number of slides.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from engine import mimes as M
 from engine.errors import CorruptFile, ReadFailure
 from engine.readers.base import ReadContext, ReadInfo, TextCapReached, TextSink
 from engine.readers.drawingml import (
+    CHART,
+    CHART_ID,
     DATA_MODEL,
     DIAGRAM_IDS,
     Rels,
-    diagram_lines,
-    related,
+    graphic_lines,
     relationships,
     slide_comment_lines,
 )
@@ -189,12 +190,12 @@ def _shapes(shapes: Any) -> Iterator[Any]:
 
 
 Diagram = Callable[[str], list[str]]
-"""A diagram's lines by its relationship id in the slide that shows it."""
+"""A diagram's or a chart's lines by its relationship id in the slide that shows it."""
 
 
 def _shape_lines(shape: Any, diagram: Diagram) -> Iterator[str]:
-    for ids in shape.element.iter(DIAGRAM_IDS):  # (a graphic frame holding SmartArt)
-        yield from diagram(ids.get(DATA_MODEL, ""))
+    for ids in shape.element.iter(DIAGRAM_IDS, CHART):  # (a graphic frame: SmartArt, a chart)
+        yield from diagram(ids.get(DATA_MODEL) or ids.get(CHART_ID) or "")
     if getattr(shape, "has_text_frame", False):
         for paragraph in shape.text_frame.paragraphs:
             yield paragraph.text.replace("\v", "\n")
@@ -236,7 +237,7 @@ def _write_slides(prs: Any, sink: TextSink, zf: SafeZip, budget: XmlBudget) -> i
         rels = relationships(zf, str(slide.part.partname).lstrip("/"), budget)
 
         def diagram(rid: str, rels: Rels = rels) -> list[str]:
-            return diagram_lines(zf, related(rels, rid), budget)
+            return graphic_lines(zf, rels, rid, budget)
 
         comments = slide_comment_lines(zf, rels, budget)
         for line in _slide_lines(slide, diagram, comments):
@@ -249,11 +250,12 @@ class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
     name = "pptx"
-    version = 4
+    version = 5
     """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
     refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
     are read as its members (:mod:`engine.readers.embedded`). 4: the text of its SmartArt
-    diagrams; each slide's comments after its notes, under a ``# comments`` line."""
+    diagrams; each slide's comments after its notes, under a ``# comments`` line. 5: its
+    charts' text (:func:`engine.readers.drawingml.chart_lines`)."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
