@@ -16,7 +16,11 @@ text is ``empty/no_text``, not headers alone); ``pages`` counts them all. Annota
 on the text or on a cell: ``office:annotation``) are read apart, after their unit's text (the
 document's, a sheet's, a slide's) under a ``# comments`` line, their author and date left out; a
 presentation's page comments (LibreOffice's ``officeooo:annotation``, whose paragraphs were read
-as the slide's text) the same way. Tracked deletions and embedded binary data are ignored. A
+as the slide's text) the same way. An embedded object (a chart: its title, axes' titles and
+data table; a formula; a document) is read where it stands, after the paragraph or row that
+holds it, among its slide's shapes, after its sheet's rows: in a zipped document its own
+``Object N/content.xml``, read once (:class:`_Objects`), in a flat one inline with the body.
+Tracked deletions and embedded binary data are ignored. A
 zipped document whose manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
 :class:`EncryptedFile`.
 
@@ -68,6 +72,7 @@ _NS = {
     "http://openoffice.org/2001/manifest": "manifest",
     "http://openoffice.org/2009/office": "officeooo",
     "http://www.w3.org/1998/Math/MathML": "math",
+    "http://www.w3.org/1999/xlink": "xlink",
 }
 _MANIFEST = "META-INF/manifest.xml"
 _PARA = frozenset({"text:p", "text:h"})
@@ -75,6 +80,9 @@ _ROW = "table:table-row"
 _CELLS = frozenset({"table:table-cell", "table:covered-table-cell"})
 _ANNOTATION = "office:annotation"
 """A comment on the text, or on a cell: its paragraphs are read apart (:func:`_annotations`)."""
+_OBJECT = "draw:object"
+"""An embedded object (a chart, a formula, a document): in a zipped document a folder of its
+own (``Object 1/content.xml``) that ``xlink:href`` names; in a flat one, inline."""
 _PAGE_ANNOTATION = "officeooo:annotation"
 """A comment on a presentation's or a drawing's page (LibreOffice's own): read apart as well,
 where its paragraphs were read as the slide's text."""
@@ -244,8 +252,9 @@ class OdfReader:
     and the data table) or ``formula`` (one line per formula).
     """
 
-    version = 5
-    """5: annotations (comments) read, after their unit's text under ``# comments``."""
+    version = 6
+    """5: annotations (comments) read, after their unit's text under ``# comments``. 6: the
+    embedded objects of a zipped document (charts, formulas, documents)."""
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
@@ -261,6 +270,7 @@ class OdfReader:
 
         header = ""  # a unit's "# sheetN" line waits for its first line of text
         comments: list[str] = []  # a unit's annotations, said after its text
+        drawn: list[str] = []  # a sheet's objects (its shapes come before its rows)
 
         def emit(line: str) -> None:
             nonlocal header
@@ -269,7 +279,10 @@ class OdfReader:
                 header = ""
             sink.line(line)
 
-        def say_comments() -> None:
+        def say_after() -> None:
+            for line in drawn:
+                emit(line)
+            drawn.clear()
             if comments:
                 emit("# comments")
                 for line in comments:
@@ -289,25 +302,107 @@ class OdfReader:
             for line in _lines(block, True, limit):
                 if line.strip():
                     emit(line)
+            for held in block.iter(_OBJECT):
+                for line in objects.lines(held.get(_HREF, "")):
+                    emit(line)
 
-        def on_start(_tag: str, _attrs: dict[str, str]) -> None:
+        def on_start(tag: str, attrs: dict[str, str]) -> None:
             nonlocal pages, header
-            say_comments()  # (the unit before's)
+            if tag == _OBJECT:
+                found = objects.lines(attrs.get(_HREF, ""))
+                if self.kind == "sheet":  # (its shapes come before its rows: said after them)
+                    drawn.extend(found)
+                else:  # (among a page's shapes)
+                    for line in found:
+                        emit(line)
+                return
+            say_after()  # (the unit before's)
             pages += 1
             header = f"# {self.kind}{pages}"
 
         mark = _MARKS.get(self.kind)
-        starts = frozenset({mark}) if mark else frozenset()
+        starts = frozenset({mark, _OBJECT}) if mark else frozenset({_OBJECT})
         blocks = _PARA | {_ROW, "math:math", _PAGE_ANNOTATION}
         rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
         budget = XmlBudget(ctx.limits)
-        has_body = _parse_part(path, ctx, "content.xml", rules, budget)
-        say_comments()
+        objects = _Objects(path, ctx, budget)
+        try:
+            has_body = _parse_part(path, ctx, "content.xml", rules, budget)
+        finally:
+            objects.close()
+        say_after()
         if not len(sink):
             # a template: its text is its title and what its master styles hold
             for line in _template_lines(path, ctx, budget, self.kind != "sheet"):
                 sink.line(line)
-        return ReadInfo(extractor=self.name, pages=pages if starts and has_body else None)
+        return ReadInfo(extractor=self.name, pages=pages if mark and has_body else None)
+
+
+_HREF = "xlink:href"
+
+
+class _Objects:
+    """The embedded objects of a zipped document, each read where a ``draw:object`` names it
+    (once: its own ``content.xml``, a chart's title, axes' titles and data table, a formula,
+    a document's paragraphs and rows, without comments). The package is opened again at the
+    first object, most documents having none; an object in a folder the manifest encrypts, or
+    outside the package, is left out, and so are the objects an object names in turn."""
+
+    def __init__(self, path: Path, ctx: ReadContext, budget: XmlBudget) -> None:
+        self.path = path
+        self.ctx = ctx
+        self.budget = budget
+        self.zf: SafeZip | None = None
+        self.opened = False
+        self.seen: set[str] = set()
+        self.encrypted: frozenset[str] = frozenset()
+
+    def lines(self, href: str) -> list[str]:
+        """The non-blank lines of the object ``href`` names (none if it was read already)."""
+        member = _object_member(href)
+        zf = self._package() if member and member not in self.seen else None
+        if zf is None or not zf.has(member) or member in self.encrypted:
+            return []
+        self.seen.add(member)
+        limit = self.ctx.limits.parts_per_block
+        lines: list[str] = []
+
+        def on_block(block: Element) -> None:
+            if block.tag == "math:math":
+                lines.append(formula_text(block))
+            else:
+                lines.extend(_lines(block, True, limit))
+
+        blocks = _PARA | {_ROW, "math:math"}
+        rules = Rules(_NS, blocks, on_block, skip=_SKIP | {_ANNOTATION, _PAGE_ANNOTATION})
+        with zf.open(member) as stream:
+            parse(stream, rules, self.budget)
+        return [line for line in lines if line.strip()]
+
+    def _package(self) -> SafeZip | None:
+        """The document's package, opened once; None when the document is flat XML."""
+        if not self.opened:
+            self.opened = True
+            with open(self.path, "rb") as fh:
+                zipped = fh.read(4).startswith(b"PK")
+            if zipped:
+                self.zf = SafeZip(self.path, self.ctx.limits)
+                self.encrypted = encrypted_parts(self.zf, self.budget)
+        return self.zf
+
+    def close(self) -> None:
+        """Close the package, if an object opened it."""
+        if self.zf is not None:
+            self.zf.close()
+
+
+def _object_member(href: str) -> str:
+    """The ``content.xml`` of the object folder a relative ``href`` names ("" for a link
+    elsewhere: a URL, an absolute path, a path up out of the package)."""
+    name = href.removeprefix("./").strip("/") if not href.startswith("/") else ""
+    if not name or ":" in name or ".." in name.split("/"):
+        return ""
+    return f"{name}/content.xml"
 
 
 def _parse_part(path: Path, ctx: ReadContext, member: str, rules: Rules, budget: XmlBudget) -> bool:

@@ -396,6 +396,10 @@ class SafeZip:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the archive (as leaving its ``with`` block does)."""
         self._zf.close()
 
     def names(self) -> list[str]:
