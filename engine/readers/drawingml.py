@@ -20,6 +20,7 @@ import posixpath
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
+from engine.readers.omml import linear
 from engine.readers.xmlsafe import Rules, XmlBudget, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -35,6 +36,7 @@ _XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
 _XDR_STRICT = "http://purl.oclc.org/ooxml/drawingml/spreadsheetDrawing"
 _C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 _C_STRICT = "http://purl.oclc.org/ooxml/drawingml/chart"
+_A14 = "http://schemas.microsoft.com/office/drawing/2010/main"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _P2018 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
 
@@ -50,7 +52,7 @@ CHART_ID = f"{{{_R}}}id"
 
 NS = {_PKG_RELS: "pr", _R: "r", _R_STRICT: "r", _MC: "mc", _A: "a", _A_STRICT: "a"}
 NS |= {_DGM: "dgm", _DGM_STRICT: "dgm", _XDR: "xdr", _XDR_STRICT: "xdr", _P: "p", _P2018: "pc"}
-NS |= {_C: "c", _C_STRICT: "c"}
+NS |= {_C: "c", _C_STRICT: "c", _A14: "a14"}
 """The prefixes the tags and attributes of these parts come back with."""
 
 
@@ -91,7 +93,7 @@ nodes): their text bodies are empty, or a layout's own."""
 
 def drawing_paragraphs(body: Element) -> list[str]:
     """The non-blank paragraphs of a DrawingML text body (``a:p``: its ``a:t`` runs, a line
-    break as ``\\n``, a tab as ``\\t``)."""
+    break as ``\\n``, a tab as ``\\t``, an equation in linear form)."""
     lines: list[str] = []
     for paragraph in body.iter("a:p"):
         parts: list[str] = []
@@ -102,6 +104,8 @@ def drawing_paragraphs(body: Element) -> list[str]:
                 parts.append("\n")
             elif el.tag == "a:tab":
                 parts.append("\t")
+            elif el.tag == "a14:m":  # (an equation: its runs are no a:t)
+                parts.extend(linear(math) for math in el)
         text = "".join(parts)
         if text.strip():
             lines.append(text)

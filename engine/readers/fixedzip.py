@@ -52,7 +52,8 @@ class XlsbReader:
     version = 4
     """2: sheet records with 4 more bytes read (they were error/corrupt). 3: the text of the
     sheets' drawings (text boxes, shapes, SmartArt diagrams: ``xl/drawings`` are XML here
-    too). 4: their charts' text (XML too)."""
+    too). 4: their charts' text (XML too), equations in
+    their text boxes."""
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 

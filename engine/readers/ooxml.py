@@ -1,10 +1,11 @@
 """Word (DOCX) and Excel (XLSX) documents, streamed out of their zip with bounded parts.
 
-DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks; text
-boxes, SmartArt diagrams and charts after the paragraph that holds them), then headers, footers,
-footnotes and endnotes, then the reviewers' comments after a ``# comments`` line; deleted and
-moved-from text, field codes and the fallback copy of alternate content are left out. Blank
-paragraphs are dropped.
+DOCX: every paragraph of the main document (runs, ``\\t`` for tabs, ``\\n`` for breaks;
+equations in Word's linear format, :mod:`engine.readers.omml`; text boxes, SmartArt diagrams
+and charts after the paragraph that holds them), then headers, footers, footnotes and
+endnotes, then the reviewers' comments after a ``# comments`` line; deleted and moved-from
+text, field codes and the fallback copy of alternate content are left out. Blank paragraphs
+are dropped.
 
 XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
 tab-separated at their column (shared strings, inline strings, values as stored; booleans as
@@ -39,6 +40,7 @@ from engine.readers.drawingml import (
     sheet_drawing_lines,
 )
 from engine.readers.embedded import ooxml_embedded, with_embedded
+from engine.readers.omml import linear
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -46,8 +48,11 @@ _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _W_STRICT = "http://purl.oclc.org/ooxml/wordprocessingml/main"
 _X = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _X_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+_M = "http://schemas.openxmlformats.org/officeDocument/2006/math"
+_M_STRICT = "http://purl.oclc.org/ooxml/officeDocument/math"
 
-_NS = {**_DRAWING_NS, _W: "w", _W_STRICT: "w", _X: "x", _X_STRICT: "x"}
+_NS = {**_DRAWING_NS, _W: "w", _W_STRICT: "w", _X: "x", _X_STRICT: "x", _M: "m", _M_STRICT: "m"}
+_MATH = frozenset({"m:oMath", "m:oMathPara"})
 
 _W_SKIP = frozenset(
     {
@@ -89,6 +94,8 @@ def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
             parts.append("\n")
         elif tag == "w:noBreakHyphen":
             parts.append("-")
+        elif tag in _MATH:
+            parts.append(linear(el))
         elif tag == "w:txbxContent":
             boxes.append(el)
         elif tag == "dgm:relIds":
@@ -171,7 +178,8 @@ class DocxReader:
     version = 4
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line. 4: its
-    charts' text (:func:`engine.readers.drawingml.chart_lines`)."""
+    charts' text (:func:`engine.readers.drawingml.chart_lines`); its equations
+    (:mod:`engine.readers.omml`)."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
@@ -310,7 +318,7 @@ class XlsxReader:
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its sheets' drawings (text boxes, shapes, SmartArt diagrams) and its cells' comments
     (``# comments``, then the cell, a tab, the comment). 4: its charts' text, a chart sheet's
-    too."""
+    too; equations in its text boxes."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 

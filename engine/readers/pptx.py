@@ -13,9 +13,11 @@ it as ordinary presentations.
 Output: a ``# slideN`` line per slide in presentation order, then every non-blank paragraph
 of its shapes (groups opened, table rows tab-separated, line breaks as ``\\n``; a SmartArt
 diagram's text read from its data model part and a chart's from its part,
-:mod:`engine.readers.drawingml`, which the skeleton never holds), then the paragraphs of its
-notes, then its comments (older and threaded ones, from the package itself) after a
-``# comments`` line. ``pages`` is the number of slides.
+:mod:`engine.readers.drawingml`, which the skeleton never holds; a shape in alternate
+content, which python-pptx does not see, as the content chooses it: a text box holding an
+equation, :mod:`engine.readers.omml`), then the paragraphs of its notes, then its comments
+(older and threaded ones, from the package itself) after a ``# comments`` line. ``pages``
+is the number of slides.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from engine.readers.drawingml import (
     slide_comment_lines,
 )
 from engine.readers.embedded import ooxml_embedded, with_embedded
+from engine.readers.omml import linear
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
@@ -176,17 +179,50 @@ def skeleton(zf: SafeZip, budget: XmlBudget) -> bytes:
     return out.getvalue()
 
 
-def _shapes(shapes: Any) -> Iterator[Any]:
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_A14_MATH = "{http://schemas.microsoft.com/office/drawing/2010/main}m"
+
+
+def _in_order(tree: Any, shapes: Any) -> list[Any]:
+    """The shapes of a shape tree (a slide's, a group's) in order, with the shapes that each
+    piece of alternate content chooses in its place, as lxml elements: python-pptx skips
+    alternate content, and a text box holding an equation is one."""
+    known = {shape.element: shape for shape in shapes}
+    found: list[Any] = []
+    for el in tree:
+        if el in known:
+            found.append(known[el])
+        elif el.tag == f"{_MC}AlternateContent":
+            choice = el.find(f"{_MC}Choice")
+            found.extend(choice if choice is not None else ())
+    return found
+
+
+def _shapes(tree: Any, shapes: Any) -> Iterator[Any]:
     """Every shape, group members in place (iterative: deep groups cannot recurse)."""
     from pptx.shapes.group import GroupShape
 
-    stack = list(reversed(list(shapes)))
+    stack = list(reversed(_in_order(tree, shapes)))
     while stack:
         shape = stack.pop()
         if isinstance(shape, GroupShape):
-            stack.extend(reversed(list(shape.shapes)))
+            stack.extend(reversed(_in_order(shape.element, shape.shapes)))
             continue
         yield shape
+
+
+def _chosen_lines(elem: Any) -> Iterator[str]:
+    """The paragraphs of a shape alternate content chose (an lxml element), an equation's
+    in linear form (:mod:`engine.readers.omml`)."""
+    for paragraph in elem.iter(f"{_A}p"):
+        parts: list[str] = []
+        for el in paragraph.iter(f"{_A}t", f"{_A}br", _A14_MATH):
+            if el.tag == _A14_MATH:
+                parts.extend(linear(math) for math in el)
+            else:
+                parts.append(el.text or "" if el.tag == f"{_A}t" else "\n")
+        yield "".join(parts)
 
 
 Diagram = Callable[[str], list[str]]
@@ -194,6 +230,9 @@ Diagram = Callable[[str], list[str]]
 
 
 def _shape_lines(shape: Any, diagram: Diagram) -> Iterator[str]:
+    if getattr(shape, "element", None) is None:  # (alternate content's choice)
+        yield from _chosen_lines(shape)
+        return
     for ids in shape.element.iter(DIAGRAM_IDS, CHART):  # (a graphic frame: SmartArt, a chart)
         yield from diagram(ids.get(DATA_MODEL) or ids.get(CHART_ID) or "")
     if getattr(shape, "has_text_frame", False):
@@ -209,7 +248,7 @@ def _cell_text(cell: Any) -> str:
 
 
 def _slide_lines(slide: Any, diagram: Diagram, comments: list[str]) -> Iterator[str]:
-    for shape in _shapes(slide.shapes):
+    for shape in _shapes(slide.element.cSld.spTree, slide.shapes):
         yield from _shape_lines(shape, diagram)
     if slide.has_notes_slide:
         frame = slide.notes_slide.notes_text_frame
@@ -255,7 +294,8 @@ class PptxReader:
     refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
     are read as its members (:mod:`engine.readers.embedded`). 4: the text of its SmartArt
     diagrams; each slide's comments after its notes, under a ``# comments`` line. 5: its
-    charts' text (:func:`engine.readers.drawingml.chart_lines`)."""
+    charts' text (:func:`engine.readers.drawingml.chart_lines`); the shapes in alternate
+    content (a text box holding an equation), equations in linear form."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 
