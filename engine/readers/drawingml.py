@@ -196,13 +196,18 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _is_index(text: str) -> bool:
+    """Whether ``text`` is a point's index (digits, few enough: ``int`` refuses thousands)."""
+    return text.isascii() and text.isdigit() and len(text) <= 12
+
+
 def _cached(level: Element) -> Points:
     """The points of a cache or a literal (``c:pt idx``, its ``c:v``)."""
     points: Points = {}
     for point in level:
         index = point.get("idx", "")
         value = child(point, "c:v") if point.tag == "c:pt" else None
-        if value is not None and index.isdigit() and (text := _one_line(value.text or "")):
+        if value is not None and _is_index(index) and (text := _one_line(value.text or "")):
             points[int(index)] = text
     return points
 

@@ -279,3 +279,12 @@ def test_each_series_value_is_in_its_column_on_its_category_s_row(
     for row, index in zip(table[1:], rows, strict=True):
         expected = [categories.get(index, "")] if categories else []
         assert row == [*expected, *(values.get(index, "") for _, values in plotted)]
+
+
+def test_a_point_whose_index_is_no_count_is_left_out(tmp_path: Path) -> None:
+    odd = [(0, "1"), (1, "2")]
+    plot = series("s", [], odd).replace('idx="1"', f'idx="{"9" * 5000}"')  # (int() refuses it)
+    plot += series("t", [], [(0, "3")]).replace('idx="0"', 'idx="-1"')
+    plot += series("u", [], [(0, "4")]).replace('idx="0"', 'idx="٣"')  # (a digit, not ASCII)
+    text = read(DocxReader(), _docx(tmp_path, chart(plot)), M.DOCX)
+    assert text == _docx_text("s\tt\tu\n1\t\t\n")
