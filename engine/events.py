@@ -93,6 +93,8 @@ class SweepFinished(Event):
     """False for an incremental watch batch."""
     kind: RunKind = RunKind.SWEEP
     """Why it runs (a run that is not full is a rescan, changes, a retry or a tool's)."""
+    removed: int = 0
+    """Records that went away in this run (their files deleted or moved out)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1536,7 +1536,9 @@ class Sweeper:
                 self.on_event(said)
         self._tell(run, run.decided if run.lean else len(new))
         self._lighten()
-        self.on_event(SweepFinished(time.time(), summary, run.extracted, reused, full, self.kind))
+        self.on_event(
+            SweepFinished(time.time(), summary, run.extracted, reused, full, self.kind, len(gone))
+        )
         return SweepResult(
             summary,
             run.extracted,

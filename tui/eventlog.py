@@ -115,7 +115,11 @@ def describe(event: Event) -> list[LogLine]:
     if isinstance(event, SweepFinished):
         _, finished = _RUN_WORDS[_kind(event)]
         counts = ", ".join(f"{s} {n:,}" for s, n in event.summary.counts.items() if n)
-        text = f"{finished}: {event.extracted:,} read, {event.reused:,} reused ({counts})"
+        done = [f"{event.extracted:,} read", f"{event.reused:,} reused"]
+        if event.removed:  # (a batch that only removed files read none: said so alone)
+            done = done if event.extracted or event.reused else []
+            done.append(f"{event.removed:,} removed")
+        text = f"{finished}: {', '.join(done)} ({counts})"
         left = _left_out(at, event.summary) if event.full else []  # a batch walks no folder
         return [LogLine(at, "sweep", text), *left]
     if isinstance(event, ToolsChanged):

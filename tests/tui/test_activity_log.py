@@ -101,11 +101,11 @@ def test_a_run_is_said_by_why_it_ran() -> None:
     finished"; a batch that only removed files said "rescan started: 0 files"."""
     summary = Summary(("/r",), 3, {"ok": 3})
 
-    def said(kind: RunKind, files: int = 2) -> list[str]:
+    def said(kind: RunKind, files: int = 2, removed: int = 0) -> list[str]:
         full = kind == RunKind.SWEEP
         events = [
             SweepStarted(1.0, ("/r",), files, 9, full, kind),
-            SweepFinished(2.0, summary, files, 0, full, kind),
+            SweepFinished(2.0, summary, files, 0, full, kind, removed),
         ]
         return [line.text for line in ActivityLog().add(events)]  # type: ignore[arg-type]
 
@@ -118,7 +118,11 @@ def test_a_run_is_said_by_why_it_ran() -> None:
         "changes seen: 2 files",
         "changes applied: 2 read, 0 reused (ok 3)",
     ]
-    assert said(RunKind.CHANGES, 0) == ["changes applied: 0 read, 0 reused (ok 3)"]
+    assert said(RunKind.CHANGES, 0, removed=1) == ["changes applied: 1 removed (ok 3)"]
+    assert (
+        said(RunKind.CHANGES, 2, removed=1)[1]
+        == "changes applied: 2 read, 0 reused, 1 removed (ok 3)"
+    )
     assert said(RunKind.RETRY)[0] == "retry started: 2 files"
     assert said(RunKind.TOOLS)[1].startswith("read again for new tools: 2 read")
     # an event of before (not full, no kind) is a rescan's, as it was
