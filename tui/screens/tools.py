@@ -44,7 +44,9 @@ def tool_detail(row: ToolRow, in_files: bool = False) -> str:
     if row.left_out:
         lines += ["left out on purpose (--without or --no-external): files that need it wait", ""]
     if row.found:
-        lines += [f"[b]version  [/b]{escape(row.version)}", f"[b]path      [/b]{escape(row.path)}"]
+        lines.append(f"[b]version  [/b]{escape(row.version)}")
+        if row.path != "-":  # (a store's summary records versions, not where tools were)
+            lines.append(f"[b]path      [/b]{escape(row.path)}")
         lines.append("")
     if row.workers:
         have = sum(version is not None for _w, version in row.workers)
@@ -158,7 +160,8 @@ class ToolsScreen(TriageScreen):
         self._waiting_shown = waiting
         self.rows = self.dash.tool_rows(waiting)
         self._width = width = self.app.size.width
-        columns = TOOL_COLUMNS[: 5 if width >= WIDE else 4 if width >= 80 else 3]
+        shown = 5 if any(r.found and r.path != "-" for r in self.rows) else 4  # (a store's: none)
+        columns = TOOL_COLUMNS[: min(shown, 5 if width >= WIDE else 4 if width >= 80 else 3)]
         table = self.query_one("#tool-table", DataTable)
         cells = [tool_cells(row)[: len(columns)] for row in self.rows]
         if (columns, cells) != self._drawn:
