@@ -34,6 +34,7 @@ from typing import Any
 from engine.errors import LimitExceeded, ReadFailure
 from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.cfb import storage_file
 from engine.readers.members import MemberReader
 from engine.readers.zipsafe import SafeZip
 
@@ -108,8 +109,11 @@ def ooxml_embedded(zf: SafeZip) -> Iterator[Embedded]:
         yield f"embedded/{short}", data
 
 
-def ole_embedded(path: Path) -> Iterator[Embedded]:
-    """The documents embedded in a Word 97 or Excel 97 file's OLE objects."""
+def ole_embedded(path: Path, limit: int = 64 << 20) -> Iterator[Embedded]:
+    """The documents embedded in a Word 97 or Excel 97 file's OLE objects: what a storage's
+    ``CONTENTS``, ``Package`` or ``\\x01Ole10Native`` stream holds, or the storage itself when
+    it is an Office 97 document (an Excel table pasted into Word: its ``Workbook``), written
+    out as a file of its own (:mod:`engine.readers.cfb`; past ``limit`` bytes, its verdict)."""
     import olefile
 
     try:
@@ -126,10 +130,33 @@ def ole_embedded(path: Path) -> Iterator[Embedded]:
                 if payload is not None:
                     inner, data = payload
                     yield f"embedded/{'/'.join(storage)}/{inner}", data
+                elif _is_document(ole, storage):
+                    yield f"embedded/{'/'.join(storage)}/document", _stored(ole, storage, limit)
     except (MemoryError, RecursionError):
         raise
     except Exception:  # olefile's own errors on a damaged file: its main text stands
         return
+
+
+_GRAPH_CLASS = "0002080"
+"""How the classes of Microsoft Graph's charts begin (``MSGraph.Chart.8``: 00020803-...):
+their ``Workbook`` stream is Graph's own (``GBiff5``), which no workbook reader reads as one
+(catdoc's xls2csv read its bytes as thousands of numbers)."""
+
+
+def _is_document(ole: Any, storage: list[str]) -> bool:
+    """Whether an object's storage is an Office 97 document itself (not a Graph chart)."""
+    if ole.getclsid(storage).startswith(_GRAPH_CLASS):
+        return False
+    return any(ole.exists([*storage, stream]) for stream in _DOCUMENTS)
+
+
+def _stored(ole: Any, storage: list[str], limit: int) -> bytes | ReadFailure:
+    """The Office 97 document a storage is, as a file; a limit's verdict past ``limit``."""
+    data = storage_file(ole, storage, limit)
+    if data is None:
+        return LimitExceeded("zip_member_bytes", f"an embedded document of more than {limit} bytes")
+    return data
 
 
 def ole1_embedded(objects: list[bytes]) -> Iterator[Embedded]:

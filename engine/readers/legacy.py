@@ -92,8 +92,9 @@ class DocReader:
     ``.doc`` by wpd2text."""
 
     name = "doc"
-    version = 2
-    """2: the documents embedded in it are read as its members (:mod:`embedded`)."""
+    version = 3
+    """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: an
+    Office 97 document embedded as a storage (an Excel table pasted into it) too."""
     mimes = frozenset({M.DOC})
     tools = ("antiword", "catdoc")
 
@@ -111,7 +112,7 @@ class DocReader:
             return ReadInfo("antiword")
         text, tool = read
         sink.write(text)
-        found = ole_embedded(path) if ole else iter(())
+        found = ole_embedded(path, ctx.limits.zip_member_bytes) if ole else iter(())
         return with_embedded(ReadInfo(tool), ctx, sink, found)
 
 

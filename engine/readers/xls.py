@@ -67,8 +67,9 @@ class XlsReader:
     """Excel 97-2003 workbooks: a ``# sheetN`` block of tab-separated rows per sheet."""
 
     name = "xls"
-    version = 3
-    """3: the documents embedded in it are read as its members (:mod:`embedded`)."""
+    version = 4
+    """3: the documents embedded in it are read as its members (:mod:`embedded`). 4: an
+    Office 97 document embedded as a storage (a Word document in an ``MBD`` storage) too."""
     mimes = frozenset({M.XLS})
     tools = ("xls2csv",)
 
@@ -90,7 +91,8 @@ class XlsReader:
                 book.unload_sheet(index)
         finally:
             book.release_resources()
-        return with_embedded(ReadInfo("xlrd", pages=book.nsheets), ctx, sink, ole_embedded(path))
+        found = ole_embedded(path, ctx.limits.zip_member_bytes)
+        return with_embedded(ReadInfo("xlrd", pages=book.nsheets), ctx, sink, found)
 
     def _xls2csv(
         self, path: Path, ctx: ReadContext, sink: TextSink, failure: CorruptFile
