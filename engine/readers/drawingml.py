@@ -20,6 +20,7 @@ import posixpath
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
+from engine.readers.cellformats import is_date_format, serial_text
 from engine.readers.omml import linear
 from engine.readers.xmlsafe import Rules, XmlBudget, parse
 from engine.readers.zipsafe import SafeZip
@@ -201,27 +202,40 @@ def _is_index(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 12
 
 
-def _cached(level: Element) -> Points:
-    """The points of a cache or a literal (``c:pt idx``, its ``c:v``)."""
+def _cached(level: Element, date1904: bool) -> Points:
+    """The points of a cache or a literal (``c:pt idx``, its ``c:v``); numbers whose format
+    (the cache's ``c:formatCode``, or a point's own) shows dates as dates."""
     points: Points = {}
+    code = child(level, "c:formatCode")
+    dated = code is not None and is_date_format(-1, code.text or "")
     for point in level:
         index = point.get("idx", "")
         value = child(point, "c:v") if point.tag == "c:pt" else None
         if value is not None and _is_index(index) and (text := _one_line(value.text or "")):
+            own = point.get("formatCode")
+            if dated if own is None else is_date_format(-1, own):
+                text = _as_date(text, date1904)
             points[int(index)] = text
     return points
+
+
+def _as_date(text: str, date1904: bool) -> str:
+    try:
+        return serial_text(float(text), date1904) or text
+    except ValueError:
+        return text
 
 
 _CACHES = frozenset({"c:strCache", "c:numCache", "c:strLit", "c:numLit", "c:lvl"})
 
 
-def _data(data: Element | None) -> Points:
+def _data(data: Element | None, date1904: bool) -> Points:
     """A series' categories or values, from a reference's cache or a literal; categories of
     several levels (``c:multiLvlStrCache``, the innermost first) as one label, the outer
     levels' first."""
     if data is None:
         return {}
-    levels = [_cached(el) for el in data.iter() if el.tag in _CACHES]
+    levels = [_cached(el, date1904) for el in data.iter() if el.tag in _CACHES]
     if len(levels) < 2:
         return levels[0] if levels else {}
     inner, outer = levels[0], levels[:0:-1]
@@ -247,10 +261,10 @@ class _Series:
     """One series of a chart: its name, categories (x values) and values (y values), and
     the text of its data labels that say something of their own."""
 
-    def __init__(self, ser: Element) -> None:
+    def __init__(self, ser: Element, date1904: bool) -> None:
         self.name = _one_line(" ".join(_text_of(child(ser, "c:tx"))))
-        self.categories = _data(_first(ser, "c:cat", "c:xVal"))
-        self.values = _data(_first(ser, "c:val", "c:yVal"))
+        self.categories = _data(_first(ser, "c:cat", "c:xVal"), date1904)
+        self.values = _data(_first(ser, "c:val", "c:yVal"), date1904)
         self.labels = [
             line for labels in ser.iter("c:dLbl") for line in _text_of(child(labels, "c:tx"))
         ]
@@ -276,25 +290,32 @@ def _table(group: list[_Series]) -> list[str]:
 def chart_lines(zf: SafeZip, member: str, budget: XmlBudget) -> list[str]:
     """A chart's text, from its part ``member``: its title; then what it plots, a table for
     the series that share their categories (a row of their names, then a row a category:
-    it and each series' value, tab-separated, as the chart's caches hold them); then its
-    data labels' own text and its axes' titles. None when the part is missing. Series hidden
-    from the chart (in its extensions) are left out."""
+    it and each series' value, tab-separated, as the chart's caches hold them, dates as
+    dates); then its data labels' own text and its axes' titles. None when the part is
+    missing. Series hidden from the chart (in its extensions) are left out."""
     if not member or not zf.has(member):
         return []
     head: list[str] = []
     series: list[_Series] = []
     tail: list[str] = []
+    date1904 = False
 
     def on_block(block: Element) -> None:
         if block.tag == "c:ser":
-            series.append(_Series(block))
+            series.append(_Series(block, date1904))
         else:  # (the chart's title comes before its plot area, its axes' after the series)
             (tail if series else head).extend(_text_of(child(block, "c:tx")))
+
+    def on_start(_tag: str, attrs: dict[str, str]) -> None:
+        nonlocal date1904  # (the chart space's first element: before any series)
+        date1904 = attrs.get("val", "").strip().lower() in ("1", "true")
 
     rules = Rules(
         NS,
         blocks=frozenset({"c:title", "c:ser"}),
         on_block=on_block,
+        starts=frozenset({"c:date1904"}),
+        on_start=on_start,
         skip=frozenset({"mc:Fallback", "c:extLst"}),
     )
     with zf.open(member) as stream:

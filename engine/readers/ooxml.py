@@ -9,9 +9,11 @@ are dropped.
 
 XLSX: a ``# sheetN`` line per sheet in workbook order, then one line per row with the cells
 tab-separated at their column (shared strings, inline strings, values as stored; booleans as
-TRUE/FALSE); rows without a value are dropped; then the text of the sheet's drawings (text
-boxes and shapes, SmartArt diagrams, charts), then its cells' comments after a ``# comments`` line
-(the cell, a tab, the comment). ``pages`` is the number of sheets.
+TRUE/FALSE; a number whose cell's format shows a date or a time as ISO text, ``2024-01-02
+03:04:05``, :mod:`engine.readers.cellformats`); rows without a value are dropped; then the
+text of the sheet's drawings (text boxes and shapes, SmartArt diagrams, charts), then its
+cells' comments after a ``# comments`` line (the cell, a tab, the comment). ``pages`` is the
+number of sheets.
 
 SmartArt diagrams, charts and sheet drawings: :mod:`engine.readers.drawingml`.
 
@@ -31,6 +33,7 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.cellformats import is_date_format, serial_text
 from engine.readers.drawingml import NS as _DRAWING_NS
 from engine.readers.drawingml import (
     Rels,
@@ -237,7 +240,37 @@ def _column(ref: str | None) -> int | None:
     return col - 1 if col else None
 
 
-def _cell_value(cell: Element, strings: list[str]) -> str:
+class _Book:
+    """What a workbook's cells are read with: its shared strings, whether each cell style
+    (by its index, a cell's ``s``) shows a date, and its epoch (1904 on old Macs)."""
+
+    def __init__(self, strings: list[str], dates: list[bool], date1904: bool) -> None:
+        self.strings = strings
+        self.dates = dates
+        self.date1904 = date1904
+
+
+def _index(text: str | None) -> int:
+    """A non-negative index written in ``text`` (-1 for none, or thousands of digits)."""
+    text = (text or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else -1
+
+
+def _number(raw: str, cell: Element, book: _Book) -> str:
+    """A number as its cell shows it: a date or a time when its style's format is one."""
+    style = _index(cell.get("s"))
+    if 0 <= style < len(book.dates) and book.dates[style]:
+        try:
+            shown = serial_text(float(raw), book.date1904)
+        except ValueError:
+            shown = None
+        if shown is not None:
+            return shown
+    return raw
+
+
+def _cell_value(cell: Element, book: _Book) -> str:
+    strings = book.strings
     kind = cell.get("t", "n")
     if kind == "inlineStr":
         inline = child(cell, "x:is")
@@ -249,15 +282,15 @@ def _cell_value(cell: Element, strings: list[str]) -> str:
         return strings[index] if 0 <= index < len(strings) else ""
     if kind == "b":
         return "TRUE" if raw.strip() in ("1", "true") else "FALSE"
-    return raw
+    return _number(raw, cell, book) if kind == "n" and raw else raw
 
 
-def _row_line(row: Element, strings: list[str]) -> str:
+def _row_line(row: Element, book: _Book) -> str:
     cells: list[str] = []
     for cell in row:
         if cell.tag != "x:c":
             continue
-        value = _cell_value(cell, strings)
+        value = _cell_value(cell, book)
         if not value:
             continue
         col = _column(cell.get("r"))
@@ -267,19 +300,57 @@ def _row_line(row: Element, strings: list[str]) -> str:
     return "\t".join(cells)
 
 
-def _sheet_targets(zf: SafeZip, workbook: str, budget: XmlBudget) -> list[str]:
-    """Member names of the sheets in workbook order; CorruptFile if one is missing."""
+def _sheet_targets(
+    zf: SafeZip, workbook: str, rels: Rels, budget: XmlBudget
+) -> tuple[list[str], bool]:
+    """Member names of the sheets in workbook order, and whether its dates count from 1904;
+    CorruptFile if a sheet is missing."""
     ids: list[str] = []
-    rules = Rules(
-        _NS, starts=frozenset({"x:sheet"}), on_start=lambda _t, a: ids.append(a.get("r:id", ""))
-    )
+    date1904 = False
+
+    def on_start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal date1904
+        if tag == "x:sheet":
+            ids.append(attrs.get("r:id", ""))
+        else:
+            date1904 = attrs.get("date1904", "").strip().lower() in ("1", "true")
+
+    rules = Rules(_NS, starts=frozenset({"x:sheet", "x:workbookPr"}), on_start=on_start)
     with zf.open(workbook) as stream:
         parse(stream, rules, budget)
-    rels = relationships(zf, workbook, budget)
     targets = [rels[i][1] if i in rels else "" for i in ids]
     if not all(zf.has(t) for t in targets):
         raise CorruptFile("a sheet of the workbook is missing")
-    return targets
+    return targets, date1904
+
+
+_STYLE_SECTIONS = frozenset({"x:numFmts", "x:cellStyleXfs", "x:cellXfs", "x:dxfs"})
+
+
+def _date_styles(zf: SafeZip, part: str | None, budget: XmlBudget) -> list[bool]:
+    """Whether each cell style (``cellXfs``, in order) shows its number as a date or a time
+    (:func:`engine.readers.cellformats.is_date_format`); none without a styles part."""
+    if part is None or not zf.has(part):
+        return []
+    codes: dict[int, str] = {}
+    formats: list[int] = []
+    section = ""
+
+    def on_start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal section
+        if tag == "x:xf":
+            if section == "x:cellXfs":  # (not the named styles' nor the differences')
+                formats.append(max(_index(attrs.get("numFmtId")), 0))
+        elif tag == "x:numFmt":
+            if section == "x:numFmts":
+                codes[_index(attrs.get("numFmtId"))] = attrs.get("formatCode", "")
+        else:
+            section = tag
+
+    starts = _STYLE_SECTIONS | {"x:xf", "x:numFmt"}
+    with zf.open(part) as stream:
+        parse(stream, Rules(_NS, starts=starts, on_start=on_start), budget)
+    return [is_date_format(number, codes.get(number)) for number in formats]
 
 
 def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: _Headed) -> None:
@@ -303,11 +374,9 @@ def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: _Headed) 
 _PHONETIC = frozenset({"x:rPh", "x:phoneticPr"})
 
 
-def _shared_strings_part(zf: SafeZip, workbook: str, budget: XmlBudget) -> str | None:
-    for rel_type, target in relationships(zf, workbook, budget).values():
-        if rel_type.endswith("/sharedStrings"):
-            return target
-    return None
+def _part_of(rels: Rels, kind: str) -> str | None:
+    """The workbook's part of relationship type ``kind`` (sharedStrings, styles)."""
+    return next((target for rel_type, target in rels.values() if rel_type.endswith(kind)), None)
 
 
 class XlsxReader:
@@ -318,7 +387,8 @@ class XlsxReader:
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its sheets' drawings (text boxes, shapes, SmartArt diagrams) and its cells' comments
     (``# comments``, then the cell, a tab, the comment). 4: its charts' text, a chart sheet's
-    too; equations in its text boxes."""
+    too; equations in its text boxes; dates and times as dates (``2024-01-02``), where they
+    were serial numbers."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 
@@ -327,11 +397,13 @@ class XlsxReader:
         budget = XmlBudget(ctx.limits)
         with SafeZip(path, ctx.limits) as zf:
             workbook = main_part(zf, budget, "xl/workbook.xml")
-            sheets = _sheet_targets(zf, workbook, budget)
-            strings = _shared_strings(zf, _shared_strings_part(zf, workbook, budget), budget)
+            parts = relationships(zf, workbook, budget)
+            sheets, date1904 = _sheet_targets(zf, workbook, parts, budget)
+            strings = _shared_strings(zf, _part_of(parts, "/sharedStrings"), budget)
+            book = _Book(strings, _date_styles(zf, _part_of(parts, "/styles"), budget), date1904)
 
             def on_row(row: Element) -> None:
-                line = _row_line(row, strings)
+                line = _row_line(row, book)
                 if line.strip():
                     sink.line(line)
 

@@ -288,3 +288,16 @@ def test_a_point_whose_index_is_no_count_is_left_out(tmp_path: Path) -> None:
     plot += series("u", [], [(0, "4")]).replace('idx="0"', 'idx="٣"')  # (a digit, not ASCII)
     text = read(DocxReader(), _docx(tmp_path, chart(plot)), M.DOCX)
     assert text == _docx_text("s\tt\tu\n1\t\t\n")
+
+
+def test_dates_a_chart_plots_are_read_as_dates(tmp_path: Path) -> None:
+    days = (
+        "<c:cat><c:numRef><c:f>A</c:f><c:numCache><c:formatCode>m/d/yyyy</c:formatCode>"
+        '<c:ptCount val="2"/><c:pt idx="0"><c:v>37261</c:v></c:pt>'
+        '<c:pt idx="1" formatCode="0.0"><c:v>37262</c:v></c:pt></c:numCache></c:numRef></c:cat>'
+    )
+    ser = series("Visits", [], [(0, "32"), (1, "28")], extra=days)
+    text = read(DocxReader(), _docx(tmp_path, chart(ser)), M.DOCX)
+    assert text == _docx_text("\tVisits\n2002-01-05\t32\n37262\t28\n")
+    mac = chart(ser).replace("<c:chart>", '<c:date1904 val="1"/><c:chart>')
+    assert "2006-01-06\t32" in read(DocxReader(), _docx(tmp_path, mac, name="mac.docx"), M.DOCX)
