@@ -616,6 +616,23 @@ def _root_name(text: str) -> str | None:
     return match.group(1).decode().lower() if match else None
 
 
+_OFFICE_ROOTS = {
+    "worddocument": ("schemas.microsoft.com/office/word/2003/wordml", M.WORD_2003_XML),
+    "workbook": ("urn:schemas-microsoft-com:office:spreadsheet", M.EXCEL_2003_XML),
+    "package": ("schemas.microsoft.com/office/2006/xmlpackage", M.FLAT_OPC),
+}
+"""An Office document saved as one XML file: its root, and the namespace that says so."""
+
+
+def _office_xml(local: str, lowered: str) -> str | None:
+    """Word 2003 XML, Excel 2003 XML or a flat package, by its root and its namespace."""
+    found = _OFFICE_ROOTS.get(local)
+    if found is None:
+        return None
+    namespace, mime = found
+    return mime if f'{namespace}"' in lowered or f"{namespace}'" in lowered else None
+
+
 def _xml_root(text: str) -> str | None:
     root = _root_name(text)
     if root is None:
@@ -627,6 +644,9 @@ def _xml_root(text: str) -> str | None:
         return M.FB2
     if local == "html":
         return M.XHTML
+    office = _office_xml(local, text.lower())
+    if office is not None:
+        return office
     if root == "office:document":
         m = re.search(r'office:mimetype="([^"]+)"', text)
         return (m.group(1) + "-flat-xml") if m else M.FODT

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-DETECTION = 12
+DETECTION = 13
 """How :mod:`engine.detect` tells files' kinds apart, by version: raised when it tells a kind
 apart it did not (2: Lotus and Quattro files; Word files that name their streams in upper
 case; 3: Access databases, PKCS#7 signed files, cabinets, LHA, xar and cpio archives; 4: bare
@@ -18,10 +18,16 @@ unknown bytes; 11: Foxmail mailboxes and FITS files, which were text, and files 
 whose bytes are binary, NULs more than one in twenty: Android's binary XML; 12: Photoshop
 images, AutoCAD drawings, OneNote sections, fonts, Windows shortcuts and Matroska/WebM
 videos, which were all unknown bytes: no reader takes them yet, but an operator sees what
-they are, each kind a group of its own on the unsupported screen).
+they are, each kind a group of its own on the unsupported screen; 13: Word 2003 XML, Excel
+2003 XML and Flat OPC files, which were XML read as markup).
 A store's summary keeps the version its last sweep had; a sweep with a later one reads the
 files no reader took again, once (their recorded kind may be another now)."""
 
+WORD_2003_XML = "application/vnd.ms-wordml"
+EXCEL_2003_XML = "application/vnd.ms-spreadsheetml"
+FLAT_OPC = "application/x-flat-opc+xml"
+"""Office documents saved as one XML file: Word 2003 XML, Excel 2003 XML (SpreadsheetML;
+both as Tika names them) and the flat package Word and PowerPoint 2007+ save (Flat OPC)."""
 PSD = "image/vnd.adobe.photoshop"
 DWG = "image/vnd.dwg"
 ONENOTE = "application/onenote"

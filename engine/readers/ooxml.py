@@ -57,7 +57,7 @@ _M_STRICT = "http://purl.oclc.org/ooxml/officeDocument/math"
 _NS = {**_DRAWING_NS, _W: "w", _W_STRICT: "w", _X: "x", _X_STRICT: "x", _M: "m", _M_STRICT: "m"}
 _MATH = frozenset({"m:oMath", "m:oMathPara"})
 
-_W_SKIP = frozenset(
+W_SKIP = frozenset(
     {
         *("w:del", "w:moveFrom", "w:instrText", "w:delInstrText", "mc:Fallback"),
         *("w:pPr", "w:rPr", "w:sectPr", "w:tblPr", "w:tcPr", "w:trPr", "w:tblGrid"),
@@ -99,7 +99,7 @@ def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
             parts.append("-")
         elif tag in _MATH:
             parts.append(linear(el))
-        elif tag == "w:txbxContent":
+        elif tag in _HELD:
             boxes.append(el)
         elif tag == "dgm:relIds":
             diagrams.append(el.get("r:dm", ""))
@@ -108,6 +108,12 @@ def _runs(paragraph: Element) -> tuple[str, list[Element], list[str]]:
         else:
             stack.extend(reversed(el))
     return "".join(parts), boxes, diagrams
+
+
+_HELD = frozenset({"w:txbxContent", "w:hdr", "w:ftr", "w:footnote", "w:endnote", "w:p"})
+"""What a paragraph may hold whose paragraphs come after it: a text box; in Word 2003 XML,
+which keeps them where they belong, a section's headers and footers, a footnote, a comment's
+paragraphs (:mod:`engine.readers.officexml`)."""
 
 
 def _paragraphs_in(box: Element) -> list[Element]:
@@ -142,7 +148,7 @@ class _Headed:
         self.sink.line(text)
 
 
-def _docx_paragraph(
+def docx_paragraph(
     sink: TextSink | _Headed, paragraph: Element, diagram: Callable[[str], list[str]]
 ) -> None:
     """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion),
@@ -155,7 +161,7 @@ def _docx_paragraph(
         for rid in diagrams:
             for line in diagram(rid):
                 sink.line(line)
-        inner = [p for box in boxes for p in _paragraphs_in(box)]
+        inner = [p for box in boxes for p in ([box] if box.tag == "w:p" else _paragraphs_in(box))]
         pending.extend(reversed(inner))
 
 
@@ -198,9 +204,9 @@ class DocxReader:
                     _NS,
                     blocks=frozenset({"w:p"}),
                     on_block=functools.partial(
-                        _docx_paragraph, into, diagram=graphics_of(zf, part, budget)
+                        docx_paragraph, into, diagram=graphics_of(zf, part, budget)
                     ),
-                    skip=_W_SKIP,
+                    skip=W_SKIP,
                 )
                 with zf.open(part) as stream:
                     parse(stream, rules, budget)
