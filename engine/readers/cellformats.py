@@ -26,6 +26,8 @@ _NUMBER_PARTS = re.compile(r"[0#?]")
 _FRACTIONAL_SECONDS = re.compile(r"s\.0+", re.IGNORECASE)
 _LAST_SERIAL = 2_958_466
 """9999-12-31 in the 1900 system: a serial past it is no date any writer meant."""
+_EPOCHS_APART = 1_462
+"""Days from 1900's epoch to 1904's."""
 
 
 def is_date_format(format_id: int, code: str | None) -> bool:
@@ -47,7 +49,7 @@ def serial_text(value: float, date1904: bool = False) -> str | None:
     text (a time alone, under one day, as ``HH:MM:SS``); None when it is no date (negative,
     past the year 9999). 1900's serial 60, the 29th of February Lotus invented, is said as
     Excel shows it."""
-    if not 0 <= value < _LAST_SERIAL:
+    if not 0 <= value < _LAST_SERIAL - (_EPOCHS_APART if date1904 else 0):
         return None
     days = int(value)
     seconds = round((value - days) * 86_400)

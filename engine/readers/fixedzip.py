@@ -3,9 +3,11 @@ XPS documents (.xps, .oxps).
 
 - ``.xlsb``: through pyxlsb, after the engine's own zip checks (member count, declared sizes
   and ratios: pyxlsb inflates members itself); a ``# sheetN`` block of tab-separated rows per
-  sheet with rows, numbers without a spurious ``.0`` (dates stay serial numbers: pyxlsb
-  does not read the styles that mark them); a sheet record's names found where they end the
-  record (:func:`_sheet_record`), as not every writer lays them out as the format says;
+  sheet with rows, numbers without a spurious ``.0``, a number whose style's format shows a
+  date or a time as ISO text (pyxlsb reads no styles: :class:`_Styles` reads
+  ``styles.bin``, and each cell's style is kept as its rows are read); a sheet record's
+  names found where they end the record (:func:`_sheet_record`), as not every writer lays
+  them out as the format says;
   after a sheet's rows, the text of its drawings (their parts are XML, as in ``.xlsx``:
   :func:`engine.readers.drawingml.sheet_drawing_lines`).
 - ``.vsdx``: each page's shapes' ``Text``, in page order, a ``# pageN`` line before a page
@@ -17,6 +19,7 @@ XPS documents (.xps, .oxps).
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded, ReadFailure
 from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
+from engine.readers.cellformats import is_date_format, serial_text
 from engine.readers.drawingml import relationships, sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
@@ -35,11 +39,16 @@ from engine.readers.zipsafe import SafeZip
 # --- xlsb ------------------------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, dated: bool = False, date1904: bool = False) -> str:
+    """A cell's value as text; a number whose style shows a date (``dated``) as one."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if dated and isinstance(value, int | float):
+        shown = serial_text(float(value), date1904)
+        if shown is not None:
+            return shown
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
@@ -53,7 +62,7 @@ class XlsbReader:
     """2: sheet records with 4 more bytes read (they were error/corrupt). 3: the text of the
     sheets' drawings (text boxes, shapes, SmartArt diagrams: ``xl/drawings`` are XML here
     too). 4: their charts' text (XML too), equations in
-    their text boxes."""
+    their text boxes; dates as dates, where they were serial numbers."""
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 
@@ -64,13 +73,14 @@ class XlsbReader:
             for name in zf.names():
                 zf.check(zf.info(name))  # pyxlsb inflates members itself: bound them first
             budget = XmlBudget(ctx.limits)
+            styles = _Styles(zf, budget)
             with quiet_library("pyxlsb"), _workbook(path) as book:
                 names = list(book.sheets)
                 parts = _sheet_parts(book)
                 sink.describe("xlsb", pages=len(names))
                 for index, sheet_name in enumerate(names, start=1):
                     sheets = index
-                    said = _write_sheet(book, sheet_name, index, ctx, sink)
+                    said = _write_sheet(book, sheet_name, index, (ctx, sink, styles))
                     part = parts.get(sheet_name, "")
                     drawn = (
                         sheet_drawing_lines(zf, relationships(zf, part, budget), budget)
@@ -169,8 +179,11 @@ def _sheet_parts(book: Any) -> dict[str, str]:
     return {n: t if t.startswith("xl/") else posixpath.join("xl", t) for n, t in pairs}
 
 
-def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink: TextSink) -> bool:
+def _write_sheet(
+    book: Any, sheet_name: str, index: int, into: tuple[ReadContext, TextSink, _Styles]
+) -> bool:
     """Write a sheet's rows; whether it had any (its ``# sheetN`` line written)."""
+    ctx, sink, styles = into
     limit = ctx.limits.parts_per_block
     header = f"# sheet{index}"
     try:
@@ -179,13 +192,13 @@ def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink:
             if dim is not None and dim.c + dim.w > limit:
                 # pyxlsb builds every row as a list as wide as the declared dimension
                 raise LimitExceeded("parts_per_block", f"a sheet {dim.c + dim.w} cells wide")
-            for row in sheet.rows(sparse=True):
+            for row in _styled_rows(sheet):
                 cells: list[str] = []
-                for cell in row:
-                    if cell.c >= limit:
+                for column, value, style in row:
+                    if column >= limit:
                         raise LimitExceeded("parts_per_block", f"a row of more than {limit} cells")
-                    cells.extend([""] * (cell.c - len(cells)))
-                    cells.append(_cell(cell.v))
+                    cells.extend([""] * (column - len(cells)))
+                    cells.append(_cell(value, styles.dated(style), styles.date1904))
                 while cells and not cells[-1]:
                     cells.pop()
                 if any(cells):
@@ -198,6 +211,107 @@ def _write_sheet(book: Any, sheet_name: str, index: int, ctx: ReadContext, sink:
     except Exception as exc:  # as above: a damaged sheet stream
         raise CorruptFile(f"sheet {index} is damaged ({type(exc).__name__})") from exc
     return not header
+
+
+def _styled_rows(sheet: Any) -> Iterator[list[tuple[int, Any, int]]]:
+    """Each row's cells as (column, value, style index), read as pyxlsb's ``rows`` reads
+    them but keeping the style it drops (from its reader, privately: its rows without styles
+    when that changes)."""
+    from pyxlsb import biff12
+
+    try:
+        reader, offset, strings = sheet._reader, sheet._data_offset, sheet._stringtable
+    except AttributeError:
+        for plain in sheet.rows(sparse=True):
+            yield [(cell.c, cell.v, -1) for cell in plain]
+        return
+    reader.seek(offset, os.SEEK_SET)
+    row: list[tuple[int, Any, int]] | None = None
+    number = -1
+    for recid, item in reader:
+        if recid == biff12.ROW and item.r != number:
+            if row is not None:
+                yield row
+            number, row = item.r, []
+        elif biff12.BLANK <= recid <= biff12.FORMULA_BOOLERR and row is not None:
+            value = strings[item.v] if recid == biff12.STRING and strings is not None else item.v
+            row.append((item.c, value, item.style & 0xFFFFFF))  # (its low 24 bits: the style)
+        elif recid == biff12.SHEETDATA_END:
+            break
+    if row is not None:
+        yield row
+
+
+class _Styles:
+    """Which cell styles of a binary workbook show dates, and its epoch: its ``BrtXF``
+    records between ``BrtBeginCellXFs`` and ``BrtEndCellXFs`` (each's number format the
+    second 16-bit field), its ``BrtFmt`` codes, its ``BrtWbProp`` flags (1904: bit 0)."""
+
+    def __init__(self, zf: SafeZip, budget: XmlBudget) -> None:
+        self.dates: list[bool] = []
+        self.date1904 = False
+        workbook = "xl/workbook.bin"
+        if not zf.has(workbook):
+            return
+        for rtype, body in _records(zf.read(workbook)):
+            if rtype == _WB_PROP and len(body) >= 4:
+                self.date1904 = bool(body[0] & 1)
+        part = next(
+            (
+                t
+                for kind, t in relationships(zf, workbook, budget).values()
+                if kind.endswith("/styles")
+            ),
+            "",
+        )
+        if zf.has(part):
+            self.dates = _date_styles(zf.read(part))
+
+    def dated(self, style: int) -> bool:
+        """Whether style ``style`` shows its number as a date or a time."""
+        return 0 <= style < len(self.dates) and self.dates[style]
+
+
+_WB_PROP, _FMT, _XF, _BEGIN_CELL_XFS, _END_CELL_XFS = 153, 44, 47, 617, 618
+
+
+def _date_styles(data: bytes) -> list[bool]:
+    codes: dict[int, str] = {}
+    formats: list[int] = []
+    in_cells = False
+    for rtype, body in _records(data):
+        if rtype in (_BEGIN_CELL_XFS, _END_CELL_XFS):
+            in_cells = rtype == _BEGIN_CELL_XFS
+        elif rtype == _XF and in_cells and len(body) >= 4:
+            formats.append(int.from_bytes(body[2:4], "little"))
+        elif rtype == _FMT and len(body) >= 6:
+            count = int.from_bytes(body[2:6], "little")
+            codes[int.from_bytes(body[0:2], "little")] = body[6 : 6 + 2 * count].decode(
+                "utf-16-le", "replace"
+            )
+    return [is_date_format(number, codes.get(number)) for number in formats]
+
+
+def _records(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """The BIFF12 records of a part: (type, body); type and size are written 7 bits a byte,
+    the high bit saying another follows (at most 2 bytes of type, 4 of size)."""
+    pos, end = 0, len(data)
+    while pos < end:
+        fields = []
+        for most in (2, 4):
+            value = 0
+            for shift in range(0, 7 * most, 7):
+                if pos >= end:
+                    return
+                byte = data[pos]
+                pos += 1
+                value |= (byte & 0x7F) << shift
+                if not byte & 0x80:
+                    break
+            fields.append(value)
+        rtype, size = fields
+        yield rtype, data[pos : pos + size]
+        pos += size
 
 
 # --- vsdx ------------------------------------------------------------------------------------
