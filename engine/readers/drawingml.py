@@ -160,11 +160,6 @@ def sheet_drawing_lines(zf: SafeZip, sheet: Rels, budget: XmlBudget) -> list[str
     return lines
 
 
-def related(rels: Rels, rid: str) -> str:
-    """The member a relationship id names ("" when the part names no such relationship)."""
-    return rels[rid][1] if rid in rels else ""
-
-
 def graphic_lines(zf: SafeZip, rels: Rels, rid: str, budget: XmlBudget) -> list[str]:
     """The text of the SmartArt diagram (its data model) or the chart that the relationship
     ``rid`` of ``rels`` names; none for another kind of part or an unknown id."""
