@@ -10,7 +10,6 @@ of it was read: a deck of charts read as its slides' other text only (markitdown
 
 from __future__ import annotations
 
-import io
 import tempfile
 import zipfile
 from pathlib import Path
@@ -26,7 +25,7 @@ from engine.readers.pptx import PptxReader
 from fixtures.gen import formats as F
 from fixtures.gen import office as O
 from fixtures.gen.common import write_zip
-from tests.readers.test_smartart import MC, XDR, A, R, read, rels
+from tests.readers.test_smartart import MC, XDR, A, R, deck_with_frame, read, rels
 
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 C15 = "http://schemas.microsoft.com/office/drawing/2012/chart"
@@ -172,32 +171,10 @@ def test_a_data_label_s_own_text_and_a_title_from_a_cell(tmp_path: Path) -> None
 
 def _pptx(tmp_path: Path, part: str) -> Path:
     """The generated deck, its first slide given a graphic frame showing a chart."""
-    with zipfile.ZipFile(io.BytesIO(O.pptx_bytes())) as zf:
-        members: dict[str, bytes | str] = {n: zf.read(n) for n in zf.namelist()}
-    frame = (
-        '<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="99" name="Chart 1"/>'
-        "<p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>"
-        '<p:xfrm><a:off x="0" y="0"/><a:ext cx="10" cy="10"/></p:xfrm>'
-        f"{graphic('rIdChart')}</p:graphicFrame>"
-    )
-    slide = members["ppt/slides/slide1.xml"]
-    assert isinstance(slide, bytes)
-    members["ppt/slides/slide1.xml"] = slide.replace(
-        b"</p:spTree>", frame.encode() + b"</p:spTree>"
-    )
-    slide_rels = members["ppt/slides/_rels/slide1.xml.rels"]
-    assert isinstance(slide_rels, bytes)
-    extra = f'<Relationship Id="rIdChart" Type="{R}/chart" Target="../charts/chart1.xml"/>'
-    members["ppt/slides/_rels/slide1.xml.rels"] = slide_rels.replace(
-        b"</Relationships>", extra.encode() + b"</Relationships>"
-    )
-    members["ppt/charts/chart1.xml"] = part
-    types = members["[Content_Types].xml"]
-    assert isinstance(types, bytes)
     kind = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
-    override = f'<Override PartName="/ppt/charts/chart1.xml" ContentType="{kind}"/>'
-    members["[Content_Types].xml"] = types.replace(b"</Types>", override.encode() + b"</Types>")
-    return write_zip(tmp_path, "p.pptx", members)
+    return deck_with_frame(
+        tmp_path, graphic("rIdFrame"), "chart", ("charts/chart1.xml", kind, part)
+    )
 
 
 def test_a_slide_s_chart_is_read_among_its_shapes(tmp_path: Path) -> None:

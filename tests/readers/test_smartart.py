@@ -111,15 +111,18 @@ def test_a_diagram_whose_part_is_missing_or_unnamed_leaves_the_rest(tmp_path: Pa
     assert read(DocxReader(), unnamed, M.DOCX) == "Before after\nNext\nPage header\nPage footer\n"
 
 
-def _pptx(tmp_path: Path, nodes: list[list[str]]) -> Path:
-    """The generated deck, its first slide given a graphic frame showing a diagram."""
+def deck_with_frame(tmp_path: Path, graphic: str, rel: str, part: tuple[str, str, str]) -> Path:
+    """The generated deck, its first slide given a graphic frame holding ``graphic`` (its
+    relationship id ``rIdFrame``, of type ``rel``) and the part it names: (name under
+    ``ppt/``, content type, XML)."""
     with zipfile.ZipFile(io.BytesIO(O.pptx_bytes())) as zf:
         members: dict[str, bytes | str] = {n: zf.read(n) for n in zf.namelist()}
+    name, kind, xml = part
     frame = (
-        '<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="99" name="Diagram 1"/>'
+        '<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="99" name="Frame 1"/>'
         "<p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>"
         '<p:xfrm><a:off x="0" y="0"/><a:ext cx="10" cy="10"/></p:xfrm>'
-        f"{rel_ids('rIdDgm')}</p:graphicFrame>"
+        f"{graphic}</p:graphicFrame>"
     )
     slide = members["ppt/slides/slide1.xml"]
     assert isinstance(slide, bytes)
@@ -128,17 +131,23 @@ def _pptx(tmp_path: Path, nodes: list[list[str]]) -> Path:
     )
     slide_rels = members["ppt/slides/_rels/slide1.xml.rels"]
     assert isinstance(slide_rels, bytes)
-    extra = f'<Relationship Id="rIdDgm" Type="{R}/diagramData" Target="../diagrams/data1.xml"/>'
+    extra = f'<Relationship Id="rIdFrame" Type="{R}/{rel}" Target="../{name}"/>'
     members["ppt/slides/_rels/slide1.xml.rels"] = slide_rels.replace(
         b"</Relationships>", extra.encode() + b"</Relationships>"
     )
-    members["ppt/diagrams/data1.xml"] = data_model(nodes)
+    members[f"ppt/{name}"] = xml
     types = members["[Content_Types].xml"]
     assert isinstance(types, bytes)
-    kind = "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml"
-    override = f'<Override PartName="/ppt/diagrams/data1.xml" ContentType="{kind}"/>'
+    override = f'<Override PartName="/ppt/{name}" ContentType="{kind}"/>'
     members["[Content_Types].xml"] = types.replace(b"</Types>", override.encode() + b"</Types>")
     return write_zip(tmp_path, "p.pptx", members)
+
+
+def _pptx(tmp_path: Path, nodes: list[list[str]]) -> Path:
+    """The generated deck, its first slide given a graphic frame showing a diagram."""
+    kind = "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml"
+    part = ("diagrams/data1.xml", kind, data_model(nodes))
+    return deck_with_frame(tmp_path, rel_ids("rIdFrame"), "diagramData", part)
 
 
 def test_a_slide_s_diagram_is_read_among_its_shapes(tmp_path: Path) -> None:
