@@ -8,10 +8,12 @@ judged ``good``. Each is read as its format's document now:
 - Word 2003 XML (``w:wordDocument``): its paragraphs as a ``.docx``'s are read (the same
   elements in an older namespace, :mod:`engine.readers.ooxml`); text boxes, headers,
   footers, footnotes and endnotes, which this format keeps inside the paragraph they belong
-  to, after it; pictures' base64 (``w:binData``) and deleted text left out.
+  to, after it; its comments after the text under ``# comments``, as a ``.docx``'s;
+  pictures' base64 (``w:binData``) and deleted text left out.
 - Excel 2003 XML (``ss:Workbook``): a ``# sheetN`` line a worksheet, a row a line, its cells
   tab-separated at their column (``ss:Index``), a date and time cell as ISO text
-  (``2024-01-02``, ``2024-01-02 03:04:05``).
+  (``2024-01-02``, ``2024-01-02 03:04:05``); then its cells' comments under ``# comments``,
+  as an ``.xlsx``'s (the cell, a tab, the comment).
 - Flat OPC (``pkg:package``): its parts are put back into the package they came from, and
   that is read by the ``.docx`` or ``.pptx`` reader (its base64 parts, pictures, decoded
   only to go back where they were).
@@ -31,7 +33,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.members import scratch_dir
-from engine.readers.ooxml import W_SKIP, docx_paragraph
+from engine.readers.ooxml import W_SKIP, Headed, docx_paragraph
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 
 _W2003 = "http://schemas.microsoft.com/office/word/2003/wordml"
@@ -60,12 +62,34 @@ class Word2003Reader:
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         """Write the document's paragraphs into ``sink``."""
 
+        comments: list[Element] = []
+
         def on_paragraph(paragraph: Element) -> None:
-            docx_paragraph(sink, paragraph, lambda _rid: [])
+            comments.extend(_comments_taken(paragraph))
+            docx_paragraph(sink, paragraph, _no_graphics)
 
         rules = Rules(_WORD_NS, blocks=frozenset({"w:p"}), on_block=on_paragraph, skip=_WORD_SKIP)
         _parse_file(path, rules, XmlBudget(ctx.limits))
+        said = Headed(sink, "# comments")  # (a reviewer's comments are no body text)
+        for paragraph in comments:
+            docx_paragraph(said, paragraph, _no_graphics)
         return ReadInfo(extractor=self.name)
+
+
+def _no_graphics(_rid: str) -> list[str]:
+    return []  # (no part holds a diagram or a chart here: the document is one file)
+
+
+def _comments_taken(paragraph: Element) -> list[Element]:
+    """The paragraphs of the comments (``aml:annotation`` of type ``Word.Comment``) a
+    paragraph holds, taken out of it: they are read after the text, as a ``.docx``'s are."""
+    taken: list[Element] = []
+    for parent in list(paragraph.iter()):
+        for kid in list(parent):
+            if kid.tag == "aml:annotation" and kid.get("w:type") == "Word.Comment":
+                parent.remove(kid)
+                taken.extend(p for content in kid for p in content if p.tag == "w:p")
+    return taken
 
 
 _SS = "urn:schemas-microsoft-com:office:spreadsheet"
@@ -81,19 +105,33 @@ class Excel2003Reader:
     tools: tuple[str, ...] = ()
 
     def read(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
-        """Write each worksheet's rows into ``sink``."""
+        """Write each worksheet's rows into ``sink``, then its cells' comments."""
         sheets = 0
         limit = ctx.limits.parts_per_block
+        number = 0  # (the row's, 1-based: ``ss:Index`` skips rows)
+        notes: list[str] = []
+
+        def say_notes() -> None:
+            said = Headed(sink, "# comments")  # (as an .xlsx's: cell, a tab, its text)
+            for line in notes:
+                said.line(line)
+            notes.clear()
 
         def on_sheet(_tag: str, _attrs: dict[str, str]) -> None:
-            nonlocal sheets
+            nonlocal sheets, number
+            say_notes()
             sheets += 1
+            number = 0
             sink.line(f"# sheet{sheets}")
 
         def on_row(row: Element) -> None:
-            line = "\t".join(_row_cells(row, limit))
+            nonlocal number
+            number = _index_of(row, number + 1)
+            cells, comments = _row_cells(row, limit)
+            line = "\t".join(cells)
             if line.strip():
                 sink.line(line)
+            notes.extend(f"{_column_name(col)}{number}\t{text}" for col, text in comments)
 
         rules = Rules(
             _SHEET_NS,
@@ -101,35 +139,53 @@ class Excel2003Reader:
             on_block=on_row,
             starts=frozenset({"ss:Worksheet"}),
             on_start=on_sheet,
-            skip=frozenset(
-                {"ss:Comment", "o:DocumentProperties", "ss:Styles", "x:WorksheetOptions"}
-            ),
+            skip=frozenset({"o:DocumentProperties", "ss:Styles", "x:WorksheetOptions"}),
         )
         _parse_file(path, rules, XmlBudget(ctx.limits))
+        say_notes()
         return ReadInfo(extractor=self.name, pages=sheets)
 
 
-def _row_cells(row: Element, limit: int) -> list[str]:
+def _index_of(elem: Element, default: int) -> int:
+    """An element's ``ss:Index`` (1-based), or ``default``."""
+    index = elem.get("ss:Index", "")
+    return int(index) if index.isascii() and index.isdigit() and 0 < len(index) <= 7 else default
+
+
+def _column_name(column: int) -> str:
+    """A 0-based column as Excel names it (0: A, 26: AA)."""
+    name = ""
+    column += 1
+    while column:
+        column, rest = divmod(column - 1, 26)
+        name = chr(65 + rest) + name
+    return name
+
+
+def _row_cells(row: Element, limit: int) -> tuple[list[str], list[tuple[int, str]]]:
     """A row's cells at their columns (``ss:Index``, 1-based, skips columns; a merged cell
-    takes ``ss:MergeAcross`` more), trailing empty ones left out."""
+    takes ``ss:MergeAcross`` more), trailing empty ones left out; and its cells' comments,
+    by their column."""
     cells: list[str] = []
+    comments: list[tuple[int, str]] = []
     for cell in row:
         if cell.tag != "ss:Cell":
             continue
-        index = cell.get("ss:Index", "")
-        if index.isascii() and index.isdigit() and len(index) <= 6:
-            column = int(index) - 1
-            if len(cells) < column <= limit:
-                cells.extend([""] * (column - len(cells)))
+        column = _index_of(cell, 0) - 1
+        if len(cells) < column <= limit:
+            cells.extend([""] * (column - len(cells)))
         data = next((kid for kid in cell if kid.tag == "ss:Data"), None)
         text = _data_text(data) if data is not None else ""
+        note = next((kid for kid in cell if kid.tag == "ss:Comment"), None)
+        if note is not None and (said := " ".join(element_text(note, frozenset()).split())):
+            comments.append((len(cells), said))
         cells.append(" ".join(text.split("\t")).replace("\n", " "))
         across = cell.get("ss:MergeAcross", "")
         if across.isascii() and across.isdigit() and len(across) <= 6:
             cells.extend([""] * min(int(across), limit))
     while cells and not cells[-1]:
         cells.pop()
-    return cells
+    return cells, comments
 
 
 def _data_text(data: Element) -> str:

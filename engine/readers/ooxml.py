@@ -133,7 +133,7 @@ def _is_comments(part: str) -> bool:
     return posixpath.basename(part) == "comments.xml"
 
 
-class _Headed:
+class Headed:
     """Lines into a sink, a heading line before the first of them (none if none come)."""
 
     def __init__(self, sink: TextSink, heading: str) -> None:
@@ -149,7 +149,7 @@ class _Headed:
 
 
 def docx_paragraph(
-    sink: TextSink | _Headed, paragraph: Element, diagram: Callable[[str], list[str]]
+    sink: TextSink | Headed, paragraph: Element, diagram: Callable[[str], list[str]]
 ) -> None:
     """Write a paragraph, then the paragraphs of its text boxes (depth first, no recursion),
     then the text of its diagrams and charts (``diagram``: a relationship id's lines)."""
@@ -199,7 +199,7 @@ class DocxReader:
             main = main_part(zf, budget, "word/document.xml")
             for part in _docx_parts(zf, main):
                 # (a reviewer's comments are no body text: said so, after the rest)
-                into = _Headed(sink, "# comments") if _is_comments(part) else sink
+                into = Headed(sink, "# comments") if _is_comments(part) else sink
                 rules = Rules(
                     _NS,
                     blocks=frozenset({"w:p"}),
@@ -359,7 +359,7 @@ def _date_styles(zf: SafeZip, part: str | None, budget: XmlBudget) -> list[bool]
     return [is_date_format(number, codes.get(number)) for number in formats]
 
 
-def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: _Headed) -> None:
+def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: Headed) -> None:
     """The comments (notes) on the sheet whose relationships are ``sheet``: each one a line,
     its cell, a tab and its text on one line (a threaded comment's legacy copy, which Excel
     writes beside it, holds its text as well)."""
@@ -421,7 +421,7 @@ class XlsxReader:
                 rels = relationships(zf, sheet, budget)  # (its drawings' and comments')
                 for line in sheet_drawing_lines(zf, rels, budget):
                     sink.line(line)
-                _sheet_comments(zf, rels, budget, _Headed(sink, "# comments"))
+                _sheet_comments(zf, rels, budget, Headed(sink, "# comments"))
             info = ReadInfo(extractor=self.name, pages=len(sheets))
             return with_embedded(info, ctx, sink, ooxml_embedded(zf))
 

@@ -32,7 +32,9 @@ WORD_2003 = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Report title</w:t></w:r></w:p>
 <w:p><w:r><w:t>Hello </w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>world</w:t></w:r><w:r><w:tab/>
 <w:t>tabbed</w:t><w:br/><w:t>broken</w:t></w:r></w:p>
-<w:p><w:r><w:t>Kept</w:t></w:r><aml:annotation w:type="Word.Deletion"><aml:content><w:r>
+<w:p><w:r><w:t>Kept</w:t></w:r><aml:annotation w:type="Word.Comment"><aml:content><w:p><w:r>
+<w:t>Reviewer says</w:t></w:r></w:p></aml:content></aml:annotation>
+<aml:annotation w:type="Word.Deletion"><aml:content><w:r>
 <w:delText>Deleted</w:delText></w:r></aml:content></aml:annotation><w:r><w:fldChar
  w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:fldChar
  w:fldCharType="end"/></w:r></w:p>
@@ -49,7 +51,7 @@ WORD_2003 = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 """
 WORD_2003_TEXT = (
     "Report title\nHello world\ttabbed\nbroken\nKept\nCell A\nCell B\nHolder\nIn the box\n"
-    "Noted\nThe footnote\nCafé ✓\nPage header\n"
+    "Noted\nThe footnote\nCafé ✓\nPage header\n# comments\nReviewer says\n"
 )
 
 SS = "urn:schemas-microsoft-com:office:spreadsheet"
@@ -74,7 +76,7 @@ EXCEL_2003 = f"""<?xml version="1.0"?>
 """
 EXCEL_2003_TEXT = (
     "# sheet1\nName\tWhen\t\t12.5\nMerged\t\t2024-01-02 03:04:05\t2024-01-02\n"
-    "Rich text\tTRUE\tFALSE\n# sheet2\n# sheet3\nLast\n"
+    "Rich text\tTRUE\tFALSE\n# comments\nD2\tA note\n# sheet2\n# sheet3\nLast\n"
 )
 
 PKG = "http://schemas.microsoft.com/office/2006/xmlPackage"
