@@ -125,12 +125,18 @@ def _linear(elem: Element, depth: int) -> str:
         return "\n".join(_linear(kid, depth + 1) for kid in elem if local(kid.tag) == "oMath")
     # runs, a function's name, bars, boxes, group characters, phantoms: their contents
     text = ""
+    scripted = False  # (the part before was a base with an index)
     for kid in elem:
         part = _linear(kid, depth + 1)
-        if local(kid.tag) == "func" and text[-1:].isalnum():
-            text += " "  # (a_n cos x, not a_ncos x)
+        name = local(kid.tag)
+        if part[:1].isalnum() and (scripted or (name == "func" and text[-1:].isalnum())):
+            text += " "  # (a_n cos x, x^k a^n: not a_ncos x, x^ka^n, whose index runs on)
         text += part
+        scripted = name in _SCRIPTS
     return text
+
+
+_SCRIPTS = frozenset({"sSup", "sSub", "sSubSup", "sPre", "limLow", "limUpp"})
 
 
 def linear(math: Element) -> str:

@@ -88,6 +88,8 @@ def test_each_structure_in_word_s_linear_format() -> None:
     assert linear(fromstring(math(SUM))) == "∑_(k=0)^n (n¦k)"
     assert linear(fromstring(math(MATRIX))) == "[1, 0; 0, 1]"
     assert linear(fromstring(math(FUNC))) == "a_n cos x"
+    two = script("sup", "x", "k") + script("sup", "a", "n") + r("+1")
+    assert linear(fromstring(math(two))) == "x^k a^n+1"  # (not x^ka^n: k's index runs on)
 
 
 def _docx(tmp_path: Path, *paragraphs: str) -> Path:
