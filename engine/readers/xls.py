@@ -2,8 +2,9 @@
 
 xlrd is the maintained reader of the legacy binary format (its 2.x line reads only ``.xls``,
 which is all we ask of it). Each sheet becomes a ``# sheetN`` line followed by one
-tab-separated line per non-empty row (a sheet without any has no line at all, so a workbook
-of charts only is ``empty/no_text``); numbers print without a spurious ``.0``, dates as ISO
+tab-separated line per non-empty row, then the text its charts hold (titles, axis titles,
+series names and labels written in them), a chart sheet's after the sheets (a sheet with
+neither has no line at all); numbers print without a spurious ``.0``, dates as ISO
 (``2024-01-02``, with the time when there is one), booleans as ``TRUE``/``FALSE`` and error
 cells as Excel shows them (``#DIV/0!``). Sheets are loaded one at a time (``on_demand``).
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import struct
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +72,8 @@ class XlsReader:
     name = "xls"
     version = 4
     """3: the documents embedded in it are read as its members (:mod:`embedded`). 4: an
-    Office 97 document embedded as a storage (a Word document in an ``MBD`` storage) too."""
+    Office 97 document embedded as a storage (a Word document in an ``MBD`` storage) too;
+    its charts' text (:func:`charts_of`)."""
     mimes = frozenset({M.XLS})
     tools = ("xls2csv",)
 
@@ -85,14 +89,18 @@ class XlsReader:
     def _xlrd(self, path: Path, ctx: ReadContext, sink: TextSink) -> ReadInfo:
         book = _open(path)
         try:
-            sink.describe("xlrd", pages=book.nsheets)
+            drawn, alone = charts_of(book)
+            pages = book.nsheets + len(alone)
+            sink.describe("xlrd", pages=pages)
             for index in range(book.nsheets):
-                _write_sheet(book, index, ctx, sink)
+                _write_sheet(book, index, ctx, sink, drawn.get(index, []))
                 book.unload_sheet(index)
+            for number, lines in enumerate(alone, start=book.nsheets + 1):
+                sink.rows(f"# sheet{number}", ([line] for line in lines))
         finally:
             book.release_resources()
         found = ole_embedded(path, ctx.limits.zip_member_bytes)
-        return with_embedded(ReadInfo("xlrd", pages=book.nsheets), ctx, sink, found)
+        return with_embedded(ReadInfo("xlrd", pages=pages), ctx, sink, found)
 
     def _xls2csv(
         self, path: Path, ctx: ReadContext, sink: TextSink, failure: CorruptFile
@@ -123,7 +131,9 @@ def _open(path: Path) -> Any:
             raise CorruptFile(f"xlrd could not read it ({type(exc).__name__})") from exc
 
 
-def _write_sheet(book: Any, index: int, ctx: ReadContext, sink: TextSink) -> None:
+def _write_sheet(
+    book: Any, index: int, ctx: ReadContext, sink: TextSink, charts: list[str]
+) -> None:
     import xlrd
 
     try:
@@ -133,7 +143,8 @@ def _write_sheet(book: Any, index: int, ctx: ReadContext, sink: TextSink) -> Non
     limit = ctx.limits.parts_per_block
     if sheet.ncols > limit:
         raise LimitExceeded("parts_per_block", f"a row of more than {limit} cells")
-    sink.rows(f"# sheet{index + 1}", _rows(sheet, book.datemode))
+    rows = chain(_rows(sheet, book.datemode), ([line] for line in charts))
+    sink.rows(f"# sheet{index + 1}", rows)
 
 
 def _rows(sheet: Any, datemode: int) -> Iterator[list[str]]:
@@ -146,6 +157,72 @@ def _rows(sheet: Any, datemode: int) -> Iterator[list[str]]:
         while cells and not cells[-1]:
             cells.pop()
         yield cells
+
+
+_BOF, _EOF, _BOUNDSHEET, _SERIESTEXT = (0x0809, 0x0409, 0x0209, 0x0009), 0x000A, 0x0085, 0x100D
+_CHART = 0x0020
+"""A substream's type in its BOF record: a chart (drawn on a sheet, or a sheet of its own)."""
+
+
+def charts_of(book: Any) -> tuple[dict[int, list[str]], list[list[str]]]:
+    """The text of a workbook's charts (their titles, axis titles, series names and labels
+    written in the chart, ``SERIESTEXT`` records: xlrd reads no chart): by the worksheet they
+    are drawn on (its index, as xlrd counts worksheets), and each chart sheet's, in order.
+    Nothing when the stream is not to be had or not as the format lays it out."""
+    try:  # (xlrd's: the file, mapped, the stream from ``base``; or the stream copied out)
+        mem, base, size = book.mem, int(book.base), int(book.stream_len)
+        stream = memoryview(mem)[base : base + size]  # (not copied: a workbook may be large)
+        return _scan_charts(stream, int(book.biff_version) >= 80, book.encoding)
+    except (AttributeError, struct.error, IndexError, ValueError, LookupError, TypeError):
+        return {}, []
+
+
+def _scan_charts(
+    mem: bytes | memoryview, biff8: bool, encoding: str | None
+) -> tuple[dict[int, list[str]], list[list[str]]]:
+    """Walk the stream's records: the globals' BOUNDSHEET records say where each sheet's
+    substream starts and what it is; a chart's ``SERIESTEXT`` belongs to the substream it is
+    nested in, or to the chart sheet it is."""
+    where: dict[int, tuple[bool, int]] = {}  # substream start -> (a worksheet?, its number)
+    sheets = charts = 0
+    drawn: dict[int, list[str]] = {}
+    alone: list[list[str]] = []
+    opened: list[tuple[bool, int] | None] = []
+    pos = 0
+    while pos + 4 <= len(mem):
+        rtype, size = struct.unpack_from("<HH", mem, pos)
+        body = mem[pos + 4 : pos + 4 + size]
+        if rtype == _BOUNDSHEET and len(body) >= 6:
+            offset, kind = struct.unpack_from("<I", body)[0], body[5]
+            if kind in (0, 2):  # (a worksheet, which xlrd reads; a chart sheet)
+                where[offset] = (kind == 0, sheets if kind == 0 else charts)
+                sheets, charts = sheets + (kind == 0), charts + (kind == 2)
+        elif rtype in _BOF:
+            opened.append(where.get(pos) if not opened else opened[-1])
+            if not opened[:-1] and opened[-1] is not None and not opened[-1][0]:
+                alone.extend([] for _ in range(opened[-1][1] + 1 - len(alone)))
+        elif rtype == _EOF and opened:
+            opened.pop()
+        elif rtype == _SERIESTEXT and opened and opened[-1] is not None:
+            text = _series_text(body, biff8, encoding)
+            if text:
+                worksheet, number = opened[-1]
+                (drawn.setdefault(number, []) if worksheet else alone[number]).append(text)
+        pos += 4 + size
+    return drawn, alone
+
+
+def _series_text(body: bytes | memoryview, biff8: bool, encoding: str | None) -> str:
+    """A SERIESTEXT record's string (after its 2-byte id: a count of characters, then, in
+    BIFF8, a flags byte whose bit 0 says UTF-16), on one line."""
+    count = body[2] if len(body) > 2 else 0
+    if biff8:
+        wide = len(body) > 3 and body[3] & 1
+        raw = bytes(body[4 : 4 + count * (2 if wide else 1)])
+        text = raw.decode("utf-16-le" if wide else "latin-1", "replace")
+    else:
+        text = bytes(body[3 : 3 + count]).decode(encoding or "cp1252", "replace")
+    return " ".join(text.split())
 
 
 READERS = (XlsReader(),)
