@@ -42,6 +42,24 @@ def chart(*texts: str) -> list[tuple[int, bytes]]:
     return [(BOF, bof), *(series_text(t) for t in texts), (EOF, b"")]
 
 
+def substreams(recs: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]:
+    """Each sheet's substream (the globals' left out): the index of its BOF record, of its
+    EOF record, and where its BOF starts in the stream."""
+    found: list[tuple[int, int, int]] = []
+    depth, pos, start = 0, 0, (0, 0)
+    for i, (rtype, body) in enumerate(recs):
+        if rtype == BOF:
+            if depth == 0:
+                start = (i, pos)
+            depth += 1
+        elif rtype == EOF:
+            depth -= 1
+            if depth == 0 and start[1] > 0:
+                found.append((start[0], i, start[1]))
+        pos += 4 + len(body)
+    return found
+
+
 def with_charts(stream: bytes, drawn: list[str], alone: list[str]) -> bytes:
     """The fixtures' workbook stream with a chart drawn on its first sheet and a chart sheet
     after its sheets, their BOUNDSHEET offsets set again."""
@@ -50,36 +68,15 @@ def with_charts(stream: bytes, drawn: list[str], alone: list[str]) -> bytes:
     name = "Chart1"
     chart_sheet = struct.pack("<IBBBB", 0, 0, 2, len(name), 0) + name.encode("latin-1")
     recs.insert(sheets[-1] + 1, (BOUNDSHEET, chart_sheet))
-    depth, starts, first_end = 0, [], None
-    for i, (rtype, _body) in enumerate(recs):
-        if rtype == BOF:
-            if depth == 0 and i > 0:
-                starts.append(i)
-            depth += 1
-        elif rtype == EOF:
-            depth -= 1
-            if depth == 0 and starts and first_end is None:
-                first_end = i
-    assert first_end is not None
+    first_end = substreams(recs)[0][1]
     recs[first_end:first_end] = chart(*drawn)
     recs += chart(*alone)
-    out = b"".join(struct.pack("<HH", t, len(b)) + b for t, b in recs)
-    positions, pos, depth = [], 0, 0
-    for rtype, body in recs:
-        if rtype == BOF:
-            if depth == 0 and pos > 0:
-                positions.append(pos)
-            depth += 1
-        elif rtype == EOF:
-            depth -= 1
-        pos += 4 + len(body)
-    fixed, pos, n = bytearray(out), 0, 0
-    for rtype, body in recs:
-        if rtype == BOUNDSHEET:
-            fixed[pos + 4 : pos + 8] = struct.pack("<I", positions[n])
-            n += 1
-        pos += 4 + len(body)
-    return bytes(fixed)
+    positions = iter(start for _bof, _eof, start in substreams(recs))
+    return b"".join(
+        struct.pack("<HH", t, len(b))
+        + (struct.pack("<I", next(positions)) + b[4:] if t == BOUNDSHEET else b)
+        for t, b in recs
+    )
 
 
 def workbook(drawn: list[str], alone: list[str]) -> bytes:
