@@ -44,6 +44,15 @@ def is_date_format(format_id: int, code: str | None) -> bool:
     return bool(_DATE_PARTS.search(bare)) and not _NUMBER_PARTS.search(bare)
 
 
+def dated_text(raw: str, date1904: bool = False) -> str:
+    """A number written as text, as the date or time it stands for (:func:`serial_text`);
+    ``raw`` itself when it is no number or no date."""
+    try:
+        return serial_text(float(raw), date1904) or raw
+    except ValueError:
+        return raw
+
+
 def serial_text(value: float, date1904: bool = False) -> str | None:
     """The date or time that ``value`` days since the workbook's epoch stand for, as ISO
     text (a time alone, under one day, as ``HH:MM:SS``); None when it is no date (negative,

@@ -20,7 +20,7 @@ import posixpath
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
-from engine.readers.cellformats import is_date_format, serial_text
+from engine.readers.cellformats import dated_text, is_date_format
 from engine.readers.omml import linear
 from engine.readers.xmlsafe import Rules, XmlBudget, parse
 from engine.readers.zipsafe import SafeZip
@@ -160,6 +160,11 @@ def sheet_drawing_lines(zf: SafeZip, sheet: Rels, budget: XmlBudget) -> list[str
     return lines
 
 
+def part_of(rels: Rels, kind: str) -> str | None:
+    """The part a relationship of type ``kind`` names (``/styles``, ``/sharedStrings``)."""
+    return next((target for rel_type, target in rels.values() if rel_type.endswith(kind)), None)
+
+
 def graphic_lines(zf: SafeZip, rels: Rels, rid: str, budget: XmlBudget) -> list[str]:
     """The text of the SmartArt diagram (its data model) or the chart that the relationship
     ``rid`` of ``rels`` names; none for another kind of part or an unknown id."""
@@ -209,16 +214,9 @@ def _cached(level: Element, date1904: bool) -> Points:
         if value is not None and _is_index(index) and (text := _one_line(value.text or "")):
             own = point.get("formatCode")
             if dated if own is None else is_date_format(-1, own):
-                text = _as_date(text, date1904)
+                text = dated_text(text, date1904)
             points[int(index)] = text
     return points
-
-
-def _as_date(text: str, date1904: bool) -> str:
-    try:
-        return serial_text(float(text), date1904) or text
-    except ValueError:
-        return text
 
 
 _CACHES = frozenset({"c:strCache", "c:numCache", "c:strLit", "c:numLit", "c:lvl"})

@@ -32,7 +32,7 @@ from engine.errors import CorruptFile, LimitExceeded, ReadFailure
 from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.cellformats import is_date_format, serial_text
-from engine.readers.drawingml import relationships, sheet_drawing_lines
+from engine.readers.drawingml import part_of, relationships, sheet_drawing_lines
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -256,14 +256,7 @@ class _Styles:
         for rtype, body in _records(zf.read(workbook)):
             if rtype == _WB_PROP and len(body) >= 4:
                 self.date1904 = bool(body[0] & 1)
-        part = next(
-            (
-                t
-                for kind, t in relationships(zf, workbook, budget).values()
-                if kind.endswith("/styles")
-            ),
-            "",
-        )
+        part = part_of(relationships(zf, workbook, budget), "/styles") or ""
         if zf.has(part):
             self.dates = _date_styles(zf.read(part))
 

@@ -33,12 +33,13 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
-from engine.readers.cellformats import is_date_format, serial_text
+from engine.readers.cellformats import dated_text, is_date_format
 from engine.readers.drawingml import NS as _DRAWING_NS
 from engine.readers.drawingml import (
     Rels,
     child,
     graphics_of,
+    part_of,
     relationships,
     sheet_drawing_lines,
 )
@@ -265,14 +266,8 @@ def _index(text: str | None) -> int:
 def _number(raw: str, cell: Element, book: _Book) -> str:
     """A number as its cell shows it: a date or a time when its style's format is one."""
     style = _index(cell.get("s"))
-    if 0 <= style < len(book.dates) and book.dates[style]:
-        try:
-            shown = serial_text(float(raw), book.date1904)
-        except ValueError:
-            shown = None
-        if shown is not None:
-            return shown
-    return raw
+    dated = 0 <= style < len(book.dates) and book.dates[style]
+    return dated_text(raw, book.date1904) if dated else raw
 
 
 def _cell_value(cell: Element, book: _Book) -> str:
@@ -380,11 +375,6 @@ def _sheet_comments(zf: SafeZip, sheet: Rels, budget: XmlBudget, into: Headed) -
 _PHONETIC = frozenset({"x:rPh", "x:phoneticPr"})
 
 
-def _part_of(rels: Rels, kind: str) -> str | None:
-    """The workbook's part of relationship type ``kind`` (sharedStrings, styles)."""
-    return next((target for rel_type, target in rels.values() if rel_type.endswith(kind)), None)
-
-
 class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
@@ -405,8 +395,8 @@ class XlsxReader:
             workbook = main_part(zf, budget, "xl/workbook.xml")
             parts = relationships(zf, workbook, budget)
             sheets, date1904 = _sheet_targets(zf, workbook, parts, budget)
-            strings = _shared_strings(zf, _part_of(parts, "/sharedStrings"), budget)
-            book = _Book(strings, _date_styles(zf, _part_of(parts, "/styles"), budget), date1904)
+            strings = _shared_strings(zf, part_of(parts, "/sharedStrings"), budget)
+            book = _Book(strings, _date_styles(zf, part_of(parts, "/styles"), budget), date1904)
 
             def on_row(row: Element) -> None:
                 line = _row_line(row, book)
