@@ -159,8 +159,9 @@ class MsgReader:
     """Outlook messages (and other .msg items) by extract-msg."""
 
     name = "msg"
-    version = 3
-    """3: a body only in RTF read as the RTF reader's version 3 reads it."""
+    version = 4
+    """3: a body only in RTF read as the RTF reader's version 3 reads it. 4: as its version 5
+    reads it (the Symbol font's glyphs as their characters)."""
     mimes = frozenset({M.MSG})
     tools: tuple[str, ...] = ()
 

@@ -33,7 +33,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.members import scratch_dir
-from engine.readers.ooxml import W_SKIP, Headed, docx_paragraph
+from engine.readers.ooxml import W_LIFT, W_SKIP, Headed, docx_paragraph
 from engine.readers.xmlsafe import Rules, XmlBudget, element_text, parse
 
 _W2003 = "http://schemas.microsoft.com/office/word/2003/wordml"
@@ -55,7 +55,8 @@ class Word2003Reader:
     """Reads Word 2003 XML documents (``w:wordDocument``)."""
 
     name = "wordml"
-    version = 1
+    version = 2
+    """2: a symbol (``w:sym``) as its character (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.WORD_2003_XML})
     tools: tuple[str, ...] = ()
 
@@ -68,7 +69,13 @@ class Word2003Reader:
             comments.extend(_comments_taken(paragraph))
             docx_paragraph(sink, paragraph, _no_graphics)
 
-        rules = Rules(_WORD_NS, blocks=frozenset({"w:p"}), on_block=on_paragraph, skip=_WORD_SKIP)
+        rules = Rules(
+            _WORD_NS,
+            blocks=frozenset({"w:p"}),
+            on_block=on_paragraph,
+            skip=_WORD_SKIP,
+            lift=W_LIFT,
+        )
         _parse_file(path, rules, XmlBudget(ctx.limits))
         said = Headed(sink, "# comments")  # (a reviewer's comments are no body text)
         for paragraph in comments:
@@ -212,7 +219,8 @@ class FlatOpcReader:
     """Reads the flat XML packages of Word and PowerPoint 2007+ (``pkg:package``)."""
 
     name = "flat-opc"
-    version = 1
+    version = 2
+    """2: a Word package read as the Word reader's version 5 reads it (its symbols)."""
     mimes = frozenset({M.FLAT_OPC})
     tools: tuple[str, ...] = ()
 

@@ -23,7 +23,9 @@ never read.
 A list item's marker (``\\listtext``, ``\\pntext``) drawn in a symbol font (Symbol, OpenSymbol,
 Wingdings...: a glyph's code is no character of any code page; LibreOffice even declares
 OpenSymbol Shift-JIS) is written as a bullet, ``\u2022``, not as the code page's character for
-the glyph's byte (a U+FFFD, or a stray letter).
+the glyph's byte (a U+FFFD, or a stray letter). Other text in the Symbol font is its glyphs'
+characters (``{\\f1 a}`` an alpha where the font table names Symbol: Greek letters and
+mathematical signs, :mod:`engine.readers.symbolfont`), whatever the document's code page.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.embedded import Embedded, ole1_document, with_embedded
+from engine.readers.symbolfont import is_glyph_font, is_symbol, recode
 
 MAX_DEPTH = 1000
 MAX_OBJECTS = 1000
@@ -87,8 +90,6 @@ CHARSET_CODECS = {
 
 SYMBOL_CHARSET = 2
 """``\\fcharset2``: the font's glyphs are symbols, its bytes no code page's characters."""
-SYMBOL_FONTS = ("symbol", "opensymbol", "wingdings", "webdings", "zapf", "marlett", "mt extra")
-"""Font names (their start, any case) that are symbol fonts whatever their character set says."""
 MARKER_WORDS = frozenset({"listtext", "pntext"})
 METAFILES = {"emfblip": "emf", "wmetafile": "wmf"}
 """The control words naming a picture a Windows metafile, and its kind."""
@@ -116,6 +117,8 @@ class _Group:
     """The destination this group belongs to (``fonttbl`` inside the font table...)."""
     symbol: bool = False
     """The current font is a symbol font."""
+    adobe: bool = False
+    """The current font is the Symbol font, whose glyphs are characters (Greek, math)."""
     marker: bool = False
     """In a list item's marker."""
 
@@ -136,6 +139,8 @@ class _Parser:
         self.fonts: dict[int, str] = {}
         self.symbols: set[int] = set()
         """The fonts that are symbol fonts."""
+        self.adobe: set[int] = set()
+        """The fonts that are the Symbol font (:mod:`engine.readers.symbolfont`)."""
         self.font = -1  # font being defined in the font table
         self.font_name = bytearray()  # the start of its name, as the table spells it
         self.font_depth = 0  # the depth of its group (the name is not in a nested one)
@@ -264,13 +269,18 @@ class _Parser:
             self.default = {"mac": "mac_roman", "pc": "cp437", "pca": "cp850"}[word]
             self.state = replace(self.state, codec=self.default)
         elif word == "f" and arg is not None:
-            codec = self.fonts.get(arg, self.default)
-            self.state = replace(self.state, codec=codec, symbol=arg in self.symbols)
+            self._font(arg)
         elif word == "deff" and arg is not None:
             self.deff = arg
         elif word == "plain":
-            codec = self.fonts.get(self.deff, self.default)
-            self.state = replace(self.state, codec=codec, symbol=self.deff in self.symbols)
+            self._font(self.deff)
+
+    def _font(self, font: int) -> None:
+        """Text from here is in ``font``: its code page; the Symbol font's bytes are its
+        glyphs' codes, each read as itself (Latin-1) and then as the glyph's character."""
+        adobe = font in self.adobe
+        codec = "latin-1" if adobe else self.fonts.get(font, self.default)
+        self.state = replace(self.state, codec=codec, symbol=font in self.symbols, adobe=adobe)
 
     def _table_word(self, word: str, arg: int | None) -> None:
         """Inside the font table, remember each font's character set."""
@@ -325,9 +335,11 @@ class _Parser:
         """Text in the font table: the font's name, up to its ``;`` (a symbol font's?)."""
         if len(self.font_name) < 64:
             self.font_name += raw[:64]
-        name = bytes(self.font_name).decode("latin-1").strip().lower()
-        if name.startswith(SYMBOL_FONTS):
+        name = bytes(self.font_name).decode("latin-1")
+        if is_glyph_font(name):
             self.symbols.add(self.font)
+        if is_symbol(name):
+            self.adobe.add(self.font)
 
     # --- output ----------------------------------------------------------------------------
 
@@ -339,6 +351,8 @@ class _Parser:
     def _emit(self, text: str) -> None:
         if self.state.marker and self.state.symbol and not text.isspace():
             text = BULLET * sum(1 for c in text if not c.isspace())  # (a glyph, drawn)
+        elif self.state.adobe:
+            text = recode(text)
         self.out.append(text)
         self.size += len(text)
         if self.size >= FLUSH_CHARS:
@@ -398,11 +412,12 @@ class RtfReader:
     """Rich Text Format by a built-in tokenizer."""
 
     name = "rtf"
-    version = 4
+    version = 5
     """2: the documents embedded in it as OLE objects are read as its members. 3: list
     definitions (a ``\\list`` outside its table) left out, a symbol font's list marker a
     bullet, nothing after the document's outermost group. 4: an object that holds no
-    document read by the metafile picture of it in its ``\\result``."""
+    document read by the metafile picture of it in its ``\\result``. 5: text in the Symbol
+    font as the characters its glyphs show (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.RTF, "text/rtf"})
     tools: tuple[str, ...] = ()
 

@@ -79,6 +79,10 @@ class Rules:
     """Called for each start tag in ``starts`` met outside a block."""
     skip: frozenset[str] = frozenset()
     """Tags ignored with everything inside them (binary data, deleted text...)."""
+    lift: frozenset[str] = frozenset()
+    """Tags right inside a skipped element of a block kept, with their attributes and not
+    their content, as children of the skipped element's parent: a Word run's font
+    (``w:rFonts``) without building the rest of its properties."""
 
 
 def check_head(head: bytes) -> None:
@@ -112,6 +116,13 @@ class _Stream:
         self.block_depth = 0
         self.parts = 0
         self.builder: TreeBuilder | None = None
+        self.lift = frozenset(
+            f"{uri}}}{tag.partition(':')[2]}"
+            for tag in rules.lift
+            for uri, prefix in rules.ns.items()
+            if prefix == tag.partition(":")[0]
+        )
+        """:attr:`Rules.lift` as expat names them (``uri}local``): no lookup a skipped tag."""
 
     def name(self, raw: str) -> str:
         """``uri}local`` from expat -> ``prefix:local`` (cached per distinct name)."""
@@ -133,6 +144,8 @@ class _Stream:
         """expat StartElementHandler."""
         if self.skip_depth:
             self.skip_depth += 1
+            if raw in self.lift and self.skip_depth == 2 and self.block_depth:
+                self._lift(self.name(raw), attrs)
             return
         tag = self.name(raw)
         if tag in self.rules.skip:
@@ -146,6 +159,14 @@ class _Stream:
             self._start_in_block(tag, attrs)
         elif tag in self.rules.starts and self.rules.on_start is not None:
             self.rules.on_start(tag, {self.name(k): v for k, v in attrs.items()})
+
+    def _lift(self, tag: str, attrs: dict[str, str]) -> None:
+        """A child of a skipped element that :attr:`Rules.lift` names: kept, empty, in the
+        skipped element's place."""
+        self._start_in_block(tag, attrs)
+        assert self.builder is not None
+        self.builder.end(tag)
+        self.block_depth -= 1
 
     def _start_in_block(self, tag: str, attrs: dict[str, str]) -> None:
         self.block_depth += 1

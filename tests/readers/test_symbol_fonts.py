@@ -1,0 +1,92 @@
+"""Text set in the Symbol font, read as the characters its glyphs show.
+
+Word's ``Insert > Symbol`` in the Symbol font stores a ``w:sym`` (font and code), which the
+Word reader left out: "α = 0.05" read " = 0.05". Text typed in the Symbol font, in a Word run
+or an RTF group whose font is Symbol, is stored as the codes (``a``, or ``U+F061`` as
+LibreOffice writes a Word run): "a = 0.05" or private-use characters where the page shows
+"α = 0.05". Pictures (Wingdings...) stay as they were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import mimes as M
+from engine.readers.ooxml import DocxReader
+from engine.readers.symbolfont import is_symbol, recode, sym, symbol_char
+from fixtures.gen import office as O
+from fixtures.gen.common import write_zip
+from tests.readers.test_rtf import SYMBOL_FONTS
+from tests.readers.test_rtf import read as read_rtf
+from tests.readers.test_smartart import read
+
+
+def _sym(font: str, char: str) -> str:
+    return f'<w:r><w:sym w:font="{font}" w:char="{char}"/></w:r>'
+
+
+def _docx(tmp_path: Path, *paragraphs: str) -> Path:
+    return write_zip(tmp_path, "sym.docx", O.docx_members("".join(paragraphs)))
+
+
+def test_the_symbol_font_s_codes_are_its_characters() -> None:
+    assert recode("a = 0.05, p \xa3 0.01") == "α = 0.05, π ≤ 0.01"
+    assert recode("\uf061\uf0b1\uf0b0") == "α±°"  # Windows' private-use place for its codes
+    assert recode("D\tW\n") == "Δ\tΩ\n"  # the letters, not the increment and ohm signs
+    assert symbol_char(0xE6) == ""  # a tall bracket's piece: no character
+    assert [is_symbol(f) for f in ("Symbol", "Symbol MT", "OpenSymbol", "Segoe UI Symbol")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_a_word_symbol_reads_as_its_character(tmp_path: Path) -> None:
+    body = O.w_par(_sym("Symbol", "F061"), " = 0.05 ", _sym("Symbol", "F0B1"), " 2")
+    body += O.w_par("Done ", _sym("Wingdings", "F0FC"), _sym("Arial", "00A9"), _sym("Symbol", "zz"))
+    text = read(DocxReader(), _docx(tmp_path, body), M.DOCX)
+    assert text == "α = 0.05 ± 2\nDone ©\nPage header\nPage footer\n"
+
+
+def _run(font: str, text: str) -> str:
+    fonts = f'<w:rFonts w:ascii="{font}" w:hAnsi="{font}"/>'
+    return f"<w:r><w:rPr><w:b/>{fonts}<w:sz w:val='20'/></w:rPr><w:t>{text}</w:t></w:r>"
+
+
+def test_a_word_run_in_the_symbol_font_reads_as_its_glyphs(tmp_path: Path) -> None:
+    mark = "<w:pPr><w:rPr><w:rFonts w:ascii='Symbol'/></w:rPr></w:pPr>"  # (the mark's: no run)
+    body = O.w_par(mark, "p ", _run("Symbol", "\uf0a3"), " 0.01, ", _run("Symbol", "m"), "m")
+    body += O.w_par(_run("Times New Roman", "a b"), " and ", _run("Wingdings", "J\uf0fc"))
+    text = read(DocxReader(), _docx(tmp_path, body), M.DOCX)
+    assert text == "p ≤ 0.01, μm\na b and J\uf0fc\nPage header\nPage footer\n"
+
+
+def test_an_rtf_group_in_the_symbol_font_reads_as_its_glyphs(tmp_path: Path) -> None:
+    data = SYMBOL_FONTS + rb"{\f1 a} = 0.05, {\f1\'b3} 2, {\f1 \u-3999?} {\f0 a}\par}"
+    assert read_rtf(tmp_path, data) == "α = 0.05, ≥ 2, α a\n"
+    cyrillic = rb"{\rtf1\ansi\ansicpg1251\deff0{\fonttbl{\f0 Arial;}{\f1 Symbol;}}"
+    assert read_rtf(tmp_path, cyrillic + rb"\'e1 {\f1\'e1}\par}") == "б 〈\n"
+
+
+@given(st.text())
+def test_recode_keeps_what_the_font_does_not_hold(text: str) -> None:
+    """Character by character: a code of the font becomes at most one character, anything
+    else (a line break, a letter past Latin-1) stays itself."""
+    assert recode(text) == "".join(recode(c) for c in text)
+    for c in text:
+        code = ord(c)
+        if code < 0x20 or (code > 0xFF and not 0xF000 <= code <= 0xF0FF):
+            assert recode(c) == c
+        else:
+            assert recode(c) == symbol_char(code) and len(recode(c)) <= 1
+
+
+@given(st.text(max_size=8), st.text(max_size=8))
+def test_any_word_symbol_is_text_or_nothing(font: str, char: str) -> None:
+    got = sym(font, char)
+    assert len(got) <= 1
+    got.encode("utf-8")
