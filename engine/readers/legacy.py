@@ -57,10 +57,17 @@ def run_text_tool(ctx: ReadContext, tool: str, args: list[str]) -> str:
             raise CorruptFile(f"{tool} could not read it: {detail}".rstrip(": ")) from exc
         raise
     text = raw.decode("utf-8", "replace")
-    share = printable_share(text[:1_000_000])
+    # A symbol font's glyph comes out as its code in the private-use block (U+F020-U+F0FF:
+    # catdoc's alpha in the Symbol font): the document's own text, not a broken mapping as
+    # other private-use characters are (a one-line .doc with three was refused as corrupt).
+    share = printable_share(_GLYPH_CODES.sub("", text[:1_000_000]))
     if share < MIN_PRINTABLE:
         raise CorruptFile(f"{tool} output is {share:.0%} printable")
     return text
+
+
+_GLYPH_CODES = re.compile("[\uf020-\uf0ff]")
+"""Where Windows puts a symbol font's codes (:mod:`engine.readers.symbolfont`)."""
 
 
 def _tidy(text: str) -> str:
@@ -92,9 +99,10 @@ class DocReader:
     ``.doc`` by wpd2text."""
 
     name = "doc"
-    version = 3
+    version = 4
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: an
-    Office 97 document embedded as a storage (an Excel table pasted into it) too."""
+    Office 97 document embedded as a storage (an Excel table pasted into it) too. 4: a text
+    with symbol fonts' glyphs (private-use codes) is no corrupt output."""
     mimes = frozenset({M.DOC})
     tools = ("antiword", "catdoc")
 

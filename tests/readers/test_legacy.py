@@ -191,6 +191,19 @@ def test_unprintable_tool_output_is_refused(tmp_path: Path, ole: Path) -> None:
         read(XlsReader(), ole, ToolSet((tool,)))
 
 
+def test_a_symbol_font_s_glyphs_are_no_unprintable_output(tmp_path: Path, ole: Path) -> None:
+    """catdoc writes the Symbol font's alpha as its code, U+F061: a one-line document with
+    three such glyphs was refused as 90% printable. Other private-use characters still count
+    against it."""
+    glyphs = r"printf 'p \357\202\243 0.01, \357\201\241 = 0.05, 5 \357\201\255m\n'"
+    anti = fake_tool(tmp_path, "antiword", "echo 'too small to handle' >&2; exit 1")
+    text, info = read(DocReader(), ole, ToolSet((anti, fake_tool(tmp_path, "catdoc", glyphs))))
+    assert (text, info.extractor) == ("p \uf0a3 0.01, \uf061 = 0.05, 5 \uf06dm\n", "catdoc")
+    other = r"printf 'p \356\200\201 0.01, \356\200\202 = 0.05\n'"
+    with pytest.raises(CorruptFile, match="printable"):
+        read(DocReader(), ole, ToolSet((anti, fake_tool(tmp_path, "catdoc", other))))
+
+
 def test_tool_timeout(tmp_path: Path, ole: Path) -> None:
     tool = fake_tool(tmp_path, "xls2csv", "sleep 5")
     with pytest.raises(ToolFailed, match="timed out"):
