@@ -56,7 +56,8 @@ class Word2003Reader:
 
     name = "wordml"
     version = 2
-    """2: a symbol (``w:sym``) as its character (:mod:`engine.readers.symbolfont`)."""
+    """2: a symbol (``w:sym``), and a run in the Symbol font, as the characters the font's
+    glyphs show (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.WORD_2003_XML})
     tools: tuple[str, ...] = ()
 

@@ -213,8 +213,8 @@ class DocxReader:
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line. 4: its
     charts' text (:func:`engine.readers.drawingml.chart_lines`); its equations
-    (:mod:`engine.readers.omml`). 5: a symbol (``w:sym``) as its character
-    (:mod:`engine.readers.symbolfont`)."""
+    (:mod:`engine.readers.omml`). 5: a symbol (``w:sym``), and a run in the Symbol font, as
+    the characters the font's glyphs show (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
