@@ -20,7 +20,9 @@ as the slide's text) the same way. An embedded object (a chart: its title, axes'
 data table; a formula; a document) is read where it stands, after the paragraph or row that
 holds it, among its slide's shapes, after its sheet's rows: in a zipped document its own
 ``Object N/content.xml``, read once (:class:`_Objects`), in a flat one inline with the body.
-Tracked deletions and embedded binary data are ignored. A
+Text in a span whose automatic style sets it in the Symbol font is the characters its
+glyphs show (LibreOffice writes an alpha in that font as the font's code, ``U+F061``: see
+:mod:`engine.readers.symbolfont`). Tracked deletions and embedded binary data are ignored. A
 zipped document whose manifest carries encryption data for ``content.xml`` or ``styles.xml`` is
 :class:`EncryptedFile`.
 
@@ -46,6 +48,7 @@ from xml.etree.ElementTree import Element
 from engine import mimes as M
 from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.symbolfont import is_symbol, recode
 from engine.readers.xmlsafe import Rules, XmlBudget, parse, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
@@ -90,10 +93,64 @@ _SKIP = frozenset(
     {
         *("office:annotation-end", "text:tracked-changes", "dc:creator", "dc:date"),
         *("office:binary-data", "svg:title", "svg:desc", "office:meta", "office:settings"),
-        *("office:scripts", "office:script", "office:font-face-decls", "office:styles"),
-        *("office:automatic-styles", "office:master-styles"),
+        *("office:scripts", "office:script", "office:styles", "office:master-styles"),
     }
 )
+"""Left out of a document's content. Its font declarations and automatic styles are read
+for the text styles set in the Symbol font (:class:`_SymbolStyles`)."""
+
+
+class _SymbolStyles:
+    """The automatic text styles of a document that set its text in the Symbol font, and the
+    spans in them read as the characters the font's glyphs show
+    (:mod:`engine.readers.symbolfont`): LibreOffice writes an alpha in the Symbol font as the
+    font's code, ``U+F061``, in a span of such a style."""
+
+    def __init__(self) -> None:
+        self.faces: set[str] = set()
+        """The declared font faces that are the Symbol font (a style names a face)."""
+        self.symbol: set[str] = set()
+        """Text styles in the Symbol font."""
+        self.other: set[str] = set()
+        """Text styles in another font (a span of one inside a Symbol span is not)."""
+
+    def face(self, attrs: dict[str, str]) -> None:
+        """A ``style:font-face`` declaration."""
+        name = attrs.get("style:name", "")
+        if is_symbol(name) or is_symbol(attrs.get("svg:font-family", "").strip("'\" ")):
+            self.faces.add(name)
+
+    def note(self, style: Element) -> None:
+        """A ``style:style``: kept when it is a text style that names a font."""
+        if style.get("style:family") != "text":
+            return
+        for props in style:
+            font = props.get("style:font-name") if props.tag == "style:text-properties" else None
+            if font is not None:
+                symbol = font in self.faces or is_symbol(font)
+                (self.symbol if symbol else self.other).add(style.get("style:name", ""))
+
+    def recode(self, block: Element) -> None:
+        """Turn the text of ``block``'s spans in the Symbol font into the glyphs' characters,
+        in place (a span's tail is its parent's text)."""
+        if not self.symbol:
+            return
+        stack = [(block, False)]
+        while stack:
+            el, inside = stack.pop()
+            style = el.get("text:style-name") if el.tag == "text:span" else None
+            if style in self.symbol:
+                inside = True
+            elif style in self.other:
+                inside = False
+            if inside and el.text:
+                el.text = recode(el.text)
+            for child in el:
+                if inside and child.tail:
+                    child.tail = recode(child.tail)
+                stack.append((child, inside))
+
+
 _OUTSIDE_MASTERS = frozenset(
     {
         *("office:body", "office:meta", "office:settings", "office:scripts"),
@@ -252,9 +309,10 @@ class OdfReader:
     and the data table) or ``formula`` (one line per formula).
     """
 
-    version = 6
+    version = 7
     """5: annotations (comments) read, after their unit's text under ``# comments``. 6: the
-    embedded objects of a zipped document (charts, formulas, documents)."""
+    embedded objects of a zipped document (charts, formulas, documents). 7: text in the
+    Symbol font as the characters its glyphs show (:class:`_SymbolStyles`)."""
     tools: tuple[str, ...] = ()
 
     def __init__(self, name: str, mimes: frozenset[str], kind: str) -> None:
@@ -290,6 +348,10 @@ class OdfReader:
                 comments.clear()
 
         def on_block(block: Element) -> None:
+            if block.tag == "style:style":
+                symbols.note(block)
+                return
+            symbols.recode(block)
             if block.tag == "math:math":
                 line = formula_text(block)
                 if line:
@@ -308,6 +370,9 @@ class OdfReader:
 
         def on_start(tag: str, attrs: dict[str, str]) -> None:
             nonlocal pages, header
+            if tag == "style:font-face":
+                symbols.face(attrs)
+                return
             if tag == _OBJECT:
                 found = objects.lines(attrs.get(_HREF, ""))
                 if self.kind == "sheet":  # (its shapes come before its rows: said after them)
@@ -322,7 +387,9 @@ class OdfReader:
 
         mark = _MARKS.get(self.kind)
         starts = frozenset({mark, _OBJECT}) if mark else frozenset({_OBJECT})
-        blocks = _PARA | {_ROW, "math:math", _PAGE_ANNOTATION}
+        starts |= {"style:font-face"}
+        blocks = _PARA | {_ROW, "math:math", _PAGE_ANNOTATION, "style:style"}
+        symbols = _SymbolStyles()
         rules = Rules(_NS, blocks, on_block, starts, on_start, _SKIP)
         budget = XmlBudget(ctx.limits)
         objects = _Objects(path, ctx, budget)

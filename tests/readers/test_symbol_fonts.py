@@ -19,6 +19,7 @@ from engine.readers.ooxml import DocxReader
 from engine.readers.symbolfont import is_symbol, recode, sym, symbol_char
 from fixtures.gen import office as O
 from fixtures.gen.common import write_zip
+from tests.readers.test_odf_objects import read as read_odf
 from tests.readers.test_rtf import SYMBOL_FONTS
 from tests.readers.test_rtf import read as read_rtf
 from tests.readers.test_smartart import read
@@ -90,3 +91,48 @@ def test_any_word_symbol_is_text_or_nothing(font: str, char: str) -> None:
     got = sym(font, char)
     assert len(got) <= 1
     got.encode("utf-8")
+
+
+_SVG = 'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"'
+_STYLES = (
+    '<office:font-face-decls><style:font-face style:name="Sym" svg:font-family="Symbol"/>'
+    "</office:font-face-decls><office:automatic-styles>"
+    '<style:style style:name="T1" style:family="text">'
+    '<style:text-properties style:font-name="Sym"/></style:style>'
+    '<style:style style:name="T2" style:family="text">'
+    '<style:text-properties style:font-name="Times New Roman"/></style:style>'
+    '<style:style style:name="T3" style:family="text">'
+    '<style:text-properties style:font-name="Wingdings"/></style:style>'
+    '<text:list-style style:name="L1"><text:list-level-style-bullet text:level="1">'
+    '<style:text-properties style:font-name="Symbol"/></text:list-level-style-bullet>'
+    "</text:list-style></office:automatic-styles>"
+)
+
+
+def _odf(tmp_path: Path, mime: str, body: str) -> Path:
+    members = O.odf_members(mime, body)
+    content = members["content.xml"]
+    assert isinstance(content, str)
+    members["content.xml"] = content.replace("<office:body>", f"{_STYLES}<office:body>").replace(
+        "<office:document-content ", f"<office:document-content {_SVG} "
+    )
+    return write_zip(tmp_path, "sym.zip", members)
+
+
+def _span(style: str, text: str) -> str:
+    return f'<text:span text:style-name="{style}">{text}</text:span>'
+
+
+def test_an_opendocument_span_in_the_symbol_font_reads_as_its_glyphs(tmp_path: Path) -> None:
+    """LibreOffice's alpha in the Symbol font is ``U+F061`` in a span whose automatic style
+    names the font (through a font face declared under another name here); a span in
+    another font inside it, a Wingdings span and a list's Symbol bullets are not."""
+    inner = "\uf0a3 " + _span("T2", "a") + " m"
+    para = f"<text:p>p {_span('T1', inner)} 0.01 a {_span('T3', 'J')}</text:p>"
+    text, _ = read_odf(_odf(tmp_path, O.M_ODT, f"<office:text>{para}</office:text>"), "odt")
+    assert text == "p ≤ a μ 0.01 a J\n"
+    cell = f"<table:table-cell><text:p>{_span('T1', 'a')} = 0.05</text:p></table:table-cell>"
+    sheet = f"<office:spreadsheet><table:table><table:table-row>{cell}</table:table-row>"
+    sheet += "</table:table></office:spreadsheet>"
+    text, _ = read_odf(_odf(tmp_path, O.M_ODS, sheet), "ods")
+    assert text == "# sheet1\nα = 0.05\n"
