@@ -22,6 +22,7 @@ from xml.etree.ElementTree import Element
 
 from engine.readers.cellformats import dated_text, is_date_format
 from engine.readers.omml import linear
+from engine.readers.symbolfont import is_symbol, recode
 from engine.readers.xmlsafe import Rules, XmlBudget, parse
 from engine.readers.zipsafe import SafeZip
 
@@ -94,13 +95,19 @@ nodes): their text bodies are empty, or a layout's own."""
 
 def drawing_paragraphs(body: Element) -> list[str]:
     """The non-blank paragraphs of a DrawingML text body (``a:p``: its ``a:t`` runs, a line
-    break as ``\\n``, a tab as ``\\t``, an equation in linear form)."""
+    break as ``\\n``, a tab as ``\\t``, an equation in linear form, a run in the Symbol font
+    as its glyphs' characters: :mod:`engine.readers.symbolfont`)."""
     lines: list[str] = []
     for paragraph in body.iter("a:p"):
         parts: list[str] = []
+        symbol = False  # the run's font is the Symbol font (its a:rPr comes before its a:t)
         for el in paragraph.iter():
             if el.tag == "a:t":
-                parts.append(el.text or "")
+                parts.append(recode(el.text or "") if symbol else el.text or "")
+            elif el.tag in ("a:r", "a:fld"):
+                symbol = False
+            elif el.tag in ("a:latin", "a:sym") and is_symbol(el.get("typeface")):
+                symbol = True
             elif el.tag == "a:br":
                 parts.append("\n")
             elif el.tag == "a:tab":

@@ -58,11 +58,12 @@ class XlsbReader:
     """Excel binary workbooks through pyxlsb."""
 
     name = "xlsb"
-    version = 4
+    version = 5
     """2: sheet records with 4 more bytes read (they were error/corrupt). 3: the text of the
     sheets' drawings (text boxes, shapes, SmartArt diagrams: ``xl/drawings`` are XML here
     too). 4: their charts' text (XML too), equations in
-    their text boxes; dates as dates, where they were serial numbers."""
+    their text boxes; dates as dates, where they were serial numbers. 5: a drawing's runs in
+    the Symbol font as its glyphs' characters (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.XLSB})
     tools: tuple[str, ...] = ()
 

@@ -213,8 +213,9 @@ class DocxReader:
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its SmartArt diagrams; its reviewers' comments, after a ``# comments`` line. 4: its
     charts' text (:func:`engine.readers.drawingml.chart_lines`); its equations
-    (:mod:`engine.readers.omml`). 5: a symbol (``w:sym``), and a run in the Symbol font, as
-    the characters the font's glyphs show (:mod:`engine.readers.symbolfont`)."""
+    (:mod:`engine.readers.omml`). 5: a symbol (``w:sym``), and a run in the Symbol font (its
+    diagrams' and charts' too), as the characters the font's glyphs show
+    (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.DOCX})
     tools: tuple[str, ...] = ()
 
@@ -405,12 +406,13 @@ class XlsxReader:
     """Reads Excel workbooks (XLSX, XLSM, XLTX)."""
 
     name = "xlsx"
-    version = 4
+    version = 5
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: the text
     of its sheets' drawings (text boxes, shapes, SmartArt diagrams) and its cells' comments
     (``# comments``, then the cell, a tab, the comment). 4: its charts' text, a chart sheet's
     too; equations in its text boxes; dates and times as dates (``2024-01-02``), where they
-    were serial numbers."""
+    were serial numbers. 5: a drawing's runs in the Symbol font as its glyphs' characters
+    (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.XLSX})
     tools: tuple[str, ...] = ()
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import re
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,6 +45,7 @@ from engine.readers.drawingml import (
 )
 from engine.readers.embedded import ooxml_embedded, with_embedded
 from engine.readers.omml import linear
+from engine.readers.symbolfont import is_symbol, recode
 from engine.readers.xmlsafe import Rules, XmlBudget, parse_bytes
 from engine.readers.zipsafe import SafeZip
 
@@ -212,17 +214,51 @@ def _shapes(tree: Any, shapes: Any) -> Iterator[Any]:
         yield shape
 
 
+_GLYPH = re.compile("[\uf020-\uf0ff]")
+"""A symbol font's code, as PowerPoint writes a character set in one (``U+F061``)."""
+
+
+def _paragraph_text(paragraph: Any) -> str:
+    """A text frame's paragraph as python-pptx gives it, its runs in the Symbol font as the
+    characters the font's glyphs show (its runs and fields looked at only when the text holds
+    a symbol font's code: PowerPoint writes an alpha in the Symbol font as ``U+F061``)."""
+    text = str(paragraph.text)
+    element = getattr(paragraph, "_p", None)
+    if element is None or not _GLYPH.search(text):
+        return text
+    parts: list[str] = []
+    for el in element:
+        if el.tag in (f"{_A}r", f"{_A}fld"):
+            run = "".join(t.text or "" for t in el.iter(f"{_A}t"))
+            fonts = el.iter(f"{_A}latin", f"{_A}sym")
+            parts.append(recode(run) if any(is_symbol(f.get("typeface")) for f in fonts) else run)
+        elif el.tag == f"{_A}br":
+            parts.append("\v")
+    return "".join(parts)
+
+
 def _chosen_lines(elem: Any) -> Iterator[str]:
     """The paragraphs of a shape alternate content chose (an lxml element), an equation's
     in linear form (:mod:`engine.readers.omml`)."""
     for paragraph in elem.iter(f"{_A}p"):
         parts: list[str] = []
-        for el in paragraph.iter(f"{_A}t", f"{_A}br", _A14_MATH):
+        symbol = False  # (as in drawingml.drawing_paragraphs: a run's font comes first)
+        for el in paragraph.iter(*_CHOSEN_TAGS):
             if el.tag == _A14_MATH:
                 parts.extend(linear(math) for math in el)
+            elif el.tag == f"{_A}t":
+                parts.append(recode(el.text or "") if symbol else el.text or "")
+            elif el.tag == f"{_A}br":
+                parts.append("\n")
+            elif el.tag in (f"{_A}r", f"{_A}fld"):
+                symbol = False
             else:
-                parts.append(el.text or "" if el.tag == f"{_A}t" else "\n")
+                symbol = symbol or is_symbol(el.get("typeface"))
         yield "".join(parts)
+
+
+_CHOSEN_TAGS = (*(f"{_A}{tag}" for tag in ("t", "br", "r", "fld", "latin", "sym")), _A14_MATH)
+"""What :func:`_chosen_lines` looks at in a paragraph."""
 
 
 Diagram = Callable[[str], list[str]]
@@ -237,7 +273,7 @@ def _shape_lines(shape: Any, diagram: Diagram) -> Iterator[str]:
         yield from diagram(ids.get(DATA_MODEL) or ids.get(CHART_ID) or "")
     if getattr(shape, "has_text_frame", False):
         for paragraph in shape.text_frame.paragraphs:
-            yield paragraph.text.replace("\v", "\n")
+            yield _paragraph_text(paragraph).replace("\v", "\n")
     if getattr(shape, "has_table", False):
         for row in shape.table.rows:
             yield "\t".join(_cell_text(cell) for cell in row.cells)
@@ -254,7 +290,7 @@ def _slide_lines(slide: Any, diagram: Diagram, comments: list[str]) -> Iterator[
         frame = slide.notes_slide.notes_text_frame
         if frame is not None:
             for paragraph in frame.paragraphs:
-                yield paragraph.text.replace("\v", "\n")
+                yield _paragraph_text(paragraph).replace("\v", "\n")
     said = [line for line in comments if line.strip()]
     if said:  # (a reviewer's comments are no slide text: said so, after the rest)
         yield "# comments"
@@ -289,13 +325,14 @@ class PptxReader:
     """Reads PowerPoint presentations (PPTX, PPTM, PPSX, POTX)."""
 
     name = "pptx"
-    version = 5
+    version = 6
     """2: layouts, masters and themes are no longer read (a broken or hostile one no longer
     refuses the deck); every readable deck's text is as in 1. 3: the documents embedded in it
     are read as its members (:mod:`engine.readers.embedded`). 4: the text of its SmartArt
     diagrams; each slide's comments after its notes, under a ``# comments`` line. 5: its
     charts' text (:func:`engine.readers.drawingml.chart_lines`); the shapes in alternate
-    content (a text box holding an equation), equations in linear form."""
+    content (a text box holding an equation), equations in linear form. 6: runs in the Symbol
+    font as the characters its glyphs show (:mod:`engine.readers.symbolfont`)."""
     mimes = frozenset({M.PPTX})
     tools: tuple[str, ...] = ()
 

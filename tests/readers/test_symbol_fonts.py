@@ -1,28 +1,33 @@
 """Text set in the Symbol font, read as the characters its glyphs show.
 
 Word's ``Insert > Symbol`` in the Symbol font stores a ``w:sym`` (font and code), which the
-Word reader left out: "α = 0.05" read " = 0.05". Text typed in the Symbol font, in a Word run
-or an RTF group whose font is Symbol, is stored as the codes (``a``, or ``U+F061`` as
-LibreOffice writes a Word run): "a = 0.05" or private-use characters where the page shows
-"α = 0.05". Pictures (Wingdings...) stay as they were.
+Word reader left out: "α = 0.05" read " = 0.05". Text typed in the Symbol font (a Word run, an
+RTF group, an OpenDocument span, a PowerPoint or DrawingML run whose font is Symbol) is stored
+as the codes (``a``, or ``U+F061`` as LibreOffice and PowerPoint write it): "a = 0.05" or
+private-use characters where the page shows "α = 0.05". Pictures (Wingdings...) stay as they
+were.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pptx import Presentation
 
 from engine import mimes as M
 from engine.readers.ooxml import DocxReader
+from engine.readers.pptx import PptxReader
 from engine.readers.symbolfont import is_symbol, recode, sym, symbol_char
 from fixtures.gen import office as O
 from fixtures.gen.common import write_zip
 from tests.readers.test_odf_objects import read as read_odf
 from tests.readers.test_rtf import SYMBOL_FONTS
 from tests.readers.test_rtf import read as read_rtf
-from tests.readers.test_smartart import read
+from tests.readers.test_smartart import _docx as _smartart_docx
+from tests.readers.test_smartart import data_model, read
 
 
 def _sym(font: str, char: str) -> str:
@@ -136,3 +141,39 @@ def test_an_opendocument_span_in_the_symbol_font_reads_as_its_glyphs(tmp_path: P
     sheet += "</table:table></office:spreadsheet>"
     text, _ = read_odf(_odf(tmp_path, O.M_ODS, sheet), "ods")
     assert text == "# sheet1\nα = 0.05\n"
+
+
+def test_a_slide_s_runs_in_the_symbol_font_read_as_its_glyphs(tmp_path: Path) -> None:
+    """PowerPoint writes an alpha in the Symbol font as ``U+F061`` (the font in the run's
+    ``a:latin``, or ``a:sym``); a Wingdings run's code stays as it was."""
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    paragraph = slide.shapes.add_textbox(0, 0, 100, 100).text_frame.paragraphs[0]
+    for text, font in (("\uf061", "Symbol"), (" = 0.05", None), ("\uf0fc", "Wingdings")):
+        run = paragraph.add_run()
+        run.text = text
+        if font:
+            run.font.name = font
+    paragraph.add_line_break()
+    paragraph.add_run().text = "p "
+    notes = slide.notes_slide.notes_text_frame.paragraphs[0].add_run()
+    notes.text, notes.font.name = "\uf0a3 0.01", "Symbol"
+    path = tmp_path / "sym.pptx"
+    deck.save(path)
+    assert read(PptxReader(), path, M.PPTX) == "# slide1\nα = 0.05\uf0fc\np \n≤ 0.01\n"
+
+
+def test_a_diagram_s_run_in_the_symbol_font_reads_as_its_glyphs(tmp_path: Path) -> None:
+    """SmartArt's text goes through DrawingML's paragraphs, as charts' and a sheet's shapes'
+    do: a run whose ``a:sym`` is Symbol; the paragraph's own default font is no run's."""
+    model = data_model([["ALPHA = 0.05"], ["alpha"]]).replace(
+        "<a:r><a:t>ALPHA",
+        '<a:pPr><a:defRPr><a:latin typeface="Symbol"/></a:defRPr></a:pPr><a:r><a:rPr>'
+        '<a:sym typeface="Symbol"/></a:rPr><a:t>\uf061</a:t></a:r><a:r><a:t>',
+    )
+    path = _smartart_docx(tmp_path, [["x"]])
+    with zipfile.ZipFile(path) as zf:
+        members: dict[str, bytes | str] = {n: zf.read(n) for n in zf.namelist()}
+    members["word/diagrams/data1.xml"] = model
+    text = read(DocxReader(), write_zip(tmp_path, "dgm.docx", members), M.DOCX)
+    assert text == "Before after\nα = 0.05\nalpha\nNext\nPage header\nPage footer\n"
