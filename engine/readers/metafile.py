@@ -17,8 +17,11 @@ wider than a fraction of a character gets a space. Where a run is on the page is
 its bounds (device units) when every run has them, else from its reference point: some
 writers leave every reference at (0, 0). Runs that hold glyph indices rather than characters
 (``ETO_GLYPH_INDEX``), and those in a symbol font (Wingdings' pictograms), are not text and are
-left out. An 8-bit string (``A`` records, WMF) is decoded in the character set of the font
-selected when it is drawn (cp1252 without one).
+left out, but for the Symbol font's, whose glyphs are Greek letters and mathematical signs (an
+axis labelled in microns): those are read as the characters they show
+(:mod:`engine.readers.symbolfont`), told by the font's face name. An 8-bit string (``A``
+records, WMF) is decoded in the character set of the font selected when it is drawn (cp1252
+without one).
 
 A file whose header is not a metafile's is ``error/corrupt``; one cut short keeps the text of
 its records before the cut, and says so, unless there was none.
@@ -37,6 +40,7 @@ from typing import TypeAlias
 from engine import mimes as M
 from engine.errors import CorruptFile
 from engine.readers.base import ReadContext, ReadInfo, TextSink
+from engine.readers.symbolfont import is_symbol, recode
 
 _EMF_SIGNATURE = b" EMF"
 _PLACEABLE = b"\xd7\xcd\xc6\x9a"
@@ -75,6 +79,8 @@ free slot of the object table."""
 _Data: TypeAlias = bytes | mmap.mmap
 """A metafile's bytes: in memory, or mapped (a record sliced out of it is bytes)."""
 _SYMBOL_CHARSET = 2
+_ADOBE = -1
+"""What :class:`_Fonts` keeps for a font whose face is the Symbol font, for its charset."""
 _CHARSETS = {
     0: "cp1252", 1: "cp1252", 77: "mac_roman", 128: "cp932", 129: "cp949", 130: "johab",
     134: "gbk", 136: "big5", 161: "cp1253", 162: "cp1254", 163: "cp1258", 177: "cp1255",
@@ -115,17 +121,24 @@ class _Fonts:
 
     def codec(self) -> str | None:
         """The current font's code page; None for a symbol font (its characters are
-        pictures)."""
+        pictures); Latin-1 for the Symbol font (its bytes are its codes)."""
         if self.current == _SYMBOL_CHARSET:
             return None
+        if self.current == _ADOBE:
+            return "latin-1"
         return _CHARSETS.get(self.current if self.current is not None else 0, "cp1252")
+
+    def create(self, slot: int, charset: int, face: str) -> None:
+        """A font created into ``slot``: its character set, or the Symbol font's mark."""
+        self.slots[slot] = _ADOBE if is_symbol(face) else charset
 
 
 class MetafileReader:
     """Reads the text of EMF (with EMF+) and WMF pictures."""
 
     name = "metafile"
-    version = 1
+    version = 2
+    """2: text in the Symbol font as the characters its glyphs show (it was left out)."""
     mimes = frozenset({M.EMF, M.WMF})
     tools: tuple[str, ...] = ()
 
@@ -192,7 +205,8 @@ def _emf_runs(data: _Data) -> list[_Run]:
             runs.extend(_small_text(record, fonts))
         elif kind == _EXTCREATEFONTINDIRECTW and size >= 40:
             (slot,) = struct.unpack_from("<I", record, 8)
-            fonts.slots[slot] = record[35]  # LOGFONTW.lfCharSet
+            face = bytes(record[40:104]).decode("utf-16-le", "replace").partition("\0")[0]
+            fonts.create(slot, record[35], face)  # LOGFONTW's lfCharSet, lfFaceName
         elif kind == _SELECTOBJECT and size >= 12:
             fonts.select(struct.unpack_from("<I", record, 8)[0])
         elif kind == _DELETEOBJECT and size >= 12:
@@ -250,7 +264,7 @@ def _string(record: bytes, where: int, count: int, wide: bool, fonts: _Fonts) ->
         if codec is None:
             return ""
         text = raw.decode(codec, "replace")
-    return _clean(text)
+    return _clean(recode(text) if fonts.current == _ADOBE else text)
 
 
 def _clean(text: str) -> str:
@@ -331,7 +345,8 @@ def _wmf_runs(data: _Data) -> list[_Run]:
         elif function in _META_CREATES_OBJECT:
             slot = table.take()
             if function == _META_CREATEFONTINDIRECT and size >= 6 + 14:
-                fonts.slots[slot] = record[6 + 13]  # Font.CharSet
+                face = bytes(record[6 + 18 : 6 + 50]).partition(b"\0")[0].decode("latin-1")
+                fonts.create(slot, record[6 + 13], face)  # Font's CharSet, FaceName
             else:
                 fonts.slots.pop(slot, None)
         elif function == _META_SELECTOBJECT and size >= 8:

@@ -69,10 +69,10 @@ class Emf:
             84 if wide else 83, fields + string + struct.pack(f"<{count}i", *[width] * count)
         )
 
-    def font(self, slot: int, charset: int) -> Emf:
+    def font(self, slot: int, charset: int, face: str = "Arial") -> Emf:
         """EMR_EXTCREATEFONTINDIRECTW of a font in ``charset``, then its selection."""
         logfont = struct.pack("<5i8B", -12, 0, 0, 0, 400, 0, 0, 0, charset, 0, 0, 0, 0)
-        logfont += "Arial".encode("utf-16-le").ljust(64, b"\0")
+        logfont += face.encode("utf-16-le").ljust(64, b"\0")
         self.record(82, struct.pack("<I", slot) + logfont)
         return self.select(slot)
 
@@ -110,10 +110,10 @@ class Wmf:
         self.records.append(struct.pack("<IH", 3 + len(params) // 2, function) + params)
         return self
 
-    def font(self, charset: int) -> Wmf:
-        font = struct.pack(
-            "<5h8B", -12, 0, 0, 0, 400, 0, 0, 0, charset, 0, 0, 0, 0
-        ) + b"Arial".ljust(32, b"\0")
+    def font(self, charset: int, face: bytes = b"Arial") -> Wmf:
+        font = struct.pack("<5h8B", -12, 0, 0, 0, 400, 0, 0, 0, charset, 0, 0, 0, 0) + face.ljust(
+            32, b"\0"
+        )
         return self.record(0x02FB, font)
 
     def pen(self) -> Wmf:
@@ -184,6 +184,18 @@ def test_glyph_indices_and_symbol_fonts_are_not_text() -> None:
     emf.font(1, 2).text("\uf0b7\uf0a7", 0, 20)  # Wingdings bullets
     emf.font(2, 0).text("after the bullets", 0, 30)
     assert read(bytes(emf))[0] == "kept\nafter the bullets\n"
+
+
+def test_the_symbol_font_s_glyphs_are_its_characters() -> None:
+    """A chart's axis in microns: the Symbol font's ``m`` (or ``U+F06D``) is a mu, in a wide
+    string, an 8-bit one, a WMF's; Wingdings' codes stay out."""
+    emf = Emf().font(1, 2, "Symbol").text("\uf06d", 0, 0).text("m", 20, 0)
+    emf.font(2, 2, "Wingdings").text("\uf0fc", 40, 0)
+    emf.font(3, 2, "Symbol").text("", 0, 10, wide=False, raw=b"a \xa3 b")
+    emf.font(4, 0).text("m", 200, 10)
+    assert read(bytes(emf))[0] == "μ μ\nα ≤ β m\n"
+    wmf = Wmf().font(2, b"Symbol").select(0).textout(b"D = 5", 10, 10)
+    assert read(bytes(wmf), M.WMF)[0] == "Δ = 5\n"
 
 
 def test_an_8_bit_string_is_read_in_the_character_set_of_the_font_selected() -> None:
