@@ -12,9 +12,9 @@ OLE object the document is the ``CONTENTS`` stream (a PDF, as Acrobat embeds it)
 the document, with its name); an object's OLE2 file that is an Office 97 document itself (an
 ``oleObjectN.bin`` holding a ``Workbook`` stream) is read as that document. An RTF file keeps
 each object as an OLE 1 object in an ``\\objdata`` group: a ``Package`` (a dropped file) or
-an OLE2 file as above. A picture, a chart, a link, and an object that is a storage of Office
-97 streams inside a ``.doc`` or ``.xls`` (it would have to be written out as a file of its
-own first) are left alone.
+an OLE2 file as above. A Microsoft Graph chart (an object of Graph's class, whose
+``Workbook`` stream is Graph's own) is read as its datasheet and strings, a member ``chart``
+(:mod:`engine.readers.msgraph`). A picture and a link are left alone.
 
 Every document found goes through :class:`engine.readers.members.MemberReader`: a verdict of
 its own, its text after a ``# member NAME`` line, the container bounds (nesting, count,
@@ -36,6 +36,7 @@ from engine.names import natural
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.cfb import storage_file
 from engine.readers.members import MemberReader
+from engine.readers.msgraph import GRAPH_CLASS, graph_lines
 from engine.readers.zipsafe import SafeZip
 
 Embedded = tuple[str, "bytes | ReadFailure"]
@@ -132,23 +133,32 @@ def ole_embedded(path: Path, limit: int = 64 << 20) -> Iterator[Embedded]:
                     yield f"embedded/{'/'.join(storage)}/{inner}", data
                 elif _is_document(ole, storage):
                     yield f"embedded/{'/'.join(storage)}/document", _stored(ole, storage, limit)
+                elif (chart := _graph_chart(ole, storage, limit)) is not None:
+                    yield f"embedded/{'/'.join(storage)}/chart", chart
     except (MemoryError, RecursionError):
         raise
     except Exception:  # olefile's own errors on a damaged file: its main text stands
         return
 
 
-_GRAPH_CLASS = "0002080"
-"""How the classes of Microsoft Graph's charts begin (``MSGraph.Chart.8``: 00020803-...):
-their ``Workbook`` stream is Graph's own (``GBiff5``), which no workbook reader reads as one
-(catdoc's xls2csv read its bytes as thousands of numbers)."""
-
-
 def _is_document(ole: Any, storage: list[str]) -> bool:
-    """Whether an object's storage is an Office 97 document itself (not a Graph chart)."""
-    if ole.getclsid(storage).startswith(_GRAPH_CLASS):
+    """Whether an object's storage is an Office 97 document itself (not a Graph chart, whose
+    ``Workbook`` stream is Graph's own: :mod:`engine.readers.msgraph`)."""
+    if ole.getclsid(storage).startswith(GRAPH_CLASS):
         return False
     return any(ole.exists([*storage, stream]) for stream in _DOCUMENTS)
+
+
+def _graph_chart(ole: Any, storage: list[str], limit: int) -> bytes | None:
+    """The text of a Microsoft Graph chart's storage (:func:`engine.readers.msgraph.graph_lines`)
+    as a text file's bytes; None for another storage, or a chart without text."""
+    stream = [*storage, "Workbook"]
+    if not ole.getclsid(storage).startswith(GRAPH_CLASS) or not ole.exists(stream):
+        return None
+    if ole.get_size(stream) > limit:
+        return None
+    lines = graph_lines(ole.openstream(stream).read())
+    return "".join(f"{line}\n" for line in lines).encode("utf-8") if lines else None
 
 
 def _stored(ole: Any, storage: list[str], limit: int) -> bytes | ReadFailure:
@@ -223,8 +233,10 @@ def ole_object_payload(data: bytes) -> tuple[str, bytes] | None:
     try:
         with olefile.OleFileIO(io.BytesIO(data)) as ole:
             found = _payload(ole, [])
-            if found is None and any(ole.exists(stream) for stream in _DOCUMENTS):
+            if found is None and _is_document(ole, []):
                 return "document", data
+            if found is None and (chart := _graph_chart(ole, [], len(data))) is not None:
+                return "chart", chart
             return found
     except (MemoryError, RecursionError):
         raise

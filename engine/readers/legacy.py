@@ -102,7 +102,8 @@ class DocReader:
     version = 4
     """2: the documents embedded in it are read as its members (:mod:`embedded`). 3: an
     Office 97 document embedded as a storage (an Excel table pasted into it) too. 4: a text
-    with symbol fonts' glyphs (private-use codes) is no corrupt output."""
+    with symbol fonts' glyphs (private-use codes) is no corrupt output; its Microsoft Graph
+    charts' data and strings, as members (:mod:`engine.readers.msgraph`)."""
     mimes = frozenset({M.DOC})
     tools = ("antiword", "catdoc")
 

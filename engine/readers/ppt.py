@@ -191,8 +191,10 @@ class PptReader:
     """PowerPoint 97-2003 presentations, read from their OLE2 streams with olefile."""
 
     name = "ppt"
-    version = 3
-    """3: the documents embedded in it are read as its members (:mod:`embedded`)."""
+    version = 4
+    """3: the documents embedded in it are read as its members (:mod:`embedded`). 4: a
+    Microsoft Graph chart object is read as its data and strings, where it was offered to the
+    Excel reader and failed as a corrupt member (:mod:`engine.readers.msgraph`)."""
     mimes = frozenset({M.PPT})
     tools: tuple[str, ...] = ()
 

@@ -27,6 +27,7 @@ from engine.errors import CorruptFile, EncryptedFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink, quiet_library
 from engine.readers.embedded import ole_embedded, with_embedded
 from engine.readers.legacy import run_text_tool, split_pages, write_parts
+from engine.readers.msgraph import series_text
 
 
 def _number(value: float) -> str:
@@ -70,10 +71,11 @@ class XlsReader:
     """Excel 97-2003 workbooks: a ``# sheetN`` block of tab-separated rows per sheet."""
 
     name = "xls"
-    version = 4
+    version = 5
     """3: the documents embedded in it are read as its members (:mod:`embedded`). 4: an
     Office 97 document embedded as a storage (a Word document in an ``MBD`` storage) too;
-    its charts' text (:func:`charts_of`)."""
+    its charts' text (:func:`charts_of`). 5: its Microsoft Graph charts' data and strings, as
+    members (:mod:`engine.readers.msgraph`)."""
     mimes = frozenset({M.XLS})
     tools = ("xls2csv",)
 
@@ -204,25 +206,12 @@ def _scan_charts(
         elif rtype == _EOF and opened:
             opened.pop()
         elif rtype == _SERIESTEXT and opened and opened[-1] is not None:
-            text = _series_text(body, biff8, encoding)
+            text = series_text(body, biff8, encoding)
             if text:
                 worksheet, number = opened[-1]
                 (drawn.setdefault(number, []) if worksheet else alone[number]).append(text)
         pos += 4 + size
     return drawn, alone
-
-
-def _series_text(body: bytes | memoryview, biff8: bool, encoding: str | None) -> str:
-    """A SERIESTEXT record's string (after its 2-byte id: a count of characters, then, in
-    BIFF8, a flags byte whose bit 0 says UTF-16), on one line."""
-    count = body[2] if len(body) > 2 else 0
-    if biff8:
-        wide = len(body) > 3 and body[3] & 1
-        raw = bytes(body[4 : 4 + count * (2 if wide else 1)])
-        text = raw.decode("utf-16-le" if wide else "latin-1", "replace")
-    else:
-        text = bytes(body[3 : 3 + count]).decode(encoding or "cp1252", "replace")
-    return " ".join(text.split())
 
 
 READERS = (XlsReader(),)
