@@ -25,7 +25,9 @@ Wingdings...: a glyph's code is no character of any code page; LibreOffice even 
 OpenSymbol Shift-JIS) is written as a bullet, ``\u2022``, not as the code page's character for
 the glyph's byte (a U+FFFD, or a stray letter). Other text in the Symbol font is its glyphs'
 characters (``{\\f1 a}`` an alpha where the font table names Symbol: Greek letters and
-mathematical signs, :mod:`engine.readers.symbolfont`), whatever the document's code page.
+mathematical signs, :mod:`engine.readers.symbolfont`), whatever the document's code page. A
+``SYMBOL`` field (how Word writes an inserted symbol: ``SYMBOL 97 \\f "Symbol"``, its result
+often left empty) is the character its instruction names, once.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from engine import mimes as M
 from engine.errors import CorruptFile, LimitExceeded
 from engine.readers.base import ReadContext, ReadInfo, TextSink
 from engine.readers.embedded import Embedded, ole1_document, with_embedded
-from engine.readers.symbolfont import is_glyph_font, is_symbol, recode
+from engine.readers.symbolfont import is_glyph_font, is_symbol, recode, sym
 
 MAX_DEPTH = 1000
 MAX_OBJECTS = 1000
@@ -91,6 +93,14 @@ CHARSET_CODECS = {
 SYMBOL_CHARSET = 2
 """``\\fcharset2``: the font's glyphs are symbols, its bytes no code page's characters."""
 MARKER_WORDS = frozenset({"listtext", "pntext"})
+_SYMBOL_FIELD = re.compile(r"\s*SYMBOL\s+(0x[0-9a-f]+|\d{1,7})\b", re.IGNORECASE)
+"""A ``SYMBOL`` field's instruction and its character's number."""
+_FIELD_FONT = re.compile(r'\\f\s*(?:"([^"]*)"|([^\s\\]+))')
+"""Its ``\\f`` switch: the font the number is a code of."""
+_FIELD_UNICODE = re.compile(r"\\u\b")
+"""Its ``\\u`` switch: the number is a Unicode code point."""
+_INSTRUCTION_BYTES = 256
+"""How much of a field's instruction is kept (a SYMBOL field's fits many times)."""
 METAFILES = {"emfblip": "emf", "wmetafile": "wmf"}
 """The control words naming a picture a Windows metafile, and its kind."""
 """Destinations that hold a list item's marker (its number or bullet) as the writer drew it."""
@@ -141,6 +151,10 @@ class _Parser:
         """The fonts that are symbol fonts."""
         self.adobe: set[int] = set()
         """The fonts that are the Symbol font (:mod:`engine.readers.symbolfont`)."""
+        self.instruction = bytearray()
+        """The instruction of the field being read (its start: a ``SYMBOL`` field's)."""
+        self.field_at = -1
+        """The depth of the field group whose instruction that is (-1: none)."""
         self.font = -1  # font being defined in the font table
         self.font_name = bytearray()  # the start of its name, as the table spells it
         self.font_depth = 0  # the depth of its group (the name is not in a nested one)
@@ -211,6 +225,10 @@ class _Parser:
             self.state = replace(self.state, dest="") if not self.state.skip else self.state
         elif self.stack:
             self.state = self.stack.pop()
+            if len(self.stack) < self.field_at:  # (a field without a result)
+                self.field_at = -1
+                if not self.state.skip:
+                    self._field_symbol()
             if len(self.stack) < self.pict_at:
                 self.pict_at = -1
             if len(self.stack) < self.object_at:
@@ -226,6 +244,11 @@ class _Parser:
             self.state = replace(self.state, skip=True, dest=self.state.dest or word)
         elif word in MARKER_WORDS:
             self.state = replace(self.state, marker=True)
+        if word == "field":
+            self.instruction.clear()
+            self.field_at = len(self.stack)
+        elif word == "fldrslt" and not self.state.skip and self._field_symbol():
+            self.state = replace(self.state, skip=True, dest="fldrslt")
         if word == "objdata" and len(self.objects) < MAX_OBJECTS:
             self.state = replace(self.state, objdata=True)
             self.objects.append(bytearray())
@@ -301,6 +324,8 @@ class _Parser:
         if sym == "*":
             self.ignorable = True
         elif self.state.skip:
+            if self.state.dest == "fldinst" and len(self.instruction) < _INSTRUCTION_BYTES:
+                self.instruction += sym.encode("latin-1")  # (a switch's backslash)
             return
         elif self.fallback:
             self.fallback -= 1
@@ -324,12 +349,37 @@ class _Parser:
                 self.pictures[-1][2].extend(raw)
             elif self.state.dest == "fonttbl" and len(self.stack) == self.font_depth:
                 self._font_name(raw)
+            elif self.state.dest == "fldinst" and len(self.instruction) < _INSTRUCTION_BYTES:
+                self.instruction += raw[: _INSTRUCTION_BYTES - len(self.instruction)]
             return
         if self.fallback:
             cut = min(self.fallback, len(raw))
             raw, self.fallback = raw[cut:], self.fallback - cut
         if raw:
             self._emit(raw.decode(self.state.codec, "replace"))
+
+    def _field_symbol(self) -> bool:
+        """Where a field's result begins, or its group ends without one: a ``SYMBOL`` field's
+        character is written from its instruction (``SYMBOL 97 \\f "Symbol"``: Word leaves the
+        result empty, or the character again in the symbol font, which is then skipped).
+        Whether it was one."""
+        instruction = bytes(self.instruction).decode("latin-1")
+        self.instruction.clear()
+        found = _SYMBOL_FIELD.match(instruction)
+        if found is None:
+            return False
+        number = found.group(1)
+        named = _FIELD_FONT.search(instruction, found.end())
+        font = (named.group(1) or named.group(2)) if named is not None else None
+        code = int(number, 16) if number.lower().startswith("0x") else int(number)
+        if _FIELD_UNICODE.search(instruction, found.end()) or (font is None and code > 0xFF):
+            char = chr(code) if code < 0x110000 and not 0xD800 <= code <= 0xDFFF else ""
+        elif font is None:
+            char = bytes([code]).decode(self.state.codec, "replace")
+        else:
+            char = sym(font, f"{code:X}")
+        self._emit(char, drawn=False)
+        return True
 
     def _font_name(self, raw: bytes) -> None:
         """Text in the font table: the font's name, up to its ``;`` (a symbol font's?)."""
@@ -348,10 +398,12 @@ class _Parser:
             self._emit(self.pending.decode(self.state.codec, "replace"))
             self.pending.clear()
 
-    def _emit(self, text: str) -> None:
-        if self.state.marker and self.state.symbol and not text.isspace():
+    def _emit(self, text: str, *, drawn: bool = True) -> None:
+        """Write ``text``; ``drawn``: as the current font draws it (a character a field's
+        instruction names is itself already)."""
+        if drawn and self.state.marker and self.state.symbol and not text.isspace():
             text = BULLET * sum(1 for c in text if not c.isspace())  # (a glyph, drawn)
-        elif self.state.adobe:
+        elif drawn and self.state.adobe:
             text = recode(text)
         self.out.append(text)
         self.size += len(text)
@@ -417,7 +469,8 @@ class RtfReader:
     definitions (a ``\\list`` outside its table) left out, a symbol font's list marker a
     bullet, nothing after the document's outermost group. 4: an object that holds no
     document read by the metafile picture of it in its ``\\result``. 5: text in the Symbol
-    font as the characters its glyphs show (:mod:`engine.readers.symbolfont`)."""
+    font as the characters its glyphs show (:mod:`engine.readers.symbolfont`); a ``SYMBOL``
+    field as the character it names."""
     mimes = frozenset({M.RTF, "text/rtf"})
     tools: tuple[str, ...] = ()
 

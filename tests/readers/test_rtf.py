@@ -173,6 +173,8 @@ _PIECES = st.sampled_from(
         b"{", b"}", b"\\par ", b"\\'b7", b"\\'96", b"\\u-3844?", b"\\listtext ", b"\\pntext ",
         b"\\f1 ", b"\\f3 ", b"\\plain ", b"\\list ", b"\\leveltext ", b"\\*", b"\\bin3 ",
         b"{\\rtf1 ", b"text ", b"\x00\xff", b"\\uc0 ", b"\\ud83d ", b";",
+        b"{\\field ", b"{\\*\\fldinst SYMBOL 97 ", b"\\\\f \"Symbol\"", b"\\\\u ", b"{\\fldrslt ",
+        b"SYMBOL 1114112 ", b"SYMBOL 0xd800 ",
     ]
 )  # fmt: skip
 

@@ -177,3 +177,27 @@ def test_a_diagram_s_run_in_the_symbol_font_reads_as_its_glyphs(tmp_path: Path) 
     members["word/diagrams/data1.xml"] = model
     text = read(DocxReader(), write_zip(tmp_path, "dgm.docx", members), M.DOCX)
     assert text == "Before after\nα = 0.05\nalpha\nNext\nPage header\nPage footer\n"
+
+
+def test_an_rtf_symbol_field_reads_as_its_character(tmp_path: Path) -> None:
+    """Word writes an inserted symbol as a field, ``SYMBOL 97 \\\\f "Symbol"``, whose result
+    it often leaves empty (or holds the character again in the font): the instruction says
+    the character, once; any other field reads as its result."""
+    fields = [
+        rb'p {\field{\*\fldinst SYMBOL 163 \\f "Symbol" \\s 10}{\fldrslt\f1\fs20}} 0.01, ',
+        rb'{\field{\*\fldinst SYMBOL 97 \\s 12 \\f "Symbol"}{\fldrslt{\f1 a}}} = 0.05, ',
+        rb"{\field{\*\fldinst SYMBOL 8364 \\u}{\fldrslt x}}, {\field{\*\fldinst SYMBOL 169}}",
+        rb'{\field{\*\fldinst SYMBOL 252 \\f "Wingdings"}{\fldrslt}} ok, ',
+        rb'{\field{\*\fldinst HYPERLINK "http://example.com"}{\fldrslt a link}}\par}',
+    ]
+    text = read_rtf(tmp_path, SYMBOL_FONTS + b"".join(fields))
+    assert text == "p ≤ 0.01, α = 0.05, €, © ok, a link\n"
+
+
+def test_a_symbol_field_s_character_is_not_drawn_again_in_the_font_around_it(
+    tmp_path: Path,
+) -> None:
+    """A field set in the Symbol font itself: the character its instruction names is written
+    as it is (a copyright sign, not the Symbol font's glyph for its code, a heart)."""
+    field = rb"{\f1{\field{\*\fldinst SYMBOL 169}}{\field{\*\fldinst SYMBOL 169}{\fldrslt x}}}"
+    assert read_rtf(tmp_path, SYMBOL_FONTS + field + rb"\par}") == "©©\n"
