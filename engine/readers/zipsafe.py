@@ -205,7 +205,14 @@ class _Deflate64:
 class _Ppmd:
     """A PPMd member (version I, revision 1, as 7-Zip and WinZip write it) decoded by
     pyppmd (a library py7zr brings), with the face of bz2's decompressors. Its stream may
-    have no end mark: the member's size ends it."""
+    have no end mark: the member's size ends it.
+
+    pyppmd's decoder runs in a thread of its own, and a call given an output bound could
+    abort the whole process (SIGABRT in its ``OutputBuffer_Grow``, when the resumed thread
+    wrote past the bound: pyppmd's pull request 131; a damaged member in a test worker, under
+    load). So it is given no bound, and its input :data:`DEFLATE64_SLICE` bytes at a time,
+    only while less than ``max_length`` of output waits, as :class:`_Deflate64` is.
+    """
 
     def __init__(self, head: bytes, size: int, name: str) -> None:
         import pyppmd
@@ -223,21 +230,38 @@ class _Ppmd:
                 reason=Reason.MEMORY,
             ) from exc
         self._left = size
+        self._in = b""
+        self._at = 0
+        self._out = bytearray()
 
     @property
     def eof(self) -> bool:
-        """The member's size was given out (or the stream's end mark met)."""
-        return self._left <= 0 or bool(self._decoder.eof)
+        """The member's size was given out (or the stream's end mark met, its output taken)."""
+        return self._left <= 0 or (bool(self._decoder.eof) and not self._out)
 
     @property
     def needs_input(self) -> bool:
-        """The decoder has used all it was given."""
-        return bool(self._decoder.needs_input)
+        """Nothing waits: the next call needs more of the stream."""
+        return self._at >= len(self._in) and not self._out and not self._decoder.eof
 
     def decompress(self, data: bytes, max_length: int) -> bytes:
         """At most ``max_length`` bytes of output (never past the member's size)."""
-        out: bytes = self._decoder.decode(data, min(max_length, self._left))
+        if data:
+            self._in, self._at = self._in[self._at :] + data, 0
+        while (
+            len(self._out) < max_length
+            and len(self._out) < self._left
+            and self._at < len(self._in)
+            and not self._decoder.eof
+        ):
+            piece = self._in[self._at : self._at + DEFLATE64_SLICE]
+            self._at += len(piece)
+            self._out += self._decoder.decode(piece, -1)
+        out = bytes(self._out[: min(max_length, self._left)])
+        del self._out[: len(out)]
         self._left -= len(out)
+        if self._left <= 0:
+            self._out.clear()  # (past the member's size: no part of it)
         return out
 
 
